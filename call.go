@@ -1,0 +1,206 @@
+package recoil
+
+import (
+	"time"
+
+	"github.com/recoil-go/recoil/breaker"
+	"github.com/recoil-go/recoil/budget"
+)
+
+// Call is one logical call's retry state. It turns each attempt's outcome
+// into the next step through the policy's Decide, tells the budget and the
+// breaker what happened, and reports to the policy's observers. Do and Get
+// drive a Call on real time; a simulator, an HTTP transport or a gRPC
+// interceptor drives it on its own clock, so every one of them makes the same
+// decisions.
+//
+// The sequence is Begin, then for each attempt Start and either Success or
+// Fail; Fail returns the wait before the next attempt or the error to give
+// up with. Abort ends a call the caller abandoned. A zero now means "the
+// current time" and lets the healthy path skip the clock; the Call reads the
+// clock itself only on failure (and at both ends when Observe is set).
+//
+// A Call is a value with no goroutines and no allocations of its own. It is
+// not safe for concurrent use; the zero Call is not usable.
+type Call struct {
+	p            *Policy
+	deadline     time.Time
+	start        time.Time
+	attempts     int
+	waited       time.Duration
+	prev         time.Duration
+	afterTimeout bool
+	verdict      Verdict
+	err          error
+	done         bool
+}
+
+// Begin starts a logical call under p (nil means Default) that must finish
+// by deadline (zero means no deadline).
+func (p *Policy) Begin(now, deadline time.Time) Call {
+	var c Call
+	c.begin(p, now, deadline)
+	return c
+}
+
+// begin initialises c in place; Get uses it to keep the Call where it lives.
+func (c *Call) begin(p *Policy, now, deadline time.Time) {
+	if p == nil {
+		p = Default
+	}
+	*c = Call{p: p, deadline: deadline}
+	if p.Observe != nil {
+		c.start = clock(now)
+	}
+}
+
+// Attempts returns the number of attempts started so far.
+func (c *Call) Attempts() int { return c.attempts }
+
+// Waited returns the total of the waits decided so far.
+func (c *Call) Waited() time.Duration { return c.waited }
+
+// Start is called before each attempt. It asks the budget (first attempt
+// only) and the breaker, and returns an *Error if either refuses; the call is
+// then over.
+func (c *Call) Start(now time.Time) error {
+	p := c.p
+	if c.attempts == 0 && p.Budget != nil && !p.Budget.AdmitAt(now) {
+		return c.stop(now, ReasonBudget, 0)
+	}
+	if p.Breaker != nil && !p.Breaker.AllowAt(now) {
+		return c.stop(now, ReasonCircuitOpen, 0)
+	}
+	c.attempts++
+	return nil
+}
+
+// Success reports that the attempt just started succeeded; the call is over.
+func (c *Call) Success(now time.Time) {
+	p := c.p
+	if p.Budget != nil {
+		p.Budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budget.Success, AfterTimeout: c.afterTimeout})
+	}
+	if p.Breaker != nil {
+		p.Breaker.RecordAt(now, breaker.Success)
+	}
+	if p.OnAttempt != nil {
+		p.OnAttempt(AttemptEvent{Attempt: c.attempts, Retry: false})
+	}
+	c.finish(now, ReasonNone, nil)
+}
+
+// Fail reports that the attempt just started failed with err, classified by
+// the policy (see Policy.Verdict). It returns the wait before the next
+// attempt, or a non-nil *Error when the call gives up.
+func (c *Call) Fail(now time.Time, err error) (time.Duration, error) {
+	return c.FailVerdict(now, err, c.p.Verdict(err))
+}
+
+// FailVerdict is Fail with a verdict the caller already has (an HTTP
+// transport classifies the response itself).
+func (c *Call) FailVerdict(now time.Time, err error, v Verdict) (time.Duration, error) {
+	p := c.p
+	c.err, c.verdict = err, v
+	if p.Budget != nil {
+		p.Budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budgetResult(v.Class), AfterTimeout: c.afterTimeout})
+	}
+	if p.Breaker != nil {
+		p.Breaker.RecordAt(now, breakerOutcome(v))
+	}
+	now = clock(now)
+	d := p.Decide(Failure{Attempt: c.attempts, Verdict: v, Now: now, Deadline: c.deadline, PrevWait: c.prev})
+	if p.OnAttempt != nil {
+		p.OnAttempt(AttemptEvent{Attempt: c.attempts, Err: err, Verdict: v, Retry: d.Retry, Wait: d.Wait, Reason: d.Reason})
+	}
+	if !d.Retry {
+		return 0, c.stop(now, d.Reason, d.Wait)
+	}
+	c.prev = d.Wait
+	c.waited += d.Wait
+	c.afterTimeout = v.Timeout
+	return d.Wait, nil
+}
+
+// Abort ends a call the caller abandoned (its context was cancelled) with
+// cause, reporting it to Observe. An attempt in flight counts for nothing in
+// the budget and breaker.
+func (c *Call) Abort(now time.Time, cause error) {
+	if c.done {
+		return
+	}
+	p := c.p
+	if c.attempts > 0 {
+		if p.Budget != nil {
+			p.Budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budget.Ignored})
+		}
+		if p.Breaker != nil {
+			p.Breaker.RecordAt(now, breaker.Ignored)
+		}
+	}
+	c.err = cause
+	c.finish(now, ReasonCanceled, cause)
+}
+
+// Stop ends the call for a reason found outside the decision (a limiter
+// shed the attempt, the policy's Timeout ran out) and returns its *Error.
+func (c *Call) Stop(now time.Time, r Reason, err error) error {
+	if err != nil {
+		c.err = err
+	}
+	return c.stop(now, r, 0)
+}
+
+func (c *Call) stop(now time.Time, r Reason, wait time.Duration) error {
+	e := &Error{Attempts: c.attempts, Reason: r, Waited: c.waited, Wait: wait, Verdict: c.verdict, Err: c.err}
+	c.finish(now, r, e)
+	return e
+}
+
+func (c *Call) finish(now time.Time, r Reason, err error) {
+	c.done = true
+	p := c.p
+	if p.Observe == nil {
+		return
+	}
+	s := Summary{Attempts: c.attempts, Reason: r, Waited: c.waited, Verdict: c.verdict, LastErr: c.err, Err: err}
+	if !c.start.IsZero() {
+		s.Elapsed = clock(now).Sub(c.start)
+	}
+	p.Observe(s)
+}
+
+// clock resolves the zero-means-now convention.
+func clock(now time.Time) time.Time {
+	if now.IsZero() {
+		return time.Now()
+	}
+	return now
+}
+
+func budgetResult(c Class) budget.Result {
+	switch c {
+	case ClassThrottled, ClassOverloaded:
+		return budget.Overload
+	case ClassPermanent:
+		return budget.Permanent
+	case ClassCanceled:
+		return budget.Ignored
+	default:
+		return budget.Failure
+	}
+}
+
+// breakerOutcome: a permanent failure means the dependency answered, so it
+// counts as a success; a throttled one is about the caller's allowance, not
+// the dependency's health, so it counts for nothing; cancellation likewise.
+func breakerOutcome(v Verdict) breaker.Outcome {
+	switch v.Class {
+	case ClassPermanent:
+		return breaker.Success
+	case ClassThrottled, ClassCanceled:
+		return breaker.Ignored
+	default:
+		return breaker.Failure
+	}
+}

@@ -1,0 +1,109 @@
+package recoil
+
+import (
+	"context"
+	"time"
+)
+
+// Do calls op until it succeeds or the policy p (nil means Default) says to
+// stop, waiting between attempts on real time. It returns nil on success; a
+// *Error when it gives up (errors.Is finds the reason's sentinel, and the last
+// error of op); and context.Cause(ctx) as soon as ctx is done, also in the
+// middle of a wait.
+//
+// op receives the context for its attempt: ctx itself, or a child of it when
+// the policy sets AttemptTimeout. Do starts no goroutines, and on the healthy
+// path reads no clock and allocates nothing.
+func Do(ctx context.Context, p *Policy, op func(context.Context) error) error {
+	_, err := Get(ctx, p, func(ctx context.Context) (struct{}, error) {
+		return struct{}{}, op(ctx)
+	})
+	return err
+}
+
+// Get is Do for an operation that returns a value: it returns the value of
+// the first successful attempt. With AttemptTimeout set, the attempt's context
+// is cancelled when op returns, so the value must not depend on it (read a
+// response body inside op).
+func Get[T any](ctx context.Context, p *Policy, op func(context.Context) (T, error)) (T, error) {
+	var zero T
+	if p == nil {
+		p = Default
+	}
+	parent := ctx
+	if p.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, p.Timeout, ErrDeadline)
+		defer cancel()
+	}
+	deadline, _ := ctx.Deadline()
+	var none time.Time // the zero time: "now, if anyone needs it"
+	var c Call
+	c.begin(p, none, deadline)
+	var timer *time.Timer
+	for {
+		if p.Limiter != nil {
+			if err := p.Limiter.Acquire(ctx); err != nil {
+				if parent.Err() != nil {
+					c.Abort(none, context.Cause(parent))
+					return zero, context.Cause(parent)
+				}
+				return zero, c.Stop(none, ReasonLimit, err)
+			}
+		}
+		if err := c.Start(none); err != nil {
+			if p.Limiter != nil {
+				p.Limiter.Release()
+			}
+			return zero, err
+		}
+		v, err := attempt(ctx, p, op)
+		if p.Limiter != nil {
+			p.Limiter.Release()
+		}
+		if err == nil {
+			c.Success(none)
+			return v, nil
+		}
+		if parent.Err() != nil {
+			c.Abort(none, context.Cause(parent))
+			return zero, context.Cause(parent)
+		}
+		if ctx.Err() != nil { // the policy's own Timeout ran out mid-attempt
+			_, stop := c.FailVerdict(none, err, Verdict{Class: ClassTransient, Timeout: true, Reason: "call timed out"})
+			return zero, stop
+		}
+		wait, stop := c.Fail(none, err)
+		if stop != nil {
+			return zero, stop
+		}
+		if wait <= 0 {
+			continue // a zero wait starts no timer
+		}
+		if timer == nil {
+			timer = time.NewTimer(wait)
+		} else {
+			timer.Reset(wait)
+		}
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			if parent.Err() != nil {
+				c.Abort(none, context.Cause(parent))
+				return zero, context.Cause(parent)
+			}
+			return zero, c.Stop(none, ReasonDeadline, nil)
+		}
+	}
+}
+
+// attempt runs op once, under AttemptTimeout when the policy sets one.
+func attempt[T any](ctx context.Context, p *Policy, op func(context.Context) (T, error)) (T, error) {
+	if p.AttemptTimeout <= 0 {
+		return op(ctx)
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.AttemptTimeout)
+	defer cancel()
+	return op(ctx)
+}

@@ -1,0 +1,279 @@
+package recoil
+
+import (
+	"context"
+	"time"
+
+	"github.com/recoil-go/recoil/backoff"
+	"github.com/recoil-go/recoil/breaker"
+	"github.com/recoil-go/recoil/budget"
+)
+
+// Defaults for a Policy's zero fields.
+const (
+	// DefaultMaxAttempts caps attempts, the first included (gRFC A6 and the
+	// AWS SDKs' standard mode both default to 3).
+	DefaultMaxAttempts = 3
+	// DefaultMaxServerWait is the longest server-directed wait a call will sit
+	// through (openai-python and anthropic-sdk-python honour Retry-After up to
+	// 60 s). A longer one stops the call with the wait in the error.
+	DefaultMaxServerWait = 60 * time.Second
+	// DefaultMinAttempt is the least time an attempt is assumed to need: a wait
+	// is started only if it and this much more fit before the deadline.
+	DefaultMinAttempt = 10 * time.Millisecond
+)
+
+// Default schedules for a Policy's nil Backoff and OverloadBackoff fields.
+var (
+	// DefaultBackoff is full jitter from 100 ms doubling to a 20 s cap
+	// (Brooker 2015; the AWS SDKs' standard mode caps at 20 s).
+	DefaultBackoff = backoff.FullJitter{Base: 100 * time.Millisecond, Max: 20 * time.Second}
+	// DefaultOverloadBackoff is for overloaded and throttled failures that
+	// came without a server-directed wait: full jitter from 1 s, since seed 002
+	// asks for "a longer wait than a 500" when the provider is at capacity.
+	DefaultOverloadBackoff = backoff.FullJitter{Base: time.Second, Max: 20 * time.Second}
+)
+
+// Budget is a retry budget: it bounds retries as a share of traffic, which is
+// the only thing that bounds amplification (seed 001). Package budget has
+// implementations. A zero now means "the current time"; implementations that
+// need the time read the clock themselves, so the healthy path need not.
+type Budget interface {
+	// AdmitAt is asked before a call's first attempt; false refuses the call
+	// locally. Only throttles that limit first attempts ever refuse.
+	AdmitAt(now time.Time) bool
+	// RetryAt is asked before a retry; true means the retry may go and has
+	// been charged. timeout reports that the failure was a timeout.
+	RetryAt(now time.Time, timeout bool) bool
+	// RecordAt reports the outcome of every attempt.
+	RecordAt(now time.Time, o budget.Outcome)
+}
+
+// Breaker is a circuit breaker consulted before every attempt (package
+// breaker has one). A zero now means "the current time", as for Budget.
+type Breaker interface {
+	// AllowAt reports whether an attempt may go; false means the circuit is open.
+	AllowAt(now time.Time) bool
+	// RecordAt reports the outcome of an attempt that AllowAt admitted.
+	RecordAt(now time.Time, o breaker.Outcome)
+}
+
+// Limiter caps concurrent attempts (package limit has one). The loop holds a
+// slot for the length of one attempt only, never across a wait: a worker held
+// while sleeping is seed 000's outage.
+type Limiter interface {
+	// Acquire takes a slot, waiting as the limiter allows; an error sheds the attempt.
+	Acquire(ctx context.Context) error
+	// Release returns a slot taken by Acquire.
+	Release()
+}
+
+// Policy says when to retry, how long to wait, and when to stop. Its zero
+// fields mean the documented defaults, so the zero Policy is a safe policy:
+// built-in classification, at most 3 attempts, full jitter from 100 ms,
+// deadline-aware, Retry-After honoured up to 60 s.
+//
+// A Policy is safe for concurrent use once built; do not change its fields
+// while calls run through it. Use it by pointer: nil means Default.
+type Policy struct {
+	// MaxAttempts caps attempts, the first included; zero means
+	// DefaultMaxAttempts. 1 disables retrying.
+	MaxAttempts int
+	// Backoff is the schedule between attempts after a transient failure;
+	// nil means DefaultBackoff.
+	Backoff backoff.Schedule
+	// OverloadBackoff is the schedule after an overloaded or throttled
+	// failure that came without a server-directed wait; nil means
+	// DefaultOverloadBackoff.
+	OverloadBackoff backoff.Schedule
+	// MaxServerWait is the longest server-directed wait honoured; a longer
+	// one stops the call with ErrWaitTooLong and the wait in Error.Wait.
+	// Zero means DefaultMaxServerWait.
+	MaxServerWait time.Duration
+	// MinAttempt is the least time an attempt needs; no wait is started
+	// unless it and MinAttempt fit before the deadline. Zero means
+	// DefaultMinAttempt.
+	MinAttempt time.Duration
+	// Timeout bounds the whole logical call, waits included; zero means only
+	// the caller's context bounds it. When it runs out the call stops with
+	// ErrDeadline.
+	Timeout time.Duration
+	// AttemptTimeout bounds each attempt separately; zero means none. An
+	// attempt that runs out is a transient failure with Verdict.Timeout set.
+	AttemptTimeout time.Duration
+	// Unknown is the class of failures no rule classifies; zero means
+	// ClassTransient.
+	Unknown Class
+	// Classify, if set, is asked first; a zero Verdict falls through to the
+	// built-in rules (see Classify).
+	Classify Classifier
+	// Budget is the retry budget; nil means none.
+	Budget Budget
+	// Breaker is the circuit breaker; nil means none.
+	Breaker Breaker
+	// Limiter caps concurrent attempts; nil means none.
+	Limiter Limiter
+	// Rand is the random source for jitter; nil means math/rand/v2's global
+	// generator. It must be safe for concurrent use if calls run concurrently.
+	Rand backoff.Source
+	// Observe receives one Summary per logical call; nil means nothing is
+	// reported. SlogObserver adapts a *slog.Logger.
+	Observe func(Summary)
+	// OnAttempt receives one event per attempt; nil means none.
+	OnAttempt func(AttemptEvent)
+}
+
+// Default is the policy used when a nil *Policy is passed: the zero Policy.
+var Default = &Policy{}
+
+func (p *Policy) maxAttempts() int {
+	if p.MaxAttempts <= 0 {
+		return DefaultMaxAttempts
+	}
+	return p.MaxAttempts
+}
+
+func (p *Policy) maxServerWait() time.Duration {
+	if p.MaxServerWait <= 0 {
+		return DefaultMaxServerWait
+	}
+	return p.MaxServerWait
+}
+
+func (p *Policy) minAttempt() time.Duration {
+	if p.MinAttempt <= 0 {
+		return DefaultMinAttempt
+	}
+	return p.MinAttempt
+}
+
+func (p *Policy) schedule(c Class) backoff.Schedule {
+	if c == ClassOverloaded || c == ClassThrottled {
+		if p.OverloadBackoff != nil {
+			return p.OverloadBackoff
+		}
+		return DefaultOverloadBackoff
+	}
+	if p.Backoff != nil {
+		return p.Backoff
+	}
+	return DefaultBackoff
+}
+
+// Verdict classifies an attempt's error under this policy: the policy's
+// Classify first, then the built-in rules, with the policy's Unknown class
+// for errors nothing recognises.
+func (p *Policy) Verdict(err error) Verdict {
+	if p.Classify != nil {
+		if v := p.Classify(err); v.Class != ClassUnknown {
+			return v
+		}
+	}
+	unknown := p.Unknown
+	if unknown == ClassUnknown {
+		unknown = ClassTransient
+	}
+	return Classify(err, unknown)
+}
+
+// Failure is what the decision is told after an attempt fails.
+type Failure struct {
+	// Attempt is the number of the attempt that failed; 1 is the first.
+	Attempt int
+	// Verdict is the failure's classification.
+	Verdict Verdict
+	// Now is the instant of the decision.
+	Now time.Time
+	// Deadline is when the caller stops waiting; zero means none.
+	Deadline time.Time
+	// PrevWait is the wait before the attempt that failed (zero after the
+	// first), for schedules that grow from it.
+	PrevWait time.Duration
+	// Rand is the jitter source; nil means the policy's Rand.
+	Rand backoff.Source
+}
+
+// Decision is the answer: retry after Wait, or stop for Reason.
+type Decision struct {
+	// Retry reports whether to make another attempt.
+	Retry bool
+	// Wait is how long to wait first when retrying; when the call stopped
+	// because a wait was too long, it is the wait that was refused.
+	Wait time.Duration
+	// Reason says why the call stops; ReasonNone when Retry is true.
+	Reason Reason
+}
+
+// Decide is the one place recoil decides, after a failed attempt, whether to
+// stop or retry and how long to wait. Do, Get, the HTTP transport, the gRPC
+// interceptors and the simulator all come here. It reads no clock: time and
+// randomness are arguments. The rules, in order:
+//
+//   - a permanent verdict stops at once (exactly one attempt), and so does
+//     a cancelled attempt;
+//   - attempts are capped at MaxAttempts, the first included;
+//   - a server-directed wait is honoured and never shortened (up to a tenth
+//     more, at most a second, is added as jitter so clients told the same
+//     instant do not all return at it); if it exceeds MaxServerWait the call
+//     stops with ReasonWaitTooLong, and if it cannot finish before the
+//     deadline, with ReasonDeadline — either way with the wait in the
+//     Decision so a scheduler above can requeue;
+//   - otherwise the wait comes from Backoff (OverloadBackoff for overloaded
+//     and throttled failures);
+//   - no wait is started that cannot finish, plus MinAttempt, before the
+//     deadline;
+//   - last, the budget is asked, and charged only for a retry that will go.
+//
+// Decide changes no state but the budget's.
+func (p *Policy) Decide(f Failure) Decision {
+	if p == nil {
+		p = Default
+	}
+	v := f.Verdict
+	if v.Class == ClassUnknown {
+		v.Class = p.Unknown
+		if v.Class == ClassUnknown {
+			v.Class = ClassTransient
+		}
+	}
+	if v.Class == ClassCanceled {
+		return Decision{Reason: ReasonCanceled}
+	}
+	if !v.Class.Retryable() {
+		return Decision{Reason: ReasonPermanent}
+	}
+	if f.Attempt >= p.maxAttempts() {
+		return Decision{Reason: ReasonAttempts}
+	}
+	rnd := f.Rand
+	if rnd == nil {
+		rnd = p.Rand
+	}
+	var left time.Duration = 1<<63 - 1
+	if !f.Deadline.IsZero() {
+		left = f.Deadline.Sub(f.Now) - p.minAttempt()
+	}
+	var wait time.Duration
+	if v.Wait > 0 {
+		if v.Wait > p.maxServerWait() {
+			return Decision{Reason: ReasonWaitTooLong, Wait: v.Wait}
+		}
+		if v.Wait > left {
+			return Decision{Reason: ReasonDeadline, Wait: v.Wait}
+		}
+		spread := min(v.Wait/10, time.Second, left-v.Wait)
+		wait = v.Wait
+		if spread > 0 {
+			wait += backoff.FullJitter{Base: spread, Multiplier: 1}.Delay(1, 0, rnd)
+		}
+	} else {
+		wait = p.schedule(v.Class).Delay(f.Attempt, f.PrevWait, rnd)
+		if wait > left {
+			return Decision{Reason: ReasonDeadline, Wait: wait}
+		}
+	}
+	if p.Budget != nil && !p.Budget.RetryAt(f.Now, v.Timeout) {
+		return Decision{Reason: ReasonBudget}
+	}
+	return Decision{Retry: true, Wait: wait}
+}

@@ -1,0 +1,210 @@
+package recoil
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+)
+
+// Class is what kind of failure an attempt ended in, which decides whether
+// doing it again can help (seed 002: "the only useful question about any of
+// them is: will doing this again help?").
+type Class uint8
+
+const (
+	// ClassUnknown is the zero Class: a classifier with no opinion. The
+	// policy's Unknown class applies.
+	ClassUnknown Class = iota
+	// ClassTransient failures may succeed if tried again: timeouts, dropped
+	// connections, 500/502/504.
+	ClassTransient
+	// ClassThrottled failures are the caller being over an allowance (429).
+	// Retry only after waiting, as long as the server asked (Verdict.Wait).
+	ClassThrottled
+	// ClassOverloaded failures are the dependency at capacity (503, 529).
+	// Retry with a longer wait than a transient failure, and count them
+	// toward a breaker.
+	ClassOverloaded
+	// ClassPermanent failures will not change on a second try: a validator's
+	// 400, a revoked key, a model that no longer exists. The right number of
+	// retries is zero (seed 000).
+	ClassPermanent
+	// ClassCanceled is an attempt abandoned by cancellation. It is never
+	// retried, and budgets and breakers count it for nothing.
+	ClassCanceled
+)
+
+var classNames = [...]string{"unknown", "transient", "throttled", "overloaded", "permanent", "canceled"}
+
+// String returns the class's lower-case name.
+func (c Class) String() string {
+	if int(c) < len(classNames) {
+		return classNames[c]
+	}
+	return "class(" + strconv.Itoa(int(c)) + ")"
+}
+
+// Retryable reports whether a failure of this class is worth another attempt.
+func (c Class) Retryable() bool { return c == ClassTransient || c == ClassThrottled || c == ClassOverloaded }
+
+// Verdict says what a failure is and why: its class, a wait the server asked
+// for, and a short human reason ("validator rejected field tools[0].input_schema",
+// "non-JSON 400 from an intermediary"). The zero Verdict is "no opinion".
+type Verdict struct {
+	// Class is what kind of failure this is.
+	Class Class
+	// Wait is a wait the server directed (Retry-After and its relatives); zero
+	// when the server said nothing. A server-directed wait is never shortened.
+	Wait time.Duration
+	// Timeout reports that the attempt timed out. Budgets that charge
+	// timeouts more (AWS standard mode) read it.
+	Timeout bool
+	// Reason is a short, human diagnosis.
+	Reason string
+}
+
+// String formats the verdict as "class: reason (wait 2s)".
+func (v Verdict) String() string {
+	s := v.Class.String()
+	if v.Reason != "" {
+		s += ": " + v.Reason
+	}
+	if v.Wait > 0 {
+		s += " (wait " + v.Wait.String() + ")"
+	}
+	return s
+}
+
+// A Classifier turns an attempt's error into a Verdict. Returning the zero
+// Verdict means "no opinion": the built-in rules (Classify) then apply. A
+// Classifier must be safe for concurrent use.
+type Classifier func(err error) Verdict
+
+// verdicter is implemented by errors that carry their own verdict: the ones
+// Mark, Permanent, RetryAfter, Transient and Overloaded return, and any
+// caller type that wants to classify itself.
+type verdicter interface {
+	error
+	RecoilVerdict() Verdict
+}
+
+// marked is an error with a verdict the caller attached.
+type marked struct {
+	err error
+	v   Verdict
+}
+
+func (m *marked) Error() string {
+	if m.err == nil {
+		return m.v.String()
+	}
+	return m.err.Error()
+}
+func (m *marked) Unwrap() error          { return m.err }
+func (m *marked) RecoilVerdict() Verdict { return m.v }
+
+// Mark attaches a verdict to err. The retry loop uses it in preference to any
+// classifier; errors.Is and errors.As still reach err. Mark(nil, …) is nil.
+func Mark(err error, v Verdict) error {
+	if err == nil {
+		return nil
+	}
+	return &marked{err: err, v: v}
+}
+
+// Permanent marks err as not worth retrying: the call stops after this
+// attempt. Permanent(nil) is nil.
+func Permanent(err error) error {
+	return Mark(err, Verdict{Class: ClassPermanent, Reason: "marked permanent"})
+}
+
+// Transient marks err as worth retrying with the policy's backoff.
+func Transient(err error) error {
+	return Mark(err, Verdict{Class: ClassTransient, Reason: "marked transient"})
+}
+
+// Overloaded marks err as the dependency being at capacity: it is retried
+// with the policy's longer overload backoff, and counts toward a breaker.
+func Overloaded(err error) error {
+	return Mark(err, Verdict{Class: ClassOverloaded, Reason: "marked overloaded"})
+}
+
+// RetryAfter marks err as throttled with a server-directed wait d: the next
+// attempt waits at least d, or the call stops and returns d in its *Error if d
+// exceeds the policy's MaxServerWait or the time left before the deadline.
+// A negative d is treated as zero.
+func RetryAfter(err error, d time.Duration) error {
+	return Mark(err, Verdict{Class: ClassThrottled, Wait: max(d, 0), Reason: "server asked to wait"})
+}
+
+// VerdictOf returns the verdict attached to err or to any error it wraps
+// (through Unwrap() error and Unwrap() []error, depth first), and whether one
+// was found.
+func VerdictOf(err error) (v Verdict, ok bool) {
+	walk(err, func(e error) bool {
+		if m, is := e.(verdicter); is {
+			v, ok = m.RecoilVerdict(), true
+		}
+		return ok
+	})
+	return v, ok
+}
+
+// timedOut reports whether err or an error it wraps has Timeout() == true,
+// the net.Error convention.
+func timedOut(err error) bool {
+	return walk(err, func(e error) bool {
+		t, ok := e.(interface{ Timeout() bool })
+		return ok && t.Timeout()
+	})
+}
+
+// walk visits err and the errors it wraps, depth first, until visit returns
+// true; it reports whether it did. Unlike errors.As it allocates nothing.
+func walk(err error, visit func(error) bool) bool {
+	for err != nil {
+		if visit(err) {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if walk(e, visit) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// Classify applies recoil's built-in rules to an attempt's error, in order:
+//
+//  1. a verdict attached with Mark (or by an error type with a
+//     RecoilVerdict() Verdict method) wins;
+//  2. context.Canceled is ClassCanceled: cancellation is never retried;
+//  3. context.DeadlineExceeded, or any error with Timeout() == true (net.Error),
+//     is Transient with Timeout set — the attempt timed out, not the caller
+//     (the loop checks the caller's own context before classifying);
+//  4. anything else gets the class unknown.
+func Classify(err error, unknown Class) Verdict {
+	if v, ok := VerdictOf(err); ok {
+		return v
+	}
+	if errors.Is(err, context.Canceled) {
+		return Verdict{Class: ClassCanceled, Reason: "canceled"}
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return Verdict{Class: ClassTransient, Timeout: true, Reason: "attempt timed out"}
+	}
+	if timedOut(err) {
+		return Verdict{Class: ClassTransient, Timeout: true, Reason: "attempt timed out"}
+	}
+	return Verdict{Class: unknown, Reason: "unclassified error"}
+}
