@@ -60,6 +60,15 @@ type Verdict struct {
 	// Timeout reports that the attempt timed out. Budgets that charge
 	// timeouts more (AWS standard mode) read it.
 	Timeout bool
+	// MayHaveExecuted reports that the attempt may have taken effect at the
+	// dependency although it failed (a connection reset after the request
+	// was written): retrying a non-idempotent call could do it twice.
+	MayHaveExecuted bool
+	// Code is a short machine-readable tag for the diagnosis, such as
+	// "insufficient_quota", "not_found" or "non_json_400"; empty when there
+	// is none. Callers branch on it (a "not_found" model: fall back to
+	// another) and metrics label by it.
+	Code string
 	// Reason is a short, human diagnosis.
 	Reason string
 }
