@@ -1,0 +1,68 @@
+// Package budget bounds how many retries a client makes, so that retries
+// cannot multiply the load on a dependency that is already failing.
+//
+// Backoff spreads retries out in time and jitter de-synchronises them, but
+// neither reduces their number; a retry budget is what caps retries as a
+// share of the traffic that is succeeding, and refuses them when it runs out.
+// Share one budget between all the calls to one dependency.
+//
+// Four budgets, each after a published design:
+//
+//   - [TokenBucket]: gRPC's retryThrottling (gRFC A6). Failures drain a
+//     token, successes refill a fraction of one; retries stop while the
+//     bucket is at or below half. No clock; the healthy path is one atomic
+//     load. recoil's default.
+//   - [Ratio]: Finagle's RetryBudget, also Linkerd's. Retries may be at most
+//     Percent of the requests of the last TTL, plus a reserve of
+//     MinRetriesPerSec·TTL.
+//   - [Quota]: the retry quota of the AWS SDKs' standard retry mode. Retries
+//     cost tokens (timeouts cost more, throttling less under the 2026
+//     rules), successful retries refund them,
+//     successful first attempts add one.
+//   - [Adaptive]: client-side adaptive throttling from the Google SRE book.
+//     It refuses attempts, first ones included, with a probability that grows
+//     as the backend rejects more of them.
+//
+// Each implements the Budget interface of package recoil:
+//
+//	AdmitAt(now time.Time) bool           // before a call's first attempt
+//	RetryAt(now time.Time, c Cause) bool  // before a retry; true means charged
+//	RecordAt(now time.Time, o Outcome)    // after every attempt
+//
+// with the shorthands Admit, Retry and Record for the current time. The zero
+// time.Time passed as now means "the current time": budgets that need no
+// clock (TokenBucket, Quota) never read it, those that do (Ratio, Adaptive)
+// call time.Now. Pass explicit instants to simulate or test.
+//
+// Every budget's zero value is ready to use with its published defaults, and
+// each has a Config struct whose zero fields mean those defaults; where zero
+// is itself a meaningful setting (a cost, a share, a reserve), a negative
+// value asks for zero. Every budget is safe for concurrent use, and has a
+// State method returning a snapshot for tests and metrics.
+//
+// # Usage
+//
+// The retry loop in package recoil drives a budget; to drive one by hand:
+//
+//	var b budget.TokenBucket // one per dependency, shared
+//
+//	func call(ctx context.Context) error {
+//		if !b.Admit() {
+//			return errThrottled
+//		}
+//		for attempt := 1; ; attempt++ {
+//			err := do(ctx)
+//			b.Record(budget.Outcome{Attempt: attempt, Result: classify(err)})
+//			if err == nil || !retryable(err) || attempt == maxAttempts {
+//				return err
+//			}
+//			if !b.Retry(budget.CauseError) {
+//				return err // budget exhausted: fail fast
+//			}
+//			// back off, then go round again
+//		}
+//	}
+//
+// The attempt a retry makes should be recorded with [Outcome.After] set to
+// the cause the retry was charged for, so that [Quota] refunds what it took.
+package budget
