@@ -23,16 +23,16 @@ import (
 // A Call is a value with no goroutines and no allocations of its own. It is
 // not safe for concurrent use; the zero Call is not usable.
 type Call struct {
-	p            *Policy
-	deadline     time.Time
-	start        time.Time
-	attempts     int
-	waited       time.Duration
-	prev         time.Duration
-	afterTimeout bool
-	verdict      Verdict
-	err          error
-	done         bool
+	p        *Policy
+	deadline time.Time
+	start    time.Time
+	attempts int
+	waited   time.Duration
+	prev     time.Duration
+	after    budget.Cause
+	verdict  Verdict
+	err      error
+	done     bool
 }
 
 // Begin starts a logical call under p (nil means Default) that must finish
@@ -79,7 +79,7 @@ func (c *Call) Start(now time.Time) error {
 func (c *Call) Success(now time.Time) {
 	p := c.p
 	if p.Budget != nil {
-		p.Budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budget.Success, AfterTimeout: c.afterTimeout})
+		p.Budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budget.Success, After: c.after})
 	}
 	if p.Breaker != nil {
 		p.Breaker.RecordAt(now, breaker.Success)
@@ -103,7 +103,7 @@ func (c *Call) FailVerdict(now time.Time, err error, v Verdict) (time.Duration, 
 	p := c.p
 	c.err, c.verdict = err, v
 	if p.Budget != nil {
-		p.Budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budgetResult(v.Class), AfterTimeout: c.afterTimeout})
+		p.Budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budgetResult(v.Class), After: c.after})
 	}
 	if p.Breaker != nil {
 		p.Breaker.RecordAt(now, breakerOutcome(v))
@@ -118,7 +118,7 @@ func (c *Call) FailVerdict(now time.Time, err error, v Verdict) (time.Duration, 
 	}
 	c.prev = d.Wait
 	c.waited += d.Wait
-	c.afterTimeout = v.Timeout
+	c.after = cause(v)
 	return d.Wait, nil
 }
 
@@ -176,6 +176,17 @@ func clock(now time.Time) time.Time {
 		return time.Now()
 	}
 	return now
+}
+
+// cause is what a budget prices a retry after the failure v at.
+func cause(v Verdict) budget.Cause {
+	switch {
+	case v.Timeout:
+		return budget.CauseTimeout
+	case v.Class == ClassThrottled || v.Class == ClassOverloaded:
+		return budget.CauseThrottle
+	}
+	return budget.CauseError
 }
 
 func budgetResult(c Class) budget.Result {

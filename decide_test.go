@@ -15,9 +15,9 @@ var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 // refuse is a budget that refuses every retry.
 type refuse struct{ asked int }
 
-func (r *refuse) AdmitAt(time.Time) bool             { return true }
-func (r *refuse) RetryAt(time.Time, bool) bool       { r.asked++; return false }
-func (r *refuse) RecordAt(time.Time, budget.Outcome) {}
+func (r *refuse) AdmitAt(time.Time) bool               { return true }
+func (r *refuse) RetryAt(time.Time, budget.Cause) bool { r.asked++; return false }
+func (r *refuse) RecordAt(time.Time, budget.Outcome)   {}
 
 func TestDecide(t *testing.T) {
 	constant := &recoil.Policy{Backoff: backoff.Constant(4 * time.Second)}

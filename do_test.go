@@ -334,7 +334,7 @@ type fakeGuard struct {
 }
 
 func (f *fakeGuard) AdmitAt(time.Time) bool                 { f.admits++; return f.admit }
-func (f *fakeGuard) RetryAt(time.Time, bool) bool           { f.retries++; return true }
+func (f *fakeGuard) RetryAt(time.Time, budget.Cause) bool   { f.retries++; return true }
 func (f *fakeGuard) RecordAt(_ time.Time, o budget.Outcome) { f.budgetOut = append(f.budgetOut, o) }
 
 type fakeBreaker struct{ *fakeGuard }
@@ -362,7 +362,7 @@ func TestGuardsWiring(t *testing.T) {
 		if err := recoil.Do(t.Context(), p, func(context.Context) error { i++; return errs[i-1] }); err != nil {
 			t.Fatal(err)
 		}
-		want := []budget.Outcome{{Attempt: 1, Result: budget.Overload}, {Attempt: 2, Result: budget.Failure}, {Attempt: 3, Result: budget.Success}}
+		want := []budget.Outcome{{Attempt: 1, Result: budget.Overload}, {Attempt: 2, Result: budget.Failure, After: budget.CauseThrottle}, {Attempt: 3, Result: budget.Success}}
 		if fmt.Sprint(g.budgetOut) != fmt.Sprint(want) {
 			t.Errorf("budget outcomes = %v, want %v", g.budgetOut, want)
 		}

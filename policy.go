@@ -43,8 +43,9 @@ type Budget interface {
 	// locally. Only throttles that limit first attempts ever refuse.
 	AdmitAt(now time.Time) bool
 	// RetryAt is asked before a retry; true means the retry may go and has
-	// been charged. timeout reports that the failure was a timeout.
-	RetryAt(now time.Time, timeout bool) bool
+	// been charged. c says what the failure was, for budgets that price
+	// timeouts or throttling apart.
+	RetryAt(now time.Time, c budget.Cause) bool
 	// RecordAt reports the outcome of every attempt.
 	RecordAt(now time.Time, o budget.Outcome)
 }
@@ -272,7 +273,7 @@ func (p *Policy) Decide(f Failure) Decision {
 			return Decision{Reason: ReasonDeadline, Wait: wait}
 		}
 	}
-	if p.Budget != nil && !p.Budget.RetryAt(f.Now, v.Timeout) {
+	if p.Budget != nil && !p.Budget.RetryAt(f.Now, cause(v)) {
 		return Decision{Reason: ReasonBudget}
 	}
 	return Decision{Retry: true, Wait: wait}

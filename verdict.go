@@ -46,7 +46,9 @@ func (c Class) String() string {
 }
 
 // Retryable reports whether a failure of this class is worth another attempt.
-func (c Class) Retryable() bool { return c == ClassTransient || c == ClassThrottled || c == ClassOverloaded }
+func (c Class) Retryable() bool {
+	return c == ClassTransient || c == ClassThrottled || c == ClassOverloaded
+}
 
 // Verdict says what a failure is and why: its class, a wait the server asked
 // for, and a short human reason ("validator rejected field tools[0].input_schema",
