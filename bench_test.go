@@ -11,6 +11,7 @@ import (
 
 var errFlaky = errors.New("flaky")
 
+// BenchmarkDoSuccess is the healthy path with the default budget on.
 func BenchmarkDoSuccess(b *testing.B) {
 	ctx := context.Background()
 	p := &recoil.Policy{}
@@ -25,7 +26,7 @@ func BenchmarkDoSuccess(b *testing.B) {
 
 func BenchmarkDoTwoFailures(b *testing.B) {
 	ctx := context.Background()
-	p := &recoil.Policy{Backoff: backoff.None{}}
+	p := &recoil.Policy{Backoff: backoff.None{}, Budget: recoil.NoBudget}
 	n := 0
 	op := func(context.Context) error {
 		n++

@@ -49,7 +49,7 @@ func retryEverything(error) recoil.Verdict {
 // permanently failing call for 1+2+4+8 = 15 s of sleeping, while the default
 // policy makes exactly one attempt.
 func TestSeed000WrapperAgainstDefault(t *testing.T) {
-	wrapper := &recoil.Policy{MaxAttempts: 5, Backoff: backoff.Exponential{Base: time.Second}, Classify: retryEverything}
+	wrapper := &recoil.Policy{MaxAttempts: 5, Backoff: backoff.Exponential{Base: time.Second}, Classify: retryEverything, Budget: recoil.NoBudget}
 	classify := func(err error) recoil.Verdict {
 		var ve *validationError
 		if errors.As(err, &ve) {
@@ -458,7 +458,7 @@ func TestObserveOncePerCall(t *testing.T) {
 // A Call driven on a virtual clock makes the same decisions as Do: this is
 // how the simulator and the demo run the real policy.
 func TestCallOnVirtualClock(t *testing.T) {
-	p := &recoil.Policy{MaxAttempts: 5, Backoff: backoff.Exponential{Base: time.Second}, Classify: retryEverything}
+	p := &recoil.Policy{MaxAttempts: 5, Backoff: backoff.Exponential{Base: time.Second}, Classify: retryEverything, Budget: recoil.NoBudget}
 	now := t0
 	c := p.Begin(now, time.Time{})
 	var waits []time.Duration

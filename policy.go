@@ -72,10 +72,12 @@ type Limiter interface {
 // Policy says when to retry, how long to wait, and when to stop. Its zero
 // fields mean the documented defaults, so the zero Policy is a safe policy:
 // built-in classification, at most 3 attempts, full jitter from 100 ms,
-// deadline-aware, Retry-After honoured up to 60 s.
+// deadline-aware, Retry-After honoured up to 60 s, and a retry budget of its
+// own shared by every call through it.
 //
 // A Policy is safe for concurrent use once built; do not change its fields
-// while calls run through it. Use it by pointer: nil means Default.
+// while calls run through it, and do not copy it (it holds its budget's
+// state). Use it by pointer: nil means Default.
 type Policy struct {
 	// MaxAttempts caps attempts, the first included; zero means
 	// DefaultMaxAttempts. 1 disables retrying.
@@ -108,7 +110,11 @@ type Policy struct {
 	// Classify, if set, is asked first; a zero Verdict falls through to the
 	// built-in rules (see Classify).
 	Classify Classifier
-	// Budget is the retry budget; nil means none.
+	// Budget is the retry budget. Nil means the policy's own token bucket
+	// (budget.TokenBucket with gRFC A6 semantics: 10 tokens, token ratio
+	// 0.1), shared by every call through this policy; NoBudget turns
+	// budgeting off. A budget belongs to one dependency: give each
+	// dependency its own Policy.
 	Budget Budget
 	// Breaker is the circuit breaker; nil means none.
 	Breaker Breaker
@@ -122,10 +128,72 @@ type Policy struct {
 	Observe func(Summary)
 	// OnAttempt receives one event per attempt; nil means none.
 	OnAttempt func(AttemptEvent)
+
+	// bucket is the default budget: a zero TokenBucket is full, with A6's
+	// example settings (10 tokens, ratio 0.1).
+	bucket budget.TokenBucket
 }
 
-// Default is the policy used when a nil *Policy is passed: the zero Policy.
+// NoBudget, set as Policy.Budget, turns the default retry budget off: every
+// retry the rest of the policy allows goes. Seed 001 shows what that costs
+// under a sustained fault; use it for tests and for modelling deployed loops.
+var NoBudget Budget = noBudget{}
+
+type noBudget struct{}
+
+func (noBudget) AdmitAt(time.Time) bool               { return true }
+func (noBudget) RetryAt(time.Time, budget.Cause) bool { return true }
+func (noBudget) RecordAt(time.Time, budget.Outcome)   {}
+
+// budget resolves the policy's budget: nil for NoBudget, so the loop skips
+// the calls; the policy's own token bucket when none was set.
+func (p *Policy) budget() Budget {
+	switch b := p.Budget.(type) {
+	case nil:
+		return &p.bucket
+	case noBudget:
+		return nil
+	default:
+		return b
+	}
+}
+
+// Default is the policy used when a nil *Policy is passed: the zero Policy,
+// whose token bucket is shared by every call that passes nil. Give each
+// dependency its own Policy so that one dependency's failures do not spend
+// another's budget.
 var Default = &Policy{}
+
+// Interactive returns a policy for a path a person is waiting on (seed 002:
+// "a background job can wait a minute; a user cannot"): at most one retry,
+// short waits, a 10 s bound on the whole call, and no server-directed wait
+// over 2 s — a longer one stops the call with the wait in the error. It has
+// its own default budget.
+func Interactive() *Policy {
+	return &Policy{
+		MaxAttempts:     2,
+		Timeout:         10 * time.Second,
+		Backoff:         backoff.FullJitter{Base: 50 * time.Millisecond, Max: 500 * time.Millisecond},
+		OverloadBackoff: backoff.FullJitter{Base: 250 * time.Millisecond, Max: time.Second},
+		MaxServerWait:   2 * time.Second,
+	}
+}
+
+// Background returns a policy for work nobody is waiting on: up to 6
+// attempts, full jitter from 1 s to a minute (from 5 s to 5 minutes when the
+// dependency is overloaded), server-directed waits honoured up to 10 minutes,
+// and a strict budget — a token bucket of 20 tokens (room for one call's five
+// retries) that refills at half the default ratio, so retries stop sooner
+// under a sustained fault (seed 002: shed the retry on non-interactive paths).
+func Background() *Policy {
+	return &Policy{
+		MaxAttempts:     6,
+		Backoff:         backoff.FullJitter{Base: time.Second, Max: time.Minute},
+		OverloadBackoff: backoff.FullJitter{Base: 5 * time.Second, Max: 5 * time.Minute},
+		MaxServerWait:   10 * time.Minute,
+		Budget:          budget.NewTokenBucket(budget.TokenBucketConfig{MaxTokens: 20, TokenRatio: 0.05}),
+	}
+}
 
 func (p *Policy) maxAttempts() int {
 	if p.MaxAttempts <= 0 {
@@ -273,7 +341,7 @@ func (p *Policy) Decide(f Failure) Decision {
 			return Decision{Reason: ReasonDeadline, Wait: wait}
 		}
 	}
-	if p.Budget != nil && !p.Budget.RetryAt(f.Now, cause(v)) {
+	if b := p.budget(); b != nil && !b.RetryAt(f.Now, cause(v)) {
 		return Decision{Reason: ReasonBudget}
 	}
 	return Decision{Retry: true, Wait: wait}

@@ -44,9 +44,9 @@ func runDemo(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	policies := []demoPolicy{
 		{"seed 000 wrapper", "5 attempts, 1s doubling, retries anything that is not a 2xx",
-			&recoil.Policy{MaxAttempts: 5, Backoff: backoff.Exponential{Base: time.Second}, Classify: retryEverything, Rand: rnd}},
+			&recoil.Policy{MaxAttempts: 5, Backoff: backoff.Exponential{Base: time.Second}, Classify: retryEverything, Budget: recoil.NoBudget, Rand: rnd}},
 		{"one retry for a 400", "seed 000's counter-proposal: 2 attempts, 1s wait",
-			&recoil.Policy{MaxAttempts: 2, Backoff: backoff.Exponential{Base: time.Second}, Classify: retryEverything, Rand: rnd}},
+			&recoil.Policy{MaxAttempts: 2, Backoff: backoff.Exponential{Base: time.Second}, Classify: retryEverything, Budget: recoil.NoBudget, Rand: rnd}},
 		{"recoil default", "classifies first: a validator's 400 is permanent",
 			&recoil.Policy{Rand: rnd}},
 	}

@@ -1,0 +1,123 @@
+package recoil_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/backoff"
+)
+
+// amplification drives n logical calls through p on a virtual clock, each
+// attempt failing independently with probability fail, and returns attempts
+// per call. The calls run one after another: this is the long run of seed
+// 001's check question, not a burst.
+func amplification(p *recoil.Policy, n int, fail float64, seed uint64) float64 {
+	rnd := rand.New(rand.NewPCG(seed, seed))
+	now := time.Date(2026, 11, 30, 14, 2, 0, 0, time.UTC)
+	errFault := errors.New("503 from the failing provider")
+	attempts := 0
+	for range n {
+		c := p.Begin(now, time.Time{})
+		for {
+			if err := c.Start(now); err != nil {
+				break
+			}
+			attempts++
+			now = now.Add(10 * time.Millisecond)
+			if rnd.Float64() >= fail {
+				c.Success(now)
+				break
+			}
+			wait, err := c.Fail(now, errFault)
+			if err != nil {
+				break
+			}
+			now = now.Add(wait)
+		}
+	}
+	return float64(attempts) / float64(n)
+}
+
+// Seed 001's check: a provider degrades to a 40 % error rate. With backoff,
+// full jitter and three attempts but no budget, retry traffic stays
+// proportional to the failure rate — 1 + p + p² attempts per request, 1.56×
+// at 40 % — for as long as the fault lasts. Backoff and jitter change when
+// retries land, not how many there are. The default budget holds total
+// attempts to at most 1.1× the requests.
+func TestSeed001BudgetBoundsAmplification(t *testing.T) {
+	jitter := backoff.FullJitter{Base: 100 * time.Millisecond, Max: 20 * time.Second}
+	const calls = 100_000
+	tests := []struct {
+		name   string
+		p      *recoil.Policy
+		fail   float64
+		lo, hi float64
+	}{
+		{"no budget, 20% failure", &recoil.Policy{Backoff: jitter, Budget: recoil.NoBudget}, 0.2, 1.23, 1.25}, // 1.24
+		{"no budget, 40% failure", &recoil.Policy{Backoff: jitter, Budget: recoil.NoBudget}, 0.4, 1.55, 1.57}, // 1.56
+		{"no budget, 60% failure", &recoil.Policy{Backoff: jitter, Budget: recoil.NoBudget}, 0.6, 1.95, 1.97}, // 1.96
+		{"default budget, 40% failure", &recoil.Policy{Backoff: jitter}, 0.4, 1.0, 1.1},
+		{"default budget, 60% failure", &recoil.Policy{Backoff: jitter}, 0.6, 1.0, 1.1},
+		{"default budget, 5% failure: retries still help", &recoil.Policy{Backoff: jitter}, 0.05, 1.05, 1.06}, // 1.0525
+		{"background preset, 40% failure", recoil.Background(), 0.4, 1.0, 1.1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := amplification(tt.p, calls, tt.fail, 1)
+			if got < tt.lo || got > tt.hi {
+				t.Errorf("attempts per request = %.4f, want in [%.2f, %.2f]", got, tt.lo, tt.hi)
+			}
+		})
+	}
+}
+
+// The default budget is per policy and shared by its calls: draining one
+// policy's budget leaves another's untouched.
+func TestDefaultBudgetPerPolicy(t *testing.T) {
+	a, b := &recoil.Policy{Backoff: backoff.None{}}, &recoil.Policy{Backoff: backoff.None{}}
+	if got := amplification(a, 1000, 1, 1); got > 1.01 {
+		t.Fatalf("a: attempts per request = %.3f after its budget drained, want about 1", got)
+	}
+	c := b.Begin(time.Time{}, time.Time{})
+	_ = c.Start(time.Time{})
+	if _, err := c.Fail(time.Time{}, errors.New("x")); err != nil {
+		t.Errorf("b's first failure was refused a retry (%v): budgets leak between policies", err)
+	}
+	// NoBudget allows every retry the rest of the policy allows.
+	if got := amplification(&recoil.Policy{Backoff: backoff.None{}, Budget: recoil.NoBudget}, 1000, 1, 1); got != 3 {
+		t.Errorf("NoBudget: attempts per request = %.3f, want 3", got)
+	}
+}
+
+func TestPresets(t *testing.T) {
+	tests := []struct {
+		name        string
+		p           *recoil.Policy
+		attempts    int
+		maxWait     time.Duration // Retry-After above this stops the call
+		firstWaitLE time.Duration // the first transient wait's ceiling
+	}{
+		{"interactive", recoil.Interactive(), 2, 2 * time.Second, 50 * time.Millisecond},
+		{"background", recoil.Background(), 6, 10 * time.Minute, time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := amplification(tt.p, 1, 1, 1); got != float64(tt.attempts) {
+				t.Errorf("attempts on a failing call = %v, want %d", got, tt.attempts)
+			}
+			over := tt.p.Decide(recoil.Failure{Attempt: 1, Verdict: recoil.Verdict{Class: recoil.ClassThrottled, Wait: tt.maxWait + time.Second}})
+			if over.Reason != recoil.ReasonWaitTooLong {
+				t.Errorf("Retry-After %v: %v, want wait too long", tt.maxWait+time.Second, over.Reason)
+			}
+			if d := tt.p.Decide(recoil.Failure{Attempt: 1, Verdict: recoil.Verdict{Class: recoil.ClassTransient}}); d.Wait > tt.firstWaitLE {
+				t.Errorf("first wait = %v, want at most %v", d.Wait, tt.firstWaitLE)
+			}
+		})
+	}
+	if a, b := recoil.Interactive(), recoil.Interactive(); a == b {
+		t.Error("Interactive() returned the same policy twice; each needs its own budget")
+	}
+}
