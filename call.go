@@ -33,6 +33,7 @@ type Call struct {
 	after    budget.Cause
 	verdict  Verdict
 	err      error
+	inFlight bool // an attempt was started and not yet reported
 	done     bool
 }
 
@@ -75,12 +76,14 @@ func (c *Call) Start(now time.Time) error {
 		return c.stop(now, ReasonCircuitOpen, 0)
 	}
 	c.attempts++
+	c.inFlight = true
 	return nil
 }
 
 // Success reports that the attempt just started succeeded; the call is over.
 func (c *Call) Success(now time.Time) {
 	p := c.p
+	c.inFlight = false
 	if c.budget != nil {
 		c.budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budget.Success, After: c.after})
 	}
@@ -105,6 +108,7 @@ func (c *Call) Fail(now time.Time, err error) (time.Duration, error) {
 func (c *Call) FailVerdict(now time.Time, err error, v Verdict) (time.Duration, error) {
 	p := c.p
 	c.err, c.verdict = err, v
+	c.inFlight = false
 	if c.budget != nil {
 		c.budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budgetResult(v.Class), After: c.after})
 	}
@@ -126,14 +130,16 @@ func (c *Call) FailVerdict(now time.Time, err error, v Verdict) (time.Duration, 
 }
 
 // Abort ends a call the caller abandoned (its context was cancelled) with
-// cause, reporting it to Observe. An attempt in flight counts for nothing in
-// the budget and breaker.
+// cause, reporting it to Observe. An attempt started and not yet reported
+// counts for nothing in the budget and breaker (it frees a half-open probe);
+// one already reported is not reported again.
 func (c *Call) Abort(now time.Time, cause error) {
 	if c.done {
 		return
 	}
 	p := c.p
-	if c.attempts > 0 {
+	if c.inFlight {
+		c.inFlight = false
 		if c.budget != nil {
 			c.budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budget.Ignored})
 		}
@@ -141,7 +147,6 @@ func (c *Call) Abort(now time.Time, cause error) {
 			p.Breaker.RecordAt(now, breaker.Ignored)
 		}
 	}
-	c.err = cause
 	c.finish(now, ReasonCanceled, cause)
 }
 

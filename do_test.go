@@ -402,6 +402,48 @@ func TestGuardsWiring(t *testing.T) {
 	}
 }
 
+// Cancelling during a wait reports nothing more to the budget and breaker:
+// the failed attempt was already reported, and reporting it again would free
+// a half-open probe slot that another call holds. Cancelling while an attempt
+// runs reports that attempt as ignored.
+func TestAbortReportsOnce(t *testing.T) {
+	tests := []struct {
+		name        string
+		cancelAt    time.Duration // attempts fail at once; waits are 10 s
+		wantBreaker []breaker.Outcome
+	}{
+		{"mid-wait", 3 * time.Second, []breaker.Outcome{breaker.Failure}},
+		{"mid-attempt", 12 * time.Second, []breaker.Outcome{breaker.Failure, breaker.Ignored}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				g := &fakeGuard{admit: true, allow: true}
+				p := &recoil.Policy{Budget: g, Breaker: fakeBreaker{g}, Backoff: backoff.Constant(10 * time.Second)}
+				ctx, cancel := context.WithCancel(t.Context())
+				time.AfterFunc(tt.cancelAt, cancel)
+				n := 0
+				err := recoil.Do(ctx, p, func(ctx context.Context) error {
+					n++
+					if n == 2 {
+						return work(ctx, time.Hour)
+					}
+					return errors.New("502")
+				})
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("Do() = %v, want context.Canceled", err)
+				}
+				if fmt.Sprint(g.breakerOut) != fmt.Sprint(tt.wantBreaker) {
+					t.Errorf("breaker outcomes = %v, want %v", g.breakerOut, tt.wantBreaker)
+				}
+				if len(g.budgetOut) != len(tt.wantBreaker) {
+					t.Errorf("budget outcomes = %v, want %d", g.budgetOut, len(tt.wantBreaker))
+				}
+			})
+		})
+	}
+}
+
 // One summary per logical call, with the validator's own words; one
 // structured log line from the slog adapter; nothing logged by default.
 func TestObserveOncePerCall(t *testing.T) {

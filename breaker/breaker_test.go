@@ -1,0 +1,653 @@
+package breaker
+
+import (
+	"math"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// t0 is an explicit instant; tests never read the clock.
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func at(d time.Duration) time.Time { return t0.Add(d) }
+
+// iface is the recoil.Breaker interface, restated so this package need not
+// import recoil.
+type iface interface {
+	AllowAt(now time.Time) bool
+	RecordAt(now time.Time, o Outcome)
+}
+
+var _ iface = (*Breaker)(nil)
+
+// noClock makes any clock read fail the test.
+func noClock(t *testing.T) {
+	t.Helper()
+	old := clock
+	clock = func() time.Time {
+		t.Error("the breaker read the clock")
+		return t0
+	}
+	t.Cleanup(func() { clock = old })
+}
+
+// fakeClock makes the zero now mean *now.
+func fakeClock(t *testing.T, now *time.Time) {
+	t.Helper()
+	old := clock
+	clock = func() time.Time { return *now }
+	t.Cleanup(func() { clock = old })
+}
+
+// recorder collects hook calls.
+type recorder struct {
+	mu      sync.Mutex
+	changes []change
+}
+
+func (r *recorder) hook(from, to State, at time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.changes = append(r.changes, change{from, to, at})
+}
+
+func (r *recorder) get() []change {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]change(nil), r.changes...)
+}
+
+// feed admits and records each outcome at instant now.
+func feed(b *Breaker, now time.Time, outcomes ...Outcome) {
+	for _, o := range outcomes {
+		if b.AllowAt(now) {
+			b.RecordAt(now, o)
+		}
+	}
+}
+
+func repeat(o Outcome, n int) []Outcome {
+	s := make([]Outcome, n)
+	for i := range s {
+		s[i] = o
+	}
+	return s
+}
+
+func cat(parts ...[]Outcome) []Outcome {
+	var s []Outcome
+	for _, p := range parts {
+		s = append(s, p...)
+	}
+	return s
+}
+
+const (
+	S = Success
+	F = Failure
+	I = Ignored
+)
+
+func TestStateString(t *testing.T) {
+	tests := []struct {
+		s    State
+		want string
+	}{
+		{Closed, "closed"},
+		{Open, "open"},
+		{HalfOpen, "half-open"},
+		{State(7), "State(7)"},
+	}
+	for _, tt := range tests {
+		if got := tt.s.String(); got != tt.want {
+			t.Errorf("State(%d).String() = %q, want %q", uint8(tt.s), got, tt.want)
+		}
+	}
+}
+
+func TestConsecutiveTrip(t *testing.T) {
+	tests := []struct {
+		name     string
+		s        Settings
+		outcomes []Outcome
+		want     State
+		wantRun  int // consecutive failures, if closed
+	}{
+		{"default trips on the fifth", Settings{}, repeat(F, 5), Open, 0},
+		{"default holds at four", Settings{}, repeat(F, 4), Closed, 4},
+		{"success ends the run", Settings{}, cat(repeat(F, 4), []Outcome{S}, repeat(F, 4)), Closed, 4},
+		{"ignored neither ends nor extends", Settings{}, []Outcome{F, F, I, F, I, I, F}, Closed, 4},
+		{"ignored then fifth", Settings{}, []Outcome{F, F, I, F, F, I, F}, Open, 0},
+		{"custom three", Settings{ConsecutiveFailures: 3}, repeat(F, 3), Open, 0},
+		{"custom one", Settings{ConsecutiveFailures: 1}, []Outcome{S, S, F}, Open, 0},
+		{"disabled", Settings{ConsecutiveFailures: -1}, repeat(F, 1000), Closed, 1000},
+		{"unknown outcome is ignored", Settings{ConsecutiveFailures: 2}, []Outcome{F, Outcome(9), F}, Open, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			noClock(t) // outcomes carry explicit instants; a trip needs none other
+			b := New(tt.s)
+			feed(b, t0, tt.outcomes...)
+			c := b.CountsAt(t0)
+			if c.State != tt.want {
+				t.Errorf("state = %v, want %v", c.State, tt.want)
+			}
+			if c.ConsecutiveFailures != tt.wantRun {
+				t.Errorf("ConsecutiveFailures = %d, want %d", c.ConsecutiveFailures, tt.wantRun)
+			}
+		})
+	}
+}
+
+func TestZeroBreaker(t *testing.T) {
+	var b Breaker
+	feed(&b, t0, repeat(F, DefaultConsecutiveFailures-1)...)
+	if got := b.StateAt(t0); got != Closed {
+		t.Fatalf("after %d failures: state = %v, want closed", DefaultConsecutiveFailures-1, got)
+	}
+	feed(&b, t0, F)
+	if got := b.StateAt(t0); got != Open {
+		t.Fatalf("after %d failures: state = %v, want open", DefaultConsecutiveFailures, got)
+	}
+	if got, want := b.CountsAt(t0).OpenUntil, t0.Add(DefaultOpenDuration); !got.Equal(want) {
+		t.Errorf("OpenUntil = %v, want %v", got, want)
+	}
+	if b.AllowAt(at(DefaultOpenDuration - 1)) {
+		t.Errorf("AllowAt(open end - 1ns) = true, want false")
+	}
+	if !b.AllowAt(at(DefaultOpenDuration)) {
+		t.Errorf("AllowAt(open end) = false, want true")
+	}
+	if b.AllowAt(at(DefaultOpenDuration)) {
+		t.Errorf("second probe: AllowAt = true, want false (DefaultMaxProbes = 1)")
+	}
+	b.RecordAt(at(DefaultOpenDuration), S)
+	if got := b.StateAt(at(DefaultOpenDuration)); got != Closed {
+		t.Errorf("after one probe success: state = %v, want closed", got)
+	}
+}
+
+// TestHealthyPathNoClock checks the zero-now convention: a closed breaker
+// with the consecutive trip never reads the clock, whatever its outcomes,
+// until a trip needs the instant.
+func TestHealthyPathNoClock(t *testing.T) {
+	noClock(t)
+	b := New(Settings{ConsecutiveFailures: 3})
+	for range 100 {
+		b.Allow()
+		b.Record(S)
+		b.Allow()
+		b.Record(F)
+		b.Record(F)
+		b.Record(I)
+		b.Record(S)
+	}
+	if got := b.StateAt(time.Time{}); got != Closed {
+		t.Errorf("state = %v, want closed", got)
+	}
+	_ = b.CountsAt(time.Time{})
+}
+
+func TestShorthandsUseClock(t *testing.T) {
+	now := t0
+	fakeClock(t, &now)
+	r := &recorder{}
+	b := New(Settings{ConsecutiveFailures: 1, OpenDuration: time.Second, OnStateChange: r.hook})
+	b.Allow()
+	b.Record(F)
+	if got := b.State(); got != Open {
+		t.Fatalf("State() = %v, want open", got)
+	}
+	now = at(time.Second)
+	if !b.Allow() {
+		t.Fatalf("Allow() at open end = false, want true")
+	}
+	now = at(2 * time.Second)
+	b.Record(S)
+	want := []change{
+		{Closed, Open, at(0)},
+		{Open, HalfOpen, at(time.Second)},
+		{HalfOpen, Closed, at(2 * time.Second)},
+	}
+	checkChanges(t, r.get(), want)
+	if got := b.Counts(); got.State != Closed {
+		t.Errorf("Counts().State = %v, want closed", got.State)
+	}
+}
+
+func checkChanges(t *testing.T, got, want []change) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("hook calls = %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i].from != want[i].from || got[i].to != want[i].to || !got[i].at.Equal(want[i].at) {
+			t.Errorf("hook call %d = %v, want %v", i, got[i], want[i])
+		}
+	}
+}
+
+func TestRateTrip(t *testing.T) {
+	rate := Settings{
+		ConsecutiveFailures: -1,
+		FailureRate:         0.5,
+		Window:              10 * time.Second,
+		MinRequests:         20,
+	}
+	type step struct {
+		d        time.Duration // offset from t0
+		outcomes []Outcome
+	}
+	tests := []struct {
+		name  string
+		s     Settings
+		steps []step
+		want  State
+	}{
+		{"below volume, all failures", rate, []step{{0, repeat(F, 19)}}, Closed},
+		{"volume reached", rate, []step{{0, repeat(F, 20)}}, Open},
+		{"exactly the rate", rate, []step{{0, cat(repeat(S, 10), repeat(F, 10))}}, Open},
+		{"just under the rate", rate, []step{{0, cat(repeat(S, 11), repeat(F, 9))}}, Closed},
+		{"ignored adds no volume", rate, []step{{0, cat(repeat(F, 19), repeat(I, 50))}}, Closed},
+		{"success completes the volume, does not trip", rate, []step{{0, cat(repeat(F, 19), []Outcome{S})}}, Closed},
+		{"next failure trips", rate, []step{{0, cat(repeat(F, 19), []Outcome{S, F})}}, Open},
+		{"spread across buckets", rate, []step{
+			{0, repeat(F, 5)}, {3 * time.Second, repeat(F, 5)},
+			{6 * time.Second, repeat(F, 5)}, {9 * time.Second, repeat(F, 5)},
+		}, Open},
+		{"old outcomes leave the window", rate, []step{
+			{0, repeat(F, 19)}, {10 * time.Second, repeat(F, 1)},
+		}, Closed},
+		{"old successes leave, failures stay", rate, []step{
+			{0, repeat(S, 100)}, {5 * time.Second, repeat(F, 15)}, {10 * time.Second, repeat(F, 5)},
+		}, Open},
+		{"old successes still in window", rate, []step{
+			{0, repeat(S, 100)}, {5 * time.Second, repeat(F, 15)}, {9 * time.Second, repeat(F, 5)},
+		}, Closed},
+		{"default window and volume", Settings{ConsecutiveFailures: -1, FailureRate: 0.5}, []step{
+			{0, repeat(F, DefaultMinRequests-1)}, {DefaultWindow - time.Second, repeat(F, 1)},
+		}, Open},
+		{"rate above 1 means 1", Settings{ConsecutiveFailures: -1, FailureRate: 7, MinRequests: 2}, []step{
+			{0, []Outcome{F, S, F, F, S}},
+		}, Closed},
+		{"rate 1", Settings{ConsecutiveFailures: -1, FailureRate: 1, MinRequests: 3}, []step{
+			{0, []Outcome{F, F, F}},
+		}, Open},
+		{"NaN disables", Settings{ConsecutiveFailures: -1, FailureRate: math.NaN(), MinRequests: 1}, []step{
+			{0, repeat(F, 50)},
+		}, Closed},
+		{"consecutive still trips with a rate", Settings{ConsecutiveFailures: 3, FailureRate: 0.9, MinRequests: 100}, []step{
+			{0, repeat(F, 3)},
+		}, Open},
+		{"before epoch", rate, []step{
+			{-100 * 365 * 24 * time.Hour, repeat(F, 20)},
+		}, Open},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			noClock(t)
+			b := New(tt.s)
+			var last time.Time
+			for _, st := range tt.steps {
+				last = at(st.d)
+				feed(b, last, st.outcomes...)
+			}
+			if got := b.StateAt(last); got != tt.want {
+				t.Errorf("state = %v, want %v (counts %+v)", got, tt.want, b.CountsAt(last))
+			}
+		})
+	}
+}
+
+// TestRateBelowVolumeNeverTrips: fewer than MinRequests outcomes never trip
+// the rate, in any mix and any timing.
+func TestRateBelowVolumeNeverTrips(t *testing.T) {
+	for n := 1; n <= 30; n++ {
+		b := New(Settings{ConsecutiveFailures: -1, FailureRate: 0.01, MinRequests: n + 1})
+		for i := range n {
+			feed(b, at(time.Duration(i)*time.Millisecond), F)
+		}
+		if got := b.StateAt(at(time.Second)); got != Closed {
+			t.Errorf("MinRequests %d, %d failures: state = %v, want closed", n+1, n, got)
+		}
+	}
+}
+
+func TestRateWindowCounts(t *testing.T) {
+	b := New(Settings{ConsecutiveFailures: -1, FailureRate: 0.9, MinRequests: 1000})
+	feed(b, at(0), S, S, F, I)
+	feed(b, at(4*time.Second), F, F)
+	tests := []struct {
+		d            time.Duration
+		wantRequests int
+		wantFailures int
+	}{
+		{0, 3, 1},
+		{4 * time.Second, 5, 3},
+		{9*time.Second + 999*time.Millisecond, 5, 3},
+		{10 * time.Second, 2, 2},
+		{14 * time.Second, 0, 0},
+	}
+	for _, tt := range tests {
+		c := b.CountsAt(at(tt.d))
+		if c.Requests != tt.wantRequests || c.Failures != tt.wantFailures {
+			t.Errorf("CountsAt(+%v) requests, failures = %d, %d, want %d, %d",
+				tt.d, c.Requests, c.Failures, tt.wantRequests, tt.wantFailures)
+		}
+	}
+}
+
+func TestWindowSaturation(t *testing.T) {
+	w := newWindow(10*time.Second, 0.5, 1)
+	w.mask, w.stripes = 0, w.stripes[:1] // one stripe, so it saturates
+	for i := range countMax + 10 {
+		w.add(0, i%4 == 0)
+	}
+	n, f := w.sum(0)
+	if n > countMax || n < countMax/2 {
+		t.Errorf("outcomes after saturation = %d, want in [%d, %d]", n, countMax/2, countMax)
+	}
+	if got := float64(f) / float64(n); math.Abs(got-0.25) > 0.01 {
+		t.Errorf("rate after saturation = %.4f, want 0.25", got)
+	}
+}
+
+func TestWindowDropsLateOutcome(t *testing.T) {
+	w := newWindow(10*time.Second, 0.5, 1)
+	w.mask, w.stripes = 0, w.stripes[:1] // one stripe, so both land in one bucket
+	w.add(int64(15*time.Second), false)  // bucket 15, slot 5
+	w.add(int64(5*time.Second), true)    // bucket 5, same slot, a window behind
+	if n, f := w.sum(15); n != 1 || f != 0 {
+		t.Errorf("sum = %d, %d, want 1, 0 (late outcome dropped)", n, f)
+	}
+}
+
+func TestOpenExpiry(t *testing.T) {
+	const open = 7 * time.Second
+	tests := []struct {
+		d         time.Duration // after the trip
+		wantState State
+		wantAllow bool
+	}{
+		{0, Open, false},
+		{open - time.Nanosecond, Open, false},
+		{open, HalfOpen, true},
+		{open + time.Hour, HalfOpen, true},
+	}
+	for _, tt := range tests {
+		trip := at(time.Minute)
+		for _, method := range []string{"StateAt", "AllowAt"} {
+			b := New(Settings{ConsecutiveFailures: 1, OpenDuration: open})
+			feed(b, trip, F)
+			now := trip.Add(tt.d)
+			switch method {
+			case "StateAt":
+				if got := b.StateAt(now); got != tt.wantState {
+					t.Errorf("StateAt(trip+%v) = %v, want %v", tt.d, got, tt.wantState)
+				}
+			case "AllowAt":
+				if got := b.AllowAt(now); got != tt.wantAllow {
+					t.Errorf("AllowAt(trip+%v) = %v, want %v", tt.d, got, tt.wantAllow)
+				}
+			}
+		}
+	}
+}
+
+func TestOpenDropsOutcomes(t *testing.T) {
+	b := New(Settings{ConsecutiveFailures: 1})
+	feed(b, t0, F)
+	// Attempts admitted before the trip report late: dropped.
+	for _, o := range []Outcome{S, S, F, I} {
+		b.RecordAt(at(time.Second), o)
+	}
+	c := b.CountsAt(at(time.Second))
+	if c.State != Open || !c.OpenUntil.Equal(at(DefaultOpenDuration)) {
+		t.Errorf("counts = %+v, want open until %v", c, at(DefaultOpenDuration))
+	}
+}
+
+// halfOpen returns a breaker tripped at t0 and half-open at at(time.Second).
+func halfOpen(t *testing.T, s Settings) *Breaker {
+	t.Helper()
+	s.ConsecutiveFailures = 1
+	s.OpenDuration = time.Second
+	b := New(s)
+	feed(b, t0, F)
+	if got := b.StateAt(at(time.Second)); got != HalfOpen {
+		t.Fatalf("setup: state = %v, want half-open", got)
+	}
+	return b
+}
+
+func TestBoundedProbes(t *testing.T) {
+	for _, probes := range []int{0, 1, 2, 5} {
+		b := halfOpen(t, Settings{MaxProbes: probes, SuccessThreshold: 100})
+		want := max(probes, DefaultMaxProbes)
+		now := at(time.Second)
+		for i := range want {
+			if !b.AllowAt(now) {
+				t.Fatalf("MaxProbes %d: probe %d refused", probes, i+1)
+			}
+		}
+		if b.AllowAt(now) {
+			t.Errorf("MaxProbes %d: probe %d admitted, want refused", probes, want+1)
+		}
+		if got := b.CountsAt(now).Probes; got != want {
+			t.Errorf("MaxProbes %d: Probes = %d, want %d", probes, got, want)
+		}
+		b.RecordAt(now, S) // frees one slot
+		if !b.AllowAt(now) {
+			t.Errorf("MaxProbes %d: after a probe reported, AllowAt = false, want true", probes)
+		}
+		if b.AllowAt(now) {
+			t.Errorf("MaxProbes %d: slots full again, AllowAt = true, want false", probes)
+		}
+	}
+}
+
+func TestProbeOutcomes(t *testing.T) {
+	probeAt := at(time.Second)
+	tests := []struct {
+		name      string
+		s         Settings
+		outcomes  []Outcome // each admitted then recorded, in turn
+		wantState State
+		wantOK    int // ProbeSuccesses, if half-open
+	}{
+		{"one success closes", Settings{}, []Outcome{S}, Closed, 0},
+		{"failure reopens", Settings{}, []Outcome{F}, Open, 0},
+		{"threshold 3: two successes", Settings{SuccessThreshold: 3}, []Outcome{S, S}, HalfOpen, 2},
+		{"threshold 3: three successes", Settings{SuccessThreshold: 3}, []Outcome{S, S, S}, Closed, 0},
+		{"threshold 3: failure after successes", Settings{SuccessThreshold: 3}, []Outcome{S, S, F}, Open, 0},
+		{"ignored counts nothing", Settings{SuccessThreshold: 2}, []Outcome{I, S, I, I}, HalfOpen, 1},
+		{"ignored then success", Settings{}, []Outcome{I, I, S}, Closed, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := halfOpen(t, tt.s)
+			for i, o := range tt.outcomes {
+				if !b.AllowAt(probeAt) {
+					t.Fatalf("probe %d refused", i+1)
+				}
+				b.RecordAt(probeAt, o)
+			}
+			c := b.CountsAt(probeAt)
+			if c.State != tt.wantState {
+				t.Errorf("state = %v, want %v", c.State, tt.wantState)
+			}
+			if c.ProbeSuccesses != tt.wantOK {
+				t.Errorf("ProbeSuccesses = %d, want %d", c.ProbeSuccesses, tt.wantOK)
+			}
+			if c.State == HalfOpen && c.Probes != 0 {
+				t.Errorf("Probes = %d, want 0 (all reported)", c.Probes)
+			}
+		})
+	}
+}
+
+func TestProbeFailureFreshPeriod(t *testing.T) {
+	b := halfOpen(t, Settings{}) // OpenDuration 1s, half-open at +1s
+	failAt := at(1500 * time.Millisecond)
+	if !b.AllowAt(at(time.Second)) {
+		t.Fatal("probe refused")
+	}
+	b.RecordAt(failAt, F)
+	if got, want := b.CountsAt(failAt).OpenUntil, failAt.Add(time.Second); !got.Equal(want) {
+		t.Errorf("OpenUntil = %v, want %v (a fresh period from the failure)", got, want)
+	}
+	if b.AllowAt(failAt.Add(time.Second - 1)) {
+		t.Error("AllowAt(fresh end - 1ns) = true, want false")
+	}
+	if !b.AllowAt(failAt.Add(time.Second)) {
+		t.Error("AllowAt(fresh end) = false, want true")
+	}
+}
+
+func TestIgnoredFreesProbe(t *testing.T) {
+	b := halfOpen(t, Settings{})
+	now := at(time.Second)
+	if !b.AllowAt(now) {
+		t.Fatal("first probe refused")
+	}
+	if b.AllowAt(now) {
+		t.Fatal("second probe admitted while the first is out")
+	}
+	b.RecordAt(now, I)
+	c := b.CountsAt(now)
+	if c.State != HalfOpen || c.Probes != 0 || c.ProbeSuccesses != 0 {
+		t.Errorf("after Ignored: counts = %+v, want half-open, 0 probes, 0 successes", c)
+	}
+	if !b.AllowAt(now) {
+		t.Error("after Ignored: AllowAt = false, want true (slot freed)")
+	}
+}
+
+// TestStaleProbeOutcome: with no probe outstanding, a half-open breaker
+// drops outcomes (they come from attempts admitted while closed).
+func TestStaleProbeOutcome(t *testing.T) {
+	b := halfOpen(t, Settings{})
+	now := at(time.Second)
+	b.RecordAt(now, F)
+	b.RecordAt(now, S)
+	if got := b.StateAt(now); got != HalfOpen {
+		t.Errorf("state = %v, want half-open", got)
+	}
+}
+
+func TestCloseResetsCounts(t *testing.T) {
+	b := New(Settings{ConsecutiveFailures: 3, FailureRate: 0.5, MinRequests: 4, OpenDuration: time.Second})
+	feed(b, t0, S, F, F, F) // trips on the third failure (consecutive and rate)
+	if got := b.StateAt(t0); got != Open {
+		t.Fatalf("state = %v, want open", got)
+	}
+	feed(b, at(time.Second), S) // probe success closes
+	c := b.CountsAt(at(time.Second))
+	if c.State != Closed || c.ConsecutiveFailures != 0 || c.Requests != 0 || c.Failures != 0 {
+		t.Errorf("after closing: counts = %+v, want closed and empty", c)
+	}
+	feed(b, at(time.Second), F, F)
+	if got := b.StateAt(at(time.Second)); got != Closed {
+		t.Errorf("two failures after closing: state = %v, want closed", got)
+	}
+}
+
+func TestHook(t *testing.T) {
+	r := &recorder{}
+	b := New(Settings{ConsecutiveFailures: 2, OpenDuration: 10 * time.Second, SuccessThreshold: 2, OnStateChange: r.hook})
+	feed(b, at(1*time.Second), F)
+	feed(b, at(2*time.Second), F) // closed -> open
+	b.AllowAt(at(5 * time.Second))
+	b.StateAt(at(11 * time.Second))   // still open
+	b.AllowAt(at(12 * time.Second))   // open -> half-open, probe out
+	b.RecordAt(at(13*time.Second), F) // half-open -> open
+	b.StateAt(at(23 * time.Second))   // open -> half-open
+	b.StateAt(at(24 * time.Second))   // no change
+	feed(b, at(25*time.Second), S)
+	feed(b, at(26*time.Second), S) // half-open -> closed
+	feed(b, at(27*time.Second), S, S)
+	want := []change{
+		{Closed, Open, at(2 * time.Second)},
+		{Open, HalfOpen, at(12 * time.Second)},
+		{HalfOpen, Open, at(13 * time.Second)},
+		{Open, HalfOpen, at(23 * time.Second)},
+		{HalfOpen, Closed, at(26 * time.Second)},
+	}
+	checkChanges(t, r.get(), want)
+}
+
+// TestHookReentrant: a hook may call the breaker, even into a change; the
+// changes it causes are reported after its own, in order.
+func TestHookReentrant(t *testing.T) {
+	var b *Breaker
+	var got []change
+	b = New(Settings{ConsecutiveFailures: 1, OpenDuration: time.Second, OnStateChange: func(from, to State, at time.Time) {
+		got = append(got, change{from, to, at})
+		if to == Open {
+			b.StateAt(at.Add(time.Second)) // turns it half-open from inside the hook
+		}
+	}})
+	feed(b, t0, F)
+	checkChanges(t, got, []change{
+		{Closed, Open, t0},
+		{Open, HalfOpen, at(time.Second)},
+	})
+}
+
+func TestHookPanicDoesNotWedge(t *testing.T) {
+	calls := 0
+	b := New(Settings{ConsecutiveFailures: 1, OpenDuration: time.Second, OnStateChange: func(from, to State, at time.Time) {
+		calls++
+		if calls == 1 {
+			panic("hook")
+		}
+	}})
+	func() {
+		defer func() { _ = recover() }()
+		feed(b, t0, F)
+	}()
+	b.StateAt(at(time.Second)) // a later change still reaches the hook
+	if calls != 2 {
+		t.Errorf("hook calls = %d, want 2", calls)
+	}
+}
+
+func TestZeroAllocs(t *testing.T) {
+	b := New(Settings{})
+	var bi iface = b
+	rb := New(Settings{FailureRate: 0.5})
+	tests := []struct {
+		name string
+		f    func()
+	}{
+		{"closed allow+success", func() { bi.AllowAt(time.Time{}); bi.RecordAt(time.Time{}, S) }},
+		{"closed failure+success", func() { b.Record(F); b.Record(S) }},
+		{"rate allow+success", func() { rb.Allow(); rb.Record(S) }},
+		{"state and counts", func() { b.State(); b.Counts() }},
+	}
+	for _, tt := range tests {
+		if got := testing.AllocsPerRun(100, tt.f); got != 0 {
+			t.Errorf("%s: allocs = %v, want 0", tt.name, got)
+		}
+	}
+}
+
+func TestSettingsClamp(t *testing.T) {
+	b := New(Settings{ConsecutiveFailures: math.MaxInt, OpenDuration: time.Duration(math.MaxInt64)})
+	if got := b.limit(); got != math.MaxUint32 {
+		t.Errorf("limit = %d, want %d", got, uint32(math.MaxUint32))
+	}
+	// Tripped after epoch, a MaxInt64 open period overflows int64 nanoseconds:
+	// it must saturate, not wrap into the past.
+	late := time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+	b = New(Settings{ConsecutiveFailures: 1, OpenDuration: time.Duration(math.MaxInt64)})
+	feed(b, late, F)
+	if b.AllowAt(late.Add(100 * 365 * 24 * time.Hour)) {
+		t.Error("an open period of MaxInt64 ended")
+	}
+}

@@ -1,0 +1,83 @@
+package breaker_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/recoil-go/recoil/breaker"
+)
+
+func Example() {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := breaker.New(breaker.Settings{
+		ConsecutiveFailures: 3,
+		OpenDuration:        30 * time.Second,
+		OnStateChange: func(from, to breaker.State, at time.Time) {
+			fmt.Printf("%v: %s -> %s\n", at.Sub(start), from, to)
+		},
+	})
+
+	// The dependency fails three times in a row.
+	for i := range 3 {
+		now := start.Add(time.Duration(i) * time.Second)
+		if b.AllowAt(now) {
+			b.RecordAt(now, breaker.Failure)
+		}
+	}
+	fmt.Println("10s allowed:", b.AllowAt(start.Add(10*time.Second)))
+
+	// The open period ends at 32s: one probe goes, a second waits.
+	fmt.Println("32s allowed:", b.AllowAt(start.Add(32*time.Second)))
+	fmt.Println("32s second probe allowed:", b.AllowAt(start.Add(32*time.Second)))
+	b.RecordAt(start.Add(33*time.Second), breaker.Success)
+	fmt.Println(b.StateAt(start.Add(33 * time.Second)))
+	// Output:
+	// 2s: closed -> open
+	// 10s allowed: false
+	// 32s: open -> half-open
+	// 32s allowed: true
+	// 32s second probe allowed: false
+	// 33s: half-open -> closed
+	// closed
+}
+
+// A failure rate over a rolling window trips a breaker that sees failures
+// interleaved with successes, which never make a run of consecutive ones.
+func ExampleSettings_failureRate() {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := breaker.New(breaker.Settings{
+		FailureRate: 0.5,              // trip at half the outcomes failing
+		Window:      10 * time.Second, // over the last ten seconds
+		MinRequests: 20,               // once there are twenty of them
+	})
+	for i := range 40 {
+		now := start.Add(time.Duration(i) * 100 * time.Millisecond)
+		if !b.AllowAt(now) {
+			fmt.Printf("refused attempt %d\n", i+1)
+			break
+		}
+		o := breaker.Success
+		if i%3 != 0 { // two failures in three
+			o = breaker.Failure
+		}
+		b.RecordAt(now, o)
+	}
+	// Output:
+	// refused attempt 21
+}
+
+// Zero Breaker is the seed 002 breaker: five failures in a row open it for
+// 30 seconds.
+func ExampleBreaker_zero() {
+	var b breaker.Breaker
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for range 5 {
+		if b.AllowAt(start) {
+			b.RecordAt(start, breaker.Failure)
+		}
+	}
+	c := b.CountsAt(start)
+	fmt.Println(c.State, c.OpenUntil.Sub(start))
+	// Output:
+	// open 30s
+}
