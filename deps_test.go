@@ -11,7 +11,7 @@ func TestCoreImportsStdlibOnly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
-	core := []string{".", "./backoff", "./budget", "./breaker", "./limit"}
+	core := []string{".", "./backoff", "./budget", "./breaker", "./limit", "./hop"}
 	args := append([]string{"list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}"}, core...)
 	out, err := exec.Command("go", args...).CombinedOutput()
 	if err != nil {
@@ -23,6 +23,7 @@ func TestCoreImportsStdlibOnly(t *testing.T) {
 		"github.com/recoil-go/recoil/budget":  true,
 		"github.com/recoil-go/recoil/breaker": true,
 		"github.com/recoil-go/recoil/limit":   true,
+		"github.com/recoil-go/recoil/hop":     true,
 	}
 	for _, pkg := range strings.Fields(string(out)) {
 		if !allowed[pkg] {

@@ -1,0 +1,175 @@
+package hop
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Request is what a request carries in the hop protocol. The zero Request
+// carries nothing: it is what a peer that does not speak the protocol sends,
+// and a hop that receives it behaves as an edge, with a budget of its own.
+type Request struct {
+	// Budget is the retry budget remaining for the call tree below the
+	// sender (HeaderBudget), in [0, MaxBudget] when parsed. Meaningful only
+	// if HasBudget.
+	Budget int
+	// HasBudget reports whether the request carries a budget.
+	HasBudget bool
+	// Deadline is how long the caller will still wait (HeaderDeadline),
+	// whole milliseconds in [0, MaxDeadline] when parsed. Meaningful only if
+	// HasDeadline.
+	Deadline time.Duration
+	// HasDeadline reports whether the request carries a deadline.
+	HasDeadline bool
+	// Attempt is the attempt number at the sending hop (HeaderAttempt):
+	// 1 for a first attempt, 2 for the first retry, in [1, MaxAttempt] when
+	// parsed. 0 means not carried.
+	Attempt int
+}
+
+// ParseRequest reads a Request from request headers or metadata.
+//
+// An absent (or empty) header leaves its field unset, and is not an error. A
+// malformed one is reported in a *[HeaderError], and its field is left unset
+// as though the header were absent, so the hop falls back to what it does for
+// a peer that does not speak the protocol; the other headers are still read.
+// If several are malformed the error joins one *HeaderError for each.
+//
+// A numeric value must be ASCII decimal digits and nothing else (no sign,
+// space, exponent, fraction or list; leading zeros are allowed, as in HTTP's
+// Max-Forwards) and must fit in a signed 32-bit integer; a value within that
+// but above its bound ([MaxBudget], [MaxDeadline], [MaxAttempt]) is clamped
+// to the bound without error. An attempt number of 0 is out of range.
+//
+// The result may have come from anyone. A hop that does not trust its
+// caller must not let the budget raise its own: it takes the smaller of the
+// two (docs/hop-protocol.md, "Security").
+func ParseRequest(g Getter) (Request, error) {
+	var r Request
+	var errs [3]error
+	n := 0
+	if v := g.Get(HeaderBudget); v != "" {
+		b, err := parseUint(v, MaxBudget)
+		if err != nil {
+			errs[n] = &HeaderError{Header: HeaderBudget, Value: v, Err: err}
+			n++
+		} else {
+			r.Budget, r.HasBudget = b, true
+		}
+	}
+	if v := g.Get(HeaderDeadline); v != "" {
+		ms, err := parseUint(v, int(MaxDeadline/time.Millisecond))
+		if err != nil {
+			errs[n] = &HeaderError{Header: HeaderDeadline, Value: v, Err: err}
+			n++
+		} else {
+			r.Deadline, r.HasDeadline = time.Duration(ms)*time.Millisecond, true
+		}
+	}
+	if v := g.Get(HeaderAttempt); v != "" {
+		a, err := parseUint(v, MaxAttempt)
+		if err == nil && a == 0 {
+			err = ErrRange
+		}
+		if err != nil {
+			errs[n] = &HeaderError{Header: HeaderAttempt, Value: v, Err: err}
+			n++
+		} else {
+			r.Attempt = a
+		}
+	}
+	return r, join(errs[:n])
+}
+
+// Write sets the headers for what r carries and leaves the others as they
+// are: HeaderBudget if HasBudget, HeaderDeadline if HasDeadline and
+// HeaderAttempt if Attempt > 0. Values are clamped to their bounds, a
+// negative budget or deadline is written as 0, and the deadline is rounded
+// down to whole milliseconds, so the receiver never believes it has more
+// time than it does.
+//
+// A hop that forwards headers it received (a proxy) should delete the
+// protocol's headers it does not set, or a stale value travels on.
+func (r Request) Write(s Setter) {
+	if r.HasBudget {
+		s.Set(HeaderBudget, strconv.Itoa(clamp(r.Budget, MaxBudget)))
+	}
+	if r.HasDeadline {
+		ms := r.Deadline / time.Millisecond
+		s.Set(HeaderDeadline, strconv.FormatInt(int64(clamp(ms, MaxDeadline/time.Millisecond)), 10))
+	}
+	if r.Attempt > 0 {
+		s.Set(HeaderAttempt, strconv.Itoa(min(r.Attempt, MaxAttempt)))
+	}
+}
+
+// Response is what a response carries in the hop protocol. The zero Response
+// carries nothing: no retries were spent below, and retrying is not refused.
+type Response struct {
+	// Spent is the number of retries made at and below the responding hop
+	// (HeaderSpent), in [0, MaxBudget] when parsed.
+	Spent int
+	// NoRetry reports that the server asks not to be retried
+	// (HeaderRetry: no), because it is shedding load.
+	NoRetry bool
+}
+
+// ParseResponse reads a Response from response headers or metadata (for
+// gRPC, usually the trailer).
+//
+// As with [ParseRequest], an absent header is not an error, and a malformed
+// one is reported in a *[HeaderError] and treated as absent: Spent 0, or
+// NoRetry false. HeaderSpent follows the numeric rules of ParseRequest and is
+// clamped to [MaxBudget]. HeaderRetry must be "no" in any case; any other
+// value is malformed.
+func ParseResponse(g Getter) (Response, error) {
+	var r Response
+	var errs [2]error
+	n := 0
+	if v := g.Get(HeaderSpent); v != "" {
+		s, err := parseUint(v, MaxBudget)
+		if err != nil {
+			errs[n] = &HeaderError{Header: HeaderSpent, Value: v, Err: err}
+			n++
+		} else {
+			r.Spent = s
+		}
+	}
+	if v := g.Get(HeaderRetry); v != "" {
+		if strings.EqualFold(v, "no") {
+			r.NoRetry = true
+		} else {
+			errs[n] = &HeaderError{Header: HeaderRetry, Value: v, Err: ErrSyntax}
+			n++
+		}
+	}
+	return r, join(errs[:n])
+}
+
+// Write sets HeaderSpent if Spent > 0 (clamped to MaxBudget) and
+// HeaderRetry to "no" if NoRetry, and leaves other headers as they are.
+func (r Response) Write(s Setter) {
+	if r.Spent > 0 {
+		s.Set(HeaderSpent, strconv.Itoa(min(r.Spent, MaxBudget)))
+	}
+	if r.NoRetry {
+		s.Set(HeaderRetry, "no")
+	}
+}
+
+// clamp returns v limited to [0, hi].
+func clamp[T int | time.Duration](v, hi T) T {
+	return min(max(v, 0), hi)
+}
+
+func join(errs []error) error {
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}
