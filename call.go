@@ -33,8 +33,11 @@ type Call struct {
 	after    budget.Cause
 	verdict  Verdict
 	err      error
-	inFlight bool // an attempt was started and not yet reported
+	request  Budget // the request's own budget (hop protocol); nil if none
+	inFlight bool   // an attempt was started and not yet reported
 	done     bool
+	reason   Reason // why the call ended, once done
+	final    error  // what the call ended with, once done
 }
 
 // Begin starts a logical call under p (nil means Default) that must finish
@@ -56,6 +59,22 @@ func (c *Call) begin(p *Policy, now, deadline time.Time) {
 	if p.Observe != nil {
 		c.start = clock(now)
 	}
+}
+
+// SetRequestBudget gives the call a budget of its own, asked after the
+// policy's before every retry: the hop protocol's retry budget for the call
+// tree. Set it before the first attempt.
+func (c *Call) SetRequestBudget(b Budget) { c.request = b }
+
+// Summary reports the call so far, or as it ended. now (zero: the current
+// time) dates Elapsed, which is zero unless Observe was set when the call
+// began.
+func (c *Call) Summary(now time.Time) Summary {
+	s := Summary{Attempts: c.attempts, Reason: c.reason, Waited: c.waited, Verdict: c.verdict, LastErr: c.err, Err: c.final}
+	if !c.start.IsZero() {
+		s.Elapsed = clock(now).Sub(c.start)
+	}
+	return s
 }
 
 // Attempts returns the number of attempts started so far.
@@ -116,7 +135,7 @@ func (c *Call) FailVerdict(now time.Time, err error, v Verdict) (time.Duration, 
 		p.Breaker.RecordAt(now, breakerOutcome(v))
 	}
 	now = clock(now)
-	d := p.Decide(Failure{Attempt: c.attempts, Verdict: v, Now: now, Deadline: c.deadline, PrevWait: c.prev})
+	d := p.Decide(Failure{Attempt: c.attempts, Verdict: v, Now: now, Deadline: c.deadline, PrevWait: c.prev, RequestBudget: c.request})
 	if p.OnAttempt != nil {
 		p.OnAttempt(AttemptEvent{Attempt: c.attempts, Err: err, Verdict: v, Retry: d.Retry, Wait: d.Wait, Reason: d.Reason})
 	}
@@ -166,16 +185,10 @@ func (c *Call) stop(now time.Time, r Reason, wait time.Duration) error {
 }
 
 func (c *Call) finish(now time.Time, r Reason, err error) {
-	c.done = true
-	p := c.p
-	if p.Observe == nil {
-		return
+	c.done, c.reason, c.final = true, r, err
+	if c.p.Observe != nil {
+		c.p.Observe(c.Summary(now))
 	}
-	s := Summary{Attempts: c.attempts, Reason: r, Waited: c.waited, Verdict: c.verdict, LastErr: c.err, Err: err}
-	if !c.start.IsZero() {
-		s.Elapsed = clock(now).Sub(c.start)
-	}
-	p.Observe(s)
 }
 
 // clock resolves the zero-means-now convention.

@@ -45,40 +45,63 @@ type AttemptEvent struct {
 }
 
 // SlogObserver returns an Observe function that writes each call's Summary as
-// one log line to l (nil means nothing is written): at Debug for a first-try
-// success, Info for a success after retries, Warn when the call gave up. The
-// line's attributes are attempts, waited, elapsed, reason, class, why (the
-// verdict's reason) and error (the last error's own message).
+// one log line to l (nil means nothing is written): at Level and with
+// Message, and Attrs as its attributes.
 func SlogObserver(l *slog.Logger) func(Summary) {
 	if l == nil {
 		return func(Summary) {}
 	}
 	return func(s Summary) {
-		level, msg := slog.LevelDebug, "call succeeded"
-		switch {
-		case s.Err != nil:
-			level, msg = slog.LevelWarn, "call gave up"
-		case s.Attempts > 1:
-			level, msg = slog.LevelInfo, "call succeeded after retries"
-		}
 		ctx := context.Background()
-		if !l.Enabled(ctx, level) {
-			return
+		if level := s.Level(); l.Enabled(ctx, level) {
+			l.LogAttrs(ctx, level, s.Message(), s.Attrs()...)
 		}
-		attrs := make([]slog.Attr, 0, 7)
-		attrs = append(attrs, slog.Int("attempts", s.Attempts), slog.Duration("waited", s.Waited))
-		if s.Elapsed > 0 {
-			attrs = append(attrs, slog.Duration("elapsed", s.Elapsed))
-		}
-		if s.Reason != ReasonNone {
-			attrs = append(attrs, slog.String("reason", s.Reason.String()))
-		}
-		if s.LastErr != nil {
-			attrs = append(attrs,
-				slog.String("class", s.Verdict.Class.String()),
-				slog.String("why", s.Verdict.Reason),
-				slog.String("error", s.LastErr.Error()))
-		}
-		l.LogAttrs(ctx, level, msg, attrs...)
 	}
+}
+
+// Level is the level a log line for s deserves: Debug for a first-try
+// success, Info for a success after retries, Warn when the call gave up.
+func (s Summary) Level() slog.Level {
+	switch {
+	case s.Err != nil:
+		return slog.LevelWarn
+	case s.Attempts > 1:
+		return slog.LevelInfo
+	}
+	return slog.LevelDebug
+}
+
+// Message is a log message for s: "call succeeded", "call succeeded after
+// retries" or "call gave up".
+func (s Summary) Message() string {
+	switch {
+	case s.Err != nil:
+		return "call gave up"
+	case s.Attempts > 1:
+		return "call succeeded after retries"
+	}
+	return "call succeeded"
+}
+
+// Attrs returns s as log attributes: attempts, waited, elapsed (when
+// known), reason (when the call stopped), and for the last failure its
+// class, why (the verdict's reason), code (when set) and error (its own
+// message).
+func (s Summary) Attrs() []slog.Attr {
+	attrs := make([]slog.Attr, 0, 8)
+	attrs = append(attrs, slog.Int("attempts", s.Attempts), slog.Duration("waited", s.Waited))
+	if s.Elapsed > 0 {
+		attrs = append(attrs, slog.Duration("elapsed", s.Elapsed))
+	}
+	if s.Reason != ReasonNone {
+		attrs = append(attrs, slog.String("reason", s.Reason.String()))
+	}
+	if s.LastErr != nil {
+		attrs = append(attrs, slog.String("class", s.Verdict.Class.String()), slog.String("why", s.Verdict.Reason))
+		if s.Verdict.Code != "" {
+			attrs = append(attrs, slog.String("code", s.Verdict.Code))
+		}
+		attrs = append(attrs, slog.String("error", s.LastErr.Error()))
+	}
+	return attrs
 }

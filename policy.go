@@ -260,6 +260,10 @@ type Failure struct {
 	PrevWait time.Duration
 	// Rand is the jitter source; nil means the policy's Rand.
 	Rand backoff.Source
+	// RequestBudget is a budget that belongs to this one request rather than
+	// to the policy — the hop protocol's retry budget for the whole call tree
+	// (package hop). Nil means none. It is asked after the policy's budget.
+	RequestBudget Budget
 }
 
 // Decision is the answer: retry after Wait, or stop for Reason.
@@ -291,7 +295,8 @@ type Decision struct {
 //     and throttled failures);
 //   - no wait is started that cannot finish, plus MinAttempt, before the
 //     deadline;
-//   - last, the budget is asked, and charged only for a retry that will go.
+//   - last, the policy's budget and then the request's own budget (the hop
+//     protocol's) are asked, and charged only for a retry that will go.
 //
 // Decide changes no state but the budget's.
 func (p *Policy) Decide(f Failure) Decision {
@@ -342,6 +347,9 @@ func (p *Policy) Decide(f Failure) Decision {
 		}
 	}
 	if b := p.budget(); b != nil && !b.RetryAt(f.Now, cause(v)) {
+		return Decision{Reason: ReasonBudget}
+	}
+	if f.RequestBudget != nil && !f.RequestBudget.RetryAt(f.Now, cause(v)) {
 		return Decision{Reason: ReasonBudget}
 	}
 	return Decision{Retry: true, Wait: wait}
