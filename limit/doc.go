@@ -1,0 +1,39 @@
+// Package limit caps how many calls are in flight at once: "A concurrency
+// cap: a semaphore around outbound calls. Above it, queue or shed load." (seed
+// "Errors, retries, and how a retry loop takes down your own service").
+//
+// A retry schedule is service time: a call that sleeps through its backoff
+// holds a worker all the while, and by Little's law the workers it needs are
+// its arrival rate times that time. A Limiter bounds the product. Callers
+// beyond its Capacity wait in a bounded FIFO queue for at most MaxWait, and
+// callers beyond the queue are shed at once with ErrFull, so overload turns
+// into fast, visible errors instead of a queue that grows until upstream
+// timeouts fire and their re-sends feed it.
+//
+// A Group shares one pool among keys (endpoints) and caps each key's share,
+// because "separate code is not separate capacity" (seed "The blast radius
+// of a retry"): an endpoint stuck in a retry loop is shed with ErrKeyFull
+// at its PerKey cap while the other endpoints still get slots.
+//
+// # Usage
+//
+//	lim := limit.New(limit.Config{Capacity: 24, MaxQueue: 48, MaxWait: 2 * time.Second})
+//
+//	if err := lim.Acquire(ctx); err != nil {
+//		return err // ErrFull, ErrQueueTimeout or context.Cause(ctx)
+//	}
+//	defer lim.Release()
+//	// ... the outbound call ...
+//
+// With a Group the key is passed to each call:
+//
+//	g := limit.NewGroup(limit.GroupConfig{Capacity: 24, PerKey: 8})
+//	if err := g.Acquire(ctx, "/v1/draft"); err != nil {
+//		return err // also ErrKeyFull
+//	}
+//	defer g.Release("/v1/draft")
+//
+// Errors are sentinels; test them with errors.Is. ErrKeyFull matches ErrFull
+// as well. Releasing a slot that is not held panics, as it does for
+// golang.org/x/sync/semaphore.
+package limit

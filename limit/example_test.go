@@ -1,0 +1,53 @@
+package limit_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/recoil-go/recoil/limit"
+)
+
+func ExampleLimiter() {
+	lim := limit.New(limit.Config{Capacity: 2})
+	ctx := context.Background()
+
+	for i := 1; i <= 3; i++ {
+		err := lim.Acquire(ctx) // nobody releases in this example
+		fmt.Printf("call %d: %v\n", i, err)
+	}
+	fmt.Println("in use:", lim.InUse())
+
+	lim.Release()
+	fmt.Println("after release:", lim.TryAcquire())
+	fmt.Printf("%+v\n", lim.Stats())
+	// Output:
+	// call 1: <nil>
+	// call 2: <nil>
+	// call 3: limit: full, shed
+	// in use: 2
+	// after release: true
+	// {InUse:2 Queued:0 Acquired:3 Waited:0 Shed:1 TimedOut:0 Canceled:0}
+}
+
+func ExampleGroup() {
+	// Four shared workers, at most two of them for any one endpoint.
+	g := limit.NewGroup(limit.GroupConfig{Capacity: 4, PerKey: 2})
+	ctx := context.Background()
+
+	for range 3 {
+		err := g.Acquire(ctx, "/v1/broken")
+		fmt.Println("broken:", err, errors.Is(err, limit.ErrFull))
+	}
+	for range 2 {
+		fmt.Println("healthy:", g.Acquire(ctx, "/v1/healthy"))
+	}
+	fmt.Printf("%+v\n", g.KeyStats("/v1/broken"))
+	// Output:
+	// broken: <nil> false
+	// broken: <nil> false
+	// broken: limit: key full, shed true
+	// healthy: <nil>
+	// healthy: <nil>
+	// {InUse:2 Shed:1}
+}
