@@ -1,0 +1,473 @@
+package recoilhttp
+
+import (
+	"errors"
+	"io"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// ErrIdle is the error a stream fails with when nothing arrives on it for its
+// idle timeout. The error returned is an *IdleError, which matches ErrIdle
+// with errors.Is.
+var ErrIdle = errors.New("recoilhttp: stream idle")
+
+// ErrNoEvent is returned by FirstEvent when the first limit bytes of a stream
+// hold no complete event other than pings and comments.
+var ErrNoEvent = errors.New("recoilhttp: no SSE event within the limit")
+
+// IdleError reports a stream that went idle: no bytes (or, for an SSE body, no
+// content events) arrived for After. It matches ErrIdle with errors.Is and,
+// following the net.Error convention, reports Timeout() true. It is not
+// modified once returned.
+type IdleError struct {
+	// After is the idle timeout that ran out.
+	After time.Duration
+}
+
+func (e *IdleError) Error() string { return "recoilhttp: stream idle for " + e.After.String() }
+
+// Is reports whether target is ErrIdle.
+func (e *IdleError) Is(target error) bool { return target == ErrIdle }
+
+// Timeout reports true: an idle stream is a timeout.
+func (e *IdleError) Timeout() bool { return true }
+
+// StreamError is a stream failing after content was delivered to the reader.
+// Unlike a failure before any content, it cannot be retried silently: the
+// caller has already consumed part of one answer, and a second attempt is a
+// different one. The body wrappers (IdleBody, SSEIdleBody) return it; a
+// failure before any content is returned unwrapped. It is not modified once
+// returned.
+type StreamError struct {
+	// Delivered is how many bytes the reader had received through the
+	// wrapper, including the read that failed.
+	Delivered int64
+	// Err is the failure: an *IdleError or the underlying body's error.
+	Err error
+}
+
+func (e *StreamError) Error() string {
+	msg := "recoilhttp: stream failed after " + strconv.FormatInt(e.Delivered, 10) + " bytes"
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Unwrap returns Err.
+func (e *StreamError) Unwrap() error { return e.Err }
+
+// IdleBody wraps a response body so that reading fails with an *IdleError
+// when no bytes arrive for timeout. The time counts from the call to IdleBody
+// — make it when the headers arrive — and restarts with every read that
+// returns bytes. It is separate from any deadline on the whole response: a
+// long answer that keeps arriving is never cut off, a stalled one is
+// (seed 002: "abort if no chunk has arrived in 15 seconds. A stalled stream is
+// a failure; a slow one is not").
+//
+// When the timeout runs out the wrapper closes the underlying body, so that a
+// Read blocked on it returns; the wrapper starts no goroutine (it uses one
+// time.AfterFunc timer, reset on progress). A read that fails after at least
+// one byte was delivered returns a *StreamError wrapping the failure; io.EOF
+// is returned as it is. A timeout <= 0 means no idle limit; failures are still
+// wrapped. Close stops the timer and closes the underlying body; it may be
+// called concurrently with Read, as for any response body.
+func IdleBody(body io.ReadCloser, timeout time.Duration) io.ReadCloser {
+	if body == nil {
+		return nil
+	}
+	return newIdleBody(body, timeout, false)
+}
+
+// SSEIdleBody is IdleBody for a text/event-stream body: only events that
+// carry content restart the idle timer. An event named "ping" (Anthropic's
+// keep-alive) and comment lines (those starting with ':', the SSE keep-alive)
+// do not, so a stream whose server still answers pings but produces nothing
+// fails after timeout all the same. An event counts when it is complete (at
+// the blank line that ends it) and has data, as an SSE client dispatches it.
+//
+// The stream is parsed incrementally as the bytes pass through, in constant
+// memory; the reader receives them unchanged. A failure is wrapped in a
+// *StreamError only once a content event has been delivered: a stream that
+// fails after nothing but pings and comments gave the caller nothing, and is
+// returned unwrapped like a failure before any byte.
+func SSEIdleBody(body io.ReadCloser, timeout time.Duration) io.ReadCloser {
+	if body == nil {
+		return nil
+	}
+	return newIdleBody(body, timeout, true)
+}
+
+// idleBody states.
+const (
+	bodyOpen   int32 = iota
+	bodyIdle         // the timer fired and closed the underlying body
+	bodyClosed       // the caller closed it
+)
+
+type idleBody struct {
+	rc      io.ReadCloser
+	timeout time.Duration
+	timer   *time.Timer // nil without a timeout
+	state   atomic.Int32
+
+	// Owned by Read.
+	delivered int64
+	content   bool // something worth a StreamError has been delivered
+	sse       bool
+	scan      sseScanner
+}
+
+func newIdleBody(body io.ReadCloser, timeout time.Duration, sse bool) *idleBody {
+	b := &idleBody{rc: body, timeout: timeout, sse: sse}
+	if timeout > 0 {
+		b.timer = time.AfterFunc(timeout, b.expire)
+	}
+	return b
+}
+
+// expire runs on the timer: the stream has been idle for the timeout.
+func (b *idleBody) expire() {
+	if b.state.CompareAndSwap(bodyOpen, bodyIdle) {
+		b.rc.Close()
+	}
+}
+
+func (b *idleBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if n > 0 {
+		b.delivered += int64(n)
+		progress := true
+		if b.sse {
+			progress = b.scan.feed(p[:n])
+		}
+		if progress {
+			b.content = true
+			if b.timer != nil && b.state.Load() == bodyOpen {
+				b.timer.Reset(b.timeout)
+			}
+		}
+	}
+	if err == nil {
+		return n, nil
+	}
+	if b.timer != nil {
+		b.timer.Stop() // the stream is over either way
+	}
+	if errors.Is(err, io.EOF) {
+		return n, err
+	}
+	if b.state.Load() == bodyIdle {
+		err = &IdleError{After: b.timeout}
+	}
+	if b.content {
+		err = &StreamError{Delivered: b.delivered, Err: err}
+	}
+	return n, err
+}
+
+func (b *idleBody) Close() error {
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	if b.state.CompareAndSwap(bodyOpen, bodyClosed) {
+		return b.rc.Close()
+	}
+	return nil // closed already, by the timer or an earlier Close
+}
+
+// Event is one server-sent event, a plain value; the zero Event is an unnamed
+// event with empty data.
+type Event struct {
+	// Name is the event's "event" field ("message_start", "error"); empty
+	// when it has none (an SSE client calls that "message", and OpenAI's
+	// Chat Completions stream sends only such events).
+	Name string
+	// Data is the event's data lines joined by "\n".
+	Data string
+}
+
+// FirstEvent reads server-sent events from body until the first complete
+// event that is not a ping (an event named "ping") and returns it, with a
+// body that yields everything read followed by the rest of body, and whose
+// Close closes body. Comment lines and events without data are skipped.
+// A Transport uses it to see an "event: error" that arrives before any
+// content, when the attempt can still be retried as if it had failed with a
+// status.
+//
+// FirstEvent reads at most limit bytes. It returns ErrNoEvent if they hold no
+// such event, io.ErrUnexpectedEOF if the stream ends first, and the body's
+// error if reading fails; in every case the returned body replays what was
+// read (then the error, if reading failed) and must be closed.
+func FirstEvent(body io.ReadCloser, limit int) (Event, io.ReadCloser, error) {
+	if limit <= 0 {
+		return Event{}, body, ErrNoEvent
+	}
+	s := sseScanner{capture: true}
+	buf := make([]byte, 0, min(limit, 4<<10))
+	empty := 0
+	for len(buf) < limit {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		start := len(buf)
+		n, err := body.Read(buf[start:min(cap(buf), limit)])
+		buf = buf[:start+n]
+		found := s.feed(buf[start:])
+		switch {
+		case found:
+			replay, _ := replayBody(buf, body, err)
+			return s.ev, replay, nil // whatever went wrong comes after the event
+		case err != nil:
+			replay, err := replayBody(buf, body, err)
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return Event{}, replay, err
+		case n > 0:
+			empty = 0
+		case empty >= maxEmptyReads-1:
+			replay, _ := replayBody(buf, body, nil)
+			return Event{}, replay, io.ErrNoProgress
+		default:
+			empty++
+		}
+	}
+	replay, _ := replayBody(buf, body, nil)
+	return Event{}, replay, ErrNoEvent
+}
+
+// replayBody returns a body that yields buf and then what is left of body
+// after a read that returned err: the rest of body if err is nil, the end of
+// the stream if it is io.EOF (returned as nil), or err again otherwise.
+func replayBody(buf []byte, body io.ReadCloser, err error) (*peekedBody, error) {
+	b := &peekedBody{buf: buf, rest: body, closer: body}
+	switch {
+	case err == nil:
+	case errors.Is(err, io.EOF):
+		b.rest, err = nil, nil
+	default:
+		b.rest, b.err = nil, err
+	}
+	return b, err
+}
+
+// sseScanner follows a text/event-stream incrementally, byte chunk by byte
+// chunk, as the WHATWG HTML "event stream interpretation" describes: lines end
+// in CRLF, LF or CR; a line starting with ':' is a comment; "field: value"
+// lines build an event, and a blank line dispatches it if it has data. Without
+// capture it keeps only a few bytes of state (enough to tell an event named
+// "ping"); with capture it also keeps the event's name and data, for
+// FirstEvent.
+type sseScanner struct {
+	capture bool
+	st      uint8
+	cr      bool // the last byte was a CR: a following LF ends no line
+	bom     int  // bytes of a byte order mark seen; len(utf8BOM) when past it
+
+	name    [5]byte // the field name, up to "event"
+	nameLen int     // may exceed len(name): then the field is of no interest
+	field   uint8
+
+	ping    [4]byte // the event field's value, up to "ping"
+	pingLen int
+
+	hasData bool // the event has a data field
+	isPing  bool // the event's name is "ping"
+
+	// With capture.
+	evName []byte
+	data   []byte
+	cur    []byte
+	ev     Event
+}
+
+// Scanner states.
+const (
+	sseLineStart uint8 = iota
+	sseName
+	sseValueStart // after the colon: one space may follow
+	sseValue
+	sseSkip // a comment, or a line of no interest
+)
+
+// Fields of interest.
+const (
+	fieldOther uint8 = iota
+	fieldEvent
+	fieldData
+)
+
+// feed scans p and reports whether it completed an event with content. With
+// capture it stops at the first one and leaves it in s.ev.
+func (s *sseScanner) feed(p []byte) bool {
+	// A UTF-8 byte order mark at the start of the stream is dropped.
+	for s.bom < len(utf8BOM) && len(p) > 0 {
+		if p[0] != utf8BOM[s.bom] {
+			partial := utf8BOM[:s.bom]
+			s.bom = len(utf8BOM)
+			s.scan(partial) // no line ends in it: it dispatches nothing
+			break
+		}
+		s.bom++
+		p = p[1:]
+	}
+	return s.scan(p)
+}
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// scan is feed after the byte order mark.
+func (s *sseScanner) scan(p []byte) bool {
+	dispatched := false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c == '\n' && s.cr {
+			s.cr = false
+			continue
+		}
+		s.cr = c == '\r'
+		if c == '\r' || c == '\n' {
+			if s.endLine() {
+				dispatched = true
+				if s.capture {
+					return true
+				}
+			}
+			continue
+		}
+		switch s.st {
+		case sseLineStart:
+			if c == ':' {
+				s.st = sseSkip
+				continue
+			}
+			s.nameLen = 0
+			s.addName(c)
+			s.st = sseName
+		case sseName:
+			if c == ':' {
+				s.startValue()
+				s.st = sseValueStart
+				continue
+			}
+			s.addName(c)
+		case sseValueStart, sseValue:
+			if s.st == sseValueStart {
+				s.st = sseValue
+				if c == ' ' {
+					continue
+				}
+			}
+			j := indexEOL(p[i:])
+			if j < 0 {
+				j = len(p) - i
+			}
+			s.addValue(p[i : i+j])
+			i += j - 1
+		case sseSkip:
+			j := indexEOL(p[i:])
+			if j < 0 {
+				return dispatched
+			}
+			i += j - 1
+		}
+	}
+	return dispatched
+}
+
+func indexEOL(p []byte) int {
+	for i, c := range p {
+		if c == '\n' || c == '\r' {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *sseScanner) addName(c byte) {
+	if s.nameLen < len(s.name) {
+		s.name[s.nameLen] = c
+	}
+	if s.nameLen <= len(s.name) {
+		s.nameLen++
+	}
+}
+
+// startValue decides which field the line is, at its colon or its end.
+func (s *sseScanner) startValue() {
+	s.field = fieldOther
+	switch string(s.name[:min(s.nameLen, len(s.name))]) {
+	case "event":
+		if s.nameLen == 5 {
+			s.field = fieldEvent
+		}
+	case "data":
+		if s.nameLen == 4 {
+			s.field = fieldData
+		}
+	}
+	s.pingLen = 0
+	s.cur = s.cur[:0]
+}
+
+func (s *sseScanner) addValue(v []byte) {
+	switch {
+	case s.field == fieldEvent:
+		for _, c := range v {
+			if s.pingLen < len(s.ping) {
+				s.ping[s.pingLen] = c
+			}
+			if s.pingLen <= len(s.ping) {
+				s.pingLen++
+			}
+		}
+	case s.field != fieldData || !s.capture:
+		return
+	}
+	if s.capture {
+		s.cur = append(s.cur, v...)
+	}
+}
+
+// endLine ends the current line and reports whether it dispatched an event
+// with content.
+func (s *sseScanner) endLine() bool {
+	st := s.st
+	s.st = sseLineStart
+	switch st {
+	case sseLineStart:
+		return s.dispatch()
+	case sseSkip:
+		return false
+	case sseName:
+		s.startValue() // a field with no colon has an empty value
+	}
+	switch s.field {
+	case fieldEvent:
+		s.isPing = s.pingLen == len(s.ping) && string(s.ping[:]) == "ping"
+		if s.capture {
+			s.evName = append(s.evName[:0], s.cur...)
+		}
+	case fieldData:
+		s.hasData = true
+		if s.capture {
+			s.data = append(s.data, s.cur...)
+			s.data = append(s.data, '\n')
+		}
+	}
+	return false
+}
+
+// dispatch ends an event at a blank line and reports whether it had content.
+func (s *sseScanner) dispatch() bool {
+	content := s.hasData && !s.isPing
+	if content && s.capture {
+		s.ev = Event{Name: string(s.evName), Data: string(s.data[:len(s.data)-1])}
+	}
+	s.hasData, s.isPing = false, false
+	s.evName, s.data = s.evName[:0], s.data[:0]
+	return content
+}
