@@ -1,0 +1,145 @@
+package recoilhttp
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/recoil-go/recoil/hop"
+)
+
+// Middleware is the server side of the hop protocol. For every request it
+// reads the caller's retry budget, remaining deadline and attempt number
+// (package hop) into the request's context — the deadline less Margin, and a
+// hop.Account holding the budget — so a Transport used inside the handler
+// honours them with no code from the user. It reports the retries spent at
+// and below this hop in the response (Recoil-Retries-Spent), counts attempt
+// numbers in a histogram, and, while shedding, refuses retries first with an
+// explicit do-not-retry answer.
+//
+// Build one with NewMiddleware; a Middleware is safe for concurrent use.
+type Middleware struct {
+	next http.Handler
+	cfg  MiddlewareConfig
+	hist hop.Histogram
+	shed atomic.Bool
+}
+
+// MiddlewareConfig configures a Middleware. The zero value is usable.
+type MiddlewareConfig struct {
+	// Margin is taken off the caller's remaining deadline, for the answer's
+	// way back; zero means hop.DefaultDeadlineMargin.
+	Margin time.Duration
+	// Budget is this hop's own retry budget for the requests it serves,
+	// used when a request carries none; zero means 2, negative means zero.
+	Budget int
+	// TrustIncoming takes a request's budget as it is. When false (the
+	// default), an incoming budget can only lower this hop's own Budget:
+	// the headers come from outside.
+	TrustIncoming bool
+	// Shed, if set, is asked for every retry (attempt number above 1); true
+	// refuses it. SetShedding refuses every retry.
+	Shed func(*http.Request) bool
+}
+
+// NewMiddleware returns a Middleware in front of next.
+func NewMiddleware(next http.Handler, cfg MiddlewareConfig) *Middleware {
+	return &Middleware{next: next, cfg: cfg}
+}
+
+// Histogram returns the counts of attempt numbers the middleware has seen.
+func (m *Middleware) Histogram() *hop.Histogram { return &m.hist }
+
+// SetShedding turns shedding of retries on or off: while on, every request
+// whose attempt number is above 1 is refused with 503, Recoil-Retry: no and
+// x-should-retry: false (which the official Anthropic and OpenAI SDKs honour),
+// before the handler runs. First attempts still pass: shed the traffic the
+// failure made, not the traffic that was there.
+func (m *Middleware) SetShedding(on bool) { m.shed.Store(on) }
+
+// ServeHTTP implements http.Handler.
+func (m *Middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	in, _ := hop.ParseRequest(r.Header) // malformed fields read as absent
+	attempt := in.Attempt
+	if attempt == 0 {
+		attempt = 1
+	}
+	m.hist.Observe(attempt)
+	if attempt > 1 && (m.shed.Load() || (m.cfg.Shed != nil && m.cfg.Shed(r))) {
+		h := w.Header()
+		hop.Response{NoRetry: true}.Write(h)
+		h.Set("X-Should-Retry", "false")
+		http.Error(w, "retry refused: the server is shedding retries", http.StatusServiceUnavailable)
+		return
+	}
+	own := m.cfg.Budget
+	if own == 0 {
+		own = 2
+	}
+	own = max(own, 0)
+	b := own
+	if in.HasBudget && (m.cfg.TrustIncoming || in.Budget < own) {
+		b = in.Budget
+	}
+	acct := hop.NewAccount(b)
+	ctx := hop.WithAccount(r.Context(), acct)
+	if in.HasDeadline {
+		margin := m.cfg.Margin
+		if margin <= 0 {
+			margin = hop.DefaultDeadlineMargin
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, in.Deadline-margin)
+		defer cancel()
+	}
+	sw := &spentWriter{ResponseWriter: w, acct: acct}
+	m.next.ServeHTTP(sw, r.WithContext(ctx))
+	sw.writeSpent() // a handler that wrote nothing still reports
+}
+
+// spentWriter adds Recoil-Retries-Spent to the response as its header goes out.
+type spentWriter struct {
+	http.ResponseWriter
+	acct  *hop.Account
+	wrote bool
+}
+
+func (w *spentWriter) writeSpent() {
+	if w.wrote {
+		return
+	}
+	w.wrote = true
+	if s := w.acct.Spent(); s > 0 {
+		w.ResponseWriter.Header().Set(hop.HeaderSpent, strconv.Itoa(min(s, hop.MaxBudget)))
+	}
+}
+
+func (w *spentWriter) WriteHeader(code int) {
+	w.writeSpent()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *spentWriter) Write(p []byte) (int, error) {
+	w.writeSpent()
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush lets streaming handlers flush through the middleware.
+func (w *spentWriter) Flush() {
+	w.writeSpent()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Hijack lets handlers take over the connection through the middleware.
+func (w *spentWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *spentWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,345 @@
+package recoilhttp_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/backoff"
+	"github.com/recoil-go/recoil/recoilhttp"
+)
+
+// fakeBase is a RoundTripper that answers from a script and records what it
+// was sent. Its bodies record whether they were closed.
+type fakeBase struct {
+	mu     sync.Mutex
+	script []func(*http.Request) (*http.Response, error)
+	sent   []*http.Request
+	bodies []string // request bodies as sent
+	at     []time.Time
+	resp   []*trackedBody
+}
+
+type trackedBody struct {
+	io.Reader
+	closed bool
+}
+
+func (b *trackedBody) Close() error {
+	b.closed = true
+	if c, ok := b.Reader.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+func (f *fakeBase) RoundTrip(req *http.Request) (*http.Response, error) {
+	f.mu.Lock()
+	n := len(f.sent)
+	f.sent = append(f.sent, req)
+	f.at = append(f.at, time.Now())
+	var body string
+	if req.Body != nil {
+		b, _ := io.ReadAll(req.Body)
+		req.Body.Close()
+		body = string(b)
+	}
+	f.bodies = append(f.bodies, body)
+	step := f.script[min(n, len(f.script)-1)]
+	f.mu.Unlock()
+	resp, err := step(req)
+	if resp != nil {
+		tb := &trackedBody{Reader: resp.Body}
+		resp.Body = tb
+		resp.Request = req
+		f.mu.Lock()
+		f.resp = append(f.resp, tb)
+		f.mu.Unlock()
+	}
+	return resp, err
+}
+
+func status(code int, body string, headers ...string) func(*http.Request) (*http.Response, error) {
+	return func(*http.Request) (*http.Response, error) { return response(code, body, headers...), nil }
+}
+
+func failWith(err error) func(*http.Request) (*http.Response, error) {
+	return func(*http.Request) (*http.Response, error) { return nil, err }
+}
+
+var refused = &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
+
+func fast() *recoil.Policy {
+	return &recoil.Policy{Backoff: backoff.Constant(10 * time.Millisecond), Budget: recoil.NoBudget}
+}
+
+func TestTransportRetryRules(t *testing.T) {
+	tests := []struct {
+		name     string
+		method   string
+		body     string
+		noGet    bool // body without GetBody
+		header   string
+		allow    bool // AllowRetry on the context
+		tr       func(*recoilhttp.Transport)
+		script   []func(*http.Request) (*http.Response, error)
+		attempts int
+		status   int    // status returned, or 0 for an error
+		code     string // the last verdict's code
+		wantErr  error
+	}{
+		{"GET 503 retried to the cap", "GET", "", false, "", false, nil, []func(*http.Request) (*http.Response, error){status(503, "")}, 3, 503, "", nil},
+		{"GET 503 then 200", "GET", "", false, "", false, nil, []func(*http.Request) (*http.Response, error){status(503, ""), status(200, "ok")}, 2, 200, "", nil},
+		{"GET 400 once", "GET", "", false, "", false, nil, []func(*http.Request) (*http.Response, error){status(400, anthropic400)}, 1, 400, "invalid_request_error", nil},
+		{"POST 503 not retried", "POST", "{}", false, "", false, nil, []func(*http.Request) (*http.Response, error){status(503, "")}, 1, 503, recoilhttp.CodeNotIdempotent, nil},
+		{"POST with a key retried", "POST", "{}", false, "Idempotency-Key: k", false, nil, []func(*http.Request) (*http.Response, error){status(503, "")}, 3, 503, "", nil},
+		{"POST opted in per request", "POST", "{}", false, "", true, nil, []func(*http.Request) (*http.Response, error){status(500, "")}, 3, 500, "", nil},
+		{"POST opted in per host", "POST", "{}", false, "", false, func(tr *recoilhttp.Transport) {
+			tr.RetryNonIdempotent = func(r *http.Request) bool { return r.URL.Host == "api.example.com" }
+		}, []func(*http.Request) (*http.Response, error){status(500, "")}, 3, 500, "", nil},
+		{"POST with a generated key", "POST", "{}", false, "", false, func(tr *recoilhttp.Transport) { tr.IdempotencyKey = true },
+			[]func(*http.Request) (*http.Response, error){status(500, ""), status(200, "")}, 2, 200, "", nil},
+		{"POST refused connection retried: nothing was sent", "POST", "{}", false, "", false, nil, []func(*http.Request) (*http.Response, error){failWith(refused)}, 3, 0, recoilhttp.CodeConnect, recoil.ErrAttemptsExhausted},
+		{"POST reset after sending not retried", "POST", "{}", false, "", false, nil, []func(*http.Request) (*http.Response, error){failWith(io.ErrUnexpectedEOF)}, 1, 0, recoilhttp.CodeNotIdempotent, recoil.ErrPermanent},
+		{"body without GetBody gets one attempt", "PUT", "{}", true, "", false, nil, []func(*http.Request) (*http.Response, error){status(503, "")}, 1, 503, recoilhttp.CodeNotReplayable, nil},
+		{"429 quota once", "GET", "", false, "", false, nil, []func(*http.Request) (*http.Response, error){status(429, openaiQuota)}, 1, 429, "insufficient_quota", nil},
+		{"Retry-After over the cap stops", "GET", "", false, "", false, nil, []func(*http.Request) (*http.Response, error){status(429, rateLimited, "Retry-After: 120")}, 1, 429, "rate_limit_error", nil},
+		{"SSE error before content retried", "GET", "", false, "", false, nil, []func(*http.Request) (*http.Response, error){
+			status(200, "event: error\ndata: "+overloaded+"\n\n", "Content-Type: text/event-stream"),
+			status(200, "event: message_start\ndata: {}\n\n", "Content-Type: text/event-stream"),
+		}, 2, 200, recoilhttp.CodeStreamError, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				base := &fakeBase{script: tt.script}
+				var sum recoilhttp.Summary
+				tr := &recoilhttp.Transport{Base: base, Policy: fast(), Observe: func(s recoilhttp.Summary) { sum = s }}
+				if tt.tr != nil {
+					tt.tr(tr)
+				}
+				ctx := t.Context()
+				if tt.allow {
+					ctx = recoilhttp.AllowRetry(ctx)
+				}
+				var body io.Reader
+				if tt.body != "" {
+					body = strings.NewReader(tt.body)
+				}
+				req, _ := http.NewRequestWithContext(ctx, tt.method, "https://api.example.com/v1/messages", body)
+				if tt.noGet {
+					req.GetBody = nil
+				}
+				if tt.header != "" {
+					k, v, _ := strings.Cut(tt.header, ": ")
+					req.Header.Set(k, v)
+				}
+				resp, err := tr.RoundTrip(req)
+				if len(base.sent) != tt.attempts {
+					t.Errorf("attempts = %d, want %d", len(base.sent), tt.attempts)
+				}
+				if tt.status != 0 {
+					if err != nil || resp == nil || resp.StatusCode != tt.status {
+						t.Fatalf("RoundTrip() = %v, %v; want status %d and a nil error", resp, err, tt.status)
+					}
+					resp.Body.Close()
+				} else if !errors.Is(err, tt.wantErr) || resp != nil {
+					t.Fatalf("RoundTrip() = %v, %v; want %v", resp, err, tt.wantErr)
+				}
+				if sum.Attempts != tt.attempts || sum.Verdict.Code != tt.code || sum.Method != tt.method || sum.Host != "api.example.com" {
+					t.Errorf("Summary = %+v, want %d attempts, code %q", sum, tt.attempts, tt.code)
+				}
+				// Every attempt sent the whole body, and every discarded
+				// response was closed.
+				for i, b := range base.bodies {
+					if b != tt.body {
+						t.Errorf("attempt %d sent body %q, want %q", i+1, b, tt.body)
+					}
+				}
+				for i, rb := range base.resp[:max(len(base.resp)-1, 0)] {
+					if !rb.closed {
+						t.Errorf("discarded response %d was not closed", i+1)
+					}
+				}
+			})
+		})
+	}
+}
+
+// The caller's request is never modified; the first attempt goes out as it
+// is when nothing needs adding, later ones are clones; a generated key is the
+// same on every attempt.
+func TestTransportLeavesRequestAlone(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &fakeBase{script: []func(*http.Request) (*http.Response, error){status(500, ""), status(500, ""), status(200, "")}}
+		tr := &recoilhttp.Transport{Base: base, Policy: fast()}
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", "https://api.example.com/v1/models", nil)
+		req.Header.Set("X-Caller", "yes")
+		resp, err := tr.RoundTrip(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("RoundTrip() = %v, %v", resp, err)
+		}
+		if base.sent[0] != req {
+			t.Error("first attempt was cloned although nothing changed")
+		}
+		if base.sent[1] == req || base.sent[2] == req {
+			t.Error("a retry sent the caller's request itself")
+		}
+		if len(req.Header) != 1 || req.Header.Get("X-Caller") != "yes" {
+			t.Errorf("caller's headers changed: %v", req.Header)
+		}
+
+		base = &fakeBase{script: []func(*http.Request) (*http.Response, error){status(500, ""), status(500, ""), status(200, "")}}
+		tr = &recoilhttp.Transport{Base: base, Policy: fast(), IdempotencyKey: true}
+		req, _ = http.NewRequestWithContext(t.Context(), "POST", "https://api.example.com/v1/messages", strings.NewReader("{}"))
+		if _, err := tr.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+		k := base.sent[0].Header.Get("Idempotency-Key")
+		if !strings.HasPrefix(k, "recoil-") || base.sent[1].Header.Get("Idempotency-Key") != k || base.sent[2].Header.Get("Idempotency-Key") != k {
+			t.Errorf("keys = %q, %q, %q; want one generated key on every attempt", k, base.sent[1].Header.Get("Idempotency-Key"), base.sent[2].Header.Get("Idempotency-Key"))
+		}
+		if req.Header.Get("Idempotency-Key") != "" {
+			t.Error("the caller's request got the generated key")
+		}
+	})
+}
+
+func TestTransportWaits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &fakeBase{script: []func(*http.Request) (*http.Response, error){status(529, overloaded, "retry-after: 2"), status(200, "")}}
+		tr := &recoilhttp.Transport{Base: base, Policy: fast()}
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", "https://api.example.com/v1/models", nil)
+		if _, err := tr.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+		if d := base.at[1].Sub(base.at[0]); d < 2*time.Second || d > 2200*time.Millisecond {
+			t.Errorf("second attempt %v after the first, want the server's 2s (plus at most 10%%)", d)
+		}
+	})
+}
+
+func TestTransportAttemptTimeout(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		hang := func(r *http.Request) (*http.Response, error) {
+			<-r.Context().Done()
+			return nil, r.Context().Err()
+		}
+		base := &fakeBase{script: []func(*http.Request) (*http.Response, error){hang, hang, status(200, "ok")}}
+		tr := &recoilhttp.Transport{Base: base, Policy: fast(), AttemptTimeout: time.Second}
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", "https://api.example.com/v1/models", nil)
+		start := time.Now()
+		resp, err := tr.RoundTrip(req)
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("RoundTrip() = %v, %v", resp, err)
+		}
+		if d, want := time.Since(start), 2*time.Second+20*time.Millisecond; d != want {
+			t.Errorf("took %v, want %v (two timed-out attempts and two waits)", d, want)
+		}
+		// The successful attempt's context stays alive for its body.
+		if err := base.sent[2].Context().Err(); err != nil {
+			t.Errorf("attempt context = %v before the body was closed", err)
+		}
+		resp.Body.Close()
+		if base.sent[2].Context().Err() == nil {
+			t.Error("attempt context still alive after the body was closed")
+		}
+	})
+}
+
+func TestTransportCancelMidWait(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &fakeBase{script: []func(*http.Request) (*http.Response, error){status(503, "", "Retry-After: 30")}}
+		tr := &recoilhttp.Transport{Base: base, Policy: fast()}
+		cause := errors.New("caller left")
+		ctx, cancel := context.WithCancelCause(t.Context())
+		time.AfterFunc(time.Second, func() { cancel(cause) })
+		req, _ := http.NewRequestWithContext(ctx, "GET", "https://api.example.com/v1/models", nil)
+		start := time.Now()
+		resp, err := tr.RoundTrip(req)
+		if resp != nil || err != cause {
+			t.Errorf("RoundTrip() = %v, %v; want nil, the cause", resp, err)
+		}
+		if d := time.Since(start); d != time.Second {
+			t.Errorf("returned after %v, want 1s", d)
+		}
+		if !base.resp[0].closed {
+			t.Error("the discarded 503 was not closed")
+		}
+	})
+}
+
+// An SSE stream that delivers content and then stalls fails with the idle
+// error after IdleTimeout; pings do not keep it alive.
+func TestTransportIdleStream(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		done := make(chan struct{})
+		defer func() { <-done }() // the writer stops once the reader is gone
+		base := &fakeBase{script: []func(*http.Request) (*http.Response, error){func(*http.Request) (*http.Response, error) {
+			go func() {
+				defer close(done)
+				pw.Write([]byte("event: message_start\ndata: {}\n\nevent: content_block_delta\ndata: {\"text\":\"Hel\"}\n\n"))
+				for range 10 {
+					time.Sleep(time.Second)
+					if _, err := pw.Write([]byte("event: ping\ndata: {}\n\n")); err != nil {
+						return // the reader gave up
+					}
+				}
+			}()
+			return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}}, Body: pr}, nil
+		}}}
+		tr := &recoilhttp.Transport{Base: base, Policy: fast(), IdleTimeout: 3 * time.Second}
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", "https://api.example.com/v1/messages", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		got, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !errors.Is(err, recoilhttp.ErrIdle) {
+			t.Fatalf("reading = %v, want the idle error", err)
+		}
+		var se *recoilhttp.StreamError
+		if !errors.As(err, &se) || !bytes.Contains(got, []byte("Hel")) {
+			t.Errorf("error %v after %q: want a *StreamError after content", err, got)
+		}
+		if d := time.Since(start); d != 3*time.Second {
+			t.Errorf("failed after %v, want 3s", d)
+		}
+		if len(base.sent) != 1 {
+			t.Errorf("attempts = %d, want 1: no silent retry after content", len(base.sent))
+		}
+	})
+}
+
+func TestTransportStackedNoteOnce(t *testing.T) {
+	var notes []string
+	base := &fakeBase{script: []func(*http.Request) (*http.Response, error){status(200, "")}}
+	tr := &recoilhttp.Transport{Base: base, Observe: func(s recoilhttp.Summary) {
+		if s.Note != "" {
+			notes = append(notes, s.Note)
+		}
+	}}
+	for range 3 {
+		req, _ := http.NewRequest("GET", "https://api.example.com/v1/models", nil)
+		req.Header.Set("X-Stainless-Retry-Count", "1")
+		if _, err := tr.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "attempts multiply") {
+		t.Errorf("notes = %q, want one about stacked layers", notes)
+	}
+}
