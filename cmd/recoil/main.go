@@ -2,7 +2,7 @@
 //
 // Usage:
 //
-//	recoil demo [flags]    seed 000's failing call under two retry policies
+//	recoil demo [flags]    the main demonstration
 //
 // Run "recoil <command> -h" for a command's flags.
 package main
@@ -25,8 +25,14 @@ type command struct {
 	run           func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-var commands = []command{
-	{"demo", "seed 000's failing call under the seed's retry wrapper and recoil's default", runDemo},
+// commands holds the subcommands; each file registers its own in an init
+// function, in the order the usage text lists them.
+var commands []command
+
+func register(c command) { commands = append(commands, c) }
+
+func init() {
+	register(command{"demo", "seed 000's failing call under the seed's retry wrapper and recoil's default", runDemo})
 }
 
 func main() {
