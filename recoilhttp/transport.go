@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -473,4 +474,49 @@ func newKey() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
 	return "recoil-" + hex.EncodeToString(b[:])
+}
+
+// ModelAPI returns a Transport for a model provider's API (base nil means
+// http.DefaultTransport), for use under the provider's SDK with its own
+// retries off. Generation calls are POSTs and are billed per attempt (seed
+// 002), so the preset retries them only under an Idempotency-Key it
+// generates, the same on every attempt of a logical request — providers that
+// honour keys run it once — and under its own retry budget, which stops
+// retries when failures are sustained. Streams fail after 15 s without a
+// content event (seed 002's inactivity timeout); pings do not count.
+// Attempts, waits and Retry-After follow the default policy: 3 attempts,
+// full jitter, server waits honoured up to 60 s.
+func ModelAPI(base http.RoundTripper) *Transport {
+	return &Transport{Base: base, IdempotencyKey: true, IdleTimeout: 15 * time.Second}
+}
+
+// SlogObserver returns an Observe function that writes each request's
+// Summary as one log line to l (nil means nothing is written): the core
+// summary's attributes (recoil.Summary.Attrs) with method, host, status,
+// the provider's message and any note.
+func SlogObserver(l *slog.Logger) func(Summary) {
+	if l == nil {
+		return func(Summary) {}
+	}
+	return func(s Summary) {
+		ctx := context.Background()
+		level := s.Level()
+		if s.Note != "" {
+			level = max(level, slog.LevelWarn)
+		}
+		if !l.Enabled(ctx, level) {
+			return
+		}
+		attrs := append(s.Attrs(), slog.String("method", s.Method), slog.String("host", s.Host))
+		if s.Status != 0 {
+			attrs = append(attrs, slog.Int("status", s.Status))
+		}
+		if s.Provider != "" {
+			attrs = append(attrs, slog.String("provider", s.Provider))
+		}
+		if s.Note != "" {
+			attrs = append(attrs, slog.String("note", s.Note))
+		}
+		l.LogAttrs(ctx, level, s.Message(), attrs...)
+	}
 }

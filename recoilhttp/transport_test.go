@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -342,4 +343,36 @@ func TestTransportStackedNoteOnce(t *testing.T) {
 	if len(notes) != 1 || !strings.Contains(notes[0], "attempts multiply") {
 		t.Errorf("notes = %q, want one about stacked layers", notes)
 	}
+}
+
+// ModelAPI retries a generation POST under one generated key, and the one
+// log line carries the method, host, status and the provider's own words.
+func TestModelAPIAndLogLine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		base := &fakeBase{script: []func(*http.Request) (*http.Response, error){status(529, overloaded), status(400, anthropic400)}}
+		var buf bytes.Buffer
+		tr := recoilhttp.ModelAPI(base)
+		tr.Policy = fast()
+		tr.Observe = recoilhttp.SlogObserver(slog.New(slog.NewTextHandler(&buf, nil)))
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", "https://api.anthropic.com/v1/messages", strings.NewReader("{}"))
+		resp, err := tr.RoundTrip(req)
+		if err != nil || resp.StatusCode != 400 {
+			t.Fatalf("RoundTrip() = %v, %v; want the 400", resp, err)
+		}
+		resp.Body.Close()
+		if len(base.sent) != 2 || base.sent[0].Header.Get("Idempotency-Key") == "" ||
+			base.sent[0].Header.Get("Idempotency-Key") != base.sent[1].Header.Get("Idempotency-Key") {
+			t.Errorf("attempts %d, keys %q %q; want 2 under one generated key", len(base.sent),
+				base.sent[0].Header.Get("Idempotency-Key"), base.sent[len(base.sent)-1].Header.Get("Idempotency-Key"))
+		}
+		line := buf.String()
+		if strings.Count(line, "\n") != 1 {
+			t.Fatalf("log = %q, want one line", line)
+		}
+		for _, want := range []string{"level=WARN", "attempts=2", "method=POST", "host=api.anthropic.com", "status=400", `unknown field \"strict\"`, "reason=\"permanent error\""} {
+			if !strings.Contains(line, want) {
+				t.Errorf("log line %s lacks %s", line, want)
+			}
+		}
+	})
 }
