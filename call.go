@@ -134,7 +134,9 @@ func (c *Call) FailVerdict(now time.Time, err error, v Verdict) (time.Duration, 
 	if p.Breaker != nil {
 		p.Breaker.RecordAt(now, breakerOutcome(v))
 	}
-	now = clock(now)
+	if !c.deadline.IsZero() {
+		now = clock(now) // the deadline rule needs the time; nothing else here does
+	}
 	d := p.Decide(Failure{Attempt: c.attempts, Verdict: v, Now: now, Deadline: c.deadline, PrevWait: c.prev, RequestBudget: c.request})
 	if p.OnAttempt != nil {
 		p.OnAttempt(AttemptEvent{Attempt: c.attempts, Err: err, Verdict: v, Retry: d.Retry, Wait: d.Wait, Reason: d.Reason})

@@ -3,6 +3,8 @@ package recoil
 import (
 	"context"
 	"time"
+
+	"github.com/recoil-go/recoil/budget"
 )
 
 // Do calls op until it succeeds or the policy p (nil means Default) says to
@@ -15,9 +17,20 @@ import (
 // the policy sets AttemptTimeout. Do starts no goroutines, and on the healthy
 // path reads no clock and allocates nothing.
 func Do(ctx context.Context, p *Policy, op func(context.Context) error) error {
-	_, err := Get(ctx, p, func(ctx context.Context) (struct{}, error) {
-		return struct{}{}, op(ctx)
-	})
+	if p == nil {
+		p = Default
+	}
+	wrapped := func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) }
+	if !p.plain() {
+		_, err := run(ctx, p, wrapped, nil)
+		return err
+	}
+	err := op(ctx)
+	if err == nil {
+		p.fastSuccess()
+		return nil
+	}
+	_, err = run(ctx, p, wrapped, err)
 	return err
 }
 
@@ -26,10 +39,48 @@ func Do(ctx context.Context, p *Policy, op func(context.Context) error) error {
 // is cancelled when op returns, so the value must not depend on it (read a
 // response body inside op).
 func Get[T any](ctx context.Context, p *Policy, op func(context.Context) (T, error)) (T, error) {
-	var zero T
 	if p == nil {
 		p = Default
 	}
+	if p.plain() {
+		// The healthy path of a plain policy: one call of op, and on success
+		// one read of the budget (a full bucket writes nothing).
+		v, err := op(ctx)
+		if err == nil {
+			p.fastSuccess()
+			return v, nil
+		}
+		return run(ctx, p, op, err)
+	}
+	return run(ctx, p, op, nil)
+}
+
+// fastSuccess records a first-attempt success of a plain policy: nothing
+// to do when the budget is NoBudget or its bucket is full.
+func (p *Policy) fastSuccess() {
+	if p.Budget == nil && !p.bucket.Full() {
+		p.bucket.RecordAt(time.Time{}, budget.Outcome{Attempt: 1, Result: budget.Success})
+	}
+}
+
+// plain reports a policy whose first attempt needs nothing around it: no
+// limiter, breaker, timeouts or observers, and a budget that never refuses
+// a first attempt (the default token bucket, or none).
+func (p *Policy) plain() bool {
+	if p.Limiter != nil || p.Breaker != nil || p.Timeout > 0 || p.AttemptTimeout > 0 || p.Observe != nil || p.OnAttempt != nil {
+		return false
+	}
+	switch p.Budget.(type) {
+	case nil, noBudget:
+		return true
+	}
+	return false
+}
+
+// run is the retry loop. A non-nil first is the error of a first attempt
+// already made by Get's fast path.
+func run[T any](ctx context.Context, p *Policy, op func(context.Context) (T, error), first error) (T, error) {
+	var zero T
 	parent := ctx
 	if p.Timeout > 0 {
 		var cancel context.CancelFunc
@@ -57,7 +108,13 @@ func Get[T any](ctx context.Context, p *Policy, op func(context.Context) (T, err
 			}
 			return zero, err
 		}
-		v, err := attempt(ctx, p, op)
+		var v T
+		var err error
+		if first != nil {
+			err, first = first, nil
+		} else {
+			v, err = attempt(ctx, p, op)
+		}
 		if p.Limiter != nil {
 			p.Limiter.Release()
 		}

@@ -251,7 +251,9 @@ type Failure struct {
 	Attempt int
 	// Verdict is the failure's classification.
 	Verdict Verdict
-	// Now is the instant of the decision.
+	// Now is the instant of the decision. It may be zero when Deadline is
+	// zero: only the deadline rule needs the time (a budget given a zero
+	// time reads the clock itself if it needs it).
 	Now time.Time
 	// Deadline is when the caller stops waiting; zero means none.
 	Deadline time.Time

@@ -147,6 +147,11 @@ func (b *TokenBucket) RecordAt(now time.Time, o Outcome) {
 	}
 }
 
+// Full reports whether the bucket holds all its tokens, so that recording a
+// success would change nothing. It is one atomic load, for a caller that
+// skips the call on the healthy path.
+func (b *TokenBucket) Full() bool { return b.deficit.Load() == 0 }
+
 // Admit is shorthand for AdmitAt(time.Time{}).
 func (b *TokenBucket) Admit() bool { return b.AdmitAt(time.Time{}) }
 

@@ -296,3 +296,20 @@ func BenchmarkTokenBucket(b *testing.B) {
 		})
 	})
 }
+
+func TestTokenBucketFull(t *testing.T) {
+	var b TokenBucket
+	if !b.Full() {
+		t.Error("zero bucket: Full() = false, want true")
+	}
+	b.Record(Outcome{Attempt: 1, Result: Failure})
+	if b.Full() {
+		t.Error("after a failure: Full() = true, want false")
+	}
+	for range 10 {
+		b.Record(Outcome{Attempt: 1, Result: Success})
+	}
+	if !b.Full() {
+		t.Errorf("after 10 successes at ratio 0.1: Full() = false (tokens %v), want true", b.State().Tokens)
+	}
+}
