@@ -1,6 +1,7 @@
 package recoil
 
 import (
+	"context"
 	"time"
 
 	"github.com/recoil-go/recoil/breaker"
@@ -36,8 +37,9 @@ type Call struct {
 	request  Budget // the request's own budget (hop protocol); nil if none
 	inFlight bool   // an attempt was started and not yet reported
 	done     bool
-	reason   Reason // why the call ended, once done
-	final    error  // what the call ended with, once done
+	reason   Reason      // why the call ended, once done
+	final    error       // what the call ended with, once done
+	timer    *time.Timer // Wait's, made on the first wait that needs one
 }
 
 // Begin starts a logical call under p (nil means Default) that must finish
@@ -75,6 +77,28 @@ func (c *Call) Summary(now time.Time) Summary {
 		s.Elapsed = clock(now).Sub(c.start)
 	}
 	return s
+}
+
+// Wait sleeps d on real time, for a driver of the call that runs on real
+// time (Do, Get, an HTTP transport). It returns nil after d, or ctx's
+// error as soon as ctx is done; a wait of zero or less returns at once and
+// starts no timer. The timer is made once per call and reused.
+func (c *Call) Wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	if c.timer == nil {
+		c.timer = time.NewTimer(d)
+	} else {
+		c.timer.Reset(d)
+	}
+	select {
+	case <-c.timer.C:
+		return nil
+	case <-ctx.Done():
+		c.timer.Stop()
+		return ctx.Err()
+	}
 }
 
 // Attempts returns the number of attempts started so far.

@@ -91,7 +91,6 @@ func run[T any](ctx context.Context, p *Policy, op func(context.Context) (T, err
 	var none time.Time // the zero time: "now, if anyone needs it"
 	var c Call
 	c.begin(p, none, deadline)
-	var timer *time.Timer
 	for {
 		if p.Limiter != nil {
 			if err := p.Limiter.Acquire(ctx); err != nil {
@@ -134,18 +133,7 @@ func run[T any](ctx context.Context, p *Policy, op func(context.Context) (T, err
 		if stop != nil {
 			return zero, stop
 		}
-		if wait <= 0 {
-			continue // a zero wait starts no timer
-		}
-		if timer == nil {
-			timer = time.NewTimer(wait)
-		} else {
-			timer.Reset(wait)
-		}
-		select {
-		case <-timer.C:
-		case <-ctx.Done():
-			timer.Stop()
+		if c.Wait(ctx, wait) != nil {
 			if parent.Err() != nil {
 				c.Abort(none, context.Cause(parent))
 				return zero, context.Cause(parent)

@@ -191,7 +191,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		c.SetRequestBudget(accountBudget{r.acct})
 	}
 	var (
-		timer   *time.Timer
 		resp    *http.Response
 		lastErr error
 		status  int
@@ -233,20 +232,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, stop
 		}
 		discard(resp)
-		if wait > 0 {
-			if timer == nil {
-				timer = time.NewTimer(wait)
-			} else {
-				timer.Reset(wait)
-			}
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				timer.Stop()
-				c.Abort(none, context.Cause(ctx))
-				t.report(&c, req, status, prov, note)
-				return nil, context.Cause(ctx)
-			}
+		if c.Wait(ctx, wait) != nil {
+			c.Abort(none, context.Cause(ctx))
+			t.report(&c, req, status, prov, note)
+			return nil, context.Cause(ctx)
 		}
 	}
 }
