@@ -1,0 +1,304 @@
+package blast
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// Jitter is how a schedule randomises each wait. Only its mean enters the
+// arithmetic. The zero value is JitterNone.
+type Jitter uint8
+
+const (
+	// JitterNone waits the full ceiling c_k (seed 000's loop).
+	JitterNone Jitter = iota
+	// JitterFull waits uniformly in [0, c_k]: mean c_k/2 (Brooker 2015,
+	// backoff.FullJitter).
+	JitterFull
+	// JitterEqual waits c_k/2 plus uniformly [0, c_k/2]: mean 3·c_k/4
+	// (Brooker 2015, backoff.EqualJitter).
+	JitterEqual
+)
+
+var jitterNames = [...]string{JitterNone: "none", JitterFull: "full", JitterEqual: "equal"}
+
+// String returns "none", "full" or "equal".
+func (j Jitter) String() string {
+	if int(j) < len(jitterNames) {
+		return jitterNames[j]
+	}
+	return fmt.Sprintf("Jitter(%d)", uint8(j))
+}
+
+// ParseJitter parses "none", "full" or "equal".
+func ParseJitter(s string) (Jitter, error) {
+	for j, name := range jitterNames {
+		if s == name {
+			return Jitter(j), nil
+		}
+	}
+	return 0, fmt.Errorf("blast: unknown jitter %q (want none, full or equal)", s)
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (j Jitter) MarshalText() ([]byte, error) {
+	if int(j) >= len(jitterNames) {
+		return nil, fmt.Errorf("blast: invalid %v", j)
+	}
+	return []byte(j.String()), nil
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (j *Jitter) UnmarshalText(b []byte) error {
+	v, err := ParseJitter(string(b))
+	if err != nil {
+		return err
+	}
+	*j = v
+	return nil
+}
+
+// mean is the mean wait as a fraction of the ceiling.
+func (j Jitter) mean() float64 {
+	switch j {
+	case JitterFull:
+		return 0.5
+	case JitterEqual:
+		return 0.75
+	}
+	return 1
+}
+
+// Default values of the fields whose zero value means a default.
+const (
+	// DefaultMultiplier is used when Inputs.Multiplier is zero: doubling,
+	// as in seed 000's loop and package backoff.
+	DefaultMultiplier = 2.0
+	// DefaultSliderStep is used when Inputs.SliderStep is zero: seed 001's
+	// failure-rate slider moves in steps of 0.5 %.
+	DefaultSliderStep = 0.005
+)
+
+// Limits that keep every figure finite.
+const (
+	maxAttempts   = 100
+	maxMultiplier = 100.0
+	maxRetries    = 40 // keeps the backoff window 2^(k(k+1)/2) finite
+	maxLayers     = 64
+	maxRate       = 1e15
+)
+
+// Inputs are the figures a blast-radius calculation starts from. Rates are
+// per minute for the allowance and the pool (seed 000 speaks in requests a
+// minute) and per second for the amplification model (seed 001 does).
+//
+// The zero Inputs is not usable: start from DefaultInputs. Zero Multiplier
+// means DefaultMultiplier, zero MaxDelay means no cap and zero SliderStep
+// means DefaultSliderStep; every other field is taken as given and checked
+// by Compute. Inputs is a plain value, safe to copy and share.
+type Inputs struct {
+	// Attempts is the number of attempts the schedule makes on a call that
+	// keeps failing (seed 000: 5).
+	Attempts int `json:"attempts"`
+	// Base is the wait before the first retry (seed 000: 1 s).
+	Base time.Duration `json:"-"`
+	// Multiplier is the growth of the wait per retry (seed 000: 2).
+	Multiplier float64 `json:"multiplier"`
+	// MaxDelay caps each wait; zero means no cap (seed 000: none).
+	MaxDelay time.Duration `json:"-"`
+	// Jitter randomises each wait (seed 000: none).
+	Jitter Jitter `json:"jitter"`
+	// FailTime is how long one failing attempt takes (seed 000: 210 ms,
+	// a validator's 400).
+	FailTime time.Duration `json:"-"`
+
+	// RatePerMinute is the failing endpoint's traffic (seed 000: 140).
+	RatePerMinute float64 `json:"rate_per_min"`
+	// OtherPerMinute is every other endpoint's traffic against the same
+	// allowance (seed 000: 1,450).
+	OtherPerMinute float64 `json:"other_per_min"`
+	// AllowancePerMinute is the organisation's request allowance
+	// (seed 000: 2,000).
+	AllowancePerMinute float64 `json:"allowance_per_min"`
+	// Pool is the number of workers shared by every endpoint (seed 000: 24).
+	Pool int `json:"pool"`
+
+	// Layers is the number of retrying layers on the path (seed 001: 3,
+	// each making Retries+1 attempts).
+	Layers int `json:"layers"`
+	// Offered is the load that arrives, in requests a second (seed 001:
+	// 1,000).
+	Offered float64 `json:"offered_per_s"`
+	// Capacity is the ceiling of attempts a second before load is shed
+	// (seed 001: 1,200).
+	Capacity float64 `json:"capacity_per_s"`
+	// Failure is the underlying failure rate, in [0, 1], with the system not
+	// overloaded (seed 001: 0.2).
+	Failure float64 `json:"failure"`
+	// Retries is the number of attempts after the first (seed 001: 2).
+	Retries int `json:"retries"`
+	// Backoff marks which amplification (with or without backoff) is the
+	// configured one; the Report carries both (seed 001: off).
+	Backoff bool `json:"backoff"`
+	// SliderStep is the resolution of seed 001's failure-rate slider, used
+	// for Tipping.Slider; zero means DefaultSliderStep (0.5 %).
+	SliderStep float64 `json:"slider_step"`
+}
+
+// DefaultInputs returns the seeds' values: seed 000's five-attempt wrapper
+// (1 s doubling, no jitter, 210 ms failures) on an endpoint at 140/min
+// beside 1,450/min of other traffic, a 2,000/min allowance and 24 workers;
+// seed 001's 1,000/s against 1,200/s at 20 % underlying failure, 2 retries,
+// no backoff, 3 layers, read on a 0.5 % slider.
+func DefaultInputs() Inputs {
+	return Inputs{
+		Attempts:           5,
+		Base:               time.Second,
+		Multiplier:         2,
+		Jitter:             JitterNone,
+		FailTime:           210 * time.Millisecond,
+		RatePerMinute:      140,
+		OtherPerMinute:     1450,
+		AllowancePerMinute: 2000,
+		Pool:               24,
+		Layers:             3,
+		Offered:            1000,
+		Capacity:           1200,
+		Failure:            0.2,
+		Retries:            2,
+		Backoff:            false,
+		SliderStep:         DefaultSliderStep,
+	}
+}
+
+// inputsJSON is Inputs with its durations in seconds.
+type inputsJSON struct {
+	inputsAlias
+	BaseS     float64 `json:"base_s"`
+	MaxDelayS float64 `json:"max_delay_s"`
+	FailTimeS float64 `json:"fail_time_s"`
+}
+
+type inputsAlias Inputs
+
+// MarshalJSON encodes Inputs with Base, MaxDelay and FailTime in seconds
+// (base_s, max_delay_s, fail_time_s) and Jitter by name.
+func (in Inputs) MarshalJSON() ([]byte, error) {
+	return json.Marshal(inputsJSON{
+		inputsAlias: inputsAlias(in),
+		BaseS:       in.Base.Seconds(),
+		MaxDelayS:   in.MaxDelay.Seconds(),
+		FailTimeS:   in.FailTime.Seconds(),
+	})
+}
+
+// UnmarshalJSON decodes what MarshalJSON encodes.
+func (in *Inputs) UnmarshalJSON(b []byte) error {
+	var v inputsJSON
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*in = Inputs(v.inputsAlias)
+	in.Base = seconds(v.BaseS)
+	in.MaxDelay = seconds(v.MaxDelayS)
+	in.FailTime = seconds(v.FailTimeS)
+	return nil
+}
+
+// ErrInvalid is the sentinel every *InputError matches with errors.Is.
+var ErrInvalid = errors.New("blast: invalid input")
+
+// InputError reports an Inputs field Compute cannot use. It matches
+// ErrInvalid with errors.Is.
+type InputError struct {
+	Field  string // the Inputs field, e.g. "Capacity"
+	Value  any    // the value it held
+	Reason string // what it must be, e.g. "must be positive"
+}
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("blast: Inputs.%s = %v: %s", e.Field, e.Value, e.Reason)
+}
+
+// Unwrap returns ErrInvalid.
+func (e *InputError) Unwrap() error { return ErrInvalid }
+
+func bad(field string, v any, reason string) error {
+	return &InputError{Field: field, Value: v, Reason: reason}
+}
+
+// withDefaults returns in with its defaulting zero fields filled in.
+func (in Inputs) withDefaults() Inputs {
+	if in.Multiplier == 0 {
+		in.Multiplier = DefaultMultiplier
+	}
+	if in.SliderStep == 0 {
+		in.SliderStep = DefaultSliderStep
+	}
+	return in
+}
+
+// validate checks in (after withDefaults), naming the first bad field.
+func (in Inputs) validate() error {
+	switch {
+	case in.Attempts < 1 || in.Attempts > maxAttempts:
+		return bad("Attempts", in.Attempts, fmt.Sprintf("must be between 1 and %d", maxAttempts))
+	case in.Base < 0:
+		return bad("Base", in.Base, "must not be negative")
+	case !(in.Multiplier >= 1 && in.Multiplier <= maxMultiplier):
+		return bad("Multiplier", in.Multiplier, fmt.Sprintf("must be between 1 and %g (0 means %g)", maxMultiplier, DefaultMultiplier))
+	case in.MaxDelay < 0:
+		return bad("MaxDelay", in.MaxDelay, "must not be negative (0 means no cap)")
+	case int(in.Jitter) >= len(jitterNames):
+		return bad("Jitter", in.Jitter, "must be JitterNone, JitterFull or JitterEqual")
+	case in.FailTime < 0:
+		return bad("FailTime", in.FailTime, "must not be negative")
+	case !(in.RatePerMinute >= 0 && in.RatePerMinute <= maxRate):
+		return bad("RatePerMinute", in.RatePerMinute, rateRange(false))
+	case !(in.OtherPerMinute >= 0 && in.OtherPerMinute <= maxRate):
+		return bad("OtherPerMinute", in.OtherPerMinute, rateRange(false))
+	case !(in.AllowancePerMinute > 0 && in.AllowancePerMinute <= maxRate):
+		return bad("AllowancePerMinute", in.AllowancePerMinute, rateRange(true))
+	case in.Pool < 1:
+		return bad("Pool", in.Pool, "must be at least 1")
+	case in.Layers < 1 || in.Layers > maxLayers:
+		return bad("Layers", in.Layers, fmt.Sprintf("must be between 1 and %d", maxLayers))
+	case !(in.Offered > 0 && in.Offered <= maxRate):
+		return bad("Offered", in.Offered, rateRange(true))
+	case !(in.Capacity > 0 && in.Capacity <= maxRate):
+		return bad("Capacity", in.Capacity, rateRange(true))
+	case !(in.Failure >= 0 && in.Failure <= 1): // also rejects NaN
+		return bad("Failure", in.Failure, "must be between 0 and 1")
+	case in.Retries < 0 || in.Retries > maxRetries:
+		return bad("Retries", in.Retries, fmt.Sprintf("must be between 0 and %d", maxRetries))
+	case !(in.SliderStep > 0 && in.SliderStep <= 1):
+		return bad("SliderStep", in.SliderStep, "must be in (0, 1] (0 means 0.005)")
+	}
+	return nil
+}
+
+// rateRange says what range a rate must fall in; positive excludes zero.
+// The comparisons that use it also reject NaN and infinities.
+func rateRange(positive bool) string {
+	if positive {
+		return fmt.Sprintf("must be positive and at most %g", maxRate)
+	}
+	return fmt.Sprintf("must be between 0 and %g", maxRate)
+}
+
+// seconds converts s seconds to a Duration, saturating at the extremes.
+func seconds(s float64) time.Duration {
+	ns := s * float64(time.Second)
+	switch {
+	case math.IsNaN(ns):
+		return 0
+	case ns >= math.MaxInt64:
+		return math.MaxInt64
+	case ns <= math.MinInt64:
+		return math.MinInt64
+	}
+	return time.Duration(math.Round(ns))
+}
