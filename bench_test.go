@@ -53,3 +53,16 @@ func BenchmarkBare(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecide is the decision alone, with the default schedules: it
+// allocates nothing.
+func BenchmarkDecide(b *testing.B) {
+	p := &recoil.Policy{Budget: recoil.NoBudget}
+	f := recoil.Failure{Attempt: 1, Verdict: recoil.Verdict{Class: recoil.ClassTransient}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if d := p.Decide(f); !d.Retry {
+			b.Fatal(d)
+		}
+	}
+}

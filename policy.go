@@ -216,17 +216,24 @@ func (p *Policy) minAttempt() time.Duration {
 	return p.MinAttempt
 }
 
+// The default schedules, boxed once: converting a struct to an interface on
+// every retry would allocate.
+var (
+	defaultBackoff         backoff.Schedule = DefaultBackoff
+	defaultOverloadBackoff backoff.Schedule = DefaultOverloadBackoff
+)
+
 func (p *Policy) schedule(c Class) backoff.Schedule {
 	if c == ClassOverloaded || c == ClassThrottled {
 		if p.OverloadBackoff != nil {
 			return p.OverloadBackoff
 		}
-		return DefaultOverloadBackoff
+		return defaultOverloadBackoff
 	}
 	if p.Backoff != nil {
 		return p.Backoff
 	}
-	return DefaultBackoff
+	return defaultBackoff
 }
 
 // Verdict classifies an attempt's error under this policy: the policy's
