@@ -1,0 +1,165 @@
+package sim
+
+import (
+	"testing"
+	"time"
+)
+
+// layers returns seed 001's path: a mobile SDK calling a gateway calling a
+// service calling a database that fails every request, each layer with the
+// policy p (the compared one).
+func layers(calls int, p PolicySpec) *Scenario {
+	return &Scenario{
+		Name:     "layers",
+		Policies: []PolicySpec{p},
+		Services: []ServiceSpec{
+			{Name: "gateway", Calls: "service"},
+			{Name: "service", Calls: "db"},
+			{Name: "db", Service: Constant(time.Millisecond), Failure: 1},
+		},
+		Clients: []ClientSpec{{Name: "mobile", Target: "gateway", Callers: 1, Calls: calls}},
+	}
+}
+
+// TestLayersMultiply: retries compose by multiplication — three attempts at
+// each of three layers are 27 requests to the database (seed 001) — and the
+// hop protocol collapses the product to one budget: 1 + the edge's retries.
+func TestLayersMultiply(t *testing.T) {
+	none := &BudgetSpec{Kind: BudgetNone}
+	at := &BackoffSpec{Kind: BackoffNone}
+	tests := []struct {
+		name string
+		p    PolicySpec
+		want int64 // database attempts per call
+	}{
+		{"3 attempts per layer", PolicySpec{Name: "3", Attempts: 3, Backoff: at, Budget: none}, 27},
+		{"2 attempts per layer", PolicySpec{Name: "2", Attempts: 2, Backoff: at, Budget: none}, 8},
+		{"3 per layer, hop budget 2", PolicySpec{Name: "hop", Attempts: 3, Backoff: at, Budget: none, Hop: 2}, 3},
+		{"3 per layer, hop budget 5", PolicySpec{Name: "hop", Attempts: 3, Backoff: at, Budget: none, Hop: 5}, 6},
+		{"5 per layer, hop budget 1", PolicySpec{Name: "hop", Attempts: 5, Backoff: at, Budget: none, Hop: 1}, 2},
+	}
+	const calls = 10
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run(t, layers(calls, tt.p), 1).Runs[0]
+			db := serviceOf(t, r, "db")
+			if got := db.Arrivals; got != tt.want*calls {
+				t.Errorf("database attempts for %d calls = %d, want %d each (%d)", calls, got, tt.want, tt.want*calls)
+			}
+			if r.Failed != calls {
+				t.Errorf("failed calls = %d, want %d", r.Failed, calls)
+			}
+		})
+	}
+}
+
+// TestPolicyKinds runs every budget, backoff and breaker a scenario can name
+// against seed 004's outage, to check each is wired to the real recoil code:
+// budgets and breakers that should cut attempts do.
+func TestPolicyKinds(t *testing.T) {
+	ms := time.Millisecond
+	full := &BackoffSpec{Kind: BackoffFull, Base: 20 * ms}
+	tests := []struct {
+		name        string
+		p           PolicySpec
+		maxAttempts int64 // at the gateway, for 50 callers
+		minAttempts int64
+	}{
+		{"no budget", PolicySpec{Attempts: 20, Backoff: full, Budget: &BudgetSpec{Kind: BudgetNone}}, 1000, 300},
+		{"default budget", PolicySpec{Attempts: 20, Backoff: full}, 400, 50},
+		{"token bucket", PolicySpec{Attempts: 20, Backoff: full, Budget: &BudgetSpec{Kind: BudgetToken, Tokens: 4, Ratio: 0.5}}, 200, 50},
+		{"ratio", PolicySpec{Attempts: 20, Backoff: full, Budget: &BudgetSpec{Kind: BudgetRatio, Percent: 0.1, MinPerSec: 1, TTL: time.Second}}, 200, 50},
+		{"quota", PolicySpec{Attempts: 20, Backoff: full, Budget: &BudgetSpec{Kind: BudgetQuota, Capacity: 10, RetryCost: 5}}, 200, 50},
+		// The SRE book's throttle counts requests at once and accepts only
+		// when answers come back, so 50 callers starting together meet a
+		// rejection probability of n/(n+1) after the first few: a burst at
+		// a cold throttle is mostly refused locally.
+		{"adaptive", PolicySpec{Attempts: 20, Backoff: full, Budget: &BudgetSpec{Kind: BudgetAdaptive, K: 1.1}}, 49, 1},
+		{"breaker", PolicySpec{Attempts: 20, Backoff: full, Budget: &BudgetSpec{Kind: BudgetNone}, Breaker: &BreakerSpec{Failures: 3, Open: time.Second}}, 200, 50},
+		// One slot shared by 50 callers with no queue: most are shed.
+		{"limit", PolicySpec{Attempts: 20, Backoff: full, Budget: &BudgetSpec{Kind: BudgetNone}, Limit: 1}, 49, 1},
+		{"exponential", PolicySpec{Attempts: 20, Backoff: &BackoffSpec{Kind: BackoffExponential, Base: 20 * ms, Cap: time.Second}, Budget: &BudgetSpec{Kind: BudgetNone}}, 1000, 50},
+		{"equal", PolicySpec{Attempts: 20, Backoff: &BackoffSpec{Kind: BackoffEqual, Base: 20 * ms}, Budget: &BudgetSpec{Kind: BudgetNone}}, 1000, 50},
+		{"decorrelated", PolicySpec{Attempts: 20, Backoff: &BackoffSpec{Kind: BackoffDecorrelated, Base: 20 * ms, Cap: time.Second}, Budget: &BudgetSpec{Kind: BudgetNone}}, 1000, 50},
+		{"proportional", PolicySpec{Attempts: 20, Backoff: &BackoffSpec{Kind: BackoffProportional, Base: 20 * ms, Jitter: 0.5}, Budget: &BudgetSpec{Kind: BudgetNone}}, 1000, 50},
+		{"constant", PolicySpec{Attempts: 20, Backoff: &BackoffSpec{Kind: BackoffConstant, Base: 20 * ms}, Budget: &BudgetSpec{Kind: BudgetNone}}, 1000, 500},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.p.Name = tt.name
+			s := &Scenario{
+				Name:     "kinds",
+				Policies: []PolicySpec{tt.p},
+				Services: []ServiceSpec{{Name: "gateway", Service: Constant(12 * ms), FailTime: Constant(12 * ms),
+					Outages: []Outage{{Duration: 700 * ms}}}},
+				Clients: []ClientSpec{{Name: "callers", Target: "gateway", Callers: 50, Calls: 1, SharedPolicy: true}},
+			}
+			if err := s.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			r := run(t, s, 1).Runs[0]
+			if r.Attempts < tt.minAttempts || r.Attempts > tt.maxAttempts {
+				t.Errorf("attempts = %d, want in [%d, %d]", r.Attempts, tt.minAttempts, tt.maxAttempts)
+			}
+			if r.Succeeded+r.Failed != 50 {
+				t.Errorf("%d succeeded + %d failed, want 50 calls ended", r.Succeeded, r.Failed)
+			}
+			t.Logf("attempts %d, succeeded %d, failed %v", r.Attempts, r.Succeeded, r.Clients[0].FailedBy)
+		})
+	}
+}
+
+// TestClassify: seed 000's wrapper retries a validator's 400; recoil's
+// classification does not; "timeouts" retries only the caller's timeouts.
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		mode string
+		want int64 // attempts per call
+	}{
+		{ClassifyAll, 5}, {ClassifyHonour, 1}, {"", 1}, {ClassifyTimeouts, 1},
+	}
+	for _, tt := range tests {
+		s := &Scenario{
+			Name:     "classify",
+			Policies: []PolicySpec{{Name: "p", Attempts: 5, Classify: tt.mode, Backoff: &BackoffSpec{Kind: BackoffExponential, Base: time.Second}, Budget: &BudgetSpec{Kind: BudgetNone}}},
+			Services: []ServiceSpec{{Name: "provider", Service: Constant(210 * time.Millisecond), Reject: []string{"broken"}}},
+			Clients:  []ClientSpec{{Name: "broken", Target: "provider", Callers: 1, Calls: 3}},
+		}
+		r := run(t, s, 1).Runs[0]
+		if got := r.Attempts; got != 3*tt.want {
+			t.Errorf("classify %q: %d attempts for 3 calls, want %d", tt.mode, got, 3*tt.want)
+		}
+		if tt.mode == ClassifyAll {
+			// Seed 000: 1+2+4+8 = 15 s asleep plus five 210 ms attempts.
+			if got, want := r.Latency.Max, 15*time.Second+5*210*time.Millisecond; got < want-want/100 || got > want+want/100 {
+				t.Errorf("wrapper call held %v, want %v", got, want)
+			}
+		}
+	}
+}
+
+// TestThrottledWaits: a 429's Retry-After, to the next minute, is honoured
+// by recoil's classification (the retry lands in the next minute) and
+// ignored by the wrapper (which retries on its own schedule into more 429s).
+func TestThrottledWaits(t *testing.T) {
+	mk := func(mode string) *Scenario {
+		return &Scenario{
+			Name:     "429",
+			Duration: 5 * time.Minute,
+			Policies: []PolicySpec{{Name: "p", Attempts: 5, Classify: mode, Backoff: &BackoffSpec{Kind: BackoffExponential, Base: time.Second}, Budget: &BudgetSpec{Kind: BudgetNone}}},
+			Services: []ServiceSpec{{Name: "provider", Service: Constant(100 * time.Millisecond), Allowance: 10.0 / 60}},
+			Clients:  []ClientSpec{{Name: "c", Target: "provider", Callers: 12, Calls: 1}},
+		}
+	}
+	honour := run(t, mk(ClassifyHonour), 1).Runs[0]
+	wrapper := run(t, mk(ClassifyAll), 1).Runs[0]
+	if honour.Succeeded != 12 {
+		t.Errorf("honouring Retry-After: %d of 12 through, want all (two in the second minute)", honour.Succeeded)
+	}
+	if p := serviceOf(t, honour, "provider"); p.Throttled != 2 {
+		t.Errorf("honouring Retry-After: %d 429s, want 2 (one each for the two over the allowance)", p.Throttled)
+	}
+	if p := serviceOf(t, wrapper, "provider"); p.Throttled <= 2 || wrapper.Succeeded == 12 {
+		t.Errorf("wrapper: %d 429s, %d through; want more 429s and some calls lost", p.Throttled, wrapper.Succeeded)
+	}
+}

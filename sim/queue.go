@@ -1,0 +1,111 @@
+package sim
+
+import "math/bits"
+
+// event is one timed event: 16 bytes. at is virtual nanoseconds since the
+// run began; id is the entity the event is for (a call, a job, a client);
+// aux holds the kind in its top byte and, for events that may go stale, a
+// generation in the rest.
+type event struct {
+	at  int64
+	id  uint32
+	aux uint32
+}
+
+func (e event) kind() uint8 { return uint8(e.aux >> 24) }
+func (e event) gen() uint32 { return e.aux & genMask }
+
+const genMask = 1<<24 - 1
+
+// queue is the pending-event set: a radix heap (Ahuja, Mehlhorn, Orlin and
+// Tarjan, "Faster algorithms for the shortest path problem", 1990) of event
+// values, keyed by at.
+//
+// A radix heap needs the keys to be monotone — nothing is scheduled before
+// the event being handled — which a discrete-event simulation guarantees. In
+// exchange a push is an append to one of 64 buckets, chosen by the highest
+// bit in which the event's time differs from the last time taken; bucket 0
+// holds the events at exactly that time. A pop takes from bucket 0; when it
+// is empty, the lowest non-empty bucket is scanned for its minimum and its
+// events are redistributed into lower buckets. Every event moves to a lower
+// bucket each time it moves, so it moves a few times at most, and every
+// access is a sequential walk of a slice: no pointer chasing and no
+// log-depth sift through a large array, which is what costs a binary heap
+// its cache misses at 100,000 events.
+//
+// Measured on the hold model (pop one, push one a uniform 0–1 ms later),
+// best of 7 on a 2-vCPU guest: at 10,000 events, binary heap 112 ns, 4-ary
+// heap with a fused pop-push 95 ns, radix heap 51 ns; at 100,000: 164, 199
+// and 73 ns (bench_test.go has the baseline and the hold loop).
+//
+// Ties pop in an order fixed by the sequence of operations (last in, first
+// out within bucket 0), so a run is deterministic; no sequence number is
+// kept. Memory is the events pending plus the buckets' slack.
+type queue struct {
+	last int64
+	mask uint64 // bit i set: bucket i is not empty
+	n    int
+	b    [64][]event
+	// lo[i] is the index in b[i] of its earliest event, so peek need not
+	// scan or move anything.
+	lo [64]int32
+}
+
+func (q *queue) len() int { return q.n }
+
+// push adds e; e.at must not be before the last time taken.
+func (q *queue) push(e event) {
+	i := bits.Len64(uint64(e.at ^ q.last))
+	b := append(q.b[i], e)
+	q.b[i] = b
+	if q.mask&(1<<i) == 0 {
+		q.mask |= 1 << i
+		q.lo[i] = int32(len(b) - 1)
+	} else if e.at < b[q.lo[i]].at {
+		q.lo[i] = int32(len(b) - 1)
+	}
+	q.n++
+}
+
+// peek returns the earliest event without changing the queue (min may
+// redistribute events; peek never does); the queue must not be empty.
+func (q *queue) peek() event {
+	i := bits.TrailingZeros64(q.mask)
+	if i == 0 {
+		return q.b[0][len(q.b[0])-1]
+	}
+	return q.b[i][q.lo[i]]
+}
+
+// min returns the earliest event; the queue must not be empty.
+func (q *queue) min() event {
+	if q.mask&1 == 0 {
+		q.refill()
+	}
+	b := q.b[0]
+	return b[len(b)-1]
+}
+
+// refill moves the events of the lowest non-empty bucket down, so that
+// bucket 0 holds the earliest.
+func (q *queue) refill() {
+	i := bits.TrailingZeros64(q.mask)
+	bi := q.b[i]
+	q.b[i] = bi[:0]
+	q.mask &^= 1 << i
+	q.last = bi[q.lo[i]].at
+	q.n -= len(bi)
+	for _, e := range bi {
+		q.push(e)
+	}
+}
+
+// pop removes the event min returned.
+func (q *queue) pop() {
+	b := q.b[0][:len(q.b[0])-1]
+	q.b[0] = b
+	if len(b) == 0 {
+		q.mask &^= 1
+	}
+	q.n--
+}

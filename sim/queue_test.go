@@ -1,0 +1,71 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestQueueOrder checks the radix heap against a sorted list: events come
+// out in time order, whatever the mix of pushes and pops, as long as nothing
+// is pushed before the last time taken.
+func TestQueueOrder(t *testing.T) {
+	tests := []struct {
+		name   string
+		spread int64 // how far ahead of now a push lands
+		ops    int
+	}{
+		{"ties", 3, 20_000},
+		{"near", 1_000, 20_000},
+		{"far", 1 << 40, 20_000},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rnd := rand.New(rand.NewPCG(1, 2))
+			var q queue
+			var ref []int64
+			now := int64(0)
+			for i := range tt.ops {
+				if rnd.IntN(3) > 0 || len(ref) == 0 {
+					at := now + rnd.Int64N(tt.spread)
+					q.push(event{at: at, id: uint32(i)})
+					ref = append(ref, at)
+					continue
+				}
+				if p := q.peek(); p.at != slices.Min(ref) {
+					t.Fatalf("op %d: peek = %d, want %d", i, p.at, slices.Min(ref))
+				}
+				e := q.min()
+				q.pop()
+				slices.Sort(ref)
+				if e.at != ref[0] {
+					t.Fatalf("op %d: min = %d, want %d", i, e.at, ref[0])
+				}
+				ref = ref[1:]
+				now = e.at
+				if q.len() != len(ref) {
+					t.Fatalf("op %d: len = %d, want %d", i, q.len(), len(ref))
+				}
+			}
+		})
+	}
+}
+
+func TestHistQuantiles(t *testing.T) {
+	var h hist
+	for v := int64(1); v <= 100_000; v++ {
+		h.add(v * 1000) // 1µs … 100ms
+	}
+	for _, q := range []float64{0.5, 0.9, 0.99} {
+		got, want := float64(h.quantile(q)), q*100_000*1000
+		if got < want*0.99 || got > want*1.01 {
+			t.Errorf("quantile(%v) = %v, want %v ± 1%%", q, got, want)
+		}
+	}
+	if got, want := h.quantile(1), int64(100_000*1000); int64(got) != want {
+		t.Errorf("quantile(1) = %v, want the maximum %v", got, want)
+	}
+	if got, want := h.mean(), 50_000_500*1.0; float64(got) != want {
+		t.Errorf("mean = %v, want %v", float64(got), want)
+	}
+}

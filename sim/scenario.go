@@ -1,0 +1,814 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Scenario is one simulation: services, the clients that call them, and the
+// retry policies to compare. Every run of a scenario is the same world under
+// one of Policies (and, with a Sweep, at one of the sweep's values). Load and
+// Parse read a scenario from YAML, the format of the files in the
+// repository's scenarios directory; a Scenario built in Go works the same.
+//
+// The zero value of every field means its documented default. A Scenario is
+// not modified by Run and may be run concurrently from several goroutines.
+type Scenario struct {
+	// Name names the scenario in reports.
+	Name string `yaml:"name" json:"name"`
+	// Description says what the scenario shows, in a sentence or two.
+	Description string `yaml:"description" json:"description,omitempty"`
+	// Seed seeds the run's random source when Options.Seed is zero; zero
+	// means 1.
+	Seed uint64 `yaml:"seed" json:"seed,omitempty"`
+	// Duration is how long open-loop clients send and the longest a run
+	// lasts in virtual time. Zero means one hour: enough for closed-loop
+	// clients with a fixed number of calls, which end the run when they are
+	// done. Calls unfinished at the end are counted as such.
+	Duration time.Duration `yaml:"duration" json:"duration,omitempty"`
+	// Warmup is left out of the statistics: calls begun and samples taken
+	// before it do not count.
+	Warmup time.Duration `yaml:"warmup" json:"warmup,omitempty"`
+	// Window is the width of the windows in which peak arrivals are counted;
+	// zero means 200ms, seed 004's window.
+	Window time.Duration `yaml:"window" json:"window,omitempty"`
+	// Sample is the interval of the time series (queue depth, workers busy,
+	// arrivals); zero means Window, or Duration/2000 if that is longer.
+	Sample time.Duration `yaml:"sample" json:"sample,omitempty"`
+	// Target names the service whose attempts and peak the summary reports;
+	// empty means the last service listed (the dependency at the bottom).
+	Target string `yaml:"target" json:"target,omitempty"`
+	// Policies are compared side by side: each run uses one of them wherever
+	// a client or service has no policy of its own.
+	Policies []PolicySpec `yaml:"policies" json:"policies,omitempty"`
+	// Services are the dependencies and the layers that call them.
+	Services []ServiceSpec `yaml:"services" json:"services"`
+	// Clients are the sources of traffic.
+	Clients []ClientSpec `yaml:"clients" json:"clients"`
+	// Sweep, if set, runs the scenario once per value of one field.
+	Sweep *Sweep `yaml:"sweep" json:"sweep,omitempty"`
+
+	Pos Pos `yaml:"-" json:"-"`
+}
+
+// PolicySpec describes a recoil.Policy. Zero fields mean recoil's defaults,
+// so an empty PolicySpec is recoil's default policy: 3 attempts, full jitter
+// from 100 ms, the gRFC A6 token bucket, classification honoured.
+type PolicySpec struct {
+	// Name names the policy in reports.
+	Name string `yaml:"name" json:"name"`
+	// Attempts caps attempts, the first included (recoil.Policy.MaxAttempts);
+	// zero means 3.
+	Attempts int `yaml:"attempts" json:"attempts,omitempty"`
+	// Backoff is the schedule after a transient failure; nil means
+	// recoil.DefaultBackoff.
+	Backoff *BackoffSpec `yaml:"backoff" json:"backoff,omitempty"`
+	// OverloadBackoff is the schedule after an overloaded or throttled
+	// failure without a server-directed wait; nil means
+	// recoil.DefaultOverloadBackoff.
+	OverloadBackoff *BackoffSpec `yaml:"overload_backoff" json:"overload_backoff,omitempty"`
+	// Budget is the retry budget; nil means recoil's default (the A6 token
+	// bucket), one per client group or service using the policy.
+	Budget *BudgetSpec `yaml:"budget" json:"budget,omitempty"`
+	// Breaker is a circuit breaker; nil means none.
+	Breaker *BreakerSpec `yaml:"breaker" json:"breaker,omitempty"`
+	// Classify is how failures are classified: ClassifyHonour (the default:
+	// a validator's 400 is permanent, a 429 waits as told), ClassifyAll
+	// (seed 000's wrapper: anything that is not a 2xx is retried on the
+	// policy's own schedule), or ClassifyTimeouts (only the caller's own
+	// timeouts are retried: an upstream that re-sends).
+	Classify string `yaml:"classify" json:"classify,omitempty"`
+	// AttemptTimeout is how long the caller waits for one attempt before
+	// giving up on it and treating it as a transient failure (the attempt
+	// carries on at the service, an orphan); zero means no limit.
+	AttemptTimeout time.Duration `yaml:"attempt_timeout" json:"attempt_timeout,omitempty"`
+	// Timeout bounds the whole logical call, waits included; zero means none.
+	Timeout time.Duration `yaml:"timeout" json:"timeout,omitempty"`
+	// MaxServerWait is the longest Retry-After honoured; zero means 60s.
+	MaxServerWait time.Duration `yaml:"max_server_wait" json:"max_server_wait,omitempty"`
+	// Limit caps the attempts in flight from one instance of the policy
+	// (a limit.Limiter without a queue): an attempt that finds it full is
+	// shed and its call stops (recoil.ReasonLimit). Zero means no limit.
+	Limit int `yaml:"limit" json:"limit,omitempty"`
+	// Hop turns the hop protocol on with this edge budget: a call that
+	// begins a request tree gives it Hop retries for the whole tree, each
+	// layer spends from what its request carried and reports what it spent,
+	// and the deadline travels down too, so a layer never works for a caller
+	// who has stopped waiting. Zero means off.
+	Hop int `yaml:"hop" json:"hop,omitempty"`
+
+	Pos Pos `yaml:"-" json:"-"`
+}
+
+// Classification modes for PolicySpec.Classify.
+const (
+	ClassifyHonour   = "classify"
+	ClassifyAll      = "retry-everything"
+	ClassifyTimeouts = "timeouts"
+)
+
+// Backoff kinds for BackoffSpec.Kind, each a schedule of package backoff.
+const (
+	BackoffNone         = "none"         // backoff.None: retry at once
+	BackoffConstant     = "constant"     // backoff.Constant(Base)
+	BackoffExponential  = "exponential"  // backoff.Exponential: Base·Multiplier^n, no jitter
+	BackoffFull         = "full"         // backoff.FullJitter (Brooker's "Full Jitter")
+	BackoffEqual        = "equal"        // backoff.EqualJitter
+	BackoffDecorrelated = "decorrelated" // backoff.Decorrelated
+	BackoffProportional = "proportional" // backoff.Proportional: ±Jitter around the exponential
+)
+
+// BackoffSpec describes a backoff.Schedule. In a file, "backoff: none" is
+// shorthand for {kind: none}.
+type BackoffSpec struct {
+	Kind       string        `yaml:"kind" json:"kind"`
+	Base       time.Duration `yaml:"base" json:"base,omitempty"`
+	Cap        time.Duration `yaml:"cap" json:"cap,omitempty"`
+	Multiplier float64       `yaml:"multiplier" json:"multiplier,omitempty"`
+	Jitter     float64       `yaml:"jitter" json:"jitter,omitempty"`
+
+	Pos Pos `yaml:"-" json:"-"`
+}
+
+// Budget kinds for BudgetSpec.Kind.
+const (
+	BudgetNone     = "none"         // recoil.NoBudget
+	BudgetDefault  = "default"      // the policy's own A6 token bucket
+	BudgetToken    = "token-bucket" // budget.TokenBucket: tokens, ratio
+	BudgetRatio    = "ratio"        // budget.Ratio (Finagle): percent, ttl, min_per_sec
+	BudgetQuota    = "quota"        // budget.Quota (AWS standard mode): capacity, retry_cost, timeout_cost, throttle_cost
+	BudgetAdaptive = "adaptive"     // budget.Adaptive (SRE book): k, window
+)
+
+// BudgetSpec describes a retry budget; fields that do not apply to Kind
+// must be zero. In a file, "budget: none" is shorthand for {kind: none}.
+type BudgetSpec struct {
+	Kind         string        `yaml:"kind" json:"kind"`
+	Tokens       float64       `yaml:"tokens" json:"tokens,omitempty"`
+	Ratio        float64       `yaml:"ratio" json:"ratio,omitempty"`
+	Percent      float64       `yaml:"percent" json:"percent,omitempty"`
+	TTL          time.Duration `yaml:"ttl" json:"ttl,omitempty"`
+	MinPerSec    int           `yaml:"min_per_sec" json:"min_per_sec,omitempty"`
+	Capacity     int           `yaml:"capacity" json:"capacity,omitempty"`
+	RetryCost    int           `yaml:"retry_cost" json:"retry_cost,omitempty"`
+	TimeoutCost  int           `yaml:"timeout_cost" json:"timeout_cost,omitempty"`
+	ThrottleCost int           `yaml:"throttle_cost" json:"throttle_cost,omitempty"`
+	K            float64       `yaml:"k" json:"k,omitempty"`
+	Window       time.Duration `yaml:"window" json:"window,omitempty"`
+
+	Pos Pos `yaml:"-" json:"-"`
+}
+
+// BreakerSpec describes a breaker.Breaker; zero fields mean its defaults
+// (5 consecutive failures, open 30s).
+type BreakerSpec struct {
+	Failures    int           `yaml:"failures" json:"failures,omitempty"`
+	Open        time.Duration `yaml:"open" json:"open,omitempty"`
+	FailureRate float64       `yaml:"failure_rate" json:"failure_rate,omitempty"`
+	Window      time.Duration `yaml:"window" json:"window,omitempty"`
+	MinRequests int           `yaml:"min_requests" json:"min_requests,omitempty"`
+
+	Pos Pos `yaml:"-" json:"-"`
+}
+
+// PolicyRef is the policy a client or service retries with. Its zero value
+// (and "compared" in a file) means the policy of the run — one of the
+// scenario's Policies; "none" in a file means a single attempt; a mapping is
+// a policy of its own, the same in every run.
+type PolicyRef struct {
+	Spec *PolicySpec
+}
+
+// Service kinds for ServiceSpec.Kind.
+const (
+	KindService = "service" // workers, a queue, service times, failures
+	KindRecord  = "record"  // a contended record under optimistic concurrency
+)
+
+// ServiceSpec is a dependency, or a layer that calls one. An attempt that
+// reaches it is counted, metered against the allowance, failed if an outage
+// is on, queued for a worker (or refused, overloaded, if the queue is full),
+// and served: the worker spends a service time, the attempt fails with
+// probability Failure (or permanently, for a rejected endpoint), and a layer
+// then calls the next service with its own policy, holding the worker until
+// that call and all its retries are over (seed 000's pool drain).
+//
+// A record (Kind "record") is different: an attempt reads the record's
+// version and writes it back if unchanged, each message taking a Latency
+// (the setup of Brooker's "Exponential Backoff And Jitter" study); a failed
+// write is a transient failure.
+type ServiceSpec struct {
+	Name string `yaml:"name" json:"name"`
+	// Kind is KindService (the default) or KindRecord.
+	Kind string `yaml:"kind" json:"kind,omitempty"`
+	// Workers is the number of workers; zero means unlimited.
+	Workers int `yaml:"workers" json:"workers,omitempty"`
+	// Queue bounds the requests waiting for a worker; zero means unbounded,
+	// a negative value means none wait (a request finding every worker busy
+	// is refused as overloaded).
+	Queue int `yaml:"queue" json:"queue,omitempty"`
+	// Service is the time a worker spends on a request (before calling the
+	// next service, for a layer).
+	Service Dist `yaml:"service" json:"service"`
+	// Latency is the one-way network delay to and from the service.
+	Latency Dist `yaml:"latency" json:"latency"`
+	// FailTime is how long a refusal takes to come back (an outage, a 429, a
+	// full queue); zero means at once.
+	FailTime Dist `yaml:"fail_time" json:"fail_time"`
+	// Failure is the probability that a served request fails (a 500).
+	Failure float64 `yaml:"failure" json:"failure,omitempty"`
+	// Reject lists endpoints whose requests always fail permanently after
+	// being served: a validator's 400 (seed 000).
+	Reject []string `yaml:"reject" json:"reject,omitempty"`
+	// RejectTime is how long serving a rejected request takes (a validator
+	// answers before any model is loaded); zero means Service.
+	RejectTime Dist `yaml:"reject_time" json:"reject_time"`
+	// Allowance is the organisation's request allowance, metered per
+	// calendar minute at admission: an attempt over it is refused with a
+	// 429 whose Retry-After is the time to the next minute, and counts for
+	// nothing; an admitted one counts whatever its outcome (seed 000).
+	Allowance Rate `yaml:"allowance" json:"allowance,omitempty"`
+	// Outages are windows in which requests fail.
+	Outages []Outage `yaml:"outages" json:"outages,omitempty"`
+	// Calls names the service this one calls for each request, with Policy.
+	Calls string `yaml:"calls" json:"calls,omitempty"`
+	// Policy is the policy of the calls to Calls.
+	Policy PolicyRef `yaml:"policy" json:"policy"`
+	// AttemptTimeout, if set, overrides the policy's: how long this layer
+	// waits for one attempt of its call below. A timeout belongs to the
+	// layer more than to the policy, so compared policies can share one.
+	AttemptTimeout time.Duration `yaml:"attempt_timeout" json:"attempt_timeout,omitempty"`
+
+	Pos Pos `yaml:"-" json:"-"`
+}
+
+// Outage is a window in which a service fails requests at admission.
+type Outage struct {
+	// Start is when it begins, from the start of the run.
+	Start time.Duration `yaml:"start" json:"start"`
+	// Duration is how long it lasts at least.
+	Duration time.Duration `yaml:"duration" json:"duration"`
+	// Failure is the share of requests failed while it lasts; zero means 1.
+	Failure float64 `yaml:"failure" json:"failure,omitempty"`
+	// Class is how the failure reads to a caller: "transient" (the default:
+	// a 502, a refused connection), "overloaded" (a 503), or "drop": no
+	// answer at all, so the caller waits for its attempt timeout (a
+	// database failover "dropping about one request in twenty", seed 001).
+	Class string `yaml:"class" json:"class,omitempty"`
+	// RecoverBelow delays recovery: after Duration the service stays down
+	// until the attempts arriving in the last full window come to no more
+	// than this rate (seed 004: "in reality the harder you hammer the later
+	// it recovers"). Zero means it recovers on time.
+	RecoverBelow Rate `yaml:"recover_below" json:"recover_below,omitempty"`
+
+	Pos Pos `yaml:"-" json:"-"`
+}
+
+// ClientSpec is a source of logical calls: open-loop (Poisson arrivals at
+// Rate, whatever happens to earlier calls) or closed-loop (Callers callers,
+// each making its next call only after the last one ended).
+type ClientSpec struct {
+	Name string `yaml:"name" json:"name"`
+	// Endpoint tags the client's requests all the way down, for per-endpoint
+	// counts and a service's Reject list; empty means Name.
+	Endpoint string `yaml:"endpoint" json:"endpoint,omitempty"`
+	// Target is the service called.
+	Target string `yaml:"target" json:"target"`
+	// Rate makes the client open-loop: calls arrive as a Poisson process.
+	Rate Rate `yaml:"rate" json:"rate,omitempty"`
+	// Callers makes the client closed-loop with this many callers.
+	Callers int `yaml:"callers" json:"callers,omitempty"`
+	// Calls is how many calls each caller makes; zero means calls until the
+	// end of the run.
+	Calls int `yaml:"calls" json:"calls,omitempty"`
+	// Start delays each caller's first call.
+	Start Dist `yaml:"start" json:"start"`
+	// Think is the pause between a caller's calls.
+	Think Dist `yaml:"think" json:"think"`
+	// Resubmit, if set, makes a caller whose call failed begin it again
+	// after this pause (an app that keeps trying in the background, seed
+	// 004); the failed call still counts as failed. Zero means a failed call
+	// is given up.
+	Resubmit Dist `yaml:"resubmit" json:"resubmit"`
+	// SharedPolicy gives all of a closed-loop client's callers one policy
+	// instance, so one budget and one breaker (callers in one process);
+	// by default each caller has its own (callers on their own devices).
+	// An open-loop client always has one.
+	SharedPolicy bool `yaml:"shared_policy" json:"shared_policy,omitempty"`
+	// Policy is the policy of the client's calls.
+	Policy PolicyRef `yaml:"policy" json:"policy"`
+	// AttemptTimeout, if set, overrides the policy's (see
+	// ServiceSpec.AttemptTimeout).
+	AttemptTimeout time.Duration `yaml:"attempt_timeout" json:"attempt_timeout,omitempty"`
+
+	Pos Pos `yaml:"-" json:"-"`
+}
+
+// Sweep runs a scenario once per value of one field. Path names the field
+// by its YAML keys, with list elements selected by name or index:
+// "clients[callers].callers", "services[db].failure",
+// "services[app].workers". Values are written as they would be in the
+// file; From, To and Step generate numeric values instead.
+type Sweep struct {
+	Path   string   `yaml:"path" json:"path"`
+	Values []string `yaml:"values" json:"values,omitempty"`
+	From   float64  `yaml:"from" json:"from,omitempty"`
+	To     float64  `yaml:"to" json:"to,omitempty"`
+	Step   float64  `yaml:"step" json:"step,omitempty"`
+
+	Pos Pos `yaml:"-" json:"-"`
+}
+
+// points returns the sweep's values.
+func (s *Sweep) points() []string {
+	if len(s.Values) > 0 {
+		return s.Values
+	}
+	var out []string
+	if s.Step <= 0 {
+		return nil
+	}
+	for i := 0; ; i++ {
+		x := s.From + float64(i)*s.Step
+		if x > s.To+s.Step*1e-9 || i > 10000 {
+			break
+		}
+		out = append(out, strconv.FormatFloat(math.Round(x*1e9)/1e9, 'g', -1, 64))
+	}
+	return out
+}
+
+// Rate is a rate in events per second. In a file it is written with a unit:
+// "140/min", "2.5/s", "3600/h"; a bare number is per second.
+type Rate float64
+
+// PerMinute returns the rate per minute.
+func (r Rate) PerMinute() float64 { return float64(r) * 60 }
+
+// String formats the rate as it would be written in a file: "140/min" when
+// that is a whole number per minute and not per second, else "2.5/s".
+func (r Rate) String() string {
+	if r == 0 {
+		return "0"
+	}
+	if pm := r.PerMinute(); pm == math.Trunc(pm) && float64(r) != math.Trunc(float64(r)) || r < 1 {
+		return strconv.FormatFloat(pm, 'g', -1, 64) + "/min"
+	}
+	return strconv.FormatFloat(float64(r), 'g', -1, 64) + "/s"
+}
+
+// ParseRate parses "140/min", "2.5/s", "3600/h" or a bare number (per second).
+func ParseRate(s string) (Rate, error) {
+	s = strings.TrimSpace(s)
+	num, unit, ok := strings.Cut(s, "/")
+	per := 1.0
+	if ok {
+		switch strings.TrimSpace(unit) {
+		case "s", "sec", "second":
+			per = 1
+		case "m", "min", "minute":
+			per = 60
+		case "h", "hour":
+			per = 3600
+		default:
+			return 0, fmt.Errorf("unknown unit %q in rate %q (want /s, /min or /h)", unit, s)
+		}
+	}
+	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("rate %q is not a number per unit, such as 140/min", s)
+	}
+	if f < 0 {
+		return 0, fmt.Errorf("rate %q is negative", s)
+	}
+	return Rate(f / per), nil
+}
+
+// Pos records where a spec was read from, for error messages. It is zero for
+// specs built in Go.
+type Pos struct {
+	// File is the scenario file's name.
+	File string
+	// Line is the line of the spec's first key.
+	Line int
+	// Path is the spec's place in the scenario, such as "clients[broken]".
+	Path string
+	// Lines maps each field's key to its line.
+	Lines map[string]int
+}
+
+// Error is a problem with a scenario: the file, line and field it is about.
+type Error struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+// Error formats the error as "file:line: field: message".
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.File != "" {
+		b.WriteString(e.File)
+		if e.Line > 0 {
+			b.WriteString(":" + strconv.Itoa(e.Line))
+		}
+		b.WriteString(": ")
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field + ": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// validator collects the first error found.
+type validator struct {
+	file string
+	err  *Error
+}
+
+func (v *validator) errf(p Pos, field, format string, args ...any) {
+	if v.err != nil {
+		return
+	}
+	line := p.Line
+	if l, ok := p.Lines[field]; ok {
+		line = l
+	}
+	path := field
+	if p.Path != "" {
+		if field == "" {
+			path = p.Path
+		} else {
+			path = p.Path + "." + field
+		}
+	}
+	file := p.File
+	if file == "" {
+		file = v.file
+	}
+	v.err = &Error{File: file, Line: line, Field: path, Msg: fmt.Sprintf(format, args...)}
+}
+
+func (v *validator) error() error {
+	if v.err == nil {
+		return nil
+	}
+	return v.err
+}
+
+// Validate checks the scenario and returns an *Error for the first problem.
+func (s *Scenario) Validate() error {
+	v := &validator{file: s.Pos.File}
+	s.validate(v)
+	return v.error()
+}
+
+func (s *Scenario) validate(v *validator) {
+	p := s.Pos
+	if s.Duration < 0 {
+		v.errf(p, "duration", "must not be negative")
+	}
+	if s.Warmup < 0 || (s.Duration > 0 && s.Warmup >= s.Duration) {
+		v.errf(p, "warmup", "must be at least 0 and less than the duration")
+	}
+	if s.Window < 0 {
+		v.errf(p, "window", "must not be negative")
+	}
+	if s.Sample < 0 {
+		v.errf(p, "sample", "must not be negative")
+	}
+	if len(s.Services) == 0 {
+		v.errf(p, "services", "a scenario needs at least one service")
+	}
+	if len(s.Clients) == 0 {
+		v.errf(p, "clients", "a scenario needs at least one client")
+	}
+	names := map[string]bool{}
+	for i := range s.Policies {
+		ps := &s.Policies[i]
+		if ps.Name == "" {
+			v.errf(ps.Pos, "name", "each compared policy needs a name")
+		}
+		if names[ps.Name] {
+			v.errf(ps.Pos, "name", "policy %q is listed twice", ps.Name)
+		}
+		names[ps.Name] = true
+		ps.validate(v)
+	}
+	svc := map[string]int{}
+	for i := range s.Services {
+		ss := &s.Services[i]
+		if ss.Name == "" {
+			v.errf(ss.Pos, "name", "each service needs a name")
+		}
+		if _, dup := svc[ss.Name]; dup {
+			v.errf(ss.Pos, "name", "service %q is listed twice", ss.Name)
+		}
+		svc[ss.Name] = i
+	}
+	if s.Target != "" {
+		if _, ok := svc[s.Target]; !ok {
+			v.errf(p, "target", "no service named %q", s.Target)
+		}
+	}
+	compared := false
+	endpoints := map[string]bool{}
+	clients := map[string]bool{}
+	for i := range s.Clients {
+		c := &s.Clients[i]
+		if c.Name == "" {
+			v.errf(c.Pos, "name", "each client needs a name")
+		}
+		if clients[c.Name] {
+			v.errf(c.Pos, "name", "client %q is listed twice", c.Name)
+		}
+		clients[c.Name] = true
+		endpoints[c.endpoint()] = true
+		if _, ok := svc[c.Target]; !ok {
+			if c.Target == "" {
+				v.errf(c.Pos, "target", "missing: name the service the client calls")
+			} else {
+				v.errf(c.Pos, "target", "no service named %q", c.Target)
+			}
+		}
+		switch {
+		case c.Rate < 0 || math.IsNaN(float64(c.Rate)) || math.IsInf(float64(c.Rate), 0):
+			v.errf(c.Pos, "rate", "must be a positive rate")
+		case c.Rate > 0 && c.Callers != 0:
+			v.errf(c.Pos, "callers", "a client has either a rate (open loop) or callers (closed loop), not both")
+		case c.Rate == 0 && c.Callers <= 0:
+			v.errf(c.Pos, "rate", "give a rate (open loop) or a positive number of callers (closed loop)")
+		}
+		if c.Calls < 0 {
+			v.errf(c.Pos, "calls", "must not be negative")
+		}
+		if c.Rate > 0 {
+			for _, f := range []struct {
+				name string
+				zero bool
+			}{{"calls", c.Calls == 0}, {"start", c.Start.IsZero()}, {"think", c.Think.IsZero()}, {"resubmit", c.Resubmit.IsZero()}, {"shared_policy", !c.SharedPolicy}} {
+				if !f.zero {
+					v.errf(c.Pos, f.name, "applies to closed-loop clients (callers) only")
+				}
+			}
+		}
+		if c.Rate > 0 && s.Duration == 0 {
+			v.errf(p, "duration", "an open-loop client (%s) needs the scenario's duration", c.Name)
+		}
+		if c.Callers > 10_000_000 {
+			v.errf(c.Pos, "callers", "at most 10,000,000")
+		}
+		if c.AttemptTimeout < 0 {
+			v.errf(c.Pos, "attempt_timeout", "must not be negative")
+		}
+		c.Start.validate(v)
+		c.Think.validate(v)
+		c.Resubmit.validate(v)
+		if c.Policy.Spec == nil {
+			compared = true
+		} else {
+			c.Policy.Spec.validate(v)
+		}
+	}
+	for i := range s.Services {
+		ss := &s.Services[i]
+		ss.validate(v, svc, endpoints)
+		if ss.Calls != "" && ss.Policy.Spec == nil {
+			compared = true
+		}
+	}
+	// A cycle of calls would never end.
+	for i := range s.Services {
+		seen := map[int]bool{}
+		for j := i; j >= 0; {
+			if seen[j] {
+				v.errf(s.Services[i].Pos, "calls", "services call each other in a cycle")
+				break
+			}
+			seen[j] = true
+			next, ok := svc[s.Services[j].Calls]
+			if !ok {
+				break
+			}
+			j = next
+		}
+	}
+	if compared && len(s.Policies) == 0 {
+		v.errf(p, "policies", "a client or service uses the compared policy, but none is listed")
+	}
+	if s.Sweep != nil {
+		sw := s.Sweep
+		if sw.Path == "" {
+			v.errf(sw.Pos, "path", "missing: name the field to sweep, such as services[db].failure")
+		}
+		if len(sw.Values) > 0 && (sw.From != 0 || sw.To != 0 || sw.Step != 0) {
+			v.errf(sw.Pos, "values", "give either values or from/to/step")
+		}
+		if len(sw.Values) == 0 && (sw.Step <= 0 || sw.To < sw.From) {
+			v.errf(sw.Pos, "step", "give values, or from <= to and a positive step")
+		}
+		if n := len(sw.points()); n > 1000 {
+			v.errf(sw.Pos, "step", "%d values; at most 1000", n)
+		}
+	}
+}
+
+func (c *ClientSpec) endpoint() string {
+	if c.Endpoint != "" {
+		return c.Endpoint
+	}
+	return c.Name
+}
+
+func (ss *ServiceSpec) validate(v *validator, svc map[string]int, endpoints map[string]bool) {
+	p := ss.Pos
+	switch ss.Kind {
+	case "", KindService:
+	case KindRecord:
+		if ss.Calls != "" || ss.Workers != 0 || ss.Queue != 0 || !ss.Service.IsZero() || ss.Allowance != 0 || len(ss.Reject) > 0 || ss.Failure != 0 {
+			v.errf(p, "kind", "a record takes only a latency (and outages)")
+		}
+	default:
+		v.errf(p, "kind", "unknown kind %q (want service or record)", ss.Kind)
+	}
+	if ss.Workers < 0 {
+		v.errf(p, "workers", "must not be negative (0 means unlimited)")
+	}
+	if ss.Failure < 0 || ss.Failure > 1 || math.IsNaN(ss.Failure) {
+		v.errf(p, "failure", "must be a probability in [0, 1]")
+	}
+	if ss.Allowance < 0 || math.IsNaN(float64(ss.Allowance)) || math.IsInf(float64(ss.Allowance), 0) {
+		v.errf(p, "allowance", "must be a positive rate")
+	}
+	for _, e := range ss.Reject {
+		if !endpoints[e] {
+			v.errf(p, "reject", "no client has endpoint %q", e)
+		}
+	}
+	ss.Service.validate(v)
+	ss.RejectTime.validate(v)
+	if !ss.RejectTime.IsZero() && len(ss.Reject) == 0 {
+		v.errf(p, "reject_time", "applies only with a reject list")
+	}
+	ss.Latency.validate(v)
+	ss.FailTime.validate(v)
+	for i := range ss.Outages {
+		o := &ss.Outages[i]
+		if o.Start < 0 {
+			v.errf(o.Pos, "start", "must not be negative")
+		}
+		if o.Duration <= 0 {
+			v.errf(o.Pos, "duration", "must be positive")
+		}
+		if o.Failure < 0 || o.Failure > 1 || math.IsNaN(o.Failure) {
+			v.errf(o.Pos, "failure", "must be a probability in [0, 1]")
+		}
+		if o.Class != "" && o.Class != "transient" && o.Class != "overloaded" && o.Class != "drop" {
+			v.errf(o.Pos, "class", "unknown class %q (want transient, overloaded or drop)", o.Class)
+		}
+		if o.RecoverBelow < 0 {
+			v.errf(o.Pos, "recover_below", "must not be negative")
+		}
+	}
+	if ss.AttemptTimeout < 0 {
+		v.errf(p, "attempt_timeout", "must not be negative")
+	}
+	if ss.AttemptTimeout != 0 && ss.Calls == "" {
+		v.errf(p, "attempt_timeout", "applies only to a service that calls another (calls)")
+	}
+	if ss.Calls != "" {
+		if _, ok := svc[ss.Calls]; !ok {
+			v.errf(p, "calls", "no service named %q", ss.Calls)
+		}
+		if ss.Policy.Spec != nil {
+			ss.Policy.Spec.validate(v)
+		}
+	} else if ss.Policy.Spec != nil {
+		v.errf(p, "policy", "a policy applies only to a service that calls another (calls)")
+	}
+}
+
+func (ps *PolicySpec) validate(v *validator) {
+	p := ps.Pos
+	if ps.Attempts < 0 {
+		v.errf(p, "attempts", "must not be negative (0 means recoil's default, 3)")
+	}
+	switch ps.Classify {
+	case "", ClassifyHonour, ClassifyAll, ClassifyTimeouts:
+	default:
+		v.errf(p, "classify", "unknown mode %q (want classify, retry-everything or timeouts)", ps.Classify)
+	}
+	for _, f := range []struct {
+		name string
+		d    time.Duration
+	}{{"attempt_timeout", ps.AttemptTimeout}, {"timeout", ps.Timeout}, {"max_server_wait", ps.MaxServerWait}} {
+		if f.d < 0 {
+			v.errf(p, f.name, "must not be negative")
+		}
+	}
+	if ps.Limit < 0 {
+		v.errf(p, "limit", "must not be negative (0 means none)")
+	}
+	if ps.Hop < 0 || ps.Hop > 1000 {
+		v.errf(p, "hop", "the edge budget must be in [0, 1000]")
+	}
+	if ps.Backoff != nil {
+		ps.Backoff.validate(v)
+	}
+	if ps.OverloadBackoff != nil {
+		ps.OverloadBackoff.validate(v)
+	}
+	if b := ps.Budget; b != nil {
+		b.validate(v)
+	}
+	if b := ps.Breaker; b != nil {
+		if b.Failures < 0 {
+			v.errf(b.Pos, "failures", "must not be negative")
+		}
+		if b.Open < 0 {
+			v.errf(b.Pos, "open", "must not be negative")
+		}
+		if b.FailureRate < 0 || b.FailureRate > 1 || math.IsNaN(b.FailureRate) {
+			v.errf(b.Pos, "failure_rate", "must be in [0, 1]")
+		}
+		if b.Window < 0 || b.MinRequests < 0 {
+			v.errf(b.Pos, "window", "window and min_requests must not be negative")
+		}
+	}
+}
+
+var backoffKinds = []string{BackoffNone, BackoffConstant, BackoffExponential, BackoffFull, BackoffEqual, BackoffDecorrelated, BackoffProportional}
+
+func (b *BackoffSpec) validate(v *validator) {
+	p := b.Pos
+	if !slices.Contains(backoffKinds, b.Kind) {
+		if b.Kind == "" {
+			v.errf(p, "kind", "missing: want one of %s", strings.Join(backoffKinds, ", "))
+		} else {
+			v.errf(p, "kind", "unknown backoff %q (want one of %s)", b.Kind, strings.Join(backoffKinds, ", "))
+		}
+		return
+	}
+	if b.Kind != BackoffNone && b.Base <= 0 {
+		v.errf(p, "base", "must be positive")
+	}
+	if b.Cap < 0 {
+		v.errf(p, "cap", "must not be negative (0 means no cap)")
+	}
+	if b.Multiplier < 0 || math.IsNaN(b.Multiplier) || math.IsInf(b.Multiplier, 0) {
+		v.errf(p, "multiplier", "must not be negative (0 means 2)")
+	}
+	if b.Jitter < 0 || b.Jitter > 1 || math.IsNaN(b.Jitter) {
+		v.errf(p, "jitter", "must be in [0, 1]")
+	}
+	if b.Jitter != 0 && b.Kind != BackoffProportional {
+		v.errf(p, "jitter", "applies to the proportional backoff only")
+	}
+	if b.Kind == BackoffDecorrelated && b.Multiplier != 0 {
+		v.errf(p, "multiplier", "decorrelated jitter has no multiplier")
+	}
+}
+
+func (b *BudgetSpec) validate(v *validator) {
+	p := b.Pos
+	type param struct {
+		name string
+		set  bool
+		kind string
+	}
+	params := []param{
+		{"tokens", b.Tokens != 0, BudgetToken}, {"ratio", b.Ratio != 0, BudgetToken},
+		{"percent", b.Percent != 0, BudgetRatio}, {"ttl", b.TTL != 0, BudgetRatio}, {"min_per_sec", b.MinPerSec != 0, BudgetRatio},
+		{"capacity", b.Capacity != 0, BudgetQuota}, {"retry_cost", b.RetryCost != 0, BudgetQuota},
+		{"timeout_cost", b.TimeoutCost != 0, BudgetQuota}, {"throttle_cost", b.ThrottleCost != 0, BudgetQuota},
+		{"k", b.K != 0, BudgetAdaptive}, {"window", b.Window != 0, BudgetAdaptive},
+	}
+	switch b.Kind {
+	case BudgetNone, BudgetDefault, BudgetToken, BudgetRatio, BudgetQuota, BudgetAdaptive:
+	default:
+		v.errf(p, "kind", "unknown budget %q (want none, default, token-bucket, ratio, quota or adaptive)", b.Kind)
+		return
+	}
+	for _, q := range params {
+		if q.set && q.kind != b.Kind {
+			v.errf(p, q.name, "does not apply to a %s budget (it is a %s parameter)", b.Kind, q.kind)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		x    float64
+	}{{"tokens", b.Tokens}, {"ratio", b.Ratio}, {"percent", b.Percent}, {"k", b.K}} {
+		if f.x < 0 || math.IsNaN(f.x) || math.IsInf(f.x, 0) {
+			v.errf(p, f.name, "must not be negative")
+		}
+	}
+	if b.TTL < 0 || b.Window < 0 || b.Capacity < 0 || b.RetryCost < 0 || b.TimeoutCost < 0 || b.ThrottleCost < 0 {
+		v.errf(p, "kind", "budget parameters must not be negative")
+	}
+}
