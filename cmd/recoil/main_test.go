@@ -18,21 +18,15 @@ func TestRun(t *testing.T) {
 		{"help", []string{"help"}, 0, nil, "demo"},
 		{"unknown command", []string{"frobnicate"}, 2, nil, `unknown command "frobnicate"`},
 		{"bad flag", []string{"demo", "-nope"}, 2, nil, "flag provided but not defined"},
-		{"bad value", []string{"demo", "-pool", "0"}, 2, nil, "must be positive"},
+		{"bad callers", []string{"demo", "-callers", "4,x"}, 2, nil, "-callers"},
+		{"bad outage", []string{"demo", "-outage", "-1s"}, 2, nil, "-outage"},
+		{"bad chart name", []string{"demo", "-o", "chart.gif"}, 2, nil, ".svg or .png"},
 		{"stray argument", []string{"demo", "extra"}, 2, nil, `unexpected argument "extra"`},
-		{"demo", []string{"demo"}, 0, []string{
-			// The seed 000 wrapper: 1+2+4+8 = 15 s asleep, five attempts,
-			// 700 attempts/min from 140; more workers than the pool of 24.
-			"=> 5 attempt(s), 15s asleep, worker held 16.05s",
-			"700 attempts/min",
-			"more than the pool",
-			// The counter-proposal: 280/min, under three workers... of 24.
-			"=> 2 attempt(s), 1s asleep",
-			"280 attempts/min",
-			// The default: one attempt, 0.49 workers.
-			"attempt 1 at   0.00s: 400 -> stop: permanent error",
-			"=> 1 attempt(s), 0s asleep, worker held 210ms",
-			"= 0.49 workers of 24",
+		{"demo", []string{"demo", "-callers", "3", "-outage", "300ms"}, 0, []string{
+			"recoil demo: seed 004 on real loopback HTTP",
+			"peak/200ms", "sim peak/200ms",
+			"3 callers, full-jitter against immediate: attempts ÷",
+			"3 callers, default against immediate",
 		}, ""},
 	}
 	for _, tt := range tests {

@@ -187,11 +187,7 @@ type progress struct {
 }
 
 func newProgress(stderr io.Writer) *progress {
-	f, ok := stderr.(*os.File)
-	if !ok {
-		return nil
-	}
-	if fi, err := f.Stat(); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+	if !terminal(stderr) {
 		return nil
 	}
 	return &progress{w: stderr, start: time.Now()}

@@ -1,0 +1,382 @@
+// Package demo is recoil's main demonstration, the job behind `recoil demo`:
+// seed 004's experiment — callers against a payment gateway that is down for
+// 700 ms, counted from the receiving side — run on real loopback HTTP with
+// the real gateway, load driver and Transport, and beside it the
+// simulator's prediction for the same setup.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/recoil-go/recoil/gateway"
+	"github.com/recoil-go/recoil/load"
+	"github.com/recoil-go/recoil/sim"
+)
+
+// Config sets up the experiment. Its zero fields mean seed 004's values.
+type Config struct {
+	// Callers lists the numbers of closed-loop callers to run; nil means 4
+	// (the seed's) and 200.
+	Callers []int
+	// Outage is how long the gateway is down from the first attempt; zero
+	// means 700 ms.
+	Outage time.Duration
+	// Policies names load presets to compare; nil means immediate (20 ms),
+	// full-jitter (60 ms base) and default (recoil's: budget and breaker).
+	Policies []string
+	// Window is the span the peak is counted over; zero means 200 ms.
+	Window time.Duration
+	// Seed seeds the callers' jitter and the simulation.
+	Seed uint64
+	// Progress, if set, is told as each run starts.
+	Progress func(callers int, policy string)
+}
+
+// Row is one policy at one number of callers: what the gateway counted,
+// and what the simulator predicted.
+type Row struct {
+	Callers int    `json:"callers"`
+	Policy  string `json:"policy"`
+	About   string `json:"about"`
+	// Measured on loopback, counted by the gateway.
+	Attempts   int64         `json:"attempts"`
+	Accepted   int64         `json:"accepted"`
+	Peak       int64         `json:"peak"`
+	AllOKAt    time.Duration `json:"all_accepted_at_ns"`
+	Everyone   bool          `json:"everyone_accepted"`
+	Resubmits  int64         `json:"resubmitted"`
+	Series     []int64       `json:"-"` // attempts per window, measured
+	SimSeries  []int64       `json:"-"` // attempts per window, predicted
+	SimAttempt int64         `json:"sim_attempts"`
+	SimPeak    int64         `json:"sim_peak"`
+	SimAllOKAt time.Duration `json:"sim_all_accepted_at_ns"`
+}
+
+// Report is the experiment's result.
+type Report struct {
+	Outage time.Duration `json:"outage_ns"`
+	Window time.Duration `json:"window_ns"`
+	Rows   []Row         `json:"rows"`
+}
+
+func (c *Config) defaults() {
+	if c.Callers == nil {
+		c.Callers = []int{4, 200}
+	}
+	if c.Outage == 0 {
+		c.Outage = 700 * time.Millisecond
+	}
+	if c.Policies == nil {
+		c.Policies = []string{load.PresetImmediate, load.PresetFullJitter, load.PresetDefault}
+	}
+	if c.Window == 0 {
+		c.Window = gateway.DefaultWindow
+	}
+	if c.Seed == 0 {
+		c.Seed = 1
+	}
+}
+
+// Run runs the experiment: for every number of callers and every policy, a
+// fresh gateway on 127.0.0.1:0 and a load run whose callers each repeat
+// their logical request until it is accepted; then the simulation of the
+// same setup.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg.defaults()
+	for _, n := range cfg.Callers {
+		if n <= 0 {
+			return nil, fmt.Errorf("demo: callers must be positive, got %d", n)
+		}
+	}
+	rep := &Report{Outage: cfg.Outage, Window: cfg.Window}
+	for _, n := range cfg.Callers {
+		for _, name := range cfg.Policies {
+			if cfg.Progress != nil {
+				cfg.Progress(n, name)
+			}
+			row, err := measure(ctx, cfg, n, name)
+			if err != nil {
+				return nil, err
+			}
+			rep.Rows = append(rep.Rows, row)
+		}
+	}
+	if err := predict(ctx, cfg, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// measure runs one policy at n callers against a fresh gateway.
+func measure(ctx context.Context, cfg Config, n int, name string) (Row, error) {
+	pol, err := load.Preset(name)
+	if err != nil {
+		return Row{}, err
+	}
+	g := gateway.New(gateway.Config{Window: cfg.Window, Outages: []gateway.Outage{{Duration: cfg.Outage}}})
+	ln, err := g.Listen()
+	if err != nil {
+		return Row{}, err
+	}
+	sctx, stop := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- g.Serve(sctx, ln) }()
+	res, err := load.Run(ctx, load.Config{
+		URL:           "http://" + ln.Addr().String() + "/v1/charges",
+		Callers:       n,
+		UntilAccepted: true,
+		Duration:      30 * time.Second,
+		Policy:        pol,
+		Window:        cfg.Window,
+		Seed:          cfg.Seed,
+	})
+	st := g.Stats()
+	stop()
+	if serr := <-served; serr != nil && !errors.Is(serr, context.Canceled) {
+		return Row{}, serr
+	}
+	g.Close()
+	if err != nil {
+		return Row{}, err
+	}
+	row := Row{
+		Callers: n, Policy: name, About: pol.About,
+		Attempts: st.Attempts, Accepted: st.Accepted, Peak: st.Peak,
+		AllOKAt: res.AllOKAt, Everyone: res.AllOK && res.OK == int64(n),
+		Resubmits: res.Resubmitted,
+	}
+	for _, w := range st.Series {
+		row.Series = append(row.Series, w.Attempts)
+	}
+	return row, nil
+}
+
+// simPolicies mirrors the load presets in the simulator's terms.
+var simPolicies = map[string]string{
+	load.PresetImmediate: `  - name: immediate
+    attempts: 1000
+    backoff: {kind: constant, base: 20ms}
+    budget: none`,
+	load.PresetFullJitter: `  - name: full-jitter
+    attempts: 8
+    backoff: {kind: full, base: 60ms, cap: 10s}
+    budget: none`,
+	load.PresetExponential: `  - name: exponential
+    attempts: 8
+    backoff: {kind: exponential, base: 60ms, cap: 10s}
+    budget: none`,
+	load.PresetDefault: `  - name: default
+    breaker: {failures: 5, open: 1s}`,
+}
+
+// scenario is the simulation of the experiment: the same callers, outage,
+// policies and pause before a caller begins again (load.DefaultPause).
+func scenario(cfg Config) ([]byte, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "name: demo\ndescription: recoil demo's setup, simulated\nseed: %d\nwindow: %v\nduration: 30s\n", cfg.Seed, cfg.Window)
+	vals := make([]string, len(cfg.Callers))
+	for i, n := range cfg.Callers {
+		vals[i] = fmt.Sprint(n)
+	}
+	fmt.Fprintf(&b, "sweep:\n  path: clients[callers].callers\n  values: [%s]\npolicies:\n", strings.Join(vals, ", "))
+	for _, name := range cfg.Policies {
+		p, ok := simPolicies[name]
+		if !ok {
+			return nil, fmt.Errorf("demo: no simulation of policy %q", name)
+		}
+		b.WriteString(p + "\n")
+	}
+	fmt.Fprintf(&b, `services:
+  - name: gateway
+    service: {dist: normal, mean: 1ms, stddev: 200us}
+    fail_time: {dist: normal, mean: 1ms, stddev: 200us}
+    outages:
+      - start: 0s
+        duration: %v
+clients:
+  - name: callers
+    target: gateway
+    callers: %d
+    calls: 1
+    start: {dist: uniform, min: 0s, max: 2ms}
+    resubmit: {mean: %v}
+    shared_policy: true   # the load driver's callers share one policy: one budget, one breaker
+`, cfg.Outage, cfg.Callers[0], load.DefaultPause)
+	return []byte(b.String()), nil
+}
+
+// predict runs the simulation and fills in the rows' predictions.
+func predict(ctx context.Context, cfg Config, rep *Report) error {
+	src, err := scenario(cfg)
+	if err != nil {
+		return err
+	}
+	s, err := sim.Parse("demo", src)
+	if err != nil {
+		return err
+	}
+	res, err := sim.Run(ctx, s, sim.Options{Seed: cfg.Seed})
+	if err != nil {
+		return err
+	}
+	for _, run := range res.Runs {
+		for i := range rep.Rows {
+			r := &rep.Rows[i]
+			if fmt.Sprint(r.Callers) != run.SweepValue || r.Policy != run.Policy {
+				continue
+			}
+			r.SimAttempt, r.SimPeak, r.SimAllOKAt = run.Attempts, run.Peak, run.Latency.Max
+			for _, svc := range run.Services {
+				if svc.Name == "gateway" {
+					for _, smp := range svc.Series {
+						r.SimSeries = append(r.SimSeries, smp.Arrivals)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// WriteText writes the report as a table, measured beside predicted, and
+// the ratios that compare the policies. It states what was counted; it
+// does not grade it.
+func (r *Report) WriteText(w io.Writer) error {
+	fmt.Fprintf(w, "recoil demo: seed 004 on real loopback HTTP — callers against a gateway that is down for %v,\n", r.Outage)
+	fmt.Fprintf(w, "counted by the gateway; each caller repeats its request until it is accepted.\n\n")
+	fmt.Fprintf(w, "%-7s  %-12s  %8s  %8s  %10s  %14s  |  %12s  %14s  %18s\n",
+		"callers", "policy", "attempts", "accepted", "peak/"+fmtDur(r.Window), "all accepted at", "sim attempts", "sim peak/"+fmtDur(r.Window), "sim all accepted at")
+	for _, row := range r.Rows {
+		acc := fmt.Sprint(row.Accepted)
+		if !row.Everyone {
+			acc += " (not all)"
+		}
+		fmt.Fprintf(w, "%-7d  %-12s  %8d  %8s  %10d  %14s  |  %12d  %14d  %18s\n",
+			row.Callers, row.Policy, row.Attempts, acc, row.Peak, fmtDur(row.AllOKAt), row.SimAttempt, row.SimPeak, fmtDur(row.SimAllOKAt))
+	}
+	fmt.Fprintln(w)
+	for _, n := range r.callers() {
+		base, ok := r.row(n, load.PresetImmediate)
+		if !ok {
+			continue
+		}
+		for _, row := range r.Rows {
+			if row.Callers != n || row.Policy == load.PresetImmediate || row.Attempts == 0 || row.Peak == 0 {
+				continue
+			}
+			fmt.Fprintf(w, "%d callers, %s against immediate: attempts ÷%.1f, peak ÷%.1f (simulated: ÷%.1f, ÷%.1f)\n", n, row.Policy,
+				ratio(base.Attempts, row.Attempts), ratio(base.Peak, row.Peak), ratio(base.SimAttempt, row.SimAttempt), ratio(base.SimPeak, row.SimPeak))
+		}
+	}
+	fmt.Fprintln(w, "\nThe table reports what the gateway counted; the simulator's columns are its prediction of the same setup.")
+	return nil
+}
+
+// PeakFactor is immediate's peak divided by policy's at n callers.
+func (r *Report) PeakFactor(n int, policy string) float64 {
+	a, ok1 := r.row(n, load.PresetImmediate)
+	b, ok2 := r.row(n, policy)
+	if !ok1 || !ok2 {
+		return 0
+	}
+	return ratio(a.Peak, b.Peak)
+}
+
+func (r *Report) row(n int, policy string) (Row, bool) {
+	for _, row := range r.Rows {
+		if row.Callers == n && row.Policy == policy {
+			return row, true
+		}
+	}
+	return Row{}, false
+}
+
+func (r *Report) callers() []int {
+	var ns []int
+	for _, row := range r.Rows {
+		if !slices.Contains(ns, row.Callers) {
+			ns = append(ns, row.Callers)
+		}
+	}
+	return ns
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "-"
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(10 * time.Millisecond).String()
+}
+
+// WriteChart draws attempts per window over time at the largest number of
+// callers, measured (solid) and simulated (dashed), per policy. format is
+// "svg" or "png".
+func (r *Report) WriteChart(w io.Writer, format string) error {
+	ns := r.callers()
+	if len(ns) == 0 {
+		return errors.New("demo: nothing to chart")
+	}
+	n := slices.Max(ns)
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%d callers, gateway down %v: attempts per %v", n, r.Outage, fmtDur(r.Window))
+	p.X.Label.Text = "time since the first attempt (s)"
+	p.Y.Label.Text = "attempts per " + fmtDur(r.Window)
+	p.Legend.Top = true
+	i := 0
+	for _, row := range r.Rows {
+		if row.Callers != n {
+			continue
+		}
+		for _, s := range []struct {
+			series []int64
+			label  string
+			dashed bool
+		}{{row.Series, row.Policy + " (measured)", false}, {row.SimSeries, row.Policy + " (simulated)", true}} {
+			if len(s.series) == 0 {
+				continue
+			}
+			pts := make(plotter.XYs, len(s.series))
+			for k, v := range s.series {
+				pts[k] = plotter.XY{X: (time.Duration(k) * r.Window).Seconds(), Y: float64(v)}
+			}
+			l, err := plotter.NewLine(pts)
+			if err != nil {
+				return err
+			}
+			l.Color = plotutil.Color(i)
+			if s.dashed {
+				l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+			}
+			p.Add(l)
+			p.Legend.Add(s.label, l)
+		}
+		i++
+	}
+	wt, err := p.WriterTo(8*vg.Inch, 4.5*vg.Inch, format)
+	if err != nil {
+		return err
+	}
+	_, err = wt.WriteTo(w)
+	return err
+}

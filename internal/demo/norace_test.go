@@ -1,0 +1,5 @@
+//go:build !race
+
+package demo_test
+
+const raceEnabled = false
