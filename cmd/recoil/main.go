@@ -32,7 +32,7 @@ var commands []command
 func register(c command) { commands = append(commands, c) }
 
 func init() {
-	register(command{"demo", "seed 000's failing call under the seed's retry wrapper and recoil's default", runDemo})
+	register(command{"demo", "seed 004's outage on real loopback HTTP, measured and simulated (the main job)", runDemo})
 }
 
 func main() {
