@@ -1,0 +1,605 @@
+package bench
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	fsbudget "github.com/failsafe-go/failsafe-go/budget"
+	"github.com/failsafe-go/failsafe-go/bulkhead"
+	fsbreaker "github.com/failsafe-go/failsafe-go/circuitbreaker"
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/breaker"
+	"github.com/recoil-go/recoil/budget"
+	"github.com/recoil-go/recoil/limit"
+	"github.com/sony/gobreaker/v2"
+	"golang.org/x/sync/semaphore"
+	"golang.org/x/time/rate"
+)
+
+// The benchmarks below compare the guards around a call — a retry budget, a
+// circuit breaker, a concurrency limiter — doing the same job in each
+// library, on the healthy path, where a guard costs every call and refuses
+// nothing:
+//
+//   - BenchmarkBudget/…/call: a first attempt is admitted and its success
+//     recorded. recoil: AdmitAt then RecordAt(Success); failsafe-go's budget:
+//     RecordExecution then ReleaseExecution, what its retry policy does
+//     around every execution.
+//   - BenchmarkBudget/…/retry: a retry is granted and its success recorded.
+//     recoil: RetryAt then RecordAt(Success of attempt 2); failsafe-go:
+//     TryAcquirePermit then ReleasePermit, the permit its retry policy holds
+//     while a retry runs; x/time/rate: Allow, a rate limiter used as a
+//     retry allowance, with nothing to record.
+//   - BenchmarkBreaker: a closed breaker admits an attempt and records its
+//     success. recoil: AllowAt then RecordAt(Success); failsafe-go:
+//     TryAcquirePermit then RecordSuccess; gobreaker: Execute around a
+//     function that succeeds, or the two-step breaker's Allow and done(nil).
+//   - BenchmarkLimiter/…/try: a free slot is taken without waiting and given
+//     back (TryAcquire and Release, or the peer's names for them);
+//     BenchmarkLimiter/…/ctx: the same through the blocking call that takes a
+//     context. x/time/rate's Allow is in the try table as the guard people
+//     reach for, though a rate limiter has nothing to give back.
+//
+// Each is run by one goroutine (sequential) and by RunParallel (parallel,
+// run with -cpu=1,2,8). recoil's guards are called through the interfaces
+// of package recoil, with a zero now, as its retry loop calls them, and
+// behind opaque so the compiler can neither devirtualize nor inline them;
+// failsafe-go's are interfaces anyway; gobreaker, x/sync and x/time/rate
+// are called on their concrete types, as their users do. Every sequential
+// benchmark fails if the guard refuses; a parallel one counts refusals in
+// refused/op (failsafe-go's budget refuses retries once three run at once).
+
+// none is the zero time: "now, if the guard needs it".
+var none time.Time
+
+//go:noinline
+func opaque[T any](v T) T { return v }
+
+// modes runs a guard benchmark by one goroutine and by RunParallel.
+var modes = []struct {
+	name     string
+	parallel bool
+}{{"sequential", false}, {"parallel", true}}
+
+// report records the refusals a parallel benchmark counted.
+func report(b *testing.B, refused *atomic.Int64) {
+	b.ReportMetric(float64(refused.Load())/float64(b.N), "refused/op")
+}
+
+// firstSuccess and retrySuccess are the outcomes recoil's loop records for
+// a first attempt that succeeds and for a retry (after an ordinary failure)
+// that succeeds.
+var (
+	firstSuccess = budget.Outcome{Attempt: 1, Result: budget.Success}
+	retrySuccess = budget.Outcome{Attempt: 2, Result: budget.Success, After: budget.CauseError}
+)
+
+// fsBudget is the part of failsafe-go's budget its retry policy calls: the
+// methods exist on the type budget.New returns, outside its exported
+// interface.
+type fsBudget interface {
+	RecordExecution()
+	ReleaseExecution()
+	TryAcquirePermit() bool
+	ReleasePermit()
+}
+
+func BenchmarkBudget(b *testing.B) {
+	// recoil's budgets, each with its defaults except Ratio in the retry
+	// job: its default reserve (10 retries a second over a 10 s TTL) is
+	// spent by the first 100 iterations, and with no first attempts to
+	// deposit, every later retry would be refused. A reserve larger than any
+	// run keeps the retries granted, on the same code path.
+	recoilBudgets := []struct {
+		name     string
+		call     func() recoil.Budget
+		forRetry func() recoil.Budget
+	}{
+		{"recoil-tokenbucket", func() recoil.Budget { return &budget.TokenBucket{} }, nil},
+		{"recoil-ratio", func() recoil.Budget { return &budget.Ratio{} },
+			func() recoil.Budget { return budget.NewRatio(budget.RatioConfig{MinRetriesPerSec: 1 << 30}) }},
+		{"recoil-quota", func() recoil.Budget { return &budget.Quota{} }, nil},
+		{"recoil-adaptive", func() recoil.Budget { return &budget.Adaptive{} }, nil},
+	}
+	for _, m := range modes {
+		b.Run(m.name, func(b *testing.B) {
+			b.Run("call", func(b *testing.B) {
+				for _, rb := range recoilBudgets {
+					b.Run(rb.name, func(b *testing.B) { recoilBudgetCall(b, m.parallel, opaque(rb.call())) })
+				}
+				b.Run("failsafe-go", func(b *testing.B) {
+					failsafeBudgetCall(b, m.parallel, fsbudget.New().(fsBudget))
+				})
+			})
+			b.Run("retry", func(b *testing.B) {
+				for _, rb := range recoilBudgets {
+					newBudget := rb.call
+					if rb.forRetry != nil {
+						newBudget = rb.forRetry
+					}
+					b.Run(rb.name, func(b *testing.B) { recoilBudgetRetry(b, m.parallel, opaque(newBudget())) })
+				}
+				b.Run("failsafe-go", func(b *testing.B) {
+					failsafeBudgetRetry(b, m.parallel, fsbudget.New().(fsBudget))
+				})
+				b.Run("x-time-rate", func(b *testing.B) {
+					// Finite, so Allow does its arithmetic, and never
+					// reached in a run.
+					rateAllow(b, m.parallel, rate.NewLimiter(1e9, 1e9))
+				})
+			})
+		})
+	}
+}
+
+func recoilBudgetCall(b *testing.B, parallel bool, bu recoil.Budget) {
+	b.ReportAllocs()
+	if !parallel {
+		for b.Loop() {
+			if !bu.AdmitAt(none) {
+				b.Fatal("first attempt refused")
+			}
+			bu.RecordAt(none, firstSuccess)
+		}
+		return
+	}
+	var refused atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		var n int64
+		for pb.Next() {
+			if !bu.AdmitAt(none) {
+				n++
+				continue
+			}
+			bu.RecordAt(none, firstSuccess)
+		}
+		refused.Add(n)
+	})
+	report(b, &refused)
+}
+
+func recoilBudgetRetry(b *testing.B, parallel bool, bu recoil.Budget) {
+	b.ReportAllocs()
+	if !parallel {
+		for b.Loop() {
+			if !bu.RetryAt(none, budget.CauseError) {
+				b.Fatal("retry refused")
+			}
+			bu.RecordAt(none, retrySuccess)
+		}
+		return
+	}
+	var refused atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		var n int64
+		for pb.Next() {
+			if !bu.RetryAt(none, budget.CauseError) {
+				n++
+				continue
+			}
+			bu.RecordAt(none, retrySuccess)
+		}
+		refused.Add(n)
+	})
+	report(b, &refused)
+}
+
+func failsafeBudgetCall(b *testing.B, parallel bool, bu fsBudget) {
+	b.ReportAllocs()
+	if !parallel {
+		for b.Loop() {
+			bu.RecordExecution()
+			bu.ReleaseExecution()
+		}
+		return
+	}
+	var refused atomic.Int64 // it never refuses a first attempt
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			bu.RecordExecution()
+			bu.ReleaseExecution()
+		}
+	})
+	report(b, &refused)
+}
+
+func failsafeBudgetRetry(b *testing.B, parallel bool, bu fsBudget) {
+	b.ReportAllocs()
+	if !parallel {
+		for b.Loop() {
+			if !bu.TryAcquirePermit() {
+				b.Fatal("retry refused")
+			}
+			bu.ReleasePermit()
+		}
+		return
+	}
+	var refused atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		var n int64
+		for pb.Next() {
+			if !bu.TryAcquirePermit() {
+				n++
+				continue
+			}
+			bu.ReleasePermit()
+		}
+		refused.Add(n)
+	})
+	report(b, &refused)
+}
+
+func rateAllow(b *testing.B, parallel bool, l *rate.Limiter) {
+	b.ReportAllocs()
+	if !parallel {
+		for b.Loop() {
+			if !l.Allow() {
+				b.Fatal("refused")
+			}
+		}
+		return
+	}
+	var refused atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		var n int64
+		for pb.Next() {
+			if !l.Allow() {
+				n++
+			}
+		}
+		refused.Add(n)
+	})
+	report(b, &refused)
+}
+
+func BenchmarkBreaker(b *testing.B) {
+	for _, m := range modes {
+		b.Run(m.name, func(b *testing.B) {
+			b.Run("recoil", func(b *testing.B) {
+				// The zero Settings: five failures in a row trip it.
+				recoilBreaker(b, m.parallel, opaque[recoil.Breaker](breaker.New(breaker.Settings{})))
+			})
+			b.Run("recoil-rate", func(b *testing.B) {
+				// With a failure-rate window, which reads the clock and
+				// counts every outcome.
+				recoilBreaker(b, m.parallel, opaque[recoil.Breaker](breaker.New(breaker.Settings{FailureRate: 0.5})))
+			})
+			b.Run("failsafe-go", func(b *testing.B) {
+				// Count-based, five failures of the last five trip it.
+				cb := fsbreaker.NewBuilder[any]().WithFailureThreshold(5).WithDelay(30 * time.Second).Build()
+				failsafeBreaker(b, m.parallel, cb)
+			})
+			b.Run("failsafe-go-rate", func(b *testing.B) {
+				// Time-based: 50 % of at least 20 executions in 10 s.
+				cb := fsbreaker.NewBuilder[any]().WithFailureRateThreshold(0.5, 20, 10*time.Second).WithDelay(30 * time.Second).Build()
+				failsafeBreaker(b, m.parallel, cb)
+			})
+			b.Run("gobreaker", func(b *testing.B) {
+				// The zero Settings: more than five failures in a row
+				// trip it. Execute calls a function that succeeds.
+				gobreakerExecute(b, m.parallel, gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{Timeout: 30 * time.Second}))
+			})
+			b.Run("gobreaker-twostep", func(b *testing.B) {
+				gobreakerTwoStep(b, m.parallel, gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{Timeout: 30 * time.Second}))
+			})
+		})
+	}
+}
+
+func recoilBreaker(b *testing.B, parallel bool, br recoil.Breaker) {
+	b.ReportAllocs()
+	if !parallel {
+		for b.Loop() {
+			if !br.AllowAt(none) {
+				b.Fatal("closed breaker refused")
+			}
+			br.RecordAt(none, breaker.Success)
+		}
+		return
+	}
+	var refused atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		var n int64
+		for pb.Next() {
+			if !br.AllowAt(none) {
+				n++
+				continue
+			}
+			br.RecordAt(none, breaker.Success)
+		}
+		refused.Add(n)
+	})
+	report(b, &refused)
+}
+
+func failsafeBreaker(b *testing.B, parallel bool, cb fsbreaker.CircuitBreaker[any]) {
+	b.ReportAllocs()
+	if !parallel {
+		for b.Loop() {
+			if !cb.TryAcquirePermit() {
+				b.Fatal("closed breaker refused")
+			}
+			cb.RecordSuccess()
+		}
+		return
+	}
+	var refused atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		var n int64
+		for pb.Next() {
+			if !cb.TryAcquirePermit() {
+				n++
+				continue
+			}
+			cb.RecordSuccess()
+		}
+		refused.Add(n)
+	})
+	report(b, &refused)
+}
+
+// succeedValue is the operation gobreaker's Execute runs.
+var succeedValue = func() (struct{}, error) { return struct{}{}, nil }
+
+func gobreakerExecute(b *testing.B, parallel bool, cb *gobreaker.CircuitBreaker[struct{}]) {
+	b.ReportAllocs()
+	if !parallel {
+		for b.Loop() {
+			if _, err := cb.Execute(succeedValue); err != nil {
+				b.Fatal(err)
+			}
+		}
+		return
+	}
+	var refused atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		var n int64
+		for pb.Next() {
+			if _, err := cb.Execute(succeedValue); err != nil {
+				n++
+			}
+		}
+		refused.Add(n)
+	})
+	report(b, &refused)
+}
+
+func gobreakerTwoStep(b *testing.B, parallel bool, cb *gobreaker.TwoStepCircuitBreaker[struct{}]) {
+	b.ReportAllocs()
+	if !parallel {
+		for b.Loop() {
+			done, err := cb.Allow()
+			if err != nil {
+				b.Fatal(err)
+			}
+			done(nil)
+		}
+		return
+	}
+	var refused atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		var n int64
+		for pb.Next() {
+			done, err := cb.Allow()
+			if err != nil {
+				n++
+				continue
+			}
+			done(nil)
+		}
+		refused.Add(n)
+	})
+	report(b, &refused)
+}
+
+// capacity is every limiter's size: more than the goroutines of any
+// parallel run, so nobody waits or is refused.
+const capacity = 64
+
+// tryLimiter is recoil's Limiter and Group's non-blocking side, named as the
+// retry loop's recoil.Limiter names the blocking one.
+type tryLimiter interface {
+	TryAcquire() bool
+	Release()
+}
+
+// groupKey binds a limit.Group to one key.
+type groupKey struct {
+	g   *limit.Group
+	key string
+}
+
+func (k groupKey) TryAcquire() bool                  { return k.g.TryAcquire(k.key) }
+func (k groupKey) Acquire(ctx context.Context) error { return k.g.Acquire(ctx, k.key) }
+func (k groupKey) Release()                          { k.g.Release(k.key) }
+
+func BenchmarkLimiter(b *testing.B) {
+	// A cancelable context, as callers pass: Acquire must watch it.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	group := func() groupKey {
+		// One key of a Group, with the whole capacity allowed to it.
+		return groupKey{limit.NewGroup(limit.GroupConfig{Capacity: capacity, PerKey: capacity}), "/v1/" + "messages"}
+	}
+	for _, m := range modes {
+		b.Run(m.name, func(b *testing.B) {
+			b.Run("try", func(b *testing.B) {
+				b.Run("recoil", func(b *testing.B) {
+					tryRelease(b, m.parallel, opaque[tryLimiter](limit.New(limit.Config{Capacity: capacity})))
+				})
+				b.Run("recoil-group", func(b *testing.B) {
+					tryRelease(b, m.parallel, opaque[tryLimiter](group()))
+				})
+				b.Run("failsafe-go", func(b *testing.B) {
+					bulkheadTry(b, m.parallel, bulkhead.New[any](capacity))
+				})
+				b.Run("x-sync-semaphore", func(b *testing.B) {
+					semaphoreTry(b, m.parallel, semaphore.NewWeighted(capacity))
+				})
+				b.Run("x-time-rate", func(b *testing.B) {
+					rateAllow(b, m.parallel, rate.NewLimiter(1e9, 1e9))
+				})
+			})
+			b.Run("ctx", func(b *testing.B) {
+				b.Run("recoil", func(b *testing.B) {
+					acquireRelease(b, m.parallel, ctx, opaque[recoil.Limiter](limit.New(limit.Config{Capacity: capacity})))
+				})
+				b.Run("recoil-group", func(b *testing.B) {
+					acquireRelease(b, m.parallel, ctx, opaque[recoil.Limiter](group()))
+				})
+				b.Run("failsafe-go", func(b *testing.B) {
+					bulkheadAcquire(b, m.parallel, ctx, bulkhead.New[any](capacity))
+				})
+				b.Run("x-sync-semaphore", func(b *testing.B) {
+					semaphoreAcquire(b, m.parallel, ctx, semaphore.NewWeighted(capacity))
+				})
+			})
+		})
+	}
+}
+
+func tryRelease(b *testing.B, parallel bool, l tryLimiter) {
+	b.ReportAllocs()
+	if !parallel {
+		for b.Loop() {
+			if !l.TryAcquire() {
+				b.Fatal("refused")
+			}
+			l.Release()
+		}
+		return
+	}
+	var refused atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		var n int64
+		for pb.Next() {
+			if !l.TryAcquire() {
+				n++
+				continue
+			}
+			l.Release()
+		}
+		refused.Add(n)
+	})
+	report(b, &refused)
+}
+
+func acquireRelease(b *testing.B, parallel bool, ctx context.Context, l recoil.Limiter) {
+	b.ReportAllocs()
+	if !parallel {
+		for b.Loop() {
+			if err := l.Acquire(ctx); err != nil {
+				b.Fatal(err)
+			}
+			l.Release()
+		}
+		return
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := l.Acquire(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+			l.Release()
+		}
+	})
+}
+
+func bulkheadTry(b *testing.B, parallel bool, bh bulkhead.Bulkhead[any]) {
+	b.ReportAllocs()
+	if !parallel {
+		for b.Loop() {
+			if !bh.TryAcquirePermit() {
+				b.Fatal("refused")
+			}
+			bh.ReleasePermit()
+		}
+		return
+	}
+	var refused atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		var n int64
+		for pb.Next() {
+			if !bh.TryAcquirePermit() {
+				n++
+				continue
+			}
+			bh.ReleasePermit()
+		}
+		refused.Add(n)
+	})
+	report(b, &refused)
+}
+
+func bulkheadAcquire(b *testing.B, parallel bool, ctx context.Context, bh bulkhead.Bulkhead[any]) {
+	b.ReportAllocs()
+	if !parallel {
+		for b.Loop() {
+			if err := bh.AcquirePermit(ctx); err != nil {
+				b.Fatal(err)
+			}
+			bh.ReleasePermit()
+		}
+		return
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := bh.AcquirePermit(ctx); err != nil {
+				b.Error(err)
+				return
+			}
+			bh.ReleasePermit()
+		}
+	})
+}
+
+func semaphoreTry(b *testing.B, parallel bool, s *semaphore.Weighted) {
+	b.ReportAllocs()
+	if !parallel {
+		for b.Loop() {
+			if !s.TryAcquire(1) {
+				b.Fatal("refused")
+			}
+			s.Release(1)
+		}
+		return
+	}
+	var refused atomic.Int64
+	b.RunParallel(func(pb *testing.PB) {
+		var n int64
+		for pb.Next() {
+			if !s.TryAcquire(1) {
+				n++
+				continue
+			}
+			s.Release(1)
+		}
+		refused.Add(n)
+	})
+	report(b, &refused)
+}
+
+func semaphoreAcquire(b *testing.B, parallel bool, ctx context.Context, s *semaphore.Weighted) {
+	b.ReportAllocs()
+	if !parallel {
+		for b.Loop() {
+			if err := s.Acquire(ctx, 1); err != nil {
+				b.Fatal(err)
+			}
+			s.Release(1)
+		}
+		return
+	}
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := s.Acquire(ctx, 1); err != nil {
+				b.Error(err)
+				return
+			}
+			s.Release(1)
+		}
+	})
+}
