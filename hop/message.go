@@ -105,6 +105,45 @@ func (r Request) Write(s Setter) {
 	}
 }
 
+// WriteHeader writes r into an HTTP header map (http.Header, whose
+// canonical keys are the Header* constants) like Write, in two allocations:
+// the values share one backing array and one string. A Transport that
+// writes the headers on every attempt uses it.
+func (r Request) WriteHeader(h map[string][]string) {
+	var buf [64]byte
+	b := buf[:0]
+	var ends [3]int
+	var keys [3]string
+	n := 0
+	if r.HasBudget {
+		b = strconv.AppendInt(b, int64(clamp(r.Budget, MaxBudget)), 10)
+		keys[n], ends[n] = HeaderBudget, len(b)
+		n++
+	}
+	if r.HasDeadline {
+		ms := r.Deadline / time.Millisecond
+		b = strconv.AppendInt(b, int64(clamp(ms, MaxDeadline/time.Millisecond)), 10)
+		keys[n], ends[n] = HeaderDeadline, len(b)
+		n++
+	}
+	if r.Attempt > 0 {
+		b = strconv.AppendInt(b, int64(min(r.Attempt, MaxAttempt)), 10)
+		keys[n], ends[n] = HeaderAttempt, len(b)
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	s := string(b)
+	vals := make([]string, n)
+	start := 0
+	for i := range n {
+		vals[i] = s[start:ends[i]]
+		h[keys[i]] = vals[i : i+1 : i+1]
+		start = ends[i]
+	}
+}
+
 // Response is what a response carries in the hop protocol. The zero Response
 // carries nothing: no retries were spent below, and retrying is not refused.
 type Response struct {

@@ -2,6 +2,7 @@ package hop
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"slices"
@@ -391,4 +392,22 @@ func TestParseAllocs(t *testing.T) {
 
 func equalHeader(a, b http.Header) bool {
 	return maps.EqualFunc(a, b, slices.Equal[[]string])
+}
+
+// WriteHeader writes what Write writes, into an HTTP header map.
+func TestWriteHeaderMatchesWrite(t *testing.T) {
+	for _, r := range []Request{
+		{},
+		{Budget: 2, HasBudget: true, Attempt: 1},
+		{Budget: 5000, HasBudget: true, Deadline: 2950 * time.Millisecond, HasDeadline: true, Attempt: 3},
+		{Deadline: 48 * time.Hour, HasDeadline: true},
+		{Attempt: 7000},
+	} {
+		a, b := http.Header{}, http.Header{}
+		r.Write(a)
+		r.WriteHeader(b)
+		if fmt.Sprint(a) != fmt.Sprint(b) {
+			t.Errorf("%+v: WriteHeader wrote %v, Write %v", r, b, a)
+		}
+	}
 }

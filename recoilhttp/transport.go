@@ -27,9 +27,10 @@ const MaxDrain = 64 << 10
 // an http.Client's Transport, or under a model API's official SDK through its
 // WithHTTPClient option (with the SDK's own retries set to 0).
 //
-// Each attempt after the first sends req.Clone with a fresh body from
-// GetBody; the first is sent as it is when nothing needs adding to it. The
-// caller's request is never modified. A body that cannot be replayed (no
+// Each attempt after the first sends a copy of req with a header map of its
+// own and a fresh body from GetBody; the first is sent as it is when nothing
+// needs adding to it. The caller's request is never modified (the copy
+// shares the URL and the header values, which no RoundTripper writes). A body that cannot be replayed (no
 // GetBody) gets one attempt, and the verdict says why. A discarded response
 // is drained (at most MaxDrain) and closed so its connection is reused. When
 // a response arrived, RoundTrip returns it with a nil error, as the
@@ -254,7 +255,13 @@ func (t *Transport) attempt(ctx context.Context, r *request, n int) (*http.Respo
 		tm := time.AfterFunc(t.AttemptTimeout, func() { cancel() })
 		stopTimer = tm.Stop
 	}
-	out := req.Clone(ctx)
+	// A shallow copy with a header map of its own: the caller's request and
+	// header map stay untouched, and values are shared, never written.
+	out := req.WithContext(ctx)
+	out.Header = make(http.Header, len(req.Header)+4)
+	for k, v := range req.Header {
+		out.Header[k] = v
+	}
 	if n > 1 && req.GetBody != nil {
 		body, err := req.GetBody()
 		if err != nil {
@@ -266,7 +273,7 @@ func (t *Transport) attempt(ctx context.Context, r *request, n int) (*http.Respo
 		out.Body = body
 	}
 	if r.key != "" {
-		out.Header.Set("Idempotency-Key", r.key)
+		out.Header["Idempotency-Key"] = []string{r.key}
 	}
 	if t.Hop && r.acct != nil {
 		h := hop.Request{Budget: r.acct.Remaining(), HasBudget: true, Attempt: n}
@@ -276,7 +283,7 @@ func (t *Transport) attempt(ctx context.Context, r *request, n int) (*http.Respo
 		if t.AttemptTimeout > 0 && (!h.HasDeadline || h.Deadline > t.AttemptTimeout) {
 			h.Deadline, h.HasDeadline = t.AttemptTimeout, true
 		}
-		h.Write(out.Header)
+		h.WriteHeader(out.Header)
 	}
 	resp, err := t.base().RoundTrip(out)
 	if cancel != nil {
