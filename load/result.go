@@ -10,6 +10,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/recoil-go/recoil/internal/textfmt"
 )
 
 // Result is what a run's callers counted: a plain value. Attempts and the
@@ -191,35 +193,8 @@ func counts(m map[string]int) string {
 
 func ffloat(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
 
-// fmtDur formats a duration with three significant figures, as the
-// simulator's tables do.
-func fmtDur(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "0"
-	case d < time.Microsecond:
-		return strconv.FormatInt(int64(d), 10) + "ns"
-	case d < time.Millisecond:
-		return sig(float64(d)/1e3) + "µs"
-	case d < time.Second:
-		return sig(float64(d)/1e6) + "ms"
-	case d < time.Minute:
-		return sig(d.Seconds()) + "s"
-	case d < time.Hour:
-		return strconv.Itoa(int(d/time.Minute)) + "m" + strconv.Itoa(int(d%time.Minute/time.Second)) + "s"
-	}
-	return strconv.Itoa(int(d/time.Hour)) + "h" + strconv.Itoa(int(d%time.Hour/time.Minute)) + "m"
-}
-
-func sig(x float64) string {
-	switch {
-	case x >= 100:
-		return ffloat(x, 0)
-	case x >= 10:
-		return ffloat(x, 1)
-	}
-	return ffloat(x, 2)
-}
+// fmtDur formats a duration as every recoil table does.
+func fmtDur(d time.Duration) string { return textfmt.Duration(d) }
 
 func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/recoil-go/recoil/internal/textfmt"
 )
 
 // Result is what Run found: one RunResult per sweep value and policy, in
@@ -263,34 +265,8 @@ func counts(m map[string]int64) string {
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// fmtDur formats a duration with three significant figures.
-func fmtDur(d time.Duration) string {
-	switch {
-	case d == 0:
-		return "0"
-	case d < time.Microsecond:
-		return strconv.FormatInt(int64(d), 10) + "ns"
-	case d < time.Millisecond:
-		return sig(float64(d)/1e3) + "µs"
-	case d < time.Second:
-		return sig(float64(d)/1e6) + "ms"
-	case d < time.Minute:
-		return sig(d.Seconds()) + "s"
-	case d < time.Hour:
-		return strconv.Itoa(int(d/time.Minute)) + "m" + strconv.Itoa(int(d%time.Minute/time.Second)) + "s"
-	}
-	return strconv.Itoa(int(d/time.Hour)) + "h" + strconv.Itoa(int(d%time.Hour/time.Minute)) + "m"
-}
-
-func sig(x float64) string {
-	switch {
-	case x >= 100:
-		return ffloat(x, 0)
-	case x >= 10:
-		return ffloat(x, 1)
-	}
-	return ffloat(x, 2)
-}
+// fmtDur formats a duration as every recoil table does.
+func fmtDur(d time.Duration) string { return textfmt.Duration(d) }
 
 type errWriter struct {
 	w   io.Writer

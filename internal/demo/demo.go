@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/recoil-go/recoil/gateway"
+	"github.com/recoil-go/recoil/internal/textfmt"
 	"github.com/recoil-go/recoil/load"
 	"github.com/recoil-go/recoil/sim"
 )
@@ -320,13 +321,10 @@ func ratio(a, b int64) float64 {
 }
 
 func fmtDur(d time.Duration) string {
-	switch {
-	case d <= 0:
+	if d <= 0 {
 		return "-"
-	case d < time.Second:
-		return d.Round(time.Millisecond).String()
 	}
-	return d.Round(10 * time.Millisecond).String()
+	return textfmt.Duration(d)
 }
 
 // WriteChart draws attempts per window over time at the largest number of
