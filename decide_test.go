@@ -51,8 +51,8 @@ func TestDecide(t *testing.T) {
 		{"Retry-After on a permanent failure is ignored", capped, recoil.Failure{Attempt: 1, Verdict: recoil.Verdict{Class: recoil.ClassPermanent, Wait: 2 * time.Second}}, false, recoil.ReasonPermanent, 0, 0},
 		{"overloaded uses the longer schedule", &recoil.Policy{OverloadBackoff: backoff.Constant(3 * time.Second)}, recoil.Failure{Attempt: 1, Verdict: recoil.Verdict{Class: recoil.ClassOverloaded}}, true, recoil.ReasonNone, 3 * time.Second, 0},
 		{"throttled without a wait uses the longer schedule", &recoil.Policy{OverloadBackoff: backoff.Constant(3 * time.Second)}, recoil.Failure{Attempt: 1, Verdict: recoil.Verdict{Class: recoil.ClassThrottled}}, true, recoil.ReasonNone, 3 * time.Second, 0},
-		{"default overload schedule is within its first ceiling", nil, recoil.Failure{Attempt: 1, Verdict: recoil.Verdict{Class: recoil.ClassOverloaded}}, true, recoil.ReasonNone, 0, time.Second},
-		{"default backoff is within its first ceiling", nil, recoil.Failure{Attempt: 1, Verdict: transient}, true, recoil.ReasonNone, 0, 100 * time.Millisecond},
+		{"default overload schedule is within its first ceiling", &recoil.Policy{}, recoil.Failure{Attempt: 1, Verdict: recoil.Verdict{Class: recoil.ClassOverloaded}}, true, recoil.ReasonNone, 0, time.Second},
+		{"default backoff is within its first ceiling", &recoil.Policy{}, recoil.Failure{Attempt: 1, Verdict: transient}, true, recoil.ReasonNone, 0, 100 * time.Millisecond},
 		{"budget refusal stops", &recoil.Policy{Budget: &refuse{}}, recoil.Failure{Attempt: 1, Verdict: transient}, false, recoil.ReasonBudget, 0, 0},
 	}
 	for _, tt := range tests {

@@ -252,7 +252,7 @@ func TestDoTimeouts(t *testing.T) {
 func TestGetReturnsFirstSuccess(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		calls := 0
-		got, err := recoil.Get(t.Context(), nil, func(context.Context) (string, error) {
+		got, err := recoil.Get(t.Context(), &recoil.Policy{}, func(context.Context) (string, error) {
 			calls++
 			if calls < 3 {
 				return "", fmt.Errorf("attempt %d: connection reset", calls)

@@ -13,8 +13,13 @@ import (
 )
 
 func ExampleDo() {
+	// One Policy per dependency, built once: its retry budget is shared by
+	// every call to that dependency and by nothing else. (nil means
+	// recoil.Default, whose budget every nil caller shares.)
+	models := &recoil.Policy{}
+
 	attempts := 0
-	err := recoil.Do(context.Background(), nil, func(ctx context.Context) error {
+	err := recoil.Do(context.Background(), models, func(ctx context.Context) error {
 		attempts++
 		if attempts < 2 {
 			return errors.New("connection reset by peer") // unclassified: transient
