@@ -25,20 +25,16 @@ import (
 func serve(t testing.TB, cfg Config) (*Gateway, string) {
 	t.Helper()
 	g := New(cfg)
-	ln, err := g.Listen()
+	url, stop, err := g.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Serve(ctx, ln) }()
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return g, "http://" + ln.Addr().String()
+	return g, url
 }
 
 // client returns an http.Transport whose connections close when the test

@@ -73,6 +73,25 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	return nil
 }
 
+// Start listens with Listen and serves with Serve in the background, for a
+// gateway in the same process as its callers (tests, recoil demo). It
+// returns the gateway's base URL ("http://127.0.0.1:port") and a stop
+// function that stops serving, waits for it to end and returns Serve's
+// error.
+func (g *Gateway) Start() (url string, stop func() error, err error) {
+	ln, err := g.Listen()
+	if err != nil {
+		return "", nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Serve(ctx, ln) }()
+	return "http://" + ln.Addr().String(), func() error {
+		cancel()
+		return <-done
+	}, nil
+}
+
 // ListenAndServe listens with Listen and serves with Serve until ctx is
 // done. Use Listen and Serve instead to learn the address of a port the
 // system chose.

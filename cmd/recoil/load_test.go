@@ -18,20 +18,16 @@ import (
 func loadGateway(t *testing.T, cfg gateway.Config) (*gateway.Gateway, string) {
 	t.Helper()
 	g := gateway.New(cfg)
-	ln, err := g.Listen()
+	url, stop, err := g.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Serve(ctx, ln) }()
 	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return g, "http://" + ln.Addr().String()
+	return g, url
 }
 
 // Seed 004 through the command: four callers, a 700 ms outage, and every

@@ -126,15 +126,12 @@ func measure(ctx context.Context, cfg Config, n int, name string) (Row, error) {
 		return Row{}, err
 	}
 	g := gateway.New(gateway.Config{Window: cfg.Window, Outages: []gateway.Outage{{Duration: cfg.Outage}}})
-	ln, err := g.Listen()
+	url, stop, err := g.Start()
 	if err != nil {
 		return Row{}, err
 	}
-	sctx, stop := context.WithCancel(ctx)
-	served := make(chan error, 1)
-	go func() { served <- g.Serve(sctx, ln) }()
 	res, err := load.Run(ctx, load.Config{
-		URL:           "http://" + ln.Addr().String() + "/v1/charges",
+		URL:           url + "/v1/charges",
 		Callers:       n,
 		UntilAccepted: true,
 		Duration:      30 * time.Second,
@@ -143,11 +140,9 @@ func measure(ctx context.Context, cfg Config, n int, name string) (Row, error) {
 		Seed:          cfg.Seed,
 	})
 	st := g.Stats()
-	stop()
-	if serr := <-served; serr != nil && !errors.Is(serr, context.Canceled) {
+	if serr := stop(); serr != nil {
 		return Row{}, serr
 	}
-	g.Close()
 	if err != nil {
 		return Row{}, err
 	}
