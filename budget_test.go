@@ -22,7 +22,7 @@ func amplification(p *recoil.Policy, n int, fail float64, seed uint64) float64 {
 	for range n {
 		c := p.Begin(now, time.Time{})
 		for {
-			if err := c.Start(now); err != nil {
+			if s := c.Next(now); s.Kind != recoil.StepAttempt {
 				break
 			}
 			attempts++
@@ -31,11 +31,11 @@ func amplification(p *recoil.Policy, n int, fail float64, seed uint64) float64 {
 				c.Success(now)
 				break
 			}
-			wait, err := c.Fail(now, errFault)
-			if err != nil {
+			s := c.Fail(now, errFault, c.Verdict(errFault, recoil.Verdict{}))
+			if s.Kind == recoil.StepDone {
 				break
 			}
-			now = now.Add(wait)
+			now = now.Add(s.Wait)
 		}
 	}
 	return float64(attempts) / float64(n)
@@ -82,9 +82,9 @@ func TestDefaultBudgetPerPolicy(t *testing.T) {
 		t.Fatalf("a: attempts per request = %.3f after its budget drained, want about 1", got)
 	}
 	c := b.Begin(time.Time{}, time.Time{})
-	_ = c.Start(time.Time{})
-	if _, err := c.Fail(time.Time{}, errors.New("x")); err != nil {
-		t.Errorf("b's first failure was refused a retry (%v): budgets leak between policies", err)
+	_ = c.Next(time.Time{})
+	if s := c.Fail(time.Time{}, errors.New("x"), recoil.Verdict{Class: recoil.ClassTransient}); s.Err != nil {
+		t.Errorf("b's first failure was refused a retry (%v): budgets leak between policies", s.Err)
 	}
 	// NoBudget allows every retry the rest of the policy allows.
 	if got := amplification(&recoil.Policy{Backoff: backoff.None{}, Budget: recoil.NoBudget}, 1000, 1, 1); got != 3 {

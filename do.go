@@ -14,15 +14,15 @@ import (
 // middle of a wait.
 //
 // op receives the context for its attempt: ctx itself, or a child of it when
-// the policy sets AttemptTimeout. Do starts no goroutines, and on the healthy
-// path reads no clock and allocates nothing.
+// the policy sets Timeout or AttemptTimeout. Do runs the one retry loop
+// (Drive); it starts no goroutines, and on the healthy path reads no clock
+// and allocates nothing.
 func Do(ctx context.Context, p *Policy, op func(context.Context) error) error {
 	if p == nil {
 		p = Default
 	}
-	wrapped := func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx) }
 	if !p.plain() {
-		_, err := run(ctx, p, wrapped, nil)
+		_, err := drive(ctx, p, errDriver{op}, struct{}{}, nil)
 		return err
 	}
 	err := op(ctx)
@@ -30,30 +30,87 @@ func Do(ctx context.Context, p *Policy, op func(context.Context) error) error {
 		p.fastSuccess()
 		return nil
 	}
-	_, err = run(ctx, p, wrapped, err)
+	_, err = drive(ctx, p, errDriver{op}, struct{}{}, err)
 	return err
 }
 
 // Get is Do for an operation that returns a value: it returns the value of
-// the first successful attempt. With AttemptTimeout set, the attempt's context
-// is cancelled when op returns, so the value must not depend on it (read a
-// response body inside op).
+// the first successful attempt, or the zero T with the error. With
+// AttemptTimeout set, the attempt's context is cancelled when op returns, so
+// the value must not depend on it (read a response body inside op).
 func Get[T any](ctx context.Context, p *Policy, op func(context.Context) (T, error)) (T, error) {
 	if p == nil {
 		p = Default
 	}
+	var (
+		v   T
+		err error
+	)
 	if p.plain() {
 		// The healthy path of a plain policy: one call of op, and on success
 		// one read of the budget (a full bucket writes nothing).
-		v, err := op(ctx)
-		if err == nil {
+		if v, err = op(ctx); err == nil {
 			p.fastSuccess()
 			return v, nil
 		}
-		return run(ctx, p, op, err)
+		v, err = drive(ctx, p, funcDriver[T]{op}, v, err)
+	} else {
+		var zero T
+		v, err = drive(ctx, p, funcDriver[T]{op}, zero, nil)
 	}
-	return run(ctx, p, op, nil)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
 }
+
+// funcDriver drives Get's op: its error is the outcome, classified by the
+// policy alone.
+type funcDriver[T any] struct {
+	op func(context.Context) (T, error)
+}
+
+func (d funcDriver[T]) Attempt(ctx context.Context, _ int, deadline time.Time) (T, error) {
+	if !sooner(ctx, deadline) {
+		return d.op(ctx)
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	return d.op(ctx)
+}
+
+func (funcDriver[T]) Verdict(_ T, err error) (error, Verdict) { return err, Verdict{} }
+func (funcDriver[T]) Guard(v Verdict) Verdict                 { return v }
+func (funcDriver[T]) Discard(T)                               {}
+
+// errDriver drives Do's op.
+type errDriver struct {
+	op func(context.Context) error
+}
+
+func (d errDriver) Attempt(ctx context.Context, _ int, deadline time.Time) (struct{}, error) {
+	if !sooner(ctx, deadline) {
+		return struct{}{}, d.op(ctx)
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	return struct{}{}, d.op(ctx)
+}
+
+// sooner reports whether deadline is set and comes before ctx's own: an
+// attempt deadline the context does not already carry.
+func sooner(ctx context.Context, deadline time.Time) bool {
+	if deadline.IsZero() {
+		return false
+	}
+	dl, ok := ctx.Deadline()
+	return !ok || deadline.Before(dl)
+}
+
+func (errDriver) Verdict(_ struct{}, err error) (error, Verdict) { return err, Verdict{} }
+func (errDriver) Guard(v Verdict) Verdict                        { return v }
+func (errDriver) Discard(struct{})                               {}
 
 // fastSuccess records a first-attempt success of a plain policy: nothing
 // to do when the budget is NoBudget or its bucket is full.
@@ -75,80 +132,4 @@ func (p *Policy) plain() bool {
 		return true
 	}
 	return false
-}
-
-// run is the retry loop. A non-nil first is the error of a first attempt
-// already made by Get's fast path.
-func run[T any](ctx context.Context, p *Policy, op func(context.Context) (T, error), first error) (T, error) {
-	var zero T
-	parent := ctx
-	if p.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, p.Timeout, ErrDeadline)
-		defer cancel()
-	}
-	deadline, _ := ctx.Deadline()
-	var none time.Time // the zero time: "now, if anyone needs it"
-	var c Call
-	c.begin(p, none, deadline)
-	for {
-		if p.Limiter != nil {
-			if err := p.Limiter.Acquire(ctx); err != nil {
-				if parent.Err() != nil {
-					c.Abort(none, context.Cause(parent))
-					return zero, context.Cause(parent)
-				}
-				return zero, c.Stop(none, ReasonLimit, err)
-			}
-		}
-		if err := c.Start(none); err != nil {
-			if p.Limiter != nil {
-				p.Limiter.Release()
-			}
-			return zero, err
-		}
-		var v T
-		var err error
-		if first != nil {
-			err, first = first, nil
-		} else {
-			v, err = attempt(ctx, p, op)
-		}
-		if p.Limiter != nil {
-			p.Limiter.Release()
-		}
-		if err == nil {
-			c.Success(none)
-			return v, nil
-		}
-		if parent.Err() != nil {
-			c.Abort(none, context.Cause(parent))
-			return zero, context.Cause(parent)
-		}
-		if ctx.Err() != nil { // the policy's own Timeout ran out mid-attempt
-			_, stop := c.FailVerdict(none, err, Verdict{Class: ClassTransient, Timeout: true, Reason: "call timed out"})
-			return zero, stop
-		}
-		wait, stop := c.Fail(none, err)
-		if stop != nil {
-			return zero, stop
-		}
-		if c.Wait(ctx, wait) != nil {
-			if parent.Err() != nil {
-				c.Abort(none, context.Cause(parent))
-				return zero, context.Cause(parent)
-			}
-			return zero, c.Stop(none, ReasonDeadline, nil)
-		}
-	}
-}
-
-// attempt runs op once, under AttemptTimeout when the policy sets one.
-func attempt[T any](ctx context.Context, p *Policy, op func(context.Context) (T, error)) (T, error) {
-	if p.AttemptTimeout <= 0 {
-		return op(ctx)
-	}
-	ctx, cancel := context.WithTimeout(ctx, p.AttemptTimeout)
-	defer cancel()
-	return op(ctx)
 }

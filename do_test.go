@@ -128,7 +128,7 @@ func TestDoDeadlineStopsBeforeWaiting(t *testing.T) {
 		}
 		var re *recoil.Error
 		errors.As(err, &re)
-		if re.Wait != 4*time.Second || re.Attempts != 1 {
+		if re.RefusedWait != 4*time.Second || re.Attempts != 1 {
 			t.Errorf("Error = %+v, want Wait 4s after 1 attempt", re)
 		}
 		if el := time.Since(start); el != 0 {
@@ -171,8 +171,8 @@ func TestDoRetryAfter(t *testing.T) {
 				}
 				if tt.wantErr != nil {
 					var re *recoil.Error
-					if errors.As(err, &re); re.Wait != tt.wait {
-						t.Errorf("Error.Wait = %v, want %v", re.Wait, tt.wait)
+					if errors.As(err, &re); re.RefusedWait != tt.wait {
+						t.Errorf("Error.RefusedWait = %v, want %v", re.RefusedWait, tt.wait)
 					}
 				}
 				if second < tt.wantWaitAt {
@@ -191,7 +191,7 @@ func TestDoCancelMidWait(t *testing.T) {
 		ctx, cancel := context.WithCancelCause(t.Context())
 		p := &recoil.Policy{Backoff: backoff.Constant(10 * time.Second)}
 		var sum recoil.Summary
-		p.Observe = func(s recoil.Summary) { sum = s }
+		p.Observe = func(_ context.Context, s recoil.Summary) { sum = s }
 		var cancelledAt, returnedAt time.Time
 		time.AfterFunc(3*time.Second, func() {
 			cancelledAt = time.Now()
@@ -281,7 +281,7 @@ func TestErrorIsAndAs(t *testing.T) {
 			t.Errorf("errors.Is(%v, underlying) = false", err)
 		}
 	}
-	got := (&recoil.Error{Attempts: 1, Reason: recoil.ReasonWaitTooLong, Wait: 30 * time.Second, Err: under}).Error()
+	got := (&recoil.Error{Attempts: 1, Reason: recoil.ReasonWaitTooLong, RefusedWait: 30 * time.Second, Err: under}).Error()
 	if want := "recoil: server wait too long after 1 attempt, refused wait 30s: underlying"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
@@ -349,6 +349,13 @@ type fakeLimiter struct {
 	acquired, release int
 }
 
+func (l *fakeLimiter) TryAcquire() bool {
+	if l.err != nil {
+		return false
+	}
+	l.acquired++
+	return true
+}
 func (l *fakeLimiter) Acquire(context.Context) error { l.acquired++; return l.err }
 func (l *fakeLimiter) Release()                      { l.release++ }
 
@@ -455,8 +462,8 @@ func TestObserveOncePerCall(t *testing.T) {
 		logLine := recoil.SlogObserver(logger)
 		p := &recoil.Policy{
 			Backoff:   backoff.Constant(time.Second),
-			Observe:   func(s recoil.Summary) { sums = append(sums, s); logLine(s) },
-			OnAttempt: func(e recoil.AttemptEvent) { events = append(events, e) },
+			Observe:   func(ctx context.Context, s recoil.Summary) { sums = append(sums, s); logLine(ctx, s) },
+			OnAttempt: func(_ context.Context, e recoil.AttemptEvent) { events = append(events, e) },
 			Classify: func(err error) recoil.Verdict {
 				var ve *validationError
 				if errors.As(err, &ve) {
@@ -494,7 +501,7 @@ func TestObserveOncePerCall(t *testing.T) {
 		}
 	})
 	// A nil logger writes nothing and does not panic.
-	recoil.SlogObserver(nil)(recoil.Summary{Attempts: 1})
+	recoil.SlogObserver(nil)(context.Background(), recoil.Summary{Attempts: 1})
 }
 
 // A Call driven on a virtual clock makes the same decisions as Do: this is
@@ -505,19 +512,20 @@ func TestCallOnVirtualClock(t *testing.T) {
 	c := p.Begin(now, time.Time{})
 	var waits []time.Duration
 	for {
-		if err := c.Start(now); err != nil {
-			t.Fatal(err)
+		if s := c.Next(now); s.Kind != recoil.StepAttempt {
+			t.Fatal(s.Err)
 		}
 		now = now.Add(210 * time.Millisecond)
-		wait, err := c.Fail(now, &validationError{field: "x"})
-		if err != nil {
-			if !errors.Is(err, recoil.ErrAttemptsExhausted) {
-				t.Fatalf("Fail() = %v", err)
+		err := &validationError{field: "x"}
+		s := c.Fail(now, err, c.Verdict(err, recoil.Verdict{}))
+		if s.Kind == recoil.StepDone {
+			if !errors.Is(s.Err, recoil.ErrAttemptsExhausted) {
+				t.Fatalf("Fail() = %v", s.Err)
 			}
 			break
 		}
-		waits = append(waits, wait)
-		now = now.Add(wait)
+		waits = append(waits, s.Wait)
+		now = now.Add(s.Wait)
 	}
 	if got, want := fmt.Sprint(waits), "[1s 2s 4s 8s]"; got != want {
 		t.Errorf("waits = %v, want %v", got, want)

@@ -26,8 +26,8 @@ const (
 	// ReasonCircuitOpen: the circuit breaker refused the attempt.
 	ReasonCircuitOpen
 	// ReasonWaitTooLong: the server asked for a wait longer than the policy's
-	// MaxServerWait. The requested wait is in Error.Wait, so a scheduler above
-	// can requeue the work for later.
+	// MaxServerWait. The requested wait is in Error.RefusedWait, so a
+	// scheduler above can requeue the work for later.
 	ReasonWaitTooLong
 	// ReasonLimit: the concurrency limiter shed the attempt.
 	ReasonLimit
@@ -94,9 +94,10 @@ type Error struct {
 	Reason Reason
 	// Waited is the total time spent waiting between attempts.
 	Waited time.Duration
-	// Wait is the wait that was refused, when the call stopped because a wait
-	// was too long for the deadline or for MaxServerWait; zero otherwise.
-	Wait time.Duration
+	// RefusedWait is the wait the call stopped over, when it stopped because
+	// a wait was too long for the deadline or for MaxServerWait; zero
+	// otherwise. A scheduler that must requeue the work learns from it when.
+	RefusedWait time.Duration
 	// Verdict is the last failure's classification.
 	Verdict Verdict
 	// Err is the last attempt's error.
@@ -120,9 +121,9 @@ func (e *Error) Error() string {
 		b = append(b, ", waited "...)
 		b = append(b, e.Waited.String()...)
 	}
-	if e.Wait > 0 {
+	if e.RefusedWait > 0 {
 		b = append(b, ", refused wait "...)
-		b = append(b, e.Wait.String()...)
+		b = append(b, e.RefusedWait.String()...)
 	}
 	if e.Err != nil {
 		b = append(b, ": "...)

@@ -33,12 +33,11 @@ func TestBreakerInPolicy(t *testing.T) {
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	call := func(fail bool) error {
 		c := p.Begin(now, time.Time{})
-		if err := c.Start(now); err != nil {
-			return err
+		if s := c.Next(now); s.Kind != recoil.StepAttempt {
+			return s.Err
 		}
 		if fail {
-			_, err := c.Fail(now, errors.New("503"))
-			return err
+			return c.Fail(now, errors.New("503"), recoil.Verdict{Class: recoil.ClassOverloaded}).Err
 		}
 		c.Success(now)
 		return nil

@@ -17,6 +17,9 @@ type Summary struct {
 	Reason Reason
 	// Waited is the total time spent waiting between attempts.
 	Waited time.Duration
+	// RefusedWait is the wait the call stopped over (ReasonWaitTooLong, or
+	// ReasonDeadline when the wait did not fit); zero otherwise.
+	RefusedWait time.Duration
 	// Elapsed is the call's duration, waits and attempts included.
 	Elapsed time.Duration
 	// Verdict is the last failure's classification (zero if none failed).
@@ -46,13 +49,13 @@ type AttemptEvent struct {
 
 // SlogObserver returns an Observe function that writes each call's Summary as
 // one log line to l (nil means nothing is written): at Level and with
-// Message, and Attrs as its attributes.
-func SlogObserver(l *slog.Logger) func(Summary) {
+// Message, and Attrs as its attributes, under the caller's context so a
+// handler that reads trace ids from it finds them.
+func SlogObserver(l *slog.Logger) func(context.Context, Summary) {
 	if l == nil {
-		return func(Summary) {}
+		return func(context.Context, Summary) {}
 	}
-	return func(s Summary) {
-		ctx := context.Background()
+	return func(ctx context.Context, s Summary) {
 		if level := s.Level(); l.Enabled(ctx, level) {
 			l.LogAttrs(ctx, level, s.Message(), s.Attrs()...)
 		}
@@ -84,17 +87,20 @@ func (s Summary) Message() string {
 }
 
 // Attrs returns s as log attributes: attempts, waited, elapsed (when
-// known), reason (when the call stopped), and for the last failure its
-// class, why (the verdict's reason), code (when set) and error (its own
-// message).
+// known), reason (when the call stopped), refused_wait (when it stopped
+// over a wait), and for the last failure its class, why (the verdict's
+// reason), code (when set) and error (its own message).
 func (s Summary) Attrs() []slog.Attr {
-	attrs := make([]slog.Attr, 0, 8)
+	attrs := make([]slog.Attr, 0, 10)
 	attrs = append(attrs, slog.Int("attempts", s.Attempts), slog.Duration("waited", s.Waited))
 	if s.Elapsed > 0 {
 		attrs = append(attrs, slog.Duration("elapsed", s.Elapsed))
 	}
 	if s.Reason != ReasonNone {
 		attrs = append(attrs, slog.String("reason", s.Reason.String()))
+	}
+	if s.RefusedWait > 0 {
+		attrs = append(attrs, slog.Duration("refused_wait", s.RefusedWait))
 	}
 	if s.LastErr != nil {
 		attrs = append(attrs, slog.String("class", s.Verdict.Class.String()), slog.String("why", s.Verdict.Reason))

@@ -60,12 +60,17 @@ type Breaker interface {
 }
 
 // Limiter caps concurrent attempts (package limit has one). The loop holds a
-// slot for the length of one attempt only, never across a wait: a worker held
-// while sleeping is seed 000's outage.
+// slot for the length of one attempt only, never across a wait: a worker
+// held while sleeping is how a retry loop takes down the service that owns
+// it.
 type Limiter interface {
+	// TryAcquire takes a slot if one is free, without waiting, and reports
+	// whether it did. The loop tries it first; a driver on virtual time
+	// (the simulator) uses it alone, so a full limiter sheds there.
+	TryAcquire() bool
 	// Acquire takes a slot, waiting as the limiter allows; an error sheds the attempt.
 	Acquire(ctx context.Context) error
-	// Release returns a slot taken by Acquire.
+	// Release returns a slot taken by TryAcquire or Acquire.
 	Release()
 }
 
@@ -98,17 +103,21 @@ type Policy struct {
 	// DefaultMinAttempt.
 	MinAttempt time.Duration
 	// Timeout bounds the whole logical call, waits included; zero means only
-	// the caller's context bounds it. When it runs out the call stops with
-	// ErrDeadline.
+	// the caller's context bounds it. When it runs out — in an attempt, in
+	// a wait, or in a limiter's queue — the call stops with ErrDeadline.
 	Timeout time.Duration
 	// AttemptTimeout bounds each attempt separately; zero means none. An
 	// attempt that runs out is a transient failure with Verdict.Timeout set.
+	// For an HTTP attempt it bounds the wait for the response headers; the
+	// body is the caller's to read (see recoilhttp.Transport.IdleTimeout).
 	AttemptTimeout time.Duration
 	// Unknown is the class of failures no rule classifies; zero means
 	// ClassTransient.
 	Unknown Class
-	// Classify, if set, is asked first; a zero Verdict falls through to the
-	// built-in rules (see Classify).
+	// Classify, if set, is asked first about every failed attempt, in every
+	// driver; a zero Verdict falls through to the driver's own classifier
+	// (the HTTP Transport's status table, say) and then to the built-in
+	// rules (see Classify).
 	Classify Classifier
 	// Budget is the retry budget. Nil means the policy's own token bucket
 	// (budget.TokenBucket with gRFC A6 semantics: 10 tokens, token ratio
@@ -116,18 +125,22 @@ type Policy struct {
 	// budgeting off. A budget belongs to one dependency: give each
 	// dependency its own Policy.
 	Budget Budget
-	// Breaker is the circuit breaker; nil means none.
+	// Breaker is the circuit breaker, asked before every attempt; nil means
+	// none (package breaker has one: give each dependency its own).
 	Breaker Breaker
-	// Limiter caps concurrent attempts; nil means none.
+	// Limiter caps concurrent attempts; nil means none (package limit has
+	// one).
 	Limiter Limiter
 	// Rand is the random source for jitter; nil means math/rand/v2's global
 	// generator. It must be safe for concurrent use if calls run concurrently.
 	Rand backoff.Source
-	// Observe receives one Summary per logical call; nil means nothing is
-	// reported. SlogObserver adapts a *slog.Logger.
-	Observe func(Summary)
-	// OnAttempt receives one event per attempt; nil means none.
-	OnAttempt func(AttemptEvent)
+	// Observe receives one Summary per logical call, with the caller's
+	// context (so a log line or span joins the caller's trace); nil means
+	// nothing is reported. SlogObserver adapts a *slog.Logger.
+	Observe func(context.Context, Summary)
+	// OnAttempt receives one event per attempt, with the caller's context;
+	// nil means none.
+	OnAttempt func(context.Context, AttemptEvent)
 
 	// bucket is the default budget: a zero TokenBucket is full, with A6's
 	// example settings (10 tokens, ratio 0.1).
@@ -236,14 +249,18 @@ func (p *Policy) schedule(c Class) backoff.Schedule {
 	return defaultBackoff
 }
 
-// Verdict classifies an attempt's error under this policy: the policy's
-// Classify first, then the built-in rules, with the policy's Unknown class
-// for errors nothing recognises.
-func (p *Policy) Verdict(err error) Verdict {
+// Verdict classifies an attempt's error under this policy, as every driver
+// does: the policy's Classify first, then driver (the driver's own verdict;
+// the zero Verdict when it has none), then the built-in rules (Classify),
+// with the policy's Unknown class for errors nothing recognises.
+func (p *Policy) Verdict(err error, driver Verdict) Verdict {
 	if p.Classify != nil {
 		if v := p.Classify(err); v.Class != ClassUnknown {
 			return v
 		}
+	}
+	if driver.Class != ClassUnknown {
+		return driver
 	}
 	unknown := p.Unknown
 	if unknown == ClassUnknown {

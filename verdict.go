@@ -2,14 +2,12 @@ package recoil
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 )
 
 // Class is what kind of failure an attempt ended in, which decides whether
-// doing it again can help (seed 002: "the only useful question about any of
-// them is: will doing this again help?").
+// doing it again can help — the only useful question about a failure.
 type Class uint8
 
 const (
@@ -28,7 +26,7 @@ const (
 	ClassOverloaded
 	// ClassPermanent failures will not change on a second try: a validator's
 	// 400, a revoked key, a model that no longer exists. The right number of
-	// retries is zero (seed 000).
+	// retries is zero.
 	ClassPermanent
 	// ClassCanceled is an attempt abandoned by cancellation. It is never
 	// retried, and budgets and breakers count it for nothing.
@@ -162,15 +160,6 @@ func VerdictOf(err error) (v Verdict, ok bool) {
 	return v, ok
 }
 
-// timedOut reports whether err or an error it wraps has Timeout() == true,
-// the net.Error convention.
-func timedOut(err error) bool {
-	return walk(err, func(e error) bool {
-		t, ok := e.(interface{ Timeout() bool })
-		return ok && t.Timeout()
-	})
-}
-
 // walk visits err and the errors it wraps, depth first, until visit returns
 // true; it reports whether it did. Unlike errors.As it allocates nothing.
 func walk(err error, visit func(error) bool) bool {
@@ -200,22 +189,99 @@ func walk(err error, visit func(error) bool) bool {
 //  1. a verdict attached with Mark (or by an error type with a
 //     RecoilVerdict() Verdict method) wins;
 //  2. context.Canceled is ClassCanceled: cancellation is never retried;
-//  3. context.DeadlineExceeded, or any error with Timeout() == true (net.Error),
+//  3. an error that reports an HTTP status — it, or an error it wraps, has a
+//     StatusCode() int or HTTPStatusCode() int method, as the clients of
+//     many APIs do — is classified by its status alone (StatusVerdict), the
+//     table the HTTP Transport starts from, so a 400 inside an SDK's error is
+//     not retried whichever driver runs the call;
+//  4. context.DeadlineExceeded, or any error with Timeout() == true (net.Error),
 //     is Transient with Timeout set — the attempt timed out, not the caller
 //     (the loop checks the caller's own context before classifying);
-//  4. anything else gets the class unknown.
+//  5. anything else gets the class unknown.
 func Classify(err error, unknown Class) Verdict {
-	if v, ok := VerdictOf(err); ok {
-		return v
-	}
-	if errors.Is(err, context.Canceled) {
+	// One walk down the chain finds what every rule needs; the rules then
+	// apply in order, each over the whole chain.
+	var (
+		marked         Verdict
+		hasMark        bool
+		canceled, late bool
+		timeout        bool
+		code           int
+	)
+	walk(err, func(e error) bool {
+		if m, ok := e.(verdicter); ok {
+			marked, hasMark = m.RecoilVerdict(), true
+			return true // rule 1 wins over everything
+		}
+		switch e {
+		case context.Canceled:
+			canceled = true
+		case context.DeadlineExceeded:
+			late = true
+		}
+		if is, ok := e.(interface{ Is(error) bool }); ok {
+			canceled = canceled || is.Is(context.Canceled)
+			late = late || is.Is(context.DeadlineExceeded)
+		}
+		if code == 0 {
+			switch s := e.(type) {
+			case interface{ StatusCode() int }:
+				code = s.StatusCode()
+			case interface{ HTTPStatusCode() int }:
+				code = s.HTTPStatusCode()
+			}
+		}
+		if t, ok := e.(interface{ Timeout() bool }); ok && t.Timeout() {
+			timeout = true
+		}
+		return false
+	})
+	switch {
+	case hasMark:
+		return marked
+	case canceled:
 		return Verdict{Class: ClassCanceled, Reason: "canceled"}
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return Verdict{Class: ClassTransient, Timeout: true, Reason: "attempt timed out"}
+	if code >= 400 && code <= 999 {
+		return StatusVerdict(code)
 	}
-	if timedOut(err) {
+	if late || timeout {
 		return Verdict{Class: ClassTransient, Timeout: true, Reason: "attempt timed out"}
 	}
 	return Verdict{Class: unknown, Reason: "unclassified error"}
+}
+
+// StatusVerdict classifies an HTTP status by its code alone: the table the
+// HTTP Transport refines with what the response's headers and body say
+// (Retry-After, the provider's error type), and the one the built-in rules
+// apply to any error that reports a status. Below 400 it returns the zero
+// Verdict (not a failure). Otherwise:
+//
+//   - 408 is transient; 429 is throttled;
+//   - 503 and 529 are overloaded: the dependency is at capacity;
+//   - 501 and 505 are permanent: the server will not do this at all;
+//   - every other 5xx is transient;
+//   - every other 4xx — 400, 401, 403, 404 (Code "not_found": a retired
+//     model, so fall back to another), 409, 413, 422 — is permanent: the
+//     request itself is refused, and a second try sends the same request.
+func StatusVerdict(code int) Verdict {
+	s := "HTTP " + strconv.Itoa(code)
+	switch {
+	case code < 400:
+		return Verdict{}
+	case code == 408:
+		return Verdict{Class: ClassTransient, Reason: s + ": request timeout"}
+	case code == 429:
+		return Verdict{Class: ClassThrottled, Reason: s + ": rate limited"}
+	case code == 503 || code == 529:
+		return Verdict{Class: ClassOverloaded, Reason: s + ": overloaded"}
+	case code == 501 || code == 505:
+		return Verdict{Class: ClassPermanent, Reason: s + ": not supported by the server"}
+	case code >= 500:
+		return Verdict{Class: ClassTransient, Reason: s + ": server error"}
+	case code == 404:
+		return Verdict{Class: ClassPermanent, Code: "not_found", Reason: s + ": not found"}
+	default:
+		return Verdict{Class: ClassPermanent, Reason: s + ": the request was refused; the same request will be refused again"}
+	}
 }

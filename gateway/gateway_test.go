@@ -195,7 +195,11 @@ type observed struct {
 	s  []recoilhttp.Summary
 }
 
-func (o *observed) add(s recoilhttp.Summary) { o.mu.Lock(); o.s = append(o.s, s); o.mu.Unlock() }
+func (o *observed) add(_ context.Context, s recoilhttp.Summary) {
+	o.mu.Lock()
+	o.s = append(o.s, s)
+	o.mu.Unlock()
+}
 
 func (o *observed) last(t *testing.T) recoilhttp.Summary {
 	t.Helper()

@@ -1,6 +1,11 @@
 package hop
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/recoil-go/recoil/budget"
+)
 
 // Account is the retry budget of one incoming request at one hop, shared by
 // everything the hop does to serve that request: every call it makes, every
@@ -72,3 +77,14 @@ func (a *Account) Below(spent int) {
 func (a *Account) Spent() int {
 	return int(a.spent.Load())
 }
+
+// AdmitAt admits every call: the account limits retries, not calls. With
+// RetryAt and RecordAt it makes an Account a retry budget (the recoil.Budget
+// interface), so a call can spend from it as its request budget.
+func (a *Account) AdmitAt(time.Time) bool { return true }
+
+// RetryAt spends one retry, as TrySpend does.
+func (a *Account) RetryAt(time.Time, budget.Cause) bool { return a.TrySpend() }
+
+// RecordAt does nothing: outcomes do not refill a request's budget.
+func (a *Account) RecordAt(time.Time, budget.Outcome) {}

@@ -493,7 +493,7 @@ func (r *run) stop(why string) {
 
 // observe receives the Transport's summary of each logical request, and
 // counts why the ones that failed stopped.
-func (r *run) observe(s recoilhttp.Summary) {
+func (r *run) observe(_ context.Context, s recoilhttp.Summary) {
 	switch s.Reason {
 	case recoil.ReasonNone:
 	case recoil.ReasonCanceled:

@@ -40,9 +40,6 @@ type Policy struct {
 	// and x-should-retry: the retry rule "anything that is not a 2xx"
 	// that seed 000 finds in most services.
 	RetryEverything bool
-	// AttemptTimeout bounds each attempt until its response headers
-	// arrive; zero means none.
-	AttemptTimeout time.Duration
 	// IdleTimeout fails a response body that delivers nothing for this
 	// long (for a stream, no content event); zero means none.
 	IdleTimeout time.Duration
@@ -113,11 +110,10 @@ func Preset(name string) (Policy, error) {
 // gateway can count attempts by number.
 func (p Policy) Transport(base http.RoundTripper) *recoilhttp.Transport {
 	t := &recoilhttp.Transport{
-		Base:           base,
-		Policy:         p.Policy,
-		AttemptTimeout: p.AttemptTimeout,
-		IdleTimeout:    p.IdleTimeout,
-		Hop:            true,
+		Base:        base,
+		Policy:      p.Policy,
+		IdleTimeout: p.IdleTimeout,
+		Hop:         true,
 	}
 	if t.Policy != nil {
 		// The hop budget for the call tree is the policy's own retries, so
@@ -254,7 +250,7 @@ func ParsePolicy(name string, data []byte) (Policy, error) {
 		case "timeout":
 			rp.Timeout, err = d.duration(v, "timeout")
 		case "attempt_timeout":
-			p.AttemptTimeout, err = d.duration(v, "attempt_timeout")
+			rp.AttemptTimeout, err = d.duration(v, "attempt_timeout")
 		case "idle_timeout":
 			p.IdleTimeout, err = d.duration(v, "idle_timeout")
 		case "retry_everything":

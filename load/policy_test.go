@@ -84,7 +84,7 @@ func TestLoadPolicy(t *testing.T) {
 	}
 	rp := p.Policy
 	if p.Name != "patient" || rp.MaxAttempts != 6 || rp.MaxServerWait != 30*time.Second || rp.Timeout != 20*time.Second ||
-		p.AttemptTimeout != 2*time.Second || p.IdleTimeout != 5*time.Second {
+		p.Policy.AttemptTimeout != 2*time.Second || p.IdleTimeout != 5*time.Second {
 		t.Errorf("LoadPolicy = %+v, policy %+v", p, rp)
 	}
 	if want := (backoff.FullJitter{Base: 100 * time.Millisecond, Max: 5 * time.Second}); rp.Backoff != want {

@@ -44,7 +44,7 @@ func (e *StatusError) Error() string {
 // Codes that Classify puts in recoil.Verdict.Code besides the provider's own
 // error types and codes.
 const (
-	CodeNotFound       = "not_found"       // 404: a retired model? fall back to another
+	CodeNotFound       = "not_found"       // 404: a retired model? fall back to another (recoil.StatusVerdict's code)
 	CodeNonJSON400     = "non_json_400"    // a 400 that is not the provider's JSON: an intermediary's
 	CodeDoNotRetry     = "do_not_retry"    // the server said so (x-should-retry: false, Recoil-Retry: no)
 	CodeNotReplayable  = "not_replayable"  // the body cannot be sent again (no GetBody)
@@ -92,13 +92,15 @@ func Classify(req *http.Request, resp *http.Response, err error, now time.Time) 
 	if resp.StatusCode < 400 {
 		return recoil.Verdict{}
 	}
-	v, _ := classifyStatus(req, resp, now)
+	v, _ := classifyStatus(req, resp, hasIdempotencyKey(req), now)
 	return v
 }
 
 // classifyStatus classifies a response of status 400 or more and returns
 // the error to record it with.
-func classifyStatus(req *http.Request, resp *http.Response, now time.Time) (recoil.Verdict, *StatusError) {
+// keyed reports that the request carries an idempotency key, the caller's or
+// one the Transport generated.
+func classifyStatus(req *http.Request, resp *http.Response, keyed bool, now time.Time) (recoil.Verdict, *StatusError) {
 	code := resp.StatusCode
 	body, _ := PeekBody(resp, MaxErrorBody)
 	pe, isJSON, _ := ParseErrorBody(body)
@@ -133,14 +135,9 @@ func classifyStatus(req *http.Request, resp *http.Response, now time.Time) (reco
 		return permanent(CodeDoNotRetry, status+": the server said not to retry (x-should-retry: false)")
 	}
 	switch {
-	case code == http.StatusTooManyRequests:
-		if pe.QuotaExhausted() {
-			return permanent("", "429 "+describe(pe, "quota exhausted")+": waiting will not refill it")
-		}
-		return retryable(recoil.ClassThrottled, "429 "+describe(pe, "rate limited"))
-	case code == http.StatusRequestTimeout:
-		return retryable(recoil.ClassTransient, "408 request timeout")
-	case code == http.StatusConflict && hasIdempotencyKey(req) && inProgress(pe):
+	case code == http.StatusTooManyRequests && pe.QuotaExhausted():
+		return permanent("", "429 "+describe(pe, "quota exhausted")+": waiting will not refill it")
+	case code == http.StatusConflict && keyed && inProgress(pe):
 		wait = max(wait, time.Second)
 		v.Code = CodeInProgress
 		return retryable(recoil.ClassTransient, "409 "+describe(pe, "the same idempotency key is still in progress"))
@@ -150,17 +147,29 @@ func classifyStatus(req *http.Request, resp *http.Response, now time.Time) (reco
 			ct = "no content type"
 		}
 		return permanent(CodeNonJSON400, "400 with a non-JSON body ("+ct+"): likely an intermediary such as a proxy, not the payload")
-	case code == http.StatusNotFound:
-		return permanent(CodeNotFound, "404 "+describe(pe, "not found")+": a retired model? fall back to another")
-	case code == 501 || code == 505:
-		return permanent("", status+" "+describe(pe, http.StatusText(code)))
-	case code == 503 || code == 529:
-		return retryable(recoil.ClassOverloaded, status+" "+describe(pe, "overloaded"))
-	case code >= 500:
-		return retryable(recoil.ClassTransient, status+" "+describe(pe, http.StatusText(code)))
-	default: // 400, 401, 402, 403, 413, 422 and the rest of 4xx
-		return permanent("", status+" "+describe(pe, http.StatusText(code)))
 	}
+	// The rest is the status table every driver shares (recoil.StatusVerdict),
+	// in the provider's words.
+	base := recoil.StatusVerdict(code)
+	fallback := http.StatusText(code)
+	switch code {
+	case http.StatusTooManyRequests:
+		fallback = "rate limited"
+	case http.StatusRequestTimeout:
+		fallback = "request timeout"
+	case http.StatusServiceUnavailable, 529:
+		fallback = "overloaded"
+	case http.StatusNotFound:
+		fallback = "not found"
+	}
+	reason := status + " " + describe(pe, fallback)
+	if !base.Class.Retryable() {
+		if code == http.StatusNotFound {
+			reason += ": a retired model? fall back to another"
+		}
+		return permanent(base.Code, reason)
+	}
+	return retryable(base.Class, reason)
 }
 
 // classifyError classifies a transport error (no response arrived).

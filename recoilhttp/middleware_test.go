@@ -198,7 +198,7 @@ func TestTransportHonoursShedding(t *testing.T) {
 	base := &http.Transport{}
 	defer base.CloseIdleConnections()
 	var sum recoilhttp.Summary
-	tr := &recoilhttp.Transport{Base: base, Hop: true, Policy: fast(), Observe: func(s recoilhttp.Summary) { sum = s }}
+	tr := &recoilhttp.Transport{Base: base, Hop: true, Policy: fast(), Observe: func(_ context.Context, s recoilhttp.Summary) { sum = s }}
 	req, _ := http.NewRequestWithContext(context.Background(), "GET", srv.URL, nil)
 	resp, err := tr.RoundTrip(req)
 	if err != nil {

@@ -213,7 +213,7 @@ func TestSDKMessages(t *testing.T) {
 			)
 			tr := &recoilhttp.Transport{
 				Policy: sdkPolicy(),
-				Observe: func(s recoilhttp.Summary) {
+				Observe: func(_ context.Context, s recoilhttp.Summary) {
 					mu.Lock()
 					summaries = append(summaries, s)
 					mu.Unlock()

@@ -1,19 +1,21 @@
 package recoilhttp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/recoil-go/recoil"
-	"github.com/recoil-go/recoil/budget"
 	"github.com/recoil-go/recoil/hop"
 )
 
@@ -27,6 +29,15 @@ const MaxDrain = 64 << 10
 // an http.Client's Transport, or under a model API's official SDK through its
 // WithHTTPClient option (with the SDK's own retries set to 0).
 //
+// It runs recoil's one retry loop (recoil.Drive), so every Policy field
+// means here what it means in recoil.Do: MaxAttempts, the schedules,
+// MaxServerWait, MinAttempt, Unknown, Classify (asked before the HTTP
+// rules), the budget, Breaker, Limiter (a slot per attempt), Observe and
+// OnAttempt. Timeout bounds the retry loop and AttemptTimeout each attempt,
+// both until the response headers arrive: the body of the response
+// RoundTrip returns is the caller's to read (IdleTimeout bounds a stalled
+// one).
+//
 // Each attempt after the first sends a copy of req with a header map of its
 // own and a fresh body from GetBody; the first is sent as it is when nothing
 // needs adding to it. The caller's request is never modified (the copy
@@ -34,8 +45,13 @@ const MaxDrain = 64 << 10
 // GetBody) gets one attempt, and the verdict says why. A discarded response
 // is drained (at most MaxDrain) and closed so its connection is reused. When
 // a response arrived, RoundTrip returns it with a nil error, as the
-// RoundTripper contract asks — also when retries ran out; only when the last
-// attempt produced no response does it return an error (a *recoil.Error).
+// RoundTripper contract asks — also when retries ran out, or when the loop
+// stopped before a later attempt (an open breaker, a refused wait) — and
+// the request body is closed exactly once on every path. Only when no
+// response is in hand does it return an error (a *recoil.Error, or the
+// context's cause). A response the loop stopped on after refusing the
+// server's wait carries that wait in its RefusedWaitHeader, so a caller
+// behind an SDK can still learn when to come back (see RefusedWait).
 //
 // Only idempotent methods (GET, HEAD, OPTIONS, TRACE, PUT, DELETE) and
 // requests with an Idempotency-Key or X-Idempotency-Key header are retried
@@ -52,15 +68,14 @@ type Transport struct {
 	Base http.RoundTripper
 	// Policy decides; nil means the Transport's own zero Policy, whose budget
 	// is shared by every request through this Transport. The policy's
-	// Classify is not used: HTTP attempts are classified by Classify (or the
-	// Transport's Classify field).
+	// Classify sees each failure's error first (a *StatusError when a
+	// response arrived); a zero Verdict falls through to the Transport's
+	// Classify field and then to the package's rules.
 	Policy *recoil.Policy
-	// Classify, if set, is asked first; a zero Verdict falls through to the
+	// Classify, if set, is asked after the policy's Classify, with the
+	// request and the response; a zero Verdict falls through to the
 	// package's Classify.
 	Classify func(req *http.Request, resp *http.Response, err error) recoil.Verdict
-	// AttemptTimeout bounds each attempt until its response headers arrive,
-	// separately from the request's own deadline; zero means none.
-	AttemptTimeout time.Duration
 	// RetryNonIdempotent reports whether a request with a non-idempotent
 	// method (a POST) may be retried after it may have reached the server
 	// (per host, say); nil means no. AllowRetry opts in one request.
@@ -73,12 +88,14 @@ type Transport struct {
 	// IdleTimeout, if positive, fails a response body with an *IdleError
 	// when no bytes arrive for that long (for text/event-stream, no content
 	// event: pings and comments do not count) — an inactivity limit that
-	// never cuts off a slow stream that keeps arriving (seed 002).
+	// never cuts off a slow stream that keeps arriving.
 	IdleTimeout time.Duration
 	// NoStreamCheck turns off reading the first event of a text/event-stream
-	// response before returning it. With the check on, an "event: error"
-	// that arrives before any content is a failed attempt, retried like a
-	// status; after content, failures reach the reader as *StreamError.
+	// response before returning it. With the check on, an error that
+	// arrives before any content — an "event: error", or an unnamed event
+	// whose data is {"error": …}, as Chat Completions streams send it — is a
+	// failed attempt, retried like a status; after content, failures reach
+	// the reader as *StreamError.
 	NoStreamCheck bool
 	// Hop, if true, sends the hop protocol's headers on every attempt: the
 	// remaining retry budget for the call tree, the remaining deadline and
@@ -91,8 +108,10 @@ type Transport struct {
 	// arrives without one and Hop is set; zero means the policy's
 	// MaxAttempts-1, negative means zero.
 	EdgeBudget int
-	// Observe receives one Summary per logical request; nil means none.
-	Observe func(Summary)
+	// Observe receives one Summary per logical request, with the request's
+	// context; nil means none. The policy's Observe, if set, receives the
+	// core Summary as well.
+	Observe func(context.Context, Summary)
 
 	own     recoil.Policy
 	stacked atomic.Bool // a stacked retry layer has been reported
@@ -147,112 +166,125 @@ func idempotentMethod(m string) bool {
 	return false
 }
 
-// attempt is what one attempt's classification needs to know of the request.
+// request is one logical request: the driver of its attempts for
+// recoil.Drive, and what classifying them needs to know of it.
 type request struct {
+	t          *Transport
 	orig       *http.Request
 	replayable bool
 	mayRepeat  bool   // may run twice: idempotent, keyed, or opted in
+	keyed      bool   // carries an idempotency key, the caller's or generated
 	key        string // generated idempotency key, if any
 	acct       *hop.Account
+	sent       int  // attempts handed to Base
+	answered   bool // the last attempt produced a response
+	status     int  // the last response's status
+	provider   string
+	note       string
 }
 
-// RoundTrip implements http.RoundTripper.
+// RoundTrip implements http.RoundTripper: it runs the one retry loop
+// (recoil.Drive) with the request as its driver.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	p := t.policy()
-	r := request{
+	r := &request{
+		t:          t,
 		orig:       req,
 		replayable: req.Body == nil || req.Body == http.NoBody || req.GetBody != nil,
-		mayRepeat:  idempotentMethod(req.Method) || hasIdempotencyKey(req),
-		acct:       hop.AccountFrom(ctx),
+		keyed:      hasIdempotencyKey(req),
 	}
+	r.mayRepeat = idempotentMethod(req.Method) || r.keyed
 	if !r.mayRepeat && t.IdempotencyKey {
 		r.key = newKey()
-		r.mayRepeat = true
+		r.mayRepeat, r.keyed = true, true
 	}
 	if !r.mayRepeat && (ctx.Value(allowRetryKey{}) != nil || (t.RetryNonIdempotent != nil && t.RetryNonIdempotent(req))) {
 		r.mayRepeat = true
 	}
+	r.acct = hop.AccountFrom(ctx)
 	if r.acct == nil && t.Hop {
-		b := t.EdgeBudget
-		if b == 0 {
-			b = max(p.MaxAttempts, 1) - 1
-			if p.MaxAttempts == 0 {
-				b = recoil.DefaultMaxAttempts - 1
-			}
-		}
-		r.acct = hop.NewAccount(max(b, 0))
+		r.acct = hop.NewAccount(t.edgeBudget(p))
+		ctx = hop.WithAccount(ctx, r.acct) // the loop spends from it
 	}
-	note := t.stackedNote(req)
-
-	deadline, _ := ctx.Deadline()
-	var none time.Time
-	c := p.Begin(none, deadline)
-	if r.acct != nil {
-		c.SetRequestBudget(accountBudget{r.acct})
+	r.note = t.stackedNote(req)
+	resp, err := recoil.Drive(ctx, p, r)
+	if r.sent == 0 && req.Body != nil {
+		// No attempt reached Base, which would have closed it.
+		_ = req.Body.Close()
 	}
-	var (
-		resp    *http.Response
-		lastErr error
-		status  int
-		prov    string
-	)
-	for {
-		if err := c.Start(none); err != nil {
-			t.report(&c, req, status, prov, note)
-			return nil, err
-		}
-		resp, lastErr = t.attempt(ctx, &r, c.Attempts())
-		if ctx.Err() != nil { // the caller gave up: no retry, whatever happened
-			c.Abort(none, context.Cause(ctx))
-			if resp != nil { // a response arrived: hand it over as it is
-				t.report(&c, req, resp.StatusCode, "", note)
-				return resp, nil
-			}
-			t.report(&c, req, status, prov, note)
-			return nil, context.Cause(ctx)
-		}
-		v, failure := t.classify(&r, resp, lastErr)
-		if failure == nil {
-			c.Success(none)
-			t.report(&c, req, resp.StatusCode, "", note)
-			return t.wrapBody(resp), nil
-		}
-		if resp != nil {
-			status = resp.StatusCode
-			if se, ok := failure.(*StatusError); ok {
-				prov = se.Provider.Message
-			}
-		}
-		wait, stop := c.FailVerdict(none, failure, v)
-		if stop != nil {
-			t.report(&c, req, status, prov, note)
-			if resp != nil {
-				return t.wrapBody(resp), nil
-			}
-			return nil, stop
-		}
+	switch re, stopped := err.(*recoil.Error); {
+	case resp == nil:
+		return nil, err
+	case err != nil && !stopped:
+		// The caller gave up: no answer is wanted, least of all a stale one.
 		discard(resp)
-		if c.Wait(ctx, wait) != nil {
-			c.Abort(none, context.Cause(ctx))
-			t.report(&c, req, status, prov, note)
-			return nil, context.Cause(ctx)
-		}
+		return nil, err
+	case stopped && re.RefusedWait > 0:
+		resp.Header.Set(RefusedWaitHeader, formatSeconds(re.RefusedWait))
 	}
+	// A response arrived and the loop stopped on it: the caller gets it,
+	// unread, with a nil error (the RoundTripper contract).
+	return t.wrapBody(resp), nil
 }
 
-// attempt sends attempt n of r.
-func (t *Transport) attempt(ctx context.Context, r *request, n int) (*http.Response, error) {
-	req := r.orig
-	touch := n > 1 || r.key != "" || t.Hop || t.AttemptTimeout > 0
-	if !touch {
+// RefusedWaitHeader is set on a response RoundTrip returns after the loop
+// refused the server's wait (longer than MaxServerWait, or past the
+// deadline): the wait in seconds, as Retry-After writes it, with up to
+// three decimals. The response's own headers say what the server asked;
+// this says that recoil stopped over it.
+const RefusedWaitHeader = "Recoil-Refused-Wait"
+
+// RefusedWait reports the wait RoundTrip refused before returning resp, from
+// its RefusedWaitHeader: a caller behind an SDK finds resp in the SDK's
+// error and learns when the work may be requeued.
+func RefusedWait(resp *http.Response) (time.Duration, bool) {
+	if resp == nil {
+		return 0, false
+	}
+	v := resp.Header.Get(RefusedWaitHeader)
+	if v == "" {
+		return 0, false
+	}
+	return parseDecimal(v, time.Second)
+}
+
+func formatSeconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Round(time.Millisecond).Seconds(), 'f', -1, 64)
+}
+
+// edgeBudget is the retry budget for the whole call tree at an edge.
+func (t *Transport) edgeBudget(p *recoil.Policy) int {
+	b := t.EdgeBudget
+	if b == 0 {
+		b = max(p.MaxAttempts, 1) - 1
+		if p.MaxAttempts == 0 {
+			b = recoil.DefaultMaxAttempts - 1
+		}
+	}
+	return max(b, 0)
+}
+
+// Attempt sends attempt n, cut off at deadline (until its response headers
+// arrive) when that comes before the request's own deadline.
+func (r *request) Attempt(_ context.Context, n int, deadline time.Time) (*http.Response, error) {
+	t, req := r.t, r.orig
+	r.sent = n
+	ctx := req.Context()
+	cut := !deadline.IsZero()
+	if dl, ok := ctx.Deadline(); ok && cut && !deadline.Before(dl) {
+		cut = false // the request's own context already ends then
+	}
+	if !(n > 1 || r.key != "" || t.Hop || cut) {
 		return t.base().RoundTrip(req)
 	}
 	var cancel context.CancelFunc
 	var stopTimer func() bool
-	if t.AttemptTimeout > 0 {
+	if cut {
+		// Not a context deadline: once the headers are in, the body is the
+		// caller's to read for as long as it takes.
 		ctx, cancel = context.WithCancel(ctx)
-		tm := time.AfterFunc(t.AttemptTimeout, func() { cancel() })
+		tm := time.AfterFunc(time.Until(deadline), cancel)
 		stopTimer = tm.Stop
 	}
 	// A shallow copy with a header map of its own: the caller's request and
@@ -266,6 +298,7 @@ func (t *Transport) attempt(ctx context.Context, r *request, n int) (*http.Respo
 		body, err := req.GetBody()
 		if err != nil {
 			if cancel != nil {
+				stopTimer()
 				cancel()
 			}
 			return nil, err
@@ -280,8 +313,8 @@ func (t *Transport) attempt(ctx context.Context, r *request, n int) (*http.Respo
 		if dl, ok := ctx.Deadline(); ok {
 			h.Deadline, h.HasDeadline = max(time.Until(dl), 0), true
 		}
-		if t.AttemptTimeout > 0 && (!h.HasDeadline || h.Deadline > t.AttemptTimeout) {
-			h.Deadline, h.HasDeadline = t.AttemptTimeout, true
+		if cut && (!h.HasDeadline || time.Until(deadline) < h.Deadline) {
+			h.Deadline, h.HasDeadline = max(time.Until(deadline), 0), true
 		}
 		h.WriteHeader(out.Header)
 	}
@@ -296,8 +329,8 @@ func (t *Transport) attempt(ctx context.Context, r *request, n int) (*http.Respo
 			resp, err = nil, context.DeadlineExceeded
 			cancel()
 		case resp != nil:
-			// Headers arrived in time: the attempt timeout no longer applies,
-			// and the context lives until the body is closed.
+			// Headers arrived in time: the context lives until the body is
+			// closed.
 			resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
 		default:
 			cancel()
@@ -306,12 +339,18 @@ func (t *Transport) attempt(ctx context.Context, r *request, n int) (*http.Respo
 	return resp, err
 }
 
-// classify returns the verdict on an attempt and, when it failed, the error
-// to record it with (nil for a success).
-func (t *Transport) classify(r *request, resp *http.Response, err error) (recoil.Verdict, error) {
-	if resp != nil && r.acct != nil {
-		if h, perr := hop.ParseResponse(resp.Header); perr == nil && h.Spent > 0 {
-			r.acct.Below(h.Spent)
+// Verdict classifies an attempt (see Classify): the Transport's Classify
+// first, then the package's rules. It returns the error to record a failure
+// with, nil for a success.
+func (r *request) Verdict(resp *http.Response, err error) (error, recoil.Verdict) {
+	t := r.t
+	r.answered = resp != nil
+	if resp != nil {
+		r.status, r.provider = resp.StatusCode, ""
+		if r.acct != nil {
+			if h, perr := hop.ParseResponse(resp.Header); perr == nil && h.Spent > 0 {
+				r.acct.Below(h.Spent)
+			}
 		}
 	}
 	var v recoil.Verdict
@@ -325,30 +364,102 @@ func (t *Transport) classify(r *request, resp *http.Response, err error) (recoil
 		if resp != nil && failure == nil {
 			failure = &StatusError{StatusCode: resp.StatusCode}
 		}
+		if failure == nil { // a verdict on nothing: a failure without words
+			failure = errors.New("recoilhttp: classified as " + v.Class.String())
+		}
 	case resp == nil:
 		v, failure = classifyError(r.orig, err), err
 	case resp.StatusCode >= 400:
 		var se *StatusError
-		v, se = classifyStatus(r.orig, resp, time.Now())
+		v, se = classifyStatus(r.orig, resp, r.keyed, time.Now())
 		failure = se
 	case !t.NoStreamCheck && isEventStream(resp):
 		v, failure = t.streamStart(resp)
 	default:
-		return recoil.Verdict{}, nil
+		return nil, recoil.Verdict{}
 	}
-	if failure == nil || !v.Class.Retryable() {
-		return v, failure
+	if failure == nil {
+		return nil, recoil.Verdict{}
 	}
-	// The class says retry; the request must allow it.
+	if se, ok := failure.(*StatusError); ok {
+		r.provider = se.Provider.Message
+	}
+	if resp != nil {
+		hold(resp)
+	}
+	return failure, v
+}
+
+// Guard keeps a retryable verdict only for a request that may be sent
+// again: its body can be replayed, and running it twice is harmless or it
+// was not sent.
+func (r *request) Guard(v recoil.Verdict) recoil.Verdict {
+	if !v.Class.Retryable() {
+		return v
+	}
 	switch {
 	case !r.replayable:
 		v.Class, v.Code = recoil.ClassPermanent, CodeNotReplayable
 		v.Reason += "; not retried: the request body cannot be replayed (no GetBody)"
-	case !r.mayRepeat && (resp != nil || v.MayHaveExecuted):
+	case !r.mayRepeat && (r.answered || v.MayHaveExecuted):
 		v.Class, v.Code = recoil.ClassPermanent, CodeNotIdempotent
 		v.Reason += "; not retried: " + r.orig.Method + " may have run and has no idempotency key (opt in with AllowRetry or RetryNonIdempotent)"
 	}
-	return v, failure
+	return v
+}
+
+// Discard drains and closes a response the loop retried.
+func (r *request) Discard(resp *http.Response) { discard(resp) }
+
+// Report sends the request's summary to the Transport's Observe.
+func (r *request) Report(ctx context.Context, s recoil.Summary) {
+	if r.t.Observe == nil {
+		return
+	}
+	r.t.Observe(ctx, Summary{Summary: s, Method: r.orig.Method, Host: r.orig.URL.Host, Status: r.status, Provider: r.provider, Note: r.note})
+}
+
+// hold reads a failed response's body into memory (at most MaxDrain) and
+// closes it, so the connection goes back to the pool while the loop waits;
+// the response may still be the one the caller gets, with its whole body.
+// A longer body keeps the rest unread behind what was read.
+func hold(resp *http.Response) {
+	if resp.Body == nil || resp.Body == http.NoBody {
+		return
+	}
+	buf, err := io.ReadAll(io.LimitReader(resp.Body, MaxDrain+1))
+	if err == nil && len(buf) <= MaxDrain {
+		_ = resp.Body.Close()
+		resp.Body = &heldBody{Reader: bytes.NewReader(buf)}
+		return
+	}
+	resp.Body = &heldBody{Reader: io.MultiReader(bytes.NewReader(buf), errReader{err, resp.Body}), closer: resp.Body}
+}
+
+// heldBody is a response body read ahead by hold.
+type heldBody struct {
+	io.Reader
+	closer io.Closer // the rest, when there is a rest
+}
+
+func (b *heldBody) Close() error {
+	if b.closer != nil {
+		return b.closer.Close()
+	}
+	return nil
+}
+
+// errReader reads r, or returns err if reading ahead already failed.
+type errReader struct {
+	err error
+	r   io.Reader
+}
+
+func (e errReader) Read(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	return e.r.Read(p)
 }
 
 // streamStart reads a text/event-stream response up to its first event
@@ -364,9 +475,13 @@ func (t *Transport) streamStart(resp *http.Response) (recoil.Verdict, error) {
 	ev, body, err := FirstEvent(resp.Body, MaxErrorBody)
 	resp.Body = &wrapped{body}
 	switch {
-	case err == nil && ev.Name == "error":
+	case err == nil && (ev.Name == "error" || ev.Name == "" && errorData(ev.Data)):
 		pe, _, _ := ParseErrorBody([]byte(ev.Data))
-		v := recoil.Verdict{Class: recoil.ClassTransient, MayHaveExecuted: true, Code: CodeStreamError, Reason: "stream error before any content: " + describe(pe, "event: error")}
+		what := "event: error"
+		if ev.Name == "" {
+			what = `data: {"error": …}`
+		}
+		v := recoil.Verdict{Class: recoil.ClassTransient, MayHaveExecuted: true, Code: CodeStreamError, Reason: "stream error before any content: " + describe(pe, what)}
 		if pe.Type == "overloaded_error" {
 			v.Class = recoil.ClassOverloaded
 		}
@@ -381,6 +496,23 @@ func (t *Transport) streamStart(resp *http.Response) (recoil.Verdict, error) {
 		}
 		return v, err
 	}
+}
+
+// errorData reports an unnamed event whose data is a JSON object with an
+// "error" member that is not null: how Chat Completions streams report an
+// error (the other dialect names the event "error").
+func errorData(data string) bool {
+	if !strings.HasPrefix(strings.TrimSpace(data), "{") {
+		return false
+	}
+	var probe struct {
+		Error json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal([]byte(data), &probe) != nil {
+		return false
+	}
+	e := bytes.TrimSpace(probe.Error)
+	return len(e) > 0 && !bytes.Equal(e, []byte("null"))
 }
 
 // wrapped marks a body the Transport has already wrapped.
@@ -400,14 +532,6 @@ func (t *Transport) wrapBody(resp *http.Response) *http.Response {
 		resp.Body = IdleBody(resp.Body, t.IdleTimeout)
 	}
 	return resp
-}
-
-// report sends the summary of a finished request to Observe.
-func (t *Transport) report(c *recoil.Call, req *http.Request, status int, prov, note string) {
-	if t.Observe == nil {
-		return
-	}
-	t.Observe(Summary{Summary: c.Summary(time.Time{}), Method: req.Method, Host: req.URL.Host, Status: status, Provider: prov, Note: note})
 }
 
 // stackedNote reports, once per Transport, a retry layer stacked on this
@@ -458,13 +582,6 @@ func (b *cancelBody) Close() error {
 	return err
 }
 
-// accountBudget spends the hop protocol's per-request retry budget.
-type accountBudget struct{ a *hop.Account }
-
-func (b accountBudget) AdmitAt(time.Time) bool               { return true }
-func (b accountBudget) RetryAt(time.Time, budget.Cause) bool { return b.a.TrySpend() }
-func (b accountBudget) RecordAt(time.Time, budget.Outcome)   {}
-
 // newKey returns a random idempotency key.
 func newKey() string {
 	var b [16]byte
@@ -488,14 +605,14 @@ func ModelAPI(base http.RoundTripper) *Transport {
 
 // SlogObserver returns an Observe function that writes each request's
 // Summary as one log line to l (nil means nothing is written): the core
-// summary's attributes (recoil.Summary.Attrs) with method, host, status,
-// the provider's message and any note.
-func SlogObserver(l *slog.Logger) func(Summary) {
+// summary's attributes (recoil.Summary.Attrs, refused_wait among them) with
+// method, host, status, the provider's message and any note, logged under
+// the request's context so a handler that reads trace ids finds them.
+func SlogObserver(l *slog.Logger) func(context.Context, Summary) {
 	if l == nil {
-		return func(Summary) {}
+		return func(context.Context, Summary) {}
 	}
-	return func(s Summary) {
-		ctx := context.Background()
+	return func(ctx context.Context, s Summary) {
 		level := s.Level()
 		if s.Note != "" {
 			level = max(level, slog.LevelWarn)

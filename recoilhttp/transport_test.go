@@ -124,7 +124,7 @@ func TestTransportRetryRules(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				base := &fakeBase{script: tt.script}
 				var sum recoilhttp.Summary
-				tr := &recoilhttp.Transport{Base: base, Policy: fast(), Observe: func(s recoilhttp.Summary) { sum = s }}
+				tr := &recoilhttp.Transport{Base: base, Policy: fast(), Observe: func(_ context.Context, s recoilhttp.Summary) { sum = s }}
 				if tt.tr != nil {
 					tt.tr(tr)
 				}
@@ -236,7 +236,9 @@ func TestTransportAttemptTimeout(t *testing.T) {
 			return nil, r.Context().Err()
 		}
 		base := &fakeBase{script: []func(*http.Request) (*http.Response, error){hang, hang, status(200, "ok")}}
-		tr := &recoilhttp.Transport{Base: base, Policy: fast(), AttemptTimeout: time.Second}
+		p := fast()
+		p.AttemptTimeout = time.Second
+		tr := &recoilhttp.Transport{Base: base, Policy: p}
 		req, _ := http.NewRequestWithContext(t.Context(), "GET", "https://api.example.com/v1/models", nil)
 		start := time.Now()
 		resp, err := tr.RoundTrip(req)
@@ -328,7 +330,7 @@ func TestTransportIdleStream(t *testing.T) {
 func TestTransportStackedNoteOnce(t *testing.T) {
 	var notes []string
 	base := &fakeBase{script: []func(*http.Request) (*http.Response, error){status(200, "")}}
-	tr := &recoilhttp.Transport{Base: base, Observe: func(s recoilhttp.Summary) {
+	tr := &recoilhttp.Transport{Base: base, Observe: func(_ context.Context, s recoilhttp.Summary) {
 		if s.Note != "" {
 			notes = append(notes, s.Note)
 		}

@@ -66,6 +66,13 @@ func (ps *PolicySpec) Policy(rnd *rand.Rand) *recoil.Policy {
 // build sets up a zero policy in place (a Policy must not be copied).
 func (ps *PolicySpec) build(p *recoil.Policy, rnd *rand.Rand) {
 	p.MaxAttempts, p.MaxServerWait = ps.Attempts, ps.MaxServerWait
+	p.Timeout, p.AttemptTimeout = ps.Timeout, ps.AttemptTimeout
+	switch ps.Classify {
+	case ClassifyAll:
+		p.Classify = retryEverything
+	case ClassifyTimeouts:
+		p.Classify = retryTimeoutsOnly
+	}
 	if rnd != nil {
 		p.Rand = rnd
 	}
@@ -95,54 +102,50 @@ func (ps *PolicySpec) stateless() bool {
 	return ps.Budget != nil && ps.Budget.Kind == BudgetNone && ps.Breaker == nil && ps.Limit == 0
 }
 
-// tryLimiter is the non-blocking side of limit.Limiter, which a simulation
-// on virtual time can use.
-type tryLimiter interface {
-	TryAcquire() bool
-	Release()
+// retryEverything is the retry rule "anything that is not a 2xx": every
+// failure is transient, retried on the policy's own schedule, ignoring
+// Retry-After.
+func retryEverything(err error) recoil.Verdict {
+	return recoil.Verdict{Class: recoil.ClassTransient, Timeout: timedOut(err), Reason: "not a 2xx"}
 }
 
-// Classification modes, compiled.
-const (
-	modeHonour uint8 = iota
-	modeAll
-	modeTimeouts
-)
+// retryTimeoutsOnly retries the caller's own timeouts and nothing else: an
+// answer of any kind is final.
+func retryTimeoutsOnly(err error) recoil.Verdict {
+	if timedOut(err) {
+		return recoil.Verdict{} // no opinion: the service's verdict says timeout
+	}
+	return recoil.Verdict{Class: recoil.ClassPermanent, Reason: "answered"}
+}
 
-// policy is a PolicySpec compiled for the run loop.
+func timedOut(err error) bool { return err == resErr[resTimeout] || err == resErr[resExpired] }
+
+// policy is a PolicySpec as one client or service uses it: an upstream
+// timeout of its own (attemptTimeout, when set) replaces the spec's
+// AttemptTimeout; hop is the edge's hop budget.
 type policy struct {
 	spec           *PolicySpec
-	mode           uint8
-	attemptTimeout int64
-	timeout        int64
+	attemptTimeout time.Duration
 	hop            int
 }
 
 func compile(ps *PolicySpec) *policy {
-	p := &policy{spec: ps, attemptTimeout: int64(ps.AttemptTimeout), timeout: int64(ps.Timeout), hop: ps.Hop}
-	switch ps.Classify {
-	case ClassifyAll:
-		p.mode = modeAll
-	case ClassifyTimeouts:
-		p.mode = modeTimeouts
-	}
-	return p
+	return &policy{spec: ps, hop: ps.Hop}
 }
 
-// verdict is how the policy reads a verdict from the service: as it is, as
-// "not a 2xx" (retry on the policy's own schedule, ignoring Retry-After), or
-// as final unless it was the caller's own timeout.
-func (p *policy) verdict(v recoil.Verdict) recoil.Verdict {
-	switch p.mode {
-	case modeAll:
-		return recoil.Verdict{Class: recoil.ClassTransient, Timeout: v.Timeout, Reason: "not a 2xx"}
-	case modeTimeouts:
-		if v.Timeout {
-			return v
-		}
-		return recoil.Verdict{Class: recoil.ClassPermanent, Reason: "answered"}
+// newPolicy returns a fresh recoil.Policy for p (see PolicySpec.Policy).
+func (p *policy) newPolicy(rnd *rand.Rand) *recoil.Policy {
+	rp := new(recoil.Policy)
+	p.build(rp, rnd)
+	return rp
+}
+
+// build sets up a zero policy in place.
+func (p *policy) build(rp *recoil.Policy, rnd *rand.Rand) {
+	p.spec.build(rp, rnd)
+	if p.attemptTimeout > 0 {
+		rp.AttemptTimeout = p.attemptTimeout
 	}
-	return v
 }
 
 // epoch is virtual time zero: a non-zero instant, since recoil reads a zero

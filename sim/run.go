@@ -166,7 +166,7 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 		}
 		p := compile(ps)
 		if tmo > 0 {
-			p.attemptTimeout = int64(tmo)
+			p.attemptTimeout = tmo
 		}
 		compiled[k] = p
 		return p
@@ -230,7 +230,7 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 		if ss.Calls != "" {
 			n.down = svc[ss.Calls]
 			n.pol = pick(ss.Policy, ss.AttemptTimeout)
-			n.rp = n.pol.spec.Policy(w.prnd)
+			n.rp = n.pol.newPolicy(w.prnd)
 		}
 		n.m.epArr = make([]int64, len(endpoints))
 		n.m.epThr = make([]int64, len(endpoints))
@@ -246,7 +246,7 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 		cl.pol = pick(cs.Policy, cs.AttemptTimeout)
 		cl.start, cl.think, cl.resubmit = cs.Start.sampler(), cs.Think.sampler(), cs.Resubmit.sampler()
 		if cs.Rate > 0 || cs.SharedPolicy || cl.pol.spec.stateless() {
-			cl.rp = cl.pol.spec.Policy(w.prnd)
+			cl.rp = cl.pol.newPolicy(w.prnd)
 		}
 		if cs.Rate > 0 {
 			cl.perNs = float64(cs.Rate) / 1e9
@@ -257,7 +257,7 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 			ci := w.newCall(-1, int32(i), cl.target, cl.pol, cl.rp, cl.ep)
 			c := w.calls.get(ci)
 			if c.rp == nil {
-				cl.pol.spec.build(&c.own, w.prnd)
+				cl.pol.build(&c.own, w.prnd)
 				c.rp = &c.own
 			}
 			c.closed = true

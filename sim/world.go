@@ -7,9 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/recoil-go/recoil"
-	"github.com/recoil-go/recoil/budget"
 	"github.com/recoil-go/recoil/hop"
-	"github.com/recoil-go/recoil/limit"
 )
 
 // Event kinds.
@@ -70,7 +68,6 @@ type call struct {
 	ep       uint16
 	last     uint8 // the last attempt's result
 	out      bool  // an attempt is outstanding
-	held     bool  // the attempt holds a slot of the policy's limiter
 	closed   bool  // a closed-loop caller's slot, kept between calls
 	counted  bool  // begun after the warmup
 	again    bool  // a closed-loop caller's resubmission of a failed call
@@ -351,37 +348,27 @@ func (w *world) newCall(owner, cli, target int32, pol *policy, rp *recoil.Policy
 	return ci
 }
 
-// accountBudget spends the hop protocol's per-request budget; it is the
-// adapter recoilhttp's Transport uses.
-type accountBudget struct{ a *hop.Account }
-
-func (b accountBudget) AdmitAt(time.Time) bool               { return true }
-func (b accountBudget) RetryAt(time.Time, budget.Cause) bool { return b.a.TrySpend() }
-func (b accountBudget) RecordAt(time.Time, budget.Outcome)   {}
-
 // begin starts a logical call and its first attempt.
 func (w *world) begin(ci int32) {
 	c := w.calls.get(ci)
 	now := w.now
 	c.start = now
-	c.deadline = 0
-	if c.pol.timeout > 0 {
-		c.deadline = now + c.pol.timeout
-	}
 	var parent *job
+	var dl time.Time
 	if c.owner >= 0 {
 		parent = w.jobs.get(c.owner)
 		// The caller's deadline, less the protocol's margin for the answer
 		// to travel back (hop.DefaultDeadlineMargin).
-		if d := parent.deadline - int64(hop.DefaultDeadlineMargin); parent.deadline > 0 && (c.deadline == 0 || d < c.deadline) {
-			c.deadline = max(d, now+1)
+		if parent.deadline > 0 {
+			dl = vt(max(parent.deadline-int64(hop.DefaultDeadlineMargin), now+1))
 		}
 	}
-	var dl time.Time
-	if c.deadline > 0 {
-		dl = vt(c.deadline)
-	}
+	// The policy's Timeout, if any, comes off the same deadline.
 	c.rc = c.rp.Begin(vt(now), dl)
+	c.deadline = 0
+	if d := c.rc.Deadline(); !d.IsZero() {
+		c.deadline = d.Sub(epoch).Nanoseconds()
+	}
 	c.acct = nil
 	if c.pol.hop > 0 {
 		switch {
@@ -396,7 +383,7 @@ func (w *world) begin(ci int32) {
 				parent.acct = c.acct
 			}
 		}
-		c.rc.SetRequestBudget(accountBudget{c.acct})
+		c.rc.SetRequestBudget(c.acct)
 	}
 	if c.owner < 0 && !c.again {
 		c.task = now
@@ -409,22 +396,15 @@ func (w *world) begin(ci int32) {
 	w.attempt(ci)
 }
 
-// attempt starts the call's next attempt, if the budget and breaker allow.
+// attempt does what the call's engine says next: send its next attempt, or
+// end the call (a budget, breaker or limiter refused it, or its deadline
+// passed).
 func (w *world) attempt(ci int32) {
 	c := w.calls.get(ci)
 	now := w.now
-	if c.rp.Limiter != nil { // as recoil.Do: a slot first, held for the attempt
-		if l, ok := c.rp.Limiter.(tryLimiter); ok {
-			if !l.TryAcquire() {
-				w.end(ci, false, reasonOf(c.rc.Stop(vt(now), recoil.ReasonLimit, limit.ErrFull)))
-				return
-			}
-			c.held = true
-		}
-	}
-	if err := c.rc.Start(vt(now)); err != nil {
-		w.release(c)
-		w.end(ci, false, reasonOf(err))
+	s := c.rc.Next(vt(now))
+	if s.Kind != recoil.StepAttempt {
+		w.end(ci, false, reasonOf(s.Err))
 		return
 	}
 	c.gen = (c.gen + 1) & genMask
@@ -433,13 +413,8 @@ func (w *world) attempt(ci int32) {
 		w.clients[c.client].attempts++
 	}
 	var tmo int64
-	if c.pol.attemptTimeout > 0 {
-		tmo = now + c.pol.attemptTimeout
-	}
-	if c.deadline > 0 && (tmo == 0 || c.deadline < tmo) {
-		tmo = c.deadline
-	}
-	if tmo > 0 {
+	if !s.Deadline.IsZero() {
+		tmo = s.Deadline.Sub(epoch).Nanoseconds()
 		w.schedule(tmo, evTimeout, ci, c.gen)
 	}
 	ji := w.jobs.alloc()
@@ -460,17 +435,8 @@ func (w *world) attempt(ci int32) {
 	}
 }
 
-// release gives back the limiter slot the call's attempt held.
-func (w *world) release(c *call) {
-	if c.held {
-		c.held = false
-		c.rp.Limiter.Release()
-	}
-}
-
 func reasonOf(err error) recoil.Reason {
-	var e *recoil.Error
-	if errors.As(err, &e) {
+	if e, ok := err.(*recoil.Error); ok {
 		return e.Reason
 	}
 	return recoil.ReasonNone
@@ -715,13 +681,12 @@ func verdictOf(res uint8, wait int64) recoil.Verdict {
 	}
 }
 
-// result reports an attempt's outcome to the call's recoil.Call and
-// schedules the retry it decides on, or ends the call.
+// result reports an attempt's outcome to the call's engine and does what it
+// says: schedule the retry after its wait, or end the call.
 func (w *world) result(ci int32, res uint8, wait int64, spent int32) {
 	c := w.calls.get(ci)
 	c.out = false
 	c.last = res
-	w.release(c)
 	if c.acct != nil && spent > 0 {
 		c.acct.Below(int(spent))
 	}
@@ -734,13 +699,13 @@ func (w *world) result(ci int32, res uint8, wait int64, spent int32) {
 		w.end(ci, true, recoil.ReasonNone)
 		return
 	}
-	v := c.pol.verdict(verdictOf(res, wait))
-	d, err := c.rc.FailVerdict(now, resErr[res], v)
-	if err != nil {
-		w.end(ci, false, reasonOf(err))
+	err := resErr[res]
+	s := c.rc.Fail(now, err, c.rc.Verdict(err, verdictOf(res, wait)))
+	if s.Kind == recoil.StepDone {
+		w.end(ci, false, reasonOf(s.Err))
 		return
 	}
-	w.schedule(w.now+int64(d), evAttempt, ci, 0)
+	w.schedule(w.now+int64(s.Wait), evAttempt, ci, 0)
 }
 
 // end finishes a logical call: a layer's job carries on with its answer; a

@@ -1,0 +1,526 @@
+package recoil
+
+import (
+	"context"
+	"time"
+
+	"github.com/recoil-go/recoil/breaker"
+	"github.com/recoil-go/recoil/budget"
+	"github.com/recoil-go/recoil/hop"
+)
+
+// This file is recoil's one retry loop. Everything that sequences attempts
+// lives here: admission, the limiter slot (held for one attempt, never
+// across a wait), the per-attempt and whole-call deadlines, classification,
+// the policy's and the request's budgets, the breaker, waits, and the
+// observers. Decide (policy.go) is the pure decision the loop consults.
+//
+// The loop has two forms over one state machine, Call:
+//
+//   - Drive runs it on real time for any driver that can block: Do and Get,
+//     the HTTP Transport, the load driver. A driver supplies only how to
+//     make one attempt and how to read its outcome (Driver).
+//   - A driver on virtual time (the simulator) cannot block, so it steps
+//     the Call itself: Next says what to do, the driver does it on its own
+//     clock and reports back with Success or Fail, which say what to do
+//     next. It decides nothing.
+
+// StepKind is what a Call asks its driver to do next.
+type StepKind uint8
+
+const (
+	// StepAttempt: make attempt Step.Attempt, cutting it off at
+	// Step.Deadline (zero: no deadline), and report it with Success or Fail.
+	StepAttempt StepKind = iota + 1
+	// StepWait: wait Step.Wait, then ask Next for the next step.
+	StepWait
+	// StepDone: the call is over; Step.Err is nil after a success, a *Error
+	// when it gave up, or the cause its caller abandoned it with.
+	StepDone
+	// stepAcquire: every limiter slot is held; a driver that can block
+	// waits for one (Drive), then asks again.
+	stepAcquire
+)
+
+// Step is a Call's instruction to its driver.
+type Step struct {
+	// Kind is what to do.
+	Kind StepKind
+	// Attempt is the number of the attempt to make (StepAttempt); 1 is the first.
+	Attempt int
+	// Deadline is when the attempt must be cut off (StepAttempt): the
+	// sooner of its AttemptTimeout and the call's deadline; zero for none.
+	Deadline time.Time
+	// Wait is how long to wait before the next attempt (StepWait).
+	Wait time.Duration
+	// Err is how the call ended (StepDone).
+	Err error
+}
+
+// Call is one logical call's retry state: the loop as a state machine.
+// Begin starts it; then Next says what to do, and each attempt's outcome is
+// reported with Success or Fail, whose Step says what to do next: wait and
+// ask Next again, or stop. Abort ends a call its caller abandoned. A zero
+// now means "the current time" and lets the healthy path skip the clock; the
+// Call reads the clock itself only where a deadline or an observer needs it.
+//
+// Drive runs a Call on real time; drive one yourself only on a clock of your
+// own (a simulation). A Call is a value with no goroutines and no
+// allocations of its own. It is not safe for concurrent use; the zero Call
+// is not usable.
+type Call struct {
+	p        *Policy
+	ctx      context.Context // the caller's, for observers; nil means Background
+	budget   Budget
+	request  Budget // the request's own budget (hop protocol); nil if none
+	deadline time.Time
+	start    time.Time
+	attempts int
+	waited   time.Duration
+	prev     time.Duration
+	refused  time.Duration // the wait the call stopped over, if any
+	after    budget.Cause
+	verdict  Verdict
+	err      error
+	admitted bool // the budget admitted the call
+	held     bool // a limiter slot is held for the attempt
+	inFlight bool // an attempt was started and not yet reported
+	done     bool
+	reason   Reason      // why the call ended, once done
+	final    error       // what the call ended with, once done
+	timer    *time.Timer // Wait's, made on the first wait that needs one
+	reporter Reporter    // Drive's driver, when it wants the Summary
+}
+
+// Begin starts a logical call under p (nil means Default) that must finish
+// by deadline (zero means none) and, when the policy sets Timeout, within
+// Timeout of now.
+func (p *Policy) Begin(now, deadline time.Time) Call {
+	if p == nil {
+		p = Default
+	}
+	if p.Timeout > 0 {
+		now = clock(now)
+		if d := now.Add(p.Timeout); deadline.IsZero() || d.Before(deadline) {
+			deadline = d
+		}
+	}
+	var c Call
+	c.begin(p, now, deadline)
+	return c
+}
+
+// begin initialises a zero c in place, with deadline already final. Setting
+// fields one by one, rather than assigning a composite literal, saves
+// copying the whole struct.
+func (c *Call) begin(p *Policy, now, deadline time.Time) {
+	c.p, c.budget, c.deadline = p, p.budget(), deadline
+	if p.Observe != nil || c.reporter != nil {
+		c.start = clock(now)
+	}
+}
+
+// SetRequestBudget gives the call a budget of its own, asked after the
+// policy's before every retry: the hop protocol's retry budget for the call
+// tree. Set it before the first attempt. Drive sets the hop.Account that the
+// context carries, if any.
+func (c *Call) SetRequestBudget(b Budget) { c.request = b }
+
+// Deadline returns when the call must be over: the sooner of the caller's
+// deadline and the policy's Timeout; zero for none.
+func (c *Call) Deadline() time.Time { return c.deadline }
+
+// Attempts returns the number of attempts started so far.
+func (c *Call) Attempts() int { return c.attempts }
+
+// Waited returns the total of the waits decided so far.
+func (c *Call) Waited() time.Duration { return c.waited }
+
+// Summary reports the call so far, or as it ended. now (zero: the current
+// time) dates Elapsed, which is zero unless Observe was set when the call
+// began.
+func (c *Call) Summary(now time.Time) Summary {
+	s := Summary{Attempts: c.attempts, Reason: c.reason, Waited: c.waited, RefusedWait: c.refused,
+		Verdict: c.verdict, LastErr: c.err, Err: c.final}
+	if !c.start.IsZero() {
+		s.Elapsed = clock(now).Sub(c.start)
+	}
+	return s
+}
+
+// Next returns what to do next: StepAttempt, or StepDone when the call is
+// over or may not go on. Before an attempt it stops the call if its
+// deadline has passed; before the first, it asks the budget to admit the
+// call; then it takes a limiter slot (on a driver that cannot block, a full
+// limiter sheds the attempt: ReasonLimit) and asks the breaker.
+func (c *Call) Next(now time.Time) Step { return c.next(now, false) }
+
+func (c *Call) next(now time.Time, block bool) Step {
+	if c.done {
+		return Step{Kind: StepDone, Err: c.final}
+	}
+	p := c.p
+	if c.attempts > 0 && !c.deadline.IsZero() {
+		if now = clock(now); !now.Before(c.deadline) {
+			return c.end(now, ReasonDeadline, 0)
+		}
+	}
+	if !c.admitted {
+		if c.budget != nil && !c.budget.AdmitAt(now) {
+			return c.end(now, ReasonBudget, 0)
+		}
+		c.admitted = true
+	}
+	if p.Limiter != nil && !c.held {
+		if !p.Limiter.TryAcquire() {
+			if block {
+				return Step{Kind: stepAcquire}
+			}
+			return c.end(now, ReasonLimit, 0)
+		}
+		c.held = true
+	}
+	if p.Breaker != nil && !p.Breaker.AllowAt(now) {
+		c.release()
+		return c.end(now, ReasonCircuitOpen, 0)
+	}
+	c.attempts++
+	c.inFlight = true
+	s := Step{Kind: StepAttempt, Attempt: c.attempts, Deadline: c.deadline}
+	if p.AttemptTimeout > 0 {
+		if d := clock(now).Add(p.AttemptTimeout); s.Deadline.IsZero() || d.Before(s.Deadline) {
+			s.Deadline = d
+		}
+	}
+	return s
+}
+
+// Verdict classifies the error a failed attempt is recorded with: the
+// policy's Classify first, then driver (the driver's own verdict, the zero
+// Verdict when it has none), then the built-in rules with the policy's
+// Unknown class. A driver that may refuse to repeat a request (a body it
+// cannot replay) adjusts the result before Fail.
+func (c *Call) Verdict(err error, driver Verdict) Verdict { return c.p.Verdict(err, driver) }
+
+// Success reports that the attempt Next started succeeded; the call is over.
+func (c *Call) Success(now time.Time) {
+	p := c.p
+	c.release()
+	c.inFlight = false
+	if c.budget != nil {
+		c.budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budget.Success, After: c.after})
+	}
+	if p.Breaker != nil {
+		p.Breaker.RecordAt(now, breaker.Success)
+	}
+	if p.OnAttempt != nil {
+		p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts})
+	}
+	c.finish(now, ReasonNone, nil)
+}
+
+// Fail reports that the attempt Next started failed with err, classified
+// as v (see Verdict). It returns StepWait with the wait before the next
+// attempt, or StepDone with the *Error the call gives up with: at once when
+// the call's deadline has passed, otherwise as Decide says.
+func (c *Call) Fail(now time.Time, err error, v Verdict) Step {
+	p := c.p
+	c.release()
+	c.err, c.verdict, c.inFlight = err, v, false
+	if c.budget != nil {
+		c.budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budgetResult(v.Class), After: c.after})
+	}
+	if p.Breaker != nil {
+		p.Breaker.RecordAt(now, breakerOutcome(v))
+	}
+	var d Decision
+	if !c.deadline.IsZero() {
+		// The deadline rule needs the time; nothing else here does.
+		if now = clock(now); !now.Before(c.deadline) {
+			d.Reason = ReasonDeadline
+		}
+	}
+	if d.Reason == ReasonNone {
+		d = p.Decide(Failure{Attempt: c.attempts, Verdict: v, Now: now, Deadline: c.deadline, PrevWait: c.prev, RequestBudget: c.request})
+	}
+	if p.OnAttempt != nil {
+		p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts, Err: err, Verdict: v, Retry: d.Retry, Wait: d.Wait, Reason: d.Reason})
+	}
+	if !d.Retry {
+		return c.end(now, d.Reason, d.Wait)
+	}
+	c.prev = d.Wait
+	c.waited += d.Wait
+	c.after = cause(v)
+	return Step{Kind: StepWait, Wait: d.Wait}
+}
+
+// Abort ends a call its caller abandoned (its context was cancelled) with
+// cause, reporting it to Observe. An attempt started and not yet reported
+// counts for nothing in the budget and breaker (it frees a half-open probe);
+// one already reported is not reported again.
+func (c *Call) Abort(now time.Time, cause error) {
+	if c.done {
+		return
+	}
+	p := c.p
+	c.release()
+	if c.inFlight {
+		c.inFlight = false
+		if c.budget != nil {
+			c.budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budget.Ignored})
+		}
+		if p.Breaker != nil {
+			p.Breaker.RecordAt(now, breaker.Ignored)
+		}
+	}
+	c.finish(now, ReasonCanceled, cause)
+}
+
+// Wait sleeps d on real time, for a driver of the call that runs on real
+// time. It returns nil after d, or ctx's error as soon as ctx is done; a
+// wait of zero or less returns at once and starts no timer. The timer is
+// made once per call and reused.
+func (c *Call) Wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	if c.timer == nil {
+		c.timer = time.NewTimer(d)
+	} else {
+		c.timer.Reset(d)
+	}
+	select {
+	case <-c.timer.C:
+		return nil
+	case <-ctx.Done():
+		c.timer.Stop()
+		return ctx.Err()
+	}
+}
+
+// stop ends the call for reason r after err (the limiter's, say), and
+// returns its *Error.
+func (c *Call) stop(now time.Time, r Reason, err error) error {
+	if c.done {
+		return c.final
+	}
+	c.release()
+	if err != nil {
+		c.err = err
+	}
+	return c.end(now, r, 0).Err
+}
+
+func (c *Call) end(now time.Time, r Reason, refused time.Duration) Step {
+	c.refused = refused
+	e := &Error{Attempts: c.attempts, Reason: r, Waited: c.waited, RefusedWait: refused, Verdict: c.verdict, Err: c.err}
+	c.finish(now, r, e)
+	return Step{Kind: StepDone, Err: e}
+}
+
+func (c *Call) finish(now time.Time, r Reason, err error) {
+	c.done, c.reason, c.final = true, r, err
+	if c.p.Observe != nil || c.reporter != nil {
+		s := c.Summary(now)
+		if c.p.Observe != nil {
+			c.p.Observe(c.context(), s)
+		}
+		if c.reporter != nil {
+			c.reporter.Report(c.context(), s)
+		}
+	}
+}
+
+// release gives back the limiter slot the attempt held.
+func (c *Call) release() {
+	if c.held {
+		c.held = false
+		c.p.Limiter.Release()
+	}
+}
+
+func (c *Call) context() context.Context {
+	if c.ctx == nil {
+		return context.Background()
+	}
+	return c.ctx
+}
+
+// A Driver makes the attempts of one logical call for Drive, on real time:
+// Drive decides when, and the driver knows how. A Driver is used by one
+// call at a time.
+type Driver[T any] interface {
+	// Attempt makes attempt n (1 is the first) under ctx, which is done when
+	// the caller gives up or the call's deadline passes. deadline, if not
+	// zero, is when the attempt must be cut off — the sooner of the policy's
+	// AttemptTimeout and the call's deadline — reporting the cut as a
+	// timeout.
+	Attempt(ctx context.Context, n int, deadline time.Time) (T, error)
+	// Verdict reads an attempt's outcome: a nil error for a success;
+	// otherwise the error to record the failure with and the driver's own
+	// verdict on it (the zero Verdict for none: the built-in rules decide).
+	Verdict(v T, err error) (error, Verdict)
+	// Guard has the last word on a failure's verdict, after the policy's
+	// Classify: a driver that cannot repeat the attempt (a request body it
+	// cannot replay) makes a retryable verdict permanent, saying why.
+	Guard(v Verdict) Verdict
+	// Discard releases an outcome nobody will see: a failure Drive retried.
+	Discard(v T)
+}
+
+// A Reporter is a Driver that wants the call's Summary when it ends, with
+// the caller's context, besides the policy's Observe: the HTTP Transport
+// adds the method, host and status to it.
+type Reporter interface {
+	Report(ctx context.Context, s Summary)
+}
+
+// Drive runs one logical call under p (nil means Default) on real time:
+// attempts through d until one succeeds or the policy says to stop. It
+// returns the successful outcome with a nil error; when the call gives up,
+// the last attempt's outcome (undiscarded, the zero T if none was made)
+// with the *Error; and when ctx is done, the outcome in hand with
+// context.Cause(ctx). It starts no goroutines.
+//
+// ctx bounds the call; the policy's Timeout bounds it further. A context
+// that carries a hop.Account (the hop protocol's Middleware puts one there)
+// gives the call its request budget: its retries are spent from the
+// account as well as from the policy's budget.
+func Drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D) (T, error) {
+	var first T
+	return drive(ctx, p, d, first, nil)
+}
+
+// drive is Drive after an optional first attempt already made (Do's and
+// Get's fast path): first and firstErr are its outcome when firstErr is
+// non-nil.
+func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, firstErr error) (T, error) {
+	if p == nil {
+		p = Default
+	}
+	parent := ctx
+	if p.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, p.Timeout, ErrDeadline)
+		defer cancel()
+	}
+	var (
+		none     time.Time // the zero time: "now, if anyone needs it"
+		c        Call
+		last     T    // the last failed outcome, kept until the next attempt goes
+		holding  bool // last is an outcome the driver has not discarded
+		deadline time.Time
+	)
+	deadline, _ = ctx.Deadline()
+	if r, ok := any(d).(Reporter); ok {
+		c.reporter = r
+	}
+	c.begin(p, none, deadline)
+	c.ctx = parent
+	if a := hop.AccountFrom(ctx); a != nil {
+		c.request = a
+	}
+	for {
+		s := c.next(none, true)
+		if s.Kind == stepAcquire {
+			if err := p.Limiter.Acquire(ctx); err != nil {
+				if parent.Err() != nil {
+					c.Abort(none, context.Cause(parent))
+					return last, context.Cause(parent)
+				}
+				r := ReasonLimit
+				if ctx.Err() != nil { // the policy's Timeout ran out in the queue
+					r = ReasonDeadline
+				}
+				return last, c.stop(none, r, err)
+			}
+			c.held = true
+			s = c.next(none, true)
+		}
+		if s.Kind == StepDone {
+			return last, s.Err
+		}
+		if holding {
+			d.Discard(last)
+			var zero T
+			last, holding = zero, false
+		}
+		var (
+			v   T
+			err error
+		)
+		if firstErr != nil {
+			v, err, firstErr = first, firstErr, nil
+		} else {
+			v, err = d.Attempt(ctx, s.Attempt, s.Deadline)
+		}
+		failure, dv := d.Verdict(v, err)
+		if failure == nil {
+			c.Success(none)
+			return v, nil
+		}
+		last, holding = v, true
+		if parent.Err() != nil { // the caller gave up: no retry, whatever happened
+			c.Abort(none, context.Cause(parent))
+			return last, context.Cause(parent)
+		}
+		s = c.Fail(none, failure, d.Guard(c.Verdict(failure, dv)))
+		if s.Kind == StepDone {
+			return last, s.Err
+		}
+		if c.Wait(ctx, s.Wait) != nil {
+			if parent.Err() != nil {
+				c.Abort(none, context.Cause(parent))
+				return last, context.Cause(parent)
+			}
+			return last, c.stop(none, ReasonDeadline, nil)
+		}
+	}
+}
+
+// clock resolves the zero-means-now convention.
+func clock(now time.Time) time.Time {
+	if now.IsZero() {
+		return time.Now()
+	}
+	return now
+}
+
+// cause is what a budget prices a retry after the failure v at.
+func cause(v Verdict) budget.Cause {
+	switch {
+	case v.Timeout:
+		return budget.CauseTimeout
+	case v.Class == ClassThrottled || v.Class == ClassOverloaded:
+		return budget.CauseThrottle
+	}
+	return budget.CauseError
+}
+
+func budgetResult(c Class) budget.Result {
+	switch c {
+	case ClassThrottled, ClassOverloaded:
+		return budget.Overload
+	case ClassPermanent:
+		return budget.Permanent
+	case ClassCanceled:
+		return budget.Ignored
+	default:
+		return budget.Failure
+	}
+}
+
+// breakerOutcome: a permanent failure means the dependency answered, so it
+// counts as a success; a throttled one is about the caller's allowance, not
+// the dependency's health, so it counts for nothing; cancellation likewise.
+func breakerOutcome(v Verdict) breaker.Outcome {
+	switch v.Class {
+	case ClassPermanent:
+		return breaker.Success
+	case ClassThrottled, ClassCanceled:
+		return breaker.Ignored
+	default:
+		return breaker.Failure
+	}
+}
