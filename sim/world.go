@@ -199,6 +199,10 @@ type node struct {
 	pol       *policy
 	rp        *recoil.Policy
 	version   uint64
+	// script, if set, answers every attempt in place of the model: the
+	// result of attempt n of its call, and a server wait (the conformance
+	// suite's scripted dependency). resDropped answers nothing.
+	script func(n int) (res uint8, wait int64)
 
 	// Arrivals per window: the current window and the one before.
 	win, winN, prevN int64
@@ -489,6 +493,15 @@ func (w *world) reach(ji int32) {
 	j := w.jobs.get(ji)
 	n := &w.nodes[j.node]
 	w.arrive(n, j)
+	if n.script != nil {
+		j.res, j.wait = n.script(w.calls.get(j.call).rc.Attempts())
+		if j.res == resDropped {
+			w.jobs.release(ji)
+			return
+		}
+		w.refuse(n, ji, j)
+		return
+	}
 	if len(n.outages) > 0 {
 		if o := w.outage(n); o != nil && (o.failure >= 1 || w.rnd.Float64() < o.failure) {
 			if o.drop {

@@ -1,0 +1,378 @@
+// Package conformance is the table of policy situations that every driver
+// of recoil's retry loop must handle alike: recoil.Do on virtual time, the
+// HTTP Transport over loopback, and the simulator. Each driver's test runs
+// every row and checks the same attempts, stop reason, error identity and
+// waits; a driver that cannot express a row says why in the row (Cannot),
+// never by skipping it silently.
+package conformance
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/backoff"
+	"github.com/recoil-go/recoil/breaker"
+	"github.com/recoil-go/recoil/budget"
+	"github.com/recoil-go/recoil/limit"
+)
+
+// Drivers, by the names rows use in Cannot.
+const (
+	Do        = "do"
+	Transport = "transport"
+	Sim       = "sim"
+)
+
+// Kind is how one attempt ends.
+type Kind uint8
+
+const (
+	// OK succeeds.
+	OK Kind = iota
+	// Status fails with Outcome.Status (and a server wait, if RetryAfter is set).
+	Status
+	// Hang never answers: only a deadline or the caller ends it.
+	Hang
+	// Unknown fails with an error no rule classifies (only a driver whose
+	// attempts can fail without a status can express it).
+	Unknown
+)
+
+// Outcome is what one attempt comes to at the dependency.
+type Outcome struct {
+	Kind       Kind
+	Status     int           // for Status: 400, 404, 429, 500, 503
+	RetryAfter time.Duration // a server-directed wait, with Status
+}
+
+// Shorthands for scripts.
+var (
+	ok   = Outcome{Kind: OK}
+	hang = Outcome{Kind: Hang}
+	s400 = Outcome{Kind: Status, Status: 400}
+	s404 = Outcome{Kind: Status, Status: 404}
+	s429 = Outcome{Kind: Status, Status: 429}
+	s500 = Outcome{Kind: Status, Status: 500}
+	s503 = Outcome{Kind: Status, Status: 503}
+	unk  = Outcome{Kind: Unknown}
+)
+
+func after(status int, d time.Duration) Outcome {
+	return Outcome{Kind: Status, Status: status, RetryAfter: d}
+}
+
+// Row is one situation.
+type Row struct {
+	Name string
+	// Policy returns a fresh policy for one run (its budget, breaker and
+	// limiter state are the run's own).
+	Policy func() *recoil.Policy
+	// Script is each attempt's outcome; past its end the last repeats.
+	Script []Outcome
+	// RequestBudget, if not nil, is the hop protocol's budget for the call
+	// tree, carried by the request.
+	RequestBudget *int
+	// CancelAt, if positive, is when the caller gives up (its context is
+	// cancelled with ErrCallerLeft).
+	CancelAt time.Duration
+
+	// Attempts is how many attempts the dependency sees started.
+	Attempts int
+	// Reason is why the call stops (ReasonNone: it succeeds;
+	// ReasonCanceled: its caller left).
+	Reason recoil.Reason
+	// Waited bounds the total of the waits the loop decided on.
+	Waited [2]time.Duration
+	// Refused is the wait the call stopped over, if any.
+	Refused time.Duration
+	// Cannot names the drivers that cannot express the row, and why.
+	Cannot map[string]string
+}
+
+// ErrCallerLeft is the cause a row's caller cancels with.
+var ErrCallerLeft = errors.New("conformance: the caller left")
+
+// Next is the outcome of attempt n (1 is the first).
+func (r *Row) Next(n int) Outcome {
+	if n <= len(r.Script) {
+		return r.Script[n-1]
+	}
+	return r.Script[len(r.Script)-1]
+}
+
+// Is is the error the call must end with, for errors.Is: the reason's
+// sentinel, ErrCallerLeft for a cancelled call, nil for a success.
+func (r *Row) Is() error {
+	if r.Reason == recoil.ReasonCanceled {
+		return ErrCallerLeft
+	}
+	return r.Reason.Sentinel()
+}
+
+// Check compares a call's Summary with the row; it returns one line per
+// difference.
+func (r *Row) Check(s recoil.Summary) []string {
+	var bad []string
+	if s.Attempts != r.Attempts {
+		bad = append(bad, "attempts = "+strconv.Itoa(s.Attempts)+", want "+strconv.Itoa(r.Attempts))
+	}
+	if s.Reason != r.Reason {
+		bad = append(bad, "reason = "+s.Reason.String()+", want "+r.Reason.String())
+	}
+	switch want := r.Is(); {
+	case want == nil && s.Err != nil:
+		bad = append(bad, "error = "+s.Err.Error()+", want none")
+	case want != nil && !errors.Is(s.Err, want):
+		bad = append(bad, "error = "+errString(s.Err)+", want one that is "+want.Error())
+	}
+	if s.Waited < r.Waited[0] || s.Waited > r.Waited[1] {
+		bad = append(bad, "waited "+s.Waited.String()+", want within ["+r.Waited[0].String()+", "+r.Waited[1].String()+"]")
+	}
+	if s.RefusedWait != r.Refused {
+		bad = append(bad, "refused wait "+s.RefusedWait.String()+", want "+r.Refused.String())
+	}
+	return bad
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "nil"
+	}
+	return err.Error()
+}
+
+// StatusError is the error Do's attempts fail with: it reports its status
+// the way the clients of many HTTP APIs do, and carries a server wait.
+type StatusError struct {
+	Code int
+	Wait time.Duration
+}
+
+func (e *StatusError) Error() string { return "status " + strconv.Itoa(e.Code) }
+
+// StatusCode reports the status, for recoil's built-in rules.
+func (e *StatusError) StatusCode() int { return e.Code }
+
+// Err is the error a Do attempt fails with for o: a *StatusError (with a
+// server wait marked on it, classed as its status is), or an error nothing
+// classifies.
+func (o Outcome) Err() error {
+	switch o.Kind {
+	case Status:
+		err := error(&StatusError{Code: o.Status})
+		if o.RetryAfter > 0 {
+			v := recoil.StatusVerdict(o.Status)
+			v.Wait = o.RetryAfter
+			err = recoil.Mark(err, v)
+		}
+		return err
+	case Unknown:
+		return errors.New("conformance: an error nothing classifies")
+	}
+	return nil
+}
+
+// Schedules the rows use, short enough for real time over loopback.
+const (
+	step     = 20 * time.Millisecond // the backoff
+	overload = 30 * time.Millisecond // the overload backoff
+)
+
+func base() *recoil.Policy {
+	return &recoil.Policy{
+		Backoff:         backoff.Constant(step),
+		OverloadBackoff: backoff.Constant(overload),
+		Budget:          recoil.NoBudget,
+	}
+}
+
+func with(f func(p *recoil.Policy)) func() *recoil.Policy {
+	return func() *recoil.Policy {
+		p := base()
+		f(p)
+		return p
+	}
+}
+
+func budgetOf(n int) *int { return &n }
+
+func exactly(d time.Duration) [2]time.Duration { return [2]time.Duration{d, d} }
+
+// serverWait bounds a server-directed wait d: never shortened, up to a
+// tenth more as jitter.
+func serverWait(d time.Duration) [2]time.Duration { return [2]time.Duration{d, d + d/10} }
+
+// refuseRetries is a budget that admits calls and refuses every retry.
+type refuseRetries struct{ admit bool }
+
+func (b refuseRetries) AdmitAt(time.Time) bool             { return b.admit }
+func (refuseRetries) RetryAt(time.Time, budget.Cause) bool { return false }
+func (refuseRetries) RecordAt(time.Time, budget.Outcome)   {}
+
+// openBreaker returns a breaker already open for a minute.
+func openBreaker() *breaker.Breaker {
+	b := breaker.New(breaker.Settings{ConsecutiveFailures: 1, OpenDuration: time.Hour})
+	b.AllowAt(time.Time{})
+	b.RecordAt(time.Time{}, breaker.Failure)
+	return b
+}
+
+// fullLimiter returns a limiter whose one slot is held for good.
+func fullLimiter(c limit.Config) *limit.Limiter {
+	l := limit.New(c)
+	if !l.TryAcquire() {
+		panic("conformance: a new limiter has no free slot")
+	}
+	return l
+}
+
+const noCancel = "the simulator's callers have no context to cancel: a call ends by its deadline (Timeout) or its outcome"
+
+// Rows is the table.
+func Rows() []Row {
+	none := exactly(0)
+	return []Row{
+		{Name: "success at once", Policy: base, Script: []Outcome{ok},
+			Attempts: 1, Waited: none},
+		{Name: "transient twice, then success", Policy: base, Script: []Outcome{s500, s500, ok},
+			Attempts: 3, Waited: exactly(2 * step)},
+		{Name: "transient until attempts run out", Policy: base, Script: []Outcome{s500},
+			Attempts: 3, Reason: recoil.ReasonAttempts, Waited: exactly(2 * step)},
+		{Name: "MaxAttempts", Policy: with(func(p *recoil.Policy) { p.MaxAttempts = 5 }), Script: []Outcome{s500},
+			Attempts: 5, Reason: recoil.ReasonAttempts, Waited: exactly(4 * step)},
+		{Name: "MaxAttempts 1 never retries", Policy: with(func(p *recoil.Policy) { p.MaxAttempts = 1 }), Script: []Outcome{s500},
+			Attempts: 1, Reason: recoil.ReasonAttempts, Waited: none},
+		{Name: "a validator's 400 is permanent", Policy: base, Script: []Outcome{s400},
+			Attempts: 1, Reason: recoil.ReasonPermanent, Waited: none},
+		{Name: "a 404 is permanent", Policy: base, Script: []Outcome{s404},
+			Attempts: 1, Reason: recoil.ReasonPermanent, Waited: none},
+		{Name: "Backoff: exponential schedule", Policy: with(func(p *recoil.Policy) {
+			p.Backoff = backoff.Exponential{Base: 10 * time.Millisecond}
+		}), Script: []Outcome{s500, s500, ok},
+			Attempts: 3, Waited: exactly(30 * time.Millisecond)},
+		{Name: "Backoff: full jitter stays under its ceilings", Policy: with(func(p *recoil.Policy) {
+			p.Backoff = backoff.FullJitter{Base: 10 * time.Millisecond}
+		}), Script: []Outcome{s500, s500, ok},
+			Attempts: 3, Waited: [2]time.Duration{0, 30 * time.Millisecond}},
+		{Name: "OverloadBackoff after an overloaded 503", Policy: base, Script: []Outcome{s503, ok},
+			Attempts: 2, Waited: exactly(overload)},
+		{Name: "OverloadBackoff after a 429 without a server wait", Policy: base, Script: []Outcome{s429, ok},
+			Attempts: 2, Waited: exactly(overload)},
+		{Name: "overloaded until attempts run out", Policy: base, Script: []Outcome{s503},
+			Attempts: 3, Reason: recoil.ReasonAttempts, Waited: exactly(2 * overload)},
+		{Name: "throttled with a server wait, honoured", Policy: base, Script: []Outcome{after(429, 50*time.Millisecond), ok},
+			Attempts: 2, Waited: serverWait(50 * time.Millisecond)},
+		{Name: "MaxServerWait: a server wait too long", Policy: with(func(p *recoil.Policy) { p.MaxServerWait = time.Second }),
+			Script:   []Outcome{after(429, 5*time.Second)},
+			Attempts: 1, Reason: recoil.ReasonWaitTooLong, Waited: none, Refused: 5 * time.Second},
+		{Name: "Timeout: a server wait past the deadline", Policy: with(func(p *recoil.Policy) { p.Timeout = 300 * time.Millisecond }),
+			Script:   []Outcome{after(429, 500*time.Millisecond)},
+			Attempts: 1, Reason: recoil.ReasonDeadline, Waited: none, Refused: 500 * time.Millisecond},
+		{Name: "Timeout: a backoff wait that cannot finish in time is not started", Policy: with(func(p *recoil.Policy) {
+			p.Timeout = 100 * time.Millisecond
+			p.Backoff = backoff.Constant(95 * time.Millisecond)
+		}), Script: []Outcome{s500},
+			Attempts: 1, Reason: recoil.ReasonDeadline, Waited: none, Refused: 95 * time.Millisecond},
+		{Name: "MinAttempt: a wait must leave room for an attempt", Policy: with(func(p *recoil.Policy) {
+			p.Timeout = 200 * time.Millisecond
+			p.Backoff = backoff.Constant(100 * time.Millisecond)
+			p.MinAttempt = 150 * time.Millisecond
+		}), Script: []Outcome{s500},
+			Attempts: 1, Reason: recoil.ReasonDeadline, Waited: none, Refused: 100 * time.Millisecond},
+		{Name: "Timeout: the whole call runs out mid-attempt", Policy: with(func(p *recoil.Policy) { p.Timeout = 100 * time.Millisecond }),
+			Script:   []Outcome{hang},
+			Attempts: 1, Reason: recoil.ReasonDeadline, Waited: none},
+		{Name: "Timeout: the whole call runs out in a later attempt", Policy: with(func(p *recoil.Policy) { p.Timeout = 150 * time.Millisecond }),
+			Script:   []Outcome{s500, hang},
+			Attempts: 2, Reason: recoil.ReasonDeadline, Waited: exactly(step)},
+		{Name: "AttemptTimeout cuts a hung attempt, the next succeeds", Policy: with(func(p *recoil.Policy) { p.AttemptTimeout = 50 * time.Millisecond }),
+			Script:   []Outcome{hang, ok},
+			Attempts: 2, Waited: exactly(step)},
+		{Name: "AttemptTimeout until attempts run out", Policy: with(func(p *recoil.Policy) { p.AttemptTimeout = 50 * time.Millisecond }),
+			Script:   []Outcome{hang},
+			Attempts: 3, Reason: recoil.ReasonAttempts, Waited: exactly(2 * step)},
+		{Name: "Budget refuses the retry", Policy: with(func(p *recoil.Policy) { p.Budget = refuseRetries{admit: true} }),
+			Script:   []Outcome{s500},
+			Attempts: 1, Reason: recoil.ReasonBudget, Waited: none},
+		{Name: "Budget refuses the call", Policy: with(func(p *recoil.Policy) { p.Budget = refuseRetries{} }),
+			Script:   []Outcome{ok},
+			Attempts: 0, Reason: recoil.ReasonBudget, Waited: none},
+		{Name: "the default budget lets a call's retries through", Policy: with(func(p *recoil.Policy) { p.Budget = nil }),
+			Script:   []Outcome{s500, s500, ok},
+			Attempts: 3, Waited: exactly(2 * step)},
+		{Name: "request budget of 0: no retry", Policy: base, Script: []Outcome{s500}, RequestBudget: budgetOf(0),
+			Attempts: 1, Reason: recoil.ReasonBudget, Waited: none,
+			Cannot: map[string]string{Sim: "in the simulator a hop budget of 0 turns the protocol off; the budget-of-1 row covers it"}},
+		{Name: "request budget of 1: one retry", Policy: base, Script: []Outcome{s500}, RequestBudget: budgetOf(1),
+			Attempts: 2, Reason: recoil.ReasonBudget, Waited: exactly(step)},
+		{Name: "Breaker open before the first attempt", Policy: with(func(p *recoil.Policy) { p.Breaker = openBreaker() }),
+			Script:   []Outcome{ok},
+			Attempts: 0, Reason: recoil.ReasonCircuitOpen, Waited: none},
+		{Name: "Breaker opens between attempts", Policy: with(func(p *recoil.Policy) {
+			p.MaxAttempts = 4
+			p.Breaker = breaker.New(breaker.Settings{ConsecutiveFailures: 2, OpenDuration: time.Hour})
+		}), Script: []Outcome{s500},
+			// The second failure opens it; the wait before the third
+			// attempt was already decided.
+			Attempts: 2, Reason: recoil.ReasonCircuitOpen, Waited: exactly(2 * step)},
+		{Name: "Breaker: a 400 is an answer, not a failure", Policy: with(func(p *recoil.Policy) {
+			p.Breaker = breaker.New(breaker.Settings{ConsecutiveFailures: 1, OpenDuration: time.Hour})
+		}), Script: []Outcome{s400},
+			Attempts: 1, Reason: recoil.ReasonPermanent, Waited: none},
+		{Name: "Limiter full, no queue: shed", Policy: with(func(p *recoil.Policy) { p.Limiter = fullLimiter(limit.Config{Capacity: 1}) }),
+			Script:   []Outcome{ok},
+			Attempts: 0, Reason: recoil.ReasonLimit, Waited: none},
+		{Name: "Limiter queue times out", Policy: with(func(p *recoil.Policy) {
+			p.Limiter = fullLimiter(limit.Config{Capacity: 1, MaxQueue: 1, MaxWait: 30 * time.Millisecond})
+		}), Script: []Outcome{ok},
+			Attempts: 0, Reason: recoil.ReasonLimit, Waited: none},
+		{Name: "Limiter with a free slot, held per attempt", Policy: with(func(p *recoil.Policy) { p.Limiter = limit.New(limit.Config{Capacity: 1}) }),
+			Script:   []Outcome{s500, s500, ok},
+			Attempts: 3, Waited: exactly(2 * step)},
+		{Name: "cancelled during an attempt", Policy: base, Script: []Outcome{hang}, CancelAt: 50 * time.Millisecond,
+			Attempts: 1, Reason: recoil.ReasonCanceled, Waited: none,
+			Cannot: map[string]string{Sim: noCancel}},
+		{Name: "cancelled during a wait", Policy: with(func(p *recoil.Policy) { p.Backoff = backoff.Constant(time.Second) }),
+			Script: []Outcome{s500}, CancelAt: 50 * time.Millisecond,
+			Attempts: 1, Reason: recoil.ReasonCanceled, Waited: exactly(time.Second),
+			Cannot: map[string]string{Sim: noCancel}},
+		{Name: "Classify overrides: a 400 retried", Policy: with(func(p *recoil.Policy) { p.Classify = retryAll }),
+			Script:   []Outcome{s400, s400, ok},
+			Attempts: 3, Waited: exactly(2 * step)},
+		{Name: "Classify overrides: a 500 made permanent", Policy: with(func(p *recoil.Policy) { p.Classify = nothingRetried }),
+			Script:   []Outcome{s500},
+			Attempts: 1, Reason: recoil.ReasonPermanent, Waited: none},
+		{Name: "Classify with no opinion falls through", Policy: with(func(p *recoil.Policy) {
+			p.Classify = func(error) recoil.Verdict { return recoil.Verdict{} }
+		}), Script: []Outcome{s400},
+			Attempts: 1, Reason: recoil.ReasonPermanent, Waited: none},
+		{Name: "Unknown: unclassified errors are transient by default", Policy: base, Script: []Outcome{unk, ok},
+			Attempts: 2, Waited: exactly(step), Cannot: map[string]string{Transport: noUnknownHTTP, Sim: noUnknownSim}},
+		{Name: "Unknown set to permanent", Policy: with(func(p *recoil.Policy) { p.Unknown = recoil.ClassPermanent }),
+			Script:   []Outcome{unk},
+			Attempts: 1, Reason: recoil.ReasonPermanent, Waited: none, Cannot: map[string]string{Transport: noUnknownHTTP, Sim: noUnknownSim}},
+	}
+}
+
+const (
+	noUnknownHTTP = "every HTTP attempt ends in a status or a transport error, and the HTTP rules classify both"
+	noUnknownSim  = "every simulated outcome has a class"
+)
+
+func retryAll(error) recoil.Verdict {
+	return recoil.Verdict{Class: recoil.ClassTransient, Reason: "retry everything"}
+}
+
+func nothingRetried(error) recoil.Verdict {
+	return recoil.Verdict{Class: recoil.ClassPermanent, Reason: "never retry"}
+}
+
+// Block blocks until ctx is done and returns its error: an attempt that
+// never answers.
+func Block(ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
