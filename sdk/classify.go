@@ -37,20 +37,21 @@ func Classify(err error) recoil.Verdict {
 // ClassifyAt is Classify at the instant now, which dates a Retry-After given
 // as an HTTP date.
 //
-// The error body it classifies is the SDK error's own copy (RawJSON: the
+// The error body it classifies is the SDK error's own copy, RawJSON: the
 // Anthropic SDK keeps the whole body, the OpenAI SDK the object under
-// "error", which ClassifyAt puts back in its envelope), so it does not read
-// the response body and works after the caller has read it. Only when the
-// SDK kept nothing — the OpenAI SDK with a body that is not JSON, such as a
-// proxy's HTML page — does it read the in-memory copy both SDKs leave in
-// Response.Body, and it puts back an equivalent one, as the SDKs'
-// DumpResponse does, under a lock of its own. An error without a Response (built by hand, in a test)
-// is classified by its status code and its message, type and code fields.
+// "error", which ClassifyAt puts back in its envelope. So it does not read
+// the response body, and it works after the caller has read it. Only when
+// the SDK kept nothing (the OpenAI SDK with a body that is not JSON, such as
+// a proxy's HTML page) does it read the in-memory copy both SDKs leave in
+// Response.Body, under a lock of its own, and put back an equivalent one,
+// as the SDKs' DumpResponse does. An error without a Response, built by
+// hand as tests do, is classified by its status code and its type, code and
+// message fields.
 //
-// An Anthropic error event inside a streamed 2xx response (the status is
-// below 400) is classified as recoilhttp.Transport classifies one at the start of
-// a stream: transient, overloaded for an overloaded_error, with Code
-// recoilhttp.CodeStreamError and MayHaveExecuted set.
+// An Anthropic error event inside a streamed 2xx response (the error's
+// status is below 400) is classified as recoilhttp.Transport classifies one
+// at the start of a stream: transient, overloaded for an overloaded_error,
+// with Code recoilhttp.CodeStreamError and MayHaveExecuted set.
 func ClassifyAt(err error, now time.Time) recoil.Verdict {
 	if err == nil {
 		return recoil.Verdict{}
