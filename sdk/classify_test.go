@@ -277,7 +277,7 @@ func TestClassifyErrors(t *testing.T) {
 func TestClassifyMarkWinsInPolicy(t *testing.T) {
 	p := &recoil.Policy{Classify: recoilsdk.Classify}
 	err := recoil.Permanent(&anthropic.Error{StatusCode: 529})
-	if got := p.Verdict(err); got.Class != recoil.ClassPermanent {
+	if got := p.Verdict(err, recoil.Verdict{}); got.Class != recoil.ClassPermanent {
 		t.Errorf("Policy.Verdict(Permanent(529)) = %v, want permanent", got)
 	}
 }
