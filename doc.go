@@ -5,7 +5,7 @@
 // 400, which fails correctly in a fifth of a second, into five attempts and
 // fifteen seconds of a worker held asleep, and spends the organisation's
 // shared request allowance on answers that will never change. recoil retries
-// the way the seeds of this project ask:
+// the careful way:
 //
 //   - classify before retrying: a Verdict says whether a failure is
 //     permanent, transient, throttled or overloaded, and why;
@@ -23,16 +23,24 @@
 //
 // A nil *Policy means Default, which is the zero Policy: built-in
 // classification, 3 attempts, full jitter from 100 ms to 20 s, Retry-After
-// honoured up to 60 s, deadline-aware. Mark errors to classify them at the
-// source (Permanent, RetryAfter, Overloaded, Transient) or give the policy a
+// honoured up to 60 s, deadline-aware, with a retry budget of its own. No
+// breaker, concurrency cap or whole-call time bound is on by default: each
+// belongs to one dependency. Mark errors to classify them at the source
+// (Permanent, RetryAfter, Overloaded, Transient), return errors that report
+// an HTTP status (a StatusCode() int method), or give the policy a
 // Classifier.
 //
-// # One decision
+// # One decision, one loop
 //
 // Policy.Decide is the one place recoil decides whether to retry and how long
 // to wait. It reads no clock: time and randomness are arguments, so the
-// simulator runs the same code on virtual time. Call carries one logical
-// call's state through Decide, the budget and the breaker; Do and Get drive a
-// Call on real time, and anything else (an HTTP transport, a simulator) can
-// drive one on its own clock.
+// simulator runs the same code on virtual time.
+//
+// Around it there is one retry loop (engine.go): admission, a limiter slot
+// per attempt, the attempt's and the call's deadlines, classification, the
+// budgets, the breaker, waits and observers. Drive runs it on real time for
+// any Driver — Do and Get, and the HTTP Transport in package recoilhttp, are
+// drivers; a driver on a clock of its own (the simulator) steps the same
+// state machine, Call. Every Policy field means the same thing in every
+// driver.
 package recoil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/recoil-go/recoil"
@@ -125,4 +126,80 @@ func ExamplePolicy_Decide() {
 	})
 	fmt.Println(d.Retry, d.Reason, d.Wait)
 	// Output: false deadline 4s
+}
+
+// lineDriver is a Driver for a dependency whose answers are lines of text:
+// "ok", or a status to fail with.
+type lineDriver struct{ answers []string }
+
+func (d *lineDriver) Attempt(_ context.Context, n int, _ time.Time) (string, error) {
+	return d.answers[min(n, len(d.answers))-1], nil
+}
+
+func (d *lineDriver) Verdict(line string, err error) (error, recoil.Verdict) {
+	if err != nil || line == "ok" {
+		return err, recoil.Verdict{}
+	}
+	code, _ := strconv.Atoi(line)
+	return errors.New("status " + line), recoil.StatusVerdict(code)
+}
+
+func (d *lineDriver) Guard(v recoil.Verdict) recoil.Verdict { return v }
+func (d *lineDriver) Discard(string)                        {}
+
+// Drive runs the one retry loop for a driver of your own: the driver makes
+// attempts and reads their outcomes; Drive decides everything else.
+func ExampleDrive() {
+	p := &recoil.Policy{Backoff: backoff.None{}, Budget: recoil.NoBudget}
+	answer, err := recoil.Drive(context.Background(), p, &lineDriver{answers: []string{"503", "500", "ok"}})
+	fmt.Println(answer, err)
+
+	_, err = recoil.Drive(context.Background(), p, &lineDriver{answers: []string{"404"}})
+	fmt.Println(err)
+	// Output:
+	// ok <nil>
+	// recoil: permanent error after 1 attempt: status 404
+}
+
+// A driver on a clock of its own steps a Call: Next says what to do, and
+// Success or Fail report each attempt. Here a caller on virtual time meets
+// two 500s and a success.
+func ExampleCall() {
+	p := &recoil.Policy{Backoff: backoff.Exponential{Base: time.Second}, Budget: recoil.NoBudget}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	c := p.Begin(now, time.Time{})
+	for n := 1; ; n++ {
+		s := c.Next(now)
+		if s.Kind != recoil.StepAttempt {
+			fmt.Println("stopped:", s.Err)
+			return
+		}
+		now = now.Add(100 * time.Millisecond) // the attempt takes 100 ms
+		if n == 3 {
+			c.Success(now)
+			fmt.Println("succeeded at attempt", n, "after", c.Waited(), "of waits")
+			return
+		}
+		err := errors.New("500")
+		s = c.Fail(now, err, c.Verdict(err, recoil.StatusVerdict(500)))
+		fmt.Println("attempt", n, "failed; wait", s.Wait)
+		now = now.Add(s.Wait)
+	}
+	// Output:
+	// attempt 1 failed; wait 1s
+	// attempt 2 failed; wait 2s
+	// succeeded at attempt 3 after 3s of waits
+}
+
+// StatusVerdict is the status table every driver shares.
+func ExampleStatusVerdict() {
+	for _, code := range []int{400, 404, 429, 500, 503} {
+		fmt.Println(code, recoil.StatusVerdict(code).Class)
+	}
+	// Output:
+	// 400 permanent
+	// 404 permanent
+	// 429 throttled
+	// 500 transient
+	// 503 overloaded
 }

@@ -38,10 +38,15 @@
 // closed-loop (callers that each wait for their call to end, think, and call
 // again).
 //
-// Every logical call drives a recoil.Call: Begin, Start before each attempt
-// (the budget and breaker may refuse), Success or FailVerdict with the
-// verdict a careful transport would give, and a wait before the next attempt
-// that recoil's own Decide chose with the run's seeded random source. An
+// Every logical call steps recoil's one retry loop (recoil.Call) on virtual
+// time, as recoil.Do and the HTTP Transport drive it on real time: Begin,
+// Next before each attempt (the budget, limiter and breaker may refuse, and
+// the call's deadline may have passed), Success or Fail with the verdict a
+// careful transport would give, classified through the policy's Classify,
+// and a wait before the next attempt that recoil's own Decide chose with the
+// run's seeded random source. Every Policy field means what it means in
+// recoil.Do; the one difference is that a full Limiter sheds at once, since
+// nothing can queue on virtual time. An
 // attempt timeout makes the caller give up on an attempt and re-send while
 // the first copy carries on below (an orphan). With PolicySpec.Hop, the hop
 // protocol's budget and deadline travel down the layers (package hop).

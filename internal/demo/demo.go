@@ -34,7 +34,8 @@ type Config struct {
 	// means 700 ms.
 	Outage time.Duration
 	// Policies names load presets to compare; nil means immediate (20 ms),
-	// full-jitter (60 ms base) and default (recoil's: budget and breaker).
+	// full-jitter (60 ms base) and default (recoil's default policy, plus a
+	// breaker with a 1 s open period).
 	Policies []string
 	// Window is the span the peak is counted over; zero means 200 ms.
 	Window time.Duration
