@@ -16,6 +16,8 @@ import (
 
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/backoff"
+	"github.com/recoil-go/recoil/breaker"
+	"github.com/recoil-go/recoil/limit"
 	"github.com/recoil-go/recoil/recoilhttp"
 )
 
@@ -79,6 +81,14 @@ func failWith(err error) func(*http.Request) (*http.Response, error) {
 
 var refused = &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")}
 
+// refuseAll is a breaker that is always open.
+type refuseAll struct{}
+
+func (refuseAll) AllowAt(time.Time) bool              { return false }
+func (refuseAll) RecordAt(time.Time, breaker.Outcome) {}
+
+const stripeInUse = `{"error":{"type":"idempotency_error","code":"idempotency_key_in_use","message":"There is currently another in-progress request using this Idempotent Key."}}`
+
 func fast() *recoil.Policy {
 	return &recoil.Policy{Backoff: backoff.Constant(10 * time.Millisecond), Budget: recoil.NoBudget}
 }
@@ -118,6 +128,32 @@ func TestTransportRetryRules(t *testing.T) {
 			status(200, "event: error\ndata: "+overloaded+"\n\n", "Content-Type: text/event-stream"),
 			status(200, "event: message_start\ndata: {}\n\n", "Content-Type: text/event-stream"),
 		}, 2, 200, recoilhttp.CodeStreamError, nil},
+		{"unnamed data error before content retried (Chat Completions)", "GET", "", false, "", false, nil, []func(*http.Request) (*http.Response, error){
+			status(200, "data: {\"error\":{\"message\":\"The server had an error\",\"type\":\"server_error\"}}\n\n", "Content-Type: text/event-stream"),
+			status(200, "data: {\"id\":\"chatcmpl-1\",\"choices\":[]}\n\n", "Content-Type: text/event-stream"),
+		}, 2, 200, recoilhttp.CodeStreamError, nil},
+		{"unnamed data with a null error is content", "GET", "", false, "", false, nil, []func(*http.Request) (*http.Response, error){
+			status(200, "data: {\"id\":\"chatcmpl-1\",\"error\":null}\n\n", "Content-Type: text/event-stream"),
+		}, 1, 200, "", nil},
+		{"409 in progress under a generated key retried", "POST", "{}", false, "", false, func(tr *recoilhttp.Transport) { tr.IdempotencyKey = true },
+			[]func(*http.Request) (*http.Response, error){status(409, stripeInUse), status(200, "")}, 2, 200, recoilhttp.CodeInProgress, nil},
+		{"409 in progress without a key is permanent", "GET", "", false, "", false, nil,
+			[]func(*http.Request) (*http.Response, error){status(409, stripeInUse)}, 1, 409, "idempotency_key_in_use", nil},
+		{"Policy.Classify is asked first", "GET", "", false, "", false, func(tr *recoilhttp.Transport) {
+			tr.Policy.Classify = func(err error) recoil.Verdict {
+				var se *recoilhttp.StatusError
+				if errors.As(err, &se) && se.StatusCode == 400 {
+					return recoil.Verdict{Class: recoil.ClassTransient, Code: "mine", Reason: "flaky validator"}
+				}
+				return recoil.Verdict{}
+			}
+		}, []func(*http.Request) (*http.Response, error){status(400, anthropic400), status(200, "")}, 2, 200, "mine", nil},
+		{"Policy.Classify cannot make an unsafe POST retry", "POST", "{}", false, "", false, func(tr *recoilhttp.Transport) {
+			tr.Policy.Classify = func(error) recoil.Verdict { return recoil.Verdict{Class: recoil.ClassTransient, Reason: "retry"} }
+		}, []func(*http.Request) (*http.Response, error){status(503, "")}, 1, 503, recoilhttp.CodeNotIdempotent, nil},
+		{"breaker open: refused before sending, body closed", "PUT", "{}", false, "", false, func(tr *recoilhttp.Transport) {
+			tr.Policy.Breaker = refuseAll{}
+		}, []func(*http.Request) (*http.Response, error){status(200, "")}, 0, 0, "", recoil.ErrCircuitOpen},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -375,6 +411,143 @@ func TestModelAPIAndLogLine(t *testing.T) {
 			if !strings.Contains(line, want) {
 				t.Errorf("log line %s lacks %s", line, want)
 			}
+		}
+	})
+}
+
+// What a new user found the Transport ignoring, each now honoured: the
+// policy's Timeout against a server wait, its AttemptTimeout against a hung
+// attempt, and its Limiter across concurrent requests.
+func TestTransportHonoursPolicy(t *testing.T) {
+	t.Run("Timeout: a Retry-After that cannot fit stops the call in time", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			base := &fakeBase{script: []func(*http.Request) (*http.Response, error){status(503, "", "Retry-After: 1")}}
+			p := fast()
+			p.Timeout = 1500 * time.Millisecond
+			tr := &recoilhttp.Transport{Base: base, Policy: p}
+			req, _ := http.NewRequestWithContext(t.Context(), "GET", "https://api.example.com/v1/models", nil)
+			start := time.Now()
+			resp, err := tr.RoundTrip(req)
+			if err != nil || resp.StatusCode != 503 {
+				t.Fatalf("RoundTrip() = %v, %v; want the 503", resp, err)
+			}
+			resp.Body.Close()
+			if d := time.Since(start); d > p.Timeout || len(base.sent) != 2 {
+				t.Errorf("%d attempts over %v, want 2 within the 1.5s Timeout", len(base.sent), d)
+			}
+			if d, ok := recoilhttp.RefusedWait(resp); !ok || d != time.Second {
+				t.Errorf("RefusedWait = %v, %v; want 1s", d, ok)
+			}
+		})
+	})
+	t.Run("AttemptTimeout cuts a hung first attempt", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			hang := func(r *http.Request) (*http.Response, error) {
+				select {
+				case <-r.Context().Done():
+					return nil, r.Context().Err()
+				case <-time.After(2 * time.Second):
+					return response(200, "late"), nil
+				}
+			}
+			base := &fakeBase{script: []func(*http.Request) (*http.Response, error){hang, status(200, "ok")}}
+			p := fast()
+			p.AttemptTimeout = 300 * time.Millisecond
+			tr := &recoilhttp.Transport{Base: base, Policy: p}
+			req, _ := http.NewRequestWithContext(t.Context(), "GET", "https://api.example.com/v1/models", nil)
+			start := time.Now()
+			resp, err := tr.RoundTrip(req)
+			if err != nil || resp.StatusCode != 200 {
+				t.Fatalf("RoundTrip() = %v, %v", resp, err)
+			}
+			resp.Body.Close()
+			if d, want := time.Since(start), 310*time.Millisecond; d != want {
+				t.Errorf("took %v, want %v (a 300ms cut and a 10ms wait)", d, want)
+			}
+		})
+	})
+	t.Run("Limiter: one attempt in flight at a time", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var mu sync.Mutex
+			inFlight, most := 0, 0
+			slow := func(*http.Request) (*http.Response, error) {
+				mu.Lock()
+				inFlight++
+				most = max(most, inFlight)
+				mu.Unlock()
+				time.Sleep(100 * time.Millisecond) // the dependency's work, on the bubble's clock
+				mu.Lock()
+				inFlight--
+				mu.Unlock()
+				return response(200, "ok"), nil
+			}
+			base := &fakeBase{script: []func(*http.Request) (*http.Response, error){slow}}
+			p := fast()
+			p.Limiter = limit.New(limit.Config{Capacity: 1, MaxQueue: 10})
+			tr := &recoilhttp.Transport{Base: base, Policy: p}
+			var wg sync.WaitGroup
+			for range 5 {
+				wg.Go(func() {
+					req, _ := http.NewRequestWithContext(t.Context(), "GET", "https://api.example.com/v1/models", nil)
+					if resp, err := tr.RoundTrip(req); err != nil {
+						t.Error(err)
+					} else {
+						resp.Body.Close()
+					}
+				})
+			}
+			wg.Wait()
+			if most != 1 || len(base.sent) != 5 {
+				t.Errorf("%d requests sent, at most %d at once; want 5, one at a time", len(base.sent), most)
+			}
+		})
+	})
+}
+
+// traceKey carries a trace id in a context, as a tracing library would.
+type traceKey struct{}
+
+// traceHandler is a slog handler that writes the trace id it finds in the
+// context of each record.
+type traceHandler struct{ slog.Handler }
+
+func (h traceHandler) Handle(ctx context.Context, r slog.Record) error {
+	if id, ok := ctx.Value(traceKey{}).(string); ok {
+		r.AddAttrs(slog.String("trace", id))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+// A refused server wait reaches the log line, and the line carries the
+// caller's trace from the request's context.
+func TestTransportLogLineRefusedWaitAndTrace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var buf bytes.Buffer
+		logger := slog.New(traceHandler{slog.NewTextHandler(&buf, nil)})
+		base := &fakeBase{script: []func(*http.Request) (*http.Response, error){status(429, rateLimited, "Retry-After: 120")}}
+		p := fast()
+		p.Observe = recoil.SlogObserver(logger)
+		tr := &recoilhttp.Transport{Base: base, Policy: p, Observe: recoilhttp.SlogObserver(logger)}
+		ctx := context.WithValue(t.Context(), traceKey{}, "4bf92f35")
+		req, _ := http.NewRequestWithContext(ctx, "GET", "https://api.example.com/v1/models", nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+		if len(lines) != 2 {
+			t.Fatalf("logged %d lines, want 2 (the policy's and the Transport's):\n%s", len(lines), buf.String())
+		}
+		for _, l := range lines {
+			for _, want := range []string{"reason=\"server wait too long\"", "refused_wait=2m0s", "trace=4bf92f35"} {
+				if !strings.Contains(l, want) {
+					t.Errorf("log line %q lacks %s", l, want)
+				}
+			}
+		}
+		if d, ok := recoilhttp.RefusedWait(resp); !ok || d != 2*time.Minute {
+			t.Errorf("RefusedWait = %v, %v; want 2m0s", d, ok)
 		}
 	})
 }
