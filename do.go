@@ -18,19 +18,28 @@ import (
 // (Drive); it starts no goroutines, and on the healthy path reads no clock
 // and allocates nothing.
 func Do(ctx context.Context, p *Policy, op func(context.Context) error) error {
-	if p == nil {
-		p = Default
+	// The healthy path of a plain policy, small enough to inline: one call
+	// of op and, on success, one read of the budget (a full bucket writes
+	// nothing).
+	if p != nil && p.plain() {
+		err := op(ctx)
+		if err == nil {
+			if p.Budget == nil && !p.bucket.Full() {
+				p.fastSuccess()
+			}
+			return nil
+		}
+		return doRetry(ctx, p, op, err)
 	}
-	if !p.plain() {
-		_, err := drive(ctx, p, errDriver{op}, struct{}{}, nil)
-		return err
-	}
-	err := op(ctx)
-	if err == nil {
-		p.fastSuccess()
-		return nil
-	}
-	_, err = drive(ctx, p, errDriver{op}, struct{}{}, err)
+	return doRetry(ctx, p, op, nil)
+}
+
+// doRetry is Do past its healthy path: the loop, after a first attempt
+// already made when first is not nil.
+//
+//go:noinline
+func doRetry(ctx context.Context, p *Policy, op func(context.Context) error, first error) error {
+	_, err := drive(ctx, p, errDriver{op}, struct{}{}, first)
 	return err
 }
 
@@ -50,7 +59,9 @@ func Get[T any](ctx context.Context, p *Policy, op func(context.Context) (T, err
 		// The healthy path of a plain policy: one call of op, and on success
 		// one read of the budget (a full bucket writes nothing).
 		if v, err = op(ctx); err == nil {
-			p.fastSuccess()
+			if p.Budget == nil && !p.bucket.Full() {
+				p.fastSuccess()
+			}
 			return v, nil
 		}
 		v, err = drive(ctx, p, funcDriver[T]{op}, v, err)
@@ -112,12 +123,10 @@ func (errDriver) Verdict(_ struct{}, err error) (error, Verdict) { return err, V
 func (errDriver) Guard(v Verdict) Verdict                        { return v }
 func (errDriver) Discard(struct{})                               {}
 
-// fastSuccess records a first-attempt success of a plain policy: nothing
-// to do when the budget is NoBudget or its bucket is full.
+// fastSuccess records a first-attempt success of a plain policy whose
+// default bucket is not full (a full one has nothing to record).
 func (p *Policy) fastSuccess() {
-	if p.Budget == nil && !p.bucket.Full() {
-		p.bucket.RecordAt(time.Time{}, budget.Outcome{Attempt: 1, Result: budget.Success})
-	}
+	p.bucket.RecordAt(time.Time{}, budget.Outcome{Attempt: 1, Result: budget.Success})
 }
 
 // plain reports a policy whose first attempt needs nothing around it: no
