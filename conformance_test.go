@@ -17,48 +17,33 @@ import (
 // waits as the HTTP Transport and the simulator (their own tests run the
 // same rows).
 func TestConformanceDo(t *testing.T) {
-	for _, row := range conformance.Rows() {
-		t.Run(row.Name, func(t *testing.T) {
-			if why, ok := row.Cannot[conformance.Do]; ok {
-				t.Skip(why)
+	conformance.Run(t, conformance.Do, func(t *testing.T, row *conformance.Row, p *recoil.Policy) {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(t.Context())
+			defer cancel(nil)
+			if row.CancelAt > 0 {
+				time.AfterFunc(row.CancelAt, func() { cancel(conformance.ErrCallerLeft) })
 			}
-			synctest.Test(t, func(t *testing.T) {
-				p := row.Policy()
-				var sums []recoil.Summary
-				p.Observe = func(_ context.Context, s recoil.Summary) { sums = append(sums, s) }
-				ctx, cancel := context.WithCancelCause(t.Context())
-				defer cancel(nil)
-				if row.CancelAt > 0 {
-					time.AfterFunc(row.CancelAt, func() { cancel(conformance.ErrCallerLeft) })
+			if row.RequestBudget != nil {
+				ctx = hop.WithAccount(ctx, hop.NewAccount(*row.RequestBudget))
+			}
+			n := 0
+			err := recoil.Do(ctx, p, func(ctx context.Context) error {
+				n++
+				if o := row.Next(n); o.Kind != conformance.Hang {
+					return o.Err()
 				}
-				if row.RequestBudget != nil {
-					ctx = hop.WithAccount(ctx, hop.NewAccount(*row.RequestBudget))
-				}
-				n := 0
-				err := recoil.Do(ctx, p, func(ctx context.Context) error {
-					n++
-					if o := row.Next(n); o.Kind == conformance.Hang {
-						return conformance.Block(ctx)
-					} else {
-						return o.Err()
-					}
-				})
-				if len(sums) != 1 {
-					t.Fatalf("Observe called %d times, want once", len(sums))
-				}
-				for _, bad := range row.Check(sums[0]) {
-					t.Error(bad)
-				}
-				if n != row.Attempts {
-					t.Errorf("op called %d times, want %d", n, row.Attempts)
-				}
-				switch want := row.Is(); {
-				case want == nil && err != nil:
-					t.Errorf("Do() = %v, want nil", err)
-				case want != nil && !errors.Is(err, want):
-					t.Errorf("Do() = %v, want an error that is %v", err, want)
-				}
+				return conformance.Block(ctx)
 			})
+			if n != row.Attempts {
+				t.Errorf("op called %d times, want %d", n, row.Attempts)
+			}
+			switch want := row.Is(); {
+			case want == nil && err != nil:
+				t.Errorf("Do() = %v, want nil", err)
+			case want != nil && !errors.Is(err, want):
+				t.Errorf("Do() = %v, want an error that is %v", err, want)
+			}
 		})
-	}
+	})
 }

@@ -35,117 +35,101 @@ func (b *closeCounter) Close() error { b.closes.Add(1); return nil }
 // closed exactly once, and a response the loop stopped on is returned with
 // a nil error.
 func TestConformanceTransport(t *testing.T) {
-	for _, row := range conformance.Rows() {
-		t.Run(row.Name, func(t *testing.T) {
-			if why, ok := row.Cannot[conformance.Transport]; ok {
-				t.Skip(why)
+	conformance.Run(t, conformance.Transport, func(t *testing.T, row *conformance.Row, p *recoil.Policy) {
+		t.Parallel()
+		var seen atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			io.Copy(io.Discard, r.Body)
+			o := row.Next(int(seen.Add(1)))
+			switch o.Kind {
+			case conformance.Hang:
+				<-r.Context().Done()
+				return
+			case conformance.OK:
+				io.WriteString(w, "ok")
+				return
 			}
-			t.Parallel()
-			var seen atomic.Int32
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				io.Copy(io.Discard, r.Body)
-				o := row.Next(int(seen.Add(1)))
-				switch o.Kind {
-				case conformance.Hang:
-					<-r.Context().Done()
-					return
-				case conformance.OK:
-					io.WriteString(w, "ok")
-					return
+			if o.RetryAfter > 0 {
+				w.Header().Set("retry-after-ms", strconv.FormatInt(o.RetryAfter.Milliseconds(), 10))
+			}
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(o.Status)
+			io.WriteString(w, `{"error":{"type":"scripted","message":"scripted `+strconv.Itoa(o.Status)+`"}}`)
+		}))
+		defer srv.Close()
+		base := &http.Transport{}
+		defer base.CloseIdleConnections()
+
+		var mu sync.Mutex // guards copies
+		tr := &recoilhttp.Transport{Base: base, Policy: p}
+
+		ctx, cancel := context.WithCancelCause(t.Context())
+		defer cancel(nil)
+		if row.CancelAt > 0 {
+			go func() {
+				select {
+				case <-ctx.Done():
+				case <-afterDuration(row.CancelAt):
+					cancel(conformance.ErrCallerLeft)
 				}
-				if o.RetryAfter > 0 {
-					w.Header().Set("retry-after-ms", strconv.FormatInt(o.RetryAfter.Milliseconds(), 10))
-				}
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(o.Status)
-				io.WriteString(w, `{"error":{"type":"scripted","message":"scripted `+strconv.Itoa(o.Status)+`"}}`)
-			}))
-			defer srv.Close()
-			base := &http.Transport{}
-			defer base.CloseIdleConnections()
-
-			p := row.Policy()
-			var (
-				mu   sync.Mutex
-				sums []recoil.Summary
-			)
-			p.Observe = func(_ context.Context, s recoil.Summary) { mu.Lock(); sums = append(sums, s); mu.Unlock() }
-			tr := &recoilhttp.Transport{Base: base, Policy: p}
-
-			ctx, cancel := context.WithCancelCause(t.Context())
-			defer cancel(nil)
-			if row.CancelAt > 0 {
-				go func() {
-					select {
-					case <-ctx.Done():
-					case <-afterDuration(row.CancelAt):
-						cancel(conformance.ErrCallerLeft)
-					}
-				}()
-			}
-			if row.RequestBudget != nil {
-				ctx = hop.WithAccount(ctx, hop.NewAccount(*row.RequestBudget))
-			}
-			body := &closeCounter{Reader: strings.NewReader("payload")}
-			var copies []*closeCounter
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPut, srv.URL+"/v1/thing", body)
-			req.GetBody = func() (io.ReadCloser, error) {
-				c := &closeCounter{Reader: strings.NewReader("payload")}
-				mu.Lock()
-				copies = append(copies, c)
-				mu.Unlock()
-				return c, nil
-			}
-			resp, err := tr.RoundTrip(req)
-
+			}()
+		}
+		if row.RequestBudget != nil {
+			ctx = hop.WithAccount(ctx, hop.NewAccount(*row.RequestBudget))
+		}
+		body := &closeCounter{Reader: strings.NewReader("payload")}
+		var copies []*closeCounter
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPut, srv.URL+"/v1/thing", body)
+		req.GetBody = func() (io.ReadCloser, error) {
+			c := &closeCounter{Reader: strings.NewReader("payload")}
 			mu.Lock()
-			defer mu.Unlock()
-			if len(sums) != 1 {
-				t.Fatalf("Observe called %d times, want once", len(sums))
+			copies = append(copies, c)
+			mu.Unlock()
+			return c, nil
+		}
+		resp, err := tr.RoundTrip(req)
+
+		mu.Lock()
+		defer mu.Unlock()
+		if got := int(seen.Load()); got != row.Attempts {
+			t.Errorf("the server saw %d attempts, want %d", got, row.Attempts)
+		}
+		// The contract: a response in hand is returned with a nil error;
+		// otherwise the error says why.
+		last := conformance.Outcome{Kind: conformance.Hang}
+		if row.Attempts > 0 {
+			last = row.Next(row.Attempts)
+		}
+		answered := last.Kind != conformance.Hang && row.Reason != recoil.ReasonCanceled
+		switch {
+		case answered && (resp == nil || err != nil):
+			t.Errorf("RoundTrip() = %v, %v; want the last response and a nil error", resp, err)
+		case answered && last.Kind == conformance.Status && resp.StatusCode != last.Status:
+			t.Errorf("returned status %d, want %d", resp.StatusCode, last.Status)
+		case !answered && (resp != nil || !errors.Is(err, row.Is())):
+			t.Errorf("RoundTrip() = %v, %v; want nil and an error that is %v", resp, err, row.Is())
+		}
+		if resp != nil {
+			b, rerr := io.ReadAll(resp.Body)
+			if rerr != nil || len(b) == 0 {
+				t.Errorf("the returned body read %q, %v; want it whole", b, rerr)
 			}
-			for _, bad := range row.Check(sums[0]) {
-				t.Error(bad)
-			}
-			if got := int(seen.Load()); got != row.Attempts {
-				t.Errorf("the server saw %d attempts, want %d", got, row.Attempts)
-			}
-			// The contract: a response in hand is returned with a nil error;
-			// otherwise the error says why.
-			last := conformance.Outcome{Kind: conformance.Hang}
-			if row.Attempts > 0 {
-				last = row.Next(row.Attempts)
-			}
-			answered := last.Kind != conformance.Hang && row.Reason != recoil.ReasonCanceled
-			switch {
-			case answered && (resp == nil || err != nil):
-				t.Errorf("RoundTrip() = %v, %v; want the last response and a nil error", resp, err)
-			case answered && last.Kind == conformance.Status && resp.StatusCode != last.Status:
-				t.Errorf("returned status %d, want %d", resp.StatusCode, last.Status)
-			case !answered && (resp != nil || !errors.Is(err, row.Is())):
-				t.Errorf("RoundTrip() = %v, %v; want nil and an error that is %v", resp, err, row.Is())
-			}
-			if resp != nil {
-				b, rerr := io.ReadAll(resp.Body)
-				if rerr != nil || len(b) == 0 {
-					t.Errorf("the returned body read %q, %v; want it whole", b, rerr)
-				}
-				resp.Body.Close()
-				if row.Refused > 0 {
-					if d, ok := recoilhttp.RefusedWait(resp); !ok || d != row.Refused {
-						t.Errorf("RefusedWait(resp) = %v, %v; want %v", d, ok, row.Refused)
-					}
-				}
-			}
-			if n := body.closes.Load(); n != 1 {
-				t.Errorf("the request body was closed %d times, want once", n)
-			}
-			for i, c := range copies {
-				if n := c.closes.Load(); n != 1 {
-					t.Errorf("the body of attempt %d was closed %d times, want once", i+2, n)
+			resp.Body.Close()
+			if row.Refused > 0 {
+				if d, ok := recoilhttp.RefusedWait(resp); !ok || d != row.Refused {
+					t.Errorf("RefusedWait(resp) = %v, %v; want %v", d, ok, row.Refused)
 				}
 			}
-		})
-	}
+		}
+		if n := body.closes.Load(); n != 1 {
+			t.Errorf("the request body was closed %d times, want once", n)
+		}
+		for i, c := range copies {
+			if n := c.closes.Load(); n != 1 {
+				t.Errorf("the body of attempt %d was closed %d times, want once", i+2, n)
+			}
+		}
+	})
 }
 
 // afterDuration is time.After, named for what the test waits on.

@@ -415,6 +415,20 @@ func TestModelAPIAndLogLine(t *testing.T) {
 	})
 }
 
+// timedGet sends a GET through tr and fails the test unless it returns
+// status with a nil error; it closes the body and says how long it took.
+func timedGet(t *testing.T, tr *recoilhttp.Transport, status int) (*http.Response, time.Duration) {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(t.Context(), "GET", "https://api.example.com/v1/models", nil)
+	start := time.Now()
+	resp, err := tr.RoundTrip(req)
+	if err != nil || resp.StatusCode != status {
+		t.Fatalf("RoundTrip() = %v, %v; want status %d", resp, err, status)
+	}
+	resp.Body.Close()
+	return resp, time.Since(start)
+}
+
 // What a new user found the Transport ignoring, each now honoured: the
 // policy's Timeout against a server wait, its AttemptTimeout against a hung
 // attempt, and its Limiter across concurrent requests.
@@ -424,15 +438,8 @@ func TestTransportHonoursPolicy(t *testing.T) {
 			base := &fakeBase{script: []func(*http.Request) (*http.Response, error){status(503, "", "Retry-After: 1")}}
 			p := fast()
 			p.Timeout = 1500 * time.Millisecond
-			tr := &recoilhttp.Transport{Base: base, Policy: p}
-			req, _ := http.NewRequestWithContext(t.Context(), "GET", "https://api.example.com/v1/models", nil)
-			start := time.Now()
-			resp, err := tr.RoundTrip(req)
-			if err != nil || resp.StatusCode != 503 {
-				t.Fatalf("RoundTrip() = %v, %v; want the 503", resp, err)
-			}
-			resp.Body.Close()
-			if d := time.Since(start); d > p.Timeout || len(base.sent) != 2 {
+			resp, d := timedGet(t, &recoilhttp.Transport{Base: base, Policy: p}, 503)
+			if d > p.Timeout || len(base.sent) != 2 {
 				t.Errorf("%d attempts over %v, want 2 within the 1.5s Timeout", len(base.sent), d)
 			}
 			if d, ok := recoilhttp.RefusedWait(resp); !ok || d != time.Second {
@@ -453,15 +460,8 @@ func TestTransportHonoursPolicy(t *testing.T) {
 			base := &fakeBase{script: []func(*http.Request) (*http.Response, error){hang, status(200, "ok")}}
 			p := fast()
 			p.AttemptTimeout = 300 * time.Millisecond
-			tr := &recoilhttp.Transport{Base: base, Policy: p}
-			req, _ := http.NewRequestWithContext(t.Context(), "GET", "https://api.example.com/v1/models", nil)
-			start := time.Now()
-			resp, err := tr.RoundTrip(req)
-			if err != nil || resp.StatusCode != 200 {
-				t.Fatalf("RoundTrip() = %v, %v", resp, err)
-			}
-			resp.Body.Close()
-			if d, want := time.Since(start), 310*time.Millisecond; d != want {
+			_, d := timedGet(t, &recoilhttp.Transport{Base: base, Policy: p}, 200)
+			if want := 310 * time.Millisecond; d != want {
 				t.Errorf("took %v, want %v (a 300ms cut and a 10ms wait)", d, want)
 			}
 		})

@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"sync"
+	"testing"
 	"time"
 
 	"github.com/recoil-go/recoil"
@@ -90,6 +92,35 @@ type Row struct {
 	Refused time.Duration
 	// Cannot names the drivers that cannot express the row, and why.
 	Cannot map[string]string
+}
+
+// Run runs every row through one driver: call makes the row's call under p,
+// the row's policy with an observer in place, and Run checks the one
+// Summary the call must report. A row the driver cannot express is skipped
+// with the row's reason.
+func Run(t *testing.T, driver string, call func(t *testing.T, row *Row, p *recoil.Policy)) {
+	for _, row := range Rows() {
+		t.Run(row.Name, func(t *testing.T) {
+			if why, ok := row.Cannot[driver]; ok {
+				t.Skip(driver + " cannot express this row: " + why)
+			}
+			p := row.Policy()
+			var (
+				mu   sync.Mutex
+				sums []recoil.Summary
+			)
+			p.Observe = func(_ context.Context, s recoil.Summary) { mu.Lock(); sums = append(sums, s); mu.Unlock() }
+			call(t, &row, p)
+			mu.Lock()
+			defer mu.Unlock()
+			if len(sums) != 1 {
+				t.Fatalf("Observe called %d times, want once", len(sums))
+			}
+			for _, bad := range row.Check(sums[0]) {
+				t.Error(bad)
+			}
+		})
+	}
 }
 
 // ErrCallerLeft is the cause a row's caller cancels with.
