@@ -59,7 +59,6 @@ type call struct {
 	pol      *policy
 	acct     *hop.Account // the hop protocol's account, nil when off
 	start    int64
-	deadline int64 // absolute; 0 means none
 	gen      uint32
 	target   int32
 	owner    int32 // the job this call serves, or -1 for a client's call
@@ -369,10 +368,6 @@ func (w *world) begin(ci int32) {
 	}
 	// The policy's Timeout, if any, comes off the same deadline.
 	c.rc = c.rp.Begin(vt(now), dl)
-	c.deadline = 0
-	if d := c.rc.Deadline(); !d.IsZero() {
-		c.deadline = d.Sub(epoch).Nanoseconds()
-	}
 	c.acct = nil
 	if c.pol.hop > 0 {
 		switch {
