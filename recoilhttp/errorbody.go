@@ -178,7 +178,10 @@ func ParseErrorBody(body []byte) (pe ProviderError, isJSON bool, ok bool) {
 			pe = ProviderError{} // a top-level "type" alone is no error message
 		}
 	}
-	return pe, true, pe.Type != "" || pe.Code != "" || pe.Message != ""
+	if pe.Type == "" && pe.Code == "" && pe.Message == "" {
+		return ProviderError{}, true, false // a param alone says no error
+	}
+	return pe, true, true
 }
 
 func (f *errorFields) providerError() ProviderError {
