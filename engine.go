@@ -181,7 +181,6 @@ func (c *Call) next(now time.Time, block bool) Step {
 		c.held = true
 	}
 	if p.Breaker != nil && !p.Breaker.AllowAt(now) {
-		c.release()
 		return c.end(now, ReasonCircuitOpen, 0)
 	}
 	c.attempts++
@@ -305,7 +304,6 @@ func (c *Call) stop(now time.Time, r Reason, err error) error {
 	if c.done {
 		return c.final
 	}
-	c.release()
 	if err != nil {
 		c.err = err
 	}
@@ -313,6 +311,7 @@ func (c *Call) stop(now time.Time, r Reason, err error) error {
 }
 
 func (c *Call) end(now time.Time, r Reason, refused time.Duration) Step {
+	c.release() // a slot taken for an attempt that will not go
 	c.refused = refused
 	e := &Error{Attempts: c.attempts, Reason: r, Waited: c.waited, RefusedWait: refused, Verdict: c.verdict, Err: c.err}
 	c.finish(now, r, e)

@@ -110,7 +110,15 @@ func Run(t *testing.T, driver string, call func(t *testing.T, row *Row, p *recoi
 				sums []recoil.Summary
 			)
 			p.Observe = func(_ context.Context, s recoil.Summary) { mu.Lock(); sums = append(sums, s); mu.Unlock() }
+			l, _ := p.Limiter.(*limit.Limiter)
+			var held int
+			if l != nil {
+				held = l.InUse()
+			}
 			call(t, &row, p)
+			if l != nil && l.InUse() != held {
+				t.Errorf("the limiter holds %d slots after the call, want %d: a slot leaked", l.InUse(), held)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if len(sums) != 1 {
