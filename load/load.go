@@ -122,6 +122,9 @@ type Progress struct {
 	Failed   int64         // calls that ended without success
 	Requests int64         // logical requests started
 	Attempts int64         // attempts sent
+	// TransportErrors counts the attempts that got no response (see
+	// Result.TransportErrors).
+	TransportErrors int64
 }
 
 // ErrConfig is matched by the errors Run returns for a Config that is not
@@ -160,7 +163,9 @@ type run struct {
 	latencies []time.Duration
 	stops     map[string]int
 	statuses  map[int]int64
-	lastOK    time.Duration // when the last call succeeded
+	transport map[string]int64 // attempts without a response, by TransportErrorKind
+	firstErr  string           // the first of them
+	lastOK    time.Duration    // when the last call succeeded
 }
 
 // outcome is how a logical request ended.
@@ -176,16 +181,21 @@ const (
 // The error is nil unless cfg is not valid (ErrConfig) or ctx ended the run
 // early: then it is context.Cause(ctx), and the Result holds what was
 // counted until then.
+//
+// A run whose requests all failed is not an error: the Result says why
+// they failed (Result.TransportErrors, Result.Statuses, Result.Stops;
+// Result.Diagnosis puts it in words).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := normalize(&cfg); err != nil {
 		return nil, err
 	}
 	r := &run{
-		cfg:      cfg,
-		method:   cfg.Method,
-		window:   gateway.NewWindow(cfg.Window),
-		stops:    map[string]int{},
-		statuses: map[int]int64{},
+		cfg:       cfg,
+		method:    cfg.Method,
+		window:    gateway.NewWindow(cfg.Window),
+		stops:     map[string]int{},
+		statuses:  map[int]int64{},
+		transport: map[string]int64{},
 	}
 	base := cfg.Base
 	if base == nil {
@@ -526,7 +536,25 @@ func (c counting) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.r.mu.Lock()
 	c.r.statuses[status]++
 	c.r.mu.Unlock()
+	if err != nil {
+		c.r.transportError(req, err)
+	}
 	return resp, err
+}
+
+// transportError counts an attempt that got err instead of a response,
+// unless the run's end cut it off (its context, or its duration).
+func (r *run) transportError(req *http.Request, err error) {
+	kind := TransportErrorKind(err)
+	if kind == TransportCanceled || errors.Is(context.Cause(req.Context()), errDuration) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.transport[kind]++
+	if r.firstErr == "" {
+		r.firstErr = err.Error()
+	}
 }
 
 func (r *run) report(stop <-chan struct{}) {
@@ -540,6 +568,9 @@ func (r *run) report(stop <-chan struct{}) {
 			r.mu.Lock()
 			p := Progress{Elapsed: time.Since(r.start), Calls: r.calls, OK: r.ok, Failed: r.failed,
 				Requests: r.started.Load(), Attempts: r.attempts.Load()}
+			for _, n := range r.transport {
+				p.TransportErrors += n
+			}
 			r.mu.Unlock()
 			r.cfg.Progress(p)
 		}
@@ -550,23 +581,25 @@ func (r *run) result(elapsed time.Duration) *Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	res := &Result{
-		Policy:        r.cfg.Policy.Name,
-		URL:           r.cfg.URL,
-		Callers:       r.cfg.Callers,
-		Rate:          r.cfg.Rate,
-		UntilAccepted: r.cfg.UntilAccepted,
-		Seed:          r.cfg.Seed,
-		Calls:         r.calls,
-		OK:            r.ok,
-		Failed:        r.failed,
-		Unfinished:    r.calls - r.ok - r.failed,
-		Requests:      r.started.Load(),
-		Accepted:      r.accepted.Load(),
-		Attempts:      r.attempts.Load(),
-		Stops:         r.stops,
-		Statuses:      r.statuses,
-		Window:        r.window.Span(),
-		Elapsed:       elapsed,
+		Policy:              r.cfg.Policy.Name,
+		URL:                 r.cfg.URL,
+		Callers:             r.cfg.Callers,
+		Rate:                r.cfg.Rate,
+		UntilAccepted:       r.cfg.UntilAccepted,
+		Seed:                r.cfg.Seed,
+		Calls:               r.calls,
+		OK:                  r.ok,
+		Failed:              r.failed,
+		Unfinished:          r.calls - r.ok - r.failed,
+		Requests:            r.started.Load(),
+		Accepted:            r.accepted.Load(),
+		Attempts:            r.attempts.Load(),
+		Stops:               r.stops,
+		Statuses:            r.statuses,
+		TransportErrors:     r.transport,
+		FirstTransportError: r.firstErr,
+		Window:              r.window.Span(),
+		Elapsed:             elapsed,
 	}
 	if r.cfg.Rate > 0 {
 		res.Callers = 0

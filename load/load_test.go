@@ -245,7 +245,8 @@ func TestWriteTable(t *testing.T) {
 		{Policy: "full-jitter", Calls: 4, OK: 3, Unfinished: 1, Requests: 5, Accepted: 3, Resubmitted: 1, Attempts: 25,
 			Window: 200 * ms, Peak: 13, Elapsed: 2 * time.Second,
 			Latency: Percentiles{Count: 3, P50: 1150 * ms, P90: 1200 * ms, P99: 1200 * ms, Max: 1200 * ms},
-			Stops:   map[string]int{"attempts exhausted": 2}, Statuses: map[int]int64{503: 21, 200: 3, 0: 1}, Stopped: StoppedDuration},
+			Stops:   map[string]int{"attempts exhausted": 2}, Statuses: map[int]int64{503: 21, 200: 3, 0: 1}, Stopped: StoppedDuration,
+			TransportErrors: map[string]int64{TransportTimeout: 1}, FirstTransportError: "context deadline exceeded"},
 	}
 	var b strings.Builder
 	if err := WriteTable(&b, rs...); err != nil {
@@ -266,7 +267,8 @@ full-jitter  4      3   0       1           25        6.25      13          1.15
 		t.Fatal(err)
 	}
 	want = "immediate: 4 logical requests, 4 accepted\n" +
-		"full-jitter: 5 logical requests, 3 accepted, 1 begun again; not accepted: attempts-exhausted:2; attempts by status: 200:3 503:21 none:1; stopped early: duration\n"
+		"full-jitter: 5 logical requests, 3 accepted, 1 begun again; not accepted: attempts-exhausted:2; attempts by status: 200:3 503:21 none:1; " +
+		"no response: timeout:1 (first: context deadline exceeded); stopped early: duration\n"
 	if b.String() != want {
 		t.Errorf("WriteNotes =\n%s\nwant\n%s", b.String(), want)
 	}
