@@ -3,8 +3,10 @@ package load
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -189,19 +191,113 @@ func TestRunCanceled(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	tests := []Config{
-		{URL: ""},
-		{URL: "ftp://x"},
-		{URL: "http://x", Callers: -1},
-		{URL: "http://x", Callers: 2, Rate: 3},
-		{URL: "http://x", Rate: -1},
-		{URL: "http://x", MaxRequests: -1},
-		{URL: "http://x", Duration: -time.Second},
+	tests := []struct {
+		cfg   Config
+		field string
+	}{
+		{Config{URL: ""}, "URL"},
+		{Config{URL: "ftp://x"}, "URL"},
+		{Config{URL: "http://"}, "URL"},
+		{Config{URL: "http://x", Method: "GET /"}, "Method"},
+		{Config{URL: "http://x", Callers: -1}, "Callers"},
+		{Config{URL: "http://x", Callers: MaxCallers + 1}, "Callers"},
+		{Config{URL: "http://x", Callers: 2, Rate: 3}, "Rate"},
+		{Config{URL: "http://x", Rate: -1}, "Rate"},
+		{Config{URL: "http://x", Rate: math.NaN()}, "Rate"},
+		{Config{URL: "http://x", Rate: MaxRate + 1}, "Rate"},
+		{Config{URL: "http://x", MaxRequests: -1}, "MaxRequests"},
+		{Config{URL: "http://x", MaxRequests: MaxLogicalRequests + 1}, "MaxRequests"},
+		{Config{URL: "http://x", Duration: -time.Second}, "Duration"},
+		{Config{URL: "http://x", Duration: MaxDuration + 1}, "Duration"},
+		{Config{URL: "http://x", Timeout: -time.Second}, "Timeout"},
+		{Config{URL: "http://x", Timeout: MaxDuration + 1}, "Timeout"},
+		{Config{URL: "http://x", Pause: MaxDuration + 1}, "Pause"},
+		{Config{URL: "http://x", Window: time.Microsecond}, "Window"},
+		{Config{URL: "http://x", Window: -time.Second}, "Window"},
+		{Config{URL: "http://x", Window: time.Hour}, "Window"},
+		{Config{URL: "http://x", Body: make([]byte, MaxBody+1)}, "Body"},
+		{Config{URL: "http://x", Header: http.Header{"Bad Name": {"v"}}}, "Header"},
+		{Config{URL: "http://x", Header: http.Header{"X-Ok": {"a\r\nInjected: 1"}}}, "Header"},
+		{Config{URL: "http://x", ClientHeader: "X Client"}, "ClientHeader"},
+		{Config{URL: "http://x", ProgressEvery: -time.Second}, "ProgressEvery"},
 	}
-	for _, c := range tests {
-		if _, err := Run(context.Background(), c); !errors.Is(err, ErrConfig) {
-			t.Errorf("Run(%+v) = %v, want ErrConfig", c, err)
+	for _, tt := range tests {
+		res, err := Run(context.Background(), tt.cfg)
+		var ce *ConfigError
+		if res != nil || !errors.Is(err, ErrConfig) || !errors.As(err, &ce) || ce.Field != tt.field {
+			t.Errorf("Run(%+v) = %v, %v; want a *ConfigError for %s", tt.cfg.URL, res, err, tt.field)
 		}
+	}
+	if err := (&Config{URL: "http://x"}).Validate(); err != nil {
+		t.Errorf("Validate of a Config with only a URL = %v, want nil (zero fields are defaults)", err)
+	}
+}
+
+// blockingBase answers no attempt: each waits for its context to end. The
+// first attempt calls first.
+func blockingBase(first func()) http.RoundTripper {
+	var once sync.Once
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		once.Do(first)
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	})
+}
+
+// A run stops within moments of its end — its Duration, its context's
+// cancellation — with the most callers, some of them perhaps not yet
+// started, and leaves no goroutine behind (TestMain checks).
+func TestRunStopsWhileStartingCallers(t *testing.T) {
+	tests := []struct {
+		name        string
+		duration    time.Duration
+		cancel      bool // cancel the context at the first attempt
+		before      bool // cancel it before the run
+		wantStopped string
+	}{
+		{"canceled", 0, true, false, StoppedCanceled},
+		{"canceled before it starts", 0, false, true, StoppedCanceled},
+		{"duration", 50 * time.Millisecond, false, false, StoppedDuration},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var ended time.Time
+			var mu sync.Mutex
+			first := func() {
+				if tt.cancel {
+					mu.Lock()
+					ended = time.Now()
+					mu.Unlock()
+					cancel()
+				}
+			}
+			start := time.Now()
+			if tt.before {
+				ended = start
+				cancel()
+			}
+			res, err := Run(ctx, Config{URL: "http://example.invalid/x", Callers: MaxCallers, Duration: tt.duration,
+				Base: blockingBase(first), Policy: preset(t, PresetImmediate)})
+			if (tt.cancel || tt.before) != (err != nil) {
+				t.Errorf("Run = %v", err)
+			}
+			mu.Lock()
+			if ended.IsZero() {
+				ended = start.Add(tt.duration)
+			}
+			mu.Unlock()
+			if took := time.Since(ended); took > time.Second {
+				t.Errorf("the run ended %v after it should have, want within a second", took)
+			}
+			if res == nil || res.Stopped != tt.wantStopped || res.OK != 0 || len(res.TransportErrors) != 0 {
+				t.Errorf("result %+v; want stopped %q, nothing ok, no transport error counted (the run's end cut them off)", res, tt.wantStopped)
+			}
+			if tt.before && res != nil && res.Calls != 0 {
+				t.Errorf("%d calls began after the run's context was done", res.Calls)
+			}
+		})
 	}
 }
 
