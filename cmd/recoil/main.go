@@ -5,8 +5,8 @@
 //	recoil <command> [flags]
 //	recoil help <command>
 //
-// The commands are demo (the main demonstration), blast, sim, gateway and
-// load. "recoil help <command>", "recoil <command> -h" and
+// The commands are demo (the main demonstration), blast, sim, gateway, load
+// and version ("recoil -version" too). "recoil help <command>", "recoil <command> -h" and
 // "recoil <command> --help" print a command's description, flags and
 // examples on standard output.
 //
@@ -110,6 +110,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "recoil help: unexpected argument %q; usage: recoil help [command]\n", args[2])
 			return exitUsage
 		}
+	case "-version", "--version":
+		args = append([]string{"version"}, args[1:]...)
 	}
 	c, ok := lookup(args[0])
 	if !ok {

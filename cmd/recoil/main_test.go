@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -67,7 +68,7 @@ func TestRun(t *testing.T) {
 		wantErr  []string
 	}{
 		{"no command: usage on stderr", nil, 2, nil, []string{"usage: recoil <command>", "demo", "Exit status"}},
-		{"help", []string{"help"}, 0, []string{"usage: recoil <command>", "  demo ", "  sim "}, nil},
+		{"help", []string{"help"}, 0, []string{"usage: recoil <command>", "  demo ", "  version "}, nil},
 		{"-h", []string{"-h"}, 0, []string{"usage: recoil <command>"}, nil},
 		{"--help", []string{"--help"}, 0, []string{"usage: recoil <command>"}, nil},
 		{"help of an unknown command", []string{"help", "frobnicate"}, 2, nil, []string{`unknown command "frobnicate"`}},
@@ -75,6 +76,10 @@ func TestRun(t *testing.T) {
 		{"unknown command", []string{"frobnicate"}, 2, nil, []string{`unknown command "frobnicate"`, "usage: recoil"}},
 		{"bad flag", []string{"demo", "-nope"}, 2, nil, []string{"flag provided but not defined: -nope", `Run "recoil help demo"`}},
 		{"stray argument", []string{"demo", "extra"}, 2, nil, []string{`unexpected argument "extra"`}},
+		{"version", []string{"version"}, 0, []string{"recoil ", "go1."}, nil},
+		{"-version", []string{"-version"}, 0, []string{"recoil ", "go1."}, nil},
+		{"--version", []string{"--version"}, 0, []string{"recoil ", "go1."}, nil},
+		{"version takes no argument", []string{"version", "now"}, 2, nil, []string{`unexpected argument "now"`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,6 +121,30 @@ func TestHelp(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestVersionText(t *testing.T) {
+	tests := []struct {
+		name string
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{"no build information", nil, "recoil (devel)\ngo1.26 linux/amd64\n"},
+		{"a source tree", &debug.BuildInfo{Main: debug.Module{Path: "github.com/recoil-go/recoil", Version: "(devel)"}},
+			"recoil (devel)\ngo1.26 linux/amd64\n"},
+		{"a release", &debug.BuildInfo{Main: debug.Module{Version: "v1.2.3"}}, "recoil v1.2.3\ngo1.26 linux/amd64\n"},
+		{"a revision", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}, Settings: []debug.BuildSetting{
+			{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "871d273"}, {Key: "vcs.modified", Value: "false"}}},
+			"recoil (devel)\nrevision 871d273\ngo1.26 linux/amd64\n"},
+		{"a modified tree", &debug.BuildInfo{Main: debug.Module{Version: "v0.0.0-20261130-871d273+dirty"}, Settings: []debug.BuildSetting{
+			{Key: "vcs.revision", Value: "871d273"}, {Key: "vcs.modified", Value: "true"}}},
+			"recoil v0.0.0-20261130-871d273+dirty\nrevision 871d273 (with uncommitted changes)\ngo1.26 linux/amd64\n"},
+	}
+	for _, tt := range tests {
+		if got := versionText(tt.bi, "go1.26", "linux/amd64"); got != tt.want {
+			t.Errorf("%s: versionText = %q, want %q", tt.name, got, tt.want)
+		}
 	}
 }
 
