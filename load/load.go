@@ -64,8 +64,8 @@ const (
 // — one RoundTrip through a recoilhttp.Transport under Policy, which makes
 // the attempts — or, with UntilAccepted, as many logical requests as it
 // takes to have one accepted, each begun after a pause when the one before
-// was not: seed 004's callers, each needing one payment through, who try
-// again when the retry loop gives up. An until-accepted caller makes one
+// was not: callers that each need one payment through, and try again when
+// the retry loop gives up. An until-accepted caller makes one
 // call and is done; so is each open-loop arrival; a closed-loop caller
 // without UntilAccepted goes on until the bounds.
 //

@@ -38,7 +38,7 @@ func preset(t *testing.T, name string) Policy {
 	return p
 }
 
-// Seed 004 on real sockets: a gateway down for 700 ms from the first
+// A 700 ms payment-gateway outage on real sockets: down from the first
 // attempt, four callers who each need one request through. Every caller
 // gets through under every preset, and what the callers sent is what the
 // gateway counted.
@@ -81,7 +81,7 @@ func TestEveryCallerGetsThroughA700msOutage(t *testing.T) {
 }
 
 func TestValidatorCostsWhatThePolicyRetries(t *testing.T) {
-	// Seed 000: a validator's 400 is the same every time. A policy that
+	// A validator's 400 is the same every time. A policy that
 	// classifies tries it once; one that retries everything tries it until
 	// the request's deadline.
 	tests := []struct {
@@ -402,7 +402,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// Seed 004's missing feedback, on real sockets: the gateway recovers only
+// Load feeding back into the outage, on real sockets: the gateway recovers only
 // once fewer than 20 attempts per 200 ms have arrived for 200 ms. Twenty
 // callers retrying every 20 ms keep it down for as long as they keep at
 // it; backing off lets it recover, and everyone through.

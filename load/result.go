@@ -72,8 +72,8 @@ type Result struct {
 	PeakAt time.Duration
 
 	// AllOK reports whether every call succeeded, and AllOKAt when the
-	// last of them did, since the run began: seed 004's "time until all
-	// accepted".
+	// last of them did, since the run began: the time until every caller
+	// was through.
 	AllOK   bool
 	AllOKAt time.Duration
 	// Latency is that of every finished call, successful or not, from its

@@ -14,8 +14,8 @@ func TestBlastText(t *testing.T) {
 		args    []string
 		wantOut []string
 	}{
-		{"seeds", []string{"blast"}, []string{
-			// Seed 000: 1+2+4+8 = 15 s asleep, held 15.2 s.
+		{"the worked example", []string{"blast"}, []string{
+			// The five-attempt wrapper: 1+2+4+8 = 15 s asleep, held 15.2 s.
 			"waits before retries 1…4: 1s, 2s, 4s, 8s",
 			"asleep 15s; worker held 15.2s",
 			"held 16.05s if every one of the 5 attempts takes 210ms",
@@ -29,7 +29,7 @@ func TestBlastText(t *testing.T) {
 			"one retry    1.2s     2.82",
 			"configured  15.2s    35.49",
 			"more than the pool of 24",
-			// Seed 001: 27 from 3×3×3.
+			// Three layers of three attempts: 27 from 3×3×3.
 			"3 attempts at each of 3 layers",
 			"3, 9, 27 — 27 reach the bottom",
 			// 1,240/s, ×1.24, 0.226, 0.968, 960/s, −40/s.

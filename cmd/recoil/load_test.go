@@ -36,8 +36,8 @@ func loadGateway(t *testing.T, cfg gateway.Config) (*gateway.Gateway, string) {
 	return g, url
 }
 
-// Seed 004 through the command: four callers, a 700 ms outage, and every
-// caller gets through, under the seed's hurried retry and under full
+// A 700 ms payment-gateway outage through the command: four callers, and
+// every caller gets through, under a retry added in a hurry and under full
 // jitter; the gateway's own counts come back beside the callers'.
 func TestLoadCommandEveryCallerGetsThrough(t *testing.T) {
 	gwNoLeaks(t)
