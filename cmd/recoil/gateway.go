@@ -33,9 +33,12 @@ provider-style 400; a per-key allowance answering 429 with Retry-After; and
 streamed answers that stall. Any path is the dependency; /stats serves the
 counts as JSON, / a live page and /metrics Prometheus metrics. It serves
 until interrupted (Ctrl-C), then prints what it counted.`,
-	examples: `  recoil gateway -outage 700ms                      a 700 ms payment-gateway outage from the first attempt
-  recoil gateway -outage 700ms:529 -recover-below 20  down 700 ms, then until fewer than 20 attempts arrive per 200 ms for 300 ms
-  recoil gateway -addr 127.0.0.1:8080 -timeline faults.yaml -fail-rate 0.1`,
+	examples: `  recoil gateway -outage 700ms
+      a 700 ms payment-gateway outage from the first attempt
+  recoil gateway -outage 700ms:529 -recover-below 20
+      overloaded (529) for 700 ms, then until fewer than 20 attempts arrive per 200 ms for 300 ms
+  recoil gateway -addr 127.0.0.1:8080 -timeline faults.yaml -fail-rate 0.1
+      a fixed port, the faults of a timeline file, and one attempt in ten failing`,
 	notes: `
 -outage START+DURATION[:STATUS] counts START from the first attempt;
 DURATION[:STATUS] starts at it. Flags given override the fields of a
@@ -211,7 +214,7 @@ func (g *gatewayFlags) config(fs *flags) (gateway.Config, error) {
 	if g.timeline != "" {
 		var err error
 		if cfg, err = gateway.LoadTimeline(g.timeline); err != nil {
-			return cfg, usagef("-timeline %s: %v", g.timeline, err)
+			return cfg, usagef("-timeline %s: %v", g.timeline, pathErr(err))
 		}
 	}
 	var bad error
@@ -244,6 +247,9 @@ func (g *gatewayFlags) config(fs *flags) (gateway.Config, error) {
 	}
 	cfg.Addr, cfg.AllowRemote = g.addr, g.allowRemote
 	if err := cfg.Validate(); err != nil {
+		if g.timeline == "" {
+			return cfg, usagef("%v", err)
+		}
 		return cfg, usagef("-timeline %s: %v", g.timeline, err)
 	}
 	return cfg, nil

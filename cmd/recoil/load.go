@@ -163,7 +163,11 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	switch {
 	case interrupted:
-		return fmt.Errorf("%w after %v: %d of %d logical requests accepted", errInterrupted, res.Elapsed.Round(time.Millisecond), res.Accepted, res.Requests)
+		msg := fmt.Sprintf("%d of %d logical requests accepted", res.Accepted, res.Requests)
+		if d := res.Diagnosis(); res.Accepted == 0 && d != "" {
+			msg += "; " + d
+		}
+		return fmt.Errorf("%w after %v: %s", errInterrupted, res.Elapsed.Round(time.Millisecond), msg)
 	case err != nil:
 		return err
 	case res.Accepted == 0:
