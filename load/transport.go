@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"syscall"
 )
 
 // Kinds of transport error: why an attempt got no HTTP response, as
@@ -66,15 +65,13 @@ func TransportErrorKind(err error) string {
 	case errors.As(err, &cert), errors.As(err, &record), errors.As(err, &alert),
 		errors.As(err, &unknownCA), errors.As(err, &hostname), errors.As(err, &invalid):
 		return TransportTLS
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return TransportRefused
-	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNABORTED), errors.Is(err, syscall.EPIPE),
-		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+	}
+	if kind := errnoKind(err); kind != "" {
+		return kind
+	}
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return TransportReset
-	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
-		return TransportUnreachable
-	case errors.Is(err, syscall.EMFILE), errors.Is(err, syscall.ENFILE):
-		return TransportFiles
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded),
 		errors.As(err, &ne) && ne.Timeout():
 		return TransportTimeout

@@ -1,3 +1,8 @@
+//go:build !plan9
+
+// The errors built here wrap system error numbers, which Plan 9 does not
+// have.
+
 package load
 
 import (
