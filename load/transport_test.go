@@ -79,19 +79,21 @@ func TestRunCountsTransportErrors(t *testing.T) {
 	defer tlsSrv.Close()
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	defer slow.Close()
+	// The TLS handshakes get a longer timeout, for a machine busy with -race.
 	tests := []struct {
 		name, url, kind, first string
+		timeout                time.Duration
 	}{
-		{"nothing listens", "http://" + closedAddr(t) + "/x", TransportRefused, "connection refused"},
-		{"untrusted certificate", tlsSrv.URL + "/x", TransportTLS, "certificate"},
-		{"too slow", slow.URL + "/x", TransportTimeout, "context deadline exceeded"},
+		{"nothing listens", "http://" + closedAddr(t) + "/x", TransportRefused, "connection refused", 300 * time.Millisecond},
+		{"untrusted certificate", tlsSrv.URL + "/x", TransportTLS, "certificate", 5 * time.Second},
+		{"too slow", slow.URL + "/x", TransportTimeout, "context deadline exceeded", 300 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := preset(t, PresetImmediate)
 			p.Policy.MaxAttempts = 2
 			res, err := Run(context.Background(), Config{URL: tt.url, MaxRequests: 2, Pause: -1,
-				Timeout: 300 * time.Millisecond, Policy: p})
+				Timeout: tt.timeout, Policy: p})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -178,21 +178,24 @@ func TestLoadCommandNothingAccepted(t *testing.T) {
 	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
 	defer slow.Close()
 	_, down := loadGateway(t, gateway.Config{Outages: []gateway.Outage{{Duration: time.Hour}}})
+	// Each logical request makes one attempt: the wrapper's first wait, 1 s,
+	// does not fit in its timeout. The TLS handshakes get longer, for a
+	// machine busy with -race.
 	tests := []struct {
-		name, url string
-		stderr    []string
-		stdout    string
+		name, url, timeout string
+		stderr             []string
+		stdout             string
 	}{
-		{"connection refused", refused, []string{"recoil load: nothing was accepted: 3 of 3 attempts got no response: connection refused ×3",
+		{"connection refused", refused, "200ms", []string{"recoil load: nothing was accepted: 3 of 3 attempts got no response: connection refused ×3",
 			"(the first: dial tcp " + strings.TrimPrefix(strings.TrimSuffix(refused, "/"), "http://") + ": connect: connection refused)"},
 			"no response: connection-refused:3 (first: dial tcp"},
-		{"TLS error", tlsSrv.URL, []string{"attempts got no response: TLS error ×", "certificate"}, "no response: TLS-error:"},
-		{"timeout", slow.URL, []string{"attempts got no response: timeout ×"}, "no response: timeout:"},
-		{"error statuses", down + "/v1/charges", []string{"nothing was accepted: 3 of 3 attempts got an error status: 503 ×3"}, "attempts by status: 503:3"},
+		{"TLS error", tlsSrv.URL, "900ms", []string{"attempts got no response: TLS error ×"}, "no response: TLS-error:"},
+		{"timeout", slow.URL, "200ms", []string{"attempts got no response: timeout ×"}, "no response: timeout:"},
+		{"error statuses", down + "/v1/charges", "200ms", []string{"nothing was accepted: 3 of 3 attempts got an error status: 503 ×3"}, "attempts by status: 503:3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := []string{"load", "-url", tt.url, "-policy", "seed000", "-requests", "3", "-pause", "0s", "-timeout", "200ms"}
+			args := []string{"load", "-url", tt.url, "-policy", "seed000", "-requests", "3", "-pause", "0s", "-timeout", tt.timeout}
 			c := runCLI(t.Context(), args...)
 			c.check(t, args, exitFailure, []string{tt.stdout}, tt.stderr)
 			if c.took > 10*time.Second {
