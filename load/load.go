@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,23 @@ const (
 	DefaultProgressEvery = 250 * time.Millisecond
 )
 
+// Limits of a Config, which Validate enforces: a run within them holds a
+// bounded number of goroutines, connections and latencies in memory.
+const (
+	// MaxCallers is the most closed-loop callers a run may have.
+	MaxCallers = 10_000
+	// MaxRate is the highest open-loop arrival rate, calls per second.
+	MaxRate = 10_000
+	// MaxLogicalRequests is the highest MaxRequests.
+	MaxLogicalRequests = 10_000_000
+	// MaxDuration is the longest Duration, Timeout or Pause.
+	MaxDuration = 24 * time.Hour
+	// MinWindow is the shortest Window; gateway.MaxWindow is the longest.
+	MinWindow = time.Millisecond
+	// MaxBody is the largest request Body, in bytes.
+	MaxBody = 32 << 20
+)
+
 // Config describes a run: who calls, how often, through what policy, and
 // the bounds. Every zero field means its documented default; URL is
 // required.
@@ -46,8 +64,8 @@ const (
 // — one RoundTrip through a recoilhttp.Transport under Policy, which makes
 // the attempts — or, with UntilAccepted, as many logical requests as it
 // takes to have one accepted, each begun after a pause when the one before
-// was not: seed 004's callers, each needing one payment through, who try
-// again when the retry loop gives up. An until-accepted caller makes one
+// was not: callers that each need one payment through, and try again when
+// the retry loop gives up. An until-accepted caller makes one
 // call and is done; so is each open-loop arrival; a closed-loop caller
 // without UntilAccepted goes on until the bounds.
 //
@@ -122,14 +140,33 @@ type Progress struct {
 	Failed   int64         // calls that ended without success
 	Requests int64         // logical requests started
 	Attempts int64         // attempts sent
+	// TransportErrors counts the attempts that got no response (see
+	// Result.TransportErrors).
+	TransportErrors int64
 }
 
-// ErrConfig is matched by the errors Run returns for a Config that is not
-// valid.
+// ErrConfig is matched by the errors Validate and Run return for a Config
+// that is not valid.
 var ErrConfig = errors.New("load: invalid config")
 
-func configErr(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrConfig, fmt.Sprintf(format, args...))
+// ConfigError reports a Config field that is not valid. It matches
+// ErrConfig with errors.Is. It is a plain value.
+type ConfigError struct {
+	Field  string // the Config field, e.g. "Callers"
+	Value  any    // the value it held
+	Reason string // what it must be, e.g. "must be at most 10000"
+}
+
+// Error names the field, its value and what it must be.
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("load: Config.%s %v: %s", e.Field, e.Value, e.Reason)
+}
+
+// Is reports whether target is ErrConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+
+func configErr(field string, v any, format string, args ...any) error {
+	return &ConfigError{Field: field, Value: v, Reason: fmt.Sprintf(format, args...)}
 }
 
 // Stop reasons in Result.Stopped.
@@ -160,7 +197,9 @@ type run struct {
 	latencies []time.Duration
 	stops     map[string]int
 	statuses  map[int]int64
-	lastOK    time.Duration // when the last call succeeded
+	transport map[string]int64 // attempts without a response, by TransportErrorKind
+	firstErr  string           // the first of them
+	lastOK    time.Duration    // when the last call succeeded
 }
 
 // outcome is how a logical request ended.
@@ -173,19 +212,27 @@ const (
 )
 
 // Run drives cfg.URL as cfg says and returns what the callers counted.
-// The error is nil unless cfg is not valid (ErrConfig) or ctx ended the run
-// early: then it is context.Cause(ctx), and the Result holds what was
-// counted until then.
+// The error is nil unless cfg is not valid (a *ConfigError, before any
+// request is sent) or ctx ended the run early: then it is
+// context.Cause(ctx), and the Result holds what was counted until then.
+// A run stops within moments of its Duration's end or ctx's cancellation,
+// even while it is still starting its callers.
+//
+// A run whose requests all failed is not an error: the Result says why
+// they failed (Result.TransportErrors, Result.Statuses, Result.Stops;
+// Result.Diagnosis puts it in words).
 func Run(ctx context.Context, cfg Config) (*Result, error) {
-	if err := normalize(&cfg); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	normalize(&cfg)
 	r := &run{
-		cfg:      cfg,
-		method:   cfg.Method,
-		window:   gateway.NewWindow(cfg.Window),
-		stops:    map[string]int{},
-		statuses: map[int]int64{},
+		cfg:       cfg,
+		method:    cfg.Method,
+		window:    gateway.NewWindow(cfg.Window),
+		stops:     map[string]int{},
+		statuses:  map[int]int64{},
+		transport: map[string]int64{},
 	}
 	base := cfg.Base
 	if base == nil {
@@ -215,6 +262,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		r.arrivals(runCtx, &jobs)
 	} else {
 		for i := range cfg.Callers {
+			if runCtx.Err() != nil {
+				break // the run is over before all its callers started
+			}
 			jobs.Go(func() { r.job(runCtx, "caller-"+strconv.Itoa(i+1), 0) })
 		}
 	}
@@ -237,23 +287,100 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 var errDuration = errors.New("load: the run's duration is over")
 
-func normalize(c *Config) error {
+// Validate reports the first field of c that is not valid, in a
+// *ConfigError that names it. Zero fields are valid: they mean their
+// defaults. Validate does not modify c.
+func (c *Config) Validate() error {
 	u, err := url.Parse(c.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return configErr("URL %q: want an http or https URL", c.URL)
+		return configErr("URL", strconv.Quote(c.URL), "want an http or https URL with a host")
+	}
+	if c.Method != "" {
+		if _, err := http.NewRequest(c.Method, c.URL, nil); err != nil {
+			return configErr("Method", strconv.Quote(c.Method), "not a valid HTTP method")
+		}
 	}
 	switch {
 	case c.Callers < 0:
-		return configErr("callers %d is negative", c.Callers)
-	case c.Rate < 0 || c.Rate != c.Rate:
-		return configErr("rate %v is not a positive number", c.Rate)
+		return configErr("Callers", c.Callers, "must not be negative")
+	case c.Callers > MaxCallers:
+		return configErr("Callers", c.Callers, "must be at most %d", MaxCallers)
+	case !(c.Rate >= 0): // also rejects NaN
+		return configErr("Rate", c.Rate, "must not be negative")
+	case c.Rate > MaxRate:
+		return configErr("Rate", c.Rate, "must be at most %d per second", MaxRate)
 	case c.Callers > 0 && c.Rate > 0:
-		return configErr("set callers (closed loop) or a rate (open loop), not both")
+		return configErr("Rate", c.Rate, "set Callers (closed loop) or Rate (open loop), not both")
 	case c.MaxRequests < 0:
-		return configErr("max requests %d is negative", c.MaxRequests)
-	case c.Duration < 0, c.Timeout < 0:
-		return configErr("durations must not be negative")
+		return configErr("MaxRequests", c.MaxRequests, "must not be negative")
+	case c.MaxRequests > MaxLogicalRequests:
+		return configErr("MaxRequests", c.MaxRequests, "must be at most %d", MaxLogicalRequests)
+	case c.Duration < 0:
+		return configErr("Duration", c.Duration, "must not be negative")
+	case c.Timeout < 0:
+		return configErr("Timeout", c.Timeout, "must not be negative")
+	case c.Duration > MaxDuration:
+		return configErr("Duration", c.Duration, "must be at most %v", MaxDuration)
+	case c.Timeout > MaxDuration:
+		return configErr("Timeout", c.Timeout, "must be at most %v", MaxDuration)
+	case c.Pause > MaxDuration:
+		return configErr("Pause", c.Pause, "must be at most %v", MaxDuration)
+	case c.Window != 0 && (c.Window < MinWindow || c.Window > gateway.MaxWindow):
+		return configErr("Window", c.Window, "must be between %v and %v", MinWindow, gateway.MaxWindow)
+	case len(c.Body) > MaxBody:
+		return configErr("Body", fmt.Sprintf("of %d bytes", len(c.Body)), "must be at most %d bytes", MaxBody)
+	case c.ProgressEvery < 0:
+		return configErr("ProgressEvery", c.ProgressEvery, "must not be negative")
 	}
+	for name, vs := range c.Header {
+		if !validHeaderName(name) {
+			return configErr("Header", strconv.Quote(name), "not a valid header name")
+		}
+		for _, v := range vs {
+			if !validHeaderValue(v) {
+				return configErr("Header", strconv.Quote(name+": "+v), "a header value may not hold control characters")
+			}
+		}
+	}
+	for _, h := range []struct{ field, name string }{{"ClientHeader", c.ClientHeader}, {"RequestHeader", c.RequestHeader}} {
+		if h.name != "" && !validHeaderName(h.name) {
+			return configErr(h.field, strconv.Quote(h.name), "not a valid header name")
+		}
+	}
+	return nil
+}
+
+// validHeaderName reports whether s is an HTTP field name: a token
+// (RFC 9110, section 5.1).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue reports whether s may be sent as a field value: no
+// control characters but tab (RFC 9110, section 5.5).
+func validHeaderValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// normalize fills in the defaults of a valid Config's zero fields.
+func normalize(c *Config) {
 	if c.Callers == 0 && c.Rate == 0 {
 		c.Callers = 1
 	}
@@ -293,7 +420,6 @@ func normalize(c *Config) error {
 	if c.ProgressEvery <= 0 {
 		c.ProgressEvery = DefaultProgressEvery
 	}
-	return nil
 }
 
 // lockedRand makes a PCG safe for the callers to share.
@@ -526,7 +652,25 @@ func (c counting) RoundTrip(req *http.Request) (*http.Response, error) {
 	c.r.mu.Lock()
 	c.r.statuses[status]++
 	c.r.mu.Unlock()
+	if err != nil {
+		c.r.transportError(req, err)
+	}
 	return resp, err
+}
+
+// transportError counts an attempt that got err instead of a response,
+// unless the run's end cut it off (its context, or its duration).
+func (r *run) transportError(req *http.Request, err error) {
+	kind := TransportErrorKind(err)
+	if kind == TransportCanceled || errors.Is(context.Cause(req.Context()), errDuration) {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.transport[kind]++
+	if r.firstErr == "" {
+		r.firstErr = err.Error()
+	}
 }
 
 func (r *run) report(stop <-chan struct{}) {
@@ -540,6 +684,9 @@ func (r *run) report(stop <-chan struct{}) {
 			r.mu.Lock()
 			p := Progress{Elapsed: time.Since(r.start), Calls: r.calls, OK: r.ok, Failed: r.failed,
 				Requests: r.started.Load(), Attempts: r.attempts.Load()}
+			for _, n := range r.transport {
+				p.TransportErrors += n
+			}
 			r.mu.Unlock()
 			r.cfg.Progress(p)
 		}
@@ -550,23 +697,25 @@ func (r *run) result(elapsed time.Duration) *Result {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	res := &Result{
-		Policy:        r.cfg.Policy.Name,
-		URL:           r.cfg.URL,
-		Callers:       r.cfg.Callers,
-		Rate:          r.cfg.Rate,
-		UntilAccepted: r.cfg.UntilAccepted,
-		Seed:          r.cfg.Seed,
-		Calls:         r.calls,
-		OK:            r.ok,
-		Failed:        r.failed,
-		Unfinished:    r.calls - r.ok - r.failed,
-		Requests:      r.started.Load(),
-		Accepted:      r.accepted.Load(),
-		Attempts:      r.attempts.Load(),
-		Stops:         r.stops,
-		Statuses:      r.statuses,
-		Window:        r.window.Span(),
-		Elapsed:       elapsed,
+		Policy:              r.cfg.Policy.Name,
+		URL:                 r.cfg.URL,
+		Callers:             r.cfg.Callers,
+		Rate:                r.cfg.Rate,
+		UntilAccepted:       r.cfg.UntilAccepted,
+		Seed:                r.cfg.Seed,
+		Calls:               r.calls,
+		OK:                  r.ok,
+		Failed:              r.failed,
+		Unfinished:          r.calls - r.ok - r.failed,
+		Requests:            r.started.Load(),
+		Accepted:            r.accepted.Load(),
+		Attempts:            r.attempts.Load(),
+		Stops:               r.stops,
+		Statuses:            r.statuses,
+		TransportErrors:     r.transport,
+		FirstTransportError: r.firstErr,
+		Window:              r.window.Span(),
+		Elapsed:             elapsed,
 	}
 	if r.cfg.Rate > 0 {
 		res.Callers = 0

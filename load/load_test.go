@@ -3,8 +3,10 @@ package load
 import (
 	"context"
 	"errors"
+	"math"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,7 +38,7 @@ func preset(t *testing.T, name string) Policy {
 	return p
 }
 
-// Seed 004 on real sockets: a gateway down for 700 ms from the first
+// A 700 ms payment-gateway outage on real sockets: down from the first
 // attempt, four callers who each need one request through. Every caller
 // gets through under every preset, and what the callers sent is what the
 // gateway counted.
@@ -79,7 +81,7 @@ func TestEveryCallerGetsThroughA700msOutage(t *testing.T) {
 }
 
 func TestValidatorCostsWhatThePolicyRetries(t *testing.T) {
-	// Seed 000: a validator's 400 is the same every time. A policy that
+	// A validator's 400 is the same every time. A policy that
 	// classifies tries it once; one that retries everything tries it until
 	// the request's deadline.
 	tests := []struct {
@@ -189,19 +191,113 @@ func TestRunCanceled(t *testing.T) {
 }
 
 func TestConfigErrors(t *testing.T) {
-	tests := []Config{
-		{URL: ""},
-		{URL: "ftp://x"},
-		{URL: "http://x", Callers: -1},
-		{URL: "http://x", Callers: 2, Rate: 3},
-		{URL: "http://x", Rate: -1},
-		{URL: "http://x", MaxRequests: -1},
-		{URL: "http://x", Duration: -time.Second},
+	tests := []struct {
+		cfg   Config
+		field string
+	}{
+		{Config{URL: ""}, "URL"},
+		{Config{URL: "ftp://x"}, "URL"},
+		{Config{URL: "http://"}, "URL"},
+		{Config{URL: "http://x", Method: "GET /"}, "Method"},
+		{Config{URL: "http://x", Callers: -1}, "Callers"},
+		{Config{URL: "http://x", Callers: MaxCallers + 1}, "Callers"},
+		{Config{URL: "http://x", Callers: 2, Rate: 3}, "Rate"},
+		{Config{URL: "http://x", Rate: -1}, "Rate"},
+		{Config{URL: "http://x", Rate: math.NaN()}, "Rate"},
+		{Config{URL: "http://x", Rate: MaxRate + 1}, "Rate"},
+		{Config{URL: "http://x", MaxRequests: -1}, "MaxRequests"},
+		{Config{URL: "http://x", MaxRequests: MaxLogicalRequests + 1}, "MaxRequests"},
+		{Config{URL: "http://x", Duration: -time.Second}, "Duration"},
+		{Config{URL: "http://x", Duration: MaxDuration + 1}, "Duration"},
+		{Config{URL: "http://x", Timeout: -time.Second}, "Timeout"},
+		{Config{URL: "http://x", Timeout: MaxDuration + 1}, "Timeout"},
+		{Config{URL: "http://x", Pause: MaxDuration + 1}, "Pause"},
+		{Config{URL: "http://x", Window: time.Microsecond}, "Window"},
+		{Config{URL: "http://x", Window: -time.Second}, "Window"},
+		{Config{URL: "http://x", Window: time.Hour}, "Window"},
+		{Config{URL: "http://x", Body: make([]byte, MaxBody+1)}, "Body"},
+		{Config{URL: "http://x", Header: http.Header{"Bad Name": {"v"}}}, "Header"},
+		{Config{URL: "http://x", Header: http.Header{"X-Ok": {"a\r\nInjected: 1"}}}, "Header"},
+		{Config{URL: "http://x", ClientHeader: "X Client"}, "ClientHeader"},
+		{Config{URL: "http://x", ProgressEvery: -time.Second}, "ProgressEvery"},
 	}
-	for _, c := range tests {
-		if _, err := Run(context.Background(), c); !errors.Is(err, ErrConfig) {
-			t.Errorf("Run(%+v) = %v, want ErrConfig", c, err)
+	for _, tt := range tests {
+		res, err := Run(context.Background(), tt.cfg)
+		var ce *ConfigError
+		if res != nil || !errors.Is(err, ErrConfig) || !errors.As(err, &ce) || ce.Field != tt.field {
+			t.Errorf("Run(%+v) = %v, %v; want a *ConfigError for %s", tt.cfg.URL, res, err, tt.field)
 		}
+	}
+	if err := (&Config{URL: "http://x"}).Validate(); err != nil {
+		t.Errorf("Validate of a Config with only a URL = %v, want nil (zero fields are defaults)", err)
+	}
+}
+
+// blockingBase answers no attempt: each waits for its context to end. The
+// first attempt calls first.
+func blockingBase(first func()) http.RoundTripper {
+	var once sync.Once
+	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		once.Do(first)
+		<-r.Context().Done()
+		return nil, r.Context().Err()
+	})
+}
+
+// A run stops within moments of its end — its Duration, its context's
+// cancellation — with the most callers, some of them perhaps not yet
+// started, and leaves no goroutine behind (TestMain checks).
+func TestRunStopsWhileStartingCallers(t *testing.T) {
+	tests := []struct {
+		name        string
+		duration    time.Duration
+		cancel      bool // cancel the context at the first attempt
+		before      bool // cancel it before the run
+		wantStopped string
+	}{
+		{"canceled", 0, true, false, StoppedCanceled},
+		{"canceled before it starts", 0, false, true, StoppedCanceled},
+		{"duration", 50 * time.Millisecond, false, false, StoppedDuration},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var ended time.Time
+			var mu sync.Mutex
+			first := func() {
+				if tt.cancel {
+					mu.Lock()
+					ended = time.Now()
+					mu.Unlock()
+					cancel()
+				}
+			}
+			start := time.Now()
+			if tt.before {
+				ended = start
+				cancel()
+			}
+			res, err := Run(ctx, Config{URL: "http://example.invalid/x", Callers: MaxCallers, Duration: tt.duration,
+				Base: blockingBase(first), Policy: preset(t, PresetImmediate)})
+			if (tt.cancel || tt.before) != (err != nil) {
+				t.Errorf("Run = %v", err)
+			}
+			mu.Lock()
+			if ended.IsZero() {
+				ended = start.Add(tt.duration)
+			}
+			mu.Unlock()
+			if took := time.Since(ended); took > time.Second {
+				t.Errorf("the run ended %v after it should have, want within a second", took)
+			}
+			if res == nil || res.Stopped != tt.wantStopped || res.OK != 0 || len(res.TransportErrors) != 0 {
+				t.Errorf("result %+v; want stopped %q, nothing ok, no transport error counted (the run's end cut them off)", res, tt.wantStopped)
+			}
+			if tt.before && res != nil && res.Calls != 0 {
+				t.Errorf("%d calls began after the run's context was done", res.Calls)
+			}
+		})
 	}
 }
 
@@ -245,7 +341,8 @@ func TestWriteTable(t *testing.T) {
 		{Policy: "full-jitter", Calls: 4, OK: 3, Unfinished: 1, Requests: 5, Accepted: 3, Resubmitted: 1, Attempts: 25,
 			Window: 200 * ms, Peak: 13, Elapsed: 2 * time.Second,
 			Latency: Percentiles{Count: 3, P50: 1150 * ms, P90: 1200 * ms, P99: 1200 * ms, Max: 1200 * ms},
-			Stops:   map[string]int{"attempts exhausted": 2}, Statuses: map[int]int64{503: 21, 200: 3, 0: 1}, Stopped: StoppedDuration},
+			Stops:   map[string]int{"attempts exhausted": 2}, Statuses: map[int]int64{503: 21, 200: 3, 0: 1}, Stopped: StoppedDuration,
+			TransportErrors: map[string]int64{TransportTimeout: 1}, FirstTransportError: "context deadline exceeded"},
 	}
 	var b strings.Builder
 	if err := WriteTable(&b, rs...); err != nil {
@@ -266,7 +363,8 @@ full-jitter  4      3   0       1           25        6.25      13          1.15
 		t.Fatal(err)
 	}
 	want = "immediate: 4 logical requests, 4 accepted\n" +
-		"full-jitter: 5 logical requests, 3 accepted, 1 begun again; not accepted: attempts-exhausted:2; attempts by status: 200:3 503:21 none:1; stopped early: duration\n"
+		"full-jitter: 5 logical requests, 3 accepted, 1 begun again; not accepted: attempts-exhausted:2; attempts by status: 200:3 503:21 none:1; " +
+		"no response: timeout:1 (first: context deadline exceeded); stopped early: duration\n"
 	if b.String() != want {
 		t.Errorf("WriteNotes =\n%s\nwant\n%s", b.String(), want)
 	}
@@ -304,7 +402,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// Seed 004's missing feedback, on real sockets: the gateway recovers only
+// Load feeding back into the outage, on real sockets: the gateway recovers only
 // once fewer than 20 attempts per 200 ms have arrived for 200 ms. Twenty
 // callers retrying every 20 ms keep it down for as long as they keep at
 // it; backing off lets it recover, and everyone through.

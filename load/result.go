@@ -1,6 +1,7 @@
 package load
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -52,6 +53,15 @@ type Result struct {
 	// Statuses counts attempts by the status that came back; 0 counts
 	// attempts that got no response.
 	Statuses map[int]int64
+	// TransportErrors counts the attempts that got no response, by the
+	// kind of error (TransportErrorKind: "connection refused", "DNS lookup
+	// failed", "TLS error", "timeout", …). Attempts the run's end cut off
+	// are not counted.
+	TransportErrors map[string]int64
+	// FirstTransportError is the message of the first error counted in
+	// TransportErrors, as an example: "dial tcp 127.0.0.1:1: connect:
+	// connection refused".
+	FirstTransportError string
 
 	// Window is the span the peak is counted over.
 	Window time.Duration
@@ -62,8 +72,8 @@ type Result struct {
 	PeakAt time.Duration
 
 	// AllOK reports whether every call succeeded, and AllOKAt when the
-	// last of them did, since the run began: seed 004's "time until all
-	// accepted".
+	// last of them did, since the run began: the time until every caller
+	// was through.
 	AllOK   bool
 	AllOKAt time.Duration
 	// Latency is that of every finished call, successful or not, from its
@@ -148,7 +158,8 @@ func WriteTable(w io.Writer, results ...*Result) error {
 
 // WriteNotes writes, a line per result, what the table has no room for:
 // the logical requests and why those not accepted stopped, the statuses
-// the attempts got, and what ended the run early.
+// the attempts got, the transport errors of those that got none (with the
+// first one's message), and what ended the run early.
 func WriteNotes(w io.Writer, results ...*Result) error {
 	for _, r := range results {
 		parts := []string{fmt.Sprintf("%d logical requests, %d accepted", r.Requests, r.Accepted)}
@@ -169,6 +180,9 @@ func WriteNotes(w io.Writer, results ...*Result) error {
 		if len(st) > 0 {
 			parts = append(parts, "attempts by status: "+counts(st))
 		}
+		if len(r.TransportErrors) > 0 {
+			parts = append(parts, fmt.Sprintf("no response: %s (first: %s)", counts64(r.TransportErrors), r.FirstTransportError))
+		}
 		if r.Stopped != "" {
 			parts = append(parts, "stopped early: "+r.Stopped)
 		}
@@ -177,6 +191,15 @@ func WriteNotes(w io.Writer, results ...*Result) error {
 		}
 	}
 	return nil
+}
+
+// counts64 is counts for int64 counts.
+func counts64(m map[string]int64) string {
+	c := make(map[string]int, len(m))
+	for k, n := range m {
+		c[k] = int(n)
+	}
+	return counts(c)
 }
 
 // counts writes a count per key, as the simulator does: "a:1 b-c:2".
@@ -235,6 +258,8 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		PerCall       float64          `json:"per_call"`
 		Stops         map[string]int   `json:"stops"`
 		Statuses      map[string]int64 `json:"statuses"`
+		Transport     map[string]int64 `json:"transport_errors"`
+		FirstErr      string           `json:"first_transport_error,omitempty"`
 		WindowMS      float64          `json:"window_ms"`
 		Peak          int64            `json:"peak"`
 		PeakAtMS      float64          `json:"peak_at_ms"`
@@ -247,8 +272,66 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	}{
 		r.Policy, r.URL, r.Callers, r.Rate, r.UntilAccepted, r.Seed,
 		r.Calls, r.OK, r.Failed, r.Unfinished, r.Resubmitted, r.Requests, r.Accepted, r.Attempts, r.PerCall(),
-		r.Stops, statuses, msf(r.Window), r.Peak, msf(r.PeakAt), r.AllOK, all,
+		r.Stops, statuses, r.TransportErrors, r.FirstTransportError, msf(r.Window), r.Peak, msf(r.PeakAt), r.AllOK, all,
 		lat{r.Latency.Count, msf(r.Latency.P50), msf(r.Latency.P90), msf(r.Latency.P99), msf(r.Latency.Max)},
 		r.Goodput(), msf(r.Elapsed), r.Stopped,
 	})
+}
+
+// Diagnosis says in words what went wrong in the run, from what its
+// attempts got: how many got no response and why (the kinds of transport
+// error, with the first one's message), how many got an error status and
+// which; failing both, why the logical requests stopped. It is empty if
+// nothing failed. "recoil load" prints it when nothing was accepted.
+func (r *Result) Diagnosis() string {
+	var parts []string
+	if n := sum(r.TransportErrors); n > 0 {
+		s := fmt.Sprintf("%d of %d attempts got no response: %s", n, r.Attempts, byCount(r.TransportErrors))
+		if r.FirstTransportError != "" {
+			s += fmt.Sprintf(" (the first: %s)", r.FirstTransportError)
+		}
+		parts = append(parts, s)
+	}
+	bad := map[string]int64{}
+	for code, n := range r.Statuses {
+		if code != 0 && (code < 200 || code > 299) {
+			bad[strconv.Itoa(code)] = n
+		}
+	}
+	if n := sum(bad); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d attempts got an error status: %s", n, r.Attempts, byCount(bad)))
+	}
+	if len(parts) == 0 && len(r.Stops) > 0 {
+		stops := make(map[string]int64, len(r.Stops))
+		for k, n := range r.Stops {
+			stops[k] = int64(n)
+		}
+		parts = append(parts, "the logical requests stopped: "+byCount(stops))
+	}
+	if len(parts) == 0 && r.Requests > 0 && r.Attempts == 0 {
+		parts = append(parts, "no attempt was sent")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// byCount writes counts most first, then by key: "connection refused ×6,
+// timeout ×2".
+func byCount(m map[string]int64) string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(cmp.Compare(m[b], m[a]), strings.Compare(a, b))
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s ×%d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -30,9 +30,10 @@ type Options struct {
 }
 
 // Run simulates every run of the scenario — each sweep value under each
-// compared policy — and returns the results. It stops early, with the
-// context's cause, if ctx is cancelled (checked between runs and every few
-// thousand events).
+// compared policy — and returns the results. If ctx is cancelled it stops
+// early (ctx is checked between runs and every few thousand events) and
+// returns the context's cause with a Result that holds the runs it
+// finished, in order; the run it was in is left out.
 func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
@@ -76,7 +77,7 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 		}
 		for _, ps := range policies {
 			if err := context.Cause(ctx); err != nil {
-				return nil, err
+				return res, err
 			}
 			w := newWorld(sc, ps, seed, window)
 			if o.Progress != nil || ctx.Done() != nil {
@@ -92,7 +93,7 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 			}
 			w.run()
 			if err := context.Cause(ctx); err != nil {
-				return nil, err
+				return res, err
 			}
 			r := w.collect()
 			if ps != nil {

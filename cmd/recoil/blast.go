@@ -16,40 +16,40 @@ import (
 )
 
 func init() {
-	register(command{"blast", "a retry policy's blast radius: the arithmetic of seeds 000 and 001", runBlast})
+	register(command{"blast", "a retry policy's blast radius: hold time, allowance, workers, amplification, tipping point", runBlast})
 }
 
-const blastHelp = `usage: recoil blast [flags]
-
+var blastHelp = help{
+	usage: "recoil blast [flags]",
+	about: `
 Prints the blast radius of a retry policy, worked out with the models of
-seeds 000 and 001 (documented in package sim/blast): the hold time of a call
-that fails every attempt, the org allowance it draws, the workers it occupies
-by Little's law, the attempts that reach the bottom of retrying layers, and
-seed 001's amplification model with and without backoff. Every default is a
-seed's value, so with no flags it reproduces the seeds' figures.
-
-Examples:
-  recoil blast                              the seeds' figures
-  recoil blast -attempts 3 -jitter full     a gentler schedule on seed 000's endpoint
-  recoil blast -rate 600 -pool 64           a busier endpoint, a bigger pool
-  recoil blast -failure 30% -retries 1      seed 001 at 30 % underlying failure, one retry
-  recoil blast -layers 2 -backoff           two retrying layers, backoff configured
-  recoil blast -json | jq .without_backoff.tipping
-
+package sim/blast: the hold time of a call that fails every attempt, the
+organisation's request allowance it draws, the workers it occupies by
+Little's law, the attempts that reach the bottom of retrying layers, and the
+amplification of load by retries with and without backoff, up to the tipping
+point. The defaults are a worked example: a five-attempt wrapper retrying
+anything that is not a 2xx (1 s doubling, no jitter) on a validator's 400
+that takes 210 ms, for an endpoint at 140 requests a minute beside 1,450 a
+minute of other traffic, under a 2,000-a-minute allowance and 24 workers;
+and 1,000 requests a second against a capacity of 1,200 a second, 20 %
+underlying failure, two retries per request at each of three layers.`,
+	examples: `  recoil blast                              the worked example
+  recoil blast -attempts 3 -jitter full     a gentler schedule on the same endpoint
+  recoil blast -failure 30% -retries 1 -layers 2 -backoff
+  recoil blast -json | jq .without_backoff.tipping`,
+	notes: `
 Tipping points: the tipping point is the underlying failure rate at which the
 amplified load reaches capacity. "exact" is the root of load(f) = capacity,
-found by bisection: 17.08 % without backoff and 36.64 % with it for seed 001.
-"slider" is how seed 001 reads it off its failure-rate slider, which moves in
-steps of -step (0.5 %): the first stop at which the load reaches capacity,
-that is the exact value rounded up to the next step — 17.5 % and 37 %, the
-figures the seed prints.
+found by bisection: 17.08 % without backoff and 36.64 % with it for the
+defaults. "slider" reads it off a failure-rate slider that moves in steps of
+-step (0.5 %): the first stop at which the load reaches capacity, that is the
+exact value rounded up to the next step — 17.5 % and 37 %.
 
-Held time: seed 000 counts a failing call's hold as the sleeping plus one
+Held time: a failing call's hold is counted as the sleeping plus one
 failure's time (15 s + 0.21 s, "15.2 s"), and the worker figures use that;
-the hold with every attempt's failure time (16.05 s) is shown beside it.
-
-Flags:
-`
+the hold with every attempt's failure time (16.05 s) is shown beside it.`,
+	exit: "0 done; 2 usage error.",
+}
 
 // blastFlags maps an Inputs field to the flag that sets it, so that an
 // invalid value is reported against the flag.
@@ -64,37 +64,41 @@ var blastFlags = map[string]string{
 
 func runBlast(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	in := blast.DefaultInputs()
-	fs := newFlags("blast", stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), blastHelp)
-		fs.PrintDefaults()
-	}
-	fs.IntVar(&in.Attempts, "attempts", in.Attempts, "attempts per failing call (seed 000)")
-	fs.DurationVar(&in.Base, "base", in.Base, "wait before the first retry (seed 000)")
-	fs.Float64Var(&in.Multiplier, "multiplier", in.Multiplier, "growth of the wait per retry (seed 000)")
-	fs.DurationVar(&in.MaxDelay, "max", in.MaxDelay, "cap on each wait, 0 for none (seed 000: none)")
-	fs.TextVar(&in.Jitter, "jitter", in.Jitter, "jitter: none, full (mean wait halves) or equal (three quarters) (seed 000)")
-	fs.DurationVar(&in.FailTime, "fail-time", in.FailTime, "time one failing attempt takes (seed 000)")
-	fs.Float64Var(&in.RatePerMinute, "rate", in.RatePerMinute, "failing endpoint's requests per minute (seed 000)")
-	fs.Float64Var(&in.OtherPerMinute, "other", in.OtherPerMinute, "every other endpoint's requests per minute (seed 000)")
-	fs.Float64Var(&in.AllowancePerMinute, "allowance", in.AllowancePerMinute, "org request allowance per minute (seed 000)")
-	fs.IntVar(&in.Pool, "pool", in.Pool, "workers shared by every endpoint (seed 000)")
-	fs.IntVar(&in.Layers, "layers", in.Layers, "retrying layers, each making retries+1 attempts (seed 001)")
-	fs.Float64Var(&in.Offered, "offered", in.Offered, "requests per second arriving (seed 001)")
-	fs.Float64Var(&in.Capacity, "capacity", in.Capacity, "attempts per second the system serves before shedding (seed 001)")
-	fs.Var((*rateFlag)(&in.Failure), "failure", "underlying failure rate, a fraction or a percentage: 0.2 or 20% (seed 001)")
-	fs.IntVar(&in.Retries, "retries", in.Retries, "retries per request, attempts after the first (seed 001)")
-	fs.BoolVar(&in.Backoff, "backoff", in.Backoff, "mark the with-backoff amplification as the configured one (seed 001: off)")
-	fs.Float64Var(&in.SliderStep, "step", in.SliderStep, "step of the failure-rate slider the tipping point is read on (seed 001)")
+	fs := newFlags("blast", stdout, blastHelp)
+	fs.IntVar(&in.Attempts, "attempts", in.Attempts, "attempts per failing call, 1 to 100")
+	fs.DurationVar(&in.Base, "base", in.Base, "wait before the first retry")
+	fs.Float64Var(&in.Multiplier, "multiplier", in.Multiplier, "growth of the wait per retry, 1 to 100")
+	fs.DurationVar(&in.MaxDelay, "max", in.MaxDelay, "cap on each wait, 0 for none")
+	fs.TextVar(&in.Jitter, "jitter", in.Jitter, "jitter: none, full (mean wait halves) or equal (three quarters)")
+	fs.DurationVar(&in.FailTime, "fail-time", in.FailTime, "time one failing attempt takes")
+	fs.Float64Var(&in.RatePerMinute, "rate", in.RatePerMinute, "failing endpoint's requests per minute")
+	fs.Float64Var(&in.OtherPerMinute, "other", in.OtherPerMinute, "every other endpoint's requests per minute")
+	fs.Float64Var(&in.AllowancePerMinute, "allowance", in.AllowancePerMinute, "organisation's request allowance per minute")
+	fs.IntVar(&in.Pool, "pool", in.Pool, "workers shared by every endpoint")
+	fs.IntVar(&in.Layers, "layers", in.Layers, "retrying layers, each making retries+1 attempts, 1 to 64")
+	fs.Float64Var(&in.Offered, "offered", in.Offered, "requests per second arriving")
+	fs.Float64Var(&in.Capacity, "capacity", in.Capacity, "attempts per second the system serves before shedding")
+	fs.Var((*rateFlag)(&in.Failure), "failure", "underlying failure rate, a fraction or a percentage: 0.2 or 20% (default 0.2)")
+	fs.IntVar(&in.Retries, "retries", in.Retries, "retries per request, attempts after the first, 0 to 40")
+	fs.BoolVar(&in.Backoff, "backoff", in.Backoff, "mark the with-backoff amplification as the configured one")
+	fs.Float64Var(&in.SliderStep, "step", in.SliderStep, "step of the failure-rate slider the tipping point is read on, more than 0 and at most 1")
 	asJSON := fs.Bool("json", false, "print the figures as one JSON object")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	// The library reads a zero multiplier or step as its default; given on
+	// the command line, zero is a mistake to report.
+	if err := fs.noZero(map[string]string{
+		"multiplier": "must be between 1 and 100",
+		"step":       "must be more than 0 and at most 1",
+	}); err != nil {
 		return err
 	}
 	r, err := blast.Compute(in)
 	if err != nil {
 		var ie *blast.InputError
 		if errors.As(err, &ie) {
-			return fmt.Errorf("%w: -%s %v: %s", errUsage, blastFlags[ie.Field], ie.Value, ie.Reason)
+			return usagef("-%s %v: %s", blastFlags[ie.Field], ie.Value, ie.Reason)
 		}
 		return err
 	}
@@ -130,9 +134,9 @@ func writeBlast(w io.Writer, r *blast.Report) error {
 	p := &printer{w: w}
 	conf := r.Policies[len(r.Policies)-1]
 
-	p.f("recoil blast: the blast radius of a retry policy, by the arithmetic of seeds 000 and 001\n\n")
+	p.f("recoil blast: the blast radius of a retry policy\n\n")
 
-	p.f("Schedule (seed 000)\n")
+	p.f("Schedule\n")
 	p.f("  %d attempts, waits from %v growing ×%s per retry%s, %s; one failing attempt takes %v\n",
 		in.Attempts, in.Base, num(in.Multiplier, -2), maxNote(in.MaxDelay), jitterNote(in.Jitter), in.FailTime)
 	if len(conf.CeilingsS) > 0 {
@@ -146,12 +150,12 @@ func writeBlast(w io.Writer, r *blast.Report) error {
 	if conf.SleepingMaxS != conf.SleepingS {
 		p.f(" on average (at most %s)", secs(conf.SleepingMaxS, time.Millisecond))
 	}
-	p.f("; worker held %s — the sleeping plus one failure's %v, as seed 000 counts it\n",
+	p.f("; worker held %s — the sleeping plus one failure's %v\n",
 		secs(conf.HeldS, 100*time.Millisecond), in.FailTime)
 	p.f("  (held %s if every one of the %d attempts takes %v)\n\n",
 		secs(conf.HeldEveryAttemptS, 10*time.Millisecond), conf.Attempts, in.FailTime)
 
-	p.f("Allowance (seed 000): the failing endpoint at %s/min, %s/min elsewhere, %s/min for the organisation\n",
+	p.f("Allowance: the failing endpoint at %s/min, %s/min elsewhere, %s/min for the organisation\n",
 		num(in.RatePerMinute, 0), num(in.OtherPerMinute, 0), num(in.AllowancePerMinute, 0))
 	t := table{{"policy", "attempts", "draw/min", "total/min", "headroom/min", ""}}
 	for _, q := range r.Policies {
@@ -161,25 +165,25 @@ func writeBlast(w io.Writer, r *blast.Report) error {
 	t.write(p)
 	p.f("  rejected attempts the provider admitted count against the allowance exactly as successes do\n\n")
 
-	p.f("Workers (seed 000, Little's law): %s/s × time held, against a pool of %d\n", num(conf.ArrivalPerS, 2), in.Pool)
+	p.f("Workers (Little's law): %s/s × time held, against a pool of %d\n", num(conf.ArrivalPerS, 2), in.Pool)
 	t = table{{"policy", "held", "workers", "held, every attempt", "workers", ""}}
 	for _, q := range r.Policies {
 		t = append(t, []string{q.Name, secs(q.HeldS, 100*time.Millisecond), num(q.Workers, 2),
 			secs(q.HeldEveryAttemptS, 10*time.Millisecond), num(q.WorkersEveryAttempt, 2), poolNote(q, in)})
 	}
 	t.write(p)
-	p.f("  (held as seed 000 counts it; \"every attempt\" adds each attempt's failure time)\n")
+	p.f("  (held: the sleeping plus one failure's time; \"every attempt\" adds each attempt's failure time)\n")
 	p.f("\n")
 
 	l := r.Layers
-	p.f("Layers (seed 001): %d attempts at each of %d layers\n", l.AttemptsPerLayer, l.Layers)
+	p.f("Layers: %d attempts at each of %d layers\n", l.AttemptsPerLayer, l.Layers)
 	sent := make([]string, len(l.Sent))
 	for i, s := range l.Sent {
 		sent[i] = num(s, 0)
 	}
 	p.f("  attempts sent by layer 1…%d for one request: %s — %s reach the bottom\n\n", l.Layers, strings.Join(sent, ", "), num(l.Reach, 0))
 
-	p.f("Amplification (seed 001): %s/s offered, capacity %s/s, %s underlying failure, retries per request %d\n",
+	p.f("Amplification: %s/s offered, capacity %s/s, %s underlying failure, retries per request %d\n",
 		num(in.Offered, 0), num(in.Capacity, 0), pct(in.Failure), in.Retries)
 	writeAmplification(p, r)
 	p.f("\n")
@@ -195,12 +199,12 @@ func writeBlast(w io.Writer, r *blast.Report) error {
 	}
 	t.write(p)
 	p.f("  below a tipping point retries recover real work; above it they are the outage\n")
-	p.f("  (the slider reading is the exact crossing rounded up to the slider's next stop, as seed 001 shows it)\n")
+	p.f("  (the slider reading is the exact crossing rounded up to the slider's next stop)\n")
 	return p.err
 }
 
-// writeAmplification prints seed 001's model side by side without and with
-// backoff.
+// writeAmplification prints the amplification model side by side without
+// and with backoff.
 func writeAmplification(p *printer, r *blast.Report) {
 	no, bo := r.WithoutBackoff, r.WithBackoff
 	t := table{{"", backoffName(no), backoffName(bo), ""}}
@@ -320,7 +324,7 @@ func yesNo(b bool) string {
 }
 
 // secs prints s seconds as a duration rounded to unit from one second up,
-// to the millisecond below: seed 000 prints 15.2s, 1.2s and 210ms.
+// to the millisecond below: 15.2s, 1.2s and 210ms.
 func secs(s float64, unit time.Duration) string {
 	d := time.Duration(math.Round(s * float64(time.Second)))
 	if d >= time.Second {

@@ -14,8 +14,8 @@ func TestBlastText(t *testing.T) {
 		args    []string
 		wantOut []string
 	}{
-		{"seeds", []string{"blast"}, []string{
-			// Seed 000: 1+2+4+8 = 15 s asleep, held 15.2 s.
+		{"the worked example", []string{"blast"}, []string{
+			// The five-attempt wrapper: 1+2+4+8 = 15 s asleep, held 15.2 s.
 			"waits before retries 1…4: 1s, 2s, 4s, 8s",
 			"asleep 15s; worker held 15.2s",
 			"held 16.05s if every one of the 5 attempts takes 210ms",
@@ -29,7 +29,7 @@ func TestBlastText(t *testing.T) {
 			"one retry    1.2s     2.82",
 			"configured  15.2s    35.49",
 			"more than the pool of 24",
-			// Seed 001: 27 from 3×3×3.
+			// Three layers of three attempts: 27 from 3×3×3.
 			"3 attempts at each of 3 layers",
 			"3, 9, 27 — 27 reach the bottom",
 			// 1,240/s, ×1.24, 0.226, 0.968, 960/s, −40/s.
@@ -173,6 +173,9 @@ func TestBlastUsageErrors(t *testing.T) {
 		{[]string{"blast", "-attempts", "0"}, "-attempts 0: must be between 1 and 100"},
 		{[]string{"blast", "-retries", "-1"}, "-retries -1: must be between 0 and 40"},
 		{[]string{"blast", "-multiplier", "0.5"}, "-multiplier 0.5: must be between 1 and 100"},
+		// Zero was silently read as the default.
+		{[]string{"blast", "-multiplier", "0"}, "-multiplier 0: must be between 1 and 100 (leave the flag out for its default)"},
+		{[]string{"blast", "-step", "0"}, "-step 0: must be more than 0 and at most 1 (leave the flag out for its default)"},
 		{[]string{"blast", "-base", "-1s"}, "-base -1s: must not be negative"},
 		{[]string{"blast", "-fail-time", "-1ms"}, "-fail-time -1ms: must not be negative"},
 		{[]string{"blast", "-pool", "0"}, "-pool 0: must be at least 1"},
@@ -198,18 +201,10 @@ func TestBlastUsageErrors(t *testing.T) {
 }
 
 func TestBlastHelp(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	if code := run(t.Context(), []string{"blast", "-h"}, &stdout, &stderr); code != 0 {
-		t.Fatalf("run(blast -h) = %d, want 0", code)
-	}
-	for _, w := range []string{"Examples:", "recoil blast -json", `"exact" is the root`, `"slider" is how seed 001 reads it`, "-failure value"} {
-		if !strings.Contains(stderr.String(), w) {
-			t.Errorf("blast -h lacks %q:\n%s", w, stderr.String())
-		}
-	}
-	var usage bytes.Buffer
-	run(t.Context(), []string{"help"}, &stdout, &usage)
-	if !strings.Contains(usage.String(), "blast") {
-		t.Errorf("recoil help does not list blast:\n%s", usage.String())
+	c := runCLI(t.Context(), "blast", "-h")
+	c.check(t, []string{"blast", "-h"}, 0, []string{"Examples:", "recoil blast -json", `"exact" is the root`,
+		`"slider" reads it off a failure-rate slider`, "-failure value"}, nil)
+	if top := runCLI(t.Context(), "help"); !strings.Contains(top.stdout, "  blast ") {
+		t.Errorf("recoil help does not list blast:\n%s", top.stdout)
 	}
 }

@@ -5,75 +5,103 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/recoil-go/recoil/gateway"
 	"github.com/recoil-go/recoil/internal/demo"
+	"github.com/recoil-go/recoil/load"
 )
 
+func init() {
+	register(command{"demo", "a 700 ms payment-gateway outage on real loopback HTTP, measured and simulated (the main job)", runDemo})
+}
+
+// Bounds of the demo's flags.
+const (
+	demoMaxCallers = 10_000
+	demoMaxOutage  = time.Minute
+)
+
+// demoPolicies are the policies the demo compares, in its table's order:
+// the load presets its help describes.
+var demoPolicies = []string{load.PresetImmediate, load.PresetFullJitter, load.PresetDefault}
+
+var demoHelp = help{
+	usage: "recoil demo [flags]",
+	about: `
+Runs recoil's main demonstration on real loopback HTTP. A payment gateway in
+this process (127.0.0.1, a free port) is down for 700 ms from the first
+attempt; closed-loop callers each repeat their request until it is accepted,
+through recoil's HTTP Transport, under three policies — retry immediately
+(every 20 ms), exponential backoff with full jitter (60 ms base), and
+recoil's default policy (classification, 3 attempts, full jitter, a retry
+budget) plus a circuit breaker open for 1 s. The
+gateway counts the attempts, the accepted requests and the peak in any 200 ms
+window; the simulator then predicts the same setup, and the two are printed
+side by side.`,
+	examples: `  recoil demo                          4 and 200 callers, a 700 ms outage
+  recoil demo -callers 4 -outage 2s     four callers, a two-second outage
+  recoil demo -callers 50 -o demo.svg   and a chart of attempts per window`,
+	exit: `0 done; 1 a run failed; 2 usage error; 130 interrupted (Ctrl-C):
+the runs measured so far are printed, the table headed INTERRUPTED (with
+-json, stderr says so), and no chart is written.`,
+}
+
 func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("demo", stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: recoil demo [flags]
-
-Seed 004's experiment, done on real loopback HTTP: a gateway in this process
-(127.0.0.1, a free port) is down for 700 ms from the first attempt; closed-loop
-callers each repeat their request until it is accepted, through recoil's HTTP
-Transport, under three policies — retry immediately (every 20 ms), exponential
-backoff with full jitter (60 ms base), and the recoil default (classification,
-a retry budget and a circuit breaker). The gateway counts the attempts, the
-accepted requests and the peak in any 200 ms window; the simulator then
-predicts the same setup, and the two are printed side by side.
-
-Flags:
-`)
-		fs.PrintDefaults()
-	}
-	callers := fs.String("callers", "4,200", "numbers of callers to run, comma-separated")
-	outage := fs.Duration("outage", 700*time.Millisecond, "how long the gateway is down")
-	seed := fs.Uint64("seed", 1, "seed for the callers' jitter and the simulation")
+	fs := newFlags("demo", stdout, demoHelp)
+	callers := fs.String("callers", "4,200", fmt.Sprintf("numbers of callers to run, comma-separated, each 1 to %d", demoMaxCallers))
+	outage := fs.Duration("outage", 700*time.Millisecond, "how long the gateway is down, at most "+demoMaxOutage.String())
+	seed := fs.Uint64("seed", 1, "seed for the callers' jitter and the simulation, 1 or more")
 	asJSON := fs.Bool("json", false, "print the results as one JSON object")
 	chart := fs.String("o", "", "write a chart of attempts per window to `file` (SVG, or PNG for .png)")
-	if err := parse(fs, args); err != nil {
+	if err := fs.parse(args); err != nil {
 		return err
 	}
-	var ns []int
-	for _, f := range strings.Split(*callers, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 || n > 10000 {
-			return fmt.Errorf("%w: -callers %q: want positive numbers up to 10000, comma-separated", errUsage, *callers)
-		}
-		ns = append(ns, n)
+	if err := fs.noZero(map[string]string{"seed": "must be 1 or more"}); err != nil {
+		return err
 	}
-	if *outage <= 0 || *outage > time.Minute {
-		return fmt.Errorf("%w: -outage %v: want more than 0 and at most a minute", errUsage, *outage)
+	ns, err := parseCallers(*callers)
+	if err != nil {
+		return err
+	}
+	if *outage <= 0 || *outage > demoMaxOutage {
+		return usagef("-outage %v: must be more than 0s and at most %v", *outage, demoMaxOutage)
 	}
 	format := ""
 	if *chart != "" {
-		switch strings.ToLower(filepath.Ext(*chart)) {
-		case ".svg":
-			format = "svg"
-		case ".png":
-			format = "png"
-		default:
-			return fmt.Errorf("%w: -o %q: the chart's name must end in .svg or .png", errUsage, *chart)
+		if format, err = chartFormat("-o", *chart); err != nil {
+			return err
 		}
 	}
-	cfg := demo.Config{Callers: ns, Outage: *outage, Seed: *seed}
+	out, err := checkOutput("-o", *chart)
+	if err != nil {
+		return err
+	}
+
+	cfg := demo.Config{Outage: *outage, Seed: *seed}
 	if terminal(stderr) {
 		cfg.Progress = func(n int, policy string) {
 			fmt.Fprintf(stderr, "\r%-60s", fmt.Sprintf("running %s at %d callers…", policy, n))
 		}
 	}
-	rep, err := demo.Run(ctx, cfg)
+	rep, err := runDemoRows(ctx, cfg, ns)
 	if cfg.Progress != nil {
 		fmt.Fprintf(stderr, "\r%-60s\r", "")
 	}
-	if err != nil {
+	interrupted := ctx.Err() != nil
+	if err != nil && !interrupted {
 		return err
+	}
+	total := len(ns) * len(demoPolicies)
+	if interrupted && !*asJSON {
+		if len(rep.Rows) == 0 {
+			fmt.Fprintf(stdout, "INTERRUPTED before the first of %d runs was measured: nothing to show.\n", total)
+			return fmt.Errorf("%w before the first run was measured", errInterrupted)
+		}
+		fmt.Fprintf(stdout, "INTERRUPTED: %d of %d runs measured; the table shows those.\n\n", len(rep.Rows), total)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -82,20 +110,58 @@ Flags:
 	} else {
 		err = rep.WriteText(stdout)
 	}
-	if err != nil || *chart == "" {
-		return err
-	}
-	f, err := os.Create(*chart)
 	if err != nil {
 		return err
 	}
-	if err := rep.WriteChart(f, format); err != nil {
-		f.Close()
+	if interrupted {
+		msg := fmt.Sprintf("%d of %d runs measured", len(rep.Rows), total)
+		if out != nil {
+			msg += "; no chart written"
+		}
+		return fmt.Errorf("%w: %s", errInterrupted, msg)
+	}
+	if err := out.write(func(w io.Writer) error { return rep.WriteChart(w, format) }); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
-		return err
+	if out != nil {
+		fmt.Fprintf(stderr, "chart written to %s\n", *chart)
 	}
-	fmt.Fprintf(stderr, "chart written to %s\n", *chart)
 	return nil
+}
+
+// runDemoRows runs the demo one row at a time — one number of callers,
+// one policy — so that an interruption keeps the rows already measured.
+// Each row is measured and simulated as demo.Run does for the whole
+// table; the simulator seeds every run alike, so the figures are the same.
+func runDemoRows(ctx context.Context, cfg demo.Config, callers []int) (*demo.Report, error) {
+	rep := &demo.Report{Outage: cfg.Outage, Window: gateway.DefaultWindow}
+	for _, n := range callers {
+		for _, p := range demoPolicies {
+			one := cfg
+			one.Callers, one.Policies = []int{n}, []string{p}
+			r, err := demo.Run(ctx, one)
+			if err != nil {
+				return rep, err
+			}
+			rep.Window = r.Window
+			rep.Rows = append(rep.Rows, r.Rows...)
+		}
+	}
+	return rep, nil
+}
+
+// parseCallers reads -callers: positive numbers, comma-separated.
+func parseCallers(s string) ([]int, error) {
+	var ns []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 || n > demoMaxCallers {
+			return nil, usagef("-callers %q: want numbers from 1 to %d, comma-separated", s, demoMaxCallers)
+		}
+		if slices.Contains(ns, n) {
+			return nil, usagef("-callers %q: %d is listed twice", s, n)
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
 }

@@ -17,7 +17,35 @@ import (
 )
 
 func init() {
-	register(command{"gateway", "serve a fault-injecting gateway that counts what arrives (seed 004)", runGateway})
+	register(command{"gateway", "serve a fault-injecting gateway that counts every attempt that arrives", runGateway})
+}
+
+var gatewayHelp = help{
+	usage: "recoil gateway [flags]",
+	about: `
+Serves a fault-injecting HTTP dependency on loopback and counts, from the
+receiving side, every attempt that arrives — by client, by logical request
+and by attempt number — with the peak in any window. Its faults follow a
+timeline counted from the first attempt: outages answering 503 (or a status
+you choose), lasting a fixed time or until the offered load drops; random
+failures; latency; a validator that rejects a JSON field with a
+provider-style 400; a per-key allowance answering 429 with Retry-After; and
+streamed answers that stall. Any path is the dependency; /stats serves the
+counts as JSON, / a live page and /metrics Prometheus metrics. It serves
+until interrupted (Ctrl-C), then prints what it counted.`,
+	examples: `  recoil gateway -outage 700ms
+      a 700 ms payment-gateway outage from the first attempt
+  recoil gateway -outage 700ms:529 -recover-below 20
+      overloaded (529) for 700 ms, then until fewer than 20 attempts arrive per 200 ms for 300 ms
+  recoil gateway -addr 127.0.0.1:8080 -timeline faults.yaml -fail-rate 0.1
+      a fixed port, the faults of a timeline file, and one attempt in ten failing`,
+	notes: `
+-outage START+DURATION[:STATUS] counts START from the first attempt;
+DURATION[:STATUS] starts at it. Flags given override the fields of a
+-timeline file. -recover-below and -recover-for apply to every -outage flag.`,
+	exit: `130 when interrupted (Ctrl-C), its normal way to stop, after printing
+what it counted; 1 when it cannot serve (the address is in use); 2 usage
+error.`,
 }
 
 // outageFlags collects -outage values: START+DURATION[:STATUS], or
@@ -48,6 +76,9 @@ func (o *outageFlags) Set(v string) error {
 		return fmt.Errorf("duration %q is not a duration", length)
 	}
 	out.Status = status
+	if err := (&gateway.Config{Outages: []gateway.Outage{out}}).Validate(); err != nil {
+		return err
+	}
 	*o = append(*o, out)
 	return nil
 }
@@ -87,127 +118,254 @@ func parseLatency(v string) (gateway.Latency, error) {
 	return l, nil
 }
 
-func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("gateway", stderr)
-	addr := fs.String("addr", gateway.DefaultAddr, "address to listen on; loopback unless -allow-remote")
-	allowRemote := fs.Bool("allow-remote", false, "allow -addr to bind beyond loopback")
-	timeline := fs.String("timeline", "", "YAML timeline `file` (gateway.ParseTimeline); flags given override its fields")
-	window := fs.Duration("window", gateway.DefaultWindow, "span the peak is counted over")
-	seed := fs.Uint64("seed", 0, "seed for the random faults")
-	var outages outageFlags
-	fs.Var(&outages, "outage", "an outage `START+DURATION[:STATUS]` counted from the first attempt (e.g. 0s+700ms:503); repeatable")
-	recoverBelow := fs.Int("recover-below", 0, "-outage lasts, past its duration, until attempts per window stay below `N` (0: fixed length)")
-	recoverFor := fs.Duration("recover-for", 300*time.Millisecond, "… for this long")
-	failRate := fs.Float64("fail-rate", 0, "probability that an attempt fails with -fail-status")
-	failStatus := fs.Int("fail-status", gateway.DefaultFailureStatus, "status of a random failure")
-	latency := fs.String("latency", "", "latency before answering: `D`, constant:D, uniform:MIN,MAX or exponential:MEAN[,MIN[,MAX]]")
-	reject := fs.String("reject-field", "", "JSON `field` the validator rejects with a provider-style 400 (e.g. strict)")
-	allowance := fs.Int("allowance", 0, "requests per minute per key; beyond, 429 with Retry-After (0: none)")
-	allowanceHeader := fs.String("allowance-header", "", "header whose value is the allowance's key (default: the client)")
-	streamEvents := fs.Int("stream-events", gateway.DefaultStreamEvents, "content deltas in a streamed answer")
-	streamInterval := fs.Duration("stream-interval", 0, "pause between streamed events")
-	stallRate := fs.Float64("stall-rate", 0, "fraction of streamed answers that stall")
-	stallAfter := fs.Int("stall-after", 0, "events a stalling stream sends before it stalls")
-	stallFor := fs.Duration("stall-for", 0, "how long a stall lasts (0: until the client goes away)")
-	stallPing := fs.Duration("stall-ping", 0, "send an SSE ping this often during a stall (0: none)")
-	clientHeader := fs.String("client-header", gateway.DefaultClientHeader, "header that names the client")
-	requestHeader := fs.String("request-header", gateway.DefaultRequestHeader, "header that names the logical request")
-	bare := fs.Bool("bare", false, "serve a bare handler that answers every request with the success body and counts nothing: the throughput baseline")
-	if err := parse(fs, args); err != nil {
-		return err
-	}
+// gatewayFlags are the values of the flags that set a gateway.Config
+// field, read after parsing.
+type gatewayFlags struct {
+	window                              time.Duration
+	seed                                uint64
+	failRate                            float64
+	failStatus                          int
+	latency, reject, allowanceHeader    string
+	allowance                           int
+	streamEvents, stallAfter            int
+	streamInterval, stallFor, stallPing time.Duration
+	stallRate                           float64
+	clientHeader, requestHeader         string
+	recoverBelow                        int
+	recoverFor                          time.Duration
+	outages                             outageFlags
+	addr, timeline                      string
+	allowRemote, bare                   bool
+}
 
+func (g *gatewayFlags) define(fs *flags) {
+	fs.StringVar(&g.addr, "addr", gateway.DefaultAddr, "address to listen on; loopback unless -allow-remote")
+	fs.BoolVar(&g.allowRemote, "allow-remote", false, "allow -addr to bind beyond loopback")
+	fs.StringVar(&g.timeline, "timeline", "", "YAML timeline `file` (gateway.ParseTimeline); flags given override its fields")
+	fs.DurationVar(&g.window, "window", gateway.DefaultWindow, fmt.Sprintf("span the peak is counted over, 1ms to %v", gateway.MaxWindow))
+	fs.Uint64Var(&g.seed, "seed", 0, "seed for the random faults")
+	fs.Var(&g.outages, "outage", "an outage `START+DURATION[:STATUS]` counted from the first attempt (e.g. 0s+700ms:503); repeatable")
+	fs.IntVar(&g.recoverBelow, "recover-below", 0, "each -outage lasts, past its duration, until attempts per window stay below `N` (default: a fixed length)")
+	fs.DurationVar(&g.recoverFor, "recover-for", 300*time.Millisecond, "… for this long (with -recover-below)")
+	fs.Float64Var(&g.failRate, "fail-rate", 0, "probability, 0 to 1, that an attempt fails with -fail-status")
+	fs.IntVar(&g.failStatus, "fail-status", gateway.DefaultFailureStatus, "status of a random failure, 400 to 599 (with -fail-rate)")
+	fs.StringVar(&g.latency, "latency", "", "latency before answering: `D`, constant:D, uniform:MIN,MAX or exponential:MEAN[,MIN[,MAX]]")
+	fs.StringVar(&g.reject, "reject-field", "", "JSON `field` the validator rejects with a provider-style 400 (e.g. strict)")
+	fs.IntVar(&g.allowance, "allowance", 0, "requests per minute per key; beyond, 429 with Retry-After (0: none)")
+	fs.StringVar(&g.allowanceHeader, "allowance-header", "", "header whose value is the allowance's key (default: the client; with -allowance)")
+	fs.IntVar(&g.streamEvents, "stream-events", gateway.DefaultStreamEvents, fmt.Sprintf("content deltas in a streamed answer, 1 to %d", gateway.MaxStreamEvents))
+	fs.DurationVar(&g.streamInterval, "stream-interval", 0, "pause between streamed events")
+	fs.Float64Var(&g.stallRate, "stall-rate", 0, "fraction, 0 to 1, of streamed answers that stall")
+	fs.IntVar(&g.stallAfter, "stall-after", 0, "events a stalling stream sends before it stalls (with -stall-rate)")
+	fs.DurationVar(&g.stallFor, "stall-for", 0, "how long a stall lasts (default: until the client goes away; with -stall-rate)")
+	fs.DurationVar(&g.stallPing, "stall-ping", 0, "send an SSE ping this often during a stall (default: none; with -stall-rate)")
+	fs.StringVar(&g.clientHeader, "client-header", gateway.DefaultClientHeader, "header that names the client")
+	fs.StringVar(&g.requestHeader, "request-header", gateway.DefaultRequestHeader, "header that names the logical request")
+	fs.BoolVar(&g.bare, "bare", false, "serve a bare handler that answers every request with the success body and counts nothing: the throughput baseline")
+}
+
+// apply sets the Config field of the flag named name.
+func (g *gatewayFlags) apply(name string, cfg *gateway.Config) error {
+	switch name {
+	case "window":
+		cfg.Window = g.window
+	case "seed":
+		cfg.Seed = g.seed
+	case "fail-rate":
+		cfg.FailureRate = g.failRate
+	case "fail-status":
+		cfg.FailureStatus = g.failStatus
+	case "latency":
+		l, err := parseLatency(g.latency)
+		if err != nil {
+			return err
+		}
+		cfg.Latency = l
+	case "reject-field":
+		cfg.RejectField = g.reject
+	case "allowance":
+		cfg.Allowance = g.allowance
+	case "allowance-header":
+		cfg.AllowanceHeader = g.allowanceHeader
+	case "stream-events":
+		cfg.Stream.Events = g.streamEvents
+	case "stream-interval":
+		cfg.Stream.Interval = g.streamInterval
+	case "stall-rate":
+		cfg.Stream.StallRate = g.stallRate
+	case "stall-after":
+		cfg.Stream.StallAfter = g.stallAfter
+	case "stall-for":
+		cfg.Stream.StallFor = g.stallFor
+	case "stall-ping":
+		cfg.Stream.StallPing = g.stallPing
+	case "client-header":
+		cfg.ClientHeader = g.clientHeader
+	case "request-header":
+		cfg.RequestHeader = g.requestHeader
+	}
+	return nil
+}
+
+// config builds the gateway's Config: the -timeline file's, the flags
+// given over it, each flag checked on its own so that an error names it.
+func (g *gatewayFlags) config(fs *flags) (gateway.Config, error) {
 	var cfg gateway.Config
-	if *timeline != "" {
+	if g.timeline != "" {
 		var err error
-		if cfg, err = gateway.LoadTimeline(*timeline); err != nil {
-			return fmt.Errorf("%w: %v", errUsage, err)
+		if cfg, err = gateway.LoadTimeline(g.timeline); err != nil {
+			return cfg, usagef("-timeline %s: %v", g.timeline, pathErr(err))
 		}
 	}
 	var bad error
 	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "window":
-			cfg.Window = *window
-		case "seed":
-			cfg.Seed = *seed
-		case "fail-rate":
-			cfg.FailureRate = *failRate
-		case "fail-status":
-			cfg.FailureStatus = *failStatus
-		case "latency":
-			l, err := parseLatency(*latency)
-			if err != nil {
-				bad = err
-			}
-			cfg.Latency = l
-		case "reject-field":
-			cfg.RejectField = *reject
-		case "allowance":
-			cfg.Allowance = *allowance
-		case "allowance-header":
-			cfg.AllowanceHeader = *allowanceHeader
-		case "stream-events":
-			cfg.Stream.Events = *streamEvents
-		case "stream-interval":
-			cfg.Stream.Interval = *streamInterval
-		case "stall-rate":
-			cfg.Stream.StallRate = *stallRate
-		case "stall-after":
-			cfg.Stream.StallAfter = *stallAfter
-		case "stall-for":
-			cfg.Stream.StallFor = *stallFor
-		case "stall-ping":
-			cfg.Stream.StallPing = *stallPing
-		case "client-header":
-			cfg.ClientHeader = *clientHeader
-		case "request-header":
-			cfg.RequestHeader = *requestHeader
+		if bad != nil {
+			return
 		}
+		var one gateway.Config
+		if err := g.apply(f.Name, &one); err != nil {
+			bad = usagef("%v", err)
+			return
+		}
+		if err := one.Validate(); err != nil {
+			bad = usagef("-%s %s: %v", f.Name, f.Value, err)
+			return
+		}
+		_ = g.apply(f.Name, &cfg)
 	})
 	if bad != nil {
-		return fmt.Errorf("%w: %v", errUsage, bad)
+		return cfg, bad
 	}
-	for _, o := range outages {
-		if *recoverBelow > 0 {
-			o.Recovery = gateway.Recovery{Below: *recoverBelow, For: *recoverFor}
+	if g.recoverBelow < 0 {
+		return cfg, usagef("-recover-below %d: must be 1 or more", g.recoverBelow)
+	}
+	for _, o := range g.outages {
+		if g.recoverBelow > 0 {
+			o.Recovery = gateway.Recovery{Below: g.recoverBelow, For: g.recoverFor}
 		}
 		cfg.Outages = append(cfg.Outages, o)
 	}
-	cfg.Addr, cfg.AllowRemote = *addr, *allowRemote
+	cfg.Addr, cfg.AllowRemote = g.addr, g.allowRemote
 	if err := cfg.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", errUsage, err)
+		if g.timeline == "" {
+			return cfg, usagef("%v", err)
+		}
+		return cfg, usagef("-timeline %s: %v", g.timeline, err)
+	}
+	return cfg, nil
+}
+
+// check rejects flags that would be silently ignored, or silently replaced
+// by a default, given the others.
+func (g *gatewayFlags) check(fs *flags) error {
+	if g.bare {
+		if f := fs.givenAny("timeline", "window", "seed", "outage", "recover-below", "recover-for", "fail-rate", "fail-status",
+			"latency", "reject-field", "allowance", "allowance-header", "stream-events", "stream-interval", "stall-rate",
+			"stall-after", "stall-for", "stall-ping", "client-header", "request-header"); f != "" {
+			return usagef("-bare serves a handler without faults or counting; it takes no -%s", f)
+		}
+		return nil
+	}
+	if err := fs.noZero(map[string]string{
+		"window":        fmt.Sprintf("must be 1ms to %v", gateway.MaxWindow),
+		"fail-status":   "must be 400 to 599",
+		"stream-events": fmt.Sprintf("must be 1 to %d", gateway.MaxStreamEvents),
+	}); err != nil {
+		return err
+	}
+	for _, name := range []string{"client-header", "request-header"} {
+		if f := fs.Lookup(name); fs.given(name) && strings.TrimSpace(f.Value.String()) == "" {
+			return usagef("-%s is empty: name a header (leave the flag out for %s)", name, f.DefValue)
+		}
+	}
+	switch {
+	case fs.given("recover-below") && len(g.outages) == 0:
+		return usagef("-recover-below applies to the -outage flags, and none is given")
+	case fs.given("recover-for") && g.recoverBelow == 0:
+		return usagef("-recover-for applies with -recover-below, which is not given")
+	}
+	return nil
+}
+
+// checkDependent rejects flags that only matter with another setting the
+// final config lacks (from the flags or the timeline).
+func checkDependent(fs *flags, cfg gateway.Config) error {
+	switch {
+	case fs.given("fail-status") && cfg.FailureRate == 0:
+		return usagef("-fail-status is the status of random failures; set -fail-rate (or failure.rate in the timeline)")
+	case fs.given("allowance-header") && cfg.Allowance == 0:
+		return usagef("-allowance-header names the allowance's key; set -allowance (or the timeline's allowance)")
+	}
+	if cfg.Stream.StallRate == 0 {
+		if f := fs.givenAny("stall-after", "stall-for", "stall-ping"); f != "" {
+			return usagef("-%s shapes stalling streams; set -stall-rate (or stream.stall_rate in the timeline)", f)
+		}
+	}
+	return nil
+}
+
+func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("gateway", stdout, gatewayHelp)
+	var g gatewayFlags
+	g.define(fs)
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := g.check(fs); err != nil {
+		return err
+	}
+	if g.bare {
+		gw := gateway.New(gateway.Config{Addr: g.addr, AllowRemote: g.allowRemote})
+		ln, err := listen(gw)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "recoil gateway: bare handler on http://%s (counts nothing)\n", ln.Addr())
+		if err := serveBare(ctx, ln); err != nil {
+			return err
+		}
+		return fmt.Errorf("%w: stopped serving", errInterrupted)
+	}
+	cfg, err := g.config(fs)
+	if err != nil {
+		return err
+	}
+	if err := checkDependent(fs, cfg); err != nil {
+		return err
 	}
 
-	g := gateway.New(cfg)
-	ln, err := g.Listen()
+	gw := gateway.New(cfg)
+	ln, err := listen(gw)
 	if err != nil {
-		if errors.Is(err, gateway.ErrNotLoopback) {
-			return fmt.Errorf("%w: %v", errUsage, err)
-		}
 		return err
 	}
 	url := "http://" + ln.Addr().String()
-	if *bare {
-		fmt.Fprintf(stdout, "recoil gateway: bare handler on %s (counts nothing)\n", url)
-		return serveBare(ctx, ln)
-	}
 	fmt.Fprintf(stdout, "recoil gateway: serving on %s\n", url)
 	fmt.Fprintf(stdout, "  dependency %s/v1/messages (any other path too) · page %s/ · stats %s/stats · metrics %s/metrics\n", url, url, url, url)
-	for _, o := range g.Config().Outages {
+	for _, o := range gw.Config().Outages {
 		fmt.Fprintf(stdout, "  outage from %v for %v answering %d", o.Start, o.Duration, o.Status)
 		if o.Recovery.Below > 0 {
-			fmt.Fprintf(stdout, ", then until attempts per %v stay below %d for %v", g.Config().Window, o.Recovery.Below, o.Recovery.For)
+			fmt.Fprintf(stdout, ", then until attempts per %v stay below %d for %v", gw.Config().Window, o.Recovery.Below, o.Recovery.For)
 		}
 		fmt.Fprintln(stdout, " (times count from the first attempt)")
 	}
-	if err := g.Serve(ctx, ln); err != nil {
+	if err := gw.Serve(ctx, ln); err != nil {
 		return err
 	}
-	s := g.Stats()
-	fmt.Fprintf(stdout, "counted: %d attempts, %d answered with a success, peak %d in one %v (sliding), from %d clients, %d logical requests\n",
+	s := gw.Stats()
+	fmt.Fprintf(stdout, "stopped (interrupted); counted: %d attempts, %d answered with a success, peak %d in one %v (sliding), from %d clients, %d logical requests\n",
 		s.Attempts, s.Accepted, s.Peak, s.Window, len(s.Clients), len(s.Requests))
-	return nil
+	return fmt.Errorf("%w: stopped serving", errInterrupted)
+}
+
+// listen opens the gateway's listener; an address it may not bind is a
+// usage error.
+func listen(gw *gateway.Gateway) (net.Listener, error) {
+	ln, err := gw.Listen()
+	if errors.Is(err, gateway.ErrNotLoopback) {
+		return nil, usagef("-addr %s: not a loopback address; add -allow-remote to serve beyond this machine", gw.Config().Addr)
+	}
+	return ln, err
 }
 
 // serveBare serves gateway.Bare on ln until ctx is done.

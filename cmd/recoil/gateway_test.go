@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -108,12 +109,12 @@ func TestGatewayCommand(t *testing.T) {
 			t.Errorf("status %d, want 529", resp.StatusCode)
 		}
 	}
-	if err := stop(); err != nil {
-		t.Fatalf("runGateway = %v, want nil after cancel", err)
+	if err := stop(); !errors.Is(err, errInterrupted) {
+		t.Fatalf("runGateway = %v, want it interrupted after cancel", err)
 	}
 	for _, want := range []string{
 		"outage from 0s for 1h0m0s answering 529",
-		"counted: 3 attempts, 0 answered with a success, peak 3 in one 100ms (sliding), from 1 clients, 0 logical requests",
+		"stopped (interrupted); counted: 3 attempts, 0 answered with a success, peak 3 in one 100ms (sliding), from 1 clients, 0 logical requests",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -150,7 +151,7 @@ func TestGatewayCommandTimelineAndFlags(t *testing.T) {
 	if resp.StatusCode != 503 {
 		t.Errorf("status %d, want 503 (the flag over the timeline's 502)", resp.StatusCode)
 	}
-	if err := stop(); err != nil {
+	if err := stop(); !errors.Is(err, errInterrupted) {
 		t.Error(err)
 	}
 }
@@ -172,8 +173,8 @@ func TestGatewayCommandBare(t *testing.T) {
 	resp.Body.Close()
 	tr.CloseIdleConnections()
 	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("runGateway -bare = %v", err)
+	if err := <-done; !errors.Is(err, errInterrupted) {
+		t.Errorf("runGateway -bare = %v, want it interrupted", err)
 	}
 	if resp.StatusCode != 200 || !strings.HasPrefix(string(b), `{"id":"msg_gateway"`) {
 		t.Errorf("bare answered %d %s", resp.StatusCode, b)
@@ -196,18 +197,34 @@ func TestGatewayCommandUsage(t *testing.T) {
 		{[]string{"-outage", "soon"}, `duration "soon" is not a duration`},
 		{[]string{"-outage", "0s+1s:abc"}, `status "abc" is not a number`},
 		{[]string{"-outage", "0s+1s:200"}, "not an error status"},
+		{[]string{"-outage", "-1s+1s"}, "-1s is negative"},
 		{[]string{"-latency", "normal:5ms"}, "want constant:D"},
 		{[]string{"-latency", "uniform:5ms"}, "want constant:D"},
 		{[]string{"-latency", "constant:x"}, `"x" is not a duration`},
-		{[]string{"-fail-rate", "2"}, "not between 0 and 1"},
-		{[]string{"-addr", "0.0.0.0:0"}, "not loopback"},
+		{[]string{"-fail-rate", "2"}, "-fail-rate 2: gateway: failure.rate: 2 is not between 0 and 1"},
+		{[]string{"-addr", "0.0.0.0:0"}, "-addr 0.0.0.0:0: not a loopback address; add -allow-remote"},
 		{[]string{"extra"}, "unexpected argument"},
+		// Flags that were silently replaced by a default, or ignored.
+		{[]string{"-recover-below", "20"}, "-recover-below applies to the -outage flags, and none is given"},
+		{[]string{"-outage", "1s", "-recover-for", "1s"}, "-recover-for applies with -recover-below, which is not given"},
+		{[]string{"-outage", "1s", "-recover-below", "-1"}, "-recover-below -1: must be 1 or more"},
+		{[]string{"-bare", "-outage", "1s"}, "-bare serves a handler without faults or counting; it takes no -outage"},
+		{[]string{"-bare", "-timeline", bad}, "it takes no -timeline"},
+		{[]string{"-window", "0s"}, "-window 0s: must be 1ms to 1m0s (leave the flag out for its default)"},
+		{[]string{"-window", "2m"}, "-window 2m0s: gateway: window: 2m0s is not between 1ms and 1m0s"},
+		{[]string{"-fail-rate", "0.5", "-fail-status", "0"}, "-fail-status 0: must be 400 to 599"},
+		{[]string{"-fail-rate", "0.5", "-fail-status", "200"}, "-fail-status 200: gateway: failure.status: 200 is not an error status"},
+		{[]string{"-fail-status", "503"}, "-fail-status is the status of random failures; set -fail-rate"},
+		{[]string{"-stream-events", "0"}, "-stream-events 0: must be 1 to 100000"},
+		{[]string{"-stall-after", "2"}, "-stall-after shapes stalling streams; set -stall-rate"},
+		{[]string{"-stall-for", "1s"}, "-stall-for shapes stalling streams; set -stall-rate"},
+		{[]string{"-allowance-header", "X-Key"}, "-allowance-header names the allowance's key; set -allowance"},
+		{[]string{"-client-header", ""}, "-client-header is empty: name a header (leave the flag out for X-Client-Id)"},
+		{[]string{"-latency", "uniform:9ms,1ms"}, "-latency uniform:9ms,1ms: gateway: latency.max: 1ms is less than min 9ms"},
 	}
 	for _, tt := range tests {
-		err := runGateway(context.Background(), tt.args, io.Discard, io.Discard)
-		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("runGateway(%q) = %v, want a usage error saying %q", tt.args, err, tt.want)
-		}
+		args := append([]string{"gateway"}, tt.args...)
+		runCLI(t.Context(), args...).usageErr(t, args, tt.want)
 	}
 }
 
@@ -254,12 +271,54 @@ func TestGatewayCommandPrintsAddressFirst(t *testing.T) {
 	if !strings.HasPrefix(url, "http://127.0.0.1:") {
 		t.Errorf("address %q, want loopback", url)
 	}
-	if err := stop(); err != nil {
+	if err := stop(); !errors.Is(err, errInterrupted) {
 		t.Error(err)
 	}
 	sc := bufio.NewScanner(strings.NewReader(out.String()))
 	sc.Scan()
 	if !strings.Contains(sc.Text(), url) {
 		t.Errorf("first line %q does not give the address", sc.Text())
+	}
+}
+
+// Ctrl-C stops the gateway within a second even with an answer in
+// progress (here, a latency of an hour), and it prints what it counted.
+func TestGatewayCommandInterrupted(t *testing.T) {
+	gwNoLeaks(t)
+	url, out, stop := startGateway(t, "-latency", "1h")
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	answered := make(chan error, 1)
+	go func() {
+		resp, err := tr.RoundTrip(mustRequest(t, http.MethodGet, url+"/v1/messages"))
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		answered <- err
+	}()
+	// Wait until the attempt has arrived: the gateway's stats count it.
+	for {
+		resp, err := tr.RoundTrip(mustRequest(t, http.MethodGet, url+"/stats?series=0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), `"attempts":1`) {
+			break
+		}
+		runtime.Gosched()
+	}
+	start := time.Now()
+	if err := stop(); !errors.Is(err, errInterrupted) {
+		t.Errorf("runGateway = %v, want it interrupted", err)
+	}
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the gateway took %v to stop, want within a second", took)
+	}
+	<-answered
+	if !strings.Contains(out.String(), "stopped (interrupted); counted: 1 attempts") {
+		t.Errorf("output lacks what was counted:\n%s", out)
 	}
 }

@@ -4,14 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/recoil-go/recoil/gateway"
+	"github.com/recoil-go/recoil/load"
 )
 
 // loadGateway serves a gateway for the test and returns its URL.
@@ -30,8 +36,8 @@ func loadGateway(t *testing.T, cfg gateway.Config) (*gateway.Gateway, string) {
 	return g, url
 }
 
-// Seed 004 through the command: four callers, a 700 ms outage, and every
-// caller gets through, under the seed's hurried retry and under full
+// A 700 ms payment-gateway outage through the command: four callers, and
+// every caller gets through, under a retry added in a hurry and under full
 // jitter; the gateway's own counts come back beside the callers'.
 func TestLoadCommandEveryCallerGetsThrough(t *testing.T) {
 	gwNoLeaks(t)
@@ -107,36 +113,137 @@ func TestLoadCommandUsage(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("max_attempts: 3\nbackoff:\n  kind: shaken\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, make([]byte, load.MaxBody+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u := []string{"-url", "http://127.0.0.1:1/x"}
 	tests := []struct {
 		args []string
 		want string
 	}{
 		{nil, "-url is required"},
-		{[]string{"-url", "http://x", "-policy", "hurried"}, `unknown preset "hurried"`},
-		{[]string{"-url", "http://x", "-policy-file", bad}, `bad.yaml:3: backoff.kind: "shaken" is not a backoff kind`},
-		{[]string{"-url", "http://x", "-callers", "2", "-rate", "5"}, "not both"},
-		{[]string{"-url", "ftp://x"}, "want an http or https URL"},
-		{[]string{"-url", "http://x", "-header", "nocolon"}, "want Name: value"},
-		{[]string{"-url", "http://x", "-body", "a", "-body-file", bad}, "give one"},
-		{[]string{"-url", "http://x", "stray"}, "unexpected argument"},
+		{[]string{"-url", "ftp://x"}, `-url "ftp://x": want an http or https URL with a host`},
+		{[]string{"-url", "http://"}, `-url "http://": want an http or https URL`},
+		{append(u, "-policy", "hurried"), `-policy hurried: load: unknown preset "hurried"`},
+		{append(u, "-policy-file", bad), `bad.yaml:3: backoff.kind: "shaken" is not a backoff kind`},
+		{append(u, "-policy", "immediate", "-policy-file", bad), "-policy and -policy-file: give one"},
+		{append(u, "-header", "nocolon"), "want Name: value"},
+		{append(u, "-header", "Bad Name: x"), `-header "Bad Name": not a valid header name`},
+		{append(u, "-method", "GET /"), `-method "GET /": not a valid HTTP method`},
+		{append(u, "-body", "a", "-body-file", bad), "-body and -body-file: give one"},
+		{append(u, "-body-file", filepath.Join(dir, "none.json")), "none.json: no such file or directory"},
+		{append(u, "-body-file", big), "big.json: more than 32 MiB"},
+		{append(u, "stray"), "unexpected argument"},
+		// Bounds, so that a slip of the finger cannot start a billion callers.
+		{append(u, "-callers", "1000000000", "-duration", "1s"), "-callers 1000000000: must be at most 10000"},
+		{append(u, "-callers", "-3"), "-callers -3: must not be negative"},
+		{append(u, "-rate", "1e9"), "-rate 1e+09: must be at most 10000 per second"},
+		{append(u, "-rate", "NaN"), "-rate NaN: must not be negative"},
+		{append(u, "-requests", "100000000"), "-requests 100000000: must be at most 10000000"},
+		{append(u, "-duration", "48h"), "-duration 48h0m0s: must be at most 24h0m0s"},
+		{append(u, "-timeout", "-1s"), "-timeout -1s: must not be negative"},
+		{append(u, "-window", "2m"), "-window 2m0s: must be between 1ms and 1m0s"},
+		{append(u, "-pause", "-1s"), "-pause -1s: must be 0s (no pause) or more"},
+		// Zero would silently mean the default; flags that would be ignored.
+		{append(u, "-callers", "0"), "-callers 0: must be 1 to 10000 (leave the flag out for its default)"},
+		{append(u, "-rate", "0"), "-rate 0: must be more than 0 and at most 10000 per second"},
+		{append(u, "-requests", "0"), "-requests 0: must be 1 to 10000000"},
+		{append(u, "-duration", "0s"), "-duration 0s: must be more than 0s and at most 24h0m0s"},
+		{append(u, "-timeout", "0s"), "-timeout 0s: must be more than 0s"},
+		{append(u, "-window", "0s"), "-window 0s: must be 1ms to 1m0s"},
+		{append(u, "-callers", "2", "-rate", "5"), "-callers and -rate: give one"},
+		{append(u, "-rate", "5", "-pause", "1s"), "-pause is how long a caller waits before trying again; open-loop arrivals (-rate) try again only with -until-accepted"},
 	}
 	for _, tt := range tests {
-		err := runLoad(context.Background(), tt.args, &bytes.Buffer{}, &bytes.Buffer{})
-		if !errors.Is(err, errUsage) || !strings.Contains(err.Error(), tt.want) {
-			t.Errorf("runLoad(%q) = %v, want a usage error saying %q", tt.args, err, tt.want)
-		}
+		args := append([]string{"load"}, tt.args...)
+		runCLI(t.Context(), args...).usageErr(t, args, tt.want)
 	}
+}
+
+// A run in which nothing was accepted fails, and says why in words:
+// connection refused, a TLS error, a timeout, error statuses.
+func TestLoadCommandNothingAccepted(t *testing.T) {
+	gwNoLeaks(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String() + "/"
+	ln.Close()
+	tlsSrv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshakes that fail are the point
+	tlsSrv.StartTLS()
+	defer tlsSrv.Close()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }))
+	defer slow.Close()
+	_, down := loadGateway(t, gateway.Config{Outages: []gateway.Outage{{Duration: time.Hour}}})
+	// Each logical request makes one attempt: the wrapper's first wait, 1 s,
+	// does not fit in its timeout. The TLS handshakes get longer, for a
+	// machine busy with -race.
+	tests := []struct {
+		name, url, timeout string
+		stderr             []string
+		stdout             string
+	}{
+		{"connection refused", refused, "200ms", []string{"recoil load: nothing was accepted: 3 of 3 attempts got no response: connection refused ×3",
+			"(the first: dial tcp " + strings.TrimPrefix(strings.TrimSuffix(refused, "/"), "http://") + ": connect: connection refused)"},
+			"no response: connection-refused:3 (first: dial tcp"},
+		{"TLS error", tlsSrv.URL, "900ms", []string{"attempts got no response: TLS error ×"}, "no response: TLS-error:"},
+		{"timeout", slow.URL, "200ms", []string{"attempts got no response: timeout ×"}, "no response: timeout:"},
+		{"error statuses", down + "/v1/charges", "200ms", []string{"nothing was accepted: 3 of 3 attempts got an error status: 503 ×3"}, "attempts by status: 503:3"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{"load", "-url", tt.url, "-policy", "seed000", "-requests", "3", "-pause", "0s", "-timeout", tt.timeout}
+			c := runCLI(t.Context(), args...)
+			c.check(t, args, exitFailure, []string{tt.stdout}, tt.stderr)
+			if c.took > 10*time.Second {
+				t.Errorf("took %v", c.took)
+			}
+		})
+	}
+}
+
+// Ctrl-C: load stops within a second and prints what the callers counted,
+// labelled as interrupted.
+func TestLoadCommandInterrupted(t *testing.T) {
+	gwNoLeaks(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	var mu sync.Mutex
+	var canceled time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		if canceled.IsZero() {
+			canceled = time.Now()
+			cancel() // the first attempt is answered; the next ones hang
+			mu.Unlock()
+			return
+		}
+		mu.Unlock()
+		<-r.Context().Done()
+	}))
+	defer srv.Close()
+	args := []string{"load", "-url", srv.URL, "-callers", "3", "-gateway-stats"}
+	c := runCLI(ctx, args...)
+	mu.Lock()
+	took := time.Since(canceled)
+	mu.Unlock()
+	if took > time.Second {
+		t.Errorf("load returned %v after the interrupt, want within a second", took)
+	}
+	c.check(t, args, exitInterrupted,
+		[]string{"INTERRUPTED after ", "what the callers counted until then", "stopped early: canceled"},
+		[]string{"recoil load: interrupted after "})
 }
 
 func TestLoadCommandRegistered(t *testing.T) {
 	gwNoLeaks(t)
-	var stderr bytes.Buffer
-	if code := run(context.Background(), []string{"help"}, &bytes.Buffer{}, &stderr); code != 0 {
-		t.Fatalf("help: exit %d", code)
-	}
+	c := runCLI(t.Context(), "help")
 	for _, name := range []string{"gateway", "load"} {
-		if !strings.Contains(stderr.String(), "  "+name+" ") {
-			t.Errorf("usage lacks %q:\n%s", name, stderr.String())
+		if !strings.Contains(c.stdout, "  "+name+" ") {
+			t.Errorf("usage lacks %q:\n%s", name, c.stdout)
 		}
 	}
 }

@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestSim(t *testing.T) {
@@ -40,9 +42,9 @@ clients: [{name: c, target: s, rate: 20/s}]
 		{"unknown scenario", []string{"sim", "nope"}, 1, nil, `no scenario file or built-in scenario "nope"`},
 		{"no scenario", []string{"sim"}, 2, nil, "name a scenario"},
 		{"two scenarios", []string{"sim", "a", "b"}, 2, nil, `unexpected argument "b"`},
-		{"bad chart name", []string{"sim", "-o", "chart.pdf", "gateway-outage"}, 2, nil, "a chart is .svg or .png"},
+		{"bad chart name", []string{"sim", "-o", "chart.pdf", "gateway-outage"}, 2, nil, "a chart's name ends in .svg or .png"},
 		{"bad flag", []string{"sim", "-frobnicate"}, 2, nil, "flag provided but not defined"},
-		{"help", []string{"sim", "-h"}, 0, nil, "usage: recoil sim"},
+		{"help", []string{"sim", "-h"}, 0, []string{"usage: recoil sim"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -108,5 +110,99 @@ func TestSimFiles(t *testing.T) {
 	}
 	if outs[0] != outs[1] {
 		t.Error("two runs with the same seed printed different JSON")
+	}
+}
+
+// Every flag and output path is checked before the simulation starts: a
+// mistake costs nothing and leaves no file, however long the scenario.
+func TestSimUsageErrors(t *testing.T) {
+	dir := t.TempDir()
+	swept := filepath.Join(dir, "swept.yaml")
+	if err := os.WriteFile(swept, []byte(`name: swept
+duration: 10s
+policies: [{name: default}]
+services: [{name: s, workers: 4, service: 50ms}]
+clients: [{name: c, target: s, rate: 20/s}]
+sweep: {path: "services[s].workers", values: [2, 4, 8]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	svg := filepath.Join(dir, "x.svg")
+	csv := filepath.Join(dir, "x.csv")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-chart", "pie", "-o", svg, "gateway-outage"}, "-chart pie: want one of attempts, throttled, succeeded, queue, busy over time"},
+		{[]string{"-chart", "peak", "-o", svg, "gateway-outage"}, "-chart peak is drawn against a sweep of at least three numbers, which scenario gateway-outage does not have"},
+		{[]string{"-service", "nope", "-o", svg, "gateway-outage"}, "-service nope: scenario gateway-outage has no such service (it has gateway)"},
+		{[]string{"-service", "s", "-chart", "peak", "-o", svg, swept}, "-service s: the -chart peak chart is drawn against the sweep"},
+		{[]string{"-chart", "queue", "gateway-outage"}, "-chart chooses what the -o chart shows; give -o too"},
+		{[]string{"-service", "gateway", "gateway-outage"}, "-service chooses what the -o chart shows; give -o too"},
+		{[]string{"-o", filepath.Join(dir, "none", "x.svg"), "gateway-outage"}, "-o " + filepath.Join(dir, "none", "x.svg") + ": directory " + filepath.Join(dir, "none") + " does not exist"},
+		{[]string{"-csv", filepath.Join(dir, "none", "x.csv"), "gateway-outage"}, "-csv " + filepath.Join(dir, "none", "x.csv") + ": directory"},
+		{[]string{"-csv", dir, "gateway-outage"}, "-csv " + dir + ": is a directory"},
+		{[]string{"-o", svg, "-csv", svg, "gateway-outage"}, "-o and -csv name the same file"},
+		{[]string{"-o", csv, "gateway-outage"}, "-o " + csv + ": a chart's name ends in .svg or .png"},
+		{[]string{"-seed", "0", "gateway-outage"}, "-seed 0: must be 1 or more (leave the flag out for its default)"},
+		{[]string{"-window", "0s", "gateway-outage"}, "-window 0s: must be 1ms to 1m0s"},
+		{[]string{"-window", "1us", "gateway-outage"}, "-window 1µs: must be 1ms to 1m0s"},
+		{[]string{"-window", "-1s", "gateway-outage"}, "-window -1s: must be 1ms to 1m0s"},
+		{[]string{"-list", "gateway-outage"}, "-list prints the built-in scenarios; it takes no scenario"},
+		{[]string{"-list", "-json"}, "-list prints the built-in scenarios; it takes no -json"},
+	}
+	for _, tt := range tests {
+		args := append([]string{"sim"}, tt.args...)
+		runCLI(t.Context(), args...).usageErr(t, args, tt.want)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("usage errors left files behind: %v", entries)
+	}
+}
+
+// Ctrl-C: the simulation stops within a second and prints the runs it
+// finished, labelled; no -o or -csv file is written.
+func TestSimInterrupted(t *testing.T) {
+	fakeTerminal(t)
+	dir := t.TempDir()
+	// Two runs: the first over in a moment, the second hours of work.
+	slow := filepath.Join(dir, "slow.yaml")
+	if err := os.WriteFile(slow, []byte(`name: slow
+duration: 10h
+policies: [{name: default}]
+services: [{name: s, workers: 4, service: 1ms}]
+clients: [{name: c, target: s, rate: 1/min}]
+sweep: {path: "clients[c].rate", values: [1/min, 5000/s]}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	// The progress bar, drawn once a run has taken a second, is the cue.
+	stderr := &cancelOn{marker: "[", cancel: cancel}
+	svg, csv := filepath.Join(dir, "x.svg"), filepath.Join(dir, "x.csv")
+	var stdout bytes.Buffer
+	code := run(ctx, []string{"sim", "-o", svg, "-csv", csv, slow}, &stdout, stderr)
+	if took := stderr.since(); took < 0 || took > time.Second {
+		t.Errorf("sim returned %v after the interrupt, want within a second", took)
+	}
+	if code != exitInterrupted {
+		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitInterrupted, stderr)
+	}
+	out := stdout.String()
+	for _, want := range []string{"INTERRUPTED: 1 of 2 runs finished; the tables show those.", "1/min"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "5000/s") {
+		t.Errorf("the interrupted run is in the table:\n%s", out)
+	}
+	if !strings.Contains(stderr.String(), "recoil sim: interrupted: 1 of 2 runs finished; no -o or -csv file written") {
+		t.Errorf("stderr does not say it was interrupted:\n%s", stderr)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("an interrupted simulation wrote files: %v", entries)
 	}
 }
