@@ -54,23 +54,23 @@ var resErr = func() (e [nRes]error) {
 // call is one logical call: a client's, or a layer's call below on behalf
 // of one of its jobs. It drives a real recoil.Call on virtual time.
 type call struct {
-	rc       recoil.Call
-	rp       *recoil.Policy
-	pol      *policy
-	acct     *hop.Account // the hop protocol's account, nil when off
-	start    int64
-	gen      uint32
-	target   int32
-	owner    int32 // the job this call serves, or -1 for a client's call
-	client   int32
-	left     int32 // closed loop: calls still to make; -1 means unlimited
-	ep       uint16
-	last     uint8 // the last attempt's result
-	out      bool  // an attempt is outstanding
-	closed   bool  // a closed-loop caller's slot, kept between calls
-	counted  bool  // begun after the warmup
-	again    bool  // a closed-loop caller's resubmission of a failed call
-	task     int64 // when a closed-loop caller began the call it is resubmitting
+	rc      recoil.Call
+	rp      *recoil.Policy
+	pol     *policy
+	acct    *hop.Account // the hop protocol's account, nil when off
+	start   int64
+	gen     uint32
+	target  int32
+	owner   int32 // the job this call serves, or -1 for a client's call
+	client  int32
+	left    int32 // closed loop: calls still to make; -1 means unlimited
+	ep      uint16
+	last    uint8 // the last attempt's result
+	out     bool  // an attempt is outstanding
+	closed  bool  // a closed-loop caller's slot, kept between calls
+	counted bool  // begun after the warmup
+	again   bool  // a closed-loop caller's resubmission of a failed call
+	task    int64 // when a closed-loop caller began the call it is resubmitting
 
 	// The answer of the outstanding attempt, on its way (see answer).
 	res   uint8
