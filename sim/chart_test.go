@@ -249,6 +249,7 @@ func TestBinWidth(t *testing.T) {
 
 // TestChartShippedScenario draws a cheap shipped scenario end to end.
 func TestChartShippedScenario(t *testing.T) {
+	t.Parallel()
 	s := builtin(t, "gateway-outage")
 	s.Sweep.Values = []string{"4", "40"}
 	r := run(t, s, 1)
