@@ -325,7 +325,7 @@ func (r *Result) timeMetricTitle(metric, service string, bin time.Duration) (nou
 	per := " per " + chart.Duration(r.Window) + " window"
 	mean := ""
 	if bin > r.Window {
-		mean = ", mean over each " + chart.Duration(bin)
+		mean = ", " + chart.Duration(bin) + " means"
 	}
 	switch metric {
 	case ChartThrottled:

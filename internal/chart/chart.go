@@ -147,9 +147,10 @@ const (
 	thumbW   = 24 // a legend thumbnail's width
 	thumbGap = 5  // between a thumbnail and its label
 	colGap   = 18 // between legend columns
-	// slack widens every measured label by a tenth: a renderer that falls
-	// back from the measured face to a wider one still fits.
-	slack = 1.1
+	// slack widens every measured label by a fifth: a renderer that falls
+	// back from the measured face to a wider one — DejaVu Sans, Linux's
+	// usual sans-serif, runs about 15 % wider — still fits.
+	slack = 1.2
 )
 
 // Layout computes where the title, panels, data areas and legend go.
@@ -189,7 +190,7 @@ func (f *Figure) Layout() Layout {
 	}
 	top := l.Size.Y - margin
 	if f.Title != "" {
-		ts := style(titleSize)
+		ts := f.titleStyle()
 		h := ts.Height(f.Title)
 		l.Title = vg.Rectangle{Min: vg.Point{X: margin, Y: top - h}, Max: vg.Point{X: f.Width - margin, Y: top}}
 		top -= h + gap
@@ -215,15 +216,28 @@ func (f *Figure) Layout() Layout {
 	return l
 }
 
+// titleStyle is the title's font, a size smaller for each point it would
+// otherwise run past the margins in a wider face (see slack), down to the
+// labels' size.
+func (f *Figure) titleStyle() text.Style {
+	size := vg.Length(titleSize)
+	for size > labelSize && style(size).Width(f.Title)*slack > f.Width-2*margin {
+		size--
+	}
+	return style(size)
+}
+
 // Draw draws the figure on c, whose size must be Layout().Size.
 func (f *Figure) Draw(c draw.Canvas) {
 	l := f.Layout()
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
 	if f.Title != "" {
-		ts := style(titleSize)
-		ts.XAlign, ts.YAlign = draw.XCenter, draw.YTop
-		c.FillText(ts, vg.Point{X: (l.Title.Min.X + l.Title.Max.X) / 2, Y: l.Title.Max.Y}, f.Title)
+		// Left-aligned: an SVG places text by where it starts, so a wider
+		// face grows rightwards; from the margin it has all the slack.
+		ts := f.titleStyle()
+		ts.XAlign, ts.YAlign = draw.XLeft, draw.YTop
+		c.FillText(ts, vg.Point{X: l.Title.Min.X, Y: l.Title.Max.Y}, f.Title)
 	}
 	for i, p := range f.Panels {
 		p.BackgroundColor = nil // the figure's background shows through

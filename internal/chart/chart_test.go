@@ -126,19 +126,19 @@ func TestLegendOutsideData(t *testing.T) {
 	long := "exp+full jitter 60ms, measured on loopback against the gateway"
 	tests := []struct {
 		panels, entries, columns int
-		label                    string
+		label, title             string
 	}{
-		{1, 1, 0, "recoil default"},
-		{1, 7, 2, "retry every 20 ms, simulated"},
-		{2, 4, 0, "immediate 20ms"},
-		{1, 12, 0, long},
-		{3, 5, 0, "decorrelated"},
-		{7, 9, 0, long},
+		{1, 1, 0, "recoil default", ""},
+		{1, 7, 2, "retry every 20 ms, simulated", ", measured and simulated, with the outage shaded"},
+		{2, 4, 0, "immediate 20ms", ""},
+		{1, 12, 0, long, ""},
+		{3, 5, 0, "decorrelated", ", one panel per sweep value"},
+		{7, 9, 0, long, ""},
 	}
 	for _, tt := range tests {
 		name := fmt.Sprintf("%d panels, %d entries", tt.panels, tt.entries)
 		t.Run(name, func(t *testing.T) {
-			f := &Figure{Title: "gateway-outage: attempts at gateway per 200 ms window", Width: 9 * vg.Inch, Height: 5 * vg.Inch, Columns: 3, LegendColumns: tt.columns}
+			f := &Figure{Title: "gateway-outage: attempts at gateway per 200 ms window" + tt.title, Width: 9 * vg.Inch, Height: 5 * vg.Inch, Columns: 3, LegendColumns: tt.columns}
 			if tt.panels > 3 {
 				f.Height += 2 * 2.6 * vg.Inch
 			}
@@ -152,6 +152,9 @@ func TestLegendOutsideData(t *testing.T) {
 			all := vg.Rectangle{Max: l.Size}
 			if !inside(l.Legend, all) || !inside(l.Title, all) {
 				t.Errorf("legend %v or title %v outside the figure %v", l.Legend, l.Title, all)
+			}
+			if w := f.titleStyle().Width(f.Title) * slack; w > l.Title.Size().X {
+				t.Errorf("title %q is %v wide in a wider face, more than the %v it has", f.Title, w, l.Title.Size().X)
 			}
 			for i, e := range l.Entries {
 				box := vg.Rectangle{Min: e, Max: vg.Point{X: e.X + l.Column, Y: e.Y + 1}}

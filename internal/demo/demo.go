@@ -352,7 +352,7 @@ func (r *Report) figure() (*chart.Figure, error) {
 	outage := chart.Band{From: 0, To: r.Outage.Seconds(), Label: "gateway down"}
 	p.Add(outage)
 	fig := &chart.Figure{
-		Title:         fmt.Sprintf("%d callers, gateway down for %s: attempts it counted per %s", n, chart.Duration(r.Outage), win),
+		Title:         fmt.Sprintf("%d callers, gateway down for %s: attempts it counted per %s window", n, chart.Duration(r.Outage), win),
 		Panels:        []*plot.Plot{p},
 		LegendColumns: 2,
 		Width:         8 * vg.Inch,
