@@ -127,10 +127,10 @@ func TestSeed004Shape(t *testing.T) {
 	}
 }
 
-// TestTwoHourBlip runs seed 001's three layers through a database failover:
-// without the hop protocol the layers' retries keep the service overloaded
-// long after the failover ended; with it, the amplification collapses to
-// the edge's budget and the system recovers.
+// TestTwoHourBlip runs the two-hour-blip scenario's three layers through a
+// database failover: without the hop protocol the layers' retries keep the
+// service overloaded long after the failover ended; with it, the
+// amplification collapses to the edge's budget and the system recovers.
 //
 // By default the failover lasts 40 s from 35 s in and the run ends 25 s
 // after it, at 100 s: the collapse starts about 25 s into a failover (one
