@@ -15,6 +15,7 @@ import (
 // calculator's (package blast, seed 001's model): offered·(1 + f + f²),
 // 1,240/s at 1,000/s and f = 0.2.
 func TestAmplificationMatchesBlast(t *testing.T) {
+	t.Parallel()
 	for _, f := range []float64{0.05, 0.2, 0.4} {
 		t.Run(fmt.Sprintf("failure %g", f), func(t *testing.T) {
 			s := &sim.Scenario{

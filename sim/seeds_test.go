@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strconv"
 	"testing"
 	"time"
 
@@ -48,7 +49,8 @@ func clientOf(t *testing.T, r RunResult, name string) ClientResult {
 // 700 + 1,450 attempts/min against 2,000); the recoil default, which makes
 // one attempt at a permanent error, does neither.
 func TestSeed000SharedPool(t *testing.T) {
-	r := run(t, builtin(t, "blast-radius"), 1)
+	t.Parallel()
+	r := runShipped(t, "blast-radius", 1)
 	for _, run := range r.Runs {
 		app, provider := serviceOf(t, run, "app"), serviceOf(t, run, "provider")
 		healthy := clientOf(t, run, "healthy")
@@ -97,7 +99,8 @@ func TestSeed000SharedPool(t *testing.T) {
 // through under every policy, and backing off lowers both the total attempts
 // and the peak in a 200 ms window.
 func TestSeed004Shape(t *testing.T) {
-	r := run(t, builtin(t, "gateway-outage"), 1)
+	t.Parallel()
+	r := runShipped(t, "gateway-outage", 1)
 	byPoint := map[string]map[string]RunResult{}
 	for _, run := range r.Runs {
 		if byPoint[run.SweepValue] == nil {
@@ -124,35 +127,87 @@ func TestSeed004Shape(t *testing.T) {
 	}
 }
 
-// TestTwoHourBlip runs seed 001's three layers through a 90-second failover:
-// without the hop protocol the layers' retries keep the service overloaded
-// long after the failover ended; with it, the amplification collapses to the
-// edge's budget and the system recovers.
+// TestTwoHourBlip runs the two-hour-blip scenario's three layers through a
+// database failover: without the hop protocol the layers' retries keep the
+// service overloaded long after the failover ended; with it, the
+// amplification collapses to the edge's budget and the system recovers.
+//
+// By default the failover lasts 40 s from 35 s in and the run ends 25 s
+// after it, at 100 s: the collapse starts about 25 s into a failover (one
+// of 25 s or less does not tip the layers over at all), so 40 s tips it with
+// room, and the retries alone keep it up to the end. The long version
+// (RECOIL_LONG=1) runs the shipped 90-second failover for 4 minutes. Most
+// of the cost is the collapse itself, nine attempts a call.
 func TestTwoHourBlip(t *testing.T) {
+	t.Parallel()
 	s := builtin(t, "two-hour-blip")
-	s.Duration = 4 * time.Minute // the collapse is well under way by then
+	db := &s.Services[len(s.Services)-1]
+	fail := &db.Outages[0]
+	if long() {
+		s.Duration = 4 * time.Minute // the collapse is well under way by then
+	} else {
+		s.Duration, fail.Start, fail.Duration = 100*time.Second, 35*time.Second, 40*time.Second
+	}
+	after := s.Duration - (fail.Start + fail.Duration) // how long the run goes on after the failover
 	r := run(t, s, 1)
 	plain, hop := r.Runs[0], r.Runs[1]
 	for _, run := range r.Runs {
-		t.Logf("%-18s attempts at the service per call %.2f, goodput %.0f/s, failed %d of %d",
-			run.Policy, float64(run.Attempts)/float64(run.Calls), run.Goodput, run.Failed, run.Calls)
+		t.Logf("%-18s attempts at the service per call %.2f, goodput %.0f/s, failed %d of %d; in the last %v, %.0f attempts/s at the service",
+			run.Policy, float64(run.Attempts)/float64(run.Calls), run.Goodput, run.Failed, run.Calls, after/2, tailRate(t, run, "service", s.Duration-after/2))
 	}
 	if plain.Goodput > 500 || float64(plain.Attempts) < 3*float64(plain.Calls) {
 		t.Errorf("without hop: goodput %.0f/s, %d attempts for %d calls; want a sustained collapse", plain.Goodput, plain.Attempts, plain.Calls)
 	}
+	// Long after the failover ended, the layers still send the service
+	// several times the 1,000 taps a second.
+	if got := tailRate(t, plain, "service", s.Duration-after/2); got < 3000 {
+		t.Errorf("without hop: %.0f attempts/s at the service %v after the failover ended, want ≥ 3,000 (still collapsed)", got, after/2)
+	}
 	if hop.Goodput < 990 || float64(hop.Attempts) > 1.05*float64(hop.Calls) {
 		t.Errorf("with hop: goodput %.0f/s, %d attempts for %d calls; want recovery", hop.Goodput, hop.Attempts, hop.Calls)
 	}
+	if got := tailRate(t, hop, "service", s.Duration-after/2); got > 1100 {
+		t.Errorf("with hop: %.0f attempts/s at the service after the failover, want the taps' 1,000 (recovered)", got)
+	}
+}
+
+// tailRate is the attempts per second that reached service from the
+// instant from to the end of the run.
+func tailRate(t *testing.T, r RunResult, service string, from time.Duration) float64 {
+	var n int64
+	var dt time.Duration
+	for _, smp := range serviceOf(t, r, service).Series {
+		if smp.T-smp.Dt >= from {
+			n += smp.Arrivals
+			dt += smp.Dt
+		}
+	}
+	if dt == 0 {
+		t.Fatalf("%s: no samples after %v", service, from)
+	}
+	return float64(n) / dt.Seconds()
 }
 
 // TestRecoveryUnderLoad: a gateway that stays down while it is hammered
 // (seed 004: "in reality the harder you hammer the later it recovers")
 // comes back at its planned time for polite callers and late for the
 // hammering ones.
+//
+// The long version (RECOIL_LONG=1) runs the shipped 1,000 callers against
+// a threshold of 2,000 attempts a second. By default a fifth of the callers
+// meet a fifth of the threshold: every policy's load against it is the
+// same ratio, and the hammering callers, who keep the gateway down until
+// they have spent their 1,000 attempts each, make a fifth of the million
+// attempts.
 func TestRecoveryUnderLoad(t *testing.T) {
+	t.Parallel()
 	s := builtin(t, "gateway-outage")
-	s.Services[0].Outages[0].RecoverBelow = 2000 // per second: 400 per 200 ms window
-	s.Sweep.Values = []string{"1000"}
+	callers, below := "200", Rate(400) // per second: 80 per 200 ms window
+	if long() {
+		callers, below = "1000", 2000 // 400 per window
+	}
+	s.Services[0].Outages[0].RecoverBelow = below
+	s.Sweep.Values = []string{callers}
 	r := run(t, s, 1)
 	rec := map[string]time.Duration{}
 	for _, run := range r.Runs {
@@ -187,5 +242,59 @@ func TestBuiltinScenarios(t *testing.T) {
 	}
 	if n < 5 {
 		t.Errorf("%d scenarios shipped, want at least 5", n)
+	}
+}
+
+// TestTippingPointReading checks what the tipping-point scenario's text
+// says its chart and table show. Below the tipping point (5 %) both
+// retrying policies stay under the backend's 1,200 attempts a second;
+// past it (15 %) both are over it, backoff with more attempts than
+// retrying at once; past it both get more calls through than the recoil
+// default, whose load past about 9 % is one attempt a call.
+//
+// By default it runs those two failure rates for 30 virtual seconds (20
+// measured); RECOIL_LONG=1 runs the shipped sweep, 0 to 40 %, for 60.
+func TestTippingPointReading(t *testing.T) {
+	t.Parallel()
+	s := builtin(t, "tipping-point")
+	if !long() {
+		s.Duration = 30 * time.Second
+		s.Sweep = &Sweep{Path: s.Sweep.Path, Values: []string{"0.05", "0.15"}}
+	}
+	r := run(t, s, 1)
+	span := (s.Duration - s.Warmup).Seconds()
+	const capacity = 1200.0 // attempts a second: 120 workers at 100 ms
+	at := map[string]map[string]RunResult{}
+	for _, run := range r.Runs {
+		if at[run.SweepValue] == nil {
+			at[run.SweepValue] = map[string]RunResult{}
+		}
+		at[run.SweepValue][run.Policy] = run
+	}
+	const once, backoff, def = "2 retries, at once", "2 retries, backoff", "recoil default"
+	for f, runs := range at {
+		x, _ := strconv.ParseFloat(f, 64)
+		for _, p := range []string{once, backoff} {
+			load := float64(runs[p].Attempts) / span
+			t.Logf("failure %4s %-18s %5.0f attempts/s, goodput %4.0f/s; recoil default %4.0f/s, %.2f attempts a call",
+				f, p, load, runs[p].Goodput, runs[def].Goodput, float64(runs[def].Attempts)/float64(runs[def].Calls))
+			switch {
+			case x <= 0.05 && load >= capacity:
+				t.Errorf("failure %s, %s: %.0f attempts/s, want under the capacity %.0f below the tipping point", f, p, load, capacity)
+			case x >= 0.15 && load <= capacity:
+				t.Errorf("failure %s, %s: %.0f attempts/s, want over the capacity %.0f past the tipping point", f, p, load, capacity)
+			}
+			if x >= 0.1 && runs[p].Goodput <= runs[def].Goodput {
+				t.Errorf("failure %s: %s gets %.0f calls/s through, the recoil default %.0f; want more", f, p, runs[p].Goodput, runs[def].Goodput)
+			}
+		}
+		if x >= 0.15 {
+			if runs[backoff].Attempts <= runs[once].Attempts {
+				t.Errorf("failure %s: backoff made %d attempts, at once %d; want backoff more", f, runs[backoff].Attempts, runs[once].Attempts)
+			}
+			if per := float64(runs[def].Attempts) / float64(runs[def].Calls); per > 1.01 {
+				t.Errorf("failure %s: the recoil default made %.3f attempts a call, want 1 (its bucket spent)", f, per)
+			}
+		}
 	}
 }
