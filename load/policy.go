@@ -1,6 +1,7 @@
 package load
 
 import (
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -60,7 +61,7 @@ var ErrUnknownPreset = policyspec.ErrUnknownPreset
 func Preset(name string) (Policy, error) {
 	s, err := policyspec.Preset(name)
 	if err != nil {
-		return Policy{}, err
+		return Policy{}, fmt.Errorf("load: %w", err)
 	}
 	p, err := NewPolicy(&s)
 	p.About = policyspec.PresetAbout(name)

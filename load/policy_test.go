@@ -60,8 +60,12 @@ func TestPresets(t *testing.T) {
 	if _, err := Preset("hurried"); !errors.Is(err, ErrUnknownPreset) {
 		t.Errorf("Preset(hurried) = %v, want ErrUnknownPreset", err)
 	}
-	if _, err := Preset("seed000"); !errors.Is(err, ErrUnknownPreset) || !strings.Contains(err.Error(), "now spelled wrapper") {
-		t.Errorf("Preset(seed000) = %v, want ErrUnknownPreset naming the new name", err)
+	if _, err := Preset("hurried"); err == nil || !strings.HasPrefix(err.Error(), `load: unknown preset "hurried" (want one of immediate, wrapper,`) {
+		t.Errorf("Preset(hurried) = %v, want it to name the presets", err)
+	}
+	// The wrapper's old name still works, for the command lines that use it.
+	if p, err := Preset("seed000"); err != nil || p.Name != PresetWrapper || p.Policy.MaxAttempts != 5 {
+		t.Errorf("Preset(seed000) = %+v, %v; want the wrapper", p, err)
 	}
 }
 
@@ -186,7 +190,6 @@ func TestParsePolicyErrorsNameTheLine(t *testing.T) {
 		{"syntax", "backoff: [1s\n", 1, "", "did not find expected"},
 		// The spellings load policy files had before the one language.
 		{"retry_everything", "retry_everything: true\n", 1, "retry_everything", "now spelled classify: retry-everything"},
-		{"the seed000 preset", "preset: seed000\n", 1, "preset", "now spelled wrapper"},
 		{"a budget of another kind", "budget: {kind: ratio, max_tokens: 3}\n", 1, "budget.max_tokens", "does not apply to a budget of kind ratio"},
 	}
 	for _, tt := range tests {

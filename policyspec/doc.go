@@ -52,7 +52,9 @@
 // once with an anchor (backoff: &b {…}) and overload_backoff: *b.
 //
 // The repository's docs/policy-language.md has every field with its type,
-// default and an example. Spellings from before the one language
-// (attempts, kind: full, cap, failures, tokens, ratio, retry_everything,
-// the preset seed000) are errors that name the new spelling.
+// default and an example. Field names and values from before the one
+// language (attempts, kind: full, cap, failures, tokens, ratio,
+// retry_everything, classify: classify) are errors that name the new
+// spelling. The wrapper preset's old name, seed000, still works where a
+// preset is named, for the command lines that use it.
 package policyspec

@@ -30,7 +30,9 @@ const (
 )
 
 // ErrUnknownPreset is returned by Preset for a name that is not a preset.
-var ErrUnknownPreset = errors.New("policyspec: unknown preset")
+// Its text has no package prefix: it reads inside a file's error
+// ("p.yaml:1: preset: unknown preset ...") and under a caller's own.
+var ErrUnknownPreset = errors.New("unknown preset")
 
 var presets = []struct {
 	name, about string
@@ -61,8 +63,10 @@ var presets = []struct {
 	}},
 }
 
-// renamedPresets maps a preset's old name to its new one.
-var renamedPresets = map[string]string{"seed000": PresetWrapper}
+// presetAliases are old preset names that still work, for the command
+// lines and scripts that name them; Presets does not list them, and the
+// preset they name is returned under its own name.
+var presetAliases = map[string]string{"seed000": PresetWrapper}
 
 // Presets returns the preset names, in the order they are usually compared
 // in: from the hastiest retry loop to recoil's default.
@@ -77,6 +81,9 @@ func Presets() []string {
 // Preset returns the named preset as a new Spec, named after it: its
 // pointers are its own, so changing it changes no other.
 func Preset(name string) (Spec, error) {
+	if now, ok := presetAliases[name]; ok {
+		name = now
+	}
 	for _, p := range presets {
 		if p.name == name {
 			s := p.spec()
@@ -84,15 +91,15 @@ func Preset(name string) (Spec, error) {
 			return s, nil
 		}
 	}
-	if now, ok := renamedPresets[name]; ok {
-		return Spec{}, fmt.Errorf("%w %q: it is now spelled %s (see docs/policy-language.md)", ErrUnknownPreset, name, now)
-	}
 	return Spec{}, fmt.Errorf("%w %q (want one of %s)", ErrUnknownPreset, name, strings.Join(Presets(), ", "))
 }
 
 // PresetAbout says what the named preset is, in a line; "" for a name
 // that is not a preset.
 func PresetAbout(name string) string {
+	if now, ok := presetAliases[name]; ok {
+		name = now
+	}
 	for _, p := range presets {
 		if p.name == name {
 			return p.about

@@ -130,7 +130,7 @@ func TestParseErrors(t *testing.T) {
 		{"classify", "classify: maybe\n", `p.yaml:1: classify: "maybe" is not a classify mode (want one of default, retry-everything, timeouts)`},
 		{"limit", "limit: -2\n", "p.yaml:1: limit: must not be negative (0 means no cap)"},
 		{"hop", "hop: 5000\n", "p.yaml:1: hop: the edge budget must be in [0, 1000]"},
-		{"unknown preset", "preset: hurried\n", `p.yaml:1: preset: policyspec: unknown preset "hurried" (want one of immediate, wrapper, exponential, full-jitter, default)`},
+		{"unknown preset", "preset: hurried\n", `p.yaml:1: preset: unknown preset "hurried" (want one of immediate, wrapper, exponential, full-jitter, default)`},
 		{"preset not a name", "preset: {a: 1}\n", "p.yaml:1: preset: want a string, got a mapping"},
 		{"a second document", "name: a\n---\nname: b\n", "p.yaml:2: a file holds one YAML document"},
 	}
@@ -164,7 +164,6 @@ func TestRenamed(t *testing.T) {
 		{"budget: {kind: ratio, min_per_sec: 1}\n", `p.yaml:1: budget.min_per_sec: "min_per_sec" is now spelled min_retries_per_sec (see docs/policy-language.md)`},
 		{"breaker: {failures: 3, open: 1s}\n", `p.yaml:1: breaker.failures: "failures" is now spelled consecutive_failures (see docs/policy-language.md)`},
 		{"classify: classify\n", `p.yaml:1: classify: "classify" is now spelled default (see docs/policy-language.md)`},
-		{"preset: seed000\n", `p.yaml:1: preset: policyspec: unknown preset "seed000": it is now spelled wrapper (see docs/policy-language.md)`},
 	}
 	for _, tt := range tests {
 		_, err := Parse("p.yaml", []byte(tt.src))
@@ -225,6 +224,17 @@ func TestPresets(t *testing.T) {
 	}
 	if _, err := Preset("hurried"); !errors.Is(err, ErrUnknownPreset) {
 		t.Errorf("Preset(hurried) = %v, want ErrUnknownPreset", err)
+	}
+	// The wrapper's old name still works where a preset is named, for the
+	// command lines that use it; it is not listed.
+	old, err := Preset("seed000")
+	if wrapper, _ := Preset(PresetWrapper); err != nil || !reflect.DeepEqual(old, wrapper) || PresetAbout("seed000") != PresetAbout(PresetWrapper) {
+		t.Errorf("Preset(seed000) = %+v, %v; want the wrapper preset", old, err)
+	}
+	for _, name := range Presets() {
+		if name == "seed000" {
+			t.Error("Presets lists the old name seed000")
+		}
 	}
 	if PresetAbout("hurried") != "" {
 		t.Error("PresetAbout(hurried) is not empty")
