@@ -2,6 +2,7 @@ package policyspec
 
 import (
 	"os"
+	"reflect"
 
 	"go.yaml.in/yaml/v3"
 
@@ -21,13 +22,6 @@ var (
 	renamedBudget   = map[string]string{"tokens": "max_tokens", "ratio": "token_ratio", "min_per_sec": "min_retries_per_sec"}
 	renamedBreaker  = map[string]string{"failures": "consecutive_failures"}
 	renamedClassify = map[string]string{"classify": ClassifyDefault}
-)
-
-var (
-	specFields    = []string{"name", "preset", "max_attempts", "backoff", "overload_backoff", "max_server_wait", "min_attempt", "timeout", "attempt_timeout", "budget", "breaker", "limit", "classify", "hop", "idle_timeout"}
-	backoffFields = []string{"kind", "base", "max", "multiplier", "jitter"}
-	budgetFields  = []string{"kind", "max_tokens", "token_ratio", "percent", "ttl", "min_retries_per_sec", "capacity", "retry_cost", "timeout_cost", "throttle_cost", "no_retry_increment", "k", "window"}
-	breakerFields = []string{"consecutive_failures", "open", "failure_rate", "window", "min_requests", "max_probes", "success_threshold"}
 )
 
 // Load reads and parses the policy file at path (see Parse).
@@ -77,40 +71,20 @@ func Decode(file string, n *yaml.Node, path string) (Spec, error) {
 	if err := renamed(d, n, path, renamedSpec); err != nil {
 		return Spec{}, err
 	}
-	s.Pos, err = d.Mapping(n, path, specFields, func(k string, v *yaml.Node, path string) error {
+	s.Pos, err = d.Struct(n, path, reflect.ValueOf(&s).Elem(), func(n *yaml.Node, path string, f reflect.Value) error {
 		var err error
-		switch k {
-		case "name":
-			s.Name, err = d.String(v, path)
-		case "max_attempts":
-			s.MaxAttempts, err = d.Int(v, path)
-		case "backoff":
-			s.Backoff, err = decodeBackoff(d, v, path)
-		case "overload_backoff":
-			s.OverloadBackoff, err = decodeBackoff(d, v, path)
-		case "max_server_wait":
-			s.MaxServerWait, err = d.Duration(v, path)
-		case "min_attempt":
-			s.MinAttempt, err = d.Duration(v, path)
-		case "timeout":
-			s.Timeout, err = d.Duration(v, path)
-		case "attempt_timeout":
-			s.AttemptTimeout, err = d.Duration(v, path)
-		case "budget":
-			s.Budget, err = decodeBudget(d, v, path)
-		case "breaker":
-			s.Breaker, err = decodeBreaker(d, v, path)
-		case "limit":
-			s.Limit, err = d.Int(v, path)
-		case "classify":
-			s.Classify, err = d.String(v, path)
-		case "hop":
-			s.Hop, err = d.Int(v, path)
-		case "idle_timeout":
-			s.IdleTimeout, err = d.Duration(v, path)
+		switch p := f.Addr().Interface().(type) {
+		case **Backoff:
+			*p, err = decodeMapping[Backoff](d, n, path, renamedBackoff)
+		case **Budget:
+			*p, err = decodeMapping[Budget](d, n, path, renamedBudget)
+		case **Breaker:
+			*p, err = decodeBreaker(d, n, path)
+		default:
+			err = d.Scalar(n, path, f)
 		}
 		return err
-	})
+	}, "preset")
 	if err != nil {
 		return Spec{}, err
 	}
@@ -122,7 +96,7 @@ func Decode(file string, n *yaml.Node, path string) (Spec, error) {
 
 // renamed reports the first key of mapping n that was renamed.
 func renamed(d *strictyaml.Decoder, n *yaml.Node, path string, names map[string]string) error {
-	if n.Kind != yaml.MappingNode {
+	if n == nil || n.Kind != yaml.MappingNode {
 		return nil // Mapping says what is wrong
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -135,124 +109,33 @@ func renamed(d *strictyaml.Decoder, n *yaml.Node, path string, names map[string]
 	return nil
 }
 
-// shorthand decodes a scalar written where a mapping may be ("backoff:
-// none"): its value is the kind.
-func shorthand(d *strictyaml.Decoder, n *yaml.Node, path string) (kind string, pos Pos, ok bool) {
-	if n.Kind != yaml.ScalarNode {
-		return "", Pos{}, false
-	}
-	return n.Value, Pos{File: d.File, Line: n.Line, Path: path, Lines: map[string]int{"kind": n.Line}}, true
-}
-
-func decodeBackoff(d *strictyaml.Decoder, n *yaml.Node, path string) (*Backoff, error) {
-	b := new(Backoff)
-	if kind, pos, ok := shorthand(d, n, path); ok {
-		b.Kind, b.Pos = kind, pos
-		return b, nil
-	}
-	if err := renamed(d, n, path, renamedBackoff); err != nil {
-		return nil, err
-	}
+// decodeMapping decodes mapping n into a new T (a Backoff, a Budget or a
+// Breaker) by its yaml tags, once no key is one renamed; a scalar is
+// shorthand for {kind: scalar} ("backoff: none").
+func decodeMapping[T any](d *strictyaml.Decoder, n *yaml.Node, path string, renames map[string]string) (*T, error) {
+	t := new(T)
+	v := reflect.ValueOf(t).Elem()
+	pos := Pos{File: d.File, Line: n.Line, Path: path, Lines: map[string]int{"kind": n.Line}}
 	var err error
-	b.Pos, err = d.Mapping(n, path, backoffFields, func(k string, v *yaml.Node, path string) error {
-		var err error
-		switch k {
-		case "kind":
-			b.Kind, err = d.String(v, path)
-		case "base":
-			b.Base, err = d.Duration(v, path)
-		case "max":
-			b.Max, err = d.Duration(v, path)
-		case "multiplier":
-			b.Multiplier, err = d.Float(v, path)
-		case "jitter":
-			b.Jitter, err = d.Float(v, path)
-		}
-		return err
-	})
-	return b, err
-}
-
-func decodeBudget(d *strictyaml.Decoder, n *yaml.Node, path string) (*Budget, error) {
-	b := new(Budget)
-	if kind, pos, ok := shorthand(d, n, path); ok {
-		b.Kind, b.Pos = kind, pos
-		return b, nil
+	if n.Kind == yaml.ScalarNode {
+		v.FieldByName("Kind").SetString(n.Value)
+	} else if err = renamed(d, n, path, renames); err == nil {
+		pos, err = d.Struct(n, path, v, d.Scalar)
 	}
-	if err := renamed(d, n, path, renamedBudget); err != nil {
-		return nil, err
-	}
-	var err error
-	b.Pos, err = d.Mapping(n, path, budgetFields, func(k string, v *yaml.Node, path string) error {
-		var err error
-		switch k {
-		case "kind":
-			b.Kind, err = d.String(v, path)
-		case "max_tokens":
-			b.MaxTokens, err = d.Float(v, path)
-		case "token_ratio":
-			b.TokenRatio, err = d.Float(v, path)
-		case "percent":
-			b.Percent, err = d.Float(v, path)
-		case "ttl":
-			b.TTL, err = d.Duration(v, path)
-		case "min_retries_per_sec":
-			b.MinRetriesPerSec, err = d.Int(v, path)
-		case "capacity":
-			b.Capacity, err = d.Int(v, path)
-		case "retry_cost":
-			b.RetryCost, err = d.Int(v, path)
-		case "timeout_cost":
-			b.TimeoutCost, err = d.Int(v, path)
-		case "throttle_cost":
-			b.ThrottleCost, err = d.Int(v, path)
-		case "no_retry_increment":
-			b.NoRetryIncrement, err = d.Int(v, path)
-		case "k":
-			b.K, err = d.Float(v, path)
-		case "window":
-			b.Window, err = d.Duration(v, path)
-		}
-		return err
-	})
-	return b, err
+	v.FieldByName("Pos").Set(reflect.ValueOf(pos))
+	return t, err
 }
 
 // decodeBreaker returns nil for "breaker: none".
 func decodeBreaker(d *strictyaml.Decoder, n *yaml.Node, path string) (*Breaker, error) {
-	if word, _, ok := shorthand(d, n, path); ok {
-		switch word {
+	if n.Kind == yaml.ScalarNode {
+		switch n.Value {
 		case "none":
 			return nil, nil
 		case "default":
 			return &Breaker{Pos: Pos{File: d.File, Line: n.Line, Path: path}}, nil
 		}
-		return nil, d.Errorf(n, path, "want none, default or a mapping of settings, got %q", word)
+		return nil, d.Errorf(n, path, "want none, default or a mapping of settings, got %q", n.Value)
 	}
-	if err := renamed(d, n, path, renamedBreaker); err != nil {
-		return nil, err
-	}
-	b := new(Breaker)
-	var err error
-	b.Pos, err = d.Mapping(n, path, breakerFields, func(k string, v *yaml.Node, path string) error {
-		var err error
-		switch k {
-		case "consecutive_failures":
-			b.ConsecutiveFailures, err = d.Int(v, path)
-		case "open":
-			b.Open, err = d.Duration(v, path)
-		case "failure_rate":
-			b.FailureRate, err = d.Float(v, path)
-		case "window":
-			b.Window, err = d.Duration(v, path)
-		case "min_requests":
-			b.MinRequests, err = d.Int(v, path)
-		case "max_probes":
-			b.MaxProbes, err = d.Int(v, path)
-		case "success_threshold":
-			b.SuccessThreshold, err = d.Int(v, path)
-		}
-		return err
-	})
-	return b, err
+	return decodeMapping[Breaker](d, n, path, renamedBreaker)
 }

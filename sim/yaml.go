@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -44,7 +43,7 @@ func Parse(file string, data []byte) (*Scenario, error) {
 	if root, err = d.Visit(root, ""); err != nil {
 		return nil, err
 	}
-	if err := d.decode(root, reflect.ValueOf(s).Elem(), ""); err != nil {
+	if err := d.decode(root, "", reflect.ValueOf(s).Elem()); err != nil {
 		return nil, err
 	}
 	s.Description = strings.TrimSpace(s.Description)
@@ -69,23 +68,18 @@ type decoder struct {
 }
 
 var (
-	durationType = reflect.TypeFor[time.Duration]()
-	rateType     = reflect.TypeFor[Rate]()
-	distType     = reflect.TypeFor[Dist]()
-	policyRef    = reflect.TypeFor[PolicyRef]()
-	specType     = reflect.TypeFor[PolicySpec]()
-	posType      = reflect.TypeFor[Pos]()
+	rateType  = reflect.TypeFor[Rate]()
+	distType  = reflect.TypeFor[Dist]()
+	policyRef = reflect.TypeFor[PolicyRef]()
+	specType  = reflect.TypeFor[PolicySpec]()
+	posType   = reflect.TypeFor[Pos]()
 )
 
 // decode decodes n, whose aliases are followed and which is not null,
 // into v.
-func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
+func (d *decoder) decode(n *yaml.Node, path string, v reflect.Value) error {
 	t := v.Type()
 	switch t {
-	case durationType:
-		x, err := d.Duration(n, path)
-		v.SetInt(int64(x))
-		return err
 	case rateType:
 		if n.Kind != yaml.ScalarNode {
 			return d.Errorf(n, path, "want a rate such as 140/min, got %s", strictyaml.KindName(n))
@@ -127,54 +121,25 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) error {
 	switch t.Kind() {
 	case reflect.Pointer:
 		nv := reflect.New(t.Elem())
-		if err := d.decode(n, nv.Elem(), path); err != nil {
+		if err := d.decode(n, path, nv.Elem()); err != nil {
 			return err
 		}
 		v.Set(nv)
 		return nil
 	case reflect.Struct:
-		return d.decodeStruct(n, v, path)
+		return d.decodeStruct(n, path, v)
 	case reflect.Slice:
 		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
 		err := d.List(n, path, func(i int, item *yaml.Node) error {
 			if strictyaml.IsNull(item) {
 				return nil
 			}
-			return d.decode(item, s.Index(i), path+itemKey(item, i))
+			return d.decode(item, path+itemKey(item, i), s.Index(i))
 		})
 		v.Set(s)
 		return err
 	}
-	return d.scalar(n, v, path)
-}
-
-func (d *decoder) scalar(n *yaml.Node, v reflect.Value, path string) error {
-	var err error
-	switch v.Kind() {
-	case reflect.String:
-		var x string
-		x, err = d.String(n, path)
-		v.SetString(x)
-	case reflect.Bool:
-		var x bool
-		x, err = d.Bool(n, path)
-		v.SetBool(x)
-	case reflect.Int:
-		var x int
-		x, err = d.Int(n, path)
-		v.SetInt(int64(x))
-	case reflect.Uint64:
-		var x uint64
-		x, err = d.Uint64(n, path)
-		v.SetUint(x)
-	case reflect.Float64:
-		var x float64
-		x, err = d.Float(n, path)
-		v.SetFloat(x)
-	default:
-		err = d.Errorf(n, path, "cannot decode into %s", v.Type())
-	}
-	return err
+	return d.Scalar(n, path, v)
 }
 
 // itemKey names a list element in a path: by its name if it has one.
@@ -185,26 +150,8 @@ func itemKey(item *yaml.Node, i int) string {
 	return "[" + strconv.Itoa(i) + "]"
 }
 
-func fieldKeys(t reflect.Type) (map[string]int, []string) {
-	keys := map[string]int{}
-	var names []string
-	for i := range t.NumField() {
-		tag := t.Field(i).Tag.Get("yaml")
-		if tag == "" || tag == "-" {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		keys[name] = i
-		names = append(names, name)
-	}
-	return keys, names
-}
-
-func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string) error {
-	keys, names := fieldKeys(v.Type())
-	pos, err := d.Mapping(n, path, names, func(k string, val *yaml.Node, sub string) error {
-		return d.decode(val, v.Field(keys[k]), sub)
-	})
+func (d *decoder) decodeStruct(n *yaml.Node, path string, v reflect.Value) error {
+	pos, err := d.Struct(n, path, v, d.decode)
 	if f := v.FieldByName("Pos"); f.IsValid() && f.Type() == posType {
 		f.Set(reflect.ValueOf(pos))
 	}
@@ -233,7 +180,7 @@ func (s *Scenario) at(value string) (*Scenario, error) {
 	}
 	d := decoder{Decoder: strictyaml.Decoder{File: file}}
 	n := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: value, Line: line}
-	if err := d.decode(n, f, sw.Path); err != nil {
+	if err := d.decode(n, sw.Path, f); err != nil {
 		var e *Error
 		if errors.As(err, &e) {
 			e.Err = fmt.Errorf("sweep value %q: %w", value, e.Err)
@@ -278,7 +225,7 @@ func field(v reflect.Value, path string) (reflect.Value, error) {
 		if v.Kind() != reflect.Struct {
 			return reflect.Value{}, fmt.Errorf("%q: not a mapping", part)
 		}
-		keys, _ := fieldKeys(v.Type())
+		keys, _ := strictyaml.FieldKeys(v.Type())
 		i, ok := keys[m[1]]
 		if !ok {
 			return reflect.Value{}, fmt.Errorf("no field %q", m[1])

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -321,89 +322,133 @@ func (d *Decoder) List(n *yaml.Node, path string, f func(i int, item *yaml.Node)
 	return nil
 }
 
-// scalar returns n's value, or an error saying what was wanted instead.
-func (d *Decoder) scalar(n *yaml.Node, path, want string) (string, error) {
+// FieldKeys maps the yaml tags of struct type t's fields to the fields'
+// indexes, and lists the tags in field order. Fields without a tag, or
+// tagged "-", are left out.
+func FieldKeys(t reflect.Type) (map[string]int, []string) {
+	keys := map[string]int{}
+	var names []string
+	for i := range t.NumField() {
+		tag := t.Field(i).Tag.Get("yaml")
+		if tag == "" || tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		keys[name] = i
+		names = append(names, name)
+	}
+	return keys, names
+}
+
+// Struct decodes mapping n into the struct v by its fields' yaml tags,
+// calling value for each field the mapping gives (see Mapping for what is
+// an error). also names keys that are known but have no field, because the
+// caller reads them itself; they are passed over.
+func (d *Decoder) Struct(n *yaml.Node, path string, v reflect.Value, value func(n *yaml.Node, path string, field reflect.Value) error, also ...string) (Pos, error) {
+	keys, names := FieldKeys(v.Type())
+	return d.Mapping(n, path, append(names, also...), func(k string, val *yaml.Node, sub string) error {
+		i, ok := keys[k]
+		if !ok {
+			return nil // one of also
+		}
+		return value(val, sub, v.Field(i))
+	})
+}
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+// Scalar decodes n into v by v's type: a time.Duration (Duration), or a
+// string, bool, int, uint64 or float64 kind.
+func (d *Decoder) Scalar(n *yaml.Node, path string, v reflect.Value) error {
+	var x any
+	var err error
+	switch {
+	case v.Type() == durationType:
+		x, err = d.Duration(n, path)
+	case v.Kind() == reflect.String:
+		x, err = d.String(n, path)
+	case v.Kind() == reflect.Bool:
+		x, err = d.Bool(n, path)
+	case v.Kind() == reflect.Int:
+		x, err = d.Int(n, path)
+	case v.Kind() == reflect.Uint64:
+		x, err = d.Uint64(n, path)
+	case v.Kind() == reflect.Float64:
+		x, err = d.Float(n, path)
+	default:
+		return d.Errorf(n, path, "cannot decode into %s", v.Type())
+	}
+	if err == nil {
+		v.Set(reflect.ValueOf(x).Convert(v.Type()))
+	}
+	return err
+}
+
+// scalar decodes n's value with parse, or says what was wanted instead:
+// want names the kind of value for a node that is not a scalar, example
+// shows one for a scalar that does not parse.
+func scalar[T any](d *Decoder, n *yaml.Node, path, want, example string, parse func(string) (T, bool)) (T, error) {
+	var zero T
 	n = deref(n)
 	if n.Kind != yaml.ScalarNode {
-		return "", d.Errorf(n, path, "want %s, got %s", want, KindName(n))
+		return zero, d.Errorf(n, path, "want %s, got %s", want, KindName(n))
 	}
-	return n.Value, nil
+	x, ok := parse(n.Value)
+	if !ok {
+		return zero, d.Errorf(n, path, "want %s, got %q", example, n.Value)
+	}
+	return x, nil
 }
 
 // String decodes a string.
 func (d *Decoder) String(n *yaml.Node, path string) (string, error) {
-	return d.scalar(n, path, "a string")
+	return scalar(d, n, path, "a string", "", func(s string) (string, bool) { return s, true })
 }
 
 // Duration decodes a Go duration ("200ms", "1m30s"); "0" is zero. A
 // negative duration is returned as such, for the caller's check to name.
 func (d *Decoder) Duration(n *yaml.Node, path string) (time.Duration, error) {
-	s, err := d.scalar(n, path, "a duration such as 200ms")
-	if err != nil {
-		return 0, err
-	}
-	x, err := time.ParseDuration(s)
-	if err != nil {
-		return 0, d.Errorf(n, path, "want a duration such as 200ms or 1m30s, got %q", s)
-	}
-	return x, nil
+	return scalar(d, n, path, "a duration such as 200ms", "a duration such as 200ms or 1m30s", func(s string) (time.Duration, bool) {
+		x, err := time.ParseDuration(s)
+		return x, err == nil
+	})
 }
 
 // Int decodes a whole number that fits in 32 bits; underscores may group
 // digits ("100_000").
 func (d *Decoder) Int(n *yaml.Node, path string) (int, error) {
-	s, err := d.scalar(n, path, "a whole number")
-	if err != nil {
-		return 0, err
-	}
-	x, err := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 32)
-	if err != nil {
-		return 0, d.Errorf(n, path, "want a whole number, got %q", s)
-	}
-	return int(x), nil
+	return scalar(d, n, path, "a whole number", "a whole number", func(s string) (int, bool) {
+		x, err := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 32)
+		return int(x), err == nil
+	})
 }
 
 // Uint64 decodes a non-negative whole number; underscores may group
 // digits.
 func (d *Decoder) Uint64(n *yaml.Node, path string) (uint64, error) {
-	s, err := d.scalar(n, path, "a non-negative whole number")
-	if err != nil {
-		return 0, err
-	}
-	x, err := strconv.ParseUint(strings.ReplaceAll(s, "_", ""), 10, 64)
-	if err != nil {
-		return 0, d.Errorf(n, path, "want a non-negative whole number, got %q", s)
-	}
-	return x, nil
+	return scalar(d, n, path, "a non-negative whole number", "a non-negative whole number", func(s string) (uint64, bool) {
+		x, err := strconv.ParseUint(strings.ReplaceAll(s, "_", ""), 10, 64)
+		return x, err == nil
+	})
 }
 
 // Float decodes a finite number; underscores may group digits, and a
 // trailing % divides by 100 ("5%" is 0.05).
 func (d *Decoder) Float(n *yaml.Node, path string) (float64, error) {
-	s, err := d.scalar(n, path, "a number")
-	if err != nil {
-		return 0, err
-	}
-	num, pct := strings.CutSuffix(strings.ReplaceAll(s, "_", ""), "%")
-	x, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0, d.Errorf(n, path, "want a number, got %q", s)
-	}
-	if pct {
-		x /= 100
-	}
-	return x, nil
+	return scalar(d, n, path, "a number", "a number", func(s string) (float64, bool) {
+		num, pct := strings.CutSuffix(strings.ReplaceAll(s, "_", ""), "%")
+		x, err := strconv.ParseFloat(num, 64)
+		if pct {
+			x /= 100
+		}
+		return x, err == nil && !math.IsNaN(x) && !math.IsInf(x, 0)
+	})
 }
 
 // Bool decodes true or false.
 func (d *Decoder) Bool(n *yaml.Node, path string) (bool, error) {
-	s, err := d.scalar(n, path, "true or false")
-	if err != nil {
-		return false, err
-	}
-	b, err := strconv.ParseBool(s)
-	if err != nil {
-		return false, d.Errorf(n, path, "want true or false, got %q", s)
-	}
-	return b, nil
+	return scalar(d, n, path, "true or false", "true or false", func(s string) (bool, bool) {
+		b, err := strconv.ParseBool(s)
+		return b, err == nil
+	})
 }

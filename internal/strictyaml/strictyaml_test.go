@@ -2,6 +2,7 @@ package strictyaml
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -266,5 +267,39 @@ func TestErrorFormat(t *testing.T) {
 		if got := tt.e.Error(); got != tt.want {
 			t.Errorf("Error() = %q, want %q", got, tt.want)
 		}
+	}
+}
+
+// TestStruct: a struct is decoded by its fields' yaml tags, each scalar
+// by its type.
+func TestStruct(t *testing.T) {
+	type settings struct {
+		Name    string        `yaml:"name"`
+		Wait    time.Duration `yaml:"wait"`
+		Count   int           `yaml:"count"`
+		Seed    uint64        `yaml:"seed"`
+		Share   float64       `yaml:"share"`
+		On      bool          `yaml:"on"`
+		Skipped int           `yaml:"-"`
+		Untaged int
+	}
+	d := &Decoder{File: "f.yaml"}
+	var got settings
+	v := reflect.ValueOf(&got).Elem()
+	pos, err := d.Struct(root(t, "name: x\nwait: 2s\ncount: 3\nseed: 9\nshare: 50%\non: true\nextra: 1\n"), "s", v, d.Scalar, "extra")
+	want := settings{Name: "x", Wait: 2 * time.Second, Count: 3, Seed: 9, Share: 0.5, On: true}
+	if err != nil || got != want || pos.Lines["extra"] != 7 {
+		t.Errorf("Struct = %+v, %v (lines %v); want %+v", got, err, pos.Lines, want)
+	}
+	_, err = d.Struct(root(t, "Untaged: 1\n"), "s", v, d.Scalar)
+	if err == nil || !strings.Contains(err.Error(), `unknown field "Untaged" (want one of count, name, on, seed, share, wait)`) {
+		t.Errorf("Struct with an untagged key = %v", err)
+	}
+	var bad struct {
+		C complex128 `yaml:"c"`
+	}
+	_, err = d.Struct(root(t, "c: 1\n"), "s", reflect.ValueOf(&bad).Elem(), d.Scalar)
+	if err == nil || !strings.Contains(err.Error(), "cannot decode into complex128") {
+		t.Errorf("Struct into a complex128 = %v", err)
 	}
 }
