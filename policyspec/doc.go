@@ -37,12 +37,12 @@
 //	hop: 2                       # the hop protocol's retries for the whole call tree
 //	idle_timeout: 15s            # HTTP only: a body that delivers nothing this long fails
 //
-// Backoff kinds: none, constant (base), exponential, full-jitter,
-// equal-jitter (base, max, multiplier), decorrelated (base, max),
-// proportional (base, max, multiplier, jitter). Budget kinds: none,
-// default, token-bucket (max_tokens, token_ratio), ratio (percent, ttl,
-// min_retries_per_sec), quota (capacity, retry_cost, timeout_cost,
-// throttle_cost, no_retry_increment) and adaptive (k, window); a budget
+// Backoff kinds: none; constant (base); exponential, full-jitter and
+// equal-jitter (base, max, multiplier); decorrelated (base, max);
+// proportional (base, max, multiplier, jitter). Budget kinds: none;
+// default; token-bucket (max_tokens, token_ratio); ratio (percent, ttl,
+// min_retries_per_sec); quota (capacity, retry_cost, timeout_cost,
+// throttle_cost, no_retry_increment); adaptive (k, window). A budget
 // mapping without a kind is a token bucket. Breaker settings:
 // consecutive_failures, open, failure_rate, window, min_requests,
 // max_probes, success_threshold.

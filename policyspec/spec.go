@@ -117,7 +117,8 @@ const (
 var backoffKinds = []string{BackoffConstant, BackoffDecorrelated, BackoffEqualJitter, BackoffExponential, BackoffFullJitter, BackoffNone, BackoffProportional}
 
 // Backoff describes a backoff.Schedule. In a file, "backoff: none" is
-// shorthand for {kind: none}.
+// shorthand for {kind: none}. The zero Backoff names no kind and does not
+// validate.
 type Backoff struct {
 	// Kind is one of the Backoff* constants.
 	Kind string `yaml:"kind" json:"kind"`
@@ -150,9 +151,10 @@ const (
 var budgetKinds = []string{BudgetAdaptive, BudgetDefault, BudgetNone, BudgetQuota, BudgetRatio, BudgetTokenBucket}
 
 // Budget describes a retry budget. Fields that do not belong to Kind must
-// be zero; zero fields that do mean the budget's own defaults. In a file,
-// "budget: none" is shorthand for {kind: none}, and a mapping without a
-// kind is a token bucket.
+// be zero; zero fields that do mean the budget's own defaults, so the zero
+// Budget is a token bucket with gRFC A6's settings. In a file, "budget:
+// none" is shorthand for {kind: none}, and a mapping without a kind is a
+// token bucket.
 type Budget struct {
 	// Kind is one of the Budget* constants; empty means BudgetTokenBucket.
 	Kind string `yaml:"kind" json:"kind,omitempty"`
@@ -183,9 +185,9 @@ type Budget struct {
 }
 
 // Breaker describes a breaker.Breaker: the fields of breaker.Settings, and
-// zero fields mean its defaults (5 consecutive failures, open 30 s). In a
-// file, "breaker: default" is shorthand for {} and "breaker: none" for no
-// breaker.
+// zero fields mean its defaults, so the zero Breaker trips after 5
+// consecutive failures and stays open 30 s. In a file, "breaker: default"
+// is shorthand for {} and "breaker: none" for no breaker.
 type Breaker struct {
 	// ConsecutiveFailures trips the breaker after this many failures in a
 	// row; zero means 5, a negative value turns this trip off (use

@@ -92,7 +92,7 @@ func (p Pos) Errorf(field, format string, args ...any) *Error {
 }
 
 // Checker keeps the first of the problems a validation finds. Its zero
-// value is ready to use.
+// value is ready to use; it is not safe for concurrent use.
 type Checker struct {
 	// File names the file in errors whose Pos has none (values built in Go).
 	File string
