@@ -2,14 +2,14 @@ package gateway
 
 import (
 	"errors"
-	"fmt"
+	"maps"
 	"os"
-	"sort"
-	"strconv"
-	"strings"
+	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/recoil-go/recoil/internal/strictyaml"
 )
 
 // TimelineError reports what is wrong with a timeline file, and where: the
@@ -18,29 +18,18 @@ type TimelineError struct {
 	// File is the file's name as given to ParseTimeline.
 	File string
 	// Line is the line of the offending field, counting from 1; 0 when
-	// the file is not YAML at all (the YAML error in Err names the line).
+	// it is not known.
 	Line int
 	// Field is the offending field's path ("outages[1].duration"); empty
-	// for a YAML syntax error.
+	// for a YAML syntax error or a problem with the whole file.
 	Field string
 	// Err says what is wrong.
 	Err error
 }
 
-// Error formats the error as file:line: field: what is wrong.
-func (e *TimelineError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		b.WriteString(":" + strconv.Itoa(e.Line))
-	}
-	b.WriteString(": ")
-	if e.Field != "" {
-		b.WriteString(e.Field + ": ")
-	}
-	b.WriteString(e.Err.Error())
-	return b.String()
-}
+// Error formats the error as file:line: field: what is wrong, as every
+// YAML file of the repository's is reported.
+func (e *TimelineError) Error() string { return (*strictyaml.Error)(e).Error() }
 
 // Unwrap returns Err.
 func (e *TimelineError) Unwrap() error { return e.Err }
@@ -84,17 +73,13 @@ func LoadTimeline(path string) (Config, error) {
 //	headers: {client: X-Client-Id, request: X-Request-Id}
 //	max_keys: 100000
 func ParseTimeline(name string, data []byte) (Config, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return Config{}, &TimelineError{File: name, Err: err}
-	}
 	var c Config
-	if len(doc.Content) == 0 {
-		return c, nil
+	root, err := strictyaml.Read(name, data)
+	if err != nil || root == nil {
+		return c, timelineError(err)
 	}
-	d := &tdecoder{file: name, lines: map[string]int{}}
-	root := doc.Content[0]
-	err := d.mapping(root, "", fields{
+	d := &tdecoder{Decoder: strictyaml.Decoder{File: name}, lines: map[string]int{}}
+	err = d.mapping(root, "", fields{
 		"window":       d.duration(&c.Window),
 		"seed":         d.uint64(&c.Seed),
 		"outages":      d.outages(&c.Outages),
@@ -111,7 +96,7 @@ func ParseTimeline(name string, data []byte) (Config, error) {
 		"max_keys": d.int(&c.MaxKeys),
 	})
 	if err != nil {
-		return Config{}, err
+		return Config{}, timelineError(err)
 	}
 	if err := c.Validate(); err != nil {
 		var ce *configError
@@ -127,10 +112,20 @@ func ParseTimeline(name string, data []byte) (Config, error) {
 	return c, nil
 }
 
-// tdecoder walks a timeline's YAML nodes, remembering each field's line so
-// that Validate's complaints can be placed.
+// timelineError makes a decoding problem a *TimelineError.
+func timelineError(err error) error {
+	var e *strictyaml.Error
+	if errors.As(err, &e) {
+		return (*TimelineError)(e)
+	}
+	return err
+}
+
+// tdecoder walks a timeline's YAML nodes with the shared decoder,
+// remembering each field's line so that Validate's complaints can be
+// placed.
 type tdecoder struct {
-	file  string
+	strictyaml.Decoder
 	lines map[string]int
 }
 
@@ -139,165 +134,49 @@ type decodeFunc func(n *yaml.Node, field string) error
 
 type fields map[string]decodeFunc
 
-func (d *tdecoder) fail(n *yaml.Node, field, format string, args ...any) error {
-	return &TimelineError{File: d.file, Line: n.Line, Field: field, Err: fmt.Errorf(format, args...)}
-}
-
-func join(parent, name string) string {
-	if parent == "" {
-		return name
-	}
-	return parent + "." + name
-}
-
-// mapping decodes a mapping node with the given fields; a key not among
-// them is an error naming the keys that are.
+// mapping decodes a mapping node with the given fields.
 func (d *tdecoder) mapping(n *yaml.Node, field string, fs fields) error {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-		return nil
-	}
-	if n.Kind != yaml.MappingNode {
-		what := field
-		if what == "" {
-			what = "the timeline"
-		}
-		return d.fail(n, field, "%s must be a mapping of fields", what)
-	}
-	seen := make(map[string]int, len(n.Content)/2)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		f, ok := fs[k.Value]
-		path := join(field, k.Value)
-		if line, dup := seen[k.Value]; dup {
-			return d.fail(k, path, "given twice (first on line %d)", line)
-		}
-		seen[k.Value] = k.Line
-		if !ok {
-			names := make([]string, 0, len(fs))
-			for name := range fs {
-				names = append(names, name)
-			}
-			sort.Strings(names)
-			return d.fail(k, path, "unknown field %q (want one of %s)", k.Value, strings.Join(names, ", "))
-		}
+	_, err := d.Mapping(n, field, slices.Collect(maps.Keys(fs)), func(k string, v *yaml.Node, path string) error {
 		d.lines[path] = v.Line
-		if err := f(v, path); err != nil {
-			return err
-		}
-	}
-	return nil
+		return fs[k](v, path)
+	})
+	return err
 }
 
 func (d *tdecoder) sub(fs fields) decodeFunc {
 	return func(n *yaml.Node, field string) error { return d.mapping(n, field, fs) }
 }
 
-func (d *tdecoder) scalar(n *yaml.Node, field, want string) (string, error) {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	if n.Kind != yaml.ScalarNode {
-		return "", d.fail(n, field, "want %s", want)
-	}
-	return n.Value, nil
-}
-
-func (d *tdecoder) duration(p *time.Duration) decodeFunc {
+// set adapts one of the shared decoder's scalar methods to a field of c.
+func set[T any](p *T, decode func(*yaml.Node, string) (T, error)) decodeFunc {
 	return func(n *yaml.Node, field string) error {
-		s, err := d.scalar(n, field, "a duration such as 700ms")
-		if err != nil {
-			return err
+		v, err := decode(n, field)
+		if err == nil {
+			*p = v
 		}
-		v, err := time.ParseDuration(s)
-		if err != nil {
-			return d.fail(n, field, "%q is not a duration (write it as 700ms, 1.5s, 2m)", s)
-		}
-		*p = v
-		return nil
+		return err
 	}
 }
 
-func (d *tdecoder) int(p *int) decodeFunc {
-	return func(n *yaml.Node, field string) error {
-		s, err := d.scalar(n, field, "a whole number")
-		if err != nil {
-			return err
-		}
-		v, err := strconv.Atoi(s)
-		if err != nil {
-			return d.fail(n, field, "%q is not a whole number", s)
-		}
-		*p = v
-		return nil
-	}
-}
-
-func (d *tdecoder) uint64(p *uint64) decodeFunc {
-	return func(n *yaml.Node, field string) error {
-		s, err := d.scalar(n, field, "a whole number")
-		if err != nil {
-			return err
-		}
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return d.fail(n, field, "%q is not a whole number of 0 or more", s)
-		}
-		*p = v
-		return nil
-	}
-}
-
-func (d *tdecoder) float(p *float64) decodeFunc {
-	return func(n *yaml.Node, field string) error {
-		s, err := d.scalar(n, field, "a number")
-		if err != nil {
-			return err
-		}
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil {
-			return d.fail(n, field, "%q is not a number", s)
-		}
-		*p = v
-		return nil
-	}
-}
-
-func (d *tdecoder) string(p *string) decodeFunc {
-	return func(n *yaml.Node, field string) error {
-		s, err := d.scalar(n, field, "a string")
-		if err != nil {
-			return err
-		}
-		*p = s
-		return nil
-	}
-}
+func (d *tdecoder) duration(p *time.Duration) decodeFunc { return set(p, d.Duration) }
+func (d *tdecoder) int(p *int) decodeFunc                { return set(p, d.Int) }
+func (d *tdecoder) uint64(p *uint64) decodeFunc          { return set(p, d.Uint64) }
+func (d *tdecoder) float(p *float64) decodeFunc          { return set(p, d.Float) }
+func (d *tdecoder) string(p *string) decodeFunc          { return set(p, d.String) }
 
 func (d *tdecoder) dist(p *Distribution) decodeFunc {
 	return func(n *yaml.Node, field string) error {
-		var s string
-		if err := d.string(&s)(n, field); err != nil {
-			return err
-		}
+		s, err := d.String(n, field)
 		*p = Distribution(s)
-		return nil
+		return err
 	}
 }
 
 func (d *tdecoder) outages(p *[]Outage) decodeFunc {
 	return func(n *yaml.Node, field string) error {
-		if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
-			return nil
-		}
-		if n.Kind != yaml.SequenceNode {
-			return d.fail(n, field, "want a list of outages")
-		}
-		for i, item := range n.Content {
+		return d.List(n, field, func(i int, item *yaml.Node) error {
 			var o Outage
-			path := field + "[" + strconv.Itoa(i) + "]"
+			path := strictyaml.Index(field, i)
 			d.lines[path] = item.Line
 			err := d.mapping(item, path, fields{
 				"start":    d.duration(&o.Start),
@@ -306,11 +185,8 @@ func (d *tdecoder) outages(p *[]Outage) decodeFunc {
 				"rate":     d.float(&o.Rate),
 				"recovery": d.sub(fields{"below": d.int(&o.Recovery.Below), "for": d.duration(&o.Recovery.For)}),
 			})
-			if err != nil {
-				return err
-			}
 			*p = append(*p, o)
-		}
-		return nil
+			return err
+		})
 	}
 }

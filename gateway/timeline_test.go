@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -60,21 +61,24 @@ func TestParseTimelineErrorsNameTheLine(t *testing.T) {
 		msg   string // in the error's text
 	}{
 		{"unknown field", "window: 200ms\noutages:\n  - start: 0s\n    durration: 700ms\n", 4, "outages[0].durration", `unknown field "durration"`},
-		{"bad duration", "outages:\n  - start: 0s\n    duration: 7oo ms\n", 3, "outages[0].duration", `"7oo ms" is not a duration`},
+		{"bad duration", "outages:\n  - start: 0s\n    duration: 7oo ms\n", 3, "outages[0].duration", `want a duration such as 200ms or 1m30s, got "7oo ms"`},
 		{"negative duration", "outages:\n  - duration: 1s\n  - duration: -5s\n", 3, "outages[1].duration", "-5s is negative"},
 		{"status not an error", "outages:\n  - duration: 1s\n    status: 200\n", 3, "outages[0].status", "not an error status"},
 		{"rate above 1", "failure:\n  rate: 1.5\n", 2, "failure.rate", "not between 0 and 1"},
-		{"rate not a number", "failure:\n  rate: often\n", 2, "failure.rate", `"often" is not a number`},
+		{"rate not a number", "failure:\n  rate: often\n", 2, "failure.rate", `want a number, got "often"`},
+		{"rate as a percentage", "failure:\n  rate: 150%\n", 2, "failure.rate", "not between 0 and 1"},
 		{"unknown distribution", "latency:\n  dist: normal\n  mean: 5ms\n", 2, "latency.dist", `"normal"`},
 		{"uniform upside down", "latency:\n  dist: uniform\n  min: 50ms\n  max: 10ms\n", 4, "latency.max", "less than min"},
 		{"window too long", "seed: 1\nwindow: 2m\n", 2, "window", "not between"},
 		{"outages not a list", "outages: 700ms\n", 1, "outages", "want a list"},
-		{"section not a mapping", "stream: 5\n", 1, "stream", "must be a mapping"},
+		{"section not a mapping", "stream: 5\n", 1, "stream", `want a mapping, got "5"`},
 		{"negative allowance", "allowance:\n  per_minute: -1\n", 2, "allowance.per_minute", "negative"},
-		{"not a whole number", "stream:\n  events: 2.5\n", 2, "stream.events", "not a whole number"},
+		{"not a whole number", "stream:\n  events: 2.5\n", 2, "stream.events", `want a whole number, got "2.5"`},
 		{"too many events", "stream:\n  events: 1000000000\n", 2, "stream.events", "not between 0 and 100000"},
 		{"unknown top-level field", "window: 1s\naddr: 0.0.0.0:80\n", 2, "addr", `unknown field "addr"`},
-		{"not a mapping", "- 1\n- 2\n", 1, "", "must be a mapping"},
+		{"not a mapping", "- 1\n- 2\n", 1, "", "want a mapping, got a list"},
+		{"a second document", "window: 1s\n---\nwindow: 2s\n", 2, "", "one YAML document"},
+		{"seed negative", "seed: -4\n", 1, "seed", `want a non-negative whole number, got "-4"`},
 		{"recovery below negative", "outages:\n  - duration: 1s\n    recovery:\n      below: -3\n", 4, "outages[0].recovery.below", "negative"},
 	}
 	for _, tt := range tests {
@@ -102,8 +106,8 @@ func TestParseTimelineErrorsNameTheLine(t *testing.T) {
 func TestParseTimelineSyntaxError(t *testing.T) {
 	_, err := ParseTimeline("t.yaml", []byte("window: 200ms\noutages:\n  - start: [0s\n"))
 	var te *TimelineError
-	if !errors.As(err, &te) || !strings.Contains(err.Error(), "line") || !strings.HasPrefix(err.Error(), "t.yaml: ") {
-		t.Errorf("error %v, want a *TimelineError whose YAML error names the line", err)
+	if !errors.As(err, &te) || te.Line == 0 || !strings.HasPrefix(err.Error(), "t.yaml:"+strconv.Itoa(te.Line)+": ") || !errors.Is(err, ErrConfig) {
+		t.Errorf("error %v, want a *TimelineError naming its line, matching ErrConfig", err)
 	}
 	// A key given twice is an error too.
 	_, err = ParseTimeline("t.yaml", []byte("window: 1s\nseed: 2\nwindow: 2s\n"))

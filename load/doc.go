@@ -6,12 +6,13 @@
 // It runs callers against a failing dependency on real sockets — a 700 ms
 // payment-gateway outage, say — with any number of callers up to
 // MaxCallers (closed loop) or an arrival rate up to MaxRate (open loop),
-// any policy — the presets immediate, seed000, exponential, full-jitter and
-// default, or a policy file — and a real HTTP server on the other side,
-// usually package gateway, which counts the same attempts as they arrive.
-// When attempts get no response the Result says why, by kind (connection
-// refused, DNS lookup failed, TLS error, timeout, …) with the first error's
-// message; Result.Diagnosis says it in words.
+// any policy — the presets immediate, wrapper, exponential, full-jitter and
+// default, or a policy file in the policy language the simulator's
+// scenarios share (package policyspec) — and a real HTTP server on the
+// other side, usually package gateway, which counts the same attempts as
+// they arrive. When attempts get no response the Result says why, by kind
+// (connection refused, DNS lookup failed, TLS error, timeout, …) with the
+// first error's message; Result.Diagnosis says it in words.
 //
 // # Usage
 //

@@ -58,10 +58,10 @@ func ExamplePreset() {
 		fmt.Printf("%-12s %s\n", p.Name, p.About)
 	}
 	// Output:
-	// immediate    every 20 ms, whatever failed, up to 1000 attempts (seed 004's NoBackoff)
-	// seed000      5 attempts, 1 s doubling, anything that is not a 2xx (seed 000's wrapper)
+	// immediate    every 20 ms, whatever failed, up to 1000 attempts: the retry written in a hurry
+	// wrapper      5 attempts, 1 s doubling, anything that is not a 2xx: the wrapper most services ship
 	// exponential  60 ms doubling, no jitter, up to 8 attempts
-	// full-jitter  full jitter from 60 ms doubling, up to 8 attempts (seed 004)
+	// full-jitter  full jitter from 60 ms doubling, up to 8 attempts
 	// default      the recoil default: classified, 3 attempts, full jitter, A6 budget, breaker (1 s open)
 }
 
@@ -75,13 +75,15 @@ backoff: {kind: full-jitter, base: 100ms, max: 5s}
 	if err != nil {
 		panic(err)
 	}
+	// The overload schedule stays the preset's: writing backoff does not
+	// change it, as in recoil.Policy.
 	fmt.Println(p.Name, p.Policy.MaxAttempts, p.Policy.Backoff, p.Policy.OverloadBackoff)
 
 	_, err = load.ParsePolicy("bad.yaml", []byte("max_attempts: 3\nbackoff:\n  kind: shaken\n"))
 	fmt.Println(err)
 	// Output:
-	// patient 12 {100ms 0 5s} {100ms 0 5s}
-	// bad.yaml:3: backoff.kind: "shaken" is not a backoff kind (want one of constant, decorrelated, equal-jitter, exponential, full-jitter, none)
+	// patient 12 {100ms 0 5s} {60ms 0 10s}
+	// bad.yaml:3: backoff.kind: "shaken" is not a backoff kind (want one of constant, decorrelated, equal-jitter, exponential, full-jitter, none, proportional)
 }
 
 func ExampleWriteTable() {

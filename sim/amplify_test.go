@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recoil-go/recoil/policyspec"
 	"github.com/recoil-go/recoil/sim"
 	"github.com/recoil-go/recoil/sim/blast"
 )
@@ -21,8 +22,8 @@ func TestAmplificationMatchesBlast(t *testing.T) {
 			s := &sim.Scenario{
 				Name:     "amplification",
 				Duration: 60 * time.Second,
-				Policies: []sim.PolicySpec{{Name: "2 retries, at once", Attempts: 3,
-					Backoff: &sim.BackoffSpec{Kind: sim.BackoffNone}, Budget: &sim.BudgetSpec{Kind: sim.BudgetNone}}},
+				Policies: []sim.PolicySpec{{Name: "2 retries, at once", MaxAttempts: 3,
+					Backoff: &policyspec.Backoff{Kind: policyspec.BackoffNone}, Budget: &policyspec.Budget{Kind: policyspec.BudgetNone}}},
 				// Capacity to spare: nothing is shed, only the fault fails.
 				Services: []sim.ServiceSpec{{Name: "backend", Service: sim.Constant(100 * time.Millisecond), Failure: f}},
 				Clients:  []sim.ClientSpec{{Name: "requests", Target: "backend", Rate: 1000}},

@@ -5,20 +5,21 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/recoil-go/recoil/policyspec"
 	"github.com/recoil-go/recoil/sim"
 )
 
 // Seed 004's four callers against a gateway that is down for 700 ms, under
 // the seed's two retry loops, counted from the gateway's side.
 func Example() {
-	none := &sim.BudgetSpec{Kind: sim.BudgetNone}
+	none := &policyspec.Budget{Kind: policyspec.BudgetNone}
 	s := &sim.Scenario{
 		Name: "gateway-outage",
 		Policies: []sim.PolicySpec{
-			{Name: "immediate 20ms", Attempts: 1000, Budget: none,
-				Backoff: &sim.BackoffSpec{Kind: sim.BackoffConstant, Base: 20 * time.Millisecond}},
-			{Name: "exp+full jitter 60ms", Attempts: 1000, Budget: none,
-				Backoff: &sim.BackoffSpec{Kind: sim.BackoffFull, Base: 60 * time.Millisecond}},
+			{Name: "immediate 20ms", MaxAttempts: 1000, Budget: none,
+				Backoff: &policyspec.Backoff{Kind: policyspec.BackoffConstant, Base: 20 * time.Millisecond}},
+			{Name: "exp+full jitter 60ms", MaxAttempts: 1000, Budget: none,
+				Backoff: &policyspec.Backoff{Kind: policyspec.BackoffFullJitter, Base: 60 * time.Millisecond}},
 		},
 		Services: []sim.ServiceSpec{{
 			Name:     "gateway",

@@ -24,7 +24,7 @@ func open(rate Rate, workers, queue int, service Dist, dur, warm time.Duration) 
 		Duration: dur,
 		Warmup:   warm,
 		Services: []ServiceSpec{{Name: "pool", Workers: workers, Queue: queue, Service: service}},
-		Clients:  []ClientSpec{{Name: "in", Target: "pool", Rate: rate, Policy: PolicyRef{Spec: &PolicySpec{Name: "once", Attempts: 1}}}},
+		Clients:  []ClientSpec{{Name: "in", Target: "pool", Rate: rate, Policy: PolicyRef{Spec: &PolicySpec{Name: "once", MaxAttempts: 1}}}},
 	}
 }
 

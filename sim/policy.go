@@ -5,101 +5,16 @@ import (
 	"time"
 
 	"github.com/recoil-go/recoil"
-	"github.com/recoil-go/recoil/backoff"
-	"github.com/recoil-go/recoil/breaker"
-	"github.com/recoil-go/recoil/budget"
-	"github.com/recoil-go/recoil/limit"
+	"github.com/recoil-go/recoil/policyspec"
 )
 
-// Schedule returns the backoff.Schedule the spec describes.
-func (b *BackoffSpec) Schedule() backoff.Schedule {
-	switch b.Kind {
-	case BackoffConstant:
-		return backoff.Constant(b.Base)
-	case BackoffExponential:
-		return backoff.Exponential{Base: b.Base, Multiplier: b.Multiplier, Max: b.Cap}
-	case BackoffFull:
-		return backoff.FullJitter{Base: b.Base, Multiplier: b.Multiplier, Max: b.Cap}
-	case BackoffEqual:
-		return backoff.EqualJitter{Base: b.Base, Multiplier: b.Multiplier, Max: b.Cap}
-	case BackoffDecorrelated:
-		return backoff.Decorrelated{Base: b.Base, Max: b.Cap}
-	case BackoffProportional:
-		return backoff.Proportional{Base: b.Base, Multiplier: b.Multiplier, Jitter: b.Jitter, Max: b.Cap}
-	default:
-		return backoff.None{}
-	}
-}
-
-// Budget returns the recoil.Budget the spec describes; nil means the
-// policy's own default token bucket. rnd feeds the adaptive throttle's draws.
-func (b *BudgetSpec) Budget(rnd *rand.Rand) recoil.Budget {
-	switch b.Kind {
-	case BudgetNone:
-		return recoil.NoBudget
-	case BudgetToken:
-		return budget.NewTokenBucket(budget.TokenBucketConfig{MaxTokens: b.Tokens, TokenRatio: b.Ratio})
-	case BudgetRatio:
-		return budget.NewRatio(budget.RatioConfig{TTL: b.TTL, MinRetriesPerSec: b.MinPerSec, Percent: b.Percent})
-	case BudgetQuota:
-		return budget.NewQuota(budget.QuotaConfig{Capacity: b.Capacity, RetryCost: b.RetryCost, TimeoutCost: b.TimeoutCost, ThrottleCost: b.ThrottleCost})
-	case BudgetAdaptive:
-		c := budget.AdaptiveConfig{K: b.K, Window: b.Window}
-		if rnd != nil {
-			c.Rand = rnd
-		}
-		return budget.NewAdaptive(c)
-	default:
-		return nil
-	}
-}
-
-// Policy returns a new recoil.Policy as the spec describes, drawing its
-// jitter from rnd. Each call returns a fresh policy, with its own budget and
-// breaker state.
-func (ps *PolicySpec) Policy(rnd *rand.Rand) *recoil.Policy {
-	p := new(recoil.Policy)
-	ps.build(p, rnd)
-	return p
-}
-
-// build sets up a zero policy in place (a Policy must not be copied).
-func (ps *PolicySpec) build(p *recoil.Policy, rnd *rand.Rand) {
-	p.MaxAttempts, p.MaxServerWait = ps.Attempts, ps.MaxServerWait
-	p.Timeout, p.AttemptTimeout = ps.Timeout, ps.AttemptTimeout
-	switch ps.Classify {
-	case ClassifyAll:
-		p.Classify = retryEverything
-	case ClassifyTimeouts:
-		p.Classify = retryTimeoutsOnly
-	}
-	if rnd != nil {
-		p.Rand = rnd
-	}
-	if ps.Backoff != nil {
-		p.Backoff = ps.Backoff.Schedule()
-	}
-	if ps.OverloadBackoff != nil {
-		p.OverloadBackoff = ps.OverloadBackoff.Schedule()
-	}
-	if ps.Budget != nil {
-		p.Budget = ps.Budget.Budget(rnd)
-	}
-	if ps.Limit > 0 {
-		p.Limiter = limit.New(limit.Config{Capacity: ps.Limit})
-	}
-	if b := ps.Breaker; b != nil {
-		p.Breaker = breaker.New(breaker.Settings{
-			ConsecutiveFailures: b.Failures, OpenDuration: b.Open,
-			FailureRate: b.FailureRate, Window: b.Window, MinRequests: b.MinRequests,
-		})
-	}
-}
+// simSpec is a PolicySpec with what the simulator asks of it.
+type simSpec struct{ *PolicySpec }
 
 // stateless reports whether every instance of the policy behaves alike,
 // so one can serve many callers: no budget and no breaker state.
-func (ps *PolicySpec) stateless() bool {
-	return ps.Budget != nil && ps.Budget.Kind == BudgetNone && ps.Breaker == nil && ps.Limit == 0
+func (ps simSpec) stateless() bool {
+	return ps.Budget != nil && ps.Budget.Kind == policyspec.BudgetNone && ps.Breaker == nil && ps.Limit == 0
 }
 
 // retryEverything is the retry rule "anything that is not a 2xx": every
@@ -124,13 +39,13 @@ func timedOut(err error) bool { return err == resErr[resTimeout] || err == resEr
 // timeout of its own (attemptTimeout, when set) replaces the spec's
 // AttemptTimeout; hop is the edge's hop budget.
 type policy struct {
-	spec           *PolicySpec
+	spec           simSpec
 	attemptTimeout time.Duration
 	hop            int
 }
 
 func compile(ps *PolicySpec) *policy {
-	return &policy{spec: ps, hop: ps.Hop}
+	return &policy{spec: simSpec{ps}, hop: ps.Hop}
 }
 
 // newPolicy returns a fresh recoil.Policy for p (see PolicySpec.Policy).
@@ -140,9 +55,18 @@ func (p *policy) newPolicy(rnd *rand.Rand) *recoil.Policy {
 	return rp
 }
 
-// build sets up a zero policy in place.
+// build sets up a zero policy in place (a Policy must not be copied): as
+// the spec says, with the classify modes reading the simulator's own
+// outcomes, whose errors carry no Timeout method for the policy
+// language's generic classifiers to find.
 func (p *policy) build(rp *recoil.Policy, rnd *rand.Rand) {
-	p.spec.build(rp, rnd)
+	p.spec.Build(rp, rnd)
+	switch p.spec.Classify {
+	case policyspec.ClassifyRetryEverything:
+		rp.Classify = retryEverything
+	case policyspec.ClassifyTimeouts:
+		rp.Classify = retryTimeoutsOnly
+	}
 	if p.attemptTimeout > 0 {
 		rp.AttemptTimeout = p.attemptTimeout
 	}

@@ -3,6 +3,8 @@ package sim
 import (
 	"testing"
 	"time"
+
+	"github.com/recoil-go/recoil/policyspec"
 )
 
 // layers returns seed 001's path: a mobile SDK calling a gateway calling a
@@ -25,18 +27,18 @@ func layers(calls int, p PolicySpec) *Scenario {
 // each of three layers are 27 requests to the database (seed 001) — and the
 // hop protocol collapses the product to one budget: 1 + the edge's retries.
 func TestLayersMultiply(t *testing.T) {
-	none := &BudgetSpec{Kind: BudgetNone}
-	at := &BackoffSpec{Kind: BackoffNone}
+	none := &policyspec.Budget{Kind: policyspec.BudgetNone}
+	at := &policyspec.Backoff{Kind: policyspec.BackoffNone}
 	tests := []struct {
 		name string
 		p    PolicySpec
 		want int64 // database attempts per call
 	}{
-		{"3 attempts per layer", PolicySpec{Name: "3", Attempts: 3, Backoff: at, Budget: none}, 27},
-		{"2 attempts per layer", PolicySpec{Name: "2", Attempts: 2, Backoff: at, Budget: none}, 8},
-		{"3 per layer, hop budget 2", PolicySpec{Name: "hop", Attempts: 3, Backoff: at, Budget: none, Hop: 2}, 3},
-		{"3 per layer, hop budget 5", PolicySpec{Name: "hop", Attempts: 3, Backoff: at, Budget: none, Hop: 5}, 6},
-		{"5 per layer, hop budget 1", PolicySpec{Name: "hop", Attempts: 5, Backoff: at, Budget: none, Hop: 1}, 2},
+		{"3 attempts per layer", PolicySpec{Name: "3", MaxAttempts: 3, Backoff: at, Budget: none}, 27},
+		{"2 attempts per layer", PolicySpec{Name: "2", MaxAttempts: 2, Backoff: at, Budget: none}, 8},
+		{"3 per layer, hop budget 2", PolicySpec{Name: "hop", MaxAttempts: 3, Backoff: at, Budget: none, Hop: 2}, 3},
+		{"3 per layer, hop budget 5", PolicySpec{Name: "hop", MaxAttempts: 3, Backoff: at, Budget: none, Hop: 5}, 6},
+		{"5 per layer, hop budget 1", PolicySpec{Name: "hop", MaxAttempts: 5, Backoff: at, Budget: none, Hop: 1}, 2},
 	}
 	const calls = 10
 	for _, tt := range tests {
@@ -58,31 +60,31 @@ func TestLayersMultiply(t *testing.T) {
 // budgets and breakers that should cut attempts do.
 func TestPolicyKinds(t *testing.T) {
 	ms := time.Millisecond
-	full := &BackoffSpec{Kind: BackoffFull, Base: 20 * ms}
+	full := &policyspec.Backoff{Kind: policyspec.BackoffFullJitter, Base: 20 * ms}
 	tests := []struct {
 		name        string
 		p           PolicySpec
 		maxAttempts int64 // at the gateway, for 50 callers
 		minAttempts int64
 	}{
-		{"no budget", PolicySpec{Attempts: 20, Backoff: full, Budget: &BudgetSpec{Kind: BudgetNone}}, 1000, 300},
-		{"default budget", PolicySpec{Attempts: 20, Backoff: full}, 400, 50},
-		{"token bucket", PolicySpec{Attempts: 20, Backoff: full, Budget: &BudgetSpec{Kind: BudgetToken, Tokens: 4, Ratio: 0.5}}, 200, 50},
-		{"ratio", PolicySpec{Attempts: 20, Backoff: full, Budget: &BudgetSpec{Kind: BudgetRatio, Percent: 0.1, MinPerSec: 1, TTL: time.Second}}, 200, 50},
-		{"quota", PolicySpec{Attempts: 20, Backoff: full, Budget: &BudgetSpec{Kind: BudgetQuota, Capacity: 10, RetryCost: 5}}, 200, 50},
+		{"no budget", PolicySpec{MaxAttempts: 20, Backoff: full, Budget: &policyspec.Budget{Kind: policyspec.BudgetNone}}, 1000, 300},
+		{"default budget", PolicySpec{MaxAttempts: 20, Backoff: full}, 400, 50},
+		{"token bucket", PolicySpec{MaxAttempts: 20, Backoff: full, Budget: &policyspec.Budget{Kind: policyspec.BudgetTokenBucket, MaxTokens: 4, TokenRatio: 0.5}}, 200, 50},
+		{"ratio", PolicySpec{MaxAttempts: 20, Backoff: full, Budget: &policyspec.Budget{Kind: policyspec.BudgetRatio, Percent: 0.1, MinRetriesPerSec: 1, TTL: time.Second}}, 200, 50},
+		{"quota", PolicySpec{MaxAttempts: 20, Backoff: full, Budget: &policyspec.Budget{Kind: policyspec.BudgetQuota, Capacity: 10, RetryCost: 5}}, 200, 50},
 		// The SRE book's throttle counts requests at once and accepts only
 		// when answers come back, so 50 callers starting together meet a
 		// rejection probability of n/(n+1) after the first few: a burst at
 		// a cold throttle is mostly refused locally.
-		{"adaptive", PolicySpec{Attempts: 20, Backoff: full, Budget: &BudgetSpec{Kind: BudgetAdaptive, K: 1.1}}, 49, 1},
-		{"breaker", PolicySpec{Attempts: 20, Backoff: full, Budget: &BudgetSpec{Kind: BudgetNone}, Breaker: &BreakerSpec{Failures: 3, Open: time.Second}}, 200, 50},
+		{"adaptive", PolicySpec{MaxAttempts: 20, Backoff: full, Budget: &policyspec.Budget{Kind: policyspec.BudgetAdaptive, K: 1.1}}, 49, 1},
+		{"breaker", PolicySpec{MaxAttempts: 20, Backoff: full, Budget: &policyspec.Budget{Kind: policyspec.BudgetNone}, Breaker: &policyspec.Breaker{ConsecutiveFailures: 3, Open: time.Second}}, 200, 50},
 		// One slot shared by 50 callers with no queue: most are shed.
-		{"limit", PolicySpec{Attempts: 20, Backoff: full, Budget: &BudgetSpec{Kind: BudgetNone}, Limit: 1}, 49, 1},
-		{"exponential", PolicySpec{Attempts: 20, Backoff: &BackoffSpec{Kind: BackoffExponential, Base: 20 * ms, Cap: time.Second}, Budget: &BudgetSpec{Kind: BudgetNone}}, 1000, 50},
-		{"equal", PolicySpec{Attempts: 20, Backoff: &BackoffSpec{Kind: BackoffEqual, Base: 20 * ms}, Budget: &BudgetSpec{Kind: BudgetNone}}, 1000, 50},
-		{"decorrelated", PolicySpec{Attempts: 20, Backoff: &BackoffSpec{Kind: BackoffDecorrelated, Base: 20 * ms, Cap: time.Second}, Budget: &BudgetSpec{Kind: BudgetNone}}, 1000, 50},
-		{"proportional", PolicySpec{Attempts: 20, Backoff: &BackoffSpec{Kind: BackoffProportional, Base: 20 * ms, Jitter: 0.5}, Budget: &BudgetSpec{Kind: BudgetNone}}, 1000, 50},
-		{"constant", PolicySpec{Attempts: 20, Backoff: &BackoffSpec{Kind: BackoffConstant, Base: 20 * ms}, Budget: &BudgetSpec{Kind: BudgetNone}}, 1000, 500},
+		{"limit", PolicySpec{MaxAttempts: 20, Backoff: full, Budget: &policyspec.Budget{Kind: policyspec.BudgetNone}, Limit: 1}, 49, 1},
+		{"exponential", PolicySpec{MaxAttempts: 20, Backoff: &policyspec.Backoff{Kind: policyspec.BackoffExponential, Base: 20 * ms, Max: time.Second}, Budget: &policyspec.Budget{Kind: policyspec.BudgetNone}}, 1000, 50},
+		{"equal", PolicySpec{MaxAttempts: 20, Backoff: &policyspec.Backoff{Kind: policyspec.BackoffEqualJitter, Base: 20 * ms}, Budget: &policyspec.Budget{Kind: policyspec.BudgetNone}}, 1000, 50},
+		{"decorrelated", PolicySpec{MaxAttempts: 20, Backoff: &policyspec.Backoff{Kind: policyspec.BackoffDecorrelated, Base: 20 * ms, Max: time.Second}, Budget: &policyspec.Budget{Kind: policyspec.BudgetNone}}, 1000, 50},
+		{"proportional", PolicySpec{MaxAttempts: 20, Backoff: &policyspec.Backoff{Kind: policyspec.BackoffProportional, Base: 20 * ms, Jitter: 0.5}, Budget: &policyspec.Budget{Kind: policyspec.BudgetNone}}, 1000, 50},
+		{"constant", PolicySpec{MaxAttempts: 20, Backoff: &policyspec.Backoff{Kind: policyspec.BackoffConstant, Base: 20 * ms}, Budget: &policyspec.Budget{Kind: policyspec.BudgetNone}}, 1000, 500},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -116,12 +118,12 @@ func TestClassify(t *testing.T) {
 		mode string
 		want int64 // attempts per call
 	}{
-		{ClassifyAll, 5}, {ClassifyHonour, 1}, {"", 1}, {ClassifyTimeouts, 1},
+		{policyspec.ClassifyRetryEverything, 5}, {policyspec.ClassifyDefault, 1}, {"", 1}, {policyspec.ClassifyTimeouts, 1},
 	}
 	for _, tt := range tests {
 		s := &Scenario{
 			Name:     "classify",
-			Policies: []PolicySpec{{Name: "p", Attempts: 5, Classify: tt.mode, Backoff: &BackoffSpec{Kind: BackoffExponential, Base: time.Second}, Budget: &BudgetSpec{Kind: BudgetNone}}},
+			Policies: []PolicySpec{{Name: "p", MaxAttempts: 5, Classify: tt.mode, Backoff: &policyspec.Backoff{Kind: policyspec.BackoffExponential, Base: time.Second}, Budget: &policyspec.Budget{Kind: policyspec.BudgetNone}}},
 			Services: []ServiceSpec{{Name: "provider", Service: Constant(210 * time.Millisecond), Reject: []string{"broken"}}},
 			Clients:  []ClientSpec{{Name: "broken", Target: "provider", Callers: 1, Calls: 3}},
 		}
@@ -129,7 +131,7 @@ func TestClassify(t *testing.T) {
 		if got := r.Attempts; got != 3*tt.want {
 			t.Errorf("classify %q: %d attempts for 3 calls, want %d", tt.mode, got, 3*tt.want)
 		}
-		if tt.mode == ClassifyAll {
+		if tt.mode == policyspec.ClassifyRetryEverything {
 			// Seed 000: 1+2+4+8 = 15 s asleep plus five 210 ms attempts.
 			if got, want := r.Latency.Max, 15*time.Second+5*210*time.Millisecond; got < want-want/100 || got > want+want/100 {
 				t.Errorf("wrapper call held %v, want %v", got, want)
@@ -146,13 +148,13 @@ func TestThrottledWaits(t *testing.T) {
 		return &Scenario{
 			Name:     "429",
 			Duration: 5 * time.Minute,
-			Policies: []PolicySpec{{Name: "p", Attempts: 5, Classify: mode, Backoff: &BackoffSpec{Kind: BackoffExponential, Base: time.Second}, Budget: &BudgetSpec{Kind: BudgetNone}}},
+			Policies: []PolicySpec{{Name: "p", MaxAttempts: 5, Classify: mode, Backoff: &policyspec.Backoff{Kind: policyspec.BackoffExponential, Base: time.Second}, Budget: &policyspec.Budget{Kind: policyspec.BudgetNone}}},
 			Services: []ServiceSpec{{Name: "provider", Service: Constant(100 * time.Millisecond), Allowance: 10.0 / 60}},
 			Clients:  []ClientSpec{{Name: "c", Target: "provider", Callers: 12, Calls: 1}},
 		}
 	}
-	honour := run(t, mk(ClassifyHonour), 1).Runs[0]
-	wrapper := run(t, mk(ClassifyAll), 1).Runs[0]
+	honour := run(t, mk(policyspec.ClassifyDefault), 1).Runs[0]
+	wrapper := run(t, mk(policyspec.ClassifyRetryEverything), 1).Runs[0]
 	if honour.Succeeded != 12 {
 		t.Errorf("honouring Retry-After: %d of 12 through, want all (two in the second minute)", honour.Succeeded)
 	}

@@ -3,10 +3,12 @@ package sim
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/recoil-go/recoil/internal/strictyaml"
+	"github.com/recoil-go/recoil/policyspec"
 )
 
 // Scenario is one simulation: services, the clients that call them, and the
@@ -55,125 +57,22 @@ type Scenario struct {
 	Pos Pos `yaml:"-" json:"-"`
 }
 
-// PolicySpec describes a recoil.Policy. Zero fields mean recoil's defaults,
-// so an empty PolicySpec is recoil's default policy: 3 attempts, full jitter
-// from 100 ms, the gRFC A6 token bucket, classification honoured.
-type PolicySpec struct {
-	// Name names the policy in reports.
-	Name string `yaml:"name" json:"name"`
-	// Attempts caps attempts, the first included (recoil.Policy.MaxAttempts);
-	// zero means 3.
-	Attempts int `yaml:"attempts" json:"attempts,omitempty"`
-	// Backoff is the schedule after a transient failure; nil means
-	// recoil.DefaultBackoff.
-	Backoff *BackoffSpec `yaml:"backoff" json:"backoff,omitempty"`
-	// OverloadBackoff is the schedule after an overloaded or throttled
-	// failure without a server-directed wait; nil means
-	// recoil.DefaultOverloadBackoff.
-	OverloadBackoff *BackoffSpec `yaml:"overload_backoff" json:"overload_backoff,omitempty"`
-	// Budget is the retry budget; nil means recoil's default (the A6 token
-	// bucket), one per client group or service using the policy.
-	Budget *BudgetSpec `yaml:"budget" json:"budget,omitempty"`
-	// Breaker is a circuit breaker; nil means none.
-	Breaker *BreakerSpec `yaml:"breaker" json:"breaker,omitempty"`
-	// Classify is how failures are classified: ClassifyHonour (the default:
-	// a validator's 400 is permanent, a 429 waits as told), ClassifyAll
-	// (seed 000's wrapper: anything that is not a 2xx is retried on the
-	// policy's own schedule), or ClassifyTimeouts (only the caller's own
-	// timeouts are retried: an upstream that re-sends).
-	Classify string `yaml:"classify" json:"classify,omitempty"`
-	// AttemptTimeout is how long the caller waits for one attempt before
-	// giving up on it and treating it as a transient failure (the attempt
-	// carries on at the service, an orphan); zero means no limit.
-	AttemptTimeout time.Duration `yaml:"attempt_timeout" json:"attempt_timeout,omitempty"`
-	// Timeout bounds the whole logical call, waits included; zero means none.
-	Timeout time.Duration `yaml:"timeout" json:"timeout,omitempty"`
-	// MaxServerWait is the longest Retry-After honoured; zero means 60s.
-	MaxServerWait time.Duration `yaml:"max_server_wait" json:"max_server_wait,omitempty"`
-	// Limit caps the attempts in flight from one instance of the policy
-	// (a limit.Limiter without a queue): an attempt that finds it full is
-	// shed and its call stops (recoil.ReasonLimit). Zero means no limit.
-	Limit int `yaml:"limit" json:"limit,omitempty"`
-	// Hop turns the hop protocol on with this edge budget: a call that
-	// begins a request tree gives it Hop retries for the whole tree, each
-	// layer spends from what its request carried and reports what it spent,
-	// and the deadline travels down too, so a layer never works for a caller
-	// who has stopped waiting. Zero means off.
-	Hop int `yaml:"hop" json:"hop,omitempty"`
-
-	Pos Pos `yaml:"-" json:"-"`
-}
-
-// Classification modes for PolicySpec.Classify.
-const (
-	ClassifyHonour   = "classify"
-	ClassifyAll      = "retry-everything"
-	ClassifyTimeouts = "timeouts"
-)
-
-// Backoff kinds for BackoffSpec.Kind, each a schedule of package backoff.
-const (
-	BackoffNone         = "none"         // backoff.None: retry at once
-	BackoffConstant     = "constant"     // backoff.Constant(Base)
-	BackoffExponential  = "exponential"  // backoff.Exponential: Base·Multiplier^n, no jitter
-	BackoffFull         = "full"         // backoff.FullJitter (Brooker's "Full Jitter")
-	BackoffEqual        = "equal"        // backoff.EqualJitter
-	BackoffDecorrelated = "decorrelated" // backoff.Decorrelated
-	BackoffProportional = "proportional" // backoff.Proportional: ±Jitter around the exponential
-)
-
-// BackoffSpec describes a backoff.Schedule. In a file, "backoff: none" is
-// shorthand for {kind: none}.
-type BackoffSpec struct {
-	Kind       string        `yaml:"kind" json:"kind"`
-	Base       time.Duration `yaml:"base" json:"base,omitempty"`
-	Cap        time.Duration `yaml:"cap" json:"cap,omitempty"`
-	Multiplier float64       `yaml:"multiplier" json:"multiplier,omitempty"`
-	Jitter     float64       `yaml:"jitter" json:"jitter,omitempty"`
-
-	Pos Pos `yaml:"-" json:"-"`
-}
-
-// Budget kinds for BudgetSpec.Kind.
-const (
-	BudgetNone     = "none"         // recoil.NoBudget
-	BudgetDefault  = "default"      // the policy's own A6 token bucket
-	BudgetToken    = "token-bucket" // budget.TokenBucket: tokens, ratio
-	BudgetRatio    = "ratio"        // budget.Ratio (Finagle): percent, ttl, min_per_sec
-	BudgetQuota    = "quota"        // budget.Quota (AWS standard mode): capacity, retry_cost, timeout_cost, throttle_cost
-	BudgetAdaptive = "adaptive"     // budget.Adaptive (SRE book): k, window
-)
-
-// BudgetSpec describes a retry budget; fields that do not apply to Kind
-// must be zero. In a file, "budget: none" is shorthand for {kind: none}.
-type BudgetSpec struct {
-	Kind         string        `yaml:"kind" json:"kind"`
-	Tokens       float64       `yaml:"tokens" json:"tokens,omitempty"`
-	Ratio        float64       `yaml:"ratio" json:"ratio,omitempty"`
-	Percent      float64       `yaml:"percent" json:"percent,omitempty"`
-	TTL          time.Duration `yaml:"ttl" json:"ttl,omitempty"`
-	MinPerSec    int           `yaml:"min_per_sec" json:"min_per_sec,omitempty"`
-	Capacity     int           `yaml:"capacity" json:"capacity,omitempty"`
-	RetryCost    int           `yaml:"retry_cost" json:"retry_cost,omitempty"`
-	TimeoutCost  int           `yaml:"timeout_cost" json:"timeout_cost,omitempty"`
-	ThrottleCost int           `yaml:"throttle_cost" json:"throttle_cost,omitempty"`
-	K            float64       `yaml:"k" json:"k,omitempty"`
-	Window       time.Duration `yaml:"window" json:"window,omitempty"`
-
-	Pos Pos `yaml:"-" json:"-"`
-}
-
-// BreakerSpec describes a breaker.Breaker; zero fields mean its defaults
-// (5 consecutive failures, open 30s).
-type BreakerSpec struct {
-	Failures    int           `yaml:"failures" json:"failures,omitempty"`
-	Open        time.Duration `yaml:"open" json:"open,omitempty"`
-	FailureRate float64       `yaml:"failure_rate" json:"failure_rate,omitempty"`
-	Window      time.Duration `yaml:"window" json:"window,omitempty"`
-	MinRequests int           `yaml:"min_requests" json:"min_requests,omitempty"`
-
-	Pos Pos `yaml:"-" json:"-"`
-}
+// PolicySpec is a retry policy in the policy language every file that
+// names a policy shares (package policyspec): a scenario's compared
+// policies, and the policy of a client or of a layer that calls another.
+// Zero fields mean recoil's defaults, so an empty PolicySpec is recoil's
+// default policy: 3 attempts, full jitter from 100 ms, the gRFC A6 token
+// bucket, classification honoured.
+//
+// The simulator honours every field but IdleTimeout (it has no streams).
+// Classify's modes read the simulator's own outcomes: ClassifyTimeouts
+// retries the caller's attempt timeouts (and a hop deadline that passed)
+// and nothing else. Hop turns the hop protocol on with that edge budget: a
+// call that begins a request tree gives it Hop retries for the whole tree,
+// each layer spends from what its request carried and reports what it
+// spent, and the deadline travels down too, so a layer never works for a
+// caller who has stopped waiting.
+type PolicySpec = policyspec.Spec
 
 // PolicyRef is the policy a client or service retries with. Its zero value
 // (and "compared" in a file) means the policy of the run — one of the
@@ -390,83 +289,28 @@ func ParseRate(s string) (Rate, error) {
 
 // Pos records where a spec was read from, for error messages. It is zero for
 // specs built in Go.
-type Pos struct {
-	// File is the scenario file's name.
-	File string
-	// Line is the line of the spec's first key.
-	Line int
-	// Path is the spec's place in the scenario, such as "clients[broken]".
-	Path string
-	// Lines maps each field's key to its line.
-	Lines map[string]int
-}
+type Pos = policyspec.Pos
 
-// Error is a problem with a scenario: the file, line and field it is about.
-type Error struct {
-	File  string
-	Line  int
-	Field string
-	Msg   string
-}
-
-// Error formats the error as "file:line: field: message".
-func (e *Error) Error() string {
-	var b strings.Builder
-	if e.File != "" {
-		b.WriteString(e.File)
-		if e.Line > 0 {
-			b.WriteString(":" + strconv.Itoa(e.Line))
-		}
-		b.WriteString(": ")
-	}
-	if e.Field != "" {
-		b.WriteString(e.Field + ": ")
-	}
-	b.WriteString(e.Msg)
-	return b.String()
-}
+// Error is a problem with a scenario: the file, line and field it is about
+// and what is wrong (Err), formatted "file:line: field: problem". It is the
+// policy language's error, so a policy's problem reads the same in a
+// scenario as in a load policy file.
+type Error = policyspec.Error
 
 // validator collects the first error found.
 type validator struct {
-	file string
-	err  *Error
+	strictyaml.Checker
 }
 
 func (v *validator) errf(p Pos, field, format string, args ...any) {
-	if v.err != nil {
-		return
-	}
-	line := p.Line
-	if l, ok := p.Lines[field]; ok {
-		line = l
-	}
-	path := field
-	if p.Path != "" {
-		if field == "" {
-			path = p.Path
-		} else {
-			path = p.Path + "." + field
-		}
-	}
-	file := p.File
-	if file == "" {
-		file = v.file
-	}
-	v.err = &Error{File: file, Line: line, Field: path, Msg: fmt.Sprintf(format, args...)}
-}
-
-func (v *validator) error() error {
-	if v.err == nil {
-		return nil
-	}
-	return v.err
+	v.Errorf(p, field, format, args...)
 }
 
 // Validate checks the scenario and returns an *Error for the first problem.
 func (s *Scenario) Validate() error {
-	v := &validator{file: s.Pos.File}
+	v := &validator{strictyaml.Checker{File: s.Pos.File}}
 	s.validate(v)
-	return v.error()
+	return v.Err()
 }
 
 func (s *Scenario) validate(v *validator) {
@@ -499,7 +343,7 @@ func (s *Scenario) validate(v *validator) {
 			v.errf(ps.Pos, "name", "policy %q is listed twice", ps.Name)
 		}
 		names[ps.Name] = true
-		ps.validate(v)
+		validatePolicy(v, ps)
 	}
 	svc := map[string]int{}
 	for i := range s.Services {
@@ -573,7 +417,7 @@ func (s *Scenario) validate(v *validator) {
 		if c.Policy.Spec == nil {
 			compared = true
 		} else {
-			c.Policy.Spec.validate(v)
+			validatePolicy(v, c.Policy.Spec)
 		}
 	}
 	for i := range s.Services {
@@ -687,128 +531,17 @@ func (ss *ServiceSpec) validate(v *validator, svc map[string]int, endpoints map[
 			v.errf(p, "calls", "no service named %q", ss.Calls)
 		}
 		if ss.Policy.Spec != nil {
-			ss.Policy.Spec.validate(v)
+			validatePolicy(v, ss.Policy.Spec)
 		}
 	} else if ss.Policy.Spec != nil {
 		v.errf(p, "policy", "a policy applies only to a service that calls another (calls)")
 	}
 }
 
-func (ps *PolicySpec) validate(v *validator) {
-	p := ps.Pos
-	if ps.Attempts < 0 {
-		v.errf(p, "attempts", "must not be negative (0 means recoil's default, 3)")
-	}
-	switch ps.Classify {
-	case "", ClassifyHonour, ClassifyAll, ClassifyTimeouts:
-	default:
-		v.errf(p, "classify", "unknown mode %q (want classify, retry-everything or timeouts)", ps.Classify)
-	}
-	for _, f := range []struct {
-		name string
-		d    time.Duration
-	}{{"attempt_timeout", ps.AttemptTimeout}, {"timeout", ps.Timeout}, {"max_server_wait", ps.MaxServerWait}} {
-		if f.d < 0 {
-			v.errf(p, f.name, "must not be negative")
-		}
-	}
-	if ps.Limit < 0 {
-		v.errf(p, "limit", "must not be negative (0 means none)")
-	}
-	if ps.Hop < 0 || ps.Hop > 1000 {
-		v.errf(p, "hop", "the edge budget must be in [0, 1000]")
-	}
-	if ps.Backoff != nil {
-		ps.Backoff.validate(v)
-	}
-	if ps.OverloadBackoff != nil {
-		ps.OverloadBackoff.validate(v)
-	}
-	if b := ps.Budget; b != nil {
-		b.validate(v)
-	}
-	if b := ps.Breaker; b != nil {
-		if b.Failures < 0 {
-			v.errf(b.Pos, "failures", "must not be negative")
-		}
-		if b.Open < 0 {
-			v.errf(b.Pos, "open", "must not be negative")
-		}
-		if b.FailureRate < 0 || b.FailureRate > 1 || math.IsNaN(b.FailureRate) {
-			v.errf(b.Pos, "failure_rate", "must be in [0, 1]")
-		}
-		if b.Window < 0 || b.MinRequests < 0 {
-			v.errf(b.Pos, "window", "window and min_requests must not be negative")
-		}
-	}
-}
-
-var backoffKinds = []string{BackoffNone, BackoffConstant, BackoffExponential, BackoffFull, BackoffEqual, BackoffDecorrelated, BackoffProportional}
-
-func (b *BackoffSpec) validate(v *validator) {
-	p := b.Pos
-	if !slices.Contains(backoffKinds, b.Kind) {
-		if b.Kind == "" {
-			v.errf(p, "kind", "missing: want one of %s", strings.Join(backoffKinds, ", "))
-		} else {
-			v.errf(p, "kind", "unknown backoff %q (want one of %s)", b.Kind, strings.Join(backoffKinds, ", "))
-		}
-		return
-	}
-	if b.Kind != BackoffNone && b.Base <= 0 {
-		v.errf(p, "base", "must be positive")
-	}
-	if b.Cap < 0 {
-		v.errf(p, "cap", "must not be negative (0 means no cap)")
-	}
-	if b.Multiplier < 0 || math.IsNaN(b.Multiplier) || math.IsInf(b.Multiplier, 0) {
-		v.errf(p, "multiplier", "must not be negative (0 means 2)")
-	}
-	if b.Jitter < 0 || b.Jitter > 1 || math.IsNaN(b.Jitter) {
-		v.errf(p, "jitter", "must be in [0, 1]")
-	}
-	if b.Jitter != 0 && b.Kind != BackoffProportional {
-		v.errf(p, "jitter", "applies to the proportional backoff only")
-	}
-	if b.Kind == BackoffDecorrelated && b.Multiplier != 0 {
-		v.errf(p, "multiplier", "decorrelated jitter has no multiplier")
-	}
-}
-
-func (b *BudgetSpec) validate(v *validator) {
-	p := b.Pos
-	type param struct {
-		name string
-		set  bool
-		kind string
-	}
-	params := []param{
-		{"tokens", b.Tokens != 0, BudgetToken}, {"ratio", b.Ratio != 0, BudgetToken},
-		{"percent", b.Percent != 0, BudgetRatio}, {"ttl", b.TTL != 0, BudgetRatio}, {"min_per_sec", b.MinPerSec != 0, BudgetRatio},
-		{"capacity", b.Capacity != 0, BudgetQuota}, {"retry_cost", b.RetryCost != 0, BudgetQuota},
-		{"timeout_cost", b.TimeoutCost != 0, BudgetQuota}, {"throttle_cost", b.ThrottleCost != 0, BudgetQuota},
-		{"k", b.K != 0, BudgetAdaptive}, {"window", b.Window != 0, BudgetAdaptive},
-	}
-	switch b.Kind {
-	case BudgetNone, BudgetDefault, BudgetToken, BudgetRatio, BudgetQuota, BudgetAdaptive:
-	default:
-		v.errf(p, "kind", "unknown budget %q (want none, default, token-bucket, ratio, quota or adaptive)", b.Kind)
-		return
-	}
-	for _, q := range params {
-		if q.set && q.kind != b.Kind {
-			v.errf(p, q.name, "does not apply to a %s budget (it is a %s parameter)", b.Kind, q.kind)
-		}
-	}
-	for _, f := range []struct {
-		name string
-		x    float64
-	}{{"tokens", b.Tokens}, {"ratio", b.Ratio}, {"percent", b.Percent}, {"k", b.K}} {
-		if f.x < 0 || math.IsNaN(f.x) || math.IsInf(f.x, 0) {
-			v.errf(p, f.name, "must not be negative")
-		}
-	}
-	if b.TTL < 0 || b.Window < 0 || b.Capacity < 0 || b.RetryCost < 0 || b.TimeoutCost < 0 || b.ThrottleCost < 0 {
-		v.errf(p, "kind", "budget parameters must not be negative")
+// validatePolicy checks a policy as the simulator runs it.
+func validatePolicy(v *validator, ps *PolicySpec) {
+	v.Add(ps.Validate())
+	if ps.IdleTimeout != 0 {
+		v.errf(ps.Pos, "idle_timeout", "applies to HTTP calls (a load policy file) only: the simulator has no streams")
 	}
 }

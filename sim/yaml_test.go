@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recoil-go/recoil/policyspec"
 	"github.com/recoil-go/recoil/scenarios"
 )
 
@@ -41,6 +42,60 @@ func TestParseOK(t *testing.T) {
 	}
 }
 
+// TestParsePolicies: a scenario's policies are written in the policy
+// language (package policyspec), presets included, and a sweep can vary a
+// policy's field like any other.
+func TestParsePolicies(t *testing.T) {
+	src := `name: policies
+duration: 1m
+sweep:
+  path: policies[careful].max_attempts
+  values: [2, 4]
+policies:
+  - name: hurried
+    preset: immediate
+  - name: careful
+    max_attempts: 3
+    backoff: {kind: equal-jitter, base: 10ms, max: 1s}
+    budget: {kind: quota, capacity: 50}
+services:
+  - name: s
+    service: 10ms
+  - name: front
+    calls: s
+    policy: none
+clients:
+  - name: c
+    target: front
+    rate: 10/s
+`
+	s, err := Parse("p.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hurried, careful := s.Policies[0], s.Policies[1]
+	if hurried.Name != "hurried" || hurried.MaxAttempts != 1000 || hurried.Classify != policyspec.ClassifyRetryEverything {
+		t.Errorf("preset immediate = %+v", hurried)
+	}
+	want := policyspec.Backoff{Kind: policyspec.BackoffEqualJitter, Base: 10 * time.Millisecond, Max: time.Second}
+	if b := careful.Backoff; b == nil || b.Kind != want.Kind || b.Base != want.Base || b.Max != want.Max {
+		t.Errorf("careful's backoff = %+v, want %+v", b, want)
+	}
+	if got := careful.Pos.Lines["max_attempts"]; got != 10 {
+		t.Errorf("line of policies[careful].max_attempts = %d, want 10", got)
+	}
+	if ps := s.Services[1].Policy.Spec; ps == nil || ps.MaxAttempts != 1 || ps.Budget.Kind != policyspec.BudgetNone {
+		t.Errorf("policy: none = %+v, want one attempt, no budget", ps)
+	}
+
+	// A sweep value a policy does not take names the sweep's line.
+	bad := strings.Replace(src, "values: [2, 4]", "values: [2, -1]", 1)
+	_, err = Parse("p.yaml", []byte(bad))
+	if want := "p.yaml:5: policies[careful].max_attempts: must not be negative (0 means recoil's default, 3) (with policies[careful].max_attempts = -1)"; err == nil || err.Error() != want {
+		t.Errorf("Parse(bad sweep) = %v\nwant %s", err, want)
+	}
+}
+
 // TestParseErrors: a broken scenario file gets an error naming the file,
 // the line and the field.
 func TestParseErrors(t *testing.T) {
@@ -59,11 +114,18 @@ func TestParseErrors(t *testing.T) {
 		{"negative rate", "rate: 10/s", "rate: -3/s", 12, "clients[c].rate", "negative"},
 		{"unknown target", "target: s", "target: db", 11, "clients[c].target", `no service named "db"`},
 		{"failure out of range", "    service: 10ms\n", "    service: 10ms\n    failure: 1.5\n", 9, "services[s].failure", "probability"},
-		{"unknown backoff", "  - name: p\n", "  - name: p\n    backoff: {kind: fibonacci, base: 1s}\n", 5, "policies[p].backoff.kind", `unknown backoff "fibonacci"`},
-		{"backoff without base", "  - name: p\n", "  - name: p\n    backoff: {kind: full}\n", 5, "policies[p].backoff.base", "must be positive"},
-		{"budget parameter of another kind", "  - name: p\n", "  - name: p\n    budget:\n      kind: ratio\n      tokens: 5\n", 7, "policies[p].budget.tokens", "does not apply to a ratio budget"},
-		{"unknown budget", "  - name: p\n", "  - name: p\n    budget: infinite\n", 5, "policies[p].budget.kind", `unknown budget "infinite"`},
-		{"unknown classify", "  - name: p\n", "  - name: p\n    classify: maybe\n", 5, "policies[p].classify", "unknown mode"},
+		{"unknown backoff", "  - name: p\n", "  - name: p\n    backoff: {kind: fibonacci, base: 1s}\n", 5, "policies[p].backoff.kind", `"fibonacci" is not a backoff kind`},
+		{"backoff without base", "  - name: p\n", "  - name: p\n    backoff: {kind: full-jitter}\n", 5, "policies[p].backoff.base", "must be positive"},
+		{"budget parameter of another kind", "  - name: p\n", "  - name: p\n    budget:\n      kind: ratio\n      max_tokens: 5\n", 7, "policies[p].budget.max_tokens", "does not apply to a budget of kind ratio"},
+		{"unknown budget", "  - name: p\n", "  - name: p\n    budget: infinite\n", 5, "policies[p].budget.kind", `"infinite" is not a budget kind`},
+		{"unknown classify", "  - name: p\n", "  - name: p\n    classify: maybe\n", 5, "policies[p].classify", `"maybe" is not a classify mode`},
+		{"a renamed policy field", "  - name: p\n", "  - name: p\n    attempts: 5\n", 5, "policies[p].attempts", `"attempts" is now spelled max_attempts`},
+		{"a renamed backoff kind", "  - name: p\n", "  - name: p\n    backoff:\n      kind: full\n      base: 1s\n", 6, "policies[p].backoff.kind", `"full" is now spelled full-jitter`},
+		{"a renamed budget field", "  - name: p\n", "  - name: p\n    budget: {kind: token-bucket, tokens: 4, ratio: 0.5}\n", 5, "policies[p].budget.tokens", `"tokens" is now spelled max_tokens`},
+		{"a client's policy", "    rate: 10/s\n", "    rate: 10/s\n    policy:\n      name: mine\n      breaker: {failures: 3}\n", 15, "clients[c].policy.breaker.failures", `"failures" is now spelled consecutive_failures`},
+		{"idle timeout", "  - name: p\n", "  - name: p\n    idle_timeout: 5s\n", 5, "policies[p].idle_timeout", "the simulator has no streams"},
+		{"unknown preset", "  - name: p\n", "  - name: p\n    preset: hurried\n", 5, "policies[p].preset", `unknown preset "hurried"`},
+		{"unknown policy field", "  - name: p\n", "  - name: p\n    retries: 2\n", 5, "policies[p].retries", `unknown field "retries"`},
 		{"open and closed", "    rate: 10/s\n", "    rate: 10/s\n    callers: 4\n", 13, "clients[c].callers", "not both"},
 		{"neither open nor closed", "    rate: 10/s\n", "", 10, "clients[c].rate", "give a rate"},
 		{"compared policy but none listed", "policies:\n  - name: p\n", "", 1, "policies", "none is listed"},
@@ -99,7 +161,7 @@ func TestParseErrors(t *testing.T) {
 			if !errors.As(err, &e) {
 				t.Fatalf("Parse = %v, want an *Error", err)
 			}
-			if e.File != "broken.yaml" || e.Line != tt.wantLine || e.Field != tt.wantField || !strings.Contains(e.Msg, tt.wantMsg) {
+			if e.File != "broken.yaml" || e.Line != tt.wantLine || e.Field != tt.wantField || !strings.Contains(e.Err.Error(), tt.wantMsg) {
 				t.Errorf("Parse error = %q (file %q, line %d, field %q), want broken.yaml:%d, field %q, containing %q\n%s",
 					err, e.File, e.Line, e.Field, tt.wantLine, tt.wantField, tt.wantMsg, numbered(src))
 			}

@@ -11,7 +11,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"strings"
+	"strconv"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -21,6 +21,7 @@ import (
 	"github.com/recoil-go/recoil/internal/chart"
 	"github.com/recoil-go/recoil/internal/textfmt"
 	"github.com/recoil-go/recoil/load"
+	"github.com/recoil-go/recoil/policyspec"
 	"github.com/recoil-go/recoil/sim"
 )
 
@@ -158,67 +159,52 @@ func measure(ctx context.Context, cfg Config, n int, name string) (Row, error) {
 	return row, nil
 }
 
-// simPolicies mirrors the load presets in the simulator's terms.
-var simPolicies = map[string]string{
-	load.PresetImmediate: `  - name: immediate
-    attempts: 1000
-    backoff: {kind: constant, base: 20ms}
-    budget: none`,
-	load.PresetFullJitter: `  - name: full-jitter
-    attempts: 8
-    backoff: {kind: full, base: 60ms, cap: 10s}
-    budget: none`,
-	load.PresetExponential: `  - name: exponential
-    attempts: 8
-    backoff: {kind: exponential, base: 60ms, cap: 10s}
-    budget: none`,
-	load.PresetDefault: `  - name: default
-    breaker: {failures: 5, open: 1s}`,
-}
-
 // scenario is the simulation of the experiment: the same callers, outage,
-// policies and pause before a caller begins again (load.DefaultPause).
-func scenario(cfg Config) ([]byte, error) {
-	var b strings.Builder
-	fmt.Fprintf(&b, "name: demo\ndescription: recoil demo's setup, simulated\nseed: %d\nwindow: %v\nduration: 30s\n", cfg.Seed, cfg.Window)
+// pause before a caller begins again (load.DefaultPause) and policies — the
+// very presets the load runs use, as values of the one policy language.
+func scenario(cfg Config) (*sim.Scenario, error) {
 	vals := make([]string, len(cfg.Callers))
 	for i, n := range cfg.Callers {
-		vals[i] = fmt.Sprint(n)
+		vals[i] = strconv.Itoa(n)
 	}
-	fmt.Fprintf(&b, "sweep:\n  path: clients[callers].callers\n  values: [%s]\npolicies:\n", strings.Join(vals, ", "))
+	answer := sim.Dist{Kind: sim.DistNormal, Mean: time.Millisecond, Stddev: 200 * time.Microsecond}
+	s := &sim.Scenario{
+		Name:        "demo",
+		Description: "recoil demo's setup, simulated",
+		Seed:        cfg.Seed,
+		Window:      cfg.Window,
+		Duration:    30 * time.Second,
+		Sweep:       &sim.Sweep{Path: "clients[callers].callers", Values: vals},
+		Services: []sim.ServiceSpec{{
+			Name:     "gateway",
+			Service:  answer,
+			FailTime: answer,
+			Outages:  []sim.Outage{{Duration: cfg.Outage}},
+		}},
+		Clients: []sim.ClientSpec{{
+			Name:     "callers",
+			Target:   "gateway",
+			Callers:  cfg.Callers[0],
+			Calls:    1,
+			Start:    sim.Dist{Kind: sim.DistUniform, Max: 2 * time.Millisecond},
+			Resubmit: sim.Constant(load.DefaultPause),
+			// The load driver's callers share one policy: one budget, one breaker.
+			SharedPolicy: true,
+		}},
+	}
 	for _, name := range cfg.Policies {
-		p, ok := simPolicies[name]
-		if !ok {
-			return nil, fmt.Errorf("demo: no simulation of policy %q", name)
+		ps, err := policyspec.Preset(name)
+		if err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
 		}
-		b.WriteString(p + "\n")
+		s.Policies = append(s.Policies, ps)
 	}
-	fmt.Fprintf(&b, `services:
-  - name: gateway
-    service: {dist: normal, mean: 1ms, stddev: 200us}
-    fail_time: {dist: normal, mean: 1ms, stddev: 200us}
-    outages:
-      - start: 0s
-        duration: %v
-clients:
-  - name: callers
-    target: gateway
-    callers: %d
-    calls: 1
-    start: {dist: uniform, min: 0s, max: 2ms}
-    resubmit: {mean: %v}
-    shared_policy: true   # the load driver's callers share one policy: one budget, one breaker
-`, cfg.Outage, cfg.Callers[0], load.DefaultPause)
-	return []byte(b.String()), nil
+	return s, nil
 }
 
 // predict runs the simulation and fills in the rows' predictions.
 func predict(ctx context.Context, cfg Config, rep *Report) error {
-	src, err := scenario(cfg)
-	if err != nil {
-		return err
-	}
-	s, err := sim.Parse("demo", src)
+	s, err := scenario(cfg)
 	if err != nil {
 		return err
 	}
@@ -229,7 +215,7 @@ func predict(ctx context.Context, cfg Config, rep *Report) error {
 	for _, run := range res.Runs {
 		for i := range rep.Rows {
 			r := &rep.Rows[i]
-			if fmt.Sprint(r.Callers) != run.SweepValue || r.Policy != run.Policy {
+			if strconv.Itoa(r.Callers) != run.SweepValue || r.Policy != run.Policy {
 				continue
 			}
 			r.SimAttempt, r.SimPeak, r.SimAllOKAt = run.Attempts, run.Peak, run.Latency.Max

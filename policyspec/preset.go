@@ -1,0 +1,109 @@
+package policyspec
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Preset names, for Preset and for "preset:" in a file.
+const (
+	// PresetImmediate retries every 20 ms whatever failed, up to 1000
+	// attempts, with no budget: the retry loop written in a hurry.
+	PresetImmediate = "immediate"
+	// PresetWrapper is the retry wrapper most services ship: 5 attempts,
+	// waits doubling from 1 s with no jitter, retrying anything that is not
+	// a 2xx, with no budget.
+	PresetWrapper = "wrapper"
+	// PresetExponential waits 60 ms doubling to a 10 s cap, with no jitter,
+	// up to 8 attempts, with no budget: what most hand-written loops deploy.
+	PresetExponential = "exponential"
+	// PresetFullJitter waits a uniform time in [0, 60 ms doubling], capped
+	// at 10 s, up to 8 attempts, with no budget (Brooker's full jitter).
+	PresetFullJitter = "full-jitter"
+	// PresetDefault is recoil's default policy — classification, 3
+	// attempts, full jitter, Retry-After honoured, the A6 token bucket —
+	// plus a circuit breaker with its defaults but a 1 s open period: the
+	// 30 s default would keep a sub-second outage's callers out for 30 s.
+	PresetDefault = "default"
+)
+
+// ErrUnknownPreset is returned by Preset for a name that is not a preset.
+// Its text has no package prefix: it reads inside a file's error
+// ("p.yaml:1: preset: unknown preset ...") and under a caller's own.
+var ErrUnknownPreset = errors.New("unknown preset")
+
+var presets = []struct {
+	name, about string
+	spec        func() Spec
+}{
+	{PresetImmediate, "every 20 ms, whatever failed, up to 1000 attempts: the retry written in a hurry", func() Spec {
+		return Spec{MaxAttempts: 1000, Classify: ClassifyRetryEverything, Budget: &Budget{Kind: BudgetNone},
+			Backoff:         &Backoff{Kind: BackoffConstant, Base: 20 * time.Millisecond},
+			OverloadBackoff: &Backoff{Kind: BackoffConstant, Base: 20 * time.Millisecond}}
+	}},
+	{PresetWrapper, "5 attempts, 1 s doubling, anything that is not a 2xx: the wrapper most services ship", func() Spec {
+		return Spec{MaxAttempts: 5, Classify: ClassifyRetryEverything, Budget: &Budget{Kind: BudgetNone},
+			Backoff:         &Backoff{Kind: BackoffExponential, Base: time.Second},
+			OverloadBackoff: &Backoff{Kind: BackoffExponential, Base: time.Second}}
+	}},
+	{PresetExponential, "60 ms doubling, no jitter, up to 8 attempts", func() Spec {
+		return Spec{MaxAttempts: 8, Budget: &Budget{Kind: BudgetNone},
+			Backoff:         &Backoff{Kind: BackoffExponential, Base: 60 * time.Millisecond, Max: 10 * time.Second},
+			OverloadBackoff: &Backoff{Kind: BackoffExponential, Base: 60 * time.Millisecond, Max: 10 * time.Second}}
+	}},
+	{PresetFullJitter, "full jitter from 60 ms doubling, up to 8 attempts", func() Spec {
+		return Spec{MaxAttempts: 8, Budget: &Budget{Kind: BudgetNone},
+			Backoff:         &Backoff{Kind: BackoffFullJitter, Base: 60 * time.Millisecond, Max: 10 * time.Second},
+			OverloadBackoff: &Backoff{Kind: BackoffFullJitter, Base: 60 * time.Millisecond, Max: 10 * time.Second}}
+	}},
+	{PresetDefault, "the recoil default: classified, 3 attempts, full jitter, A6 budget, breaker (1 s open)", func() Spec {
+		return Spec{Breaker: &Breaker{Open: time.Second}}
+	}},
+}
+
+// presetAliases are old preset names that still work, for the command
+// lines and scripts that name them; Presets does not list them, and the
+// preset they name is returned under its own name.
+var presetAliases = map[string]string{"seed000": PresetWrapper}
+
+// Presets returns the preset names, in the order they are usually compared
+// in: from the hastiest retry loop to recoil's default.
+func Presets() []string {
+	names := make([]string, len(presets))
+	for i, p := range presets {
+		names[i] = p.name
+	}
+	return names
+}
+
+// Preset returns the named preset as a new Spec, named after it: its
+// pointers are its own, so changing it changes no other.
+func Preset(name string) (Spec, error) {
+	if now, ok := presetAliases[name]; ok {
+		name = now
+	}
+	for _, p := range presets {
+		if p.name == name {
+			s := p.spec()
+			s.Name = name
+			return s, nil
+		}
+	}
+	return Spec{}, fmt.Errorf("%w %q (want one of %s)", ErrUnknownPreset, name, strings.Join(Presets(), ", "))
+}
+
+// PresetAbout says what the named preset is, in a line; "" for a name
+// that is not a preset.
+func PresetAbout(name string) string {
+	if now, ok := presetAliases[name]; ok {
+		name = now
+	}
+	for _, p := range presets {
+		if p.name == name {
+			return p.about
+		}
+	}
+	return ""
+}
