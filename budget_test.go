@@ -47,7 +47,7 @@ func amplification(p *recoil.Policy, n int, fail float64, seed uint64) float64 {
 // at 40 % — for as long as the fault lasts. Backoff and jitter change when
 // retries land, not how many there are. The default budget holds total
 // attempts to at most 1.1× the requests.
-func TestSeed001BudgetBoundsAmplification(t *testing.T) {
+func TestBudgetBoundsAmplification(t *testing.T) {
 	jitter := backoff.FullJitter{Base: 100 * time.Millisecond, Max: 20 * time.Second}
 	const calls = 100_000
 	tests := []struct {

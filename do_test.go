@@ -48,7 +48,7 @@ func retryEverything(error) recoil.Verdict {
 // Seed 000: five attempts doubling from one second, no classification, hold a
 // permanently failing call for 1+2+4+8 = 15 s of sleeping, while the default
 // policy makes exactly one attempt.
-func TestSeed000WrapperAgainstDefault(t *testing.T) {
+func TestWrapperAgainstDefault(t *testing.T) {
 	wrapper := &recoil.Policy{MaxAttempts: 5, Backoff: backoff.Exponential{Base: time.Second}, Classify: retryEverything, Budget: recoil.NoBudget}
 	classify := func(err error) recoil.Verdict {
 		var ve *validationError

@@ -78,7 +78,7 @@ func TestScheduleBounds(t *testing.T) {
 
 // The seed 000 wrapper: five attempts doubling from one second sleep
 // 1 + 2 + 4 + 8 = 15 seconds.
-func TestSeed000Schedule(t *testing.T) {
+func TestWrapperSchedule(t *testing.T) {
 	s := backoff.Exponential{Base: time.Second}
 	var total time.Duration
 	for retry := 1; retry <= 4; retry++ {

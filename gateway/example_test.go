@@ -82,7 +82,7 @@ func ExampleWindow() {
 }
 
 func ExampleParseTimeline() {
-	cfg, err := gateway.ParseTimeline("seed004.yaml", []byte(`
+	cfg, err := gateway.ParseTimeline("gateway-outage.yaml", []byte(`
 outages:
   - duration: 700ms
     recovery: {below: 5, for: 300ms}

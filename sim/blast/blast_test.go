@@ -41,8 +41,8 @@ func checkFigures(t *testing.T, figs []figure) {
 	}
 }
 
-// TestSeed000 pins every figure of seed 000, "The blast radius of a retry".
-func TestSeed000(t *testing.T) {
+// TestBlastRadiusFigures pins every figure of seed 000, "The blast radius of a retry".
+func TestBlastRadiusFigures(t *testing.T) {
 	r := seedReport(t)
 	fast, one, five := r.Policies[0], r.Policies[1], r.Policies[2]
 	if fast.Name != PolicyFailFast || one.Name != PolicyOneRetry || five.Name != PolicyConfigured {
@@ -105,9 +105,9 @@ func TestSeed000(t *testing.T) {
 	}
 }
 
-// TestSeed001 pins every figure of seed 001, "The retries turned a blip
+// TestAmplificationFigures pins every figure of seed 001, "The retries turned a blip
 // into a two-hour outage".
-func TestSeed001(t *testing.T) {
+func TestAmplificationFigures(t *testing.T) {
 	r := seedReport(t)
 	no, bo := r.WithoutBackoff, r.WithBackoff
 	checkFigures(t, []figure{
@@ -166,10 +166,10 @@ func TestSeed001(t *testing.T) {
 	}
 }
 
-// TestSeed001NoRetries: "Turn the retries off entirely and the reported
+// TestAmplificationNoRetries: "Turn the retries off entirely and the reported
 // rate is exactly the 20 per cent that broke, with 200 attempts a second of
 // headroom to spare."
-func TestSeed001NoRetries(t *testing.T) {
+func TestAmplificationNoRetries(t *testing.T) {
 	in := DefaultInputs()
 	in.Retries = 0
 	r, err := Compute(in)

@@ -42,13 +42,13 @@ func clientOf(t *testing.T, r RunResult, name string) ClientResult {
 	return find(t, r.Clients, func(c ClientResult) string { return c.Name }, name)
 }
 
-// TestSeed000SharedPool runs seed 000's incident: a validator's 400 on one
+// TestBlastRadiusSharedPool runs seed 000's incident: a validator's 400 on one
 // endpoint, retried by the five-attempt wrapper, pushes the healthy
 // endpoints into queueing (a pool of 24: the retries drain it) and into 429s
 // (a pool of 64, large enough that the retries reach the provider in full:
 // 700 + 1,450 attempts/min against 2,000); the recoil default, which makes
 // one attempt at a permanent error, does neither.
-func TestSeed000SharedPool(t *testing.T) {
+func TestBlastRadiusSharedPool(t *testing.T) {
 	t.Parallel()
 	r := runShipped(t, "blast-radius", 1)
 	for _, run := range r.Runs {
@@ -95,10 +95,10 @@ func TestSeed000SharedPool(t *testing.T) {
 	}
 }
 
-// TestSeed004Shape runs seed 004 at 4 and at 1,000 callers: every caller gets
+// TestGatewayOutageShape runs seed 004 at 4 and at 1,000 callers: every caller gets
 // through under every policy, and backing off lowers both the total attempts
 // and the peak in a 200 ms window.
-func TestSeed004Shape(t *testing.T) {
+func TestGatewayOutageShape(t *testing.T) {
 	t.Parallel()
 	r := runShipped(t, "gateway-outage", 1)
 	byPoint := map[string]map[string]RunResult{}
