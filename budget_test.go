@@ -41,7 +41,7 @@ func amplification(p *recoil.Policy, n int, fail float64, seed uint64) float64 {
 	return float64(attempts) / float64(n)
 }
 
-// Seed 001's check: a provider degrades to a 40 % error rate. With backoff,
+// The check of docs/why.md, section 4: a provider degrades to a 40 % error rate. With backoff,
 // full jitter and three attempts but no budget, retry traffic stays
 // proportional to the failure rate — 1 + p + p² attempts per request, 1.56×
 // at 40 % — for as long as the fault lasts. Backoff and jitter change when
