@@ -44,7 +44,8 @@ func clientOf(t *testing.T, r RunResult, name string) ClientResult {
 
 // TestBlastRadiusSharedPool runs the incident of docs/why.md, section 1: a
 // validator's 400 on one endpoint, retried by the five-attempt wrapper,
-// pushes the healthy endpoints into queueing (a pool of 24: the retries drain it) and into 429s
+// pushes the healthy endpoints into queueing (a pool of 24: the retries
+// drain it) and into 429s
 // (a pool of 64, large enough that the retries reach the provider in full:
 // 700 + 1,450 attempts/min against 2,000); the recoil default, which makes
 // one attempt at a permanent error, does neither.
