@@ -41,13 +41,13 @@ func amplification(p *recoil.Policy, n int, fail float64, seed uint64) float64 {
 	return float64(attempts) / float64(n)
 }
 
-// Seed 001's check: a provider degrades to a 40 % error rate. With backoff,
+// The check of docs/why.md, section 4: a provider degrades to a 40 % error rate. With backoff,
 // full jitter and three attempts but no budget, retry traffic stays
 // proportional to the failure rate — 1 + p + p² attempts per request, 1.56×
 // at 40 % — for as long as the fault lasts. Backoff and jitter change when
 // retries land, not how many there are. The default budget holds total
 // attempts to at most 1.1× the requests.
-func TestSeed001BudgetBoundsAmplification(t *testing.T) {
+func TestBudgetBoundsAmplification(t *testing.T) {
 	jitter := backoff.FullJitter{Base: 100 * time.Millisecond, Max: 20 * time.Second}
 	const calls = 100_000
 	tests := []struct {

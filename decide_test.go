@@ -90,7 +90,7 @@ func TestDecideChargesBudgetLast(t *testing.T) {
 }
 
 // Retry-After jitter: many clients told to wait 10 s spread over [10 s, 11 s]
-// instead of all returning at 10 s (seed 000's second act).
+// instead of all returning at 10 s together.
 func TestServerWaitSpread(t *testing.T) {
 	p := &recoil.Policy{}
 	rnd := rand.New(rand.NewPCG(3, 3))

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// The core packages import the standard library only (DESIGN.md, principle 4).
+// The core packages import the standard library only.
 func TestCoreImportsStdlibOnly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")

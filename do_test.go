@@ -40,15 +40,17 @@ func work(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// retryEverything is seed 000's classifier: anything that is not a 2xx.
+// retryEverything is the hand-written wrapper's classifier: anything that
+// is not a 2xx.
 func retryEverything(error) recoil.Verdict {
 	return recoil.Verdict{Class: recoil.ClassTransient, Reason: "not a 2xx"}
 }
 
-// Seed 000: five attempts doubling from one second, no classification, hold a
+// A five-attempt wrapper that retries anything that is not a 2xx, its waits
+// doubling from one second, holds a
 // permanently failing call for 1+2+4+8 = 15 s of sleeping, while the default
 // policy makes exactly one attempt.
-func TestSeed000WrapperAgainstDefault(t *testing.T) {
+func TestWrapperAgainstDefault(t *testing.T) {
 	wrapper := &recoil.Policy{MaxAttempts: 5, Backoff: backoff.Exponential{Base: time.Second}, Classify: retryEverything, Budget: recoil.NoBudget}
 	classify := func(err error) recoil.Verdict {
 		var ve *validationError
@@ -64,7 +66,7 @@ func TestSeed000WrapperAgainstDefault(t *testing.T) {
 		wantWaited   time.Duration
 		wantReason   error
 	}{
-		{"seed 000 wrapper", wrapper, 5, 15 * time.Second, recoil.ErrAttemptsExhausted},
+		{"five-attempt wrapper", wrapper, 5, 15 * time.Second, recoil.ErrAttemptsExhausted},
 		{"recoil default with a classifier", &recoil.Policy{Classify: classify}, 1, 0, recoil.ErrPermanent},
 	}
 	for _, tt := range tests {

@@ -67,7 +67,7 @@ func (e *statusError) Error() string { return fmt.Sprintf("status %d", e.code) }
 func ExamplePolicy_classify() {
 	p := &recoil.Policy{
 		Backoff: backoff.None{},
-		// Classify before retrying (seed 002): only 429 and 5xx are worth a second try.
+		// Classify before retrying: only 429 and 5xx are worth a second try.
 		Classify: func(err error) recoil.Verdict {
 			var se *statusError
 			if !errors.As(err, &se) {

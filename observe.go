@@ -9,7 +9,7 @@ import (
 // Summary is the one report of a logical call, given to Policy.Observe when
 // the call ends: how many attempts, how long it waited, why it stopped, and
 // the last failure in its own words — the validator's complaint about the
-// exact field, not five copies of it (seed 000).
+// exact field, not five copies of it (docs/why.md, section 1).
 type Summary struct {
 	// Attempts is the number of attempts made.
 	Attempts int

@@ -29,15 +29,16 @@ var (
 	// (Brooker 2015; the AWS SDKs' standard mode caps at 20 s).
 	DefaultBackoff = backoff.FullJitter{Base: 100 * time.Millisecond, Max: 20 * time.Second}
 	// DefaultOverloadBackoff is for overloaded and throttled failures that
-	// came without a server-directed wait: full jitter from 1 s, since seed 002
-	// asks for "a longer wait than a 500" when the provider is at capacity.
+	// came without a server-directed wait: full jitter from 1 s, since a
+	// provider at capacity needs a longer wait than a 500 does.
 	DefaultOverloadBackoff = backoff.FullJitter{Base: time.Second, Max: 20 * time.Second}
 )
 
 // Budget is a retry budget: it bounds retries as a share of traffic, which is
-// the only thing that bounds amplification (seed 001). Package budget has
-// implementations. A zero now means "the current time"; implementations that
-// need the time read the clock themselves, so the healthy path need not.
+// the only thing that bounds amplification (docs/why.md, section 4).
+// Package budget has implementations. A zero now means "the current time";
+// implementations that need the time read the clock themselves, so the
+// healthy path need not.
 type Budget interface {
 	// AdmitAt is asked before a call's first attempt; false refuses the call
 	// locally. Only throttles that limit first attempts ever refuse.
@@ -148,8 +149,8 @@ type Policy struct {
 }
 
 // NoBudget, set as Policy.Budget, turns the default retry budget off: every
-// retry the rest of the policy allows goes. Seed 001 shows what that costs
-// under a sustained fault; use it for tests and for modelling deployed loops.
+// retry the rest of the policy allows goes. docs/why.md (sections 2–4)
+// shows what that costs under a sustained fault; use it for tests and for modelling deployed loops.
 var NoBudget Budget = noBudget{}
 
 type noBudget struct{}
@@ -177,8 +178,8 @@ func (p *Policy) budget() Budget {
 // another's budget.
 var Default = &Policy{}
 
-// Interactive returns a policy for a path a person is waiting on (seed 002:
-// "a background job can wait a minute; a user cannot"): at most one retry,
+// Interactive returns a policy for a path a person is waiting on (a
+// background job can wait a minute; a user cannot): at most one retry,
 // short waits, a 10 s bound on the whole call, and no server-directed wait
 // over 2 s — a longer one stops the call with the wait in the error. It has
 // its own default budget.
@@ -197,7 +198,7 @@ func Interactive() *Policy {
 // dependency is overloaded), server-directed waits honoured up to 10 minutes,
 // and a strict budget — a token bucket of 20 tokens (room for one call's five
 // retries) that refills at half the default ratio, so retries stop sooner
-// under a sustained fault (seed 002: shed the retry on non-interactive paths).
+// under a sustained fault (shed the retry on paths nobody is waiting on).
 func Background() *Policy {
 	return &Policy{
 		MaxAttempts:     6,

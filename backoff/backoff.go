@@ -4,8 +4,8 @@
 // its random source is; the same schedule value can serve every call.
 //
 // Retry numbers count from 1: Delay(1, …) is the wait before the first retry
-// (the second attempt). The seed 000 wrapper, five attempts doubling from one
-// second, is
+// (the second attempt). A hand-written wrapper of five attempts doubling from
+// one second is
 //
 //	backoff.Exponential{Base: time.Second}
 //
@@ -36,7 +36,7 @@ type Schedule interface {
 }
 
 // DefaultMultiplier is the growth factor used when a schedule's Multiplier is
-// zero: doubling, as in the seed 000 wrapper and Brooker's formulas.
+// zero: doubling, as in most hand-written wrappers and Brooker's formulas.
 const DefaultMultiplier = 2.0
 
 // ceiling is min(max, base·mult^(retry-1)), computed without overflow. A zero
@@ -88,8 +88,8 @@ func uniform(rnd Source, lo, hi time.Duration) time.Duration {
 }
 
 // Exponential waits Base·Multiplier^(retry-1), capped at Max, with no jitter:
-// the schedule of seed 000's wrapper and of most hand-written loops. Without
-// jitter every client that failed together retries together (seed 004), so
+// the schedule of most hand-written loops. Without jitter every client that
+// failed together retries together (docs/why.md, section 6), so
 // prefer FullJitter; Exponential exists to model what is already deployed.
 //
 // The zero Multiplier means DefaultMultiplier (2); the zero Max means no cap.
@@ -110,7 +110,7 @@ func (e Exponential) Delay(retry int, _ time.Duration, _ Source) time.Duration {
 // It spreads a synchronised crowd evenly over the window and, in Brooker's
 // measurements, does the least total work of the jittered schedules. It is
 // what tenacity's wait_random_exponential, Polly's DecorrelatedJitterBackoffV2
-// and gRFC A6's retry policy implement (seed 001).
+// and gRFC A6's retry policy implement.
 //
 // The zero Multiplier means 2; the zero Max means no cap.
 type FullJitter struct {
@@ -179,8 +179,8 @@ func (d Decorrelated) Delay(_ int, prev time.Duration, rnd Source) time.Duration
 // Proportional waits min(Max, Base·Multiplier^(retry-1)) multiplied by a
 // random factor in [1-Jitter, 1+Jitter]. Source: gRPC connection backoff
 // (doc/connection-backoff.md; grpc-go internal/backoff DefaultConfig: base
-// 1 s, multiplier 1.6, jitter 0.2, max 120 s). Seed 002's snippet uses the
-// same shape with a factor in [0.5, 1.5] (Jitter 0.5). The jitter may take the
+// 1 s, multiplier 1.6, jitter 0.2, max 120 s). A factor in [0.5, 1.5]
+// (Jitter 0.5) is the same shape, common in hand-written model-API clients. The jitter may take the
 // result above Max by up to Jitter·Max, as in gRPC.
 //
 // The zero Multiplier means 2; the zero Max means no cap; Jitter is clamped
@@ -220,8 +220,8 @@ func (c Constant) Delay(int, time.Duration, Source) time.Duration {
 	return max(time.Duration(c), 0)
 }
 
-// None retries at once. It is what gets written in a hurry (seed 004's
-// "retry immediately"); use it for tests and benchmarks, not for traffic.
+// None retries at once. It is what gets written in a hurry ("retry
+// immediately"); use it for tests and benchmarks, not for traffic.
 type None struct{}
 
 // Delay implements Schedule.

@@ -51,7 +51,7 @@ func TestScheduleBounds(t *testing.T) {
 		{"proportional grpc r1", backoff.GRPC, 1, 0, 800 * ms, 1200 * ms, time.Second, 0.01, true},
 		{"proportional grpc r3", backoff.GRPC, 3, 0, 2048 * ms, 3072 * ms, 2560 * ms, 0.01, true},
 		{"proportional grpc at cap", backoff.GRPC, 40, 0, 96 * time.Second, 144 * time.Second, 120 * time.Second, 0.01, true},
-		{"proportional seed 002", backoff.Proportional{Base: time.Second, Jitter: 0.5, Max: 8 * time.Second}, 2, 0, time.Second, 3 * time.Second, 2 * time.Second, 0.02, true},
+		{"proportional half jitter", backoff.Proportional{Base: time.Second, Jitter: 0.5, Max: 8 * time.Second}, 2, 0, time.Second, 3 * time.Second, 2 * time.Second, 0.02, true},
 		{"constant", backoff.Constant(250 * ms), 7, 0, 250 * ms, 250 * ms, 250 * ms, 0, false},
 		{"none", backoff.None{}, 3, 0, 0, 0, 0, 0, false},
 	}
@@ -76,9 +76,9 @@ func TestScheduleBounds(t *testing.T) {
 	}
 }
 
-// The seed 000 wrapper: five attempts doubling from one second sleep
+// The hand-written wrapper: five attempts doubling from one second sleep
 // 1 + 2 + 4 + 8 = 15 seconds.
-func TestSeed000Schedule(t *testing.T) {
+func TestWrapperSchedule(t *testing.T) {
 	s := backoff.Exponential{Base: time.Second}
 	var total time.Duration
 	for retry := 1; retry <= 4; retry++ {

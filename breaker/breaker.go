@@ -11,10 +11,10 @@ import (
 // Defaults for the zero fields of Settings.
 const (
 	// DefaultConsecutiveFailures trips the breaker on the fifth failure in a
-	// row: seed 002's "after N consecutive failures" with a commonly chosen N.
+	// row: "after N consecutive failures" with a commonly chosen N.
 	DefaultConsecutiveFailures = 5
 	// DefaultOpenDuration is how long a tripped breaker fails fast before it
-	// lets a probe through: seed 002's "stop calling for 30 seconds".
+	// lets a probe through: "stop calling for 30 seconds".
 	DefaultOpenDuration = 30 * time.Second
 	// DefaultWindow is the span of the failure-rate window.
 	DefaultWindow = 10 * time.Second
@@ -59,7 +59,7 @@ func (s State) String() string {
 
 // Settings configures a Breaker. Every zero field means the documented
 // default (sony/gobreaker's Settings convention), so Settings{} is the
-// seed 002 breaker: five failures in a row open it for 30 seconds.
+// usual breaker: five failures in a row open it for 30 seconds.
 type Settings struct {
 	// ConsecutiveFailures trips a closed breaker when this many failures
 	// arrive in a row (Ignored outcomes neither extend nor break a run).

@@ -1,9 +1,9 @@
 // Package breaker is a circuit breaker for recoil's retry loop.
 //
-// Seed 002 ("a retry loop takes down your own service") gives the rule: "After
-// N consecutive failures, stop calling for 30 seconds and fail fast. ... when
-// a dependency is unhealthy, the kindest thing you can do is stop sending it
-// traffic." A Breaker does that, and then finds out when to start again:
+// The rule, so that a retry loop does not take down your own service: after
+// N consecutive failures, stop calling for 30 seconds and fail fast — when a
+// dependency is unhealthy, the kindest thing you can do is stop sending it
+// traffic. A Breaker does that, and then finds out when to start again:
 //
 //	closed ──(too many failures)──▶ open ──(OpenDuration passes)──▶ half-open
 //	   ▲                              ▲                                 │

@@ -66,7 +66,7 @@ func ExampleSettings_failureRate() {
 	// refused attempt 21
 }
 
-// Zero Breaker is the seed 002 breaker: five failures in a row open it for
+// Zero Breaker is the usual breaker: five failures in a row open it for
 // 30 seconds.
 func ExampleBreaker_zero() {
 	var b breaker.Breaker

@@ -17,7 +17,7 @@ import (
 // epoch rather than cleared by a timer.
 //
 // Every outcome writes a bucket, so one ring shared by all cores would be a
-// contended cache line (PERF.md: 7 → 23 ns at two cores). The window keeps
+// contended cache line (measured: 7 → 23 ns at two cores). The window keeps
 // one ring per stripe instead, each on its own pair of cache lines, and an
 // outcome goes to a stripe chosen at random; the rate is the sum over all
 // stripes, read only when a failure is recorded.

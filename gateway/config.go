@@ -15,7 +15,7 @@ const (
 	// on a port the system chooses.
 	DefaultAddr = "127.0.0.1:0"
 	// DefaultWindow is the span over which attempts are counted together:
-	// seed 004 counted "how many landed inside the same 200 milliseconds".
+	// "how many landed inside the same 200 milliseconds" (docs/why.md, section 6).
 	DefaultWindow = 200 * time.Millisecond
 	// MaxWindow is the longest Window a Config may ask for.
 	MaxWindow = time.Minute
@@ -61,7 +61,7 @@ const (
 // Latency is the time the gateway takes before it answers an attempt it
 // serves: a success, a validator's 400 or a random failure. Outages and the
 // allowance's 429s answer at once, as a dead or metering front end does
-// (seed 004's "DOWN at 12ms"). The zero Latency adds none.
+// (a refusal "DOWN at 12ms", not after a wait). The zero Latency adds none.
 type Latency struct {
 	// Dist is the distribution; empty means Constant.
 	Dist Distribution
@@ -75,9 +75,9 @@ type Latency struct {
 }
 
 // Recovery makes an outage's end depend on the load offered to it — the
-// feedback seed 004 left out ("in reality the harder you hammer the later
-// it recovers"). The zero Recovery ends the outage after its Duration
-// whatever the load.
+// feedback a fixed-length outage leaves out ("in reality the harder you
+// hammer the later it recovers"). The zero Recovery ends the outage after
+// its Duration whatever the load.
 type Recovery struct {
 	// Below is the load, in attempts per Config.Window, that the offered
 	// load must stay under (strictly) for the outage to end; zero turns
@@ -145,7 +145,7 @@ type Stream struct {
 // The faults are checked in this order, and the first that applies answers
 // the attempt: an outage window; the per-key allowance (a 429 does not
 // spend the allowance; every attempt that passes it does, the validator's
-// 400s included, as seed 000's meter runs at admission); the validator;
+// 400s included, as a provider's meter runs at admission); the validator;
 // a random failure. Everything else is a success (200), which for a
 // streaming request may stall.
 //
@@ -179,7 +179,7 @@ type Config struct {
 	// RejectField, if set, is a JSON object key the validator rejects
 	// wherever it appears in a request body: a deterministic 400 in
 	// Anthropic's shape, naming where the field was
-	// ("tools.0.input_schema: unknown field \"strict\"", seed 000).
+	// ("tools.0.input_schema: unknown field \"strict\"", docs/why.md, section 1).
 	RejectField string
 	// Allowance, if positive, is the requests each key may make per
 	// minute: a token bucket of that many tokens refilled evenly over the

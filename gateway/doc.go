@@ -1,13 +1,13 @@
 // Package gateway is a fault-injecting HTTP server that plays a dependency
 // and counts, from the receiving side, what its callers send it.
 //
-// Most writing about retries tells the caller's story. Seed 004 stands on
-// the other side: it counts how many attempts arrived, and how many of
-// those landed within the same 200 milliseconds — because a dependency that
-// is briefly down does not care that you tried again, it cares how many of
-// you tried again at the same instant. A Gateway counts exactly that, on a
+// Most writing about retries tells the caller's story. The other side's
+// story (docs/why.md, section 6) counts how many attempts arrived, and how
+// many of those landed within the same 200 milliseconds — because a
+// dependency that is briefly down does not care that you tried again, it
+// cares how many of you tried again at the same instant. A Gateway counts exactly that, on a
 // real socket, and it can make the outage last as long as the load keeps
-// it down, the feedback seed 004 could not model.
+// it down, the feedback a fixed-length outage cannot model.
 //
 // # Faults
 //
@@ -15,8 +15,8 @@
 // outage windows with a status, a rate and an optional load-dependent
 // recovery; a random failure rate; a latency distribution (constant,
 // uniform, exponential); a validator that rejects a named JSON field with a
-// provider-style 400 (seed 000's deterministic failure); a per-key
-// allowance per minute answering 429 with Retry-After; 529 overloaded with
+// provider-style 400 (a deterministic failure, docs/why.md, section 1); a
+// per-key allowance per minute answering 429 with Retry-After; 529 overloaded with
 // x-should-retry; and streamed answers (server-sent events) that stall
 // mid-stream.
 //

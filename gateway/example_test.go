@@ -63,8 +63,8 @@ func Example() {
 	// serve: <nil>
 }
 
-// Window counts on its own: here, seed 004's question — how many landed
-// within the same 200 ms — for attempts at known instants. Fixed windows
+// Window counts on its own: here, the receiving side's question — how many
+// landed within the same 200 ms — for attempts at known instants. Fixed windows
 // from 0 would count 6 and 3; the burst straddles their boundary, and the
 // sliding window finds all 8 of it.
 func ExampleWindow() {
@@ -82,7 +82,7 @@ func ExampleWindow() {
 }
 
 func ExampleParseTimeline() {
-	cfg, err := gateway.ParseTimeline("seed004.yaml", []byte(`
+	cfg, err := gateway.ParseTimeline("gateway-outage.yaml", []byte(`
 outages:
   - duration: 700ms
     recovery: {below: 5, for: 300ms}

@@ -34,7 +34,7 @@ var faultNames = [nFaults]string{"none", "outage", "allowance", "validator", "fa
 // counts, from the receiving side, what its callers send it: attempts in
 // total, per client and per logical request, by attempt number (the hop
 // protocol's Recoil-Attempt), the accepted ones, and the peak number in any
-// window (seed 004). It is an http.Handler:
+// window (docs/why.md, section 6). It is an http.Handler:
 //
 //	GET /          a live page of attempts per window (self-contained HTML)
 //	GET /stats     what was counted, as JSON (Stats); ?requests=1 adds each

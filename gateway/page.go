@@ -5,8 +5,8 @@ import "net/http"
 // servePage writes the live page: self-contained HTML whose inline script
 // polls /stats and draws the attempts per window in inline SVG. Nothing is
 // fetched from elsewhere. The page states what was counted and does not
-// grade it: no verdict, no colour that judges (seed 004, "The screen nearly
-// lied in green").
+// grade it: no verdict, no colour that judges (a screen that says
+// "healthy" in green can lie).
 func servePage(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")

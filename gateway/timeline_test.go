@@ -16,7 +16,7 @@ func TestParseTimeline(t *testing.T) {
 		file string
 		want Config
 	}{
-		{"seed004.yaml", Config{
+		{"gateway-outage.yaml", Config{
 			Window: 200 * time.Millisecond, Seed: 4,
 			Outages: []Outage{{Duration: 700 * time.Millisecond, Status: 503, Recovery: Recovery{Below: 5, For: 300 * time.Millisecond}}},
 			Latency: Latency{Dist: Uniform, Min: time.Millisecond, Max: 5 * time.Millisecond},
@@ -123,7 +123,7 @@ func TestLoadTimelineMissing(t *testing.T) {
 }
 
 func FuzzParseTimeline(f *testing.F) {
-	for _, name := range []string{"seed004.yaml", "everything.yaml"} {
+	for _, name := range []string{"gateway-outage.yaml", "everything.yaml"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)

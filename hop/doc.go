@@ -4,7 +4,7 @@
 //
 // Three layers that each make three attempts send 3×3×3 = 27 requests to a
 // dependency that is down, and no configuration file contains the number 27
-// (seed 001). Each layer owns its own allowance and cannot see the retries
+// (docs/why.md, section 2). Each layer owns its own allowance and cannot see the retries
 // below it. Once the allowance travels with the request instead, the
 // product collapses to one number: the edge sets a budget B, every hop that
 // retries spends from it, every response reports what was spent below, and

@@ -7,7 +7,7 @@ import (
 	"github.com/recoil-go/recoil/hop"
 )
 
-// chain simulates seed 001's call path in-process: an edge, two services
+// chain simulates a three-layer call path in-process: an edge, two services
 // behind it and a leaf that is down, each hop allowing three attempts.
 type chain struct {
 	hops     []string // the services, edge first; the last calls the leaf
@@ -75,7 +75,7 @@ func (c *chain) logf(format string, args ...any) {
 }
 
 // Three layers that each make three attempts send 3×3×3 = 27 requests to a
-// leaf that is down (seed 001). With the hop protocol the retry budget the
+// leaf that is down (docs/why.md, section 2). With the hop protocol the retry budget the
 // edge sets travels with the request, and the retries spent below travel
 // back: B retries twice, and A and the edge find the budget spent.
 func Example() {

@@ -8,7 +8,7 @@ const HistogramAttempts = 10
 
 // Histogram counts the requests a server receives by attempt number
 // ([Request.Attempt]), so it can see how much of its load is retries: the
-// counting on the receiving side that seed 004 asks for.
+// counting on the receiving side (docs/why.md, section 6).
 //
 // The zero value is an empty histogram ready to use. A Histogram is safe for
 // concurrent use; Observe is one atomic add and does not allocate. It must

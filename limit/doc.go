@@ -11,8 +11,8 @@
 // timeouts fire and their re-sends feed it.
 //
 // A Group shares one pool among keys (endpoints) and caps each key's share,
-// because "separate code is not separate capacity" (seed "The blast radius
-// of a retry"): an endpoint stuck in a retry loop is shed with ErrKeyFull
+// because "separate code is not separate capacity" (docs/why.md,
+// section 1): an endpoint stuck in a retry loop is shed with ErrKeyFull
 // at its PerKey cap while the other endpoints still get slots.
 //
 // # Usage

@@ -62,7 +62,7 @@ type KeyStats struct {
 
 // Group is a concurrency limiter shared by keys — endpoints, say — that caps
 // each key's share, so one key cannot take every slot ("separate code is not
-// separate capacity": seed "The blast radius of a retry"). A call for a key
+// separate capacity": docs/why.md, section 1). A call for a key
 // first takes one of the key's PerKey places, shedding with ErrKeyFull if the
 // key has none left, then a slot from the shared pool of Capacity, queueing
 // for it like a Limiter. Per-key places cover waiters as well as holders, so

@@ -19,9 +19,9 @@ var ErrFull = errors.New("limit: full, shed")
 var ErrQueueTimeout = errors.New("limit: queue wait exceeded MaxWait")
 
 // DefaultCapacity is the Capacity used when Config.Capacity (or
-// GroupConfig.Capacity) is zero. It is the worker pool of the service in the
-// seed "The blast radius of a retry" (24 request-handling workers shared by
-// every endpoint); pick your own number — "a number you chose beats a number
+// GroupConfig.Capacity) is zero. It is the worker pool of the service in
+// docs/why.md, section 1 (24 request-handling workers shared by every
+// endpoint); pick your own number — "a number you chose beats a number
 // your connection pool chose for you".
 const DefaultCapacity = 24
 

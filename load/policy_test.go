@@ -63,10 +63,6 @@ func TestPresets(t *testing.T) {
 	if _, err := Preset("hurried"); err == nil || !strings.HasPrefix(err.Error(), `load: unknown preset "hurried" (want one of immediate, wrapper,`) {
 		t.Errorf("Preset(hurried) = %v, want it to name the presets", err)
 	}
-	// The wrapper's old name still works, for the command lines that use it.
-	if p, err := Preset("seed000"); err != nil || p.Name != PresetWrapper || p.Policy.MaxAttempts != 5 {
-		t.Errorf("Preset(seed000) = %+v, %v; want the wrapper", p, err)
-	}
 }
 
 // TestClassifyModes: the classify modes reach the Transport through the

@@ -55,6 +55,5 @@
 // default and an example. Field names and values from before the one
 // language (attempts, kind: full, cap, failures, tokens, ratio,
 // retry_everything, classify: classify) are errors that name the new
-// spelling. The wrapper preset's old name, seed000, still works where a
-// preset is named, for the command lines that use it.
+// spelling.
 package policyspec

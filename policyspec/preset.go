@@ -66,7 +66,7 @@ var presets = []struct {
 // presetAliases are old preset names that still work, for the command
 // lines and scripts that name them; Presets does not list them, and the
 // preset they name is returned under its own name.
-var presetAliases = map[string]string{"seed000": PresetWrapper}
+var presetAliases = map[string]string{}
 
 // Presets returns the preset names, in the order they are usually compared
 // in: from the hastiest retry loop to recoil's default.

@@ -225,17 +225,6 @@ func TestPresets(t *testing.T) {
 	if _, err := Preset("hurried"); !errors.Is(err, ErrUnknownPreset) {
 		t.Errorf("Preset(hurried) = %v, want ErrUnknownPreset", err)
 	}
-	// The wrapper's old name still works where a preset is named, for the
-	// command lines that use it; it is not listed.
-	old, err := Preset("seed000")
-	if wrapper, _ := Preset(PresetWrapper); err != nil || !reflect.DeepEqual(old, wrapper) || PresetAbout("seed000") != PresetAbout(PresetWrapper) {
-		t.Errorf("Preset(seed000) = %+v, %v; want the wrapper preset", old, err)
-	}
-	for _, name := range Presets() {
-		if name == "seed000" {
-			t.Error("Presets lists the old name seed000")
-		}
-	}
 	if PresetAbout("hurried") != "" {
 		t.Error("PresetAbout(hurried) is not empty")
 	}

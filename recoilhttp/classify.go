@@ -77,7 +77,7 @@ const (
 //     idempotency key is transient with a wait of at least a second;
 //   - 400, 401, 402, 403, 404, 413 and 422 are permanent; a 400 whose body is
 //     not JSON says so (Code non_json_400: a proxy's page, not the payload's
-//     fault, seed 000); a 404 has Code not_found, so a fallback model can
+//     fault); a 404 has Code not_found, so a fallback model can
 //     be chosen; other 4xx are permanent too;
 //   - 503 and 529 are overloaded; 501 and 505 are permanent; every other 5xx
 //     is transient.

@@ -75,7 +75,7 @@ func (c *chain) build(hopOn bool) string {
 	return next
 }
 
-// Seed 001: three layers of three attempts put 27 requests on the leaf for
+// Three layers of three attempts put 27 requests on the leaf for
 // one edge request; with the hop protocol and an edge budget of 2 retries,
 // the whole tree makes at most 3.
 func TestChainAmplification(t *testing.T) {

@@ -64,8 +64,8 @@ func (e *StreamError) Unwrap() error { return e.Err }
 // — make it when the headers arrive — and restarts with every read that
 // returns bytes. It is separate from any deadline on the whole response: a
 // long answer that keeps arriving is never cut off, a stalled one is
-// (seed 002: "abort if no chunk has arrived in 15 seconds. A stalled stream is
-// a failure; a slow one is not").
+// (abort if no chunk has arrived in 15 seconds: a stalled stream is a
+// failure; a slow one is not).
 //
 // When the timeout runs out the wrapper closes the underlying body, so that a
 // Read blocked on it returns; the wrapper starts no goroutine (it uses one

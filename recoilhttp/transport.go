@@ -596,7 +596,7 @@ func newKey() string {
 // generates, the same on every attempt of a logical request — providers that
 // honour keys run it once — and under its own retry budget, which stops
 // retries when failures are sustained. Streams fail after 15 s without a
-// content event (seed 002's inactivity timeout); pings do not count.
+// content event (an idle-stream timeout); pings do not count.
 // Attempts, waits and Retry-After follow the default policy: 3 attempts,
 // full jitter, server waits honoured up to 60 s.
 func ModelAPI(base http.RoundTripper) *Transport {

@@ -13,7 +13,7 @@ import (
 
 // TestAmplificationMatchesBlast: below capacity, the simulated load — every
 // failed attempt retried at once, up to two retries — is within 2 % of the
-// calculator's (package blast, seed 001's model): offered·(1 + f + f²),
+// calculator's (package blast, the amplification model): offered·(1 + f + f²),
 // 1,240/s at 1,000/s and f = 0.2.
 func TestAmplificationMatchesBlast(t *testing.T) {
 	t.Parallel()

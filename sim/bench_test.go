@@ -29,7 +29,7 @@ func gatewayAt(tb testing.TB, callers int) *Scenario {
 	return sc
 }
 
-// BenchmarkSimEvents runs the gateway-outage scenario (seed 004) with every
+// BenchmarkSimEvents runs the gateway-outage scenario with every
 // caller a real recoil.Call under each of the scenario's three policies, and
 // reports the cost per event and events per second. pending/event is the
 // mean number of events in the queue when one is taken: about the number of

@@ -1,6 +1,6 @@
 // Package sim is a discrete-event simulator for retry policies: it runs the
 // real recoil decision, backoff, budget and breaker code on virtual time,
-// against models of the systems the seeds describe, so a policy's blast
+// against models of the systems docs/why.md describes, so a policy's blast
 // radius can be seen before it ships.
 //
 // # Usage

@@ -9,8 +9,9 @@ import (
 	"github.com/recoil-go/recoil/sim"
 )
 
-// Seed 004's four callers against a gateway that is down for 700 ms, under
-// the seed's two retry loops, counted from the gateway's side.
+// Four callers against a gateway that is down for 700 ms, under two retry
+// loops — retrying every 20 ms, and backing off with full jitter — counted
+// from the gateway's side.
 func Example() {
 	none := &policyspec.Budget{Kind: policyspec.BudgetNone}
 	s := &sim.Scenario{

@@ -29,7 +29,8 @@ func open(rate Rate, workers, queue int, service Dist, dur, warm time.Duration) 
 }
 
 // TestLittlesLaw checks the simulated mean worker occupancy against
-// Little's law, L = λ·S, in steady state: seed 000's arithmetic ("140
+// Little's law, L = λ·S, in steady state: the arithmetic of docs/why.md,
+// section 1 ("140
 // requests per minute … with a 210 ms service time occupies about half a
 // worker"; "2.33 multiplied by 15.2 is a little over 35").
 func TestLittlesLaw(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"github.com/recoil-go/recoil/policyspec"
 )
 
-// layers returns seed 001's path: a mobile SDK calling a gateway calling a
+// layers returns a three-layer path: a mobile SDK calling a gateway calling a
 // service calling a database that fails every request, each layer with the
 // policy p (the compared one).
 func layers(calls int, p PolicySpec) *Scenario {
@@ -24,7 +24,8 @@ func layers(calls int, p PolicySpec) *Scenario {
 }
 
 // TestLayersMultiply: retries compose by multiplication — three attempts at
-// each of three layers are 27 requests to the database (seed 001) — and the
+// each of three layers are 27 requests to the database (docs/why.md,
+// section 2) — and the
 // hop protocol collapses the product to one budget: 1 + the edge's retries.
 func TestLayersMultiply(t *testing.T) {
 	none := &policyspec.Budget{Kind: policyspec.BudgetNone}
@@ -56,8 +57,8 @@ func TestLayersMultiply(t *testing.T) {
 }
 
 // TestPolicyKinds runs every budget, backoff and breaker a scenario can name
-// against seed 004's outage, to check each is wired to the real recoil code:
-// budgets and breakers that should cut attempts do.
+// against the 700 ms gateway outage, to check each is wired to the real
+// recoil code: budgets and breakers that should cut attempts do.
 func TestPolicyKinds(t *testing.T) {
 	ms := time.Millisecond
 	full := &policyspec.Backoff{Kind: policyspec.BackoffFullJitter, Base: 20 * ms}
@@ -111,7 +112,7 @@ func TestPolicyKinds(t *testing.T) {
 	}
 }
 
-// TestClassify: seed 000's wrapper retries a validator's 400; recoil's
+// TestClassify: the five-attempt wrapper retries a validator's 400; recoil's
 // classification does not; "timeouts" retries only the caller's timeouts.
 func TestClassify(t *testing.T) {
 	tests := []struct {
@@ -132,7 +133,7 @@ func TestClassify(t *testing.T) {
 			t.Errorf("classify %q: %d attempts for 3 calls, want %d", tt.mode, got, 3*tt.want)
 		}
 		if tt.mode == policyspec.ClassifyRetryEverything {
-			// Seed 000: 1+2+4+8 = 15 s asleep plus five 210 ms attempts.
+			// The wrapper: 1+2+4+8 = 15 s asleep plus five 210 ms attempts.
 			if got, want := r.Latency.Max, 15*time.Second+5*210*time.Millisecond; got < want-want/100 || got > want+want/100 {
 				t.Errorf("wrapper call held %v, want %v", got, want)
 			}

@@ -9,8 +9,9 @@ import (
 	"github.com/recoil-go/recoil"
 )
 
-// DefaultWindow is the width of the peak window: seed 004 counts "how many
-// of those landed inside the same 200 milliseconds".
+// DefaultWindow is the width of the peak window: the receiving side counts
+// "how many of those landed inside the same 200 milliseconds" (docs/why.md,
+// section 6).
 const DefaultWindow = 200 * time.Millisecond
 
 // defaultDuration bounds a run whose scenario gives no duration.

@@ -36,7 +36,7 @@ type Scenario struct {
 	// before it do not count.
 	Warmup time.Duration `yaml:"warmup" json:"warmup,omitempty"`
 	// Window is the width of the windows in which peak arrivals are counted;
-	// zero means 200ms, seed 004's window.
+	// zero means 200ms, the window of docs/why.md, section 6.
 	Window time.Duration `yaml:"window" json:"window,omitempty"`
 	// Sample is the interval of the time series (queue depth, workers busy,
 	// arrivals); zero means Window, or Duration/2000 if that is longer.
@@ -94,7 +94,8 @@ const (
 // and served: the worker spends a service time, the attempt fails with
 // probability Failure (or permanently, for a rejected endpoint), and a layer
 // then calls the next service with its own policy, holding the worker until
-// that call and all its retries are over (seed 000's pool drain).
+// that call and all its retries are over (the pool drain of docs/why.md,
+// section 1).
 //
 // A record (Kind "record") is different: an attempt reads the record's
 // version and writes it back if unchanged, each message taking a Latency
@@ -121,7 +122,7 @@ type ServiceSpec struct {
 	// Failure is the probability that a served request fails (a 500).
 	Failure float64 `yaml:"failure" json:"failure,omitempty"`
 	// Reject lists endpoints whose requests always fail permanently after
-	// being served: a validator's 400 (seed 000).
+	// being served: a validator's 400 (docs/why.md, section 1).
 	Reject []string `yaml:"reject" json:"reject,omitempty"`
 	// RejectTime is how long serving a rejected request takes (a validator
 	// answers before any model is loaded); zero means Service.
@@ -129,7 +130,8 @@ type ServiceSpec struct {
 	// Allowance is the organisation's request allowance, metered per
 	// calendar minute at admission: an attempt over it is refused with a
 	// 429 whose Retry-After is the time to the next minute, and counts for
-	// nothing; an admitted one counts whatever its outcome (seed 000).
+	// nothing; an admitted one counts whatever its outcome (docs/why.md,
+	// section 1).
 	Allowance Rate `yaml:"allowance" json:"allowance,omitempty"`
 	// Outages are windows in which requests fail.
 	Outages []Outage `yaml:"outages" json:"outages,omitempty"`
@@ -156,12 +158,12 @@ type Outage struct {
 	// Class is how the failure reads to a caller: "transient" (the default:
 	// a 502, a refused connection), "overloaded" (a 503), or "drop": no
 	// answer at all, so the caller waits for its attempt timeout (a
-	// database failover "dropping about one request in twenty", seed 001).
+	// database failover "dropping about one request in twenty").
 	Class string `yaml:"class" json:"class,omitempty"`
 	// RecoverBelow delays recovery: after Duration the service stays down
 	// until the attempts arriving in the last full window come to no more
-	// than this rate (seed 004: "in reality the harder you hammer the later
-	// it recovers"). Zero means it recovers on time.
+	// than this rate ("in reality the harder you hammer the later it
+	// recovers"). Zero means it recovers on time.
 	RecoverBelow Rate `yaml:"recover_below" json:"recover_below,omitempty"`
 
 	Pos Pos `yaml:"-" json:"-"`

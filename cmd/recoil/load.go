@@ -51,7 +51,7 @@ after -requests logical requests or -duration, whichever comes first.`,
   recoil load -url https://api.example.com/health -policy-file patient.yaml -requests 100`,
 	notes: `
 The -policy presets: immediate retries every 20 ms whatever failed, up to
-1000 attempts; seed000 is a five-attempt wrapper retrying anything that is
+1000 attempts; wrapper is a five-attempt wrapper retrying anything that is
 not a 2xx, its waits doubling from 1 s; exponential waits 60 ms doubling to a
 10 s cap, up to 8 attempts; full-jitter is the same with full jitter; none of
 these has a retry budget. default is recoil's default — classification, 3

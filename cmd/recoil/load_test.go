@@ -195,7 +195,7 @@ func TestLoadCommandNothingAccepted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := []string{"load", "-url", tt.url, "-policy", "seed000", "-requests", "3", "-pause", "0s", "-timeout", tt.timeout}
+			args := []string{"load", "-url", tt.url, "-policy", "wrapper", "-requests", "3", "-pause", "0s", "-timeout", tt.timeout}
 			c := runCLI(t.Context(), args...)
 			c.check(t, args, exitFailure, []string{tt.stdout}, tt.stderr)
 			if c.took > 10*time.Second {

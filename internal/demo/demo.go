@@ -1,6 +1,6 @@
 // Package demo is recoil's main demonstration, the job behind `recoil demo`:
-// seed 004's experiment — callers against a payment gateway that is down for
-// 700 ms, counted from the receiving side — run on real loopback HTTP with
+// callers against a payment gateway that is down for 700 ms, counted from
+// the receiving side (docs/why.md, section 6) — run on real loopback HTTP with
 // the real gateway, load driver and Transport, and beside it the
 // simulator's prediction for the same setup.
 package demo
@@ -25,10 +25,11 @@ import (
 	"github.com/recoil-go/recoil/sim"
 )
 
-// Config sets up the experiment. Its zero fields mean seed 004's values.
+// Config sets up the experiment. Its zero fields mean the values of
+// docs/why.md, section 6.
 type Config struct {
 	// Callers lists the numbers of closed-loop callers to run; nil means 4
-	// (the seed's) and 200.
+	// (the classic experiment's) and 200.
 	Callers []int
 	// Outage is how long the gateway is down from the first attempt; zero
 	// means 700 ms.
@@ -235,7 +236,7 @@ func predict(ctx context.Context, cfg Config, rep *Report) error {
 // the ratios that compare the policies. It states what was counted; it
 // does not grade it.
 func (r *Report) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "recoil demo: seed 004 on real loopback HTTP — callers against a gateway that is down for %v,\n", r.Outage)
+	fmt.Fprintf(w, "recoil demo: a payment-gateway outage on real loopback HTTP — callers against a gateway that is down for %v,\n", r.Outage)
 	fmt.Fprintf(w, "counted by the gateway; each caller repeats its request until it is accepted.\n\n")
 	fmt.Fprintf(w, "%-7s  %-12s  %8s  %8s  %10s  %14s  |  %12s  %14s  %18s\n",
 		"callers", "policy", "attempts", "accepted", "peak/"+fmtDur(r.Window), "all accepted at", "sim attempts", "sim peak/"+fmtDur(r.Window), "sim all accepted at")

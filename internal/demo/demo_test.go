@@ -13,11 +13,11 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// Seed 004's verification, done right, on real loopback HTTP: every caller
+// The gateway-outage experiment on real loopback HTTP: every caller
 // gets through under every policy; backoff lowers both the total attempts
 // and the peak in any 200 ms window, at 4 callers and at 200; and the
 // recoil default's peak falls by a larger factor at 200 callers than at 4.
-func TestSeed004OnLoopback(t *testing.T) {
+func TestGatewayOutageOnLoopback(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs six load runs on loopback")
 	}

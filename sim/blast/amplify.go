@@ -2,11 +2,11 @@ package blast
 
 import "math"
 
-// Window returns W_k, the window retry round k is spread over in seed 001's
-// model, relative to the first attempts' window. Without backoff every round
+// Window returns W_k, the window retry round k is spread over in the
+// amplification model's model, relative to the first attempts' window. Without backoff every round
 // lands in the same window (1). With backoff W_k = 2^(k(k+1)/2) — 1, 2, 8,
 // 64…, each round spread over 2^k times the previous round's window — the
-// reconstruction that reproduces the seed's 37 % tipping point (see the
+// reconstruction that reproduces the 37 % tipping point of docs/why.md §3 (see the
 // package documentation for the literal reading, 1, 2, 4, and why it does
 // not).
 func Window(k int, backoff bool) float64 {
@@ -25,9 +25,9 @@ func spread(k int, backoff bool) float64 {
 }
 
 // Share returns the proportion of attempts a system of the given capacity
-// takes at the given load, min(1, capacity/load): "capacity is a hard
+// takes at the given load, min(1, capacity/load): capacity is a hard
 // ceiling of attempts per second, and load above it is shed
-// proportionally" (seed 001).
+// proportionally (docs/why.md §3).
 func Share(load, capacity float64) float64 {
 	if load <= capacity {
 		return 1
@@ -36,16 +36,16 @@ func Share(load, capacity float64) float64 {
 }
 
 // FailureAt returns the failure rate at the given load, 1 − (1−f)·Share:
-// "a request fails either from the underlying fault or from being shed
-// under overload" (seed 001). Seed 001 at 1,240/s against 1,200/s with
-// f = 0.2: 1 − 0.8·0.968 = 0.226.
+// a request fails either from the underlying fault or from being shed
+// under overload. docs/why.md §3, at 1,240/s against 1,200/s with f = 0.2:
+// 1 − 0.8·0.968 = 0.226.
 func FailureAt(load, capacity, underlying float64) float64 {
 	// f + (1−f)·(1−share) is 1 − (1−f)·share, written so that it is
 	// exactly f when nothing is shed.
 	return underlying + (1-underlying)*(1-Share(load, capacity))
 }
 
-// Round is one round of seed 001's amplification model. It is plain data,
+// Round is one round of the amplification model. It is plain data,
 // safe to copy and to read concurrently.
 type Round struct {
 	// Round is the round's number: 0 is the first attempts, k the k-th
@@ -62,11 +62,11 @@ type Round struct {
 	Failure float64 `json:"failure"`
 }
 
-// Rounds walks seed 001's model round by round: a_0 = offered; round k's
+// Rounds walks the amplification model round by round: a_0 = offered; round k's
 // attempts are the previous round's failures, priced at the failure rate
 // the accumulated load implies and spread over the round's window,
 // a_k = a_(k−1)·p(L_(k−1))·W_(k−1)/W_k. It returns retries+1 rounds; the
-// last one's Load is the load the system sees. Seed 001 (1,000/s, 1,200/s,
+// last one's Load is the load the system sees. docs/why.md §3 (1,000/s, 1,200/s,
 // f = 0.2, 2 retries, no backoff): 1,000, 200, 40 — 1,240/s.
 func Rounds(offered, capacity, underlying float64, retries int, backoff bool) []Round {
 	rs := make([]Round, 0, max0(retries)+1)
@@ -80,7 +80,7 @@ func Rounds(offered, capacity, underlying float64, retries int, backoff bool) []
 	return rs
 }
 
-// Load returns the load the system sees in seed 001's model: the last of
+// Load returns the load the system sees in the amplification model: the last of
 // Rounds. Below capacity it is offered·Σ f^k·W_0/W_k — offered·(1 + f + f²)
 // for 2 retries without backoff, offered·(1 + f/2 + f²/8) with it.
 func Load(offered, capacity, underlying float64, retries int, backoff bool) float64 {
@@ -103,17 +103,17 @@ type Tipping struct {
 	Exact float64 `json:"exact"`
 	// Slider is the reading on a slider of step Step: the first stop at
 	// which the load reaches capacity — Exact rounded up to the next step,
-	// as seed 001 shows it (17.08 % reads 17.5 %, 36.64 % reads 37 %). The
+	// as docs/why.md §3 shows it (17.08 % reads 17.5 %, 36.64 % reads 37 %). The
 	// slider's last stop is 100 %.
 	Slider float64 `json:"slider"`
-	// Step is the slider's step (seed 001: 0.005).
+	// Step is the slider's step (docs/why.md §3: 0.005).
 	Step float64 `json:"step"`
 }
 
-// TippingPoint returns where the amplified load of seed 001's model reaches
+// TippingPoint returns where the amplified load of the amplification model reaches
 // capacity, exactly (by bisection down to adjacent floats) and as a slider of the
 // given step reads it. Below capacity Load is a polynomial in f with
-// positive coefficients, so the crossing is unique. Seed 001, 1,000/s
+// positive coefficients, so the crossing is unique. docs/why.md §3, 1,000/s
 // against 1,200/s with 2 retries: (√1.8 − 1)/2 = 17.08 %, slider 17.5 %,
 // without backoff; √5.6 − 2 = 36.64 %, slider 37 %, with it. A step outside
 // (0, 1] means DefaultSliderStep.

@@ -10,12 +10,12 @@ type Report struct {
 	Inputs Inputs `json:"inputs"`
 	// Policies are the failing endpoint under three policies, in this
 	// order: failing fast (one attempt — also the healthy endpoint's
-	// figures), one retry (seed 000's counter-proposal) and the configured
+	// figures), one retry (the one-retry counter-proposal) and the configured
 	// schedule.
 	Policies []Policy `json:"policies"`
 	// Layers is the attempts that reach the bottom of the retrying layers.
 	Layers Layers `json:"layers"`
-	// WithoutBackoff and WithBackoff are seed 001's amplification model
+	// WithoutBackoff and WithBackoff are the amplification model
 	// without and with backoff; Inputs.Backoff says which is configured.
 	WithoutBackoff Amplification `json:"without_backoff"`
 	WithBackoff    Amplification `json:"with_backoff"`
@@ -37,7 +37,7 @@ const (
 )
 
 // Policy is what a retry policy does to an endpoint whose every call fails
-// (seed 000): the schedule's sleeping, the allowance it draws and the
+// (docs/why.md §1): the schedule's sleeping, the allowance it draws and the
 // workers it holds. It is plain data, safe to copy and to read concurrently.
 type Policy struct {
 	// Name is PolicyFailFast, PolicyOneRetry or PolicyConfigured.
@@ -45,26 +45,26 @@ type Policy struct {
 	// Attempts is the attempts per failing call: 1, 2 or Inputs.Attempts.
 	Attempts int `json:"attempts"`
 	// CeilingsS are the longest waits before retries 1…Attempts−1 and
-	// WaitsS their means under the jitter (seed 000: 1, 2, 4, 8 s).
+	// WaitsS their means under the jitter (docs/why.md §1: 1, 2, 4, 8 s).
 	CeilingsS []float64 `json:"ceilings_s"`
 	WaitsS    []float64 `json:"waits_s"`
-	// SleepingS is the expected total sleep (seed 000: 15 s) and
+	// SleepingS is the expected total sleep (docs/why.md §1: 15 s) and
 	// SleepingMaxS the longest (the same without jitter).
 	SleepingS    float64 `json:"sleeping_s"`
 	SleepingMaxS float64 `json:"sleeping_max_s"`
-	// HeldS is the hold as seed 000 counts it, sleeping plus one failure's
+	// HeldS is the hold as docs/why.md §1 counts it, sleeping plus one failure's
 	// time (15.21 s, "15.2"; one retry 1.21 s, "1.2"; failing fast 0.21 s).
 	HeldS float64 `json:"held_s"`
 	// HeldEveryAttemptS is sleeping plus Attempts failures' time (16.05 s).
 	HeldEveryAttemptS float64 `json:"held_every_attempt_s"`
 
 	// DrawPerMinute is the attempts a minute the endpoint draws from the
-	// allowance, rate × attempts (seed 000: 700 from 140; one retry 280).
+	// allowance, rate × attempts (docs/why.md §1: 700 from 140; one retry 280).
 	DrawPerMinute float64 `json:"draw_per_min"`
 	// ExtraPerMinute is the draw above the endpoint's own traffic (+560).
 	ExtraPerMinute float64 `json:"extra_per_min"`
 	// TotalPerMinute is the draw plus every other endpoint's traffic
-	// (seed 000: 1,590 healthy, 2,150 broken).
+	// (docs/why.md §1: 1,590 healthy, 2,150 broken).
 	TotalPerMinute float64 `json:"total_per_min"`
 	// HeadroomPerMinute is the allowance less the total: 410 healthy,
 	// −150 broken (over by 150).
@@ -76,7 +76,7 @@ type Policy struct {
 	// ArrivalPerS is the endpoint's traffic a second (140/min = 2.33/s).
 	ArrivalPerS float64 `json:"arrival_per_s"`
 	// Workers is the demand by Little's law, ArrivalPerS × HeldS (0.49
-	// failing fast, 2.82 with one retry, 35.49 with the seed's wrapper).
+	// failing fast, 2.82 with one retry, 35.49 with the five-attempt wrapper).
 	Workers float64 `json:"workers"`
 	// WorkersEveryAttempt is ArrivalPerS × HeldEveryAttemptS.
 	WorkersEveryAttempt float64 `json:"workers_every_attempt"`
@@ -85,12 +85,12 @@ type Policy struct {
 	OverPool bool `json:"over_pool"`
 }
 
-// Layers is what retrying at every layer sends to the bottom (seed 001).
+// Layers is what retrying at every layer sends to the bottom (docs/why.md §2).
 // It is plain data, safe to copy and to read concurrently.
 type Layers struct {
-	// AttemptsPerLayer is Inputs.Retries+1 (seed 001: 3).
+	// AttemptsPerLayer is Inputs.Retries+1 (docs/why.md §2: 3).
 	AttemptsPerLayer int `json:"attempts_per_layer"`
-	// Layers is Inputs.Layers (seed 001: 3).
+	// Layers is Inputs.Layers (docs/why.md §2: 3).
 	Layers int `json:"layers"`
 	// Sent are the attempts leaving layer 1…Layers for one request at the
 	// top, AttemptsPerLayer^i (3, 9, 27).
@@ -99,7 +99,7 @@ type Layers struct {
 	Reach float64 `json:"reach"`
 }
 
-// Amplification is seed 001's model for one setting of backoff. It is plain
+// Amplification is the amplification model for one setting of backoff. It is plain
 // data, safe to copy and to read concurrently.
 type Amplification struct {
 	// Backoff says whether retry rounds are spread over growing windows.
@@ -147,7 +147,7 @@ type Amplification struct {
 
 // Compute validates in, fills in its defaults and derives every figure. An
 // invalid field gives a *InputError naming it (errors.Is(err, ErrInvalid)).
-// DefaultInputs reproduces the seeds' figures; the package documentation
+// DefaultInputs reproduces the figures of docs/why.md; the package documentation
 // derives each.
 func Compute(in Inputs) (Report, error) {
 	in = in.withDefaults()
@@ -174,7 +174,7 @@ func Compute(in Inputs) (Report, error) {
 	return r, nil
 }
 
-// policy computes one row of seed 000's arithmetic for n attempts.
+// policy computes one row of the arithmetic of docs/why.md §1 for n attempts.
 func policy(in Inputs, name string, n int) Policy {
 	p := Policy{Name: name, Attempts: n, CeilingsS: []float64{}, WaitsS: []float64{}}
 	for k := 1; k < n; k++ {
@@ -200,7 +200,7 @@ func policy(in Inputs, name string, n int) Policy {
 	return p
 }
 
-// amplify computes seed 001's model for one setting of backoff.
+// amplify computes the amplification model for one setting of backoff.
 func amplify(in Inputs, backoff bool) Amplification {
 	a := Amplification{Backoff: backoff, Configured: backoff == in.Backoff}
 	a.Rounds = Rounds(in.Offered, in.Capacity, in.Failure, in.Retries, backoff)

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// round rounds x to the given number of decimals, as the seeds print.
+// round rounds x to the given number of decimals, as docs/why.md prints them.
 func round(x float64, decimals int) float64 {
 	p := math.Pow(10, float64(decimals))
 	return math.Round(x*p) / p
@@ -23,8 +23,8 @@ func seedReport(t *testing.T) Report {
 	return r
 }
 
-// figure is one printed figure of a seed: the value Compute gives, and the
-// value the seed prints at the precision it prints it.
+// figure is one printed figure of docs/why.md: the value Compute gives, and
+// the value printed there at the precision it is printed.
 type figure struct {
 	name     string
 	got      float64
@@ -41,8 +41,9 @@ func checkFigures(t *testing.T, figs []figure) {
 	}
 }
 
-// TestSeed000 pins every figure of seed 000, "The blast radius of a retry".
-func TestSeed000(t *testing.T) {
+// TestBlastRadiusFigures pins every figure of docs/why.md, section 1, "One
+// retried 400 and the two things it spends".
+func TestBlastRadiusFigures(t *testing.T) {
 	r := seedReport(t)
 	fast, one, five := r.Policies[0], r.Policies[1], r.Policies[2]
 	if fast.Name != PolicyFailFast || one.Name != PolicyOneRetry || five.Name != PolicyConfigured {
@@ -105,9 +106,9 @@ func TestSeed000(t *testing.T) {
 	}
 }
 
-// TestSeed001 pins every figure of seed 001, "The retries turned a blip
-// into a two-hour outage".
-func TestSeed001(t *testing.T) {
+// TestAmplificationFigures pins every figure of docs/why.md, sections 2
+// and 3: retries multiplying across layers, and the tipping point.
+func TestAmplificationFigures(t *testing.T) {
 	r := seedReport(t)
 	no, bo := r.WithoutBackoff, r.WithBackoff
 	checkFigures(t, []figure{
@@ -166,10 +167,10 @@ func TestSeed001(t *testing.T) {
 	}
 }
 
-// TestSeed001NoRetries: "Turn the retries off entirely and the reported
+// TestAmplificationNoRetries: "Turn the retries off entirely and the reported
 // rate is exactly the 20 per cent that broke, with 200 attempts a second of
 // headroom to spare."
-func TestSeed001NoRetries(t *testing.T) {
+func TestAmplificationNoRetries(t *testing.T) {
 	in := DefaultInputs()
 	in.Retries = 0
 	r, err := Compute(in)
@@ -350,8 +351,8 @@ func TestTippingPoint(t *testing.T) {
 		exists            bool
 		exact, slider     float64
 	}{
-		{"seed 001", 1000, 1200, 2, false, 0.005, true, noBackoff, 0.175},
-		{"seed 001 with backoff", 1000, 1200, 2, true, 0.005, true, backoff, 0.37},
+		{"amplification example", 1000, 1200, 2, false, 0.005, true, noBackoff, 0.175},
+		{"amplification example with backoff", 1000, 1200, 2, true, 0.005, true, backoff, 0.37},
 		{"zero step means 0.5 %", 1000, 1200, 2, false, 0, true, noBackoff, 0.175},
 		{"a 1 % slider", 1000, 1200, 2, false, 0.01, true, noBackoff, 0.18},
 		{"one retry: 1000·(1+f) = 1200", 1000, 1200, 1, false, 0.005, true, 0.2, 0.2},
@@ -386,7 +387,7 @@ func TestTippingPoint(t *testing.T) {
 // TestBackoffLiteralReading records why the backoff windows are 1, 2, 8 and
 // not the literal 1, 2, 4: the literal reading, O·(1 + f/2 + f²/4) = C, puts
 // the crossing at √1.8 − 1 = 34.16 %, which a 0.5 % slider reads as 34.5 %,
-// not the seed's 37 %.
+// not the 37 % of docs/why.md §3.
 func TestBackoffLiteralReading(t *testing.T) {
 	literal := math.Sqrt(1.8) - 1
 	if got := 1000 * (1 + literal/2 + literal*literal/4); math.Abs(got-1200) > 1e-9 {

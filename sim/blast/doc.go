@@ -1,14 +1,15 @@
 // Package blast does the arithmetic of a retry policy's blast radius: the
-// models seeds 000 ("The blast radius of a retry") and 001 ("The retries
-// turned a blip into a two-hour outage") reason with, reconstructed from what
-// the seeds state and checked against every figure they print.
+// models of docs/why.md reason with — the blast radius of a retried 400 on a
+// shared allowance and worker pool (section 1), and retries multiplying
+// across layers up to a tipping point (sections 2 and 3) — checked against
+// every figure it prints.
 //
 // Everything here is a pure function of its arguments: no clock, no
 // randomness, no state. Jitter enters as its mean.
 //
 // # Usage
 //
-//	in := blast.DefaultInputs() // the seeds' values
+//	in := blast.DefaultInputs() // the figures of docs/why.md
 //	in.Attempts = 3             // what would three attempts do?
 //	r, err := blast.Compute(in)
 //	if err != nil { … }         // a *blast.InputError naming the field
@@ -16,26 +17,27 @@
 //
 // The command "recoil blast" prints a Report as text or JSON.
 //
-// # The schedule (seed 000)
+// # The schedule (docs/why.md §1)
 //
 // A call that fails every attempt makes n attempts and sleeps before each of
 // the n−1 retries. The wait before retry k (k = 1…n−1) has the ceiling
 //
 //	c_k = min(max, base·multiplier^(k−1))
 //
-// (seed 000's loop: time.sleep(BASE_DELAY * (2 ** attempt)); package backoff
+// (a hand-written loop: time.sleep(BASE_DELAY * (2 ** attempt)); package backoff
 // computes the same ceiling). Its mean depends on the jitter (Marc Brooker,
 // "Exponential Backoff And Jitter", AWS Architecture Blog, 2015):
 //
 //	none:  c_k            full:  c_k/2  (uniform in [0, c_k])
 //	equal: 3·c_k/4        (c_k/2 + uniform in [0, c_k/2])
 //
-// and the expected sleeping is the sum of the means. Seed 000 — 5 attempts,
-// 1 s doubling, no jitter — sleeps 1+2+4+8 = 15 s. (The seed's loop as
-// printed also sleeps 16 s after the fifth failure before falling out of the
-// loop; the seed, like recoil, counts only the four sleeps between attempts.)
+// and the expected sleeping is the sum of the means. The wrapper of docs/why.md §1 — 5 attempts,
+// 1 s doubling, no jitter — sleeps 1+2+4+8 = 15 s. (A loop written as
+// for attempt in range(5): … time.sleep(BASE_DELAY * (2 ** attempt)) also
+// sleeps 16 s after the fifth failure before falling out of the loop; the
+// arithmetic, like recoil, counts only the four sleeps between attempts.)
 //
-// The seed then "carries the whole hold as 15.2 seconds": "Each failing call
+// The arithmetic then "carries the whole hold as 15.2 seconds": "Each failing call
 // adds about a fifth of a second more". Its accounting is the sleeping plus
 // one failure's time,
 //
@@ -44,13 +46,13 @@
 // and the same rule gives its counter-proposal's "about 1.2 seconds" (one
 // retry: 1 s + 0.21 s = 1.21 s) and the healthy 210 ms (one attempt, no
 // sleep). A worker is in fact held for every attempt, sleeping + n·failTime
-// (16.05 s for the seed's wrapper — what "recoil demo" measures on a virtual
-// clock); Policy.HeldEveryAttemptS reports that figure beside the seed's.
-// "To within a rounding, it is the sleeping", as the seed says: the worker
-// figures below use the seed's accounting so that they reproduce its numbers,
+// (16.05 s for the five-attempt wrapper — what "recoil demo" measures on a virtual
+// clock); Policy.HeldEveryAttemptS reports that figure beside the shorter one.
+// "To within a rounding, it is the sleeping", as the arithmetic says: the worker
+// figures below use that accounting so that they reproduce the figures of docs/why.md,
 // and the difference does not change a conclusion.
 //
-// # The allowance (seed 000)
+// # The allowance (docs/why.md §1)
 //
 // Rate limits are metered per organisation, and a rejected attempt the
 // provider admitted counts exactly as a success does. An endpoint at r
@@ -58,29 +60,29 @@
 //
 //	total = r·n + other,  headroom = allowance − total
 //
-// Seed 000: 140/min healthy, 1,450/min elsewhere, allowance 2,000/min:
+// docs/why.md §1: 140/min healthy, 1,450/min elsewhere, allowance 2,000/min:
 // healthy 1,590 (headroom 410); five attempts turn 140 into 700 (+560) and
 // the total into 2,150, over by 150.
 //
-// # Workers (seed 000, Little's law)
+// # Workers (docs/why.md §1, Little's law)
 //
-// Workers in use = arrival rate × time held (Little, 1961; derived in seed
-// 000): (r/60)·held. 140/min is 2.33/s; × 0.21 s = 0.49 workers healthy;
-// × 15.21 s = 35.49 broken ("a little over 35"; the seed multiplies its
+// Workers in use = arrival rate × time held (Little, 1961; derived in
+// docs/why.md §1): (r/60)·held. 140/min is 2.33/s; × 0.21 s = 0.49 workers healthy;
+// × 15.21 s = 35.49 broken ("a little over 35"; docs/why.md multiplies
 // rounded figures, 2.33 × 15.2 = 35.4) against a pool of 24; one retry,
 // × 1.21 s = 2.82, "under three workers". A demand above the pool is not a
 // steady state: the queue grows for as long as it lasts.
 //
-// # Layers (seed 001)
+// # Layers (docs/why.md §2)
 //
 // Retries compose by multiplication, with the number of retrying layers as
 // the exponent: a attempts at each of L layers send a^L attempts to the
-// bottom. Seed 001's three layers of three attempts (2 retries) send 27. The
-// attempts per layer are Retries+1 of the amplification model, as in the seed.
+// bottom. Three layers of three attempts (2 retries) send 27. The
+// attempts per layer are Retries+1 of the amplification model, as in docs/why.md §2.
 //
-// # Amplification (seed 001)
+// # Amplification (docs/why.md §3)
 //
-// The seed's widget states its assumptions: every failed attempt is retried
+// The model's assumptions: every failed attempt is retried
 // immediately, up to the attempt count; capacity C is a hard ceiling of
 // attempts per second and load above it is shed proportionally; a request
 // fails from the underlying fault f or from being shed; with backoff, each
@@ -99,7 +101,7 @@
 // The load the system sees is L = L_R; then amplification = L/O, the failure
 // rate with retries counted is p(L), the share of attempts taken is
 // share(L), the attempts served successfully are L·share(L)·(1−f) =
-// min(L, C)·(1−f), and the spare capacity is C − L. Seed 001, f = 20 %,
+// min(L, C)·(1−f), and the spare capacity is C − L. docs/why.md §3, f = 20 %,
 // R = 2, no backoff, O = 1,000/s, C = 1,200/s: a_1 = 200, a_2 = 40, load
 // 1,240/s, ×1.24, failure 1 − 0.8·(1200/1240) = 0.226 (the fault was 0.200:
 // the retries manufacture 2.6 points of failure), share 0.968, 960/s
@@ -107,14 +109,14 @@
 // 200/s are spare. All of these reproduce exactly.
 //
 // The windows W_k: without backoff every round lands in the same window,
-// W_k = 1. With backoff the seed's figure — tipping point 37 % — is
+// W_k = 1. With backoff the figure of docs/why.md §3 — tipping point 37 % — is
 // reproduced by W_k = 2^(k(k+1)/2), that is windows 1, 2, 8, 64…: each round
 // is spread over 2^k times the previous round's window (round k's rate is
 // the previous round's already-spread rate divided by that round's whole
 // window 2^k). The literal reading of "each retry round is spread over
 // roughly twice the window of the previous one", windows 1, 2, 4, gives
 // load = O·(1 + f/2 + f²/4), an exact crossing of 34.16 % and a slider
-// reading of 34.5 %, not the seed's 37 %; no constant ratio of 2
+// reading of 34.5 %, not the 37 % of docs/why.md §3; no constant ratio of 2
 // reproduces 37 (windows 1, w, w² need w between 2.137 and 2.166). For
 // R = 2 the reconstruction is load = O·(1 + f/2 + f²/8) below capacity.
 //
@@ -122,11 +124,11 @@
 // success, so it equals the attempts served successfully, min(L, C)·(1−f);
 // without retries it is min(O, C)·(1−f). Below capacity and without backoff
 // that is O·(1 − f^(R+1)): retries recover real work (960/s against 800/s in
-// the seed's case). The model caps served attempts at capacity and sheds
+// the example's case). The model caps served attempts at capacity and sheds
 // proportionally, so goodput with retries never falls below goodput without
 // while O ≤ C; what the tipping point marks is the failure rate climbing
-// past the fault and healthy attempts being shed (Amplification.Shed). The
-// seed's list of what the model ignores — queueing, capacity that falls
+// past the fault and healthy attempts being shed (Amplification.Shed). What
+// the model ignores — queueing, capacity that falls
 // with load, callers that give up — is where retries above the tipping point
 // become the outage. With backoff the figures are one window's rates.
 //
@@ -135,12 +137,12 @@
 // The tipping point is the underlying failure rate at which the load reaches
 // capacity, the root of L(f) = C on [0, 1]. Below capacity every p is f, so
 // L is a polynomial with positive coefficients (O·Σ f^k·W_0/W_k) and the root
-// is unique; TippingPoint finds it by bisection. Seed 001: without backoff
+// is unique; TippingPoint finds it by bisection. docs/why.md §3: without backoff
 // O·(1 + f + f²) = C gives f = (√1.8 − 1)/2 = 17.08 %; with backoff
 // O·(1 + f/2 + f²/8) = C gives f = √5.6 − 2 = 36.64 %.
 //
-// The seed reads them off its failure-rate slider, which moves in steps of
-// 0.5 %: the figure it shows is the first slider stop at which the load
+// docs/why.md §3 reports them as a failure-rate slider that moves in steps
+// of 0.5 % would: the figure it shows is the first slider stop at which the load
 // reaches capacity, that is the exact crossing rounded up to the next step
 // — 17.08 % reads 17.5 %, 36.64 % reads 37 %. Tipping.Exact and
 // Tipping.Slider report both. If the offered load alone reaches capacity the

@@ -7,7 +7,7 @@ import (
 	"github.com/recoil-go/recoil/sim/blast"
 )
 
-// Compute with the seeds' values reproduces their figures.
+// Compute with the values of docs/why.md reproduces their figures.
 func ExampleCompute() {
 	r, err := blast.Compute(blast.DefaultInputs())
 	if err != nil {
@@ -56,7 +56,7 @@ func ExampleSleeping() {
 	// equal mean 11.25s, longest 15s
 }
 
-// The tipping point of seed 001, exactly and as its 0.5 % slider reads it.
+// The tipping point of docs/why.md §3, exactly and as its 0.5 % slider reads it.
 func ExampleTippingPoint() {
 	for _, backoff := range []bool{false, true} {
 		t := blast.TippingPoint(1000, 1200, 2, backoff, 0.005)

@@ -13,7 +13,7 @@ import (
 type Jitter uint8
 
 const (
-	// JitterNone waits the full ceiling c_k (seed 000's loop).
+	// JitterNone waits the full ceiling c_k (a hand-written loop).
 	JitterNone Jitter = iota
 	// JitterFull waits uniformly in [0, c_k]: mean c_k/2 (Brooker 2015,
 	// backoff.FullJitter).
@@ -75,9 +75,9 @@ func (j Jitter) mean() float64 {
 // Default values of the fields whose zero value means a default.
 const (
 	// DefaultMultiplier is used when Inputs.Multiplier is zero: doubling,
-	// as in seed 000's loop and package backoff.
+	// as in a hand-written loop and package backoff.
 	DefaultMultiplier = 2.0
-	// DefaultSliderStep is used when Inputs.SliderStep is zero: seed 001's
+	// DefaultSliderStep is used when Inputs.SliderStep is zero: the amplification example's
 	// failure-rate slider moves in steps of 0.5 %.
 	DefaultSliderStep = 0.005
 )
@@ -92,8 +92,8 @@ const (
 )
 
 // Inputs are the figures a blast-radius calculation starts from. Rates are
-// per minute for the allowance and the pool (seed 000 speaks in requests a
-// minute) and per second for the amplification model (seed 001 does).
+// per minute for the allowance and the pool (docs/why.md §1 speaks in requests a
+// minute) and per second for the amplification model (§3 does).
 //
 // The zero Inputs is not usable: start from DefaultInputs. Zero Multiplier
 // means DefaultMultiplier, zero MaxDelay means no cap and zero SliderStep
@@ -101,57 +101,57 @@ const (
 // by Compute. Inputs is a plain value, safe to copy and share.
 type Inputs struct {
 	// Attempts is the number of attempts the schedule makes on a call that
-	// keeps failing (seed 000: 5).
+	// keeps failing (docs/why.md §1: 5).
 	Attempts int `json:"attempts"`
-	// Base is the wait before the first retry (seed 000: 1 s).
+	// Base is the wait before the first retry (docs/why.md §1: 1 s).
 	Base time.Duration `json:"-"`
-	// Multiplier is the growth of the wait per retry (seed 000: 2).
+	// Multiplier is the growth of the wait per retry (docs/why.md §1: 2).
 	Multiplier float64 `json:"multiplier"`
-	// MaxDelay caps each wait; zero means no cap (seed 000: none).
+	// MaxDelay caps each wait; zero means no cap (docs/why.md §1: none).
 	MaxDelay time.Duration `json:"-"`
-	// Jitter randomises each wait (seed 000: none).
+	// Jitter randomises each wait (docs/why.md §1: none).
 	Jitter Jitter `json:"jitter"`
-	// FailTime is how long one failing attempt takes (seed 000: 210 ms,
+	// FailTime is how long one failing attempt takes (docs/why.md §1: 210 ms,
 	// a validator's 400).
 	FailTime time.Duration `json:"-"`
 
-	// RatePerMinute is the failing endpoint's traffic (seed 000: 140).
+	// RatePerMinute is the failing endpoint's traffic (docs/why.md §1: 140).
 	RatePerMinute float64 `json:"rate_per_min"`
 	// OtherPerMinute is every other endpoint's traffic against the same
-	// allowance (seed 000: 1,450).
+	// allowance (docs/why.md §1: 1,450).
 	OtherPerMinute float64 `json:"other_per_min"`
 	// AllowancePerMinute is the organisation's request allowance
-	// (seed 000: 2,000).
+	// (docs/why.md §1: 2,000).
 	AllowancePerMinute float64 `json:"allowance_per_min"`
-	// Pool is the number of workers shared by every endpoint (seed 000: 24).
+	// Pool is the number of workers shared by every endpoint (docs/why.md §1: 24).
 	Pool int `json:"pool"`
 
-	// Layers is the number of retrying layers on the path (seed 001: 3,
+	// Layers is the number of retrying layers on the path (docs/why.md §2: 3,
 	// each making Retries+1 attempts).
 	Layers int `json:"layers"`
-	// Offered is the load that arrives, in requests a second (seed 001:
+	// Offered is the load that arrives, in requests a second (docs/why.md §3:
 	// 1,000).
 	Offered float64 `json:"offered_per_s"`
 	// Capacity is the ceiling of attempts a second before load is shed
-	// (seed 001: 1,200).
+	// (docs/why.md §3: 1,200).
 	Capacity float64 `json:"capacity_per_s"`
 	// Failure is the underlying failure rate, in [0, 1], with the system not
-	// overloaded (seed 001: 0.2).
+	// overloaded (docs/why.md §3: 0.2).
 	Failure float64 `json:"failure"`
-	// Retries is the number of attempts after the first (seed 001: 2).
+	// Retries is the number of attempts after the first (docs/why.md §3: 2).
 	Retries int `json:"retries"`
 	// Backoff marks which amplification (with or without backoff) is the
-	// configured one; the Report carries both (seed 001: off).
+	// configured one; the Report carries both (docs/why.md §3: off).
 	Backoff bool `json:"backoff"`
-	// SliderStep is the resolution of seed 001's failure-rate slider, used
+	// SliderStep is the resolution of the failure-rate slider of docs/why.md §3, used
 	// for Tipping.Slider; zero means DefaultSliderStep (0.5 %).
 	SliderStep float64 `json:"slider_step"`
 }
 
-// DefaultInputs returns the seeds' values: seed 000's five-attempt wrapper
+// DefaultInputs returns the values of docs/why.md: the five-attempt wrapper of docs/why.md §1
 // (1 s doubling, no jitter, 210 ms failures) on an endpoint at 140/min
 // beside 1,450/min of other traffic, a 2,000/min allowance and 24 workers;
-// seed 001's 1,000/s against 1,200/s at 20 % underlying failure, 2 retries,
+// the amplification example's 1,000/s against 1,200/s at 20 % underlying failure, 2 retries,
 // no backoff, 3 layers, read on a 0.5 % slider.
 func DefaultInputs() Inputs {
 	return Inputs{

@@ -42,13 +42,14 @@ func clientOf(t *testing.T, r RunResult, name string) ClientResult {
 	return find(t, r.Clients, func(c ClientResult) string { return c.Name }, name)
 }
 
-// TestSeed000SharedPool runs seed 000's incident: a validator's 400 on one
-// endpoint, retried by the five-attempt wrapper, pushes the healthy
-// endpoints into queueing (a pool of 24: the retries drain it) and into 429s
+// TestBlastRadiusSharedPool runs the incident of docs/why.md, section 1: a
+// validator's 400 on one endpoint, retried by the five-attempt wrapper,
+// pushes the healthy endpoints into queueing (a pool of 24: the retries
+// drain it) and into 429s
 // (a pool of 64, large enough that the retries reach the provider in full:
 // 700 + 1,450 attempts/min against 2,000); the recoil default, which makes
 // one attempt at a permanent error, does neither.
-func TestSeed000SharedPool(t *testing.T) {
+func TestBlastRadiusSharedPool(t *testing.T) {
 	t.Parallel()
 	r := runShipped(t, "blast-radius", 1)
 	for _, run := range r.Runs {
@@ -86,8 +87,9 @@ func TestSeed000SharedPool(t *testing.T) {
 			if broken := clientOf(t, run, "broken"); broken.Attempts != broken.Calls || provider.ArrivalsBy["broken"] != broken.Calls {
 				t.Errorf("workers=%s recoil default: broken endpoint made %d attempts (%d at the provider) for %d calls, want one each", run.SweepValue, broken.Attempts, provider.ArrivalsBy["broken"], broken.Calls)
 			}
-			// Little's law on the seed's figures: 0.49 workers for the broken
-			// endpoint plus 1,450/min × 0.4 s for the healthy ones.
+			// Little's law on the figures of docs/why.md, section 1: 0.49
+			// workers for the broken endpoint plus 1,450/min × 0.4 s for the
+			// healthy ones.
 			if want := 140.0/60*0.21 + 1450.0/60*0.4; app.MeanBusy < want*0.97 || app.MeanBusy > want*1.03 {
 				t.Errorf("workers=%s recoil default: mean busy = %.2f, want %.2f ± 3%%", run.SweepValue, app.MeanBusy, want)
 			}
@@ -95,10 +97,10 @@ func TestSeed000SharedPool(t *testing.T) {
 	}
 }
 
-// TestSeed004Shape runs seed 004 at 4 and at 1,000 callers: every caller gets
-// through under every policy, and backing off lowers both the total attempts
-// and the peak in a 200 ms window.
-func TestSeed004Shape(t *testing.T) {
+// TestGatewayOutageShape runs the 700 ms gateway outage at 4 and at 1,000
+// callers: every caller gets through under every policy, and backing off
+// lowers both the total attempts and the peak in a 200 ms window.
+func TestGatewayOutageShape(t *testing.T) {
 	t.Parallel()
 	r := runShipped(t, "gateway-outage", 1)
 	byPoint := map[string]map[string]RunResult{}
@@ -189,7 +191,7 @@ func tailRate(t *testing.T, r RunResult, service string, from time.Duration) flo
 }
 
 // TestRecoveryUnderLoad: a gateway that stays down while it is hammered
-// (seed 004: "in reality the harder you hammer the later it recovers")
+// ("in reality the harder you hammer the later it recovers")
 // comes back at its planned time for polite callers and late for the
 // hammering ones.
 //
