@@ -43,6 +43,14 @@ func TestGatewayOutageOnLoopback(t *testing.T) {
 		hammer := row(n, load.PresetImmediate)
 		for _, p := range []string{load.PresetFullJitter, load.PresetDefault} {
 			polite := row(n, p)
+			if raceEnabled && n == 200 {
+				// How many of immediate's 2,000-a-window attempts arrive is
+				// bounded by how fast the machine serves them, and under
+				// -race on a busy machine that can fall below full jitter's
+				// count: the comparison would measure the race detector.
+				// .ci/run runs this test again without -race, where it holds.
+				continue
+			}
 			if polite.Attempts >= hammer.Attempts || polite.Peak >= hammer.Peak {
 				t.Errorf("%d callers: %s made %d attempts, peak %d; immediate %d, peak %d: want both lower",
 					n, p, polite.Attempts, polite.Peak, hammer.Attempts, hammer.Peak)
