@@ -12,8 +12,8 @@ import (
 
 // amplification drives n logical calls through p on a virtual clock, each
 // attempt failing independently with probability fail, and returns attempts
-// per call. The calls run one after another: this is the long run of seed
-// 001's check question, not a burst.
+// per call. The calls run one after another: a long degradation, not a
+// burst.
 func amplification(p *recoil.Policy, n int, fail float64, seed uint64) float64 {
 	rnd := rand.New(rand.NewPCG(seed, seed))
 	now := time.Date(2026, 11, 30, 14, 2, 0, 0, time.UTC)

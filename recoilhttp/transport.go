@@ -591,8 +591,8 @@ func newKey() string {
 
 // ModelAPI returns a Transport for a model provider's API (base nil means
 // http.DefaultTransport), for use under the provider's SDK with its own
-// retries off. Generation calls are POSTs and are billed per attempt (seed
-// 002), so the preset retries them only under an Idempotency-Key it
+// retries off. Generation calls are POSTs and are billed per attempt, so
+// the preset retries them only under an Idempotency-Key it
 // generates, the same on every attempt of a logical request — providers that
 // honour keys run it once — and under its own retry budget, which stops
 // retries when failures are sustained. Streams fail after 15 s without a

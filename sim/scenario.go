@@ -191,8 +191,8 @@ type ClientSpec struct {
 	// Think is the pause between a caller's calls.
 	Think Dist `yaml:"think" json:"think"`
 	// Resubmit, if set, makes a caller whose call failed begin it again
-	// after this pause (an app that keeps trying in the background, seed
-	// 004); the failed call still counts as failed. Zero means a failed call
+	// after this pause (an app that keeps trying in the background); the
+	// failed call still counts as failed. Zero means a failed call
 	// is given up.
 	Resubmit Dist `yaml:"resubmit" json:"resubmit"`
 	// SharedPolicy gives all of a closed-loop client's callers one policy
