@@ -110,6 +110,8 @@ func Run(t *testing.T, driver string, call func(t *testing.T, row *Row, p *recoi
 				sums []recoil.Summary
 			)
 			p.Observe = func(_ context.Context, s recoil.Summary) { mu.Lock(); sums = append(sums, s); mu.Unlock() }
+			events := 0
+			p.OnAttempt = func(context.Context, recoil.AttemptEvent) { mu.Lock(); events++; mu.Unlock() }
 			l, _ := p.Limiter.(*limit.Limiter)
 			var held int
 			if l != nil {
@@ -126,6 +128,15 @@ func Run(t *testing.T, driver string, call func(t *testing.T, row *Row, p *recoi
 			}
 			for _, bad := range row.Check(sums[0]) {
 				t.Error(bad)
+			}
+			// OnAttempt hears of every attempt that ended, in every driver;
+			// one the caller abandoned mid-flight never ends.
+			want := row.Attempts
+			if row.Reason == recoil.ReasonCanceled && row.Next(row.Attempts).Kind == Hang {
+				want--
+			}
+			if events != want {
+				t.Errorf("OnAttempt called %d times, want %d", events, want)
 			}
 		})
 	}
