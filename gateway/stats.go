@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/recoil-go/recoil/internal/textfmt"
 )
 
 // Stats is what a Gateway counted, from the receiving side: a plain value,
@@ -161,10 +163,9 @@ func (g *Gateway) statsAt(now time.Time, series int, requests bool) Stats {
 	return s
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// MarshalJSON writes the stats with durations in milliseconds (fields
-// ending in _ms) and map keys as strings: the /stats format.
+// MarshalJSON writes the stats in the convention of every recoil -json
+// output (package internal/textfmt): durations in float milliseconds in
+// fields ending in _ms, map keys as strings. It is the /stats format.
 func (s Stats) MarshalJSON() ([]byte, error) {
 	type window struct {
 		StartMS  float64 `json:"start_ms"`
@@ -213,11 +214,11 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Outages            []outage            `json:"outages"`
 		Down               bool                `json:"down"`
 	}{
-		ElapsedMS:          ms(s.Elapsed),
-		WindowMS:           ms(s.Window),
+		ElapsedMS:          textfmt.Millis(s.Elapsed),
+		WindowMS:           textfmt.Millis(s.Window),
 		Attempts:           s.Attempts,
 		Accepted:           s.Accepted,
-		Peak:               peak{s.Peak, ms(s.PeakAt), ms(s.Window), "sliding window, 1 ms resolution"},
+		Peak:               peak{s.Peak, textfmt.Millis(s.PeakAt), textfmt.Millis(s.Window), "sliding window, 1 ms resolution"},
 		AttemptNumbers:     s.AttemptNumbers,
 		MalformedHop:       s.MalformedHop,
 		Statuses:           make(map[string]uint64, len(s.Statuses)),
@@ -243,15 +244,15 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		v.LogicalRequests += n
 	}
 	for _, w := range s.Series {
-		v.Series = append(v.Series, window{ms(w.Start), w.Attempts, w.Accepted})
+		v.Series = append(v.Series, window{textfmt.Millis(w.Start), w.Attempts, w.Accepted})
 	}
 	for _, o := range s.Outages {
-		j := outage{StartMS: ms(o.Start), DurationMS: ms(o.Duration), Status: o.Status, Rate: o.Rate, Active: o.Active, Ended: o.Ended}
+		j := outage{StartMS: textfmt.Millis(o.Start), DurationMS: textfmt.Millis(o.Duration), Status: o.Status, Rate: o.Rate, Active: o.Active, Ended: o.Ended}
 		if o.Recovery.Below > 0 {
-			j.Recovery = &recovery{o.Recovery.Below, ms(o.Recovery.For)}
+			j.Recovery = &recovery{o.Recovery.Below, textfmt.Millis(o.Recovery.For)}
 		}
 		if o.Ended {
-			end := ms(o.End)
+			end := textfmt.Millis(o.End)
 			j.EndMS = &end
 		}
 		v.Outages = append(v.Outages, j)

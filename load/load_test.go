@@ -363,8 +363,8 @@ full-jitter  4      3   0       1           25        6.25      13          1.15
 		t.Fatal(err)
 	}
 	want = "immediate: 4 logical requests, 4 accepted\n" +
-		"full-jitter: 5 logical requests, 3 accepted, 1 begun again; not accepted: attempts-exhausted:2; attempts by status: 200:3 503:21 none:1; " +
-		"no response: timeout:1 (first: context deadline exceeded); stopped early: duration\n"
+		"full-jitter: 5 logical requests, 3 accepted, 1 begun again; not accepted: attempts exhausted 2; attempts by status: 200 3, 503 21, none 1; " +
+		"no response: timeout 1 (first: context deadline exceeded); stopped early: duration\n"
 	if b.String() != want {
 		t.Errorf("WriteNotes =\n%s\nwant\n%s", b.String(), want)
 	}

@@ -167,7 +167,7 @@ func WriteNotes(w io.Writer, results ...*Result) error {
 			parts[0] += fmt.Sprintf(", %d begun again", r.Resubmitted)
 		}
 		if len(r.Stops) > 0 {
-			parts = append(parts, "not accepted: "+counts(r.Stops))
+			parts = append(parts, "not accepted: "+textfmt.Counts(r.Stops))
 		}
 		st := map[string]int{}
 		for code, n := range r.Statuses {
@@ -178,10 +178,10 @@ func WriteNotes(w io.Writer, results ...*Result) error {
 			st[name] = int(n)
 		}
 		if len(st) > 0 {
-			parts = append(parts, "attempts by status: "+counts(st))
+			parts = append(parts, "attempts by status: "+textfmt.Counts(st))
 		}
 		if len(r.TransportErrors) > 0 {
-			parts = append(parts, fmt.Sprintf("no response: %s (first: %s)", counts64(r.TransportErrors), r.FirstTransportError))
+			parts = append(parts, fmt.Sprintf("no response: %s (first: %s)", textfmt.Counts(r.TransportErrors), r.FirstTransportError))
 		}
 		if r.Stopped != "" {
 			parts = append(parts, "stopped early: "+r.Stopped)
@@ -193,36 +193,14 @@ func WriteNotes(w io.Writer, results ...*Result) error {
 	return nil
 }
 
-// counts64 is counts for int64 counts.
-func counts64(m map[string]int64) string {
-	c := make(map[string]int, len(m))
-	for k, n := range m {
-		c[k] = int(n)
-	}
-	return counts(c)
-}
-
-// counts writes a count per key, as the simulator does: "a:1 b-c:2".
-func counts(m map[string]int) string {
-	var b strings.Builder
-	for i, k := range slices.Sorted(maps.Keys(m)) {
-		if i > 0 {
-			b.WriteString(" ")
-		}
-		b.WriteString(strings.ReplaceAll(k, " ", "-") + ":" + strconv.Itoa(m[k]))
-	}
-	return b.String()
-}
-
 func ffloat(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
 
 // fmtDur formats a duration as every recoil table does.
 func fmtDur(d time.Duration) string { return textfmt.Duration(d) }
 
-func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// MarshalJSON writes the result with durations in milliseconds (fields
-// ending in _ms).
+// MarshalJSON writes the result in the convention of every recoil -json
+// output (package internal/textfmt): durations in float milliseconds in
+// fields ending in _ms, stop reasons as recoil.Reason.String().
 func (r *Result) MarshalJSON() ([]byte, error) {
 	type lat struct {
 		Count int     `json:"count"`
@@ -237,7 +215,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	}
 	var all *float64
 	if r.AllOK {
-		v := msf(r.AllOKAt)
+		v := textfmt.Millis(r.AllOKAt)
 		all = &v
 	}
 	return json.Marshal(struct {
@@ -272,9 +250,9 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	}{
 		r.Policy, r.URL, r.Callers, r.Rate, r.UntilAccepted, r.Seed,
 		r.Calls, r.OK, r.Failed, r.Unfinished, r.Resubmitted, r.Requests, r.Accepted, r.Attempts, r.PerCall(),
-		r.Stops, statuses, r.TransportErrors, r.FirstTransportError, msf(r.Window), r.Peak, msf(r.PeakAt), r.AllOK, all,
-		lat{r.Latency.Count, msf(r.Latency.P50), msf(r.Latency.P90), msf(r.Latency.P99), msf(r.Latency.Max)},
-		r.Goodput(), msf(r.Elapsed), r.Stopped,
+		r.Stops, statuses, r.TransportErrors, r.FirstTransportError, textfmt.Millis(r.Window), r.Peak, textfmt.Millis(r.PeakAt), r.AllOK, all,
+		lat{r.Latency.Count, textfmt.Millis(r.Latency.P50), textfmt.Millis(r.Latency.P90), textfmt.Millis(r.Latency.P99), textfmt.Millis(r.Latency.Max)},
+		r.Goodput(), textfmt.Millis(r.Elapsed), r.Stopped,
 	})
 }
 

@@ -77,11 +77,11 @@ func (h *hist) mean() time.Duration {
 // Percentiles summarises a distribution of durations.
 type Percentiles struct {
 	Count int64         `json:"count"`
-	Mean  time.Duration `json:"mean_ns"`
-	P50   time.Duration `json:"p50_ns"`
-	P90   time.Duration `json:"p90_ns"`
-	P99   time.Duration `json:"p99_ns"`
-	Max   time.Duration `json:"max_ns"`
+	Mean  time.Duration `json:"-"`
+	P50   time.Duration `json:"-"`
+	P90   time.Duration `json:"-"`
+	P99   time.Duration `json:"-"`
+	Max   time.Duration `json:"-"`
 }
 
 func (h *hist) percentiles() Percentiles {

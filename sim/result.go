@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -21,7 +19,7 @@ type Result struct {
 	Scenario    string        `json:"scenario"`
 	Description string        `json:"description,omitempty"`
 	Seed        uint64        `json:"seed"`
-	Window      time.Duration `json:"window_ns"`
+	Window      time.Duration `json:"-"`
 	// Target is the service whose attempts and peak the runs report.
 	Target string `json:"target"`
 	// SweepPath is the swept field, if any.
@@ -35,7 +33,7 @@ type RunResult struct {
 	SweepValue string `json:"sweep_value,omitempty"`
 	// End is the virtual instant the run ended: when nothing was left to do,
 	// or the scenario's duration.
-	End time.Duration `json:"end_ns"`
+	End time.Duration `json:"-"`
 	// Events is the number of events simulated.
 	Events uint64 `json:"events"`
 	// Calls, Succeeded, Failed and Unfinished count clients' logical calls
@@ -100,7 +98,7 @@ type ServiceResult struct {
 	Failures map[string]int64 `json:"failures,omitempty"`
 	// Peak is the most arrivals in one window, in the window from PeakAt.
 	Peak   int64         `json:"peak"`
-	PeakAt time.Duration `json:"peak_at_ns"`
+	PeakAt time.Duration `json:"-"`
 	// MaxQueue, MeanQueue and MeanBusy describe the queue and the workers,
 	// time-averaged after the warmup.
 	MaxQueue  int     `json:"max_queue"`
@@ -116,10 +114,10 @@ type ServiceResult struct {
 // OutageResult says when an outage ended: on time, or later if the load
 // kept the service down.
 type OutageResult struct {
-	Start       time.Duration `json:"start_ns"`
-	End         time.Duration `json:"end_ns"`
+	Start       time.Duration `json:"-"`
+	End         time.Duration `json:"-"`
 	Recovered   bool          `json:"recovered"`
-	RecoveredAt time.Duration `json:"recovered_at_ns"`
+	RecoveredAt time.Duration `json:"-"`
 }
 
 // Sample is one point of a service's time series: the interval Dt ending at
@@ -209,7 +207,7 @@ func (r *Result) WriteText(w io.Writer) error {
 		for _, c := range run.Clients {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", first(run), c.Name,
 				c.Calls, c.Succeeded, c.Failed, c.Resubmitted, c.Attempts, c.Throttled,
-				fmtDur(c.Latency.P50), fmtDur(c.Latency.P90), fmtDur(c.Latency.P99), fmtDur(c.Latency.Max), counts(c.FailedBy))
+				fmtDur(c.Latency.P50), fmtDur(c.Latency.P90), fmtDur(c.Latency.P99), fmtDur(c.Latency.Max), textfmt.Counts(c.FailedBy))
 		}
 	}
 	tw.Flush()
@@ -225,7 +223,7 @@ func (r *Result) WriteText(w io.Writer) error {
 				busy += "/" + strconv.Itoa(s.Workers)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", first(run), s.Name,
-				s.Arrivals, s.Peak, fmtDur(s.PeakAt), s.Succeeded, counts(s.Failures), counts(s.ThrottledBy),
+				s.Arrivals, s.Peak, fmtDur(s.PeakAt), s.Succeeded, textfmt.Counts(s.Failures), textfmt.Counts(s.ThrottledBy),
 				s.MaxQueue, ffloat(s.MeanQueue, 2), busy, fmtDur(s.Wait.P50), fmtDur(s.Wait.P99), recovered(s.Outages))
 		}
 	}
@@ -247,20 +245,6 @@ func recovered(os []OutageResult) string {
 		return "-"
 	}
 	return strings.Join(parts, ",")
-}
-
-func counts(m map[string]int64) string {
-	if len(m) == 0 {
-		return "-"
-	}
-	var b strings.Builder
-	for i, k := range slices.Sorted(maps.Keys(m)) {
-		if i > 0 {
-			b.WriteString(" ")
-		}
-		b.WriteString(strings.ReplaceAll(k, " ", "-") + ":" + strconv.FormatInt(m[k], 10))
-	}
-	return b.String()
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -95,13 +95,13 @@ func TestBlastJSON(t *testing.T) {
 	var r struct {
 		Inputs struct {
 			Attempts int     `json:"attempts"`
-			BaseS    float64 `json:"base_s"`
+			BaseMS   float64 `json:"base_ms"`
 			Jitter   string  `json:"jitter"`
 		} `json:"inputs"`
 		Policies []struct {
 			Name     string  `json:"name"`
-			Sleeping float64 `json:"sleeping_s"`
-			Held     float64 `json:"held_s"`
+			Sleeping float64 `json:"sleeping_ms"`
+			Held     float64 `json:"held_ms"`
 			Draw     float64 `json:"draw_per_min"`
 			Total    float64 `json:"total_per_min"`
 			Headroom float64 `json:"headroom_per_min"`
@@ -127,9 +127,9 @@ func TestBlastJSON(t *testing.T) {
 		decimals  float64
 	}{
 		{"inputs.attempts", float64(r.Inputs.Attempts), 5, 0},
-		{"inputs.base_s", r.Inputs.BaseS, 1, 0},
-		{"sleeping", five.Sleeping, 15, 0},
-		{"held", five.Held, 15.2, 1},
+		{"inputs.base_ms", r.Inputs.BaseMS, 1000, 0},
+		{"sleeping", five.Sleeping, 15000, 0},
+		{"held", five.Held, 15210, 0},
 		{"draw", five.Draw, 700, 0},
 		{"total", five.Total, 2150, 0},
 		{"headroom", five.Headroom, -150, 0},
@@ -137,7 +137,7 @@ func TestBlastJSON(t *testing.T) {
 		{"healthy workers", fast.Workers, 0.49, 2},
 		{"broken workers", five.Workers, 35, 0},
 		{"one retry draw", one.Draw, 280, 0},
-		{"one retry held", one.Held, 1.2, 1},
+		{"one retry held", one.Held, 1210, 0},
 		{"reach", r.Layers.Reach, 27, 0},
 		{"load", r.WithoutBackoff.Load, 1240, 0},
 		{"amplification", r.WithoutBackoff.Factor, 1.24, 2},

@@ -97,7 +97,7 @@ func TestLoadCommandTable(t *testing.T) {
 		url + "/x — 2 callers\n",
 		"policy  calls  ok  failed  unfinished  attempts  per call  peak/200ms",
 		"two     10     10  0       0           10        1.00",
-		"two: 10 logical requests, 10 accepted; attempts by status: 200:10; stopped early: max requests",
+		"two: 10 logical requests, 10 accepted; attempts by status: 200 10; stopped early: max requests",
 		"the gateway counted, since its first attempt: 10 attempts, 10 answered with a success",
 	} {
 		if !strings.Contains(stdout.String(), want) {
@@ -188,10 +188,10 @@ func TestLoadCommandNothingAccepted(t *testing.T) {
 	}{
 		{"connection refused", refused, "200ms", []string{"recoil load: nothing was accepted: 3 of 3 attempts got no response: connection refused ×3",
 			"(the first: dial tcp " + strings.TrimPrefix(strings.TrimSuffix(refused, "/"), "http://") + ": connect: connection refused)"},
-			"no response: connection-refused:3 (first: dial tcp"},
-		{"TLS error", tlsSrv.URL, "900ms", []string{"attempts got no response: TLS error ×"}, "no response: TLS-error:"},
-		{"timeout", slow.URL, "200ms", []string{"attempts got no response: timeout ×"}, "no response: timeout:"},
-		{"error statuses", down + "/v1/charges", "200ms", []string{"nothing was accepted: 3 of 3 attempts got an error status: 503 ×3"}, "attempts by status: 503:3"},
+			"no response: connection refused 3 (first: dial tcp"},
+		{"TLS error", tlsSrv.URL, "900ms", []string{"attempts got no response: TLS error ×"}, "no response: TLS error "},
+		{"timeout", slow.URL, "200ms", []string{"attempts got no response: timeout ×"}, "no response: timeout "},
+		{"error statuses", down + "/v1/charges", "200ms", []string{"nothing was accepted: 3 of 3 attempts got an error status: 503 ×3"}, "attempts by status: 503 3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

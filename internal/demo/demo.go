@@ -56,20 +56,20 @@ type Row struct {
 	Attempts   int64         `json:"attempts"`
 	Accepted   int64         `json:"accepted"`
 	Peak       int64         `json:"peak"`
-	AllOKAt    time.Duration `json:"all_accepted_at_ns"`
+	AllOKAt    time.Duration `json:"-"`
 	Everyone   bool          `json:"everyone_accepted"`
 	Resubmits  int64         `json:"resubmitted"`
 	Series     []int64       `json:"-"` // attempts per window, measured
 	SimSeries  []int64       `json:"-"` // attempts per window, predicted
 	SimAttempt int64         `json:"sim_attempts"`
 	SimPeak    int64         `json:"sim_peak"`
-	SimAllOKAt time.Duration `json:"sim_all_accepted_at_ns"`
+	SimAllOKAt time.Duration `json:"-"`
 }
 
 // Report is the experiment's result.
 type Report struct {
-	Outage time.Duration `json:"outage_ns"`
-	Window time.Duration `json:"window_ns"`
+	Outage time.Duration `json:"-"`
+	Window time.Duration `json:"-"`
 	Rows   []Row         `json:"rows"`
 }
 

@@ -1,11 +1,44 @@
-// Package textfmt formats figures for recoil's tables the same way in every
-// command: the simulator's, the load driver's and the demo's.
+// Package textfmt formats figures the same way in every recoil command: the
+// simulator's, the load driver's, the gateway's and the demo's tables, and
+// their -json output.
+//
+// The JSON convention, shared by every -json output and the gateway's /stats:
+// durations and instants relative to a run's start are float milliseconds in
+// fields ending in _ms (Millis); rates end in _per_s or _per_min; stop reasons
+// are spelled as recoil.Reason.String() ("attempts exhausted"), in JSON and in
+// text alike (Counts keeps them whole); map keys that are numbers (status
+// codes, attempt numbers) are strings; wall-clock times are RFC 3339.
 package textfmt
 
 import (
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
+
+// Millis is d in milliseconds, as every _ms field of recoil's JSON holds it.
+func Millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Counts writes a count per key in key order, "attempts exhausted 2,
+// deadline 1", keeping each key as it is spelled elsewhere (a stop reason
+// reads the same in a table as in JSON). An empty map is "-".
+func Counts[N int | int64 | uint64](m map[string]N) string {
+	if len(m) == 0 {
+		return "-"
+	}
+	var b strings.Builder
+	for i, k := range slices.Sorted(maps.Keys(m)) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(k)
+		b.WriteString(" ")
+		b.WriteString(strconv.FormatUint(uint64(m[k]), 10))
+	}
+	return b.String()
+}
 
 // Duration formats d with three significant figures ("1.25s", "716ms",
 // "48.0µs"), as minutes and seconds from a minute up, and as hours and

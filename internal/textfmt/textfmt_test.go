@@ -25,3 +25,36 @@ func TestDuration(t *testing.T) {
 		}
 	}
 }
+
+func TestCounts(t *testing.T) {
+	tests := []struct {
+		m    map[string]int64
+		want string
+	}{
+		{nil, "-"},
+		{map[string]int64{"deadline": 1, "attempts exhausted": 2}, "attempts exhausted 2, deadline 1"},
+		{map[string]int64{"503": 21, "200": 3}, "200 3, 503 21"},
+	}
+	for _, tt := range tests {
+		if got := Counts(tt.m); got != tt.want {
+			t.Errorf("Counts(%v) = %q, want %q", tt.m, got, tt.want)
+		}
+	}
+}
+
+func TestMillis(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want float64
+	}{
+		{0, 0},
+		{1500 * time.Microsecond, 1.5},
+		{2 * time.Second, 2000},
+		{-time.Millisecond, -1},
+	}
+	for _, tt := range tests {
+		if got := Millis(tt.d); got != tt.want {
+			t.Errorf("Millis(%v) = %v, want %v", tt.d, got, tt.want)
+		}
+	}
+}

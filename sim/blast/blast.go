@@ -1,9 +1,14 @@
 package blast
 
-import "math"
+import (
+	"encoding/json"
+	"math"
+)
 
 // Report is every figure Compute derives from Inputs. Durations are in
-// seconds (fields and JSON names ending in S and _s); rates say their unit.
+// seconds (fields ending in S), written to JSON in milliseconds (names
+// ending in _ms) as every recoil -json output writes them; rates say their
+// unit.
 // A Report is a plain value, safe to copy and share.
 type Report struct {
 	// Inputs are the inputs, with defaults filled in.
@@ -44,19 +49,24 @@ type Policy struct {
 	Name string `json:"name"`
 	// Attempts is the attempts per failing call: 1, 2 or Inputs.Attempts.
 	Attempts int `json:"attempts"`
+	// The fields ending in S are in seconds, as the arithmetic is; the JSON
+	// encoding writes them in milliseconds (ceilings_ms, waits_ms,
+	// sleeping_ms, sleeping_max_ms, held_ms, held_every_attempt_ms), the
+	// convention of every recoil -json output.
+	//
 	// CeilingsS are the longest waits before retries 1…Attempts−1 and
 	// WaitsS their means under the jitter (docs/why.md §1: 1, 2, 4, 8 s).
-	CeilingsS []float64 `json:"ceilings_s"`
-	WaitsS    []float64 `json:"waits_s"`
+	CeilingsS []float64 `json:"-"`
+	WaitsS    []float64 `json:"-"`
 	// SleepingS is the expected total sleep (docs/why.md §1: 15 s) and
 	// SleepingMaxS the longest (the same without jitter).
-	SleepingS    float64 `json:"sleeping_s"`
-	SleepingMaxS float64 `json:"sleeping_max_s"`
+	SleepingS    float64 `json:"-"`
+	SleepingMaxS float64 `json:"-"`
 	// HeldS is the hold as docs/why.md §1 counts it, sleeping plus one failure's
 	// time (15.21 s, "15.2"; one retry 1.21 s, "1.2"; failing fast 0.21 s).
-	HeldS float64 `json:"held_s"`
+	HeldS float64 `json:"-"`
 	// HeldEveryAttemptS is sleeping plus Attempts failures' time (16.05 s).
-	HeldEveryAttemptS float64 `json:"held_every_attempt_s"`
+	HeldEveryAttemptS float64 `json:"-"`
 
 	// DrawPerMinute is the attempts a minute the endpoint draws from the
 	// allowance, rate × attempts (docs/why.md §1: 700 from 140; one retry 280).
@@ -219,4 +229,26 @@ func amplify(in Inputs, backoff bool) Amplification {
 	a.Recovered = a.Goodput - a.GoodputNoRetries
 	a.Tipping = TippingPoint(in.Offered, in.Capacity, in.Retries, backoff, in.SliderStep)
 	return a
+}
+
+// MarshalJSON encodes the policy with its durations in milliseconds, the
+// convention of every recoil -json output.
+func (p Policy) MarshalJSON() ([]byte, error) {
+	type fields Policy
+	ms := func(s []float64) []float64 {
+		out := make([]float64, len(s))
+		for i, v := range s {
+			out[i] = v * 1e3
+		}
+		return out
+	}
+	return json.Marshal(struct {
+		fields
+		CeilingsMS         []float64 `json:"ceilings_ms"`
+		WaitsMS            []float64 `json:"waits_ms"`
+		SleepingMS         float64   `json:"sleeping_ms"`
+		SleepingMaxMS      float64   `json:"sleeping_max_ms"`
+		HeldMS             float64   `json:"held_ms"`
+		HeldEveryAttemptMS float64   `json:"held_every_attempt_ms"`
+	}{fields(p), ms(p.CeilingsS), ms(p.WaitsS), p.SleepingS * 1e3, p.SleepingMaxS * 1e3, p.HeldS * 1e3, p.HeldEveryAttemptS * 1e3})
 }

@@ -523,7 +523,7 @@ func TestInputsJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	for k, want := range map[string]any{"base_s": 1.0, "fail_time_s": 0.21, "max_delay_s": 20.0, "jitter": "full", "attempts": 5.0} {
+	for k, want := range map[string]any{"base_ms": 1000.0, "fail_time_ms": 210.0, "max_delay_ms": 20000.0, "jitter": "full", "attempts": 5.0} {
 		if m[k] != want {
 			t.Errorf("json %s = %v, want %v (%s)", k, m[k], want, b)
 		}

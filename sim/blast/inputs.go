@@ -174,24 +174,26 @@ func DefaultInputs() Inputs {
 	}
 }
 
-// inputsJSON is Inputs with its durations in seconds.
+// inputsJSON is Inputs with its durations in milliseconds, the convention
+// of every recoil -json output.
 type inputsJSON struct {
 	inputsAlias
-	BaseS     float64 `json:"base_s"`
-	MaxDelayS float64 `json:"max_delay_s"`
-	FailTimeS float64 `json:"fail_time_s"`
+	BaseMS     float64 `json:"base_ms"`
+	MaxDelayMS float64 `json:"max_delay_ms"`
+	FailTimeMS float64 `json:"fail_time_ms"`
 }
 
 type inputsAlias Inputs
 
-// MarshalJSON encodes Inputs with Base, MaxDelay and FailTime in seconds
-// (base_s, max_delay_s, fail_time_s) and Jitter by name.
+// MarshalJSON encodes Inputs with Base, MaxDelay and FailTime in float
+// milliseconds (base_ms, max_delay_ms, fail_time_ms), as every recoil -json
+// output writes durations, and Jitter by name.
 func (in Inputs) MarshalJSON() ([]byte, error) {
 	return json.Marshal(inputsJSON{
 		inputsAlias: inputsAlias(in),
-		BaseS:       in.Base.Seconds(),
-		MaxDelayS:   in.MaxDelay.Seconds(),
-		FailTimeS:   in.FailTime.Seconds(),
+		BaseMS:      in.Base.Seconds() * 1e3,
+		MaxDelayMS:  in.MaxDelay.Seconds() * 1e3,
+		FailTimeMS:  in.FailTime.Seconds() * 1e3,
 	})
 }
 
@@ -202,9 +204,9 @@ func (in *Inputs) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	*in = Inputs(v.inputsAlias)
-	in.Base = seconds(v.BaseS)
-	in.MaxDelay = seconds(v.MaxDelayS)
-	in.FailTime = seconds(v.FailTimeS)
+	in.Base = seconds(v.BaseMS / 1e3)
+	in.MaxDelay = seconds(v.MaxDelayMS / 1e3)
+	in.FailTime = seconds(v.FailTimeMS / 1e3)
 	return nil
 }
 
