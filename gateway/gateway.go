@@ -186,8 +186,8 @@ type decision struct {
 	remaining  int           // allowance: requests left after this one
 }
 
-// ServeHTTP answers the control paths (/, /stats, /metrics) and counts and
-// answers every other request as an attempt.
+// ServeHTTP answers the control paths (GET /, /stats, /metrics,
+// /favicon.ico) and counts and answers every other request as an attempt.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/stats":
@@ -201,6 +201,12 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			servePage(w, r)
 			return
 		}
+	case "/favicon.ico":
+		// A browser opening the page asks for it; counting it would start
+		// the clock and the outages before the first real attempt. No
+		// content: a 404 would be an error in the browser's console.
+		w.WriteHeader(http.StatusNoContent)
+		return
 	}
 	now := time.Now()
 	var a attempt

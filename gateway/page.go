@@ -33,8 +33,10 @@ p.note { color: #52606d; margin: 0 0 1rem; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; margin: 0 0 1rem; }
 dt { color: #52606d; }
 dd { margin: 0; font-variant-numeric: tabular-nums; }
-svg { width: 100%; height: 220px; border: 1px solid #d9dee3; background: #fafbfc; }
-.legend span { display: inline-block; width: .8rem; height: .8rem; vertical-align: middle; margin: 0 .3rem 0 1rem; }
+svg { width: 100%; height: auto; border: 1px solid #d9dee3; background: #fafbfc; }
+svg text { font: 11px system-ui, sans-serif; fill: #52606d; }
+.legend .swatch { display: inline-block; width: .8rem; height: .8rem; vertical-align: middle; margin: 0 .3rem 0 1rem; }
+p.idle { font-weight: 600; }
 table { border-collapse: collapse; font-variant-numeric: tabular-nums; margin-top: .5rem; }
 td, th { padding: .1rem .6rem; text-align: right; border-bottom: 1px solid #eef0f2; }
 th { color: #52606d; font-weight: normal; }
@@ -44,6 +46,7 @@ th { color: #52606d; font-weight: normal; }
 <h1>recoil gateway — what arrived</h1>
 <p class="note">Counted on the receiving side: every attempt that reached this gateway, retries included.
 This page reports the counts. It does not judge them.</p>
+<p class="idle" id="status">Waiting for the first attempt: the counts, the windows and the outages all start from it.</p>
 <dl>
 <dt>attempts</dt><dd id="attempts">–</dd>
 <dt>answered with a success</dt><dd id="accepted">–</dd>
@@ -54,8 +57,8 @@ This page reports the counts. It does not judge them.</p>
 <dt>since the first attempt</dt><dd id="elapsed">–</dd>
 </dl>
 <div class="legend">attempts per <span class="win">200</span> ms window (fixed windows from the first attempt):
-<span style="background:#7b8794"></span>attempts <span style="background:#2f5f8a"></span>answered with a success</div>
-<svg id="chart" viewBox="0 0 600 200" preserveAspectRatio="none" role="img" aria-label="attempts per window"></svg>
+<span class="swatch" style="background:#7b8794"></span>attempts <span class="swatch" style="background:#2f5f8a"></span>answered with a success</div>
+<svg id="chart" viewBox="0 0 640 220" role="img" aria-label="attempts per window"></svg>
 <div id="axis" class="note"></div>
 <table id="numbers"><tr><th>attempt number (Recoil-Attempt)</th></tr><tr><th>attempts</th></tr></table>
 <p class="note">The peak is a sliding window: the most attempts whose arrival, to the millisecond, falls within any
@@ -66,14 +69,32 @@ JSON: <a href="stats">stats</a> · Prometheus: <a href="metrics">metrics</a></p>
 const NS = "http://www.w3.org/2000/svg";
 function text(id, v) { document.getElementById(id).textContent = v; }
 function ms(v) { return v >= 10000 ? (v / 1000).toFixed(1) + " s" : Math.round(v) + " ms"; }
+// nice rounds a chart's top up to a round number (1, 1.5, 2, 2.5, 3, 4, 5,
+// 6 or 8 times a power of ten), so the y scale reads in round numbers.
+function nice(v) {
+  const p = Math.pow(10, Math.floor(Math.log10(Math.max(v, 1))));
+  for (const m of [1, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10]) if (m * p >= v) return m * p;
+  return 10 * p;
+}
+function el(name, attrs, content) {
+  const e = document.createElementNS(NS, name);
+  for (const k in attrs) e.setAttribute(k, attrs[k]);
+  if (content !== undefined) e.textContent = content;
+  return e;
+}
+// Chart geometry, in viewBox units: the plot area right of the y scale.
+const X0 = 44, X1 = 632, Y0 = 8, Y1 = 196;
 function render(s) {
   for (const e of document.querySelectorAll(".win")) e.textContent = Math.round(s.window_ms);
+  const st = document.getElementById("status");
+  st.textContent = s.started ? "" : "Waiting for the first attempt: the counts, the windows and the outages all start from it.";
+  st.hidden = !!s.started;
   text("attempts", s.attempts);
   text("accepted", s.accepted);
-  text("peak", s.attempts ? s.peak.attempts + " attempts, in the span from " + ms(s.peak.start_ms) : "–");
+  text("peak", s.attempts ? s.peak.attempts + " attempts, in the span from " + ms(s.peak.start_ms) : "none yet");
   text("keys", Object.keys(s.clients || {}).length + " · " + s.logical_requests);
   const f = s.faults || {};
-  text("faults", Object.keys(f).sort().map(k => k + " " + f[k]).join(" · ") || "–");
+  text("faults", Object.keys(f).sort().map(k => k + " " + f[k]).join(" · ") || (s.attempts ? "–" : "nothing yet"));
   text("outages", (s.outages || []).map(o => ms(o.start_ms) + " – " +
     (o.ended ? ms(o.end_ms) : (o.recovery ? "(ends once load stays below " + o.recovery.below + " per window for " + ms(o.recovery.for_ms) + ")" : ms(o.start_ms + o.duration_ms))) +
     " · " + o.status + (o.active ? " · answering now" : "")).join("; ") || "none");
@@ -81,21 +102,28 @@ function render(s) {
   const svg = document.getElementById("chart");
   while (svg.firstChild) svg.removeChild(svg.firstChild);
   const ser = s.series || [];
-  const top = Math.max(1, ...ser.map(w => w.attempts));
-  const bw = 600 / Math.max(ser.length, 1);
+  const tallest = Math.max(0, ...ser.map(w => w.attempts));
+  const top = nice(tallest);
+  // The y scale: 0, half and the top, whole numbers, with grid lines.
+  for (const v of [0, top / 2, top]) {
+    if (v !== Math.round(v)) continue;
+    const y = Y1 - (Y1 - Y0) * v / top;
+    svg.appendChild(el("line", { x1: X0, x2: X1, y1: y, y2: y, stroke: "#d9dee3", "stroke-width": 1 }));
+    svg.appendChild(el("text", { x: X0 - 6, y: y + 4, "text-anchor": "end", class: "ytick" }, String(v)));
+  }
+  svg.appendChild(el("text", { x: X0, y: 214, class: "xlabel" },
+    ser.length ? "windows of " + Math.round(s.window_ms) + " ms, oldest left" : "no window yet"));
+  const bw = (X1 - X0) / Math.max(ser.length, 1);
   ser.forEach((w, i) => {
     for (const [v, c] of [[w.attempts, "#7b8794"], [w.accepted, "#2f5f8a"]]) {
       if (!v) continue;
-      const r = document.createElementNS(NS, "rect");
-      const h = 190 * v / top;
-      r.setAttribute("x", i * bw); r.setAttribute("width", Math.max(bw - 1, 1));
-      r.setAttribute("y", 200 - h); r.setAttribute("height", h); r.setAttribute("fill", c);
-      const t = document.createElementNS(NS, "title");
-      t.textContent = ms(w.start_ms) + ": " + w.attempts + " attempts, " + w.accepted + " successes";
-      r.appendChild(t); svg.appendChild(r);
+      const h = (Y1 - Y0) * v / top;
+      const r = el("rect", { x: X0 + i * bw, width: Math.max(bw - 1, 1), y: Y1 - h, height: h, fill: c });
+      r.appendChild(el("title", {}, ms(w.start_ms) + ": " + w.attempts + " attempts, " + w.accepted + " successes"));
+      svg.appendChild(r);
     }
   });
-  text("axis", ser.length ? "from " + ms(ser[0].start_ms) + " to " + ms(ser[ser.length - 1].start_ms + s.window_ms) + "; tallest bar " + top + " attempts" : "");
+  text("axis", ser.length ? "from " + ms(ser[0].start_ms) + " to " + ms(ser[ser.length - 1].start_ms + s.window_ms) + "; tallest bar " + tallest + " attempts" : "");
   const tab = document.getElementById("numbers");
   const [head, row] = tab.rows;
   while (head.cells.length > 1) head.deleteCell(1);
