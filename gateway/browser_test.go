@@ -102,9 +102,9 @@ func browser(t *testing.T) (context.Context, func() []string) {
 // pageView is what the page shows, read from its DOM.
 type pageView struct {
 	Attempts, Accepted, Peak, Keys, Faults, Elapsed, Status string
-	StatusHidden                                         bool
-	Numbers                                              []string
-	Bars, YTicks                                         int
+	StatusHidden                                            bool
+	Numbers                                                 []string
+	Bars, YTicks                                            int
 }
 
 const readPage = `(() => {
