@@ -157,14 +157,17 @@ func (q *Quota) RetryAt(now time.Time, cause Cause) bool {
 	if c == 0 {
 		return true
 	}
-	avail := q.capacityOf() - c // the deficit may rise to this and no further
-	for {
+	// Charge first, then look: one atomic add, which unlike a
+	// compare-and-swap never has to be retried when cores contend. A charge
+	// the balance did not hold is taken back; until it is, a concurrent
+	// retry may be refused that would have been granted a moment later.
+	if q.deficit.Add(c) <= q.capacityOf() {
+		return true
+	}
+	for { // take it back, never below a full quota (refunds clamp there)
 		d := q.deficit.Load()
-		if d > avail {
+		if q.deficit.CompareAndSwap(d, max(d-c, 0)) {
 			return false
-		}
-		if q.deficit.CompareAndSwap(d, d+c) {
-			return true
 		}
 	}
 }
@@ -219,5 +222,6 @@ type QuotaState struct {
 // State returns a snapshot of the quota.
 func (q *Quota) State() QuotaState {
 	c := q.capacityOf()
-	return QuotaState{Available: int(c - q.deficit.Load()), Capacity: int(c)}
+	d := min(q.deficit.Load(), c) // a charge being taken back may overshoot
+	return QuotaState{Available: int(c - d), Capacity: int(c)}
 }
