@@ -178,14 +178,18 @@ func (w *window) undo(k int64, which int, n uint64) {
 // they stand; concurrent additions may or may not be seen.
 func (w *window) sums() (a, b int64) {
 	h := w.head.Load()
+	i := ring(h - (slices - 1)) // stepped along, not recomputed: ring divides
 	for s := h - (slices - 1); s <= h; s++ {
-		c := &w.cells[ring(s)]
+		c := &w.cells[i]
 		tag := tagOf(s)
 		if v := c.c[counterA].Load(); v&^countMask == tag {
 			a += int64(v & countMask)
 		}
 		if v := c.c[counterB].Load(); v&^countMask == tag {
 			b += int64(v & countMask)
+		}
+		if i++; i == slices {
+			i = 0
 		}
 	}
 	return a, b
