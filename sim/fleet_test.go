@@ -57,3 +57,33 @@ func TestReplicasValidate(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicaBudgets: four replicas of a closed-loop client, one caller
+// each, against a service that fails everything. A quota of 10 pays for two
+// retries at 5 each: each replica's own quota lets the four callers retry
+// eight times in all, one quota for the fleet twice.
+func TestReplicaBudgets(t *testing.T) {
+	tests := []struct {
+		scope    string
+		replicas int
+		attempts int64
+	}{
+		{"replica", 4, 4 + 4*2},
+		{"fleet", 4, 4 + 2},
+		{"replica", 1, 4 + 2},
+		{"fleet", 1, 4 + 2},
+	}
+	for _, tt := range tests {
+		src := "name: x\npolicies: [{name: p, max_attempts: 10, backoff: {kind: constant, base: 1s}, budget: {kind: quota, capacity: 10, retry_cost: 5, scope: " + tt.scope + "}}]\n" +
+			"services: [{name: s, service: 10ms, failure: 1}]\n" +
+			"clients: [{name: c, target: s, callers: 4, calls: 1, shared_policy: true, replicas: " + itoa(tt.replicas) + "}]\n"
+		s, err := Parse("x.yaml", []byte(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := run(t, s, 1)
+		if got := r.Runs[0].Attempts; got != tt.attempts {
+			t.Errorf("scope %s, %d replicas: %d attempts, want %d", tt.scope, tt.replicas, got, tt.attempts)
+		}
+	}
+}
