@@ -82,8 +82,10 @@ func (w *window) slice(now time.Time, width time.Duration) int64 {
 		d = now.Sub(w.origin)
 	}
 	h := w.head.Load()
-	if lo := time.Duration(h) * width; d >= lo && d-lo < width {
-		return h // the newest slice: a multiplication, not a division
+	// The newest slice: a multiplication, not a division. d-lo is negative
+	// when it overflows (d and lo at opposite ends of the range).
+	if lo := time.Duration(h) * width; d >= lo && d-lo >= 0 && d-lo < width {
+		return h
 	}
 	if k := sliceOf(d, width); k <= h && uint64(h-k) < slices {
 		return h // a small step back: count it as the newest
@@ -178,10 +180,12 @@ func (w *window) undo(k int64, which int, n uint64) {
 // they stand; concurrent additions may or may not be seen.
 func (w *window) sums() (a, b int64) {
 	h := w.head.Load()
-	i := ring(h - (slices - 1)) // stepped along, not recomputed: ring divides
-	for s := h - (slices - 1); s <= h; s++ {
+	s := h - (slices - 1)
+	i := ring(s)       // stepped along, not recomputed: ring divides
+	for range slices { // counted, not s <= h: h may be math.MaxInt64
 		c := &w.cells[i]
 		tag := tagOf(s)
+		s++
 		if v := c.c[counterA].Load(); v&^countMask == tag {
 			a += int64(v & countMask)
 		}
