@@ -81,8 +81,9 @@ var Quota2026 = QuotaConfig{
 // The zero value is a full quota with the defaults. A Quota is safe for
 // concurrent use and must not be copied after first use.
 type Quota struct {
-	// deficit is Capacity minus the balance, in [0, capacity]. Keeping the
-	// deficit makes the zero value a full quota.
+	// deficit is Capacity minus the balance, in [0, capacity] but for a
+	// charge RetryAt is taking back. Keeping the deficit makes the zero
+	// value a full quota.
 	deficit atomic.Int64
 	// The rest is set by NewQuota and never changes; configured false means
 	// the defaults.
