@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -62,6 +63,28 @@ var modes = []struct {
 	name     string
 	parallel bool
 }{{"sequential", false}, {"parallel", true}}
+
+// runParallel is b.RunParallel, reporting also the process's CPU time
+// (user and system) per operation as cpu-ns/op. On a machine other work
+// shares, wall time per operation at -cpu=1 and -cpu=8 measures how the
+// scheduler split the cores as much as the guard; the CPU time the run
+// itself spent per operation does not depend on that, and still counts
+// what contention costs: cache lines moving between cores, retried
+// compare-and-swaps, goroutines parked and woken.
+func runParallel(b *testing.B, body func(*testing.PB)) {
+	start := cpuTime()
+	b.RunParallel(body)
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// cpuTime is the CPU time the process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 // report records the refusals a parallel benchmark counted.
 func report(b *testing.B, refused *atomic.Int64) {
@@ -146,7 +169,7 @@ func recoilBudgetCall(b *testing.B, parallel bool, bu recoil.Budget) {
 		return
 	}
 	var refused atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		var n int64
 		for pb.Next() {
 			if !bu.AdmitAt(none) {
@@ -172,7 +195,7 @@ func recoilBudgetRetry(b *testing.B, parallel bool, bu recoil.Budget) {
 		return
 	}
 	var refused atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		var n int64
 		for pb.Next() {
 			if !bu.RetryAt(none, budget.CauseError) {
@@ -196,7 +219,7 @@ func failsafeBudgetCall(b *testing.B, parallel bool, bu fsBudget) {
 		return
 	}
 	var refused atomic.Int64 // it never refuses a first attempt
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		for pb.Next() {
 			bu.RecordExecution()
 			bu.ReleaseExecution()
@@ -217,7 +240,7 @@ func failsafeBudgetRetry(b *testing.B, parallel bool, bu fsBudget) {
 		return
 	}
 	var refused atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		var n int64
 		for pb.Next() {
 			if !bu.TryAcquirePermit() {
@@ -242,7 +265,7 @@ func rateAllow(b *testing.B, parallel bool, l *rate.Limiter) {
 		return
 	}
 	var refused atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		var n int64
 		for pb.Next() {
 			if !l.Allow() {
@@ -300,7 +323,7 @@ func recoilBreaker(b *testing.B, parallel bool, br recoil.Breaker) {
 		return
 	}
 	var refused atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		var n int64
 		for pb.Next() {
 			if !br.AllowAt(none) {
@@ -326,7 +349,7 @@ func failsafeBreaker(b *testing.B, parallel bool, cb fsbreaker.CircuitBreaker[an
 		return
 	}
 	var refused atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		var n int64
 		for pb.Next() {
 			if !cb.TryAcquirePermit() {
@@ -354,7 +377,7 @@ func gobreakerExecute(b *testing.B, parallel bool, cb *gobreaker.CircuitBreaker[
 		return
 	}
 	var refused atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		var n int64
 		for pb.Next() {
 			if _, err := cb.Execute(succeedValue); err != nil {
@@ -379,7 +402,7 @@ func gobreakerTwoStep(b *testing.B, parallel bool, cb *gobreaker.TwoStepCircuitB
 		return
 	}
 	var refused atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		var n int64
 		for pb.Next() {
 			done, err := cb.Allow()
@@ -472,7 +495,7 @@ func tryRelease(b *testing.B, parallel bool, l tryLimiter) {
 		return
 	}
 	var refused atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		var n int64
 		for pb.Next() {
 			if !l.TryAcquire() {
@@ -497,7 +520,7 @@ func acquireRelease(b *testing.B, parallel bool, ctx context.Context, l recoil.L
 		}
 		return
 	}
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		for pb.Next() {
 			if err := l.Acquire(ctx); err != nil {
 				b.Error(err)
@@ -520,7 +543,7 @@ func bulkheadTry(b *testing.B, parallel bool, bh bulkhead.Bulkhead[any]) {
 		return
 	}
 	var refused atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		var n int64
 		for pb.Next() {
 			if !bh.TryAcquirePermit() {
@@ -545,7 +568,7 @@ func bulkheadAcquire(b *testing.B, parallel bool, ctx context.Context, bh bulkhe
 		}
 		return
 	}
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		for pb.Next() {
 			if err := bh.AcquirePermit(ctx); err != nil {
 				b.Error(err)
@@ -568,7 +591,7 @@ func semaphoreTry(b *testing.B, parallel bool, s *semaphore.Weighted) {
 		return
 	}
 	var refused atomic.Int64
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		var n int64
 		for pb.Next() {
 			if !s.TryAcquire(1) {
@@ -593,7 +616,7 @@ func semaphoreAcquire(b *testing.B, parallel bool, ctx context.Context, s *semap
 		}
 		return
 	}
-	b.RunParallel(func(pb *testing.PB) {
+	runParallel(b, func(pb *testing.PB) {
 		for pb.Next() {
 			if err := s.Acquire(ctx, 1); err != nil {
 				b.Error(err)

@@ -28,7 +28,7 @@ type AdaptiveConfig struct {
 	// [DefaultAdaptiveWindow].
 	Window time.Duration
 	// Rand is the source of the draws against the reject probability. It is
-	// called with the Adaptive's lock held, so it need not be safe for
+	// called with a lock of the Adaptive's held, so it need not be safe for
 	// concurrent use, and only when the probability is above zero. Nil means
 	// math/rand/v2's top-level Float64.
 	Rand interface{ Float64() float64 }
@@ -61,16 +61,19 @@ type AdaptiveConfig struct {
 // two, which one happens depends on where the slice boundaries fall.
 //
 // The zero value is ready to use with the defaults and the global random
-// source. An Adaptive is safe for concurrent use (a mutex guards it) and
-// must not be copied after first use.
+// source. An Adaptive is safe for concurrent use and must not be copied
+// after first use. Its counts are atomic: an attempt or an accept is one
+// reading of the monotonic clock and one atomic add (an attempt also reads
+// the counts), and only moving to a new slice of the window, once per
+// Window/10, and drawing from Rand take a lock.
 type Adaptive struct {
-	mu sync.Mutex
 	// width, k and rnd are set by NewAdaptive and never change; width zero
 	// means the defaults.
-	width time.Duration
-	k     float64
-	rnd   interface{ Float64() float64 }
-	w     window // a: requests, b: accepts
+	width  time.Duration
+	k      float64
+	rnd    interface{ Float64() float64 }
+	drawMu sync.Mutex // guards rnd
+	w      window     // a: requests, b: accepts
 }
 
 // NewAdaptive returns an [Adaptive] with no history, configured by c.
@@ -92,35 +95,36 @@ func (a *Adaptive) params() (width time.Duration, k float64) {
 	return a.width, a.k
 }
 
-// probability is the reject probability from the window's counts. a.mu must
-// be held.
-func (a *Adaptive) probability(k float64) float64 {
-	req, acc := float64(a.w.sum.a), float64(a.w.sum.b)
+// probability is the reject probability from the counts.
+func probability(k float64, requests, accepts int64) float64 {
+	req, acc := float64(requests), float64(accepts)
 	return max(0, (req-k*acc)/(req+1))
 }
 
 // attempt counts one requested attempt at now and reports whether it may go.
 func (a *Adaptive) attempt(now time.Time) bool {
-	if now.IsZero() {
-		now = time.Now()
-	}
 	width, k := a.params()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.w.at(now, width)
-	p := a.probability(k) // from the history before this attempt
-	a.w.add(now, width, 1, 0)
-	if p <= 0 {
-		return true
+	for {
+		s := a.w.slice(now, width)
+		requests, accepts := a.w.sums()
+		p := probability(k, requests, accepts) // from the history before this attempt
+		if !a.w.add(s, counterA, 1) {
+			continue
+		}
+		if p <= 0 {
+			return true
+		}
+		return a.draw() >= p
 	}
-	return a.draw() >= p
 }
 
-// draw returns a number in [0, 1). a.mu must be held.
+// draw returns a number in [0, 1).
 func (a *Adaptive) draw() float64 {
 	if a.rnd == nil {
 		return rand.Float64()
 	}
+	a.drawMu.Lock()
+	defer a.drawMu.Unlock()
 	return a.rnd.Float64()
 }
 
@@ -145,13 +149,8 @@ func (a *Adaptive) RecordAt(now time.Time, o Outcome) {
 	default:
 		return
 	}
-	if now.IsZero() {
-		now = time.Now()
-	}
 	width, _ := a.params()
-	a.mu.Lock()
-	a.w.add(now, width, 0, 1)
-	a.mu.Unlock()
+	a.w.count(now, width, counterB, 1)
 }
 
 // RejectProbabilityAt returns the probability that an attempt made at now
@@ -181,17 +180,13 @@ type AdaptiveState struct {
 // StateAt returns a snapshot of the throttle at now; the zero time means
 // time.Now(). It moves the window to now but counts nothing.
 func (a *Adaptive) StateAt(now time.Time) AdaptiveState {
-	if now.IsZero() {
-		now = time.Now()
-	}
 	width, k := a.params()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.w.at(now, width)
+	a.w.slice(now, width)
+	requests, accepts := a.w.sums()
 	return AdaptiveState{
-		Requests:          a.w.sum.a,
-		Accepts:           a.w.sum.b,
-		RejectProbability: a.probability(k),
+		Requests:          requests,
+		Accepts:           accepts,
+		RejectProbability: probability(k, requests, accepts),
 	}
 }
 

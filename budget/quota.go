@@ -81,8 +81,9 @@ var Quota2026 = QuotaConfig{
 // The zero value is a full quota with the defaults. A Quota is safe for
 // concurrent use and must not be copied after first use.
 type Quota struct {
-	// deficit is Capacity minus the balance, in [0, capacity]. Keeping the
-	// deficit makes the zero value a full quota.
+	// deficit is Capacity minus the balance, in [0, capacity] but for a
+	// charge RetryAt is taking back. Keeping the deficit makes the zero
+	// value a full quota.
 	deficit atomic.Int64
 	// The rest is set by NewQuota and never changes; configured false means
 	// the defaults.
@@ -157,14 +158,17 @@ func (q *Quota) RetryAt(now time.Time, cause Cause) bool {
 	if c == 0 {
 		return true
 	}
-	avail := q.capacityOf() - c // the deficit may rise to this and no further
-	for {
+	// Charge first, then look: one atomic add, which unlike a
+	// compare-and-swap never has to be retried when cores contend. A charge
+	// the balance did not hold is taken back; until it is, a concurrent
+	// retry may be refused that would have been granted a moment later.
+	if q.deficit.Add(c) <= q.capacityOf() {
+		return true
+	}
+	for { // take it back, never below a full quota (refunds clamp there)
 		d := q.deficit.Load()
-		if d > avail {
+		if q.deficit.CompareAndSwap(d, max(d-c, 0)) {
 			return false
-		}
-		if q.deficit.CompareAndSwap(d, d+c) {
-			return true
 		}
 	}
 }
@@ -219,5 +223,6 @@ type QuotaState struct {
 // State returns a snapshot of the quota.
 func (q *Quota) State() QuotaState {
 	c := q.capacityOf()
-	return QuotaState{Available: int(c - q.deficit.Load()), Capacity: int(c)}
+	d := min(q.deficit.Load(), c) // a charge being taken back may overshoot
+	return QuotaState{Available: int(c - d), Capacity: int(c)}
 }

@@ -2,7 +2,6 @@ package budget
 
 import (
 	"math"
-	"sync"
 	"time"
 )
 
@@ -88,9 +87,14 @@ type RatioConfig struct {
 // happens depends on where the slice boundaries fall.
 //
 // The zero value is an empty budget with the defaults. A Ratio is safe for
-// concurrent use (a mutex guards it) and must not be copied after first use.
+// concurrent use and must not be copied after first use. Its counters are
+// atomic: AdmitAt is one reading of the monotonic clock and one atomic add,
+// RetryAt adds the retry and takes it back if the balance did not hold it,
+// and only moving to a new slice of the window, once per TTL/10, takes a
+// lock. Concurrent retries competing for the last of the balance may both
+// be refused where one after the other one would have been granted; the
+// bound above holds either way.
 type Ratio struct {
-	mu sync.Mutex
 	// width, reserve and deposit are set by NewRatio and never change;
 	// width zero means the defaults.
 	width   time.Duration // TTL/slices
@@ -138,21 +142,16 @@ func (r *Ratio) params() (width time.Duration, reserve, deposit int64) {
 	return r.width, r.reserve, r.deposit
 }
 
-// balance is the balance in retryUnits. r.mu must be held.
-func (r *Ratio) balance(reserve, deposit int64) int64 {
-	return reserve + deposit*r.w.sum.a - retryUnits*r.w.sum.b
+// balance is the balance in retryUnits over requests and retries.
+func balance(reserve, deposit, requests, retries int64) int64 {
+	return reserve + deposit*requests - retryUnits*retries
 }
 
 // AdmitAt deposits one request and reports true: Finagle's budget never
 // refuses a first attempt.
 func (r *Ratio) AdmitAt(now time.Time) bool {
-	if now.IsZero() {
-		now = time.Now()
-	}
 	width, _, _ := r.params()
-	r.mu.Lock()
-	r.w.add(now, width, 1, 0)
-	r.mu.Unlock()
+	r.w.count(now, width, counterA, 1)
 	return true
 }
 
@@ -160,18 +159,15 @@ func (r *Ratio) AdmitAt(now time.Time) bool {
 // one retry; otherwise it reports false and withdraws nothing. The cause is
 // unused: every retry costs the same.
 func (r *Ratio) RetryAt(now time.Time, c Cause) bool {
-	if now.IsZero() {
-		now = time.Now()
-	}
 	width, reserve, deposit := r.params()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.w.at(now, width)
-	if r.balance(reserve, deposit) < retryUnits {
-		return false
+	// Withdraw first, then look: of two retries competing for the last of
+	// the balance, the later one to withdraw sees both withdrawals.
+	k := r.w.count(now, width, counterB, 1)
+	if requests, retries := r.w.sums(); balance(reserve, deposit, requests, retries) >= 0 {
+		return true
 	}
-	r.w.add(now, width, 0, 1)
-	return true
+	r.w.undo(k, counterB, 1)
+	return false
 }
 
 // RecordAt does nothing: Finagle's budget is moved by requests and retries,
@@ -202,18 +198,14 @@ type RatioState struct {
 // StateAt returns a snapshot of the budget at now; the zero time means
 // time.Now(). Like the other methods, it moves the window to now.
 func (r *Ratio) StateAt(now time.Time) RatioState {
-	if now.IsZero() {
-		now = time.Now()
-	}
 	width, reserve, deposit := r.params()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.w.at(now, width)
+	r.w.slice(now, width)
+	requests, retries := r.w.sums()
 	return RatioState{
-		Balance:  max(r.balance(reserve, deposit), 0) / retryUnits,
+		Balance:  max(balance(reserve, deposit, requests, retries), 0) / retryUnits,
 		Reserve:  reserve / retryUnits,
-		Requests: r.w.sum.a,
-		Retries:  r.w.sum.b,
+		Requests: requests,
+		Retries:  retries,
 	}
 }
 

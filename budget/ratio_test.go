@@ -331,3 +331,26 @@ func BenchmarkRatio(b *testing.B) {
 		})
 	})
 }
+
+// TestRatioFarApart: from one end of time.Time's range to the other, the
+// window starts afresh; the distance must not wrap into the newest slice.
+func TestRatioFarApart(t *testing.T) {
+	tests := []struct {
+		name        string
+		first, then time.Time
+	}{
+		{"before int64 nanoseconds, then beyond", time.Unix(-1<<62, 0), time.Unix(1<<62, 0)},
+		{"beyond, then before", time.Unix(1<<62, 0), time.Unix(-1<<62, 0)},
+	}
+	for _, tt := range tests {
+		r := NewRatio(RatioConfig{TTL: 10 * time.Nanosecond, MinRetriesPerSec: -1, Percent: 1})
+		r.AdmitAt(tt.first)
+		r.AdmitAt(tt.first)
+		if got := r.StateAt(tt.first).Requests; got != 2 {
+			t.Errorf("%s: requests at the first instant = %d, want 2", tt.name, got)
+		}
+		if got := r.StateAt(tt.then).Requests; got != 0 {
+			t.Errorf("%s: requests at the other end = %d, want 0 (a fresh window)", tt.name, got)
+		}
+	}
+}

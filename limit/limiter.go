@@ -69,7 +69,8 @@ type Stats struct {
 //
 // TryAcquire, and Acquire when a slot is free, take no lock: one
 // compare-and-swap on a state word, plus an atomic increment of the Acquired
-// counter. A Release with nobody waiting is one more compare-and-swap, and
+// counter, which is striped over cache lines so that cores do not contend
+// for it. A Release with nobody waiting is one more compare-and-swap, and
 // a refusal (TryAcquire false, or ErrFull) writes nothing shared but the
 // Shed counter. Nothing on these paths allocates. Waiting callers are queued under a mutex and each released slot is handed
 // directly to the longest waiter, so a caller arriving later (through
@@ -93,7 +94,7 @@ type Limiter struct {
 	// slot is held: Release then hands its slot to a waiter instead of
 	// freeing it, and TryAcquire fails.
 	state    atomic.Uint64
-	acquired atomic.Uint64
+	acquired counter // striped: added to on every acquisition
 
 	capacity uint64
 	maxQueue uint64
@@ -160,7 +161,7 @@ func (l *Limiter) TryAcquire() bool {
 			return false
 		}
 		if l.state.CompareAndSwap(s, s+1) {
-			l.acquired.Add(1)
+			l.acquired.add()
 			return true
 		}
 	}
@@ -189,7 +190,7 @@ func (l *Limiter) Acquire(ctx context.Context) error {
 		s := l.state.Load()
 		if inUse(s) < l.capacity && queued(s) == 0 {
 			if l.state.CompareAndSwap(s, s+1) {
-				l.acquired.Add(1)
+				l.acquired.add()
 				return nil
 			}
 			continue
@@ -218,7 +219,7 @@ func (l *Limiter) wait(ctx context.Context) error {
 		if inUse(s) < l.capacity && queued(s) == 0 {
 			if l.state.CompareAndSwap(s, s+1) {
 				l.mu.Unlock()
-				l.acquired.Add(1)
+				l.acquired.add()
 				return nil
 			}
 			continue
@@ -244,7 +245,7 @@ func (l *Limiter) wait(ctx context.Context) error {
 	}
 	select {
 	case <-w.ready:
-		l.acquired.Add(1)
+		l.acquired.add()
 		l.waited.Add(1)
 		return nil
 	case <-ctx.Done():
@@ -257,7 +258,7 @@ func (l *Limiter) wait(ctx context.Context) error {
 	case <-expired:
 		if l.withdraw(w) {
 			// The slot arrived as MaxWait ran out: keep it.
-			l.acquired.Add(1)
+			l.acquired.add()
 			l.waited.Add(1)
 			return nil
 		}
@@ -338,7 +339,7 @@ func (l *Limiter) Stats() Stats {
 	return Stats{
 		InUse:    int(inUse(s)),
 		Queued:   int(queued(s)),
-		Acquired: l.acquired.Load(),
+		Acquired: l.acquired.load(),
 		Waited:   l.waited.Load(),
 		Shed:     l.shed.Load(),
 		TimedOut: l.timedOut.Load(),

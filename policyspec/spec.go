@@ -150,6 +150,21 @@ const (
 
 var budgetKinds = []string{BudgetAdaptive, BudgetDefault, BudgetNone, BudgetQuota, BudgetRatio, BudgetTokenBucket}
 
+// Budget scopes for Budget.Scope: who shares one budget's state when a
+// caller runs as several replicas (processes) of one service.
+const (
+	// ScopeReplica gives each replica a budget of its own, as a budget in
+	// process memory is: N replicas together may retry N times what one
+	// budget allows. An empty Scope means it too.
+	ScopeReplica = "replica"
+	// ScopeFleet gives every replica one budget, as a budget whose state
+	// lives in a shared store does (package fleet keeps it in Redis): the
+	// replicas together retry what one budget allows.
+	ScopeFleet = "fleet"
+)
+
+var budgetScopes = []string{ScopeFleet, ScopeReplica}
+
 // Budget describes a retry budget. Fields that do not belong to Kind must
 // be zero; zero fields that do mean the budget's own defaults, so the zero
 // Budget is a token bucket with gRFC A6's settings. In a file, "budget:
@@ -179,6 +194,14 @@ type Budget struct {
 	// K and Window are budget.AdaptiveConfig's.
 	K      float64       `yaml:"k" json:"k,omitempty"`
 	Window time.Duration `yaml:"window" json:"window,omitempty"`
+
+	// Scope says who shares the budget across the replicas of a service:
+	// ScopeReplica (or empty), each replica its own, or ScopeFleet, one
+	// for them all. It applies to the kinds with state (token-bucket,
+	// ratio, quota, adaptive). The simulator honours it for a client with
+	// replicas; Build and Policy build one replica's policy, so to them
+	// every scope is a fresh budget.
+	Scope string `yaml:"scope" json:"scope,omitempty"`
 
 	// Pos is where the mapping was read from; zero for one built in Go.
 	Pos Pos `yaml:"-" json:"-"`
@@ -316,6 +339,12 @@ func (b *Budget) check(c *strictyaml.Checker, p Pos) {
 	if !slices.Contains(budgetKinds, kind) {
 		c.Errorf(p, "kind", "%s", notOneOf("a budget kind", kind, budgetKinds, nil))
 		return
+	}
+	switch {
+	case b.Scope != "" && !slices.Contains(budgetScopes, b.Scope):
+		c.Errorf(p, "scope", "%s", notOneOf("a budget scope", b.Scope, budgetScopes, nil))
+	case b.Scope == ScopeFleet && (kind == BudgetNone || kind == BudgetDefault):
+		c.Errorf(p, "scope", "a budget of kind %s has no state to share: name the kind (token-bucket, ratio, quota or adaptive)", kind)
 	}
 	for _, q := range []struct {
 		name, kind string

@@ -36,7 +36,10 @@
 // A record service models one row under optimistic concurrency (read the
 // version, write if unchanged). Clients are open-loop (Poisson arrivals) or
 // closed-loop (callers that each wait for their call to end, think, and call
-// again).
+// again). A client may run as several replicas of one service, each with a
+// policy of its own, or sharing one budget across the fleet (a budget of
+// scope fleet, as package fleet keeps in Redis); every replica draws on
+// the dependency's one allowance.
 //
 // Every logical call steps recoil's one retry loop (recoil.Call) on virtual
 // time, as recoil.Do and the HTTP Transport drive it on real time: Begin,

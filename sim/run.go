@@ -248,15 +248,20 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 		cl.pol = pick(cs.Policy, cs.AttemptTimeout)
 		cl.start, cl.think, cl.resubmit = cs.Start.sampler(), cs.Think.sampler(), cs.Resubmit.sampler()
 		if cs.Rate > 0 || cs.SharedPolicy || cl.pol.spec.stateless() {
-			cl.rp = cl.pol.newPolicy(w.prnd)
+			cl.rps = cl.pol.newReplicas(cs.replicas(), w.prnd)
+			cl.rp = cl.rps[0]
 		}
 		if cs.Rate > 0 {
 			cl.perNs = float64(cs.Rate) / 1e9
 			w.schedule(int64(cl.rnd.ExpFloat64()/cl.perNs), evArrival, int32(i), 0)
 			continue
 		}
-		for range cs.Callers {
-			ci := w.newCall(-1, int32(i), cl.target, cl.pol, cl.rp, cl.ep)
+		for k := range cs.Callers {
+			rp := cl.rp
+			if len(cl.rps) > 1 {
+				rp = cl.rps[k%len(cl.rps)] // callers spread over the replicas
+			}
+			ci := w.newCall(-1, int32(i), cl.target, cl.pol, rp, cl.ep)
 			c := w.calls.get(ci)
 			if c.rp == nil {
 				cl.pol.build(&c.own, w.prnd)

@@ -200,6 +200,14 @@ type ClientSpec struct {
 	// by default each caller has its own (callers on their own devices).
 	// An open-loop client always has one.
 	SharedPolicy bool `yaml:"shared_policy" json:"shared_policy,omitempty"`
+	// Replicas runs the client as this many replicas (processes) of one
+	// service, its calls dealt to them in turn (the callers, for a
+	// closed-loop client with SharedPolicy). Each replica has a policy
+	// instance of its own — its own budget, breaker and limiter — except
+	// a budget of scope fleet (policyspec.ScopeFleet), which is one for
+	// every replica, as a budget kept in a shared store is. Zero means 1.
+	// See scenarios/fleet-budget.yaml.
+	Replicas int `yaml:"replicas" json:"replicas,omitempty"`
 	// Policy is the policy of the client's calls.
 	Policy PolicyRef `yaml:"policy" json:"policy"`
 	// AttemptTimeout, if set, overrides the policy's (see
@@ -410,6 +418,7 @@ func (s *Scenario) validate(v *validator) {
 		if c.Callers > 10_000_000 {
 			v.errf(c.Pos, "callers", "at most 10,000,000")
 		}
+		c.validateReplicas(v)
 		if c.AttemptTimeout < 0 {
 			v.errf(c.Pos, "attempt_timeout", "must not be negative")
 		}

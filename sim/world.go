@@ -228,7 +228,9 @@ type client struct {
 	perNs    float64
 	rnd      *rand.Rand
 	pol      *policy
-	rp       *recoil.Policy
+	rp       *recoil.Policy   // the first replica's
+	rps      []*recoil.Policy // every replica's, when there are several
+	next     int              // the replica the next open-loop call goes to
 	start    sampler
 	think    sampler
 	resubmit sampler
@@ -335,7 +337,12 @@ func (w *world) run() {
 // arrival begins an open-loop client's call and schedules the next.
 func (w *world) arrival(id int32) {
 	cl := &w.clients[id]
-	ci := w.newCall(-1, id, cl.target, cl.pol, cl.rp, cl.ep)
+	rp := cl.rp
+	if len(cl.rps) > 1 { // deal the calls to the replicas in turn
+		rp = cl.rps[cl.next]
+		cl.next = (cl.next + 1) % len(cl.rps)
+	}
+	ci := w.newCall(-1, id, cl.target, cl.pol, rp, cl.ep)
 	if next := w.now + int64(cl.rnd.ExpFloat64()/cl.perNs); next < w.until {
 		w.schedule(next, evArrival, id, 0)
 	}
