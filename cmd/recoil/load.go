@@ -214,6 +214,10 @@ func readBody(path string) ([]byte, error) {
 		return nil, usagef("-body-file %s: %v", path, pathErr(err))
 	}
 	defer f.Close()
+	// A regular file too big is refused by its size, without reading it.
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > load.MaxBody {
+		return nil, usagef("-body-file %s: more than %d MiB", path, load.MaxBody>>20)
+	}
 	b, err := io.ReadAll(io.LimitReader(f, load.MaxBody+1))
 	switch {
 	case err != nil:
