@@ -1,0 +1,2 @@
+// Package fleet is placeholder.
+package fleet
