@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,34 +28,69 @@ const (
 	procLease    = procN / 50
 	procSlack    = procBurst + procs*procLease // the documented bound: Burst + replicas × Lease
 	helperEnv    = "RECOIL_FLEET_HELPER"
-	helperStart  = "RECOIL_FLEET_START"
 	helperPrefix = "RECOIL_FLEET_PREFIX"
 	helperOut    = "RECOIL_FLEET_OUT"
 )
 
 // Four OS processes — this test binary re-run as helpers — share one
 // allowance of N per window and ask for far more: in every window the fleet
-// admits at most N plus the documented slack, and at least 90 % of N.
+// admits at most N plus the documented slack, and over the run at least
+// 90 % of N per window.
 func TestProcessesShareOneAllowance(t *testing.T) {
-	addr := testsvc.Redis(t)
+	// A server of its own: the shared one serves other tests, whose pauses
+	// and sweeps would stall these processes.
+	addr := startRedis(t, 0).addr()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	prefix := testPrefix(t)
-	start := time.Now().Add(time.Second) // room for the helpers to start
 	dir := t.TempDir()
 	cmds := make([]*exec.Cmd, procs)
 	stderr := make([]bytes.Buffer, procs)
+	stdin := make([]io.WriteCloser, procs)
+	ready := make(chan error, procs)
 	for i := range cmds {
 		cmd := exec.Command(exe, "-test.run=^TestHelperProcess$", "-test.count=1")
 		cmd.Env = append(os.Environ(), helperEnv+"=1", "RECOIL_REDIS_ADDR="+addr, helperPrefix+"="+prefix,
-			helperStart+"="+strconv.FormatInt(start.UnixNano(), 10), helperOut+"="+filepath.Join(dir, strconv.Itoa(i)))
+			helperOut+"="+filepath.Join(dir, strconv.Itoa(i)))
 		cmd.Stderr = &stderr[i]
+		if stdin[i], err = cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
 		cmds[i] = cmd
+		go func() { // each helper says "ready" once it has its allowance
+			line, err := bufio.NewReader(stdout).ReadString('\n')
+			if err == nil && line != "ready\n" {
+				err = fmt.Errorf("helper said %q", line)
+			}
+			ready <- err
+			io.Copy(io.Discard, stdout)
+		}()
+	}
+	timeout := time.After(30 * time.Second)
+	for range procs {
+		select {
+		case err := <-ready:
+			if err != nil {
+				t.Fatalf("a helper did not start: %v", err)
+			}
+		case <-timeout:
+			t.Fatal("the helpers did not start within 30 s")
+		}
+	}
+	// All four are ready: agree on a start instant just ahead.
+	start := time.Now().Add(100 * time.Millisecond)
+	for _, w := range stdin {
+		fmt.Fprintln(w, start.UnixNano())
+		w.Close()
 	}
 	for i, cmd := range cmds {
 		if err := cmd.Wait(); err != nil {
@@ -79,11 +115,19 @@ func TestProcessesShareOneAllowance(t *testing.T) {
 		}
 		f.Close()
 	}
+	total := 0
 	for w, n := range perWindow {
-		if n > procN+procSlack || n < procN*9/10 {
-			t.Errorf("window %d: %d processes admitted %d, want between %d (90 %% of N) and %d (N + Burst + replicas × Lease)",
-				w, procs, n, procN*9/10, procN+procSlack)
+		total += n
+		if n > procN+procSlack {
+			t.Errorf("window %d: %d processes admitted %d, want ≤ %d (N + Burst + replicas × Lease)", w, procs, n, procN+procSlack)
 		}
+	}
+	// The floor is checked over the run, not per window: on a loaded
+	// two-core machine every process can stall for a good part of one
+	// window, which no limiter can use; the next window then takes its
+	// burst back.
+	if want := procWindows * procN * 9 / 10; total < want {
+		t.Errorf("%d processes admitted %d in %d windows, want ≥ %d (90 %% of N per window)", procs, total, procWindows, want)
 	}
 	t.Logf("admitted per %v window by %d processes, N = %d, slack %d: %v", procWindow, procs, procN, procSlack, perWindow)
 }
@@ -93,10 +137,6 @@ func TestProcessesShareOneAllowance(t *testing.T) {
 func TestHelperProcess(t *testing.T) {
 	if os.Getenv(helperEnv) != "1" {
 		return
-	}
-	startNs, err := strconv.ParseInt(os.Getenv(helperStart), 10, 64)
-	if err != nil {
-		t.Fatal(err)
 	}
 	r := redis.NewClient(&redis.Options{Addr: testsvc.Redis(t), ContextTimeoutEnabled: true})
 	defer r.Close()
@@ -110,6 +150,11 @@ func TestHelperProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := bufio.NewWriter(out)
+	fmt.Println("ready")
+	var startNs int64
+	if _, err := fmt.Scanln(&startNs); err != nil {
+		t.Fatalf("reading the start instant: %v", err)
+	}
 	start := time.Unix(0, startNs)
 	end := start.Add(procWindows * procWindow)
 	time.Sleep(time.Until(start)) // the agreed start instant, not a condition
