@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"time"
 
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/backoff"
 	"github.com/recoil-go/recoil/budget"
 	"github.com/recoil-go/recoil/fleet"
+	"github.com/recoil-go/recoil/recoilhttp"
 )
 
 // A Client shares allowances and budgets through Redis. In production its
@@ -100,8 +102,6 @@ func ExampleAllowance_Learn() {
 		panic(err)
 	}
 	fmt.Println("limit:", a.Limit())
-
-	_ = &http.Client{Transport: &fleet.Learner{Allowances: []*fleet.Allowance{a}}}
 	// Output:
 	// limit: 500
 }
@@ -142,4 +142,32 @@ func ExampleParseHeader() {
 	// Output:
 	// requests: limit 50, remaining 49, whole in 1s
 	// fleet: malformed rate-limit header: X-Ratelimit-Reset-Tokens: "six minutes" is not a non-negative duration such as 6m0s or 20ms
+}
+
+// A Learner under the HTTP Transport feeds every attempt's response to the
+// allowance, 429s included, so the fleet slows down before the provider
+// refuses it.
+func ExampleLearner() {
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("x-ratelimit-limit-requests", "3000")
+		w.Header().Set("x-ratelimit-remaining-requests", "2999")
+		w.Header().Set("x-ratelimit-reset-requests", "20ms")
+	}))
+	defer provider.Close()
+
+	c, _ := fleet.New(fleet.Config{})
+	defer c.Close()
+	a, _ := c.Allowance(fleet.AllowanceConfig{Name: "org-42/openai", Limit: 500})
+	client := &http.Client{Transport: &recoilhttp.Transport{
+		Policy: &recoil.Policy{Budget: a.Guard(fleet.Interactive, nil)},
+		Base:   &fleet.Learner{Allowances: []*fleet.Allowance{a}},
+	}}
+	resp, err := client.Get(provider.URL)
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+	fmt.Println("status:", resp.StatusCode, "limit learned:", a.Limit())
+	// Output:
+	// status: 200 limit learned: 3000
 }
