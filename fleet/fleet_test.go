@@ -175,11 +175,15 @@ func TestLocalShare(t *testing.T) {
 	}
 }
 
+// Three processes' worth of Clients, two goroutines each, on one
+// allowance: never more than Burst + the rate + a lease each. (The 90 %
+// floor is TestProcessesShareOneAllowance's, on a server of its own; here
+// the floor is only that sharing starves no one: half the rate.)
 func TestAllowanceSharedBound(t *testing.T) {
 	const (
-		limit  = 2000 // per second
-		burst  = 100
-		lease  = 20
+		limit  = 400 // per second
+		burst  = 40
+		lease  = 8
 		nprocs = 3
 	)
 	cs, _ := replicas(t, nprocs, Config{})
@@ -202,9 +206,9 @@ func TestAllowanceSharedBound(t *testing.T) {
 	wg.Wait()
 	d := time.Since(start)
 	bound := burst + int64(limit*d.Seconds()) + nprocs*lease
-	want := int64(0.9 * limit * 0.5)
-	if got := admitted.Load(); got > bound || got < want {
-		t.Errorf("admitted %d in %v, want between %d (90%% of the rate) and %d (burst + rate + leases)", got, d, want, bound)
+	floor := int64(limit * 0.5 / 2)
+	if got := admitted.Load(); got > bound || got < floor {
+		t.Errorf("admitted %d in %v, want between %d (half the rate) and %d (burst + rate + leases)", got, d, floor, bound)
 	}
 }
 
