@@ -104,11 +104,7 @@ func TestCloseReturnsLeases(t *testing.T) {
 }
 
 func TestBudgetLocalShare(t *testing.T) {
-	c, err := New(Config{Replicas: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := localClient(t, 2)
 	tb := mustBudget(t, c, BudgetConfig{Name: "dep", TokenBucket: budget.TokenBucketConfig{MaxTokens: 20}})
 	n := 0
 	for tb.RetryAt(time.Time{}, budget.CauseError) && n < 100 {

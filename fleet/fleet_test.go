@@ -81,22 +81,33 @@ func replicas(t testing.TB, n int, cfg Config) ([]*Client, *counter) {
 	return cs, cnt
 }
 
+// must(v, err)(t) returns v, failing the test on err.
+func must[T any](v T, err error) func(testing.TB) T {
+	return func(t testing.TB) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
 func mustAllowance(t testing.TB, c *Client, a AllowanceConfig) *Allowance {
 	t.Helper()
-	al, err := c.Allowance(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return al
+	return must(c.Allowance(a))(t)
 }
 
 func mustBudget(t testing.TB, c *Client, b BudgetConfig) *Budget {
 	t.Helper()
-	bu, err := c.Budget(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bu
+	return must(c.Budget(b))(t)
+}
+
+// localClient is a Client without Redis, closed when the test ends.
+func localClient(t testing.TB, replicas int) *Client {
+	t.Helper()
+	c := must(New(Config{Replicas: replicas}))(t)
+	t.Cleanup(func() { c.Close() })
+	return c
 }
 
 func TestConfigErrors(t *testing.T) {
@@ -139,11 +150,7 @@ func TestConfigErrors(t *testing.T) {
 // Without Redis every decision comes from the local share, 1/Replicas of
 // the limit, and the clock is the caller's.
 func TestLocalShare(t *testing.T) {
-	c, err := New(Config{Replicas: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := localClient(t, 4)
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	tests := []struct {
 		name            string
@@ -272,10 +279,7 @@ func TestLearnShared(t *testing.T) {
 func TestKeysHaveTTL(t *testing.T) {
 	r, _ := newRedis(t, testsvc.Redis(t))
 	prefix := testPrefix(t)
-	c, err := New(Config{Redis: r, Prefix: prefix, Replicas: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := must(New(Config{Redis: r, Prefix: prefix, Replicas: 2}))(t)
 	defer c.Close()
 	a := mustAllowance(t, c, AllowanceConfig{Name: "org", Limit: 100, Reserved: 0.2})
 	a.Allow(Interactive)

@@ -31,15 +31,9 @@ func TestGuardInPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var c *Client
+			c := localClient(t, 1)
 			if tt.shared {
 				c = replicasOne(t)
-			} else {
-				var err error
-				if c, err = New(Config{}); err != nil {
-					t.Fatal(err)
-				}
-				defer c.Close()
 			}
 			a := mustAllowance(t, c, AllowanceConfig{Name: "org", Limit: 6, Window: time.Hour, Lease: 1})
 			p := &recoil.Policy{MaxAttempts: 5, Backoff: backoff.None{}, Budget: a.Guard(Interactive, &budget.TokenBucket{})}
