@@ -312,9 +312,13 @@ func (a *Allowance) Learn(h http.Header, now time.Time) error {
 	if m.Limit > 0 {
 		a.limit.Store(m.Limit)
 	}
+	reset := int64(-1) // unknown
+	if m.Reset >= 0 {
+		reset = m.Reset.Microseconds()
+	}
 	err := a.c.call(time.Now().Add(a.c.cfg.Timeout), func(ctx context.Context, r redis.UniversalClient) error {
 		return learnScript.Run(ctx, r, []string{a.keys[0], a.keys[2]}, a.cfg.Limit, a.cfg.Window.Microseconds(),
-			float64(a.cfg.Burst)/float64(a.cfg.Limit), m.Limit, m.Remaining, m.Reset.Microseconds(), a.c.cfg.StateTTL.Milliseconds()).Err()
+			float64(a.cfg.Burst)/float64(a.cfg.Limit), m.Limit, m.Remaining, reset, a.c.cfg.StateTTL.Milliseconds()).Err()
 	})
 	if errors.Is(err, errLocal) {
 		err = nil

@@ -307,3 +307,36 @@ func TestKeysHaveTTL(t *testing.T) {
 		}
 	}
 }
+
+// What a response says is left caps the shared bucket: a limit of 60 a
+// minute whose reset is 30 s away has 30 left; a response without a
+// remaining count or a reset leaves the bucket full.
+func TestLearnMovesBucket(t *testing.T) {
+	tests := []struct {
+		name string
+		h    []string
+		want int
+	}{
+		{"limit only", []string{"x-ratelimit-limit-requests", "60"}, 60},
+		{"reset 30s", []string{"x-ratelimit-limit-requests", "60", "x-ratelimit-reset-requests", "30s"}, 30},
+		{"remaining 10", []string{"x-ratelimit-limit-requests", "60", "x-ratelimit-remaining-requests", "10"}, 10},
+		{"anthropic reset in 45s", []string{"anthropic-ratelimit-requests-limit", "60",
+			"anthropic-ratelimit-requests-reset", time.Now().Add(45*time.Second + 500*time.Millisecond).UTC().Format(time.RFC3339)}, 15},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := replicasOne(t)
+			a := mustAllowance(t, c, AllowanceConfig{Name: "org", Limit: 1000, Lease: 1})
+			if err := a.Learn(hdr(tt.h...), time.Now()); err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for a.Allow(Interactive) {
+				n++
+			}
+			if n < tt.want || n > tt.want+1 { // +1: a unit may refill while counting
+				t.Errorf("admitted %d after learning %v, want %d", n, tt.h, tt.want)
+			}
+		})
+	}
+}
