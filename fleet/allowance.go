@@ -342,7 +342,8 @@ func (a *Allowance) Guard(c Class, retries recoil.Budget) *Guard {
 
 // Guard is an Allowance and a retry budget as one recoil.Budget: AdmitAt and
 // RetryAt each charge the allowance one unit before asking the retry budget.
-// Make one with Allowance.Guard. A Guard is safe for concurrent use.
+// The zero Guard is not usable; make one with Allowance.Guard. A Guard is
+// safe for concurrent use.
 type Guard struct {
 	a       *Allowance
 	class   Class
