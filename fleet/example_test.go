@@ -1,0 +1,173 @@
+package fleet_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"time"
+
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/backoff"
+	"github.com/recoil-go/recoil/budget"
+	"github.com/recoil-go/recoil/fleet"
+	"github.com/recoil-go/recoil/recoilhttp"
+)
+
+// A Client shares allowances and budgets through Redis. In production its
+// Config names a Redis client:
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379", ContextTimeoutEnabled: true})
+//	c, err := fleet.New(fleet.Config{Redis: rdb, Replicas: 8})
+//
+// The examples leave Redis out, so they run anywhere: every decision is then
+// made from the local share, 1/Replicas of each limit — what a process does
+// while Redis is away.
+func ExampleNew() {
+	c, err := fleet.New(fleet.Config{Replicas: 4}) // no Redis: local shares only
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close() // returns unused leases, stops the reconnect probe
+	fmt.Println("using Redis:", c.Shared())
+	// Output:
+	// using Redis: false
+}
+
+// An allowance of 600 requests a minute over 4 replicas, with a fifth kept
+// for interactive callers: while Redis is away, this process may send 150 a
+// minute, of which background work may take 120.
+func ExampleClient_Allowance() {
+	c, _ := fleet.New(fleet.Config{Replicas: 4})
+	defer c.Close()
+	a, err := c.Allowance(fleet.AllowanceConfig{Name: "org-42/openai", Limit: 600, Reserved: 0.2})
+	if err != nil {
+		panic(err)
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	count := func(class fleet.Class) (n int) {
+		for a.AllowAt(now, class) {
+			n++
+		}
+		return n
+	}
+	fmt.Println("background:", count(fleet.Background))
+	fmt.Println("interactive, after it:", count(fleet.Interactive))
+	// Output:
+	// background: 120
+	// interactive, after it: 30
+}
+
+// A Guard is an allowance and a retry budget as a Policy's Budget: every
+// attempt, retries included, is charged to the allowance.
+func ExampleAllowance_Guard() {
+	c, _ := fleet.New(fleet.Config{})
+	defer c.Close()
+	a, _ := c.Allowance(fleet.AllowanceConfig{Name: "org-42/anthropic", Limit: 4, Window: time.Hour})
+	p := &recoil.Policy{Backoff: backoff.None{}, Budget: a.Guard(fleet.Interactive, &budget.TokenBucket{})}
+
+	fails := 1
+	for i := 1; i <= 4; i++ {
+		err := recoil.Do(context.Background(), p, func(context.Context) error {
+			if fails > 0 {
+				fails--
+				return errors.New("503")
+			}
+			return nil
+		})
+		fmt.Printf("call %d: %v\n", i, err)
+	}
+	// Output:
+	// call 1: <nil>
+	// call 2: <nil>
+	// call 3: <nil>
+	// call 4: recoil: retry budget exhausted after 0 attempts
+}
+
+// Learn reads a response's rate-limit headers: the provider's limit
+// replaces the configured one for every process, and what it says remains
+// caps the shared bucket. Put a Learner under a recoilhttp.Transport to feed
+// it every response.
+func ExampleAllowance_Learn() {
+	c, _ := fleet.New(fleet.Config{})
+	defer c.Close()
+	a, _ := c.Allowance(fleet.AllowanceConfig{Name: "org-42/openai", Limit: 1000})
+
+	h := http.Header{}
+	h.Set("x-ratelimit-limit-requests", "500")
+	h.Set("x-ratelimit-remaining-requests", "499")
+	h.Set("x-ratelimit-reset-requests", "120ms")
+	if err := a.Learn(h, time.Time{}); err != nil {
+		panic(err)
+	}
+	fmt.Println("limit:", a.Limit())
+	// Output:
+	// limit: 500
+}
+
+// A shared retry budget with gRFC A6's semantics, for Policy.Budget. Here
+// without Redis, each of 2 replicas keeps half the bucket's 20 tokens, and
+// retries stop at half of that.
+func ExampleClient_Budget() {
+	c, _ := fleet.New(fleet.Config{Replicas: 2})
+	defer c.Close()
+	b, err := c.Budget(fleet.BudgetConfig{Name: "org-42/openai", TokenBucket: budget.TokenBucketConfig{MaxTokens: 20}})
+	if err != nil {
+		panic(err)
+	}
+	_ = &recoil.Policy{Budget: b}
+
+	failures := 0
+	for b.RetryAt(time.Time{}, budget.CauseError) {
+		b.RecordAt(time.Time{}, budget.Outcome{Attempt: 1, Result: budget.Failure})
+		failures++
+	}
+	fmt.Println("retries allowed before the budget refused:", failures)
+	// Output:
+	// retries allowed before the budget refused: 5
+}
+
+// ParseHeader reads OpenAI's and Anthropic's rate-limit headers.
+func ExampleParseHeader() {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	h := http.Header{}
+	h.Set("anthropic-ratelimit-requests-limit", "50")
+	h.Set("anthropic-ratelimit-requests-remaining", "49")
+	h.Set("anthropic-ratelimit-requests-reset", "2026-03-01T12:00:01Z")
+	h.Set("x-ratelimit-reset-tokens", "six minutes")
+	l, err := fleet.ParseHeader(h, now)
+	fmt.Printf("requests: limit %d, remaining %d, whole in %v\n", l.Requests.Limit, l.Requests.Remaining, l.Requests.Reset)
+	fmt.Println(err)
+	// Output:
+	// requests: limit 50, remaining 49, whole in 1s
+	// fleet: malformed rate-limit header: X-Ratelimit-Reset-Tokens: "six minutes" is not a non-negative duration such as 6m0s or 20ms
+}
+
+// A Learner under the HTTP Transport feeds every attempt's response to the
+// allowance, 429s included, so the fleet slows down before the provider
+// refuses it.
+func ExampleLearner() {
+	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("x-ratelimit-limit-requests", "3000")
+		w.Header().Set("x-ratelimit-remaining-requests", "2999")
+		w.Header().Set("x-ratelimit-reset-requests", "20ms")
+	}))
+	defer provider.Close()
+
+	c, _ := fleet.New(fleet.Config{})
+	defer c.Close()
+	a, _ := c.Allowance(fleet.AllowanceConfig{Name: "org-42/openai", Limit: 500})
+	client := &http.Client{Transport: &recoilhttp.Transport{
+		Policy: &recoil.Policy{Budget: a.Guard(fleet.Interactive, nil)},
+		Base:   &fleet.Learner{Allowances: []*fleet.Allowance{a}},
+	}}
+	resp, err := client.Get(provider.URL)
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+	fmt.Println("status:", resp.StatusCode, "limit learned:", a.Limit())
+	// Output:
+	// status: 200 limit learned: 3000
+}

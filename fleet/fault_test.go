@@ -1,0 +1,165 @@
+package fleet
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/recoil-go/recoil/budget"
+	"github.com/recoil-go/recoil/internal/testsvc"
+)
+
+// redisServer is a redis-server this test starts on a port of its own, so
+// that it can pause and kill it without touching the shared one.
+type redisServer struct {
+	t    *testing.T
+	port int
+	cmd  *exec.Cmd
+}
+
+func startRedis(t *testing.T, port int) *redisServer {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if testsvc.Required() {
+			t.Fatalf("redis-server is not on PATH and RECOIL_REQUIRE_SERVICES=1: %v", err)
+		}
+		t.Skipf("skipping: redis-server is not on PATH (%v); the fault test starts and kills a server of its own; RECOIL_REQUIRE_SERVICES=1 turns this skip into a failure", err)
+	}
+	if port == 0 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port = l.Addr().(*net.TCPAddr).Port
+		l.Close()
+	}
+	s := &redisServer{t: t, port: port}
+	s.cmd = exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	if err := s.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.kill)
+	// Wait until it answers, bounded.
+	r := redis.NewClient(&redis.Options{Addr: s.addr(), MaxRetries: -1})
+	defer r.Close()
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if r.Ping(context.Background()).Err() == nil {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("redis-server on port %d did not answer within 10 s", port)
+		}
+		time.Sleep(10 * time.Millisecond) // poll interval, not a wait for the condition
+	}
+}
+
+func (s *redisServer) addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port) }
+
+func (s *redisServer) kill() {
+	if s.cmd.ProcessState == nil {
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
+	}
+}
+
+// waitFor polls cond until it holds or d passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(d); !cond(); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, d)
+		}
+		time.Sleep(5 * time.Millisecond) // poll interval
+	}
+}
+
+// Redis paused, then killed, then restarted on the same port: every
+// decision returns within the timeout, the first one that cannot reach Redis
+// already falls back to the local share, and the probe brings Redis back.
+func TestFault(t *testing.T) {
+	const timeout = 50 * time.Millisecond
+	// The bound a decision is held to: the timeout, plus scheduling slack
+	// for a two-core machine under -race running other work (at a load
+	// average of 20, one decision in a few hundred is scheduled 150 ms
+	// late; the slowest is typically 51–60 ms).
+	bound := timeout + 250*time.Millisecond
+	srv := startRedis(t, 0)
+	r, cnt := newRedis(t, srv.addr())
+	c, err := New(Config{Redis: r, Prefix: testPrefix(t), Timeout: timeout, ProbeInterval: 20 * time.Millisecond, Replicas: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	// Lease 1: every decision asks Redis, so each phase starts at once.
+	a := mustAllowance(t, c, AllowanceConfig{Name: "org", Limit: 4000, Lease: 1})
+	tb := mustBudget(t, c, BudgetConfig{Name: "dep", Lease: 1, Refresh: time.Nanosecond})
+
+	var worst time.Duration
+	decide := func(phase string) bool {
+		start := time.Now()
+		ok := a.Allow(Interactive)
+		tb.RetryAt(time.Time{}, budget.CauseError)
+		d := time.Since(start)
+		worst = max(worst, d)
+		if d > bound {
+			t.Errorf("%s: a decision took %v, want ≤ %v", phase, d, bound)
+		}
+		return ok
+	}
+	up := func(phase string) {
+		t.Helper()
+		before := cnt.n.Load()
+		if !decide(phase) {
+			t.Errorf("%s: refused with the allowance far from spent", phase)
+		}
+		if !c.Shared() || cnt.n.Load() == before {
+			t.Errorf("%s: the decision did not use Redis", phase)
+		}
+	}
+	down := func(phase string) {
+		t.Helper()
+		if !decide(phase) {
+			t.Errorf("%s: the first decision without Redis was refused, want the local share's yes", phase)
+		}
+		if c.Shared() {
+			t.Fatalf("%s: still using Redis after a failed call", phase)
+		}
+		before := cnt.n.Load()
+		for range 20 {
+			decide(phase)
+		}
+		if got := cnt.n.Load() - before; got > 2 { // the probe's pings only
+			t.Errorf("%s: %d Redis calls from 20 decisions while down, want the probe's alone", phase, got)
+		}
+	}
+
+	up("before")
+
+	// CLIENT PAUSE: the server holds every command; calls time out.
+	admin := redis.NewClient(&redis.Options{Addr: srv.addr()})
+	defer admin.Close()
+	if err := admin.Do(context.Background(), "CLIENT", "PAUSE", 400, "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	down("paused")
+	waitFor(t, 5*time.Second, "recovery after the pause", c.Shared)
+	up("after the pause")
+
+	// Killed: calls are refused at once.
+	srv.kill()
+	down("killed")
+	time.Sleep(100 * time.Millisecond) // let the probe fail a few times
+	if c.Shared() {
+		t.Fatal("the probe found a killed server")
+	}
+	srv = startRedis(t, srv.port) // fresh: no scripts loaded, no keys
+	waitFor(t, 5*time.Second, "recovery after the restart", c.Shared)
+	up("after the restart")
+	t.Logf("slowest decision: %v (timeout %v)", worst, timeout)
+}
