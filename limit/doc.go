@@ -1,6 +1,6 @@
-// Package limit caps how many calls are in flight at once: "A concurrency
-// cap: a semaphore around outbound calls. Above it, queue or shed load." (seed
-// "Errors, retries, and how a retry loop takes down your own service").
+// Package limit caps how many calls are in flight at once: a semaphore
+// around outbound calls, and above it a bounded queue or shed load
+// (docs/why.md, section 1: one retry's blast radius on a shared worker pool).
 //
 // A retry schedule is service time: a call that sleeps through its backoff
 // holds a worker all the while, and by Little's law the workers it needs are
