@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -170,11 +171,18 @@ func (c *Client) outgoing(ctx context.Context, acct *hop.Account, n int, deadlin
 func (c *Client) Unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	p := c.policy()
 	c.checkStacked(ctx, cc, method)
-	u := &unary{c: c, method: method, req: req, reply: reply, cc: cc, invoker: invoker, opts: opts}
+	u := unaries.Get().(*unary)
+	u.c, u.method, u.req, u.reply, u.cc, u.invoker, u.opts = c, method, req, reply, cc, invoker, opts
 	ctx, u.acct = c.account(ctx, p)
 	_, err := recoil.Drive(ctx, p, u)
+	*u = unary{} // hold nothing of the call's while pooled
+	unaries.Put(u)
 	return callError(ctx, err)
 }
+
+// unaries recycles the drivers of unary calls: the healthy path then
+// allocates nothing of its own.
+var unaries = sync.Pool{New: func() any { return new(unary) }}
 
 // callError gives the error a call ends with a gRPC status when it has
 // none of its own.
