@@ -94,3 +94,66 @@ func TestConformanceGRPC(t *testing.T) {
 		}
 	})
 }
+
+// Every row again through the stream interceptor: each attempt is a
+// bidirectional stream whose server answers as the script says — one
+// message for OK, a status (with pushback) before any message, or nothing
+// until the attempt is cut — and the caller sends one message, closes,
+// and receives. The loop must decide exactly as for a unary call.
+func TestConformanceGRPCStream(t *testing.T) {
+	conformance.Run(t, conformance.GRPC, func(t *testing.T, row *conformance.Row, p *recoil.Policy) {
+		t.Parallel()
+		var seen atomic.Int32
+		addr := serve(t, &testServer{chat: func(ss grpc.ServerStream) error {
+			o := row.Next(int(seen.Add(1)))
+			in := new(wrapperspb.StringValue)
+			if err := ss.RecvMsg(in); err != nil {
+				return err
+			}
+			switch o.Kind {
+			case conformance.Hang:
+				<-ss.Context().Done()
+				return status.FromContextError(ss.Context().Err()).Err()
+			case conformance.OK:
+				return ss.SendMsg(wrapperspb.String("ok"))
+			}
+			if o.RetryAfter > 0 {
+				ss.SetTrailer(metadata.Pairs(recoilgrpc.PushbackKey, strconv.FormatInt(o.RetryAfter.Milliseconds(), 10)))
+			}
+			return status.Error(statusOf(o), "scripted "+strconv.Itoa(o.Status))
+		}})
+		rc := &recoilgrpc.Client{Policy: p, Retryable: []codes.Code{codes.Unavailable, codes.Internal}}
+		cc := dial(t, addr, grpc.WithStreamInterceptor(rc.Stream))
+
+		ctx, cancel := context.WithCancelCause(t.Context())
+		defer cancel(nil)
+		if row.CancelAt > 0 {
+			stop := time.AfterFunc(row.CancelAt, func() { cancel(conformance.ErrCallerLeft) })
+			defer stop.Stop()
+		}
+		if row.RequestBudget != nil {
+			ctx = hop.WithAccount(ctx, hop.NewAccount(*row.RequestBudget))
+		}
+		var got string
+		cs, err := chat(ctx, cc)
+		if err == nil {
+			if err = cs.SendMsg(wrapperspb.String("hello")); err == nil {
+				cs.CloseSend()
+				out := new(wrapperspb.StringValue)
+				err = cs.RecvMsg(out)
+				got = out.GetValue()
+			}
+		}
+		if n := int(seen.Load()); n != row.Attempts {
+			t.Errorf("the server saw %d attempts, want %d", n, row.Attempts)
+		}
+		switch {
+		case row.Reason == recoil.ReasonNone && (err != nil || got != "ok"):
+			t.Errorf("stream = %q, %v; want ok", got, err)
+		case row.Reason == recoil.ReasonCanceled && status.Code(err) != codes.Canceled:
+			t.Errorf("status.Code(err) = %v, want Canceled (err %v)", status.Code(err), err)
+		case row.Reason != recoil.ReasonNone && err == nil:
+			t.Errorf("stream succeeded, want it to stop for %v", row.Reason)
+		}
+	})
+}
