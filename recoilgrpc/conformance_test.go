@@ -38,6 +38,25 @@ func statusOf(o conformance.Outcome) codes.Code {
 	return codes.Internal
 }
 
+// rowContext is the context a row's call is made with: cancelled with
+// ErrCallerLeft at the row's CancelAt, carrying its request budget.
+func rowContext(t *testing.T, row *conformance.Row) context.Context {
+	ctx, cancel := context.WithCancelCause(t.Context())
+	t.Cleanup(func() { cancel(nil) })
+	if row.CancelAt > 0 {
+		stop := time.AfterFunc(row.CancelAt, func() { cancel(conformance.ErrCallerLeft) })
+		t.Cleanup(func() { stop.Stop() })
+	}
+	if row.RequestBudget != nil {
+		ctx = hop.WithAccount(ctx, hop.NewAccount(*row.RequestBudget))
+	}
+	return ctx
+}
+
+// The rows run one after another, not in parallel: their timings are tens
+// of milliseconds, and forty gRPC servers and clients at once under the
+// race detector on a small machine miss them.
+
 // Every row of the conformance table through the unary interceptor, over
 // a real gRPC server on loopback that answers each attempt as the row's
 // script says: the same attempts, stop reason, error identity and waits as
@@ -45,7 +64,6 @@ func statusOf(o conformance.Outcome) codes.Code {
 // also carry the last attempt's status code when an attempt answered.
 func TestConformanceGRPC(t *testing.T) {
 	conformance.Run(t, conformance.GRPC, func(t *testing.T, row *conformance.Row, p *recoil.Policy) {
-		t.Parallel()
 		var seen atomic.Int32
 		addr := serve(t, &testServer{call: func(ctx context.Context, in *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
 			o := row.Next(int(seen.Add(1)))
@@ -64,15 +82,7 @@ func TestConformanceGRPC(t *testing.T) {
 		rc := &recoilgrpc.Client{Policy: p, Retryable: []codes.Code{codes.Unavailable, codes.Internal}}
 		cc := dial(t, addr, grpc.WithUnaryInterceptor(rc.Unary))
 
-		ctx, cancel := context.WithCancelCause(t.Context())
-		defer cancel(nil)
-		if row.CancelAt > 0 {
-			stop := time.AfterFunc(row.CancelAt, func() { cancel(conformance.ErrCallerLeft) })
-			defer stop.Stop()
-		}
-		if row.RequestBudget != nil {
-			ctx = hop.WithAccount(ctx, hop.NewAccount(*row.RequestBudget))
-		}
+		ctx := rowContext(t, row)
 		got, err := call(ctx, cc, "hello")
 
 		if n := int(seen.Load()); n != row.Attempts {
@@ -102,7 +112,6 @@ func TestConformanceGRPC(t *testing.T) {
 // and receives. The loop must decide exactly as for a unary call.
 func TestConformanceGRPCStream(t *testing.T) {
 	conformance.Run(t, conformance.GRPC, func(t *testing.T, row *conformance.Row, p *recoil.Policy) {
-		t.Parallel()
 		var seen atomic.Int32
 		addr := serve(t, &testServer{chat: func(ss grpc.ServerStream) error {
 			o := row.Next(int(seen.Add(1)))
@@ -125,15 +134,7 @@ func TestConformanceGRPCStream(t *testing.T) {
 		rc := &recoilgrpc.Client{Policy: p, Retryable: []codes.Code{codes.Unavailable, codes.Internal}}
 		cc := dial(t, addr, grpc.WithStreamInterceptor(rc.Stream))
 
-		ctx, cancel := context.WithCancelCause(t.Context())
-		defer cancel(nil)
-		if row.CancelAt > 0 {
-			stop := time.AfterFunc(row.CancelAt, func() { cancel(conformance.ErrCallerLeft) })
-			defer stop.Stop()
-		}
-		if row.RequestBudget != nil {
-			ctx = hop.WithAccount(ctx, hop.NewAccount(*row.RequestBudget))
-		}
+		ctx := rowContext(t, row)
 		var got string
 		cs, err := chat(ctx, cc)
 		if err == nil {

@@ -127,3 +127,16 @@ func ExampleClassify() {
 	// permanent: ResourceExhausted without pushback or RetryInfo: a quota does not refill by waiting
 	// permanent: InvalidArgument: not in the retryable set
 }
+
+// A server's pushback, read as gRFC A6 says: a wait, or a reason to stop.
+func ExampleParsePushback() {
+	for _, v := range [][]string{{"250"}, {"-1"}, {"soon"}, nil} {
+		wait, ok, stop := recoilgrpc.ParsePushback(v)
+		fmt.Printf("%q: wait %v %v, stop %q\n", v, wait, ok, stop)
+	}
+	// Output:
+	// ["250"]: wait 250ms true, stop ""
+	// ["-1"]: wait 0s false, stop "the server's pushback was negative (grpc-retry-pushback-ms: \"-1\"): do not retry"
+	// ["soon"]: wait 0s false, stop "malformed pushback \"soon\" (grpc-retry-pushback-ms), which means do not retry"
+	// []: wait 0s false, stop ""
+}

@@ -149,9 +149,10 @@ func (s *stream) Attempt(ctx context.Context, n int, deadline time.Time) (struct
 		defer t.Stop()
 		timeout = t.C
 	}
-	cut := false
+	cut, answered := false, false
 	select {
 	case err = <-a.outcome:
+		answered = true
 	case <-timeout:
 		cut = true
 		err = status.Error(codes.DeadlineExceeded, "recoilgrpc: no response message before the attempt's deadline")
@@ -168,7 +169,13 @@ func (s *stream) Attempt(ctx context.Context, n int, deadline time.Time) (struct
 	s.att = nil
 	s.changedLocked()
 	s.mu.Unlock()
-	return struct{}{}, &attemptEnd{err: err, trailer: cs.Trailer(), cut: cut}
+	end := &attemptEnd{err: err, cut: cut}
+	if answered {
+		// RecvMsg returned an error: the trailer is complete (reading it
+		// before then races with its arrival).
+		end.trailer = cs.Trailer()
+	}
+	return struct{}{}, end
 }
 
 // attemptEnd carries a failed attempt's error and trailer to Verdict.
