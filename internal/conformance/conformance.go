@@ -1,6 +1,7 @@
 // Package conformance is the table of policy situations that every driver
 // of recoil's retry loop must handle alike: recoil.Do on virtual time, the
-// HTTP Transport over loopback, and the simulator. Each driver's test runs
+// HTTP Transport over loopback, the simulator, and the gRPC interceptors
+// over loopback. Each driver's test runs
 // every row and checks the same attempts, stop reason, error identity and
 // waits; a driver that cannot express a row says why in the row (Cannot),
 // never by skipping it silently.
@@ -26,6 +27,7 @@ const (
 	Do        = "do"
 	Transport = "transport"
 	Sim       = "sim"
+	GRPC      = "grpc"
 )
 
 // Kind is how one attempt ends.
@@ -308,11 +310,11 @@ func Rows() []Row {
 		}), Script: []Outcome{s500, s500, ok},
 			Attempts: 3, Waited: [2]time.Duration{0, 30 * time.Millisecond}},
 		{Name: "OverloadBackoff after an overloaded 503", Policy: base, Script: []Outcome{s503, ok},
-			Attempts: 2, Waited: exactly(overload)},
+			Attempts: 2, Waited: exactly(overload), Cannot: map[string]string{GRPC: noOverloadGRPC}},
 		{Name: "OverloadBackoff after a 429 without a server wait", Policy: base, Script: []Outcome{s429, ok},
-			Attempts: 2, Waited: exactly(overload)},
+			Attempts: 2, Waited: exactly(overload), Cannot: map[string]string{GRPC: noQuotaRetryGRPC}},
 		{Name: "overloaded until attempts run out", Policy: base, Script: []Outcome{s503},
-			Attempts: 3, Reason: recoil.ReasonAttempts, Waited: exactly(2 * overload)},
+			Attempts: 3, Reason: recoil.ReasonAttempts, Waited: exactly(2 * overload), Cannot: map[string]string{GRPC: noOverloadGRPC}},
 		{Name: "throttled with a server wait, honoured", Policy: base, Script: []Outcome{after(429, 50*time.Millisecond), ok},
 			Attempts: 2, Waited: serverWait(50 * time.Millisecond)},
 		{Name: "MaxServerWait: a server wait too long", Policy: with(func(p *recoil.Policy) { p.MaxServerWait = time.Second }),
@@ -400,16 +402,26 @@ func Rows() []Row {
 		}), Script: []Outcome{s400},
 			Attempts: 1, Reason: recoil.ReasonPermanent, Waited: none},
 		{Name: "Unknown: unclassified errors are transient by default", Policy: base, Script: []Outcome{unk, ok},
-			Attempts: 2, Waited: exactly(step), Cannot: map[string]string{Transport: noUnknownHTTP, Sim: noUnknownSim}},
+			Attempts: 2, Waited: exactly(step), Cannot: map[string]string{Transport: noUnknownHTTP, Sim: noUnknownSim, GRPC: noUnknownGRPC}},
 		{Name: "Unknown set to permanent", Policy: with(func(p *recoil.Policy) { p.Unknown = recoil.ClassPermanent }),
 			Script:   []Outcome{unk},
-			Attempts: 1, Reason: recoil.ReasonPermanent, Waited: none, Cannot: map[string]string{Transport: noUnknownHTTP, Sim: noUnknownSim}},
+			Attempts: 1, Reason: recoil.ReasonPermanent, Waited: none, Cannot: map[string]string{Transport: noUnknownHTTP, Sim: noUnknownSim, GRPC: noUnknownGRPC}},
 	}
 }
 
 const (
 	noUnknownHTTP = "every HTTP attempt ends in a status or a transport error, and the HTTP rules classify both"
 	noUnknownSim  = "every simulated outcome has a class"
+	// gRPC has one status for "try again later", UNAVAILABLE (HTTP 503 maps
+	// to it in gRPC's own HTTP-to-status table), and gRFC A6 retries it on
+	// its one backoff schedule: nothing a server sends means "overloaded,
+	// wait longer" apart from a pushback, which the server-wait rows cover.
+	noOverloadGRPC = "gRPC has no status for an overloaded server apart from UNAVAILABLE, which gRFC A6 retries as transient on its one schedule; the pushback rows cover a server that asks for longer"
+	// A 429 without a wait is RESOURCE_EXHAUSTED without pushback: a quota,
+	// which waiting does not refill (gRFC A6 does not retry it unless the
+	// policy names it).
+	noQuotaRetryGRPC = "RESOURCE_EXHAUSTED without pushback or RetryInfo is a quota, permanent under A6's classification; with pushback it is throttled, as the server-wait rows check"
+	noUnknownGRPC    = "a gRPC server can answer only with a status code, and every code has a class (gRFC A6: codes outside the retryable set are not retried)"
 )
 
 func retryAll(error) recoil.Verdict {

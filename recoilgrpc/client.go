@@ -1,0 +1,284 @@
+package recoilgrpc
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/hop"
+)
+
+// DefaultMaxReplayBytes is the most a stream buffers of the messages it has
+// sent, to replay them on a retry, when Client.MaxReplayBytes is zero:
+// grpc-go's default per-RPC retry buffer, 256 KiB (gRFC A6, "Memory
+// Management").
+const DefaultMaxReplayBytes = 256 << 10
+
+// Client holds gRPC client interceptors that retry under a recoil.Policy:
+// Unary and Stream, for grpc.WithChainUnaryInterceptor and
+// grpc.WithChainStreamInterceptor.
+//
+// They run recoil's one retry loop (recoil.Drive), so every Policy field
+// means here what it means in recoil.Do: MaxAttempts, the schedules,
+// MaxServerWait, MinAttempt, Unknown, Classify (asked before this
+// package's Classify), the budget, Breaker, Limiter (a slot per attempt),
+// Timeout, AttemptTimeout, Observe and OnAttempt. Attempts are classified
+// by status code as gRFC A6 does (see Classify): the codes in Retryable
+// are retried, a server's pushback (grpc-retry-pushback-ms) or
+// google.rpc.RetryInfo is a wait the loop honours and never shortens, and a
+// negative or malformed pushback stops retrying. Every retry carries
+// grpc-previous-rpc-attempts. No wait starts that cannot finish before the
+// context's deadline.
+//
+// A call whose context carries a hop.Account (the Server interceptors and
+// recoilhttp's Middleware put one there) spends its retries from it and
+// subtracts the retries that trailers report as spent below; with Hop set,
+// every attempt also sends the budget, deadline and attempt number as
+// metadata (docs/hop-protocol.md).
+//
+// A call that gives up returns the *recoil.Error (errors.Is finds the stop
+// reason's sentinel; errors.As finds the last attempt's *StatusError), and
+// status.Code reads the last attempt's code through it. A call stopped
+// before any attempt (an open breaker, a full limiter, a budget that
+// refuses the call) returns an error whose status is UNAVAILABLE; a call
+// its caller abandoned returns context.Cause(ctx) with the status
+// CANCELED or DEADLINE_EXCEEDED.
+//
+// The zero Client is usable: a default policy of its own (with its own
+// retry budget), UNAVAILABLE retried. A Client is safe for concurrent use;
+// do not change its fields after first use, and do not copy it.
+type Client struct {
+	// Policy decides; nil means the Client's own zero Policy, whose budget
+	// is shared by every call through this Client.
+	Policy *recoil.Policy
+	// Retryable is the set of status codes worth another attempt (gRFC A6
+	// retryableStatusCodes); nil means DefaultRetryable, UNAVAILABLE alone.
+	Retryable []codes.Code
+	// Hop, if true, sends the hop protocol's metadata on every attempt:
+	// the remaining retry budget for the call tree, the remaining deadline
+	// and the attempt number (package hop). Whether or not it is set, a call
+	// whose context carries a hop.Account spends its retries from it.
+	Hop bool
+	// EdgeBudget is the retry budget for the whole call tree when a call's
+	// context carries no hop.Account and Hop is set; zero means the
+	// policy's MaxAttempts-1, negative means zero.
+	EdgeBudget int
+	// MaxReplayBytes bounds the messages a stream keeps to replay on a
+	// retry; zero means DefaultMaxReplayBytes. A stream that has sent more,
+	// or has sent a message whose size it cannot tell (neither a
+	// proto.Message nor a []byte), is not retried again: it is committed,
+	// as gRFC A6 commits an RPC whose buffer is full.
+	MaxReplayBytes int
+	// Logger receives the one warning of a stacked retry layer: grpc-go's
+	// own retryPolicy in the channel's service config for a method this
+	// Client also retries, so attempts multiply. Nil means discard.
+	Logger *slog.Logger
+	// NoStackCheck turns that check off: set it when the channel was
+	// dialed with grpc.WithDisableRetry(), which the interceptor cannot see.
+	NoStackCheck bool
+
+	own     recoil.Policy
+	stacked atomic.Bool // a stacked retry layer has been reported
+}
+
+func (c *Client) policy() *recoil.Policy {
+	if c.Policy != nil {
+		return c.Policy
+	}
+	return &c.own
+}
+
+// edgeBudget is the retry budget for the whole call tree at an edge.
+func (c *Client) edgeBudget(p *recoil.Policy) int {
+	if c.EdgeBudget != 0 {
+		return max(c.EdgeBudget, 0)
+	}
+	if p.MaxAttempts <= 0 {
+		return recoil.DefaultMaxAttempts - 1
+	}
+	return p.MaxAttempts - 1
+}
+
+// account returns the hop.Account the call spends from, and ctx carrying
+// it: the one ctx carries, or at an edge with Hop set a new one.
+func (c *Client) account(ctx context.Context, p *recoil.Policy) (context.Context, *hop.Account) {
+	a := hop.AccountFrom(ctx)
+	if a == nil && c.Hop {
+		a = hop.NewAccount(c.edgeBudget(p))
+		ctx = hop.WithAccount(ctx, a) // the loop spends from it
+	}
+	return ctx, a
+}
+
+// checkStacked warns once when the channel's service config gives method
+// a retryPolicy of grpc-go's own: two retry layers, attempts multiply.
+func (c *Client) checkStacked(ctx context.Context, cc *grpc.ClientConn, method string) {
+	if c.NoStackCheck || cc == nil || c.stacked.Load() {
+		return
+	}
+	if cc.GetMethodConfig(method).RetryPolicy == nil || !c.stacked.CompareAndSwap(false, true) {
+		return
+	}
+	if c.Logger != nil {
+		c.Logger.LogAttrs(ctx, slog.LevelWarn, "recoilgrpc: two retry layers: attempts multiply",
+			slog.String("method", method),
+			slog.String("note", "the channel's service config has a retryPolicy, so grpc-go retries too; remove it, or dial with grpc.WithDisableRetry() and set Client.NoStackCheck"))
+	}
+}
+
+// outgoing returns ctx with the metadata attempt n sends: the hop
+// protocol's, when Hop is set, and grpc-previous-rpc-attempts on a retry.
+// deadline is the attempt's own cut-off, if any.
+func (c *Client) outgoing(ctx context.Context, acct *hop.Account, n int, deadline time.Time) context.Context {
+	hopOn := c.Hop && acct != nil
+	if n <= 1 && !hopOn {
+		return ctx
+	}
+	md, ok := metadata.FromOutgoingContext(ctx) // a copy: ours to write
+	if !ok {
+		md = make(metadata.MD, 4)
+	}
+	if hopOn {
+		h := hop.Request{Budget: acct.Remaining(), HasBudget: true, Attempt: n}
+		if dl, ok := ctx.Deadline(); ok {
+			h.Deadline, h.HasDeadline = max(time.Until(dl), 0), true
+		}
+		if !deadline.IsZero() && (!h.HasDeadline || time.Until(deadline) < h.Deadline) {
+			h.Deadline, h.HasDeadline = max(time.Until(deadline), 0), true
+		}
+		h.Write(hop.Metadata(md))
+	}
+	if n > 1 {
+		md[PreviousAttemptsKey] = []string{strconv.Itoa(n - 1)}
+	} else {
+		delete(md, PreviousAttemptsKey) // a stale value from a forwarded context
+	}
+	return metadata.NewOutgoingContext(ctx, md)
+}
+
+// Unary is a grpc.UnaryClientInterceptor: it makes the call under the
+// Client's policy, retrying as the type's documentation says.
+func (c *Client) Unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	p := c.policy()
+	c.checkStacked(ctx, cc, method)
+	u := unaries.Get().(*unary)
+	u.c, u.method, u.req, u.reply, u.cc, u.invoker, u.opts = c, method, req, reply, cc, invoker, opts
+	ctx, u.acct = c.account(ctx, p)
+	_, err := recoil.Drive(ctx, p, u)
+	*u = unary{} // hold nothing of the call's while pooled
+	unaries.Put(u)
+	return callError(ctx, err)
+}
+
+// unaries recycles the drivers of unary calls: the healthy path then
+// allocates nothing of its own.
+var unaries = sync.Pool{New: func() any { return new(unary) }}
+
+// callError gives the error a call ends with a gRPC status when it has
+// none of its own.
+func callError(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	var re *recoil.Error
+	switch {
+	case errors.As(err, &re):
+		return &codedError{err: err, code: codes.Unavailable}
+	case ctx.Err() != nil:
+		return &codedError{err: err, code: status.FromContextError(ctx.Err()).Code()}
+	}
+	return err
+}
+
+// codedError gives an error without a gRPC status one, for status.FromError.
+type codedError struct {
+	err  error
+	code codes.Code
+}
+
+func (e *codedError) Error() string              { return e.err.Error() }
+func (e *codedError) Unwrap() error              { return e.err }
+func (e *codedError) GRPCStatus() *status.Status { return status.New(e.code, e.err.Error()) }
+
+// unary is one unary call: the driver of its attempts for recoil.Drive.
+type unary struct {
+	c          *Client
+	method     string
+	req, reply any
+	cc         *grpc.ClientConn
+	invoker    grpc.UnaryInvoker
+	opts       []grpc.CallOption
+	acct       *hop.Account
+	optBuf     [4]grpc.CallOption
+	trailer    metadata.MD
+	cut        bool // the last attempt ran out of its own time
+}
+
+// Attempt invokes attempt n, cut off at deadline when that comes before
+// ctx's own deadline.
+func (u *unary) Attempt(ctx context.Context, n int, deadline time.Time) (struct{}, error) {
+	actx, own := ctx, false
+	if !deadline.IsZero() {
+		if dl, ok := ctx.Deadline(); !ok || deadline.Before(dl) {
+			var cancel context.CancelFunc
+			actx, cancel = context.WithDeadline(ctx, deadline)
+			defer cancel()
+			own = true
+		}
+	}
+	actx = u.c.outgoing(actx, u.acct, n, deadline)
+	u.trailer = nil
+	// The trailer carries the pushback and the retries spent below.
+	opts := append(append(u.optBuf[:0], u.opts...), grpc.Trailer(&u.trailer))
+	err := u.invoker(actx, u.method, u.req, u.reply, u.cc, opts...)
+	// The server may see the deadline (grpc-timeout) pass before the
+	// client's timer does: either way the attempt ran out of its own time.
+	u.cut = err != nil && own && ctx.Err() == nil && (actx.Err() != nil || status.Code(err) == codes.DeadlineExceeded)
+	return struct{}{}, err
+}
+
+// Verdict reads the attempt's trailer (the retries spent below, the
+// server's pushback) and classifies a failure (see Classify).
+func (u *unary) Verdict(_ struct{}, err error) (error, recoil.Verdict) {
+	var back hop.Response
+	if len(u.trailer) > 0 {
+		back, _ = hop.ParseResponse(hop.Metadata(u.trailer)) // malformed fields read as absent
+		if u.acct != nil {
+			u.acct.Below(back.Spent)
+		}
+	}
+	if err == nil {
+		return nil, recoil.Verdict{}
+	}
+	return failure(err, u.trailer, back, u.cut, u.c.Retryable)
+}
+
+// failure is the error and verdict an attempt that failed with err is
+// recorded with.
+func failure(err error, trailer metadata.MD, back hop.Response, cut bool, retryable []codes.Code) (error, recoil.Verdict) {
+	se := statusError(err, trailer, back)
+	if se == nil {
+		return err, recoil.Verdict{} // no status: the built-in rules decide
+	}
+	se.AttemptTimeout = cut
+	return se, se.verdict(retryable)
+}
+
+// Guard keeps every verdict: a unary request can always be sent again.
+func (u *unary) Guard(v recoil.Verdict) recoil.Verdict { return v }
+
+// Discard does nothing: a failed unary attempt holds nothing.
+func (u *unary) Discard(struct{}) {}
