@@ -320,8 +320,10 @@ func TestLearnMovesBucket(t *testing.T) {
 		{"limit only", []string{"x-ratelimit-limit-requests", "60"}, 60},
 		{"reset 30s", []string{"x-ratelimit-limit-requests", "60", "x-ratelimit-reset-requests", "30s"}, 30},
 		{"remaining 10", []string{"x-ratelimit-limit-requests", "60", "x-ratelimit-remaining-requests", "10"}, 10},
-		{"anthropic reset in 45s", []string{"anthropic-ratelimit-requests-limit", "60",
-			"anthropic-ratelimit-requests-reset", time.Now().Add(45*time.Second + 500*time.Millisecond).UTC().Format(time.RFC3339)}, 15},
+		// RFC 3339 in whole seconds: a reset 46 s past the current
+		// second is 45 to 46 s away, so 14 to 15 are left.
+		{"anthropic reset in 45-46s", []string{"anthropic-ratelimit-requests-limit", "60",
+			"anthropic-ratelimit-requests-reset", time.Now().Truncate(time.Second).Add(46 * time.Second).UTC().Format(time.RFC3339)}, 14},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
