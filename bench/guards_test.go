@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -75,15 +74,6 @@ func runParallel(b *testing.B, body func(*testing.PB)) {
 	start := cpuTime()
 	b.RunParallel(body)
 	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
-}
-
-// cpuTime is the CPU time the process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // report records the refusals a parallel benchmark counted.
