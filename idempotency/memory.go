@@ -111,8 +111,11 @@ func (s *Memory) Complete(_ context.Context, scope, key, token string, resp *Res
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.m[memKey(scope, key)]
-	if e == nil || e.resp != nil || e.token != token {
+	switch {
+	case e == nil || e.token != token:
 		return ErrLeaseLost
+	case e.resp != nil:
+		return nil // stored already, under this token
 	}
 	e.resp = resp.clone()
 	e.until = now.Add(s.retention)

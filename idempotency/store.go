@@ -81,10 +81,13 @@ type Begun struct {
 // Memory, redisstore.Store and pgstore.Store implement it.
 type Store interface {
 	// Begin looks the key up and, if it is free, locks it for lease under a
-	// new token with the fingerprint given.
+	// new token with the fingerprint given. The lease is counted by the
+	// store's clock.
 	Begin(ctx context.Context, scope, key, fingerprint string, lease time.Duration) (Begun, error)
 	// Complete stores resp as the key's outcome, if token still holds the
-	// key; otherwise it returns ErrLeaseLost and stores nothing.
+	// key; otherwise it returns ErrLeaseLost and stores nothing. Completing
+	// again under the same token changes nothing and returns nil, so a
+	// call whose reply was lost may be repeated.
 	Complete(ctx context.Context, scope, key, token string, resp *Response) error
 	// Release frees a key token holds without storing an outcome, so the
 	// next request under it runs the work again: for work that failed
