@@ -63,10 +63,7 @@ func Do[T any](ctx context.Context, store Store, key string, fn func(context.Con
 	if err != nil {
 		return v, errors.New("idempotency: result does not encode: " + err.Error())
 	}
-	err = retryStore(sctx, earlier(leaseEnd, time.Now().Add(DefaultStoreTimeout)), func(ctx context.Context) error {
-		return store.Complete(ctx, doScope, key, c.Token, &Response{Status: 200, Body: body})
-	})
-	return v, err
+	return v, Complete(sctx, store, c, &Response{Status: 200, Body: body}, earlier(leaseEnd, time.Now().Add(DefaultStoreTimeout)))
 }
 
 // defaultMemory is the Memory store Do uses when given none.

@@ -274,7 +274,7 @@ func (m *Middleware) run(w http.ResponseWriter, r *http.Request, c Claim) {
 		stored = problem(http.StatusInternalServerError, "idempotency_response_too_large", "Response too large to replay",
 			"the original response (status "+strconv.Itoa(resp.Status)+") was larger than the store keeps; the request ran once", 0)
 	}
-	err := m.complete(sctx, c, stored, earlier(leaseEnd, time.Now().Add(m.cfg.StoreTimeout)))
+	err := Complete(sctx, m.cfg.Store, c, stored, earlier(leaseEnd, time.Now().Add(m.cfg.StoreTimeout)))
 	switch {
 	case err == nil:
 		replay(w, resp)
@@ -289,23 +289,18 @@ func (m *Middleware) run(w http.ResponseWriter, r *http.Request, c Claim) {
 	}
 }
 
-// complete stores resp, trying again while the store fails, until
-// deadline.
-func (m *Middleware) complete(ctx context.Context, c Claim, resp *Response, deadline time.Time) error {
-	return retryStore(ctx, deadline, func(ctx context.Context) error {
-		return m.cfg.Store.Complete(ctx, c.Scope, c.Key, c.Token, resp)
-	})
-}
-
-// retryStore calls f until it succeeds, returns ErrLeaseLost, or deadline
-// passes, waiting 20 ms doubling to 500 ms between calls: a store that
-// restarts, or a pool that lost its connections, is back within moments.
-func retryStore(ctx context.Context, deadline time.Time, f func(context.Context) error) error {
+// Complete stores resp as the outcome of the key c holds, trying again
+// while the store fails until deadline (waiting 20 ms, doubling to 500 ms,
+// between tries: a store that restarts, or a pool that lost its
+// connections, is back within moments). It returns nil once stored,
+// ErrLeaseLost at once, or the store's last error. Middleware and Do call
+// it; so do other front ends (the gRPC interceptor).
+func Complete(ctx context.Context, s Store, c Claim, resp *Response, deadline time.Time) error {
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	wait := 20 * time.Millisecond
 	for {
-		err := f(ctx)
+		err := s.Complete(ctx, c.Scope, c.Key, c.Token, resp)
 		if err == nil || errors.Is(err, ErrLeaseLost) {
 			return err
 		}
