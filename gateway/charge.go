@@ -17,25 +17,26 @@ type chargeCounts struct {
 	handler    http.Handler  // the charge, behind the idempotency middleware if asked
 }
 
-// ChargeStats is what the charge route counted: a plain value.
+// ChargeStats is what the charge route counted: a plain value. Its JSON
+// form is the "charges" object of /stats.
 type ChargeStats struct {
 	// Path is the charge route's path.
-	Path string
+	Path string `json:"path"`
 	// Idempotency reports whether the route honours Idempotency-Key.
-	Idempotency bool
+	Idempotency bool `json:"idempotency"`
 	// Effects counts the charges made: the side effect, once per run of
 	// the charge.
-	Effects uint64
+	Effects uint64 `json:"effects"`
 	// Duplicates counts the charges beyond the first of their logical
 	// request (the request header's value, or its idempotency key): the
 	// double effects. Charges of attempts without either are in Effects
 	// only.
-	Duplicates uint64
+	Duplicates uint64 `json:"duplicates"`
 	// Doubled counts the logical requests charged more than once.
-	Doubled int
+	Doubled int `json:"requests_charged_more_than_once"`
 	// Dropped counts the connections dropped after a charge, before the
 	// answer (Charge.DropRate).
-	Dropped uint64
+	Dropped uint64 `json:"dropped_after_charge"`
 }
 
 func (g *Gateway) initCharges() {

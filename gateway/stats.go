@@ -190,14 +190,6 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Ended      bool      `json:"ended"`
 		EndMS      *float64  `json:"end_ms"`
 	}
-	type charges struct {
-		Path        string `json:"path"`
-		Idempotency bool   `json:"idempotency"`
-		Effects     uint64 `json:"effects"`
-		Duplicates  uint64 `json:"duplicates"`
-		Doubled     int    `json:"requests_charged_more_than_once"`
-		Dropped     uint64 `json:"dropped_after_charge"`
-	}
 	type peak struct {
 		Attempts int64   `json:"attempts"`
 		StartMS  float64 `json:"start_ms"`
@@ -216,7 +208,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Statuses           map[string]uint64   `json:"statuses"`
 		Faults             map[string]uint64   `json:"faults"`
 		Stalls             uint64              `json:"stalls"`
-		Charges            charges             `json:"charges"`
+		Charges            ChargeStats         `json:"charges"`
 		Clients            map[string]KeyStats `json:"clients"`
 		LogicalRequests    int                 `json:"logical_requests"`
 		AttemptsPerRequest map[string]int      `json:"attempts_per_request"`
@@ -237,7 +229,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Statuses:           make(map[string]uint64, len(s.Statuses)),
 		Faults:             s.Faults,
 		Stalls:             s.Stalls,
-		Charges:            charges(s.Charges),
+		Charges:            s.Charges,
 		Clients:            s.Clients,
 		AttemptsPerRequest: make(map[string]int, len(s.AttemptsPerRequest)),
 		Requests:           s.Requests,

@@ -237,23 +237,13 @@ func readBody(path string) ([]byte, error) {
 	return b, nil
 }
 
-// gatewayCharges is the "charges" object of a recoil gateway's /stats.
-type gatewayCharges struct {
-	Path        string `json:"path"`
-	Idempotency bool   `json:"idempotency"`
-	Effects     uint64 `json:"effects"`
-	Duplicates  uint64 `json:"duplicates"`
-	Doubled     int    `json:"requests_charged_more_than_once"`
-	Dropped     uint64 `json:"dropped_after_charge"`
-}
-
 // chargesDuring returns the charges the gateway counted between two reads
 // of its /stats, or nil if either is missing or has none. Each run's
 // logical requests have ids of their own, so the difference in requests
 // charged more than once is this run's.
-func chargesDuring(before, after json.RawMessage) *gatewayCharges {
+func chargesDuring(before, after json.RawMessage) *gateway.ChargeStats {
 	var b, a struct {
-		Charges *gatewayCharges `json:"charges"`
+		Charges *gateway.ChargeStats `json:"charges"`
 	}
 	if before == nil || after == nil || json.Unmarshal(before, &b) != nil || json.Unmarshal(after, &a) != nil || b.Charges == nil || a.Charges == nil {
 		return nil
@@ -270,14 +260,14 @@ func chargesDuring(before, after json.RawMessage) *gatewayCharges {
 // the gateway counted if it was read, with the charges of its charge route
 // during the run. An interrupted run's table is labelled as such (its
 // JSON says "stopped": "canceled").
-func writeLoad(w io.Writer, res *load.Result, counted json.RawMessage, charges *gatewayCharges, asJSON, interrupted bool) error {
+func writeLoad(w io.Writer, res *load.Result, counted json.RawMessage, charges *gateway.ChargeStats, asJSON, interrupted bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Load    *load.Result    `json:"load"`
-			Gateway json.RawMessage `json:"gateway,omitempty"`
-			Charges *gatewayCharges `json:"charges_during_run,omitempty"`
+			Load    *load.Result         `json:"load"`
+			Gateway json.RawMessage      `json:"gateway,omitempty"`
+			Charges *gateway.ChargeStats `json:"charges_during_run,omitempty"`
 		}{res, counted, charges})
 	}
 	if interrupted {
