@@ -97,12 +97,28 @@ CREATE INDEX IF NOT EXISTS %[1]s_expires_at ON %[1]s (expires_at);`, s.table))
 	return nil
 }
 
-// Begin implements idempotency.Store: in one transaction it inserts the
-// key's row, or locks the row that is there and decides from it.
+// Begin implements idempotency.Store. A finished key (or one used with
+// another fingerprint) is answered from one read, without a lock: such a
+// row does not change until it expires. Otherwise, in one transaction, it
+// inserts the key's row, or locks the row that is there and decides from
+// it.
 func (s *Store) Begin(ctx context.Context, scope, key, fingerprint string, lease time.Duration) (idempotency.Begun, error) {
+	var r row
+	err := s.pool.QueryRow(ctx, fmt.Sprintf(`SELECT fingerprint, status, header, body, false, expires_at <= now(), 0::float8
+FROM %s WHERE scope = $1 AND key = $2`, s.table), scope, key).Scan(r.dest()...)
+	switch {
+	case err == nil && !r.expired && (r.fp != fingerprint || r.status != nil):
+		b, err := r.settled(fingerprint)
+		if err != nil {
+			return idempotency.Begun{}, fmt.Errorf("pgstore: begin: %w", err)
+		}
+		return b, nil
+	case err != nil && !errors.Is(err, pgx.ErrNoRows):
+		return idempotency.Begun{}, fmt.Errorf("pgstore: begin: %w", err)
+	}
 	token := idempotency.NewToken()
 	var b idempotency.Begun
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
 		b, err = s.begin(ctx, tx, scope, key, fingerprint, token, lease)
 		return err
@@ -111,6 +127,32 @@ func (s *Store) Begin(ctx context.Context, scope, key, fingerprint string, lease
 		return idempotency.Begun{}, fmt.Errorf("pgstore: begin: %w", err)
 	}
 	return b, nil
+}
+
+// row is what Begin reads of a key's row.
+type row struct {
+	fp            string
+	status        *int32
+	header, body  []byte
+	held, expired bool
+	retryMS       float64
+}
+
+func (r *row) dest() []any {
+	return []any{&r.fp, &r.status, &r.header, &r.body, &r.held, &r.expired, &r.retryMS}
+}
+
+// settled reports a row that is finished or used with another
+// fingerprint than fp.
+func (r *row) settled(fp string) (idempotency.Begun, error) {
+	if r.fp != fp {
+		return idempotency.Begun{State: idempotency.StateMismatch}, nil
+	}
+	resp := &idempotency.Response{Status: int(*r.status), Body: r.body}
+	if err := json.Unmarshal(r.header, &resp.Header); err != nil {
+		return idempotency.Begun{}, fmt.Errorf("stored header malformed: %w", err)
+	}
+	return idempotency.Begun{State: idempotency.StateDone, Response: resp}, nil
 }
 
 func (s *Store) begin(ctx context.Context, tx pgx.Tx, scope, key, fp, token string, lease time.Duration) (idempotency.Begun, error) {
@@ -124,19 +166,11 @@ ON CONFLICT (scope, key) DO NOTHING`, s.table), scope, key, fp, token, leaseMS, 
 	if tag.RowsAffected() == 1 {
 		return idempotency.Begun{State: idempotency.StateNew, Token: token}, nil
 	}
-	var (
-		rowFP         string
-		status        *int32
-		header        []byte
-		body          []byte
-		held, expired bool
-		retryMS       float64
-	)
+	var r row
 	err = tx.QueryRow(ctx, fmt.Sprintf(`SELECT fingerprint, status, header, body,
 	COALESCE(locked_until > now(), false), expires_at <= now(),
 	COALESCE(EXTRACT(EPOCH FROM locked_until - now()) * 1000, 0)
-FROM %s WHERE scope = $1 AND key = $2 FOR UPDATE`, s.table), scope, key).
-		Scan(&rowFP, &status, &header, &body, &held, &expired, &retryMS)
+FROM %s WHERE scope = $1 AND key = $2 FOR UPDATE`, s.table), scope, key).Scan(r.dest()...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Removed between the insert and the select (Release, Reap): the
 		// caller's retry will find it free.
@@ -146,22 +180,16 @@ FROM %s WHERE scope = $1 AND key = $2 FOR UPDATE`, s.table), scope, key).
 		return idempotency.Begun{}, err
 	}
 	switch {
-	case expired:
+	case r.expired:
 		// Past its retention but not reaped yet: a fresh start.
 		_, err = tx.Exec(ctx, fmt.Sprintf(`UPDATE %s SET fingerprint = $3, token = $4, locked_until = now() + $5 * interval '1 millisecond',
 	phases = '{}', status = NULL, header = NULL, body = NULL, created_at = now(), expires_at = now() + $6 * interval '1 millisecond'
 WHERE scope = $1 AND key = $2`, s.table), scope, key, fp, token, leaseMS, keepMS)
 		return idempotency.Begun{State: idempotency.StateNew, Token: token}, err
-	case rowFP != fp:
-		return idempotency.Begun{State: idempotency.StateMismatch}, nil
-	case status != nil:
-		resp := &idempotency.Response{Status: int(*status), Body: body}
-		if err := json.Unmarshal(header, &resp.Header); err != nil {
-			return idempotency.Begun{}, fmt.Errorf("stored header malformed: %w", err)
-		}
-		return idempotency.Begun{State: idempotency.StateDone, Response: resp}, nil
-	case held:
-		return idempotency.Begun{State: idempotency.StateRunning, RetryIn: time.Duration(retryMS * float64(time.Millisecond))}, nil
+	case r.fp != fp || r.status != nil:
+		return r.settled(fp)
+	case r.held:
+		return idempotency.Begun{State: idempotency.StateRunning, RetryIn: time.Duration(r.retryMS * float64(time.Millisecond))}, nil
 	}
 	// The holder's lease ran out: take the key over, its recovery points
 	// kept, so the work resumes after the last one.
