@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,7 +45,30 @@ func Interrupted(t *testing.T, s idempotency.Store, interrupt func(t *testing.T,
 		w.WriteHeader(http.StatusCreated)
 		fmt.Fprintf(w, "charge %d for %s", n, c.Key)
 	})
-	srv := serve(t, s, 30*time.Second, h)
+	m, err := idempotency.NewMiddleware(h, idempotency.Config{Store: s, Lease: 30 * time.Second, Required: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Count the errors the server answered with while the store was
+	// interrupted: the Transport retries them, so the final outcomes alone
+	// would not show them.
+	var served sync.Map // code → *atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := httptest.NewRecorder()
+		m.ServeHTTP(rec, r)
+		if rec.Code >= 500 {
+			var p struct{ Code string }
+			_ = json.Unmarshal(rec.Body.Bytes(), &p)
+			n, _ := served.LoadOrStore(strconv.Itoa(rec.Code)+" "+p.Code, new(atomic.Int64))
+			n.(*atomic.Int64).Add(1)
+		}
+		for k, v := range rec.Header() {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.Code)
+		_, _ = w.Write(rec.Body.Bytes())
+	}))
+	t.Cleanup(srv.Close)
 	base := &http.Transport{}
 	t.Cleanup(base.CloseIdleConnections)
 	client := &http.Client{Transport: &recoilhttp.Transport{Base: base, Policy: &recoil.Policy{MaxAttempts: 8, Budget: recoil.NoBudget}}}
@@ -105,6 +130,10 @@ func Interrupted(t *testing.T, s idempotency.Store, interrupt func(t *testing.T,
 	mu.Lock()
 	t.Logf("%d requests: %d succeeded, %d ended with a problem+json error; %d side effects in all", n, ok, failed, total)
 	mu.Unlock()
+	served.Range(func(k, v any) bool {
+		t.Logf("answered %s ×%d while the store was interrupted (each retried by the Transport)", k, v.(*atomic.Int64).Load())
+		return true
+	})
 	if ok == 0 {
 		t.Error("no request succeeded: the store never came back")
 	}
