@@ -1,6 +1,6 @@
 module github.com/recoil-go/recoil/bench
 
-go 1.25.0
+go 1.26.0
 
 replace github.com/recoil-go/recoil => ../
 
@@ -13,7 +13,7 @@ require (
 	github.com/recoil-go/recoil v0.0.0-00010101000000-000000000000
 	github.com/sethvargo/go-retry v0.5.0
 	github.com/sony/gobreaker/v2 v2.4.0
-	golang.org/x/sync v0.22.0
+	golang.org/x/sync v0.23.0
 	golang.org/x/time v0.15.0
 )
 
