@@ -21,12 +21,19 @@ func TestMemoryConformance(t *testing.T) {
 	})
 }
 
+// finished returns a Memory store keeping keys an hour, with key k
+// finished.
+func finished(k string) *idempotency.Memory {
+	s, _ := idempotency.NewMemory(idempotency.MemoryConfig{Retention: time.Hour})
+	b, _ := s.Begin(context.Background(), "", k, "fp", time.Minute)
+	_ = s.Complete(context.Background(), "", k, b.Token, &idempotency.Response{Status: 200})
+	return s
+}
+
 func TestMemoryRetentionAndReap(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		s, _ := idempotency.NewMemory(idempotency.MemoryConfig{Retention: time.Hour})
-		b, _ := s.Begin(ctx, "", "done", "fp", time.Minute)
-		_ = s.Complete(ctx, "", "done", b.Token, &idempotency.Response{Status: 200})
+		s := finished("done")
 		_, _ = s.Begin(ctx, "", "running", "fp", time.Minute)
 		for _, tt := range []struct {
 			at        time.Duration
@@ -51,9 +58,7 @@ func TestMemoryRetentionAndReap(t *testing.T) {
 func TestMemoryExpiresWhenMet(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx := context.Background()
-		s, _ := idempotency.NewMemory(idempotency.MemoryConfig{Retention: time.Hour})
-		b, _ := s.Begin(ctx, "", "k", "fp", time.Minute)
-		_ = s.Complete(ctx, "", "k", b.Token, &idempotency.Response{Status: 200})
+		s := finished("k")
 		time.Sleep(59 * time.Minute)
 		if b, _ := s.Begin(ctx, "", "k", "fp", time.Minute); b.State != idempotency.StateDone {
 			t.Fatalf("within the retention: %v", b.State)

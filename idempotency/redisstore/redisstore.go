@@ -152,9 +152,15 @@ func (s *Store) Complete(ctx context.Context, scope, key, token string, resp *id
 		return err
 	}
 	n, err := complete.Run(ctx, s.rdb, []string{s.redisKey(scope, key)}, token, resp.Status, hdr, resp.Body, s.retention.Milliseconds()).Int()
+	return held("complete", n, err)
+}
+
+// held turns a script's reply — 1 if the token held the key, 0 if not —
+// into the Store's error.
+func held(op string, n int, err error) error {
 	switch {
 	case err != nil:
-		return fmt.Errorf("redisstore: complete: %w", err)
+		return fmt.Errorf("redisstore: %s: %w", op, err)
 	case n == 0:
 		return idempotency.ErrLeaseLost
 	}
@@ -164,11 +170,5 @@ func (s *Store) Complete(ctx context.Context, scope, key, token string, resp *id
 // Release implements idempotency.Store.
 func (s *Store) Release(ctx context.Context, scope, key, token string) error {
 	n, err := release.Run(ctx, s.rdb, []string{s.redisKey(scope, key)}, token).Int()
-	switch {
-	case err != nil:
-		return fmt.Errorf("redisstore: release: %w", err)
-	case n == 0:
-		return idempotency.ErrLeaseLost
-	}
-	return nil
+	return held("release", n, err)
 }
