@@ -118,10 +118,3 @@ func BenchmarkHandler(b *testing.B) {
 		})
 	}
 }
-
-// discardWriter is a ResponseWriter that keeps nothing.
-type discardWriter struct{ h http.Header }
-
-func (w discardWriter) Header() http.Header         { return w.h }
-func (w discardWriter) Write(p []byte) (int, error) { return len(p), nil }
-func (w discardWriter) WriteHeader(int)             {}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -41,6 +42,9 @@ const (
 	// MaxBody is how much of a request body is read for the validator and
 	// for the "stream" flag; the rest is ignored.
 	MaxBody = 1 << 20
+	// DefaultChargePath is the charge route's path when Charge.Path is
+	// empty.
+	DefaultChargePath = "/v1/charges"
 )
 
 // Distribution names a latency distribution.
@@ -138,6 +142,26 @@ type Stream struct {
 	StallPing time.Duration
 }
 
+// Charge configures the charge route: a path whose successful attempts
+// perform a side effect — a "charge" — that the gateway counts per logical
+// request, so that a retry that charges twice shows as a double effect in
+// Stats.Charges, on the page and in the metrics (docs/gateway.md).
+type Charge struct {
+	// Path is the route's path; empty means DefaultChargePath.
+	Path string
+	// DropRate is the fraction of the charge's successful attempts whose
+	// connection is dropped after the charge is made, before any answer:
+	// the client sees a transport error and, if it retries, charges again
+	// unless the server honours its idempotency key.
+	DropRate float64
+	// Idempotency puts package idempotency's Middleware, with a memory
+	// store, in front of the charge: a request with an Idempotency-Key is
+	// charged once and its retries replayed (keys are scoped per client;
+	// a request without a key is charged as it comes). The connection
+	// drops happen after it, as a network loses an answer.
+	Idempotency bool
+}
+
 // Config says how a Gateway behaves. Every zero field means the documented
 // default, so the zero Config is a healthy dependency on loopback that
 // counts: no faults, no latency, 200 ms windows.
@@ -191,6 +215,8 @@ type Config struct {
 	AllowanceHeader string
 	// Stream configures streamed answers.
 	Stream Stream
+	// Charge configures the charge route.
+	Charge Charge
 
 	// ClientHeader names the header a client identifies itself with; empty
 	// means DefaultClientHeader. Without it a client is its remote IP.
@@ -295,6 +321,14 @@ func (c *Config) Validate() error {
 	if c.MaxKeys < 0 {
 		return bad("max_keys", "%d is negative", c.MaxKeys)
 	}
+	switch {
+	case !validRate(c.Charge.DropRate):
+		return bad("charge.drop_rate", "%v is not between 0 and 1", c.Charge.DropRate)
+	case c.Charge.Path != "" && !strings.HasPrefix(c.Charge.Path, "/"):
+		return bad("charge.path", "%q does not start with /", c.Charge.Path)
+	case c.Charge.Path == "/" || c.Charge.Path == "/stats" || c.Charge.Path == "/metrics":
+		return bad("charge.path", "%q is one of the gateway's own paths", c.Charge.Path)
+	}
 	return nil
 }
 
@@ -333,6 +367,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxKeys == 0 {
 		c.MaxKeys = DefaultMaxKeys
+	}
+	if c.Charge.Path == "" {
+		c.Charge.Path = DefaultChargePath
 	}
 	return c
 }

@@ -46,6 +46,13 @@
 //	fmt.Println(s.Attempts, s.Accepted, s.Peak)
 //
 // While it runs, GET / is a live page of attempts per window, /stats the
-// counts as JSON and /metrics the same for Prometheus. The command
+// counts as JSON and /metrics the same for Prometheus.
+//
+// The charge route (/v1/charges, Config.Charge) is a dependency with a
+// side effect: it counts its charges per logical request and reports the
+// double ones (Stats.Charges); it can drop the connection after charging,
+// and honour Idempotency-Key with package idempotency's middleware, so
+// "recoil load" can show the duplicates a keyless retry makes and the
+// none the keys leave. The command
 // "recoil gateway" serves one; "recoil load" drives one.
 package gateway

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -43,7 +44,9 @@ var faultNames = [nFaults]string{"none", "outage", "allowance", "validator", "fa
 //	anything else  an attempt at the dependency: /v1/messages answers in the
 //	               shape of Anthropic's Messages API (streamed when the body
 //	               says "stream": true), a path ending in /stream always
-//	               streams, every other path answers the same JSON
+//	               streams, the charge route (/v1/charges; Config.Charge)
+//	               makes a counted charge, every other path answers the
+//	               same JSON
 //
 // The timeline (outage windows) counts from the first attempt the gateway
 // receives, so a gateway started well before its load still shows the
@@ -67,6 +70,7 @@ type Gateway struct {
 
 	clients  keyed
 	requests keyed
+	charges  chargeCounts
 	numbers  hop.Histogram
 	// responses counts attempts by the fault that answered and the status.
 	responses [nFaults][600]atomic.Uint64
@@ -147,6 +151,7 @@ func New(cfg Config) *Gateway {
 	}
 	g.clients.init(cfg.MaxKeys)
 	g.requests.init(cfg.MaxKeys)
+	g.initCharges()
 	g.events = streamEvents(cfg.Stream.Events)
 	g.initMetrics()
 	return g
@@ -173,6 +178,7 @@ type attempt struct {
 	allowKey string
 	number   int    // Recoil-Attempt; 0 when absent or malformed
 	stream   bool   // a streaming request
+	charge   bool   // a request to the charge route
 	reject   string // the validator's complaint; empty if it passes
 }
 
@@ -182,6 +188,7 @@ type decision struct {
 	fault      fault
 	latency    time.Duration
 	stall      bool
+	drop       bool          // charge: drop the connection after the charge
 	retryAfter time.Duration // allowance: until one more request is allowed
 	remaining  int           // allowance: requests left after this one
 }
@@ -229,13 +236,7 @@ func (g *Gateway) read(r *http.Request, a *attempt) {
 			a.client = host
 		}
 	}
-	a.request = h.Get(g.cfg.RequestHeader)
-	if a.request == "" {
-		a.request = h.Get("Idempotency-Key")
-	}
-	if a.request == "" {
-		a.request = h.Get("X-Idempotency-Key")
-	}
+	a.request = g.requestID(h)
 	a.allowKey = a.client
 	if g.cfg.AllowanceHeader != "" {
 		if k := h.Get(g.cfg.AllowanceHeader); k != "" {
@@ -251,10 +252,12 @@ func (g *Gateway) read(r *http.Request, a *attempt) {
 	path := r.URL.Path
 	messages := strings.HasSuffix(path, "/v1/messages")
 	a.stream = strings.HasSuffix(path, "/stream")
+	a.charge = path == g.cfg.Charge.Path
 	if r.Body == nil || r.Body == http.NoBody || (g.cfg.RejectField == "" && !messages) {
 		return
 	}
 	body, _ := io.ReadAll(io.LimitReader(r.Body, MaxBody))
+	r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(body), r.Body)) // for the charge's fingerprint
 	stream, where, found := scanBody(body, g.cfg.RejectField)
 	if messages && stream {
 		a.stream = true
@@ -262,6 +265,18 @@ func (g *Gateway) read(r *http.Request, a *attempt) {
 	if found {
 		a.reject = rejection(where, g.cfg.RejectField)
 	}
+}
+
+// requestID is the logical request an attempt belongs to: the request
+// header's value, or its idempotency key.
+func (g *Gateway) requestID(h http.Header) string {
+	if id := h.Get(g.cfg.RequestHeader); id != "" {
+		return id
+	}
+	if id := h.Get("Idempotency-Key"); id != "" {
+		return id
+	}
+	return h.Get("X-Idempotency-Key")
 }
 
 // decide counts one attempt that arrived at now and decides its answer.
@@ -307,6 +322,9 @@ func (g *Gateway) decide(now time.Time, a *attempt) decision {
 	if d.fault == faultNone {
 		if a.stream && g.cfg.Stream.StallRate > 0 && g.rng.Float64() < g.cfg.Stream.StallRate {
 			d.stall = true
+		}
+		if a.charge && g.cfg.Charge.DropRate > 0 && g.rng.Float64() < g.cfg.Charge.DropRate {
+			d.drop = true
 		}
 		g.accepted.add(b)
 	}

@@ -44,7 +44,9 @@ func (k *keyed) init(max int) {
 	k.max = int64(max)
 }
 
-func (k *keyed) add(key string, accepted bool, attempt int) {
+// add counts an attempt for key and returns the key's attempts so far,
+// or 0 for a key beyond the bound.
+func (k *keyed) add(key string, accepted bool, attempt int) uint64 {
 	s := &k.shards[maphash.String(k.seed, key)&(nShards-1)]
 	s.mu.Lock()
 	e, ok := s.m[key]
@@ -53,7 +55,7 @@ func (k *keyed) add(key string, accepted bool, attempt int) {
 			k.n.Add(-1)
 			s.mu.Unlock()
 			k.untracked.Add(1)
-			return
+			return 0
 		}
 		if s.m == nil {
 			s.m = make(map[string]KeyStats)
@@ -67,6 +69,7 @@ func (k *keyed) add(key string, accepted bool, attempt int) {
 	e.MaxAttempt = max(e.MaxAttempt, attempt)
 	s.m[key] = e
 	s.mu.Unlock()
+	return e.Attempts
 }
 
 func (k *keyed) get(key string) (KeyStats, bool) {

@@ -40,6 +40,12 @@ var (
 		"Distinct clients counted.", nil, nil)
 	descRequests = prometheus.NewDesc("recoil_gateway_logical_requests",
 		"Distinct logical requests counted.", nil, nil)
+	descCharges = prometheus.NewDesc("recoil_gateway_charges_total",
+		"Charges the charge route made (its side effect).", nil, nil)
+	descDuplicates = prometheus.NewDesc("recoil_gateway_duplicate_charges_total",
+		"Charges beyond the first of their logical request: double effects.", nil, nil)
+	descDropped = prometheus.NewDesc("recoil_gateway_dropped_after_charge_total",
+		"Connections the charge route dropped after its charge, before answering.", nil, nil)
 )
 
 // collector reads the gateway's own counters when scraped, so counting an
@@ -48,7 +54,8 @@ type collector struct{ g *Gateway }
 
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descAttempts, descAccepted, descResponses, descStalls,
-		descMalformed, descNumber, descPeak, descWindow, descDown, descClients, descRequests} {
+		descMalformed, descNumber, descPeak, descWindow, descDown, descClients, descRequests,
+		descCharges, descDuplicates, descDropped} {
 		ch <- d
 	}
 }
@@ -76,6 +83,9 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	counter(descAccepted, float64(accepted))
 	counter(descStalls, float64(g.stalls.Load()))
 	counter(descMalformed, float64(g.hopBad.Load()))
+	counter(descCharges, float64(g.charges.effects.Load()))
+	counter(descDuplicates, float64(g.charges.duplicates.Load()))
+	counter(descDropped, float64(g.charges.dropped.Load()))
 	for f := range g.responses {
 		for code := range g.responses[f] {
 			if n := g.responses[f][code].Load(); n > 0 {

@@ -53,6 +53,7 @@ This page reports the counts. It does not judge them.</p>
 <dt>peak in any <span class="win">200</span> ms</dt><dd id="peak">–</dd>
 <dt>clients · logical requests</dt><dd id="keys">–</dd>
 <dt>answered by</dt><dd id="faults">–</dd>
+<dt>charges (<span id="chargepath">/v1/charges</span>) · double effects</dt><dd id="charges">–</dd>
 <dt>outages</dt><dd id="outages">–</dd>
 <dt>since the first attempt</dt><dd id="elapsed">–</dd>
 </dl>
@@ -95,6 +96,11 @@ function render(s) {
   text("keys", Object.keys(s.clients || {}).length + " · " + s.logical_requests);
   const f = s.faults || {};
   text("faults", Object.keys(f).sort().map(k => k + " " + f[k]).join(" · ") || (s.attempts ? "–" : "nothing yet"));
+  const c = s.charges || {};
+  text("chargepath", c.path || "/v1/charges");
+  text("charges", (c.effects || 0) + " charges · " + (c.duplicates || 0) + " beyond the first of their logical request, " +
+    (c.requests_charged_more_than_once || 0) + " logical requests charged more than once · " + (c.dropped_after_charge || 0) +
+    " connections dropped after the charge" + (c.idempotency ? " · Idempotency-Key honoured" : ""));
   text("outages", (s.outages || []).map(o => ms(o.start_ms) + " – " +
     (o.ended ? ms(o.end_ms) : (o.recovery ? "(ends once load stays below " + o.recovery.below + " per window for " + ms(o.recovery.for_ms) + ")" : ms(o.start_ms + o.duration_ms))) +
     " · " + o.status + (o.active ? " · answering now" : "")).join("; ") || "none");

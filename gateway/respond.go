@@ -35,6 +35,8 @@ func (g *Gateway) respond(w http.ResponseWriter, r *http.Request, a *attempt, d 
 		return
 	}
 	switch {
+	case d.fault == faultNone && a.charge:
+		g.serveCharge(w, r, d)
 	case d.fault == faultNone && a.stream:
 		g.stream(w, r, d)
 	case d.fault == faultNone:

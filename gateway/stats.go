@@ -49,6 +49,9 @@ type Stats struct {
 	Faults map[string]uint64
 	// Stalls counts streamed answers that stalled.
 	Stalls uint64
+	// Charges is what the charge route counted: its side effects, the
+	// double ones, the connections dropped after a charge.
+	Charges ChargeStats
 
 	// Clients counts attempts per client: the client header's value, or
 	// the remote IP.
@@ -148,6 +151,7 @@ func (g *Gateway) statsAt(now time.Time, series int, requests bool) Stats {
 		}
 	}
 	s.Stalls = g.stalls.Load()
+	s.Charges = g.chargeStats()
 	s.Clients = g.clients.snapshot()
 	s.AttemptsPerRequest = make(map[uint64]int)
 	if requests {
@@ -204,6 +208,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Statuses           map[string]uint64   `json:"statuses"`
 		Faults             map[string]uint64   `json:"faults"`
 		Stalls             uint64              `json:"stalls"`
+		Charges            ChargeStats         `json:"charges"`
 		Clients            map[string]KeyStats `json:"clients"`
 		LogicalRequests    int                 `json:"logical_requests"`
 		AttemptsPerRequest map[string]int      `json:"attempts_per_request"`
@@ -224,6 +229,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Statuses:           make(map[string]uint64, len(s.Statuses)),
 		Faults:             s.Faults,
 		Stalls:             s.Stalls,
+		Charges:            s.Charges,
 		Clients:            s.Clients,
 		AttemptsPerRequest: make(map[string]int, len(s.AttemptsPerRequest)),
 		Requests:           s.Requests,

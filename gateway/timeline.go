@@ -72,6 +72,7 @@ func LoadTimeline(path string) (Config, error) {
 //	stream: {events: 8, interval: 10ms, stall_rate: 0.5, stall_after: 2, stall_for: 0s, stall_ping: 0s}
 //	headers: {client: X-Client-Id, request: X-Request-Id}
 //	max_keys: 100000
+//	charge: {path: /v1/charges, drop_rate: 0.2, idempotency: true}
 func ParseTimeline(name string, data []byte) (Config, error) {
 	var c Config
 	root, err := strictyaml.Read(name, data)
@@ -93,6 +94,7 @@ func ParseTimeline(name string, data []byte) (Config, error) {
 			"stall_for": d.duration(&c.Stream.StallFor), "stall_ping": d.duration(&c.Stream.StallPing),
 		}),
 		"headers":  d.sub(fields{"client": d.string(&c.ClientHeader), "request": d.string(&c.RequestHeader)}),
+		"charge":   d.sub(fields{"path": d.string(&c.Charge.Path), "drop_rate": d.float(&c.Charge.DropRate), "idempotency": d.bool(&c.Charge.Idempotency)}),
 		"max_keys": d.int(&c.MaxKeys),
 	})
 	if err != nil {
@@ -163,6 +165,7 @@ func (d *tdecoder) int(p *int) decodeFunc                { return set(p, d.Int) 
 func (d *tdecoder) uint64(p *uint64) decodeFunc          { return set(p, d.Uint64) }
 func (d *tdecoder) float(p *float64) decodeFunc          { return set(p, d.Float) }
 func (d *tdecoder) string(p *string) decodeFunc          { return set(p, d.String) }
+func (d *tdecoder) bool(p *bool) decodeFunc              { return set(p, d.Bool) }
 
 func (d *tdecoder) dist(p *Distribution) decodeFunc {
 	return func(n *yaml.Node, field string) error {

@@ -33,6 +33,7 @@ func TestParseTimeline(t *testing.T) {
 			Stream: Stream{Events: 4, Interval: 5 * time.Millisecond, StallRate: 0.25, StallAfter: 2,
 				StallFor: 3 * time.Second, StallPing: 500 * time.Millisecond},
 			ClientHeader: "X-Caller", RequestHeader: "X-Trace", MaxKeys: 5000,
+			Charge: Charge{Path: "/v2/pay", DropRate: 0.25, Idempotency: true},
 		}},
 	}
 	for _, tt := range tests {

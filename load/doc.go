@@ -29,7 +29,9 @@
 //	load.WriteTable(os.Stdout, res)
 //
 // Each logical request carries the caller's id (X-Client-Id), its own id
-// (X-Request-Id, and Idempotency-Key for a POST, so it may be retried), and
+// (X-Request-Id, and Idempotency-Key for a POST, so it may be retried;
+// Config.NoIdempotencyKey sends none and retries anyway, the client whose
+// double charges package gateway's charge route counts), and
 // on every attempt the hop protocol's Recoil-Attempt, so a gateway can
 // count by client, by logical request and by attempt number. The command
 // "recoil load" runs this package.

@@ -78,8 +78,15 @@ type Config struct {
 	URL string
 	// Method is the requests' method; empty means GET, or POST when Body
 	// is set. A request whose method is not idempotent is sent with an
-	// Idempotency-Key (the request id), so the Transport may retry it.
+	// Idempotency-Key (the request id), so the Transport may retry it,
+	// unless NoIdempotencyKey is set.
 	Method string
+	// NoIdempotencyKey sends requests whose method is not idempotent
+	// without an Idempotency-Key and lets the Transport retry them anyway
+	// (recoilhttp.Transport.RetryNonIdempotent), as a retry loop that does
+	// not know about keys does: against a server that performs a side
+	// effect, a retry after a lost answer does it twice.
+	NoIdempotencyKey bool
 	// Body is each request's body.
 	Body []byte
 	// Header is added to each request.
@@ -246,6 +253,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	}
 	r.tr = cfg.Policy.Transport(counting{base: base, r: r})
 	r.tr.Observe = r.observe
+	if cfg.NoIdempotencyKey {
+		r.tr.RetryNonIdempotent = func(*http.Request) bool { return true }
+	}
 
 	runCtx, cancel := context.WithTimeoutCause(ctx, cfg.Duration, errDuration)
 	defer cancel()
@@ -574,7 +584,7 @@ func (r *run) logical(ctx context.Context, client string, seq int64) outcome {
 	id := r.idPrefix + strconv.FormatInt(seq, 10)
 	req.Header.Set(r.cfg.ClientHeader, client)
 	req.Header.Set(r.cfg.RequestHeader, id)
-	if !idempotent(r.method) && req.Header.Get("Idempotency-Key") == "" {
+	if !idempotent(r.method) && !r.cfg.NoIdempotencyKey && req.Header.Get("Idempotency-Key") == "" {
 		req.Header.Set("Idempotency-Key", id)
 	}
 	resp, err := r.tr.RoundTrip(req)
@@ -702,6 +712,7 @@ func (r *run) result(elapsed time.Duration) *Result {
 		Callers:             r.cfg.Callers,
 		Rate:                r.cfg.Rate,
 		UntilAccepted:       r.cfg.UntilAccepted,
+		NoIdempotencyKey:    r.cfg.NoIdempotencyKey && !idempotent(r.method),
 		Seed:                r.cfg.Seed,
 		Calls:               r.calls,
 		OK:                  r.ok,

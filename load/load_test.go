@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"net/http"
 	"strings"
@@ -451,5 +452,41 @@ func TestTimeoutIsAFailure(t *testing.T) {
 	}
 	if s := g.Stats(); s.Attempts != 1 {
 		t.Errorf("gateway counted %d attempts, want 1", s.Attempts)
+	}
+}
+
+// With NoIdempotencyKey a POST goes without a key and is retried anyway
+// after its connection was lost: the client the charge route's duplicates
+// come from.
+func TestNoIdempotencyKey(t *testing.T) {
+	for _, noKey := range []bool{false, true} {
+		var mu sync.Mutex
+		var seen []http.Header
+		rt := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen = append(seen, r.Header.Clone())
+			if len(seen) == 1 {
+				return nil, io.ErrUnexpectedEOF // sent, and the answer lost
+			}
+			return &http.Response{StatusCode: 200, Body: http.NoBody, Header: http.Header{}, Request: r}, nil
+		})
+		p, _ := Preset(PresetExponential)
+		res, err := Run(context.Background(), Config{URL: "http://example.invalid/v1/charges", Body: []byte("{}"), MaxRequests: 1,
+			Base: rt, Policy: p, NoIdempotencyKey: noKey})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(seen) != 2 || res.Accepted != 1 || res.NoIdempotencyKey != noKey {
+			t.Fatalf("NoIdempotencyKey %v: %d attempts, %d accepted, result says %v; want the POST retried once, accepted", noKey, len(seen), res.Accepted, res.NoIdempotencyKey)
+		}
+		for _, h := range seen {
+			if (h.Get("Idempotency-Key") == "") != noKey {
+				t.Errorf("NoIdempotencyKey %v: Idempotency-Key %q", noKey, h.Get("Idempotency-Key"))
+			}
+		}
+		if got := strings.Contains(res.Load(), "no idempotency keys"); got != noKey {
+			t.Errorf("Load() = %q", res.Load())
+		}
 	}
 }

@@ -29,6 +29,10 @@ type Result struct {
 	Rate float64
 	// UntilAccepted reports whether calls repeated until accepted.
 	UntilAccepted bool
+	// NoIdempotencyKey reports that requests of a method that is not
+	// idempotent were sent without an Idempotency-Key and retried anyway
+	// (Config.NoIdempotencyKey).
+	NoIdempotencyKey bool
 	// Seed is the run's seed.
 	Seed uint64
 
@@ -111,7 +115,8 @@ func (r *Result) Goodput() float64 {
 	return float64(r.OK) / r.Elapsed.Seconds()
 }
 
-// Load describes the run's load: "4 callers, until accepted" or "50/s".
+// Load describes the run's load: "4 callers, until accepted" or "50/s",
+// with ", no idempotency keys" when they were not sent.
 func (r *Result) Load() string {
 	s := strconv.Itoa(r.Callers) + " callers"
 	switch {
@@ -122,6 +127,9 @@ func (r *Result) Load() string {
 	}
 	if r.UntilAccepted {
 		s += ", until accepted"
+	}
+	if r.NoIdempotencyKey {
+		s += ", no idempotency keys"
 	}
 	return s
 }
@@ -224,6 +232,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		Callers       int              `json:"callers"`
 		Rate          float64          `json:"rate"`
 		UntilAccepted bool             `json:"until_accepted"`
+		NoKeys        bool             `json:"no_idempotency_keys"`
 		Seed          uint64           `json:"seed"`
 		Calls         int64            `json:"calls"`
 		OK            int64            `json:"ok"`
@@ -248,7 +257,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		ElapsedMS     float64          `json:"elapsed_ms"`
 		Stopped       string           `json:"stopped,omitempty"`
 	}{
-		r.Policy, r.URL, r.Callers, r.Rate, r.UntilAccepted, r.Seed,
+		r.Policy, r.URL, r.Callers, r.Rate, r.UntilAccepted, r.NoIdempotencyKey, r.Seed,
 		r.Calls, r.OK, r.Failed, r.Unfinished, r.Resubmitted, r.Requests, r.Accepted, r.Attempts, r.PerCall(),
 		r.Stops, statuses, r.TransportErrors, r.FirstTransportError, textfmt.Millis(r.Window), r.Peak, textfmt.Millis(r.PeakAt), r.AllOK, all,
 		lat{r.Latency.Count, textfmt.Millis(r.Latency.P50), textfmt.Millis(r.Latency.P90), textfmt.Millis(r.Latency.P99), textfmt.Millis(r.Latency.Max)},

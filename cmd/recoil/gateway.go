@@ -30,7 +30,9 @@ timeline counted from the first attempt: outages answering 503 (or a status
 you choose), lasting a fixed time or until the offered load drops; random
 failures; latency; a validator that rejects a JSON field with a
 provider-style 400; a per-key allowance answering 429 with Retry-After; and
-streamed answers that stall. Any path is the dependency; /stats serves the
+streamed answers that stall; and a charge route (/v1/charges) that counts
+its side effect per logical request, can drop the connection after it, and
+honours Idempotency-Key if asked. Any path is the dependency; /stats serves the
 counts as JSON, / a live page and /metrics Prometheus metrics. It serves
 until interrupted (Ctrl-C), then prints what it counted.`,
 	examples: `  recoil gateway -outage 700ms
@@ -38,7 +40,9 @@ until interrupted (Ctrl-C), then prints what it counted.`,
   recoil gateway -outage 700ms:529 -recover-below 20
       overloaded (529) for 700 ms, then until fewer than 20 attempts arrive per 200 ms for 300 ms
   recoil gateway -addr 127.0.0.1:8080 -timeline faults.yaml -fail-rate 0.1
-      a fixed port, the faults of a timeline file, and one attempt in ten failing`,
+      a fixed port, the faults of a timeline file, and one attempt in ten failing
+  recoil gateway -charge-drop-rate 0.3 -charge-idempotency
+      drop the answer of 3 charges in 10 after charging; retries under an Idempotency-Key are replayed`,
 	notes: `
 -outage START+DURATION[:STATUS] counts START from the first attempt;
 DURATION[:STATUS] starts at it. Flags given override the fields of a
@@ -136,6 +140,9 @@ type gatewayFlags struct {
 	outages                             outageFlags
 	addr, timeline                      string
 	allowRemote, bare                   bool
+	chargePath                          string
+	chargeDropRate                      float64
+	chargeIdempotency                   bool
 }
 
 func (g *gatewayFlags) define(fs *flags) {
@@ -161,6 +168,9 @@ func (g *gatewayFlags) define(fs *flags) {
 	fs.DurationVar(&g.stallPing, "stall-ping", 0, "send an SSE ping this often during a stall (default: none; with -stall-rate)")
 	fs.StringVar(&g.clientHeader, "client-header", gateway.DefaultClientHeader, "header that names the client")
 	fs.StringVar(&g.requestHeader, "request-header", gateway.DefaultRequestHeader, "header that names the logical request")
+	fs.StringVar(&g.chargePath, "charge-path", gateway.DefaultChargePath, "`path` of the charge route, whose success makes a counted charge (a side effect)")
+	fs.Float64Var(&g.chargeDropRate, "charge-drop-rate", 0, "fraction, 0 to 1, of charges whose connection is dropped after the charge, before the answer")
+	fs.BoolVar(&g.chargeIdempotency, "charge-idempotency", false, "honour Idempotency-Key on the charge route (package idempotency, a memory store): a retry under the same key is replayed, not charged")
 	fs.BoolVar(&g.bare, "bare", false, "serve a bare handler that answers every request with the success body and counts nothing: the throughput baseline")
 }
 
@@ -203,6 +213,12 @@ func (g *gatewayFlags) apply(name string, cfg *gateway.Config) error {
 		cfg.ClientHeader = g.clientHeader
 	case "request-header":
 		cfg.RequestHeader = g.requestHeader
+	case "charge-path":
+		cfg.Charge.Path = g.chargePath
+	case "charge-drop-rate":
+		cfg.Charge.DropRate = g.chargeDropRate
+	case "charge-idempotency":
+		cfg.Charge.Idempotency = g.chargeIdempotency
 	}
 	return nil
 }
@@ -261,7 +277,8 @@ func (g *gatewayFlags) check(fs *flags) error {
 	if g.bare {
 		if f := fs.givenAny("timeline", "window", "seed", "outage", "recover-below", "recover-for", "fail-rate", "fail-status",
 			"latency", "reject-field", "allowance", "allowance-header", "stream-events", "stream-interval", "stall-rate",
-			"stall-after", "stall-for", "stall-ping", "client-header", "request-header"); f != "" {
+			"stall-after", "stall-for", "stall-ping", "client-header", "request-header",
+			"charge-path", "charge-drop-rate", "charge-idempotency"); f != "" {
 			return usagef("-bare serves a handler without faults or counting; it takes no -%s", f)
 		}
 		return nil
@@ -342,6 +359,9 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	url := "http://" + ln.Addr().String()
 	fmt.Fprintf(stdout, "recoil gateway: serving on %s\n", url)
 	fmt.Fprintf(stdout, "  dependency %s/v1/messages (any other path too) · page %s/ · stats %s/stats · metrics %s/metrics\n", url, url, url, url)
+	c := gw.Config().Charge
+	fmt.Fprintf(stdout, "  charge route %s%s: counts charges per logical request; Idempotency-Key %s; %g of charges dropped after the charge\n",
+		url, c.Path, honoured(c.Idempotency), c.DropRate)
 	for _, o := range gw.Config().Outages {
 		fmt.Fprintf(stdout, "  outage from %v for %v answering %d", o.Start, o.Duration, o.Status)
 		if o.Recovery.Below > 0 {
@@ -355,7 +375,19 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	s := gw.Stats()
 	fmt.Fprintf(stdout, "stopped (interrupted); counted: %d attempts, %d answered with a success, peak %d in one %v (sliding), from %d clients, %d logical requests\n",
 		s.Attempts, s.Accepted, s.Peak, s.Window, len(s.Clients), len(s.Requests))
+	if c := s.Charges; c.Effects > 0 {
+		fmt.Fprintf(stdout, "charges: %d made, %d duplicates (%d logical requests charged more than once), %d connections dropped after the charge\n",
+			c.Effects, c.Duplicates, c.Doubled, c.Dropped)
+	}
 	return fmt.Errorf("%w: stopped serving", errInterrupted)
+}
+
+// honoured says whether the charge route honours Idempotency-Key.
+func honoured(on bool) string {
+	if on {
+		return "honoured"
+	}
+	return "not honoured"
 }
 
 // listen opens the gateway's listener; an address it may not bind is a

@@ -47,6 +47,7 @@ a closed loop (-callers) or arrive at a rate (-rate); with -until-accepted
 each repeats its request, after -pause, until one is accepted. A run ends
 after -requests logical requests or -duration, whichever comes first.`,
 	examples: `  recoil load -url http://127.0.0.1:8080/v1/charges -callers 4 -until-accepted -policy immediate -gateway-stats
+  recoil load -url http://127.0.0.1:8080/v1/charges -body '{"amount":100}' -callers 8 -requests 200 -gateway-stats -idempotency-keys=false
   recoil load -url http://127.0.0.1:8080/v1/messages -rate 50 -duration 30s -body '{"model":"m"}' -json
   recoil load -url https://api.example.com/health -policy-file patient.yaml -requests 100`,
 	notes: `
@@ -59,7 +60,12 @@ attempts, full jitter, Retry-After honoured, a retry budget the callers
 share — with a circuit breaker that opens for 1 s.
 
 Start a gateway to drive with "recoil gateway -outage 700ms" (a 700 ms
-payment-gateway outage) and pass the address it prints to -url.`,
+payment-gateway outage) and pass the address it prints to -url.
+
+Against a gateway started with -charge-drop-rate (connections dropped after
+the charge) and -charge-idempotency, -gateway-stats reports the charges
+made and the duplicates: some with -idempotency-keys=false, none with the
+keys the callers send by default.`,
 	exit: `0 at least one request was accepted; 1 none was (the reason is printed:
 connection refused, error statuses, …) or the run failed; 2 usage error;
 130 interrupted (Ctrl-C): what was counted so far is printed, the table
@@ -95,6 +101,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	seed := fs.Uint64("seed", 1, "seed for jitter and arrivals")
 	asJSON := fs.Bool("json", false, "write the result as JSON")
 	gwStats := fs.Bool("gateway-stats", false, "after the run, read what a recoil gateway at the URL's host counted (GET /stats) and report it beside the callers' counts")
+	keys := fs.Bool("idempotency-keys", true, "send each POST with an Idempotency-Key, the same on every attempt; =false sends none and retries POSTs anyway, as a retry loop unaware of keys does")
 	if err := fs.parse(args); err != nil {
 		return err
 	}
@@ -120,7 +127,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		URL: *target, Method: *method, Body: b, Header: http.Header(header),
 		Callers: *callers, Rate: *rate, UntilAccepted: *until, Pause: *pause,
 		MaxRequests: *requests, Duration: *duration, Timeout: *timeout,
-		Policy: p, Window: *window, Seed: *seed,
+		Policy: p, Window: *window, Seed: *seed, NoIdempotencyKey: !*keys,
 	}
 	if *pause == 0 {
 		cfg.Pause = -1 // no pause asked for
@@ -138,6 +145,12 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fmt.Fprintf(stderr, "\r%6.1fs  calls %d  ok %d  failed %d  logical requests %d  attempts %d  no response %d ",
 				p.Elapsed.Seconds(), p.Calls, p.OK, p.Failed, p.Requests, p.Attempts, p.TransportErrors)
 		}
+	}
+	var before json.RawMessage
+	if *gwStats {
+		// What the gateway had counted before, so that its charges can be
+		// told per run; a gateway that cannot be read yet is read after.
+		before, _ = gatewayStats(ctx, *target, time.Second)
 	}
 	res, err := load.Run(ctx, cfg)
 	if cfg.Progress != nil {
@@ -158,7 +171,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			fmt.Fprintf(stderr, "recoil load: -gateway-stats: %v\n", serr)
 		}
 	}
-	if err := writeLoad(stdout, res, counted, *asJSON, interrupted); err != nil {
+	if err := writeLoad(stdout, res, counted, chargesDuring(before, counted), *asJSON, interrupted); err != nil {
 		return err
 	}
 	switch {
@@ -228,17 +241,38 @@ func readBody(path string) ([]byte, error) {
 	return b, nil
 }
 
+// chargesDuring returns the charges the gateway counted between two reads
+// of its /stats, or nil if either is missing or has none. Each run's
+// logical requests have ids of their own, so the difference in requests
+// charged more than once is this run's.
+func chargesDuring(before, after json.RawMessage) *gateway.ChargeStats {
+	var b, a struct {
+		Charges *gateway.ChargeStats `json:"charges"`
+	}
+	if before == nil || after == nil || json.Unmarshal(before, &b) != nil || json.Unmarshal(after, &a) != nil || b.Charges == nil || a.Charges == nil {
+		return nil
+	}
+	d := *a.Charges
+	d.Effects -= min(b.Charges.Effects, d.Effects)
+	d.Duplicates -= min(b.Charges.Duplicates, d.Duplicates)
+	d.Doubled -= min(b.Charges.Doubled, d.Doubled)
+	d.Dropped -= min(b.Charges.Dropped, d.Dropped)
+	return &d
+}
+
 // writeLoad writes the result: JSON, or the table and its notes, and what
-// the gateway counted if it was read. An interrupted run's table is
-// labelled as such (its JSON says "stopped": "canceled").
-func writeLoad(w io.Writer, res *load.Result, counted json.RawMessage, asJSON, interrupted bool) error {
+// the gateway counted if it was read, with the charges of its charge route
+// during the run. An interrupted run's table is labelled as such (its
+// JSON says "stopped": "canceled").
+func writeLoad(w io.Writer, res *load.Result, counted json.RawMessage, charges *gateway.ChargeStats, asJSON, interrupted bool) error {
 	if asJSON {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
-			Load    *load.Result    `json:"load"`
-			Gateway json.RawMessage `json:"gateway,omitempty"`
-		}{res, counted})
+			Load    *load.Result         `json:"load"`
+			Gateway json.RawMessage      `json:"gateway,omitempty"`
+			Charges *gateway.ChargeStats `json:"charges_during_run,omitempty"`
+		}{res, counted, charges})
 	}
 	if interrupted {
 		if _, err := fmt.Fprintf(w, "INTERRUPTED after %v: what the callers counted until then.\n\n", res.Elapsed.Round(time.Millisecond)); err != nil {
@@ -266,6 +300,10 @@ func writeLoad(w io.Writer, res *load.Result, counted json.RawMessage, asJSON, i
 			fmt.Fprintf(w, "the gateway counted, since its first attempt: %d attempts, %d answered with a success, peak %d per %vms, %d clients\n",
 				s.Attempts, s.Accepted, s.Peak.Attempts, s.WindowMS, len(s.Clients))
 		}
+	}
+	if c := charges; c != nil && c.Effects > 0 {
+		fmt.Fprintf(w, "charges during this run (%s, Idempotency-Key %s): %d made, %d duplicates (%d logical requests charged more than once), %d connections dropped after the charge\n",
+			c.Path, honoured(c.Idempotency), c.Effects, c.Duplicates, c.Doubled, c.Dropped)
 	}
 	return nil
 }

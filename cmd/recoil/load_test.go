@@ -247,3 +247,54 @@ func TestLoadCommandRegistered(t *testing.T) {
 		}
 	}
 }
+
+// The charge route with 30 % of its answers lost after the charge: callers
+// that retry POSTs without keys charge some logical requests twice; with
+// the keys they send by default, the gateway replays and charges each
+// once. The summary says so, from the gateway's counts during the run.
+func TestLoadCommandChargeDuplicates(t *testing.T) {
+	gwNoLeaks(t)
+	tests := []struct {
+		keys       string
+		duplicates bool
+	}{{"false", true}, {"true", false}}
+	for _, tt := range tests {
+		t.Run("idempotency-keys="+tt.keys, func(t *testing.T) {
+			t.Parallel()
+			_, url := loadGateway(t, gateway.Config{Seed: 7, Charge: gateway.Charge{DropRate: 0.3, Idempotency: true}})
+			args := []string{"-url", url + "/v1/charges", "-body", `{"amount":100}`, "-callers", "4", "-requests", "60",
+				"-policy", "exponential", "-gateway-stats", "-idempotency-keys=" + tt.keys}
+			var stdout, stderr bytes.Buffer
+			if err := runLoad(context.Background(), append(args, "-json"), &stdout, &stderr); err != nil {
+				t.Fatalf("runLoad: %v\n%s", err, stderr.String())
+			}
+			var got struct {
+				Load struct {
+					NoKeys bool `json:"no_idempotency_keys"`
+				} `json:"load"`
+				Charges *struct {
+					Effects, Duplicates uint64
+					Dropped             uint64 `json:"dropped_after_charge"`
+					Doubled             int    `json:"requests_charged_more_than_once"`
+				} `json:"charges_during_run"`
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &got); err != nil || got.Charges == nil {
+				t.Fatalf("JSON %v: %s", err, stdout.String())
+			}
+			c := got.Charges
+			if got.Load.NoKeys != tt.duplicates || c.Dropped == 0 || (c.Duplicates > 0) != tt.duplicates || (c.Doubled > 0) != tt.duplicates {
+				t.Fatalf("keys %s: no_idempotency_keys %v, charges %+v; want drops, and duplicates only without keys", tt.keys, got.Load.NoKeys, *c)
+			}
+			t.Logf("idempotency keys %s: %+v", tt.keys, *c)
+
+			stdout.Reset()
+			if err := runLoad(context.Background(), args, &stdout, &stderr); err != nil {
+				t.Fatalf("runLoad: %v\n%s", err, stderr.String())
+			}
+			if !strings.Contains(stdout.String(), "charges during this run (/v1/charges, Idempotency-Key honoured): ") ||
+				strings.Contains(stdout.String(), " 0 duplicates (") == tt.duplicates {
+				t.Fatalf("summary:\n%s", stdout.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,394 @@
+package idempotency
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Defaults for a Config's zero fields.
+const (
+	// DefaultRetryAfter is the wait a 409 "in progress" asks for: the
+	// original is usually about to finish.
+	DefaultRetryAfter = time.Second
+	// DefaultMaxBody bounds the request body read for the fingerprint.
+	DefaultMaxBody = 1 << 20
+	// DefaultMaxResponse bounds the response a store keeps.
+	DefaultMaxResponse = 1 << 20
+	// DefaultStoreTimeout bounds how long a finished request keeps trying
+	// to store its response while the store fails (a restart, a dropped
+	// connection).
+	DefaultStoreTimeout = 10 * time.Second
+)
+
+// Config configures a Middleware. Every zero field means its documented
+// default, so the zero Config protects POST and PATCH requests that carry
+// a key, with a fresh Memory store.
+type Config struct {
+	// Store keeps the keys; nil means a Memory store of the middleware's
+	// own, with MemoryConfig's defaults.
+	Store Store
+	// Lease is how long a request holds its key: a request whose process
+	// died is run again by a retry after at most this long. The handler's
+	// context ends when the lease does, so that no two holders run at
+	// once. Zero means DefaultLease.
+	Lease time.Duration
+	// RetryAfter is the wait a 409 "in progress" asks for (Retry-After,
+	// whole seconds, at least 1), or the lease's remainder if sooner; zero
+	// means DefaultRetryAfter.
+	RetryAfter time.Duration
+	// Methods are the methods protected; nil means POST and PATCH (those
+	// RFC 9110 does not make idempotent). Other requests pass through.
+	Methods []string
+	// Required makes a protected request without a key a 400; false lets
+	// it through unprotected.
+	Required bool
+	// Scope names the client a request comes from, so that two clients'
+	// keys never meet (an API key's id, an account); nil means one scope
+	// for everyone, which is right only when keys are random (UUIDs) or
+	// clients are trusted. ScopeHeader is a ready one.
+	Scope func(*http.Request) string
+	// MaxKeyLen bounds a key; zero means DefaultMaxKeyLen.
+	MaxKeyLen int
+	// MaxBody bounds the request body, which is read whole for the
+	// fingerprint (a larger one gets 413); zero means DefaultMaxBody.
+	MaxBody int64
+	// MaxResponse bounds the response stored. A larger response reaches
+	// its client, but what is stored (and replayed) is a 500 that says it
+	// was too large; zero means DefaultMaxResponse.
+	MaxResponse int
+	// Keep reports whether a response with this status is stored as the
+	// key's outcome; one that is not releases the key, so a retry runs the
+	// handler again. Nil means DefaultKeep: every status but 408, 429 and
+	// the 5xx, which say "nothing was done, try again". A handler that
+	// fails after its side effect must answer with a status Keep keeps.
+	Keep func(status int) bool
+	// StoreTimeout bounds how long a finished request keeps trying to
+	// store its response while the store fails; zero means
+	// DefaultStoreTimeout. It never goes past the lease.
+	StoreTimeout time.Duration
+	// Logger receives a line for each store failure; nil means none.
+	Logger *slog.Logger
+}
+
+// DefaultKeep is the Keep used when Config.Keep is nil.
+func DefaultKeep(status int) bool {
+	return status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests
+}
+
+// ScopeHeader returns a Scope function that scopes keys by the value of
+// the named request header (an API key id, an account id).
+func ScopeHeader(name string) func(*http.Request) string {
+	return func(r *http.Request) string { return r.Header.Get(name) }
+}
+
+// Middleware makes a retried request a no-op on the server: it honours
+// the Idempotency-Key header of the IETF draft
+// (draft-ietf-httpapi-idempotency-key-header). For a protected request
+// with a key:
+//
+//   - the first request under the key runs the handler, and its response
+//     (status, headers, body) is stored once the handler returns, before
+//     the client sees it;
+//   - a request under a finished key gets the stored response, exactly,
+//     and the handler does not run;
+//   - a request under a key whose original is still running gets 409 with
+//     Retry-After (recoil's Transport waits and retries);
+//   - a key reused with another method, path or body gets 422;
+//   - a missing key gets 400 if Config.Required, a malformed one 400,
+//     a body over Config.MaxBody 413, a store that fails 503 with
+//     Retry-After (the handler does not run).
+//
+// Errors are application/problem+json (RFC 9457) with a "code" member
+// (idempotency_key_missing, idempotency_key_malformed,
+// idempotency_key_in_use, idempotency_key_reused, request_too_large,
+// idempotency_store_unavailable, idempotency_outcome_not_stored,
+// idempotency_lease_lost) and a "message" member repeating the detail,
+// for clients that read provider-style error bodies.
+//
+// A handler that panics keeps its key locked until the lease runs out (it
+// may have done its side effect); then a retry runs it again. So the side
+// effect happens at least once and, unless the process dies between it and
+// the store, at most once; recovery points (pgstore.Store.Phase) close
+// that gap for work kept in PostgreSQL. docs/idempotency.md tells each
+// case.
+//
+// The response is buffered whole, so the handler cannot stream. Make a
+// Middleware with NewMiddleware; it is safe for concurrent use.
+type Middleware struct {
+	next http.Handler
+	cfg  Config
+}
+
+// NewMiddleware returns a Middleware in front of next, or an error naming
+// a Config field that is negative.
+func NewMiddleware(next http.Handler, cfg Config) (*Middleware, error) {
+	switch {
+	case cfg.Lease < 0:
+		return nil, errors.New("idempotency: Config.Lease is negative")
+	case cfg.RetryAfter < 0:
+		return nil, errors.New("idempotency: Config.RetryAfter is negative")
+	case cfg.MaxKeyLen < 0, cfg.MaxBody < 0, cfg.MaxResponse < 0:
+		return nil, errors.New("idempotency: Config.MaxKeyLen, MaxBody and MaxResponse may not be negative")
+	case cfg.StoreTimeout < 0:
+		return nil, errors.New("idempotency: Config.StoreTimeout is negative")
+	}
+	if cfg.Store == nil {
+		cfg.Store, _ = NewMemory(MemoryConfig{})
+	}
+	if cfg.Lease == 0 {
+		cfg.Lease = DefaultLease
+	}
+	if cfg.RetryAfter == 0 {
+		cfg.RetryAfter = DefaultRetryAfter
+	}
+	if cfg.Methods == nil {
+		cfg.Methods = []string{http.MethodPost, http.MethodPatch}
+	}
+	if cfg.Scope == nil {
+		cfg.Scope = func(*http.Request) string { return "" }
+	}
+	if cfg.MaxBody == 0 {
+		cfg.MaxBody = DefaultMaxBody
+	}
+	if cfg.MaxResponse == 0 {
+		cfg.MaxResponse = DefaultMaxResponse
+	}
+	if cfg.Keep == nil {
+		cfg.Keep = DefaultKeep
+	}
+	if cfg.StoreTimeout == 0 {
+		cfg.StoreTimeout = DefaultStoreTimeout
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Middleware{next: next, cfg: cfg}, nil
+}
+
+// ServeHTTP implements http.Handler.
+func (m *Middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !slices.Contains(m.cfg.Methods, r.Method) {
+		m.next.ServeHTTP(w, r)
+		return
+	}
+	values := r.Header.Values(Header)
+	if len(values) == 0 {
+		values = r.Header.Values(XHeader)
+	}
+	if len(values) == 0 {
+		if m.cfg.Required {
+			writeProblem(w, http.StatusBadRequest, "idempotency_key_missing", "Idempotency-Key is missing",
+				"this request must carry an Idempotency-Key header, the same on every retry", 0)
+			return
+		}
+		m.next.ServeHTTP(w, r)
+		return
+	}
+	key, err := ParseKey(values, m.cfg.MaxKeyLen)
+	if err != nil {
+		var ke *KeyError
+		errors.As(err, &ke)
+		writeProblem(w, http.StatusBadRequest, "idempotency_key_malformed", "Idempotency-Key is malformed", "Idempotency-Key: "+ke.Reason, 0)
+		return
+	}
+	body, err := m.readBody(r)
+	if err != nil {
+		writeProblem(w, http.StatusRequestEntityTooLarge, "request_too_large", "Request body too large", err.Error(), 0)
+		return
+	}
+	scope := m.cfg.Scope(r)
+	ctx := r.Context()
+	b, err := m.cfg.Store.Begin(ctx, scope, key, Fingerprint(r.Method, r.URL.RequestURI(), body), m.cfg.Lease)
+	if err != nil {
+		m.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "idempotency: store failed at begin", slog.String("key", key), slog.Any("err", err))
+		writeProblem(w, http.StatusServiceUnavailable, "idempotency_store_unavailable", "Idempotency store unavailable",
+			"the request was not run: its key could not be checked ("+err.Error()+")", time.Second)
+		return
+	}
+	switch b.State {
+	case StateDone:
+		replay(w, b.Response)
+	case StateRunning:
+		wait := m.cfg.RetryAfter
+		if b.RetryIn > 0 {
+			wait = min(wait, b.RetryIn)
+		}
+		writeProblem(w, http.StatusConflict, "idempotency_key_in_use", "A request with this key is in progress",
+			"a request with this Idempotency-Key is in progress; retry after it finishes", wait)
+	case StateMismatch:
+		writeProblem(w, http.StatusUnprocessableEntity, "idempotency_key_reused", "Idempotency-Key reused",
+			"this Idempotency-Key was used with a different request (method, path or body)", 0)
+	default:
+		m.run(w, r, Claim{Scope: scope, Key: key, Token: b.Token})
+	}
+}
+
+// readBody reads the body whole (at most MaxBody) and puts it back.
+func (m *Middleware) readBody(r *http.Request) ([]byte, error) {
+	if r.Body == nil || r.Body == http.NoBody {
+		return nil, nil
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, m.cfg.MaxBody+1))
+	if err != nil {
+		return nil, errors.New("the request body could not be read: " + err.Error())
+	}
+	if int64(len(body)) > m.cfg.MaxBody {
+		return nil, errors.New("the request body is larger than " + strconv.FormatInt(m.cfg.MaxBody, 10) + " bytes")
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	return body, nil
+}
+
+// run runs the handler under the claim, stores what it answered, and
+// answers.
+func (m *Middleware) run(w http.ResponseWriter, r *http.Request, c Claim) {
+	leaseEnd := time.Now().Add(m.cfg.Lease)
+	ctx, cancel := context.WithDeadline(WithClaim(r.Context(), c), leaseEnd)
+	defer cancel()
+	rec := &recorder{header: make(http.Header)}
+	// A panic passes through: the key stays locked until the lease runs
+	// out, as when the process dies.
+	m.next.ServeHTTP(rec, r.WithContext(ctx))
+	resp := rec.response()
+	// The side effect may have happened: store it even if the client left.
+	sctx := context.WithoutCancel(r.Context())
+	if !m.cfg.Keep(resp.Status) {
+		if err := m.cfg.Store.Release(sctx, c.Scope, c.Key, c.Token); err != nil {
+			m.cfg.Logger.LogAttrs(sctx, slog.LevelWarn, "idempotency: store failed at release", slog.String("key", c.Key), slog.Any("err", err))
+		}
+		replay(w, resp)
+		return
+	}
+	stored := resp
+	if len(resp.Body) > m.cfg.MaxResponse {
+		stored = problem(http.StatusInternalServerError, "idempotency_response_too_large", "Response too large to replay",
+			"the original response (status "+strconv.Itoa(resp.Status)+") was larger than the store keeps; the request ran once", 0)
+	}
+	err := Complete(sctx, m.cfg.Store, c, stored, earlier(leaseEnd, time.Now().Add(m.cfg.StoreTimeout)))
+	switch {
+	case err == nil:
+		replay(w, resp)
+	case errors.Is(err, ErrLeaseLost):
+		m.cfg.Logger.LogAttrs(sctx, slog.LevelWarn, "idempotency: lease lost before the response was stored", slog.String("key", c.Key))
+		writeProblem(w, http.StatusInternalServerError, "idempotency_lease_lost", "Lease lost",
+			"the request ran, but its lease ran out and another request took the key over; its outcome is that request's", 0)
+	default:
+		m.cfg.Logger.LogAttrs(sctx, slog.LevelError, "idempotency: response not stored", slog.String("key", c.Key), slog.Any("err", err))
+		writeProblem(w, http.StatusInternalServerError, "idempotency_outcome_not_stored", "Outcome not stored",
+			"the request ran, but its response could not be stored ("+err.Error()+"); the key stays locked until its lease runs out, after which a retry runs the request again", 0)
+	}
+}
+
+// Complete stores resp as the outcome of the key c holds, trying again
+// while the store fails until deadline (waiting 20 ms, doubling to 500 ms,
+// between tries: a store that restarts, or a pool that lost its
+// connections, is back within moments). It returns nil once stored,
+// ErrLeaseLost at once, or the store's last error. Middleware and Do call
+// it; so do other front ends (the gRPC interceptor).
+func Complete(ctx context.Context, s Store, c Claim, resp *Response, deadline time.Time) error {
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	wait := 20 * time.Millisecond
+	for {
+		err := s.Complete(ctx, c.Scope, c.Key, c.Token, resp)
+		if err == nil || errors.Is(err, ErrLeaseLost) {
+			return err
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		wait = min(2*wait, 500*time.Millisecond)
+	}
+}
+
+// Fingerprint returns the fingerprint of a request: a SHA-256 of its
+// method, its request URI (path and query) and its body. Two requests
+// under one key must have the same fingerprint, or the second gets 422.
+func Fingerprint(method, uri string, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(method))
+	h.Write([]byte{0})
+	h.Write([]byte(uri))
+	h.Write([]byte{0})
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// recorder buffers a handler's response.
+type recorder struct {
+	header http.Header
+	status int
+	sent   http.Header // the headers when the status was written
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 && status >= 200 {
+		r.status, r.sent = status, r.header.Clone()
+	}
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.body.Write(p)
+}
+
+func (r *recorder) response() *Response {
+	if r.status == 0 {
+		r.WriteHeader(http.StatusOK)
+	}
+	return &Response{Status: r.status, Header: r.sent, Body: r.body.Bytes()}
+}
+
+// replay writes a stored response.
+func replay(w http.ResponseWriter, resp *Response) {
+	h := w.Header()
+	for k, v := range resp.Header {
+		h[k] = slices.Clone(v)
+	}
+	w.WriteHeader(resp.Status)
+	_, _ = w.Write(resp.Body)
+}
+
+// problemJSON is an RFC 9457 problem, with the code and message members
+// recoil's Transport reads.
+type problemJSON struct {
+	Type    string `json:"type"`
+	Title   string `json:"title"`
+	Status  int    `json:"status"`
+	Detail  string `json:"detail"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// ProblemType is the "type" of every problem the middleware writes.
+const ProblemType = "https://github.com/recoil-go/recoil/blob/main/docs/idempotency.md#errors"
+
+func problem(status int, code, title, detail string, retryAfter time.Duration) *Response {
+	b, _ := jsonMarshal(problemJSON{ProblemType, title, status, detail, code, detail})
+	h := http.Header{"Content-Type": {"application/problem+json"}}
+	if retryAfter > 0 {
+		h.Set("Retry-After", strconv.Itoa(max(int(math.Ceil(retryAfter.Seconds())), 1)))
+	}
+	return &Response{Status: status, Header: h, Body: b}
+}
+
+func writeProblem(w http.ResponseWriter, status int, code, title, detail string, retryAfter time.Duration) {
+	replay(w, problem(status, code, title, detail, retryAfter))
+}
