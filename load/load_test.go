@@ -154,7 +154,15 @@ func TestBounds(t *testing.T) {
 			if el := time.Since(start); el > 10*time.Second {
 				t.Errorf("the run took %v", el)
 			}
-			if s := g.Stats(); s.Attempts != res.Attempts {
+			s := g.Stats()
+			switch {
+			case tt.wantStopped == StoppedDuration:
+				// The run's end cancels the attempts in flight: each caller's
+				// last one may have left and never arrived.
+				if s.Attempts > res.Attempts || s.Attempts < res.Attempts-int64(cfg.Callers) {
+					t.Errorf("gateway counted %d attempts, callers sent %d (at most %d cut off in flight)", s.Attempts, res.Attempts, cfg.Callers)
+				}
+			case s.Attempts != res.Attempts:
 				t.Errorf("gateway counted %d attempts, callers sent %d", s.Attempts, res.Attempts)
 			}
 		})
