@@ -1,0 +1,109 @@
+package recoilprom_test
+
+import (
+	"strings"
+	"testing"
+	"testing/synctest"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/recoil-go/recoil/internal/metricdef/metrictest"
+	"github.com/recoil-go/recoil/recoilprom"
+)
+
+// scrape gathers reg into one value per series, histograms as their _count
+// and _sum.
+func scrape(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("Gather: %v", err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			name := f.GetName()
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				got[metrictest.Key(name, labels)] = m.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				got[metrictest.Key(name, labels)] = m.GetGauge().GetValue()
+			case dto.MetricType_HISTOGRAM:
+				got[metrictest.Key(name+"_count", labels)] = float64(m.GetHistogram().GetSampleCount())
+				got[metrictest.Key(name+"_sum", labels)] = m.GetHistogram().GetSampleSum()
+			default:
+				t.Errorf("%s: unexpected type %v", name, f.GetType())
+			}
+		}
+	}
+	return got
+}
+
+func TestScripts(t *testing.T) {
+	for _, s := range metrictest.Scripts() {
+		t.Run(s.Name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := recoilprom.NewMetrics()
+				reg := prometheus.NewPedanticRegistry()
+				reg.MustRegister(m)
+				o, err := m.Policy(metrictest.Policy)
+				if err != nil {
+					t.Fatal(err)
+				}
+				s.Run(t, o)
+				metrictest.Check(t, scrape(t, reg), s.Want)
+			})
+		})
+	}
+}
+
+// TestLint runs client_golang's metric linter, the one promtool check
+// metrics runs, over a scrape with every series present.
+func TestLint(t *testing.T) {
+	m := recoilprom.NewMetrics()
+	o, err := m.Policy(metrictest.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.BreakerHook()
+	o.Limiter(nil)
+	problems, err := testutil.CollectAndLint(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+	if n := testutil.CollectAndCount(m); n < 15 {
+		t.Errorf("CollectAndCount = %d series, want at least 15", n)
+	}
+}
+
+func TestPolicyName(t *testing.T) {
+	m := recoilprom.NewMetrics()
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"payments", true},
+		{"model-api.v1_eu", true},
+		{strings.Repeat("a", 64), true},
+		{"", false},
+		{strings.Repeat("a", 65), false},
+		{"https://api.example.com/v1", false},
+		{"sk-live key", false},
+		{"naïve", false},
+	}
+	for _, tt := range tests {
+		_, err := m.Policy(tt.name)
+		if (err == nil) != tt.ok {
+			t.Errorf("Policy(%q) error = %v, want ok %v", tt.name, err, tt.ok)
+		}
+	}
+}
