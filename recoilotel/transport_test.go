@@ -171,4 +171,3 @@ func TestAttemptSpans(t *testing.T) {
 		})
 	}
 }
-
