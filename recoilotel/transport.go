@@ -129,10 +129,11 @@ func (a *attempts) RoundTrip(req *http.Request) (*http.Response, error) {
 	if name == "_OTHER" {
 		name = "HTTP"
 	}
-	ctx, span := a.tracer.Start(ctx, name, a.kind, trace.WithAttributes(attrs...))
 	if n > 1 {
-		span.SetAttributes(ResendCountKey.Int(n - 1))
+		// Within the slice's spare capacity: no allocation after the first.
+		attrs = append(attrs, ResendCountKey.Int(n-1))
 	}
+	ctx, span := a.tracer.Start(ctx, name, a.kind, trace.WithAttributes(attrs...))
 	out := req.WithContext(ctx)
 	if a.inject {
 		out.Header = req.Header.Clone()
@@ -142,6 +143,15 @@ func (a *attempts) RoundTrip(req *http.Request) (*http.Response, error) {
 		a.prop.Inject(ctx, propagation.HeaderCarrier(out.Header))
 	}
 	resp, err := a.base.RoundTrip(out)
+	if span.IsRecording() {
+		end(span, resp, err)
+	}
+	span.End()
+	return resp, err
+}
+
+// end records the attempt's outcome on its span.
+func end(span trace.Span, resp *http.Response, err error) {
 	switch {
 	case err != nil:
 		span.SetAttributes(ErrorTypeKey.String(errorType(err)))
@@ -152,14 +162,12 @@ func (a *attempts) RoundTrip(req *http.Request) (*http.Response, error) {
 	default:
 		span.SetAttributes(StatusCodeKey.Int(resp.StatusCode))
 	}
-	span.End()
-	return resp, err
 }
 
 // requestAttrs are the attributes every attempt of req carries, the method
 // first.
 func requestAttrs(req *http.Request) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 5)
+	attrs := make([]attribute.KeyValue, 0, 6) // room for a resend count
 	method := req.Method
 	if method == "" {
 		method = http.MethodGet

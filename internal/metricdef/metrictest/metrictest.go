@@ -238,3 +238,56 @@ func must(t *testing.T, err, want error) {
 		t.Fatalf("Do() = %v, want %v", err, want)
 	}
 }
+
+// Path is a call path the overhead benchmarks measure.
+type Path struct {
+	Name string
+	Op   func() func(context.Context) error
+}
+
+// Paths are the happy path (a first-try success) and the one-retry path
+// (one transient failure, a zero wait, then success).
+var Paths = []Path{
+	{"HappyPath", func() func(context.Context) error { return func(context.Context) error { return nil } }},
+	{"OneRetry", func() func(context.Context) error {
+		fail := false
+		return func(context.Context) error {
+			if fail = !fail; fail {
+				return errReset
+			}
+			return nil
+		}
+	}},
+}
+
+// Bench runs Do under the policy that instrument returns, for each of
+// Paths; instrument nil means a policy without hooks, and the baseline
+// "hooks" has empty hooks set, so the loop takes the path it takes for an
+// adapter.
+func Bench(b *testing.B, adapters map[string]func(*recoil.Policy)) {
+	for _, path := range Paths {
+		for _, name := range slices.Sorted(maps.Keys(adapters)) {
+			b.Run(path.Name+"/"+name, func(b *testing.B) {
+				p := &recoil.Policy{Backoff: backoff.None{}, Budget: recoil.NoBudget}
+				if instrument := adapters[name]; instrument != nil {
+					instrument(p)
+				}
+				op := path.Op()
+				ctx := context.Background()
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := recoil.Do(ctx, p, op); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// EmptyHooks sets hooks that do nothing: the baseline for an adapter's
+// own cost, since any hook takes the loop off Do's inlined fast path.
+func EmptyHooks(p *recoil.Policy) {
+	p.Observe = func(context.Context, recoil.Summary) {}
+	p.OnAttempt = func(context.Context, recoil.AttemptEvent) {}
+}
