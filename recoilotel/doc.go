@@ -11,6 +11,10 @@
 // under the same names (docs/observability.md lists them, with a
 // dashboard's queries and the span shape).
 //
+// The attempt spans follow the semantic conventions, which set
+// http.request.resend_count on resends only: the first attempt has none,
+// the second 1, the third 2.
+//
 // # Usage
 //
 //	m, err := recoilotel.NewMetrics() // the global MeterProvider

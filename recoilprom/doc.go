@@ -6,8 +6,8 @@
 //
 // The metrics mean what package recoilotel's OpenTelemetry metrics mean,
 // and their names are the ones OpenTelemetry's Prometheus exporter gives
-// those, so one dashboard serves either adapter (docs/observability.md
-// lists them with a dashboard's queries).
+// those (its labels carry the attributes' recoil_ prefix: recoil_policy for
+// policy). docs/observability.md lists them, with a dashboard's queries.
 //
 // # Usage
 //
@@ -24,6 +24,6 @@
 //	}
 //	obs.Instrument(p) // Observe, OnAttempt, and the limiter's queue wait
 //
-// Every series is created when the policy is, at zero, so rate() sees the
-// first increment. Recording takes no allocation.
+// A policy's series are created with its Observer, at zero, so rate() sees
+// the first increment. Recording takes no allocation.
 package recoilprom

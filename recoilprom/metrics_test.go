@@ -1,11 +1,18 @@
 package recoilprom_test
 
 import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
@@ -105,5 +112,32 @@ func TestPolicyName(t *testing.T) {
 		if (err == nil) != tt.ok {
 			t.Errorf("Policy(%q) error = %v, want ok %v", tt.name, err, tt.ok)
 		}
+	}
+}
+
+// TestPromtool runs promtool check metrics over a scrape with every series
+// present, when promtool is installed (Debian's prometheus package has it).
+func TestPromtool(t *testing.T) {
+	path, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool is not installed; TestLint runs the same linter")
+	}
+	m := recoilprom.NewMetrics()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m)
+	o, err := m.Policy(metrictest.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.BreakerHook()
+	o.Limiter(nil)
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "check", "metrics")
+	cmd.Stdin = rec.Body
+	if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
 	}
 }
