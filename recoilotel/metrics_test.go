@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"testing/synctest"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -68,23 +67,18 @@ func collect(t *testing.T, r sdkmetric.Reader) map[string]float64 {
 }
 
 func TestScripts(t *testing.T) {
-	for _, s := range metrictest.Scripts() {
-		t.Run(s.Name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				r := sdkmetric.NewManualReader()
-				m, err := recoilotel.NewMetrics(recoilotel.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))))
-				if err != nil {
-					t.Fatal(err)
-				}
-				o, err := m.Policy(metrictest.Policy)
-				if err != nil {
-					t.Fatal(err)
-				}
-				s.Run(t, o)
-				metrictest.Check(t, collect(t, r), s.Want)
-			})
-		})
-	}
+	metrictest.Run(t, func(t *testing.T) (metrictest.Observer, func(*testing.T) map[string]float64) {
+		r := sdkmetric.NewManualReader()
+		m, err := recoilotel.NewMetrics(recoilotel.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := m.Policy(metrictest.Policy)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o, func(t *testing.T) map[string]float64 { return collect(t, r) }
+	})
 }
 
 func TestPolicyName(t *testing.T) {

@@ -46,15 +46,6 @@ func newServer(t *testing.T, statuses ...int) *server {
 	return s
 }
 
-func attr(attrs []attribute.KeyValue, k attribute.Key) (attribute.Value, bool) {
-	for _, a := range attrs {
-		if a.Key == k {
-			return a.Value, true
-		}
-	}
-	return attribute.Value{}, false
-}
-
 func TestAttemptSpans(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -113,33 +104,34 @@ func TestAttemptSpans(t *testing.T) {
 			}
 			u, _ := url.Parse(srv.URL)
 			for i, s := range spans[:len(spans)-1] {
+				attrs := attribute.NewSet(s.Attributes...)
 				if s.Name != "GET" || s.SpanKind != trace.SpanKindClient {
 					t.Errorf("attempt %d: span %q kind %v, want GET, client", i+1, s.Name, s.SpanKind)
 				}
 				if s.Parent.SpanID() != caller.SpanContext.SpanID() || s.SpanContext.TraceID() != caller.SpanContext.TraceID() {
 					t.Errorf("attempt %d: parent %v, want the caller's span %v", i+1, s.Parent.SpanID(), caller.SpanContext.SpanID())
 				}
-				resend, ok := attr(s.Attributes, recoilotel.ResendCountKey)
+				resend, ok := attrs.Value(recoilotel.ResendCountKey)
 				if want := i; ok != (want > 0) || ok && resend.AsInt64() != int64(want) {
 					t.Errorf("attempt %d: http.request.resend_count = %v (set %v), want %d (set %v)", i+1, resend.AsInt64(), ok, want, want > 0)
 				}
-				status, _ := attr(s.Attributes, recoilotel.StatusCodeKey)
+				status, _ := attrs.Value(recoilotel.StatusCodeKey)
 				if status.AsInt64() != int64(tt.statuses[i]) {
 					t.Errorf("attempt %d: status %v, want %d", i+1, status.AsInt64(), tt.statuses[i])
 				}
-				errType, ok := attr(s.Attributes, recoilotel.ErrorTypeKey)
+				errType, ok := attrs.Value(recoilotel.ErrorTypeKey)
 				if failed := tt.statuses[i] >= 400; ok != failed || failed && errType.AsString() != strconv.Itoa(tt.statuses[i]) {
 					t.Errorf("attempt %d: error.type = %q (set %v), want the status for a failure", i+1, errType.AsString(), ok)
 				}
 				if failed := tt.statuses[i] >= 400; (s.Status.Code == codes.Error) != failed {
 					t.Errorf("attempt %d: span status %v, want error %v", i+1, s.Status.Code, failed)
 				}
-				full, _ := attr(s.Attributes, recoilotel.URLFullKey)
+				full, _ := attrs.Value(recoilotel.URLFullKey)
 				if want := srv.URL + "/v1/models?key=REDACTED&x=1"; full.AsString() != want {
 					t.Errorf("attempt %d: url.full = %q, want %q", i+1, full.AsString(), want)
 				}
-				host, _ := attr(s.Attributes, recoilotel.ServerAddressKey)
-				port, _ := attr(s.Attributes, recoilotel.ServerPortKey)
+				host, _ := attrs.Value(recoilotel.ServerAddressKey)
+				port, _ := attrs.Value(recoilotel.ServerPortKey)
 				if host.AsString() != u.Hostname() || strconv.Itoa(int(port.AsInt64())) != u.Port() {
 					t.Errorf("attempt %d: server %s:%d, want %s", i+1, host.AsString(), port.AsInt64(), u.Host)
 				}
@@ -149,18 +141,19 @@ func TestAttemptSpans(t *testing.T) {
 			}
 			var events []string
 			for i, e := range caller.Events {
+				ev := attribute.NewSet(e.Attributes...)
 				events = append(events, e.Name)
 				if e.Name == recoilotel.EventGiveUp {
-					if r, _ := attr(e.Attributes, recoilotel.ReasonKey); r.AsString() != tt.reason {
+					if r, _ := ev.Value(recoilotel.ReasonKey); r.AsString() != tt.reason {
 						t.Errorf("give-up event: reason %q, want %q", r.AsString(), tt.reason)
 					}
 				}
 				if e.Name != recoilotel.EventRetryWait || i >= len(tt.waits) {
 					continue
 				}
-				n, _ := attr(e.Attributes, recoilotel.AttemptKey)
-				wait, _ := attr(e.Attributes, recoilotel.WaitKey)
-				source, _ := attr(e.Attributes, recoilotel.WaitSourceKey)
+				n, _ := ev.Value(recoilotel.AttemptKey)
+				wait, _ := ev.Value(recoilotel.WaitKey)
+				source, _ := ev.Value(recoilotel.WaitSourceKey)
 				if n.AsInt64() != int64(i+1) || wait.AsFloat64() != tt.waits[i] || source.AsString() != "backoff" {
 					t.Errorf("wait event %d: attempt %d, wait %v s, source %q; want attempt %d, %v s, backoff", i, n.AsInt64(), wait.AsFloat64(), source.AsString(), i+1, tt.waits[i])
 				}

@@ -182,7 +182,8 @@ func (o *Observer) BreakerHook() func(from, to breaker.State, at time.Time) {
 // in its queue is recorded in recoil_limiter_queue_wait_seconds. Use it as
 // the policy's Limiter; Instrument does that for a policy that has one.
 func (o *Observer) Limiter(l recoil.Limiter) *Limiter {
-	return &Limiter{l: l, wait: o.m.queueWait.WithLabelValues(o.policy)}
+	wait := o.m.queueWait.WithLabelValues(o.policy)
+	return &Limiter{metricdef.Limiter{L: l, Record: func(_ context.Context, s float64) { wait.Observe(s) }}}
 }
 
 // Instrument makes p report to o: it sets p.Observe and p.OnAttempt to o's
@@ -190,11 +191,7 @@ func (o *Observer) Limiter(l recoil.Limiter) *Limiter {
 // p.Limiter, if set, with Limiter. A breaker's hook is set where the breaker
 // is made (BreakerHook). Call it before p is used.
 func (o *Observer) Instrument(p *recoil.Policy) {
-	p.Observe = metricdef.Chain(p.Observe, o.Observe)
-	p.OnAttempt = metricdef.Chain(p.OnAttempt, o.OnAttempt)
-	if p.Limiter != nil {
-		p.Limiter = o.Limiter(p.Limiter)
-	}
+	metricdef.Instrument(p, o.Observe, o.OnAttempt, func(l recoil.Limiter) recoil.Limiter { return o.Limiter(l) })
 }
 
 // Limiter is a recoil.Limiter that records how long each attempt waited
@@ -203,21 +200,15 @@ func (o *Observer) Instrument(p *recoil.Policy) {
 // costs nothing more. Get one from Observer.Limiter; the zero Limiter is
 // not usable. It is safe for concurrent use if the limiter it wraps is.
 type Limiter struct {
-	l    recoil.Limiter
-	wait prometheus.Observer
+	t metricdef.Limiter
 }
 
 // TryAcquire takes a free slot without waiting, as the wrapped limiter does.
-func (l *Limiter) TryAcquire() bool { return l.l.TryAcquire() }
+func (l *Limiter) TryAcquire() bool { return l.t.TryAcquire() }
 
 // Acquire waits for a slot in the wrapped limiter and records how long it
 // waited, whether or not it got one.
-func (l *Limiter) Acquire(ctx context.Context) error {
-	start := time.Now()
-	err := l.l.Acquire(ctx)
-	l.wait.Observe(time.Since(start).Seconds())
-	return err
-}
+func (l *Limiter) Acquire(ctx context.Context) error { return l.t.Acquire(ctx) }
 
 // Release returns a slot to the wrapped limiter.
-func (l *Limiter) Release() { l.l.Release() }
+func (l *Limiter) Release() { l.t.Release() }

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -52,32 +51,31 @@ func scrape(t *testing.T, reg *prometheus.Registry) map[string]float64 {
 	return got
 }
 
-func TestScripts(t *testing.T) {
-	for _, s := range metrictest.Scripts() {
-		t.Run(s.Name, func(t *testing.T) {
-			synctest.Test(t, func(t *testing.T) {
-				m := recoilprom.NewMetrics()
-				reg := prometheus.NewPedanticRegistry()
-				reg.MustRegister(m)
-				o, err := m.Policy(metrictest.Policy)
-				if err != nil {
-					t.Fatal(err)
-				}
-				s.Run(t, o)
-				metrictest.Check(t, scrape(t, reg), s.Want)
-			})
-		})
+// observed returns a registry holding fresh Metrics, and the Observer of
+// metrictest.Policy.
+func observed(t *testing.T) (*recoilprom.Metrics, *prometheus.Registry, *recoilprom.Observer) {
+	t.Helper()
+	m := recoilprom.NewMetrics()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m)
+	o, err := m.Policy(metrictest.Policy)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return m, reg, o
+}
+
+func TestScripts(t *testing.T) {
+	metrictest.Run(t, func(t *testing.T) (metrictest.Observer, func(*testing.T) map[string]float64) {
+		_, reg, o := observed(t)
+		return o, func(t *testing.T) map[string]float64 { return scrape(t, reg) }
+	})
 }
 
 // TestLint runs client_golang's metric linter, the one promtool check
 // metrics runs, over a scrape with every series present.
 func TestLint(t *testing.T) {
-	m := recoilprom.NewMetrics()
-	o, err := m.Policy(metrictest.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, _, o := observed(t)
 	o.BreakerHook()
 	o.Limiter(nil)
 	problems, err := testutil.CollectAndLint(m)
@@ -122,13 +120,7 @@ func TestPromtool(t *testing.T) {
 	if err != nil {
 		t.Skip("promtool is not installed; TestLint runs the same linter")
 	}
-	m := recoilprom.NewMetrics()
-	reg := prometheus.NewPedanticRegistry()
-	reg.MustRegister(m)
-	o, err := m.Policy(metrictest.Policy)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, reg, o := observed(t)
 	o.BreakerHook()
 	o.Limiter(nil)
 	rec := httptest.NewRecorder()

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/breaker"
@@ -128,3 +129,35 @@ func Chain[E any](first, next func(context.Context, E)) func(context.Context, E)
 		next(ctx, e)
 	}
 }
+
+// Instrument sets p's Observe and OnAttempt to observe and onAttempt, after
+// the hooks p already has, and wraps p.Limiter, if set, with limiter.
+func Instrument(p *recoil.Policy, observe func(context.Context, recoil.Summary), onAttempt func(context.Context, recoil.AttemptEvent), limiter func(recoil.Limiter) recoil.Limiter) {
+	p.Observe = Chain(p.Observe, observe)
+	p.OnAttempt = Chain(p.OnAttempt, onAttempt)
+	if p.Limiter != nil {
+		p.Limiter = limiter(p.Limiter)
+	}
+}
+
+// Limiter is a recoil.Limiter that times each Acquire, the only place the
+// loop waits for a slot.
+type Limiter struct {
+	L      recoil.Limiter
+	Record func(ctx context.Context, seconds float64)
+}
+
+// TryAcquire takes a free slot without waiting.
+func (l *Limiter) TryAcquire() bool { return l.L.TryAcquire() }
+
+// Acquire waits for a slot and records how long it waited, whether or not
+// it got one.
+func (l *Limiter) Acquire(ctx context.Context) error {
+	start := time.Now()
+	err := l.L.Acquire(ctx)
+	l.Record(ctx, time.Since(start).Seconds())
+	return err
+}
+
+// Release returns a slot.
+func (l *Limiter) Release() { l.L.Release() }

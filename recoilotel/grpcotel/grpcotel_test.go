@@ -107,15 +107,6 @@ func dial(t *testing.T, h *health, tp trace.TracerProvider, p *recoil.Policy) he
 	return healthpb.NewHealthClient(conn)
 }
 
-func attr(attrs []attribute.KeyValue, k attribute.Key) (attribute.Value, bool) {
-	for _, a := range attrs {
-		if a.Key == k {
-			return a.Value, true
-		}
-	}
-	return attribute.Value{}, false
-}
-
 func TestAttemptSpans(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -148,25 +139,26 @@ func TestAttemptSpans(t *testing.T) {
 			}
 			caller := spans[len(spans)-1]
 			for i, s := range spans[:len(spans)-1] {
+				attrs := attribute.NewSet(s.Attributes...)
 				if s.Name != "grpc.health.v1.Health/Check" || s.SpanKind != trace.SpanKindClient {
 					t.Errorf("attempt %d: span %q kind %v", i+1, s.Name, s.SpanKind)
 				}
 				if s.Parent.SpanID() != caller.SpanContext.SpanID() {
 					t.Errorf("attempt %d: parent %v, want the caller's span %v", i+1, s.Parent.SpanID(), caller.SpanContext.SpanID())
 				}
-				prev, ok := attr(s.Attributes, grpcotel.PreviousAttemptsKey)
+				prev, ok := attrs.Value(grpcotel.PreviousAttemptsKey)
 				if want := []string{strconv.Itoa(i)}; ok != (i > 0) || ok && !slices.Equal(prev.AsStringSlice(), want) {
 					t.Errorf("attempt %d: grpc-previous-rpc-attempts = %v (set %v), want %v (set %v)", i+1, prev.AsStringSlice(), ok, want, i > 0)
 				}
-				code, _ := attr(s.Attributes, grpcotel.StatusCodeKey)
+				code, _ := attrs.Value(grpcotel.StatusCodeKey)
 				if code.AsInt64() != int64(tt.codes[i]) {
 					t.Errorf("attempt %d: rpc.grpc.status_code = %d, want %d", i+1, code.AsInt64(), tt.codes[i])
 				}
-				if et, ok := attr(s.Attributes, grpcotel.ErrorTypeKey); ok != (tt.codes[i] != codes.OK) || ok && et.AsString() != tt.codes[i].String() {
+				if et, ok := attrs.Value(grpcotel.ErrorTypeKey); ok != (tt.codes[i] != codes.OK) || ok && et.AsString() != tt.codes[i].String() {
 					t.Errorf("attempt %d: error.type = %q (set %v), want %v", i+1, et.AsString(), ok, tt.codes[i])
 				}
 				for k, want := range map[attribute.Key]string{grpcotel.SystemKey: "grpc", grpcotel.ServiceKey: "grpc.health.v1.Health", grpcotel.MethodKey: "Check", grpcotel.ServerAddressKey: "bufnet"} {
-					if v, _ := attr(s.Attributes, k); v.AsString() != want {
+					if v, _ := attrs.Value(k); v.AsString() != want {
 						t.Errorf("attempt %d: %s = %q, want %q", i+1, k, v.AsString(), want)
 					}
 				}
@@ -199,7 +191,8 @@ func TestStreamSpan(t *testing.T) {
 	if len(spans) != 1 || spans[0].Name != "grpc.health.v1.Health/Watch" {
 		t.Fatalf("spans = %v, want one for Watch", spans)
 	}
-	if code, ok := attr(spans[0].Attributes, grpcotel.StatusCodeKey); !ok || code.AsInt64() != 0 {
+	set := attribute.NewSet(spans[0].Attributes...)
+	if code, ok := set.Value(grpcotel.StatusCodeKey); !ok || code.AsInt64() != 0 {
 		t.Errorf("rpc.grpc.status_code = %v (set %v), want 0", code.AsInt64(), ok)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/recoil-go/recoil"
@@ -290,4 +291,18 @@ func Bench(b *testing.B, adapters map[string]func(*recoil.Policy)) {
 func EmptyHooks(p *recoil.Policy) {
 	p.Observe = func(context.Context, recoil.Summary) {}
 	p.OnAttempt = func(context.Context, recoil.AttemptEvent) {}
+}
+
+// Run runs every script in a synctest bubble against a fresh observer from
+// setup, and checks what collect then reads.
+func Run(t *testing.T, setup func(t *testing.T) (o Observer, collect func(t *testing.T) map[string]float64)) {
+	for _, s := range Scripts() {
+		t.Run(s.Name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				o, collect := setup(t)
+				s.Run(t, o)
+				Check(t, collect(t), s.Want)
+			})
+		})
+	}
 }
