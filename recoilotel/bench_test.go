@@ -75,6 +75,7 @@ func BenchmarkTransport(b *testing.B) {
 				}
 				req, _ := http.NewRequestWithContext(context.Background(), http.MethodGet, srv.URL+"/v1/models", nil)
 				b.ReportAllocs()
+				stop := metrictest.ReportCPU(b)
 				for b.Loop() {
 					resp, err := client.Do(req)
 					if err != nil {
@@ -86,6 +87,7 @@ func BenchmarkTransport(b *testing.B) {
 						b.Fatalf("status %d", resp.StatusCode)
 					}
 				}
+				stop()
 			})
 		}
 	}

@@ -156,6 +156,8 @@ func end(span trace.Span, resp *http.Response, err error) {
 	case err != nil:
 		span.SetAttributes(ErrorTypeKey.String(errorType(err)))
 		span.SetStatus(codes.Error, err.Error())
+	case resp == nil: // a RoundTripper breaking its contract; the client will say so
+		span.SetStatus(codes.Error, "no response and no error")
 	case resp.StatusCode >= 400:
 		span.SetAttributes(StatusCodeKey.Int(resp.StatusCode), ErrorTypeKey.String(strconv.Itoa(resp.StatusCode)))
 		span.SetStatus(codes.Error, "")
