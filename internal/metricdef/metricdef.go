@@ -1,0 +1,163 @@
+// Package metricdef holds what recoil's two metrics adapters, recoilotel and
+// recoilprom, must agree on so their metrics mean the same: the label values
+// for an attempt's outcome and a call's stop reason, the breaker state's
+// number, the histogram buckets, the check on a policy's name, and the
+// chaining of a policy's hooks.
+package metricdef
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/breaker"
+)
+
+// Outcome labels: OutcomeSuccess, then one per failure class in Class order.
+const OutcomeSuccess = "success"
+
+// NumOutcomes is the number of outcome labels Outcome returns for the known
+// classes.
+const NumOutcomes = 1 + int(recoil.ClassCanceled) + 1
+
+// OutcomeIndex is the index of e's outcome among Outcomes, or -1 for a class
+// recoil does not define.
+func OutcomeIndex(e recoil.AttemptEvent) int {
+	if e.Err == nil {
+		return 0
+	}
+	if c := int(e.Verdict.Class); c <= int(recoil.ClassCanceled) {
+		return 1 + c
+	}
+	return -1
+}
+
+// Outcome is the outcome label of the attempt e reports: "success", or its
+// failure's class ("transient", "throttled", "overloaded", "permanent",
+// "canceled").
+func Outcome(e recoil.AttemptEvent) string {
+	if e.Err == nil {
+		return OutcomeSuccess
+	}
+	return e.Verdict.Class.String()
+}
+
+// Outcomes returns every outcome label, in OutcomeIndex order.
+func Outcomes() []string {
+	out := make([]string, NumOutcomes)
+	out[0] = OutcomeSuccess
+	for c := recoil.ClassUnknown; c <= recoil.ClassCanceled; c++ {
+		out[1+int(c)] = c.String()
+	}
+	return out
+}
+
+// NumReasons is the number of stop reasons recoil defines, ReasonNone
+// included.
+const NumReasons = int(recoil.ReasonCanceled) + 1
+
+// Reasons returns every stop reason's label (Reason.String), indexed by
+// Reason.
+func Reasons() []string {
+	out := make([]string, NumReasons)
+	for r := range out {
+		out[r] = recoil.Reason(r).String()
+	}
+	return out
+}
+
+// States is every breaker state, in the order of their numbers (StateValue).
+var States = [...]breaker.State{breaker.Closed, breaker.HalfOpen, breaker.Open}
+
+// StateValue is the number the breaker-state gauge shows for s: 0 closed,
+// 1 half-open, 2 open, so that higher is worse and "> 0" means "not closed".
+// An unknown state reads as open.
+func StateValue(s breaker.State) int {
+	switch s {
+	case breaker.Closed:
+		return 0
+	case breaker.HalfOpen:
+		return 1
+	}
+	return 2
+}
+
+// Histogram bucket boundaries, shared by both adapters.
+var (
+	// RetryBuckets are for retries per call: small whole numbers, since a
+	// policy allows a handful (gRFC A6 caps attempts at 5).
+	RetryBuckets = []float64{0, 1, 2, 3, 4, 5, 10}
+	// DelayBuckets, in seconds, are for a call's total wait and for each
+	// wait: from a backoff's first 100 ms to a server-directed wait of
+	// minutes.
+	DelayBuckets = []float64{0, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600}
+	// QueueWaitBuckets, in seconds, are for a limiter's queue.
+	QueueWaitBuckets = []float64{0, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
+)
+
+// MaxPolicyLen bounds a policy name.
+const MaxPolicyLen = 64
+
+// ErrPolicyName is returned for a policy name that is not a short name.
+var ErrPolicyName = errors.New("policy name must be 1 to 64 letters, digits, '_', '-' or '.' (a dependency's name, never a URL or a key)")
+
+// CheckPolicy reports whether name may label a policy's metrics: a short
+// name of letters, digits, '_', '-' and '.', so a URL, a path or a key
+// passed by mistake is refused rather than exported as a label of
+// unbounded cardinality.
+func CheckPolicy(name string) error {
+	if name == "" || len(name) > MaxPolicyLen {
+		return ErrPolicyName
+	}
+	if strings.IndexFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.')
+	}) >= 0 {
+		return ErrPolicyName
+	}
+	return nil
+}
+
+// Chain returns a hook that calls first, when set, and then next.
+func Chain[E any](first, next func(context.Context, E)) func(context.Context, E) {
+	if first == nil {
+		return next
+	}
+	return func(ctx context.Context, e E) {
+		first(ctx, e)
+		next(ctx, e)
+	}
+}
+
+// Instrument sets p's Observe and OnAttempt to observe and onAttempt, after
+// the hooks p already has, and wraps p.Limiter, if set, with limiter.
+func Instrument(p *recoil.Policy, observe func(context.Context, recoil.Summary), onAttempt func(context.Context, recoil.AttemptEvent), limiter func(recoil.Limiter) recoil.Limiter) {
+	p.Observe = Chain(p.Observe, observe)
+	p.OnAttempt = Chain(p.OnAttempt, onAttempt)
+	if p.Limiter != nil {
+		p.Limiter = limiter(p.Limiter)
+	}
+}
+
+// Limiter is a recoil.Limiter that times each Acquire, the only place the
+// loop waits for a slot.
+type Limiter struct {
+	L      recoil.Limiter
+	Record func(ctx context.Context, seconds float64)
+}
+
+// TryAcquire takes a free slot without waiting.
+func (l *Limiter) TryAcquire() bool { return l.L.TryAcquire() }
+
+// Acquire waits for a slot and records how long it waited, whether or not
+// it got one.
+func (l *Limiter) Acquire(ctx context.Context) error {
+	start := time.Now()
+	err := l.L.Acquire(ctx)
+	l.Record(ctx, time.Since(start).Seconds())
+	return err
+}
+
+// Release returns a slot.
+func (l *Limiter) Release() { l.L.Release() }

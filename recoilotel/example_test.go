@@ -1,0 +1,126 @@
+package recoilotel_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/backoff"
+	"github.com/recoil-go/recoil/breaker"
+	"github.com/recoil-go/recoil/recoilhttp"
+	"github.com/recoil-go/recoil/recoilotel"
+)
+
+func ExampleNewMetrics() {
+	reader := sdkmetric.NewManualReader() // a PeriodicReader with an exporter, in a service
+	m, err := recoilotel.NewMetrics(recoilotel.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	obs, err := m.Policy("payments") // one per dependency; never a URL
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p := &recoil.Policy{Backoff: backoff.Constant(10 * time.Millisecond)}
+	obs.Instrument(p)
+
+	calls := 0
+	err = recoil.Do(context.Background(), p, func(context.Context) error {
+		if calls++; calls < 3 {
+			return errors.New("connection reset by peer")
+		}
+		return nil
+	})
+	fmt.Println("call:", err)
+
+	var rm metricdata.ResourceMetrics
+	_ = reader.Collect(context.Background(), &rm)
+	for _, sm := range rm.ScopeMetrics {
+		for _, mt := range sm.Metrics {
+			switch d := mt.Data.(type) {
+			case metricdata.Histogram[int64]:
+				fmt.Printf("%s: sum %d over %d call\n", mt.Name, d.DataPoints[0].Sum, d.DataPoints[0].Count)
+			case metricdata.Histogram[float64]:
+				fmt.Printf("%s: sum %g s over %d\n", mt.Name, d.DataPoints[0].Sum, d.DataPoints[0].Count)
+			}
+		}
+	}
+	// Output:
+	// call: <nil>
+	// recoil.call.retries: sum 2 over 1 call
+	// recoil.call.retry_delay: sum 0.02 s over 1
+	// recoil.retry_wait: sum 0.02 s over 2
+}
+
+func ExampleNewTransport() {
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1) < 3 {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	}))
+	defer srv.Close()
+
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	p := &recoil.Policy{Backoff: backoff.Constant(time.Millisecond)}
+	client := &http.Client{Transport: recoilotel.NewTransport(&recoilhttp.Transport{Policy: p}, recoilotel.WithTracerProvider(tp))}
+
+	ctx, parent := tp.Tracer("app").Start(context.Background(), "list models")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/v1/models", nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	parent.End()
+
+	for _, s := range spans.GetSpans()[:3] {
+		status, resend := "", "-"
+		for _, a := range s.Attributes {
+			switch a.Key {
+			case recoilotel.StatusCodeKey:
+				status = a.Value.Emit()
+			case recoilotel.ResendCountKey:
+				resend = a.Value.Emit()
+			}
+		}
+		fmt.Println(s.Name, s.SpanKind, "status", status, "resend_count", resend, "child of caller:", s.Parent.SpanID() == parent.SpanContext().SpanID())
+	}
+	// Output:
+	// GET client status 502 resend_count - child of caller: true
+	// GET client status 502 resend_count 1 child of caller: true
+	// GET client status 200 resend_count 2 child of caller: true
+}
+
+func ExampleObserver_BreakerHook() {
+	reader := sdkmetric.NewManualReader()
+	m, _ := recoilotel.NewMetrics(recoilotel.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+	obs, _ := m.Policy("search")
+	b := breaker.New(breaker.Settings{ConsecutiveFailures: 1, OnStateChange: obs.BreakerHook()})
+	p := &recoil.Policy{MaxAttempts: 1, Breaker: b}
+	obs.Instrument(p)
+
+	_ = recoil.Do(context.Background(), p, func(context.Context) error { return errors.New("connection refused") })
+	var rm metricdata.ResourceMetrics
+	_ = reader.Collect(context.Background(), &rm)
+	for _, mt := range rm.ScopeMetrics[0].Metrics {
+		if g, ok := mt.Data.(metricdata.Gauge[int64]); ok {
+			fmt.Println(mt.Name, g.DataPoints[0].Value, "("+b.State().String()+")")
+		}
+	}
+	// Output: recoil.breaker.state 2 (open)
+}

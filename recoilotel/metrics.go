@@ -1,0 +1,267 @@
+package recoilotel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/breaker"
+	"github.com/recoil-go/recoil/internal/metricdef"
+	"github.com/recoil-go/recoil/recoilotel/internal/config"
+)
+
+// Attribute keys of recoil's metrics and span events.
+const (
+	// PolicyKey labels every metric with the policy's name, chosen by the
+	// user (Metrics.Policy).
+	PolicyKey = attribute.Key("recoil.policy")
+	// OutcomeKey is an attempt's outcome: "success", or its failure's class.
+	OutcomeKey = attribute.Key("recoil.outcome")
+	// ReasonKey is why a call stopped (recoil.Reason.String; "none" for a
+	// success).
+	ReasonKey = attribute.Key("recoil.reason")
+	// StateKey is the breaker state a transition entered.
+	StateKey = attribute.Key("recoil.state")
+)
+
+// Metrics is recoil's OpenTelemetry instruments, from one meter. Take an
+// Observer per policy with Policy. Create it with NewMetrics; the zero
+// Metrics is not usable. It is safe for concurrent use.
+type Metrics struct {
+	attempts    metric.Int64Counter
+	retries     metric.Int64Histogram
+	delay       metric.Float64Histogram
+	waits       metric.Float64Histogram
+	stops       metric.Int64Counter
+	refusals    metric.Int64Counter
+	state       metric.Int64Gauge
+	transitions metric.Int64Counter
+	queueWait   metric.Float64Histogram
+}
+
+// NewMetrics creates recoil's instruments with the meter provider of opts
+// (WithMeterProvider; the global one by default). Their names follow gRFC
+// A96 and the OpenTelemetry naming guidelines; docs/observability.md lists
+// them.
+func NewMetrics(opts ...Option) (*Metrics, error) {
+	meter := config.New(opts).MeterProvider.Meter(config.ScopeName)
+	var m Metrics
+	var errs [9]error
+	m.attempts, errs[0] = meter.Int64Counter("recoil.attempts", metric.WithUnit("{attempt}"),
+		metric.WithDescription("Attempts made, by outcome: success, or the failure's class."))
+	m.retries, errs[1] = meter.Int64Histogram("recoil.call.retries", metric.WithUnit("{retry}"),
+		metric.WithDescription("Retries per call, the first attempt not counted (gRFC A96 grpc.client.call.retries)."),
+		metric.WithExplicitBucketBoundaries(metricdef.RetryBuckets...))
+	m.delay, errs[2] = meter.Float64Histogram("recoil.call.retry_delay", metric.WithUnit("s"),
+		metric.WithDescription("Total time per call spent waiting between attempts (gRFC A96 grpc.client.call.retry_delay)."),
+		metric.WithExplicitBucketBoundaries(metricdef.DelayBuckets...))
+	m.waits, errs[3] = meter.Float64Histogram("recoil.retry_wait", metric.WithUnit("s"),
+		metric.WithDescription("Each wait before a retry: the backoff's, or the one the server directed."),
+		metric.WithExplicitBucketBoundaries(metricdef.DelayBuckets...))
+	m.stops, errs[4] = meter.Int64Counter("recoil.stops", metric.WithUnit("{call}"),
+		metric.WithDescription("Calls ended, by stop reason (none for a success)."))
+	m.refusals, errs[5] = meter.Int64Counter("recoil.budget.refusals", metric.WithUnit("{call}"),
+		metric.WithDescription("Calls stopped because a retry budget refused a retry (or the call)."))
+	m.state, errs[6] = meter.Int64Gauge("recoil.breaker.state",
+		metric.WithDescription("Circuit breaker state: 0 closed, 1 half-open, 2 open."))
+	m.transitions, errs[7] = meter.Int64Counter("recoil.breaker.transitions", metric.WithUnit("{transition}"),
+		metric.WithDescription("Circuit breaker state changes, by the state entered."))
+	m.queueWait, errs[8] = meter.Float64Histogram("recoil.limiter.queue_wait", metric.WithUnit("s"),
+		metric.WithDescription("Time attempts waited in the concurrency limiter's queue."),
+		metric.WithExplicitBucketBoundaries(metricdef.QueueWaitBuckets...))
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, fmt.Errorf("recoilotel: %w", err)
+	}
+	return &m, nil
+}
+
+// Policy returns the Observer that records the calls of one policy with
+// the attribute recoil.policy=name. name must be 1 to 64 letters, digits,
+// '_', '-' or '.': a dependency's name, never a URL or a key, so the
+// attribute's values stay few.
+func (m *Metrics) Policy(name string) (*Observer, error) {
+	if err := metricdef.CheckPolicy(name); err != nil {
+		return nil, fmt.Errorf("recoilotel: %q: %w", name, err)
+	}
+	policy := PolicyKey.String(name)
+	o := &Observer{m: m, policy: policy}
+	for i, outcome := range metricdef.Outcomes() {
+		o.attempts[i] = addOpts(policy, OutcomeKey.String(outcome))
+	}
+	for r, reason := range metricdef.Reasons() {
+		o.stops[r] = addOpts(policy, ReasonKey.String(reason))
+	}
+	o.add = addOpts(policy)
+	o.record = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(policy))}
+	return o, nil
+}
+
+// addOpts builds, once, the options that attach attrs to a measurement:
+// passed on every call they cost no allocation.
+func addOpts(attrs ...attribute.KeyValue) []metric.AddOption {
+	return []metric.AddOption{metric.WithAttributeSet(attribute.NewSet(attrs...))}
+}
+
+// Observer records one policy's calls with Metrics, and marks its waits
+// and give-ups as events on the caller's span. Its methods are the policy's
+// hooks; Instrument installs them. Get one from Metrics.Policy; the zero
+// Observer is not usable. It is safe for concurrent use.
+type Observer struct {
+	m        *Metrics
+	policy   attribute.KeyValue
+	attempts [metricdef.NumOutcomes][]metric.AddOption
+	stops    [metricdef.NumReasons][]metric.AddOption
+	add      []metric.AddOption
+	record   []metric.RecordOption
+}
+
+// Span event names and their attribute keys.
+const (
+	// EventRetryWait is added to the caller's span for each wait before a
+	// retry, by OnAttempt.
+	EventRetryWait = "recoil.retry_wait"
+	// EventGiveUp is added to the caller's span when a call gives up, by
+	// Observe.
+	EventGiveUp = "recoil.give_up"
+
+	// AttemptKey is the number of the attempt that failed (1 is the first).
+	AttemptKey = attribute.Key("recoil.attempt")
+	// WaitKey is the wait in seconds: the one before the next attempt, or
+	// on EventGiveUp the server's wait the call refused.
+	WaitKey = attribute.Key("recoil.wait")
+	// WaitSourceKey says where a wait came from: "server" (Retry-After and
+	// its relatives) or "backoff" (the policy's schedule).
+	WaitSourceKey = attribute.Key("recoil.wait.source")
+	// ClassKey is the failure's class (recoil.Class.String).
+	ClassKey = attribute.Key("recoil.class")
+	// CodeKey is the failure's diagnosis code (recoil.Verdict.Code), when set.
+	CodeKey = attribute.Key("recoil.code")
+	// WhyKey is the verdict's reason, in words (recoil.Verdict.Reason).
+	WhyKey = attribute.Key("recoil.why")
+	// AttemptsKey is the number of attempts a call made.
+	AttemptsKey = attribute.Key("recoil.call.attempts")
+)
+
+// Observe records a call's Summary: its retries, its total wait, why it
+// stopped, and a budget refusal if that was why; when the call gave up it
+// adds EventGiveUp to the caller's span. It is a Policy.Observe hook.
+func (o *Observer) Observe(ctx context.Context, s recoil.Summary) {
+	m := o.m
+	m.retries.Record(ctx, int64(max(s.Attempts-1, 0)), o.record...)
+	m.delay.Record(ctx, s.Waited.Seconds(), o.record...)
+	if int(s.Reason) < len(o.stops) {
+		m.stops.Add(ctx, 1, o.stops[s.Reason]...)
+	} else {
+		m.stops.Add(ctx, 1, addOpts(o.policy, ReasonKey.String(s.Reason.String()))...)
+	}
+	if s.Reason == recoil.ReasonBudget {
+		m.refusals.Add(ctx, 1, o.add...)
+	}
+	if s.Err == nil || s.Reason == recoil.ReasonNone {
+		return
+	}
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		attrs := []attribute.KeyValue{o.policy, ReasonKey.String(s.Reason.String()), AttemptsKey.Int(s.Attempts)}
+		if s.RefusedWait > 0 {
+			attrs = append(attrs, WaitKey.Float64(s.RefusedWait.Seconds()))
+		}
+		span.AddEvent(EventGiveUp, trace.WithAttributes(verdictAttrs(attrs, s.Verdict, s.LastErr != nil)...))
+	}
+}
+
+// OnAttempt records an attempt by its outcome; for an attempt that will
+// be retried, it records the wait and adds EventRetryWait to the caller's
+// span. It is a Policy.OnAttempt hook.
+func (o *Observer) OnAttempt(ctx context.Context, e recoil.AttemptEvent) {
+	m := o.m
+	if i := metricdef.OutcomeIndex(e); i >= 0 {
+		m.attempts.Add(ctx, 1, o.attempts[i]...)
+	} else {
+		m.attempts.Add(ctx, 1, addOpts(o.policy, OutcomeKey.String(metricdef.Outcome(e)))...)
+	}
+	if !e.Retry {
+		return
+	}
+	m.waits.Record(ctx, e.Wait.Seconds(), o.record...)
+	if span := trace.SpanFromContext(ctx); span.IsRecording() {
+		source := "backoff"
+		if e.Verdict.Wait > 0 {
+			source = "server"
+		}
+		attrs := []attribute.KeyValue{o.policy, AttemptKey.Int(e.Attempt), WaitKey.Float64(e.Wait.Seconds()), WaitSourceKey.String(source)}
+		span.AddEvent(EventRetryWait, trace.WithAttributes(verdictAttrs(attrs, e.Verdict, true)...))
+	}
+}
+
+func verdictAttrs(attrs []attribute.KeyValue, v recoil.Verdict, failed bool) []attribute.KeyValue {
+	if !failed {
+		return attrs
+	}
+	attrs = append(attrs, ClassKey.String(v.Class.String()))
+	if v.Code != "" {
+		attrs = append(attrs, CodeKey.String(v.Code))
+	}
+	if v.Reason != "" {
+		attrs = append(attrs, WhyKey.String(v.Reason))
+	}
+	return attrs
+}
+
+// BreakerHook returns a function for breaker.Settings.OnStateChange that
+// records recoil.breaker.state and recoil.breaker.transitions for this
+// policy; it records the state as closed, where a new breaker starts. To
+// call a hook of your own as well, call both from one function.
+func (o *Observer) BreakerHook() func(from, to breaker.State, at time.Time) {
+	m := o.m
+	m.state.Record(context.Background(), 0, o.record...)
+	var entered [len(metricdef.States)][]metric.AddOption
+	for _, s := range metricdef.States {
+		entered[metricdef.StateValue(s)] = addOpts(o.policy, StateKey.String(s.String()))
+	}
+	return func(_, to breaker.State, _ time.Time) {
+		v := metricdef.StateValue(to)
+		m.state.Record(context.Background(), int64(v), o.record...)
+		m.transitions.Add(context.Background(), 1, entered[v]...)
+	}
+}
+
+// Limiter returns l (not nil) wrapped so that the time each attempt waits
+// in its queue is recorded in recoil.limiter.queue_wait. Use it as the
+// policy's Limiter; Instrument does that for a policy that has one.
+func (o *Observer) Limiter(l recoil.Limiter) *Limiter {
+	wait, record := o.m.queueWait, o.record
+	return &Limiter{metricdef.Limiter{L: l, Record: func(ctx context.Context, s float64) { wait.Record(ctx, s, record...) }}}
+}
+
+// Instrument makes p report to o: it sets p.Observe and p.OnAttempt to o's
+// (after the hooks p already has, which still run first), and wraps
+// p.Limiter, if set, with Limiter. A breaker's hook is set where the breaker
+// is made (BreakerHook). Call it before p is used.
+func (o *Observer) Instrument(p *recoil.Policy) {
+	metricdef.Instrument(p, o.Observe, o.OnAttempt, func(l recoil.Limiter) recoil.Limiter { return o.Limiter(l) })
+}
+
+// Limiter is a recoil.Limiter that records how long each attempt waited
+// for a slot. The loop asks TryAcquire first and waits in Acquire only when
+// every slot is held, so only waits are recorded, and the healthy path
+// costs nothing more. Get one from Observer.Limiter; the zero Limiter is
+// not usable. It is safe for concurrent use if the limiter it wraps is.
+type Limiter struct {
+	t metricdef.Limiter
+}
+
+// TryAcquire takes a free slot without waiting, as the wrapped limiter does.
+func (l *Limiter) TryAcquire() bool { return l.t.TryAcquire() }
+
+// Acquire waits for a slot in the wrapped limiter and records how long it
+// waited, whether or not it got one.
+func (l *Limiter) Acquire(ctx context.Context) error { return l.t.Acquire(ctx) }
+
+// Release returns a slot to the wrapped limiter.
+func (l *Limiter) Release() { l.t.Release() }

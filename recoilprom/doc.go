@@ -1,0 +1,29 @@
+// Package recoilprom exports recoil's retry metrics as Prometheus
+// collectors: attempts by outcome, retries per call, the time calls spent
+// waiting, stop reasons, budget refusals, breaker state and limiter queue
+// waits, all labelled with a policy name you choose (a dependency's name,
+// never a URL or a key) so their cardinality stays bounded.
+//
+// The metrics mean what package recoilotel's OpenTelemetry metrics mean,
+// and their names are the ones OpenTelemetry's Prometheus exporter gives
+// those (its labels carry the attributes' recoil_ prefix: recoil_policy for
+// policy). docs/observability.md lists them, with a dashboard's queries.
+//
+// # Usage
+//
+//	m := recoilprom.NewMetrics()
+//	prometheus.MustRegister(m)
+//
+//	obs, err := m.Policy("payments")
+//	if err != nil {
+//		return err
+//	}
+//	p := &recoil.Policy{
+//		Breaker: breaker.New(breaker.Settings{OnStateChange: obs.BreakerHook()}),
+//		Limiter: limit.New(limit.Config{Capacity: 24, MaxQueue: 48}),
+//	}
+//	obs.Instrument(p) // Observe, OnAttempt, and the limiter's queue wait
+//
+// A policy's series are created with its Observer, at zero, so rate() sees
+// the first increment. Recording takes no allocation.
+package recoilprom

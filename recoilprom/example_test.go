@@ -1,0 +1,126 @@
+package recoilprom_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/backoff"
+	"github.com/recoil-go/recoil/breaker"
+	"github.com/recoil-go/recoil/limit"
+	"github.com/recoil-go/recoil/recoilprom"
+)
+
+// printSeries prints reg's non-zero series: counters and gauges by value,
+// histograms by count and sum.
+func printSeries(reg *prometheus.Registry) {
+	families, _ := reg.Gather()
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := ""
+			for _, l := range m.GetLabel() {
+				if l.GetName() != "policy" {
+					labels += fmt.Sprintf("%s=%q", l.GetName(), l.GetValue())
+				}
+			}
+			switch f.GetType() {
+			case dto.MetricType_HISTOGRAM:
+				if h := m.GetHistogram(); h.GetSampleCount() > 0 {
+					fmt.Printf("%s count %d sum %g\n", f.GetName(), h.GetSampleCount(), h.GetSampleSum())
+				}
+			case dto.MetricType_GAUGE:
+				fmt.Printf("%s{%s} %g\n", f.GetName(), labels, m.GetGauge().GetValue())
+			default:
+				if v := m.GetCounter().GetValue(); v > 0 {
+					fmt.Printf("%s{%s} %g\n", f.GetName(), labels, v)
+				}
+			}
+		}
+	}
+}
+
+func ExampleNewMetrics() {
+	m := recoilprom.NewMetrics()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m) // or prometheus.MustRegister(m), served by promhttp.Handler()
+
+	obs, err := m.Policy("payments") // one per dependency; never a URL
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p := &recoil.Policy{Backoff: backoff.Constant(10 * time.Millisecond)}
+	obs.Instrument(p)
+
+	calls := 0
+	err = recoil.Do(context.Background(), p, func(context.Context) error {
+		if calls++; calls == 1 {
+			return errors.New("connection reset by peer")
+		}
+		return nil
+	})
+	fmt.Println("call:", err)
+	printSeries(reg)
+	// Output:
+	// call: <nil>
+	// recoil_attempts_total{outcome="success"} 1
+	// recoil_attempts_total{outcome="transient"} 1
+	// recoil_call_retries count 1 sum 1
+	// recoil_call_retry_delay_seconds count 1 sum 0.01
+	// recoil_retry_wait_seconds count 1 sum 0.01
+	// recoil_stops_total{reason="none"} 1
+}
+
+func ExampleMetrics_Policy() {
+	m := recoilprom.NewMetrics()
+	_, err := m.Policy("https://api.example.com/v1")
+	fmt.Println(err != nil)
+	// Output: true
+}
+
+func ExampleObserver_BreakerHook() {
+	m := recoilprom.NewMetrics()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+	obs, _ := m.Policy("search")
+	b := breaker.New(breaker.Settings{ConsecutiveFailures: 1, OnStateChange: obs.BreakerHook()})
+	p := &recoil.Policy{MaxAttempts: 1, Breaker: b}
+	obs.Instrument(p)
+
+	_ = recoil.Do(context.Background(), p, func(context.Context) error { return errors.New("connection refused") })
+	printSeries(reg)
+	// Output:
+	// recoil_attempts_total{outcome="transient"} 1
+	// recoil_breaker_state{} 2
+	// recoil_breaker_transitions_total{state="open"} 1
+	// recoil_call_retries count 1 sum 0
+	// recoil_call_retry_delay_seconds count 1 sum 0
+	// recoil_stops_total{reason="attempts exhausted"} 1
+}
+
+func ExampleObserver_Instrument() {
+	m := recoilprom.NewMetrics()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+	obs, _ := m.Policy("db")
+	lim := limit.New(limit.Config{Capacity: 1, MaxQueue: 1})
+	p := &recoil.Policy{Limiter: lim}
+	obs.Instrument(p) // p.Limiter is now obs.Limiter(lim)
+
+	lim.TryAcquire() // someone else holds the only slot for 20 ms
+	time.AfterFunc(20*time.Millisecond, lim.Release)
+	_ = recoil.Do(context.Background(), p, func(context.Context) error { return nil })
+	families, _ := reg.Gather()
+	for _, f := range families {
+		if f.GetName() == "recoil_limiter_queue_wait_seconds" {
+			h := f.GetMetric()[0].GetHistogram()
+			fmt.Println("queued:", h.GetSampleCount(), "for at least 20 ms:", h.GetSampleSum() >= 0.02)
+		}
+	}
+	// Output: queued: 1 for at least 20 ms: true
+}

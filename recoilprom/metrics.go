@@ -1,0 +1,214 @@
+package recoilprom
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/breaker"
+	"github.com/recoil-go/recoil/internal/metricdef"
+)
+
+// Metrics is the set of recoil's Prometheus metrics, labelled by policy. It
+// is a prometheus.Collector: register it once, then take an Observer per
+// policy with Policy. Create it with NewMetrics; the zero Metrics is not
+// usable. It is safe for concurrent use.
+type Metrics struct {
+	attempts    *prometheus.CounterVec
+	retries     *prometheus.HistogramVec
+	delay       *prometheus.HistogramVec
+	waits       *prometheus.HistogramVec
+	stops       *prometheus.CounterVec
+	refusals    *prometheus.CounterVec
+	state       *prometheus.GaugeVec
+	transitions *prometheus.CounterVec
+	queueWait   *prometheus.HistogramVec
+}
+
+// NewMetrics returns recoil's metrics, unregistered; see
+// docs/observability.md for the list.
+func NewMetrics() *Metrics {
+	policy := []string{"policy"}
+	return &Metrics{
+		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "recoil_attempts_total",
+			Help: "Attempts made, by policy and outcome: success, or the failure's class (transient, throttled, overloaded, permanent, canceled).",
+		}, []string{"policy", "outcome"}),
+		retries: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "recoil_call_retries",
+			Help:    "Retries per call, the first attempt not counted (gRFC A96 grpc.client.call.retries); its count is the number of calls.",
+			Buckets: metricdef.RetryBuckets,
+		}, policy),
+		delay: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "recoil_call_retry_delay_seconds",
+			Help:    "Total time per call spent waiting between attempts (gRFC A96 grpc.client.call.retry_delay).",
+			Buckets: metricdef.DelayBuckets,
+		}, policy),
+		waits: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "recoil_retry_wait_seconds",
+			Help:    "Each wait before a retry: the backoff's, or the one the server directed.",
+			Buckets: metricdef.DelayBuckets,
+		}, policy),
+		stops: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "recoil_stops_total",
+			Help: "Calls ended, by policy and stop reason (none for a success).",
+		}, []string{"policy", "reason"}),
+		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "recoil_budget_refusals_total",
+			Help: "Calls stopped because a retry budget refused a retry (or the call).",
+		}, policy),
+		state: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "recoil_breaker_state",
+			Help: "Circuit breaker state: 0 closed, 1 half-open, 2 open.",
+		}, policy),
+		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "recoil_breaker_transitions_total",
+			Help: "Circuit breaker state changes, by the state entered.",
+		}, []string{"policy", "state"}),
+		queueWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "recoil_limiter_queue_wait_seconds",
+			Help:    "Time attempts waited in the concurrency limiter's queue (attempts that found a free slot do not wait and are not observed).",
+			Buckets: metricdef.QueueWaitBuckets,
+		}, policy),
+	}
+}
+
+func (m *Metrics) collectors() []prometheus.Collector {
+	return []prometheus.Collector{m.attempts, m.retries, m.delay, m.waits, m.stops, m.refusals, m.state, m.transitions, m.queueWait}
+}
+
+// Describe implements prometheus.Collector.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
+	for _, c := range m.collectors() {
+		c.Describe(ch)
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	for _, c := range m.collectors() {
+		c.Collect(ch)
+	}
+}
+
+// Policy returns the Observer that records the calls of one policy under
+// the label policy="name". name must be 1 to 64 letters, digits, '_', '-'
+// or '.': a dependency's name, never a URL or a key, so the label's values
+// stay few. Its series are created at zero. Asking twice for one name
+// returns Observers that share the series.
+func (m *Metrics) Policy(name string) (*Observer, error) {
+	if err := metricdef.CheckPolicy(name); err != nil {
+		return nil, fmt.Errorf("recoilprom: %q: %w", name, err)
+	}
+	o := &Observer{m: m, policy: name}
+	for i, outcome := range metricdef.Outcomes() {
+		o.attempts[i] = m.attempts.WithLabelValues(name, outcome)
+	}
+	for r, reason := range metricdef.Reasons() {
+		o.stops[r] = m.stops.WithLabelValues(name, reason)
+	}
+	o.retries = m.retries.WithLabelValues(name)
+	o.delay = m.delay.WithLabelValues(name)
+	o.waits = m.waits.WithLabelValues(name)
+	o.refusals = m.refusals.WithLabelValues(name)
+	return o, nil
+}
+
+// Observer records one policy's calls into Metrics. Its methods are the
+// policy's hooks; Instrument installs them. Get one from Metrics.Policy;
+// the zero Observer is not usable. It is safe for concurrent use.
+type Observer struct {
+	m        *Metrics
+	policy   string
+	attempts [metricdef.NumOutcomes]prometheus.Counter
+	stops    [metricdef.NumReasons]prometheus.Counter
+	retries  prometheus.Observer
+	delay    prometheus.Observer
+	waits    prometheus.Observer
+	refusals prometheus.Counter
+}
+
+// Observe records a call's Summary: its retries, its total wait, why it
+// stopped, and a budget refusal if that was why. It is a Policy.Observe
+// hook.
+func (o *Observer) Observe(_ context.Context, s recoil.Summary) {
+	o.retries.Observe(float64(max(s.Attempts-1, 0)))
+	o.delay.Observe(s.Waited.Seconds())
+	if int(s.Reason) < len(o.stops) {
+		o.stops[s.Reason].Inc()
+	} else {
+		o.m.stops.WithLabelValues(o.policy, s.Reason.String()).Inc()
+	}
+	if s.Reason == recoil.ReasonBudget {
+		o.refusals.Inc()
+	}
+}
+
+// OnAttempt records an attempt by its outcome, and the wait before the next
+// one when it is retried. It is a Policy.OnAttempt hook.
+func (o *Observer) OnAttempt(_ context.Context, e recoil.AttemptEvent) {
+	if i := metricdef.OutcomeIndex(e); i >= 0 {
+		o.attempts[i].Inc()
+	} else {
+		o.m.attempts.WithLabelValues(o.policy, metricdef.Outcome(e)).Inc()
+	}
+	if e.Retry {
+		o.waits.Observe(e.Wait.Seconds())
+	}
+}
+
+// BreakerHook returns a function for breaker.Settings.OnStateChange that
+// keeps recoil_breaker_state and recoil_breaker_transitions_total for this
+// policy; it sets the state to closed, where a new breaker starts. To call
+// a hook of your own as well, call both from one function.
+func (o *Observer) BreakerHook() func(from, to breaker.State, at time.Time) {
+	gauge := o.m.state.WithLabelValues(o.policy)
+	gauge.Set(0)
+	var entered [len(metricdef.States)]prometheus.Counter
+	for _, s := range metricdef.States {
+		entered[metricdef.StateValue(s)] = o.m.transitions.WithLabelValues(o.policy, s.String())
+	}
+	return func(_, to breaker.State, _ time.Time) {
+		v := metricdef.StateValue(to)
+		gauge.Set(float64(v))
+		entered[v].Inc()
+	}
+}
+
+// Limiter returns l (not nil) wrapped so that the time each attempt waits
+// in its queue is recorded in recoil_limiter_queue_wait_seconds. Use it as
+// the policy's Limiter; Instrument does that for a policy that has one.
+func (o *Observer) Limiter(l recoil.Limiter) *Limiter {
+	wait := o.m.queueWait.WithLabelValues(o.policy)
+	return &Limiter{metricdef.Limiter{L: l, Record: func(_ context.Context, s float64) { wait.Observe(s) }}}
+}
+
+// Instrument makes p report to o: it sets p.Observe and p.OnAttempt to o's
+// (after the hooks p already has, which still run first), and wraps
+// p.Limiter, if set, with Limiter. A breaker's hook is set where the breaker
+// is made (BreakerHook). Call it before p is used.
+func (o *Observer) Instrument(p *recoil.Policy) {
+	metricdef.Instrument(p, o.Observe, o.OnAttempt, func(l recoil.Limiter) recoil.Limiter { return o.Limiter(l) })
+}
+
+// Limiter is a recoil.Limiter that records how long each attempt waited
+// for a slot. The loop asks TryAcquire first and waits in Acquire only when
+// every slot is held, so only waits are observed, and the healthy path
+// costs nothing more. Get one from Observer.Limiter; the zero Limiter is
+// not usable. It is safe for concurrent use if the limiter it wraps is.
+type Limiter struct {
+	t metricdef.Limiter
+}
+
+// TryAcquire takes a free slot without waiting, as the wrapped limiter does.
+func (l *Limiter) TryAcquire() bool { return l.t.TryAcquire() }
+
+// Acquire waits for a slot in the wrapped limiter and records how long it
+// waited, whether or not it got one.
+func (l *Limiter) Acquire(ctx context.Context) error { return l.t.Acquire(ctx) }
+
+// Release returns a slot to the wrapped limiter.
+func (l *Limiter) Release() { l.t.Release() }

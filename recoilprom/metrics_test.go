@@ -1,0 +1,135 @@
+package recoilprom_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/recoil-go/recoil/internal/metricdef/metrictest"
+	"github.com/recoil-go/recoil/recoilprom"
+)
+
+// scrape gathers reg into one value per series, histograms as their _count
+// and _sum.
+func scrape(t *testing.T, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatalf("Gather: %v", err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			name := f.GetName()
+			switch f.GetType() {
+			case dto.MetricType_COUNTER:
+				got[metrictest.Key(name, labels)] = m.GetCounter().GetValue()
+			case dto.MetricType_GAUGE:
+				got[metrictest.Key(name, labels)] = m.GetGauge().GetValue()
+			case dto.MetricType_HISTOGRAM:
+				got[metrictest.Key(name+"_count", labels)] = float64(m.GetHistogram().GetSampleCount())
+				got[metrictest.Key(name+"_sum", labels)] = m.GetHistogram().GetSampleSum()
+			default:
+				t.Errorf("%s: unexpected type %v", name, f.GetType())
+			}
+		}
+	}
+	return got
+}
+
+// observed returns a registry holding fresh Metrics, and the Observer of
+// metrictest.Policy.
+func observed(t *testing.T) (*recoilprom.Metrics, *prometheus.Registry, *recoilprom.Observer) {
+	t.Helper()
+	m := recoilprom.NewMetrics()
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(m)
+	o, err := m.Policy(metrictest.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, reg, o
+}
+
+func TestScripts(t *testing.T) {
+	metrictest.Run(t, func(t *testing.T) (metrictest.Observer, func(*testing.T) map[string]float64) {
+		_, reg, o := observed(t)
+		return o, func(t *testing.T) map[string]float64 { return scrape(t, reg) }
+	})
+}
+
+// TestLint runs client_golang's metric linter, the one promtool check
+// metrics runs, over a scrape with every series present.
+func TestLint(t *testing.T) {
+	m, _, o := observed(t)
+	o.BreakerHook()
+	o.Limiter(nil)
+	problems, err := testutil.CollectAndLint(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+	if n := testutil.CollectAndCount(m); n < 15 {
+		t.Errorf("CollectAndCount = %d series, want at least 15", n)
+	}
+}
+
+func TestPolicyName(t *testing.T) {
+	m := recoilprom.NewMetrics()
+	tests := []struct {
+		name string
+		ok   bool
+	}{
+		{"payments", true},
+		{"model-api.v1_eu", true},
+		{strings.Repeat("a", 64), true},
+		{"", false},
+		{strings.Repeat("a", 65), false},
+		{"https://api.example.com/v1", false},
+		{"sk-live key", false},
+		{"naïve", false},
+	}
+	for _, tt := range tests {
+		_, err := m.Policy(tt.name)
+		if (err == nil) != tt.ok {
+			t.Errorf("Policy(%q) error = %v, want ok %v", tt.name, err, tt.ok)
+		}
+	}
+}
+
+// TestPromtool runs promtool check metrics over a scrape with every series
+// present, when promtool is installed (Debian's prometheus package has it).
+func TestPromtool(t *testing.T) {
+	path, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool is not installed; TestLint runs the same linter")
+	}
+	_, reg, o := observed(t)
+	o.BreakerHook()
+	o.Limiter(nil)
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, "check", "metrics")
+	cmd.Stdin = rec.Body
+	if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
