@@ -6,14 +6,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
 	"github.com/recoil-go/recoil/gateway"
 	"github.com/recoil-go/recoil/load"
+	"github.com/recoil-go/recoil/recoilprom"
 )
 
 func init() {
@@ -101,6 +106,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	seed := fs.Uint64("seed", 1, "seed for jitter and arrivals")
 	asJSON := fs.Bool("json", false, "write the result as JSON")
 	gwStats := fs.Bool("gateway-stats", false, "after the run, read what a recoil gateway at the URL's host counted (GET /stats) and report it beside the callers' counts")
+	metricsAddr := fs.String("metrics-addr", "", "while the run lasts, serve Prometheus metrics of the callers' retries (recoil_attempts_total, recoil_stops_total, …) at http://`host:port`/metrics")
 	keys := fs.Bool("idempotency-keys", true, "send each POST with an Idempotency-Key, the same on every attempt; =false sends none and retries POSTs anyway, as a retry loop unaware of keys does")
 	if err := fs.parse(args); err != nil {
 		return err
@@ -138,6 +144,14 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 			return usagef("-%s %v: %s", loadFields[ce.Field], ce.Value, ce.Reason)
 		}
 		return usagef("%v", err)
+	}
+
+	if *metricsAddr != "" {
+		stop, err := serveLoadMetrics(*metricsAddr, p, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 
 	if terminal(stderr) {
@@ -187,6 +201,31 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return fmt.Errorf("nothing was accepted: %s", res.Diagnosis())
 	}
 	return nil
+}
+
+// serveLoadMetrics makes p report to recoilprom metrics served at addr
+// until the returned stop is called. The policy's name labels the series
+// ("load" when the name is not a valid label value). An address that cannot
+// be listened on is a usage error: nothing has been sent yet.
+func serveLoadMetrics(addr string, p load.Policy, stderr io.Writer) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, usagef("-metrics-addr %s: %v", addr, err)
+	}
+	m := recoilprom.NewMetrics()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+	obs, err := m.Policy(p.Name)
+	if err != nil {
+		obs, _ = m.Policy("load")
+	}
+	obs.Instrument(p.Policy)
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Fprintf(stderr, "recoil load: metrics at http://%s/metrics while the run lasts\n", ln.Addr())
+	return func() { _ = srv.Close() }, nil
 }
 
 // checkLoadFlags rejects what the flags alone get wrong: a missing -url,

@@ -298,3 +298,63 @@ func TestLoadCommandChargeDuplicates(t *testing.T) {
 		})
 	}
 }
+
+// recoil load -metrics-addr serves the callers' retries to Prometheus
+// while the run lasts; an address it cannot listen on is a usage error.
+func TestLoadCommandMetrics(t *testing.T) {
+	_, down := loadGateway(t, gateway.Config{Outages: []gateway.Outage{{Duration: 200 * time.Millisecond}}})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+
+	args := []string{"load", "-url", down + "/v1/charges", "-policy", "default", "-callers", "4",
+		"-until-accepted", "-duration", "1500ms", "-metrics-addr", addr}
+	done := make(chan cli, 1)
+	go func() { done <- runCLI(t.Context(), args...) }()
+	var body string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); {
+		if resp, err := http.Get("http://" + addr + "/metrics"); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if failedAttempts(string(b)) {
+				body = string(b)
+				break
+			}
+		}
+		select {
+		case <-done:
+			t.Fatal("the run ended before its metrics showed a failed attempt")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if body == "" {
+		t.Fatalf("no failed attempt in http://%s/metrics within 5 s", addr)
+	}
+	c := <-done
+	c.check(t, args, 0, nil, []string{"metrics at http://" + addr + "/metrics"})
+
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	args = []string{"load", "-url", down, "-metrics-addr", busy.Addr().String()}
+	runCLI(t.Context(), args...).usageErr(t, args, "-metrics-addr "+busy.Addr().String())
+}
+
+// failedAttempts reports whether a Prometheus exposition counts a failed
+// attempt of the default policy: a recoil_attempts_total series whose
+// outcome is not success, above zero (the series start at zero).
+func failedAttempts(exposition string) bool {
+	for _, line := range strings.Split(exposition, "\n") {
+		series, value, ok := strings.Cut(line, "} ")
+		if ok && strings.HasPrefix(series, "recoil_attempts_total{") && strings.Contains(series, `policy="default"`) &&
+			!strings.Contains(series, `outcome="success"`) && value != "0" {
+			return true
+		}
+	}
+	return false
+}
