@@ -247,6 +247,9 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 		cl.rnd = rand.New(rand.NewPCG(seed, streamClients+uint64(i)))
 		cl.pol = pick(cs.Policy, cs.AttemptTimeout)
 		cl.start, cl.think, cl.resubmit = cs.Start.sampler(), cs.Think.sampler(), cs.Resubmit.sampler()
+		if cs.Serial != nil {
+			cl.serial = &serial{time: cs.Serial.Time.sampler()}
+		}
 		if cs.Rate > 0 || cs.SharedPolicy || cl.pol.spec.stateless() {
 			cl.rps = cl.pol.newReplicas(cs.replicas(), w.prnd)
 			cl.rp = cl.rps[0]

@@ -213,6 +213,10 @@ type ClientSpec struct {
 	// AttemptTimeout, if set, overrides the policy's (see
 	// ServiceSpec.AttemptTimeout).
 	AttemptTimeout time.Duration `yaml:"attempt_timeout" json:"attempt_timeout,omitempty"`
+	// Serial, if set, sends the client's attempts through one connection
+	// that carries one at a time (see Serial); nil means each attempt goes
+	// on its own.
+	Serial *Serial `yaml:"serial" json:"serial,omitempty"`
 
 	Pos Pos `yaml:"-" json:"-"`
 }
@@ -425,6 +429,10 @@ func (s *Scenario) validate(v *validator) {
 		c.Start.validate(v)
 		c.Think.validate(v)
 		c.Resubmit.validate(v)
+		if c.Serial != nil {
+			i, ok := svc[c.Target]
+			c.Serial.validate(v, ok && s.Services[i].Kind == KindRecord)
+		}
 		if c.Policy.Spec == nil {
 			compared = true
 		} else {

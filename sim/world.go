@@ -22,6 +22,7 @@ const (
 	evRead                     // record: the read reaches the record: id = job
 	evWrite                    // record: the write reaches the record: id = job
 	evSample                   // take a sample of the time series
+	evSerial                   // an attempt leaves a serialising transport: id = job
 )
 
 // What an attempt came to, at the service or at the caller.
@@ -234,6 +235,7 @@ type client struct {
 	start    sampler
 	think    sampler
 	resubmit sampler
+	serial   *serial // its serialising transport, if it has one
 
 	calls, ok, failed, attempts, throttled, resubmits int64
 	reasons                                           [16]int64
@@ -319,6 +321,8 @@ func (w *world) run() {
 			w.write(id)
 		case evSample:
 			w.takeSample()
+		case evSerial:
+			w.serialLeave(id)
 		}
 		if e.kind() != evSample {
 			w.last = w.now
@@ -429,6 +433,9 @@ func (w *world) attempt(ci int32) {
 	if c.acct != nil {
 		j.budget = int32(c.acct.Remaining())
 		j.deadline = tmo
+	}
+	if w.serialSend(ci, ji) {
+		return
 	}
 	n := &w.nodes[c.target]
 	switch {

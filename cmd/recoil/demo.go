@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/recoil-go/recoil/gateway"
 	"github.com/recoil-go/recoil/internal/demo"
 	"github.com/recoil-go/recoil/load"
 )
@@ -23,6 +22,7 @@ func init() {
 const (
 	demoMaxCallers = 10_000
 	demoMaxOutage  = time.Minute
+	demoMaxRuns    = 100
 )
 
 // demoPolicies are the policies the demo compares, in its table's order:
@@ -38,15 +38,19 @@ attempt; closed-loop callers each repeat their request until it is accepted,
 through recoil's HTTP Transport, under three policies — retry immediately
 (every 20 ms), exponential backoff with full jitter (60 ms base), and
 recoil's default policy (classification, 3 attempts, full jitter, a retry
-budget) plus a circuit breaker open for 1 s. The
-gateway counts the attempts, the accepted requests and the peak in any 200 ms
-window; the simulator then predicts the same setup, and the two are printed
-side by side.`,
+budget) plus a circuit breaker open for 1 s. The callers' first attempts
+leave together. The gateway counts the attempts, the accepted requests and
+the peak in any 200 ms window; each row is measured -runs times and shown as
+its median and range. Before the rows at each number of callers, two short
+runs against a gateway that is down throughout measure how many attempts
+this machine can carry and how late it wakes a caller; the simulator then
+predicts the same setup on a machine like that, over as many seeds or more,
+and the two are printed one above the other.`,
 	examples: `  recoil demo                          4 and 200 callers, a 700 ms outage
   recoil demo -callers 4 -outage 2s     four callers, a two-second outage
   recoil demo -callers 50 -o demo.svg   and a chart of attempts per window`,
 	exit: `0 done; 1 a run failed; 2 usage error; 130 interrupted (Ctrl-C):
-the runs measured so far are printed, the table headed INTERRUPTED (with
+the rows measured so far are printed, the table headed INTERRUPTED (with
 -json, stderr says so), and no chart is written.`,
 }
 
@@ -55,6 +59,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	callers := fs.String("callers", "4,200", fmt.Sprintf("numbers of callers to run, comma-separated, each 1 to %d", demoMaxCallers))
 	outage := fs.Duration("outage", 700*time.Millisecond, "how long the gateway is down, at most "+demoMaxOutage.String())
 	seed := fs.Uint64("seed", 1, "seed for the callers' jitter and the simulation, 1 or more")
+	runs := fs.Int("runs", demo.DefaultRuns, fmt.Sprintf("times each row is measured, for a median and a range, 1 to %d", demoMaxRuns))
 	asJSON := fs.Bool("json", false, "print the results as one JSON object")
 	chart := fs.String("o", "", "write a chart of attempts per window to `file` (SVG, or PNG for .png)")
 	if err := fs.parse(args); err != nil {
@@ -66,6 +71,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	ns, err := parseCallers(*callers)
 	if err != nil {
 		return err
+	}
+	if *runs < 1 || *runs > demoMaxRuns {
+		return usagef("-runs %d: must be from 1 to %d", *runs, demoMaxRuns)
 	}
 	if *outage <= 0 || *outage > demoMaxOutage {
 		return usagef("-outage %v: must be more than 0s and at most %v", *outage, demoMaxOutage)
@@ -81,13 +89,14 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 
-	cfg := demo.Config{Outage: *outage, Seed: *seed}
+	cfg := demo.Config{Outage: *outage, Seed: *seed, Runs: *runs}
 	if terminal(stderr) {
 		cfg.Progress = func(n int, policy string) {
 			fmt.Fprintf(stderr, "\r%-60s", fmt.Sprintf("running %s at %d callers…", policy, n))
 		}
 	}
-	rep, err := runDemoRows(ctx, cfg, ns)
+	cfg.Callers, cfg.Policies = ns, demoPolicies
+	rep, err := demo.Run(ctx, cfg)
 	if cfg.Progress != nil {
 		fmt.Fprintf(stderr, "\r%-60s\r", "")
 	}
@@ -95,13 +104,16 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil && !interrupted {
 		return err
 	}
+	if rep == nil {
+		rep = &demo.Report{}
+	}
 	total := len(ns) * len(demoPolicies)
 	if interrupted && !*asJSON {
 		if len(rep.Rows) == 0 {
-			fmt.Fprintf(stdout, "INTERRUPTED before the first of %d runs was measured: nothing to show.\n", total)
-			return fmt.Errorf("%w before the first run was measured", errInterrupted)
+			fmt.Fprintf(stdout, "INTERRUPTED before the first of %d rows was measured: nothing to show.\n", total)
+			return fmt.Errorf("%w before the first row was measured", errInterrupted)
 		}
-		fmt.Fprintf(stdout, "INTERRUPTED: %d of %d runs measured; the table shows those.\n\n", len(rep.Rows), total)
+		fmt.Fprintf(stdout, "INTERRUPTED: %d of %d rows measured; the table shows those.\n\n", len(rep.Rows), total)
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -114,7 +126,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if interrupted {
-		msg := fmt.Sprintf("%d of %d runs measured", len(rep.Rows), total)
+		msg := fmt.Sprintf("%d of %d rows measured", len(rep.Rows), total)
 		if out != nil {
 			msg += "; no chart written"
 		}
@@ -127,27 +139,6 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stderr, "chart written to %s\n", *chart)
 	}
 	return nil
-}
-
-// runDemoRows runs the demo one row at a time — one number of callers,
-// one policy — so that an interruption keeps the rows already measured.
-// Each row is measured and simulated as demo.Run does for the whole
-// table; the simulator seeds every run alike, so the figures are the same.
-func runDemoRows(ctx context.Context, cfg demo.Config, callers []int) (*demo.Report, error) {
-	rep := &demo.Report{Outage: cfg.Outage, Window: gateway.DefaultWindow}
-	for _, n := range callers {
-		for _, p := range demoPolicies {
-			one := cfg
-			one.Callers, one.Policies = []int{n}, []string{p}
-			r, err := demo.Run(ctx, one)
-			if err != nil {
-				return rep, err
-			}
-			rep.Window = r.Window
-			rep.Rows = append(rep.Rows, r.Rows...)
-		}
-	}
-	return rep, nil
 }
 
 // parseCallers reads -callers: positive numbers, comma-separated.

@@ -13,10 +13,10 @@ import (
 func TestDemo(t *testing.T) {
 	gwNoLeaks(t)
 	chart := filepath.Join(t.TempDir(), "demo.svg")
-	args := []string{"demo", "-callers", "3", "-outage", "300ms", "-o", chart}
+	args := []string{"demo", "-callers", "3", "-outage", "300ms", "-runs", "1", "-o", chart}
 	c := runCLI(t.Context(), args...)
 	c.check(t, args, 0, []string{
-		"peak/200ms", "sim peak/200ms",
+		"peak/200ms", "begun again", "measured", "simulated",
 		"3 callers, full-jitter against immediate: attempts ÷",
 		"3 callers, default against immediate",
 	}, []string{"chart written to " + chart})
@@ -42,6 +42,8 @@ func TestDemoUsageErrors(t *testing.T) {
 		{[]string{"-outage", "0s"}, "-outage 0s: must be more than 0s"},
 		{[]string{"-outage", "2m"}, "-outage 2m0s: must be more than 0s and at most 1m0s"},
 		{[]string{"-seed", "0"}, "-seed 0: must be 1 or more (leave the flag out for its default)"},
+		{[]string{"-runs", "0"}, "-runs 0: must be from 1 to 100"},
+		{[]string{"-runs", "101"}, "-runs 101: must be from 1 to 100"},
 		{[]string{"-o", filepath.Join(dir, "chart.gif")}, "a chart's name ends in .svg or .png"},
 		{[]string{"-o", filepath.Join(dir, "none", "chart.svg")}, "none: does not exist"},
 	}
@@ -66,7 +68,7 @@ func TestDemoInterrupted(t *testing.T) {
 	stderr := &cancelOn{marker: "running full-jitter", cancel: cancel}
 	chart := filepath.Join(t.TempDir(), "demo.svg")
 	var stdout bytes.Buffer
-	code := run(ctx, []string{"demo", "-callers", "2", "-outage", "200ms", "-o", chart}, &stdout, stderr)
+	code := run(ctx, []string{"demo", "-callers", "2", "-outage", "200ms", "-runs", "1", "-o", chart}, &stdout, stderr)
 	if took := stderr.since(); took < 0 || took > time.Second {
 		t.Errorf("the demo returned %v after the interrupt, want within a second", took)
 	}
@@ -74,7 +76,7 @@ func TestDemoInterrupted(t *testing.T) {
 		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitInterrupted, stderr)
 	}
 	out := stdout.String()
-	for _, want := range []string{"INTERRUPTED: 1 of 3 runs measured; the table shows those.", "\n2        immediate "} {
+	for _, want := range []string{"INTERRUPTED: 1 of 3 rows measured; the table shows those.", "\n2        immediate "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -82,7 +84,7 @@ func TestDemoInterrupted(t *testing.T) {
 	if strings.Contains(out, "full-jitter  ") {
 		t.Errorf("the interrupted run is in the table:\n%s", out)
 	}
-	if !strings.Contains(stderr.String(), "recoil demo: interrupted: 1 of 3 runs measured; no chart written") {
+	if !strings.Contains(stderr.String(), "recoil demo: interrupted: 1 of 3 rows measured; no chart written") {
 		t.Errorf("stderr does not say it was interrupted:\n%s", stderr)
 	}
 	if _, err := os.Stat(chart); !os.IsNotExist(err) {

@@ -31,7 +31,8 @@ func TestJSONConvention(t *testing.T) {
 		},
 		"demo": func(t *testing.T) []byte {
 			b, err := json.Marshal(demo.Report{Outage: time.Second, Window: 200 * time.Millisecond,
-				Rows: []demo.Row{{Callers: 4, Policy: "default", AllOKAt: time.Second, SimAllOKAt: time.Second}}})
+				Rows: []demo.Row{{Callers: 4, Policy: "default", Runs: 1,
+					Measured: demo.Figures{AllOKAt: demo.Times{Median: time.Second, Min: time.Second, Max: time.Second, Values: []time.Duration{time.Second}}}}}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,7 +16,7 @@ func report() *Report {
 	r := &Report{Outage: 700 * time.Millisecond, Window: 200 * time.Millisecond}
 	for _, n := range []int{4, 200} {
 		for i, p := range []string{load.PresetImmediate, load.PresetFullJitter, load.PresetDefault} {
-			row := Row{Callers: n, Policy: p, Everyone: true}
+			row := Row{Callers: n, Policy: p, Measured: Figures{Everyone: true}, Simulated: Figures{Everyone: true}}
 			for k := range 4 + 3*i {
 				row.Series = append(row.Series, int64(10*n/(k+1)/(i+1)))
 				row.SimSeries = append(row.SimSeries, int64(9*n/(k+1)/(i+1)))

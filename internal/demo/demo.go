@@ -6,12 +6,15 @@
 package demo
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"slices"
 	"strconv"
+	"text/tabwriter"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -40,11 +43,22 @@ type Config struct {
 	Policies []string
 	// Window is the span the peak is counted over; zero means 200 ms.
 	Window time.Duration
+	// Runs is how many times each row is measured, each with its own seed
+	// (Seed, Seed+1, …), for a median and a range; zero means DefaultRuns.
+	// The simulator predicts each row over max(Runs, MinSimSeeds) seeds.
+	Runs int
 	// Seed seeds the callers' jitter and the simulation.
 	Seed uint64
 	// Progress, if set, is told as each run starts.
 	Progress func(callers int, policy string)
 }
+
+// DefaultRuns is how many times a row is measured when Config.Runs is zero.
+const DefaultRuns = 3
+
+// MinSimSeeds is the fewest seeds the simulator predicts a row over: its
+// runs cost little, and a median over a handful of seeds is noisy.
+const MinSimSeeds = 9
 
 // Row is one policy at one number of callers: what the gateway counted,
 // and what the simulator predicted.
@@ -52,18 +66,19 @@ type Row struct {
 	Callers int    `json:"callers"`
 	Policy  string `json:"policy"`
 	About   string `json:"about"`
-	// Measured on loopback, counted by the gateway.
-	Attempts   int64         `json:"attempts"`
-	Accepted   int64         `json:"accepted"`
-	Peak       int64         `json:"peak"`
-	AllOKAt    time.Duration `json:"-"`
-	Everyone   bool          `json:"everyone_accepted"`
-	Resubmits  int64         `json:"resubmitted"`
-	Series     []int64       `json:"-"` // attempts per window, measured
-	SimSeries  []int64       `json:"-"` // attempts per window, predicted
-	SimAttempt int64         `json:"sim_attempts"`
-	SimPeak    int64         `json:"sim_peak"`
-	SimAllOKAt time.Duration `json:"-"`
+	// Runs is how many times the row was measured.
+	Runs int `json:"runs"`
+	// Measured is what the gateway counted on loopback.
+	Measured Figures `json:"measured"`
+	// Simulated is the simulator's prediction of the same setup.
+	Simulated Figures `json:"simulated"`
+	// Machine is what calibrate measured before the row's runs; the
+	// simulation models the loopback with it.
+	Machine Machine `json:"machine"`
+	// Series and SimSeries are the attempts in each window of the run
+	// whose attempts were the median, measured and simulated.
+	Series    []int64 `json:"-"`
+	SimSeries []int64 `json:"-"`
 }
 
 // Report is the experiment's result.
@@ -86,15 +101,22 @@ func (c *Config) defaults() {
 	if c.Window == 0 {
 		c.Window = gateway.DefaultWindow
 	}
+	if c.Runs == 0 {
+		c.Runs = DefaultRuns
+	}
 	if c.Seed == 0 {
 		c.Seed = 1
 	}
 }
 
-// Run runs the experiment: for every number of callers and every policy, a
-// fresh gateway on 127.0.0.1:0 and a load run whose callers each repeat
-// their logical request until it is accepted; then the simulation of the
-// same setup.
+// Run runs the experiment: for every number of callers, a measure of the
+// machine (calibrate), then for every policy, Runs times, a fresh gateway
+// on 127.0.0.1:0 and a load run whose callers each repeat their logical
+// request until it is accepted; then the simulation of the same setup over
+// as many seeds or more.
+//
+// If ctx ends, Run returns the rows it finished, each with its
+// prediction, and the context's cause.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.defaults()
 	for _, n := range cfg.Callers {
@@ -102,36 +124,203 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("demo: callers must be positive, got %d", n)
 		}
 	}
+	if cfg.Runs < 0 {
+		return nil, fmt.Errorf("demo: runs must be positive, got %d", cfg.Runs)
+	}
+	for _, name := range cfg.Policies {
+		if _, err := load.Preset(name); err != nil {
+			return nil, fmt.Errorf("demo: %w", err)
+		}
+	}
 	rep := &Report{Outage: cfg.Outage, Window: cfg.Window}
 	for _, n := range cfg.Callers {
+		mach, err := calibrate(ctx, cfg, n)
+		if err != nil {
+			return rep, err
+		}
+		var rows []Row
 		for _, name := range cfg.Policies {
 			if cfg.Progress != nil {
 				cfg.Progress(n, name)
 			}
-			row, err := measure(ctx, cfg, n, name)
-			if err != nil {
-				return nil, err
+			row, merr := measureRow(ctx, cfg, n, name)
+			if merr != nil {
+				err = merr
+				break
 			}
-			rep.Rows = append(rep.Rows, row)
+			row.Machine = mach
+			rows = append(rows, row)
 		}
-	}
-	if err := predict(ctx, cfg, rep); err != nil {
-		return nil, err
+		// Rows measured before an interruption are still predicted: the
+		// simulation takes a moment, and the table shows them.
+		if perr := predict(context.WithoutCancel(ctx), cfg, n, mach, rows); perr != nil {
+			return rep, perr
+		}
+		rep.Rows = append(rep.Rows, rows...)
+		if err != nil {
+			return rep, err
+		}
 	}
 	return rep, nil
 }
 
-// measure runs one policy at n callers against a fresh gateway.
-func measure(ctx context.Context, cfg Config, n int, name string) (Row, error) {
+// calibrationRun is how long each of calibrate's runs lasts.
+const calibrationRun = time.Second
+
+// calibrationCallers is how many callers calibrate saturates the machine
+// with (or the row's callers, if more).
+const calibrationCallers = 200
+
+// Machine is what calibrate measured of this machine: how much it can
+// carry, and what an attempt costs a lone caller. The simulator models the
+// loopback with it — a transport that carries one attempt at a time for
+// PerAttempt (sim.Serial), and a gateway that answers in RoundTrip — so
+// that what a run can send on this machine (200 callers retrying every
+// 20 ms ask for 10,000 attempts a second) bounds the prediction as it
+// bounds the count.
+type Machine struct {
+	// PerAttempt is the machine's time per attempt when it is the
+	// bottleneck: calibrationRun divided by the attempts the gateway
+	// counted from calibrationCallers callers retrying every 20 ms.
+	PerAttempt time.Duration
+	// RoundTrip is what an attempt adds to a lone caller's 20 ms cycle
+	// beyond PerAttempt: the answer's way back and the caller's wake-up
+	// after its wait, which a busy machine makes late.
+	RoundTrip time.Duration
+}
+
+// calibrate measures the machine (see Machine) with two runs against a
+// gateway that is down throughout, exactly as the demo's runs send their
+// attempts: max(n, calibrationCallers) callers retrying every 20 ms, then
+// one.
+func calibrate(ctx context.Context, cfg Config, n int) (Machine, error) {
+	_, windows, err := countDown(ctx, cfg, max(n, calibrationCallers))
+	if err != nil {
+		return Machine{}, err
+	}
+	// The windows after the first, in which the connections were opened,
+	// and before the last, which the run's end cut short.
+	var sum int64
+	if len(windows) < 3 {
+		return Machine{}, errors.New("demo: the calibration run was too short to measure")
+	}
+	for _, a := range windows[1 : len(windows)-1] {
+		sum += a
+	}
+	if sum == 0 {
+		return Machine{}, errors.New("demo: the calibration run sent nothing")
+	}
+	one, _, err := countDown(ctx, cfg, 1)
+	if err != nil {
+		return Machine{}, err
+	}
+	m := Machine{PerAttempt: cfg.Window * time.Duration(len(windows)-2) / time.Duration(sum)}
+	wait, _ := policyspec.Preset(load.PresetImmediate)
+	m.RoundTrip = max(0, one-wait.Backoff.Base-m.PerAttempt)
+	return m, nil
+}
+
+// countDown runs n callers of the immediate preset for calibrationRun
+// against a gateway that is down throughout, and returns the time between
+// the first attempt sent and the last, over the attempts in between (the
+// time per attempt), and the attempts the gateway counted in each window.
+func countDown(ctx context.Context, cfg Config, n int) (time.Duration, []int64, error) {
+	pol, err := load.Preset(load.PresetImmediate)
+	if err != nil {
+		return 0, nil, err
+	}
+	g := gateway.New(gateway.Config{Window: cfg.Window, Outages: []gateway.Outage{{Duration: time.Hour}}})
+	url, stop, err := g.Start()
+	if err != nil {
+		return 0, nil, err
+	}
+	base := newBase(n)
+	defer base.CloseIdleConnections()
+	gate := newStartGate(base, n)
+	_, err = load.Run(ctx, load.Config{
+		URL: url + "/v1/charges", Callers: n, Duration: calibrationRun,
+		Policy: pol, Window: cfg.Window, Seed: cfg.Seed, Base: gate,
+	})
+	st := g.Stats()
+	if serr := stop(); serr != nil {
+		return 0, nil, serr
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	pace := gate.pace()
+	if pace <= 0 {
+		return 0, nil, errors.New("demo: the calibration run sent fewer than two attempts")
+	}
+	var windows []int64
+	for _, w := range st.Series {
+		windows = append(windows, w.Attempts)
+	}
+	return pace, windows, nil
+}
+
+// newBase returns the transport a run's callers send their attempts over,
+// with a connection per caller.
+func newBase(n int) *http.Transport {
+	conns := max(n, 64)
+	return &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: 30 * time.Second}
+}
+
+// measured is one load run's count.
+type measured struct {
+	attempts, peak, resubmits int64
+	allOK                     time.Duration
+	everyone                  bool
+	series                    []int64
+}
+
+// measureRow measures one policy at n callers Runs times.
+func measureRow(ctx context.Context, cfg Config, n int, name string) (Row, error) {
 	pol, err := load.Preset(name)
 	if err != nil {
 		return Row{}, err
 	}
-	g := gateway.New(gateway.Config{Window: cfg.Window, Outages: []gateway.Outage{{Duration: cfg.Outage}}})
+	row := Row{Callers: n, Policy: name, About: pol.About, Runs: cfg.Runs}
+	var f figures
+	var runs []measured
+	for k := range cfg.Runs {
+		m, err := measure(ctx, cfg, n, name, cfg.Seed+uint64(k))
+		if err != nil {
+			return Row{}, err
+		}
+		f.add(m.attempts, m.peak, m.resubmits, m.allOK, m.everyone)
+		runs = append(runs, m)
+	}
+	row.Measured = f.summary()
+	row.Series = runs[medianIndex(f.attempts)].series
+	return row, nil
+}
+
+// medianIndex returns the index of the median of vs (the lower middle
+// one, for an even number).
+func medianIndex(vs []int64) int {
+	idx := make([]int, len(vs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(vs[a], vs[b]) })
+	return idx[(len(idx)-1)/2]
+}
+
+// measure runs one policy at n callers against a fresh gateway, the
+// callers' first attempts held until all are ready (startGate).
+func measure(ctx context.Context, cfg Config, n int, name string, seed uint64) (measured, error) {
+	pol, err := load.Preset(name)
+	if err != nil {
+		return measured{}, err
+	}
+	g := gateway.New(gateway.Config{Window: cfg.Window, Seed: seed, Outages: []gateway.Outage{{Duration: cfg.Outage}}})
 	url, stop, err := g.Start()
 	if err != nil {
-		return Row{}, err
+		return measured{}, err
 	}
+	base := newBase(n)
+	defer base.CloseIdleConnections()
 	res, err := load.Run(ctx, load.Config{
 		URL:           url + "/v1/charges",
 		Callers:       n,
@@ -139,43 +328,41 @@ func measure(ctx context.Context, cfg Config, n int, name string) (Row, error) {
 		Duration:      30 * time.Second,
 		Policy:        pol,
 		Window:        cfg.Window,
-		Seed:          cfg.Seed,
+		Seed:          seed,
+		Base:          newStartGate(base, n),
 	})
 	st := g.Stats()
 	if serr := stop(); serr != nil {
-		return Row{}, serr
+		return measured{}, serr
 	}
 	if err != nil {
-		return Row{}, err
+		return measured{}, err
 	}
-	row := Row{
-		Callers: n, Policy: name, About: pol.About,
-		Attempts: st.Attempts, Accepted: st.Accepted, Peak: st.Peak,
-		AllOKAt: res.AllOKAt, Everyone: res.AllOK && res.OK == int64(n),
-		Resubmits: res.Resubmitted,
-	}
+	m := measured{attempts: st.Attempts, peak: st.Peak, resubmits: res.Resubmitted, allOK: res.AllOKAt,
+		everyone: res.AllOK && res.OK == int64(n) && st.Accepted == int64(n)}
 	for _, w := range st.Series {
-		row.Series = append(row.Series, w.Attempts)
+		m.series = append(m.series, w.Attempts)
 	}
-	return row, nil
+	return m, nil
 }
 
-// scenario is the simulation of the experiment: the same callers, outage,
-// pause before a caller begins again (load.DefaultPause) and policies — the
-// very presets the load runs use, as values of the one policy language.
-func scenario(cfg Config) (*sim.Scenario, error) {
-	vals := make([]string, len(cfg.Callers))
-	for i, n := range cfg.Callers {
-		vals[i] = strconv.Itoa(n)
-	}
-	answer := sim.Dist{Kind: sim.DistNormal, Mean: time.Millisecond, Stddev: 200 * time.Microsecond}
+// simSample is the simulation's sampling interval: fine enough to find the
+// busiest span of the window wherever it begins, as the gateway does.
+const simSample = 5 * time.Millisecond
+
+// scenario is the simulation of the experiment: the same callers, all
+// beginning at once (startGate), outage, pause before a caller begins again
+// (load.DefaultPause) and policies — the very presets the load runs use, as
+// values of the one policy language.
+func scenario(cfg Config, callers int, m Machine, policies []string) (*sim.Scenario, error) {
+	answer := sim.Constant(m.RoundTrip)
 	s := &sim.Scenario{
 		Name:        "demo",
 		Description: "recoil demo's setup, simulated",
 		Seed:        cfg.Seed,
 		Window:      cfg.Window,
+		Sample:      simSample,
 		Duration:    30 * time.Second,
-		Sweep:       &sim.Sweep{Path: "clients[callers].callers", Values: vals},
 		Services: []sim.ServiceSpec{{
 			Name:     "gateway",
 			Service:  answer,
@@ -183,17 +370,19 @@ func scenario(cfg Config) (*sim.Scenario, error) {
 			Outages:  []sim.Outage{{Duration: cfg.Outage}},
 		}},
 		Clients: []sim.ClientSpec{{
-			Name:     "callers",
-			Target:   "gateway",
-			Callers:  cfg.Callers[0],
-			Calls:    1,
-			Start:    sim.Dist{Kind: sim.DistUniform, Max: 2 * time.Millisecond},
-			Resubmit: sim.Constant(load.DefaultPause),
+			Name:    "callers",
+			Target:  "gateway",
+			Callers: callers,
+			// Loopback: the machine, one attempt at a time at its measured pace.
+			Serial: &sim.Serial{Time: sim.Constant(m.PerAttempt)},
+			Calls:  1,
+			// The pause, and the machine's lateness waking the caller after it.
+			Resubmit: sim.Constant(load.DefaultPause + m.RoundTrip),
 			// The load driver's callers share one policy: one budget, one breaker.
 			SharedPolicy: true,
 		}},
 	}
-	for _, name := range cfg.Policies {
+	for _, name := range policies {
 		ps, err := policyspec.Preset(name)
 		if err != nil {
 			return nil, fmt.Errorf("demo: %w", err)
@@ -203,50 +392,109 @@ func scenario(cfg Config) (*sim.Scenario, error) {
 	return s, nil
 }
 
-// predict runs the simulation and fills in the rows' predictions.
-func predict(ctx context.Context, cfg Config, rep *Report) error {
-	s, err := scenario(cfg)
+// predict runs the simulation of n callers over max(Runs, MinSimSeeds)
+// seeds and fills in the rows' predictions.
+func predict(ctx context.Context, cfg Config, n int, m Machine, rows []Row) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	var policies []string
+	for _, r := range rows {
+		policies = append(policies, r.Policy)
+	}
+	s, err := scenario(cfg, n, m, policies)
 	if err != nil {
 		return err
 	}
-	res, err := sim.Run(ctx, s, sim.Options{Seed: cfg.Seed})
-	if err != nil {
-		return err
+	type key struct {
+		callers string
+		policy  string
 	}
-	for _, run := range res.Runs {
-		for i := range rep.Rows {
-			r := &rep.Rows[i]
-			if strconv.Itoa(r.Callers) != run.SweepValue || r.Policy != run.Policy {
-				continue
+	acc := map[key]*figures{}
+	series := map[key][][]int64{}
+	for k := range max(cfg.Runs, MinSimSeeds) {
+		res, err := sim.Run(ctx, s, sim.Options{Seed: cfg.Seed + uint64(k)})
+		if err != nil {
+			return err
+		}
+		for _, run := range res.Runs {
+			kk := key{strconv.Itoa(n), run.Policy}
+			if acc[kk] == nil {
+				acc[kk] = &figures{}
 			}
-			r.SimAttempt, r.SimPeak, r.SimAllOKAt = run.Attempts, run.Peak, run.Latency.Max
+			var arrivals []int64
+			var peak int64
 			for _, svc := range run.Services {
 				if svc.Name == "gateway" {
-					for _, smp := range svc.Series {
-						r.SimSeries = append(r.SimSeries, smp.Arrivals)
-					}
+					arrivals, peak = slidingPeak(svc.Series, cfg.Window)
 				}
 			}
+			acc[kk].add(run.Attempts, peak, run.Resubmitted, run.Latency.Max, run.Unfinished == 0 && run.Failed == 0)
+			series[kk] = append(series[kk], arrivals)
+		}
+	}
+	for i := range rows {
+		r := &rows[i]
+		kk := key{strconv.Itoa(r.Callers), r.Policy}
+		if f := acc[kk]; f != nil {
+			r.Simulated = f.summary()
+			r.SimSeries = series[kk][medianIndex(f.attempts)]
 		}
 	}
 	return nil
 }
 
-// WriteText writes the report as a table, measured beside predicted, and
-// the ratios that compare the policies. It states what was counted; it
-// does not grade it.
+// slidingPeak returns a simulated service's arrivals per window, and the
+// most that arrived within any span of the window beginning at a sample's
+// edge — the gateway's sliding window, at the sample's resolution.
+func slidingPeak(samples []sim.Sample, window time.Duration) (perWindow []int64, peak int64) {
+	var in int64 // arrivals in the span ending at sample i
+	from := 0
+	for i, smp := range samples {
+		in += smp.Arrivals
+		for from < i && smp.T-(samples[from].T-samples[from].Dt) > window {
+			in -= samples[from].Arrivals
+			from++
+		}
+		peak = max(peak, in)
+		w := int((smp.T - smp.Dt) / window)
+		for len(perWindow) <= w {
+			perWindow = append(perWindow, 0)
+		}
+		perWindow[w] += smp.Arrivals
+	}
+	return perWindow, peak
+}
+
+// WriteText writes the report as a table, each row measured and then
+// predicted, and the ratios that compare the policies. It states what was
+// counted; it does not grade it.
 func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "recoil demo: a payment-gateway outage on real loopback HTTP — callers against a gateway that is down for %v,\n", r.Outage)
-	fmt.Fprintf(w, "counted by the gateway; each caller repeats its request until it is accepted.\n\n")
-	fmt.Fprintf(w, "%-7s  %-12s  %8s  %8s  %10s  %14s  |  %12s  %14s  %18s\n",
-		"callers", "policy", "attempts", "accepted", "peak/"+fmtDur(r.Window), "all accepted at", "sim attempts", "sim peak/"+fmtDur(r.Window), "sim all accepted at")
+	fmt.Fprintf(w, "counted by the gateway; each caller repeats its request until it is accepted. Each figure is the median over\n")
+	fmt.Fprintf(w, "the runs, with the least and the most in brackets; the simulator's line predicts the same setup over as many seeds or more.\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "callers\tpolicy\t\truns\tattempts\tpeak/%s\tall accepted at\tbegun again\n", fmtDur(r.Window))
 	for _, row := range r.Rows {
-		acc := fmt.Sprint(row.Accepted)
-		if !row.Everyone {
-			acc += " (not all)"
+		for _, line := range []struct {
+			what string
+			runs int
+			f    Figures
+		}{{"measured", row.Runs, row.Measured}, {"simulated", len(row.Simulated.Attempts.Values), row.Simulated}} {
+			callers, policy := strconv.Itoa(row.Callers), row.Policy
+			if line.what == "simulated" {
+				callers, policy = "", ""
+			}
+			at := line.f.AllOKAt.String()
+			if !line.f.Everyone {
+				at += " (not all accepted)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", callers, policy, line.what, line.runs,
+				line.f.Attempts, line.f.Peak, at, line.f.Resubmitted)
 		}
-		fmt.Fprintf(w, "%-7d  %-12s  %8d  %8s  %10d  %14s  |  %12d  %14d  %18s\n",
-			row.Callers, row.Policy, row.Attempts, acc, row.Peak, fmtDur(row.AllOKAt), row.SimAttempt, row.SimPeak, fmtDur(row.SimAllOKAt))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
 	}
 	fmt.Fprintln(w)
 	for _, n := range r.callers() {
@@ -255,14 +503,16 @@ func (r *Report) WriteText(w io.Writer) error {
 			continue
 		}
 		for _, row := range r.Rows {
-			if row.Callers != n || row.Policy == load.PresetImmediate || row.Attempts == 0 || row.Peak == 0 {
+			if row.Callers != n || row.Policy == load.PresetImmediate || row.Measured.Attempts.Median == 0 || row.Measured.Peak.Median == 0 {
 				continue
 			}
 			fmt.Fprintf(w, "%d callers, %s against immediate: attempts ÷%.1f, peak ÷%.1f (simulated: ÷%.1f, ÷%.1f)\n", n, row.Policy,
-				ratio(base.Attempts, row.Attempts), ratio(base.Peak, row.Peak), ratio(base.SimAttempt, row.SimAttempt), ratio(base.SimPeak, row.SimPeak))
+				ratio(base.Measured.Attempts.Median, row.Measured.Attempts.Median), ratio(base.Measured.Peak.Median, row.Measured.Peak.Median),
+				ratio(base.Simulated.Attempts.Median, row.Simulated.Attempts.Median), ratio(base.Simulated.Peak.Median, row.Simulated.Peak.Median))
 		}
 	}
-	fmt.Fprintln(w, "\nThe table reports what the gateway counted; the simulator's columns are its prediction of the same setup.")
+	fmt.Fprintln(w, "\n\"begun again\" counts logical requests a caller began again after its retry loop gave up; most were refused")
+	fmt.Fprintln(w, "by the open breaker before any attempt was sent, so the gateway never saw them.")
 	return nil
 }
 
@@ -273,7 +523,7 @@ func (r *Report) PeakFactor(n int, policy string) float64 {
 	if !ok1 || !ok2 {
 		return 0
 	}
-	return ratio(a.Peak, b.Peak)
+	return ratio(a.Measured.Peak.Median, b.Measured.Peak.Median)
 }
 
 func (r *Report) row(n int, policy string) (Row, bool) {

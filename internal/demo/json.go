@@ -6,18 +6,8 @@ import (
 	"github.com/recoil-go/recoil/internal/textfmt"
 )
 
-// MarshalJSON writes the row with its durations in float milliseconds, the
-// convention of every recoil -json output (package internal/textfmt).
-func (r Row) MarshalJSON() ([]byte, error) {
-	type fields Row
-	return json.Marshal(struct {
-		fields
-		AllOKAt    float64 `json:"all_accepted_at_ms"`
-		SimAllOKAt float64 `json:"sim_all_accepted_at_ms"`
-	}{fields(r), textfmt.Millis(r.AllOKAt), textfmt.Millis(r.SimAllOKAt)})
-}
-
-// MarshalJSON writes the report with its durations in float milliseconds.
+// MarshalJSON writes the report with its durations in float milliseconds,
+// the convention of every recoil -json output (package internal/textfmt).
 func (r Report) MarshalJSON() ([]byte, error) {
 	type fields Report
 	return json.Marshal(struct {
@@ -25,4 +15,12 @@ func (r Report) MarshalJSON() ([]byte, error) {
 		Outage float64 `json:"outage_ms"`
 		Window float64 `json:"window_ms"`
 	}{fields(r), textfmt.Millis(r.Outage), textfmt.Millis(r.Window)})
+}
+
+// MarshalJSON writes the machine's figures in float milliseconds.
+func (m Machine) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		PerAttempt float64 `json:"per_attempt_ms"`
+		RoundTrip  float64 `json:"round_trip_ms"`
+	}{textfmt.Millis(m.PerAttempt), textfmt.Millis(m.RoundTrip)})
 }

@@ -1,0 +1,128 @@
+package demo
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/recoil-go/recoil/internal/textfmt"
+)
+
+// Spread is one figure over several runs: the median, the least and the
+// greatest, and each run's value in the order run. The zero Spread is no
+// runs.
+type Spread struct {
+	Median int64   `json:"median"`
+	Min    int64   `json:"min"`
+	Max    int64   `json:"max"`
+	Values []int64 `json:"values"`
+}
+
+// spreadOf returns the spread of vs; the median of an even number of
+// values is the mean of the middle two, rounded down.
+func spreadOf(vs []int64) Spread {
+	if len(vs) == 0 {
+		return Spread{}
+	}
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	m := s[len(s)/2]
+	if len(s)%2 == 0 {
+		m = (s[len(s)/2-1] + s[len(s)/2]) / 2
+	}
+	return Spread{Median: m, Min: s[0], Max: s[len(s)-1], Values: slices.Clone(vs)}
+}
+
+// String formats the spread as "median (min–max)", or the one value when
+// every run agreed.
+func (s Spread) String() string {
+	if s.Min == s.Max {
+		return fmt.Sprint(s.Median)
+	}
+	return fmt.Sprintf("%d (%d–%d)", s.Median, s.Min, s.Max)
+}
+
+// Times is a duration over several runs, as Spread is a count.
+type Times struct {
+	Median time.Duration
+	Min    time.Duration
+	Max    time.Duration
+	Values []time.Duration
+}
+
+func timesOf(ds []time.Duration) Times {
+	vs := make([]int64, len(ds))
+	for i, d := range ds {
+		vs[i] = int64(d)
+	}
+	s := spreadOf(vs)
+	return Times{Median: time.Duration(s.Median), Min: time.Duration(s.Min), Max: time.Duration(s.Max), Values: slices.Clone(ds)}
+}
+
+// String formats the durations as "median (min–max)".
+func (t Times) String() string {
+	if t.Median <= 0 {
+		return "-"
+	}
+	if t.Min == t.Max {
+		return textfmt.Duration(t.Median)
+	}
+	return fmt.Sprintf("%s (%s–%s)", textfmt.Duration(t.Median), textfmt.Duration(t.Min), textfmt.Duration(t.Max))
+}
+
+// MarshalJSON writes the durations in float milliseconds, the convention of
+// every recoil -json output (package internal/textfmt).
+func (t Times) MarshalJSON() ([]byte, error) {
+	vs := make([]float64, len(t.Values))
+	for i, d := range t.Values {
+		vs[i] = textfmt.Millis(d)
+	}
+	return json.Marshal(struct {
+		Median float64   `json:"median_ms"`
+		Min    float64   `json:"min_ms"`
+		Max    float64   `json:"max_ms"`
+		Values []float64 `json:"values_ms"`
+	}{textfmt.Millis(t.Median), textfmt.Millis(t.Min), textfmt.Millis(t.Max), vs})
+}
+
+// Figures are what one row came to over its runs: measured by the gateway
+// on loopback, or predicted by the simulator over as many seeds.
+type Figures struct {
+	// Attempts the gateway counted (or the simulated gateway).
+	Attempts Spread `json:"attempts"`
+	// Peak is the most attempts in any span of the window.
+	Peak Spread `json:"peak"`
+	// AllOKAt is when the last caller was accepted, from the first attempt.
+	AllOKAt Times `json:"all_accepted_at"`
+	// Resubmitted counts the logical requests callers began again after
+	// their retry loop gave up, most refused by an open breaker before any
+	// attempt was sent: they are not attempts, and the gateway never sees
+	// them.
+	Resubmitted Spread `json:"resubmitted"`
+	// Everyone reports whether every caller was accepted in every run.
+	Everyone bool `json:"everyone_accepted"`
+}
+
+// figures accumulates one row's runs.
+type figures struct {
+	attempts, peak, resubmits []int64
+	allOK                     []time.Duration
+	everyone                  bool
+}
+
+func (f *figures) add(attempts, peak, resubmits int64, allOK time.Duration, everyone bool) {
+	if len(f.attempts) == 0 {
+		f.everyone = true
+	}
+	f.attempts = append(f.attempts, attempts)
+	f.peak = append(f.peak, peak)
+	f.resubmits = append(f.resubmits, resubmits)
+	f.allOK = append(f.allOK, allOK)
+	f.everyone = f.everyone && everyone
+}
+
+func (f *figures) summary() Figures {
+	return Figures{Attempts: spreadOf(f.attempts), Peak: spreadOf(f.peak), AllOKAt: timesOf(f.allOK),
+		Resubmitted: spreadOf(f.resubmits), Everyone: f.everyone}
+}
