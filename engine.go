@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/recoil-go/recoil/backoff"
 	"github.com/recoil-go/recoil/breaker"
 	"github.com/recoil-go/recoil/budget"
 	"github.com/recoil-go/recoil/hop"
@@ -72,7 +73,8 @@ type Call struct {
 	p        *Policy
 	ctx      context.Context // the caller's, for observers; nil means Background
 	budget   Budget
-	request  Budget // the request's own budget (hop protocol); nil if none
+	request  Budget         // the request's own budget (hop protocol); nil if none
+	rnd      backoff.Source // the call's own jitter source; nil means the policy's
 	deadline time.Time
 	start    time.Time
 	attempts int
@@ -119,6 +121,12 @@ func (c *Call) begin(p *Policy, now, deadline time.Time) {
 		c.start = clock(now)
 	}
 }
+
+// SetJitter gives the call a jitter source of its own, drawn from in place
+// of the policy's Rand for every wait it decides from now on; nil means
+// the policy's again. Drive sets the source the context carries
+// (WithJitter), if any. Only the call's own goroutine draws from it.
+func (c *Call) SetJitter(r backoff.Source) { c.rnd = r }
 
 // SetRequestBudget gives the call a budget of its own, asked after the
 // policy's before every retry: the hop protocol's retry budget for the call
@@ -240,7 +248,7 @@ func (c *Call) Fail(now time.Time, err error, v Verdict) Step {
 		}
 	}
 	if d.Reason == ReasonNone {
-		d = p.Decide(Failure{Attempt: c.attempts, Verdict: v, Now: now, Deadline: c.deadline, PrevWait: c.prev, RequestBudget: c.request})
+		d = p.Decide(Failure{Attempt: c.attempts, Verdict: v, Now: now, Deadline: c.deadline, PrevWait: c.prev, RequestBudget: c.request, Rand: c.rnd})
 	}
 	if p.OnAttempt != nil {
 		p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts, Err: err, Verdict: v, Retry: d.Retry, Wait: d.Wait, Reason: d.Reason})
@@ -420,6 +428,7 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 	if a := hop.AccountFrom(ctx); a != nil {
 		c.request = a
 	}
+	jitter := false // whether the context's jitter source was looked for
 	for {
 		s := c.next(none, true)
 		if s.Kind == stepAcquire {
@@ -463,6 +472,14 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 		if parent.Err() != nil { // the caller gave up: no retry, whatever happened
 			c.Abort(none, context.Cause(parent))
 			return last, context.Cause(parent)
+		}
+		if !jitter {
+			// Looked for on the first failure: a call that succeeds at once
+			// never walks the context for it.
+			jitter = true
+			if r, ok := ctx.Value(jitterKey{}).(backoff.Source); ok {
+				c.rnd = r
+			}
 		}
 		s = c.Fail(none, failure, d.Guard(c.Verdict(failure, dv)))
 		if s.Kind == StepDone {
@@ -522,4 +539,24 @@ func breakerOutcome(v Verdict) breaker.Outcome {
 	default:
 		return breaker.Failure
 	}
+}
+
+// jitterKey is the context key of WithJitter's source.
+type jitterKey struct{}
+
+// WithJitter returns a context whose calls draw their waits' jitter from r
+// in place of their policy's Rand: every call Drive runs under it (Do, the
+// HTTP Transport, the gRPC interceptors). It gives one caller a stream of
+// its own while the policy — its budget, breaker and limiter — stays shared:
+// a load driver's callers each drawing from a seeded stream of their own
+// wait the same waits whatever order their attempts fail in, so a run can
+// be repeated, or simulated with the same draws. r is drawn from by the
+// goroutine that makes the call; share one context between goroutines only
+// with a source that is safe for concurrent use. A nil r leaves the
+// policy's Rand in use.
+func WithJitter(ctx context.Context, r backoff.Source) context.Context {
+	if r == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, jitterKey{}, r)
 }

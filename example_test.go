@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"time"
@@ -202,4 +203,28 @@ func ExampleStatusVerdict() {
 	// 429 throttled
 	// 500 transient
 	// 503 overloaded
+}
+
+// Callers that share one policy — one budget, one breaker — can each draw
+// their jitter from a seeded stream of their own: a caller waits the same
+// waits whatever order the callers' attempts fail in, so a run can be
+// repeated. Here each of two callers gives up after its three attempts, and
+// the same seed gives the same waits on every run.
+func ExampleWithJitter() {
+	p := &recoil.Policy{MaxAttempts: 3, Budget: recoil.NoBudget,
+		Backoff: backoff.FullJitter{Base: time.Millisecond, Max: 10 * time.Millisecond}}
+	for caller := range 2 {
+		ctx := recoil.WithJitter(context.Background(), rand.New(rand.NewPCG(1, uint64(caller))))
+		var waits []time.Duration
+		p.OnAttempt = func(_ context.Context, e recoil.AttemptEvent) {
+			if e.Retry {
+				waits = append(waits, e.Wait.Round(10*time.Microsecond))
+			}
+		}
+		_ = recoil.Do(ctx, p, func(context.Context) error { return errors.New("down") })
+		fmt.Println("caller", caller, "waited", waits)
+	}
+	// Output:
+	// caller 0 waited [600µs 180µs]
+	// caller 1 waited [1ms 200µs]
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/backoff"
 	"github.com/recoil-go/recoil/gateway"
 	"github.com/recoil-go/recoil/recoilhttp"
 )
@@ -232,6 +233,14 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	// The callers draw from streams of their own unless the policy brings a
+	// Rand (one a previous run set, a lockedRand, is the run's own).
+	var own backoff.Source
+	if cfg.Policy.Policy != nil {
+		own = cfg.Policy.Policy.Rand
+	}
+	_, ours := own.(*lockedRand)
+	perCaller := own == nil || ours
 	normalize(&cfg)
 	r := &run{
 		cfg:       cfg,
@@ -275,7 +284,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 			if runCtx.Err() != nil {
 				break // the run is over before all its callers started
 			}
-			jobs.Go(func() { r.job(runCtx, "caller-"+strconv.Itoa(i+1), 0) })
+			ctx := runCtx
+			if perCaller {
+				ctx = recoil.WithJitter(runCtx, rand.New(JitterSource(cfg.Seed, i)))
+			}
+			jobs.Go(func() { r.job(ctx, "caller-"+strconv.Itoa(i+1), 0) })
 		}
 	}
 	jobs.Wait()
@@ -419,7 +432,7 @@ func normalize(c *Config) {
 		c.Policy.Policy = &recoil.Policy{}
 	}
 	if c.Policy.Policy.Rand == nil {
-		c.Policy.Policy.Rand = &lockedRand{r: rand.New(rand.NewPCG(c.Seed, 0x5eed))}
+		c.Policy.Policy.Rand = &lockedRand{r: rand.New(JitterSource(c.Seed, -1))}
 	}
 	if c.ClientHeader == "" {
 		c.ClientHeader = gateway.DefaultClientHeader
@@ -430,6 +443,17 @@ func normalize(c *Config) {
 	if c.ProgressEvery <= 0 {
 		c.ProgressEvery = DefaultProgressEvery
 	}
+}
+
+// JitterSource returns the random source a run of the given seed draws
+// jitter from when the policy brings no Rand of its own: caller k (from 0)
+// of a closed-loop run draws from JitterSource(seed, k), a stream of its
+// own (recoil.WithJitter), so it waits the same waits whatever order the
+// callers' attempts fail in; an open-loop run's calls share
+// JitterSource(seed, -1). A simulation given the same sources
+// (sim.Scenario.JitterSource) draws the same waits as the run.
+func JitterSource(seed uint64, caller int) rand.Source {
+	return rand.NewPCG(seed, 0x5eed+uint64(caller+1)<<32)
 }
 
 // lockedRand makes a PCG safe for the callers to share.

@@ -141,6 +141,9 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 		rnd:    rand.New(rand.NewPCG(seed, streamServices)),
 		prnd:   rand.New(rand.NewPCG(seed, streamPolicies)),
 	}
+	if s.JitterSource != nil {
+		w.prnd = rand.New(s.JitterSource(seed, -1))
+	}
 	w.sample = int64(s.Sample)
 	if w.sample <= 0 {
 		w.sample = max(int64(window), int64(dur)/2000)
@@ -271,6 +274,9 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 				c.rp = &c.own
 			}
 			c.closed = true
+			if s.JitterSource != nil {
+				c.jit = rand.New(s.JitterSource(seed, k))
+			}
 			if cs.Calls > 0 {
 				c.left = int32(cs.Calls)
 			}

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +54,16 @@ type Scenario struct {
 	Clients []ClientSpec `yaml:"clients" json:"clients"`
 	// Sweep, if set, runs the scenario once per value of one field.
 	Sweep *Sweep `yaml:"sweep" json:"sweep,omitempty"`
+	// JitterSource, if set, is the random source the policies draw their
+	// jitter from in a run of the given seed, in place of the simulator's
+	// own streams: caller k (from 0) of each closed-loop client draws from
+	// JitterSource(seed, k), and everything else from JitterSource(seed, -1).
+	// A program that compares a real run with its simulation gives the
+	// sources its real callers drew from (load.JitterSource), so that each
+	// simulated caller draws the same waits as its real counterpart: common
+	// random numbers, which leave the model as the only difference between
+	// the two. It has no form in a file.
+	JitterSource func(seed uint64, caller int) rand.Source `yaml:"-" json:"-"`
 
 	Pos Pos `yaml:"-" json:"-"`
 }

@@ -81,6 +81,9 @@ type call struct {
 	// own is a closed-loop caller's own policy, when it has one: kept in
 	// the caller's slot, next to the call that uses it.
 	own recoil.Policy
+	// jit is a closed-loop caller's own jitter stream
+	// (Scenario.JitterSource); nil means its policy's.
+	jit *rand.Rand
 }
 
 // job is one attempt at a service, from arrival to reply.
@@ -358,7 +361,7 @@ func (w *world) newCall(owner, cli, target int32, pol *policy, rp *recoil.Policy
 	ci := w.calls.alloc()
 	c := w.calls.get(ci)
 	c.owner, c.client, c.target, c.pol, c.rp, c.ep, c.left = owner, cli, target, pol, rp, ep, -1
-	c.acct, c.out, c.closed, c.counted, c.again = nil, false, false, false, false
+	c.acct, c.out, c.closed, c.counted, c.again, c.jit = nil, false, false, false, false, nil
 	return ci
 }
 
@@ -379,6 +382,9 @@ func (w *world) begin(ci int32) {
 	}
 	// The policy's Timeout, if any, comes off the same deadline.
 	c.rc = c.rp.Begin(vt(now), dl)
+	if c.jit != nil {
+		c.rc.SetJitter(c.jit)
+	}
 	c.acct = nil
 	if c.pol.hop > 0 {
 		switch {

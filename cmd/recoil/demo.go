@@ -44,8 +44,8 @@ the peak in any 200 ms window; each row is measured -runs times and shown as
 its median and range. Before the rows at each number of callers, two short
 runs against a gateway that is down throughout measure how many attempts
 this machine can carry and how late it wakes a caller; the simulator then
-predicts the same setup on a machine like that, over as many seeds or more,
-and the two are printed one above the other.`,
+predicts each run on a machine like that, with the run's seed and the same
+random waits its callers drew, and the two are printed one above the other.`,
 	examples: `  recoil demo                          4 and 200 callers, a 700 ms outage
   recoil demo -callers 4 -outage 2s     four callers, a two-second outage
   recoil demo -callers 50 -o demo.svg   and a chart of attempts per window`,

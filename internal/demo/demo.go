@@ -45,7 +45,8 @@ type Config struct {
 	Window time.Duration
 	// Runs is how many times each row is measured, each with its own seed
 	// (Seed, Seed+1, …), for a median and a range; zero means DefaultRuns.
-	// The simulator predicts each row over max(Runs, MinSimSeeds) seeds.
+	// The simulator predicts each run with the run's seed, and its callers
+	// draw the same jitter the real callers drew (load.JitterSource).
 	Runs int
 	// Seed seeds the callers' jitter and the simulation.
 	Seed uint64
@@ -55,10 +56,6 @@ type Config struct {
 
 // DefaultRuns is how many times a row is measured when Config.Runs is zero.
 const DefaultRuns = 3
-
-// MinSimSeeds is the fewest seeds the simulator predicts a row over: its
-// runs cost little, and a median over a handful of seeds is noisy.
-const MinSimSeeds = 9
 
 // Row is one policy at one number of callers: what the gateway counted,
 // and what the simulator predicted.
@@ -113,7 +110,7 @@ func (c *Config) defaults() {
 // machine (calibrate), then for every policy, Runs times, a fresh gateway
 // on 127.0.0.1:0 and a load run whose callers each repeat their logical
 // request until it is accepted; then the simulation of the same setup over
-// as many seeds or more.
+// the same seeds, its callers drawing the same waits.
 //
 // If ctx ends, Run returns the rows it finished, each with its
 // prediction, and the context's cause.
@@ -363,6 +360,9 @@ func scenario(cfg Config, callers int, m Machine, policies []string) (*sim.Scena
 		Window:      cfg.Window,
 		Sample:      simSample,
 		Duration:    30 * time.Second,
+		// The callers' own jitter stream: a run and its simulation with the
+		// same seed draw the same waits.
+		JitterSource: load.JitterSource,
 		Services: []sim.ServiceSpec{{
 			Name:     "gateway",
 			Service:  answer,
@@ -392,8 +392,13 @@ func scenario(cfg Config, callers int, m Machine, policies []string) (*sim.Scena
 	return s, nil
 }
 
-// predict runs the simulation of n callers over max(Runs, MinSimSeeds)
-// seeds and fills in the rows' predictions.
+// predict runs the simulation of n callers with each run's seed and fills
+// in the rows' predictions. The simulated callers draw their jitter from
+// the stream the real ones drew from (common random numbers), so a run and
+// its prediction differ only where the model differs from the machine: a
+// wait drawn long for the last caller is long in both, and three runs are
+// enough to compare a median whose spread from seed to seed is a factor
+// of two.
 func predict(ctx context.Context, cfg Config, n int, m Machine, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
@@ -412,7 +417,7 @@ func predict(ctx context.Context, cfg Config, n int, m Machine, rows []Row) erro
 	}
 	acc := map[key]*figures{}
 	series := map[key][][]int64{}
-	for k := range max(cfg.Runs, MinSimSeeds) {
+	for k := range cfg.Runs {
 		res, err := sim.Run(ctx, s, sim.Options{Seed: cfg.Seed + uint64(k)})
 		if err != nil {
 			return err
@@ -472,7 +477,7 @@ func slidingPeak(samples []sim.Sample, window time.Duration) (perWindow []int64,
 func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(w, "recoil demo: a payment-gateway outage on real loopback HTTP — callers against a gateway that is down for %v,\n", r.Outage)
 	fmt.Fprintf(w, "counted by the gateway; each caller repeats its request until it is accepted. Each figure is the median over\n")
-	fmt.Fprintf(w, "the runs, with the least and the most in brackets; the simulator's line predicts the same setup over as many seeds or more.\n\n")
+	fmt.Fprintf(w, "the runs, with the least and the most in brackets; the simulator's line predicts the same runs: the same seeds, its callers drawing the same random waits.\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "callers\tpolicy\t\truns\tattempts\tpeak/%s\tall accepted at\tbegun again\n", fmtDur(r.Window))
 	for _, row := range r.Rows {

@@ -87,7 +87,7 @@ func (t Times) MarshalJSON() ([]byte, error) {
 }
 
 // Figures are what one row came to over its runs: measured by the gateway
-// on loopback, or predicted by the simulator over as many seeds.
+// on loopback, or predicted by the simulator with the same seeds.
 type Figures struct {
 	// Attempts the gateway counted (or the simulated gateway).
 	Attempts Spread `json:"attempts"`
