@@ -146,6 +146,16 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return usagef("%v", err)
 	}
 
+	if *gwStats {
+		// A recoil gateway answers GET / with its live page and counts
+		// nothing there: a run at it would measure the page.
+		if u, uerr := url.Parse(*target); uerr == nil && (u.Path == "" || u.Path == "/") &&
+			(cfg.Method == "" || cfg.Method == http.MethodGet || cfg.Method == http.MethodHead) && len(b) == 0 {
+			return usagef("-url %s: a recoil gateway serves its live page at /, which it does not count as an attempt; send the attempts to another path, such as %s",
+				*target, strings.TrimSuffix(*target, "/")+"/v1/charges")
+		}
+	}
+
 	if *metricsAddr != "" {
 		stop, err := serveLoadMetrics(*metricsAddr, p, stderr)
 		if err != nil {

@@ -135,6 +135,9 @@ func TestLoadCommandUsage(t *testing.T) {
 		{append(u, "-body-file", filepath.Join(dir, "none.json")), "none.json: no such file or directory"},
 		{append(u, "-body-file", big), "big.json: more than 32 MiB"},
 		{append(u, "stray"), "unexpected argument"},
+		// The gateway's page, which it does not count.
+		{[]string{"-url", "http://127.0.0.1:1/", "-gateway-stats"}, "-url http://127.0.0.1:1/: a recoil gateway serves its live page at /, which it does not count as an attempt; send the attempts to another path, such as http://127.0.0.1:1/v1/charges"},
+		{[]string{"-url", "http://127.0.0.1:1", "-gateway-stats", "-method", "HEAD"}, "send the attempts to another path, such as http://127.0.0.1:1/v1/charges"},
 		// Bounds, so that a slip of the finger cannot start a billion callers.
 		{append(u, "-callers", "1000000000", "-duration", "1s"), "-callers 1000000000: must be at most 10000"},
 		{append(u, "-callers", "-3"), "-callers -3: must not be negative"},
