@@ -264,8 +264,9 @@ func (c *Call) Fail(now time.Time, err error, v Verdict) Step {
 
 // Abort ends a call its caller abandoned (its context was cancelled) with
 // cause, reporting it to Observe. An attempt started and not yet reported
-// counts for nothing in the budget and breaker (it frees a half-open probe);
-// one already reported is not reported again.
+// counts for nothing in the budget and breaker (it frees a half-open probe)
+// and reaches OnAttempt as canceled; one already reported is not reported
+// again.
 func (c *Call) Abort(now time.Time, cause error) {
 	if c.done {
 		return
@@ -279,6 +280,12 @@ func (c *Call) Abort(now time.Time, cause error) {
 		}
 		if p.Breaker != nil {
 			p.Breaker.RecordAt(now, breaker.Ignored)
+		}
+		if p.OnAttempt != nil {
+			// The attempt was sent: an observer counting attempts counts
+			// it, as canceled.
+			p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts, Err: cause,
+				Verdict: Verdict{Class: ClassCanceled, Reason: "the caller gave up"}, Reason: ReasonCanceled})
 		}
 	}
 	c.finish(now, ReasonCanceled, cause)

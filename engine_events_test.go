@@ -68,3 +68,34 @@ func TestWithJitter(t *testing.T) {
 		})
 	}
 }
+
+// TestOnAttemptAbandoned: an attempt the caller abandons mid-flight reaches
+// OnAttempt as canceled, so an observer counting attempts counts every
+// attempt sent.
+func TestOnAttemptAbandoned(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var events []recoil.AttemptEvent
+		p := &recoil.Policy{OnAttempt: func(_ context.Context, e recoil.AttemptEvent) { events = append(events, e) }}
+		ctx, cancel := context.WithCancel(t.Context())
+		n := 0
+		err := recoil.Do(ctx, p, func(ctx context.Context) error {
+			n++
+			if n == 1 {
+				return errors.New("down") // a failure, retried
+			}
+			time.AfterFunc(10*time.Millisecond, cancel) // the caller gives up mid-attempt
+			<-ctx.Done()
+			return ctx.Err()
+		})
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Do: %v, want context.Canceled", err)
+		}
+		if len(events) != 2 {
+			t.Fatalf("%d events, want 2 (the failure and the abandoned attempt): %+v", len(events), events)
+		}
+		e := events[1]
+		if e.Attempt != 2 || e.Verdict.Class != recoil.ClassCanceled || e.Reason != recoil.ReasonCanceled || e.Retry || !errors.Is(e.Err, context.Canceled) {
+			t.Errorf("abandoned attempt's event: %+v", e)
+		}
+	})
+}
