@@ -263,9 +263,9 @@ func brookerMeans(t *testing.T, ns []int, seeds int) map[int]map[string]studyFig
 // study, at N = 10, 50 and 100 over 8 seeds (RECOIL_LONG=1: N up to 190,
 // 40 seeds). The post gives one figure — with 100 clients, full jitter
 // cut the calls of exponential backoff by more than half — and an order;
-// the bounds below hold the study's own studyFigures (its simulator, 100 runs
-// per N) with room for the seeds' spread, and they fail if a policy falls
-// out of its place.
+// the bounds below hold the study's model's own figures (in parentheses:
+// the model run 100 times per N, as the study ran it) with room for the
+// seeds' spread, and they fail if a policy falls out of its place.
 func TestBrookerStudy(t *testing.T) {
 	t.Parallel()
 	ns, seeds := []int{10, 50, 100}, 8
@@ -295,11 +295,11 @@ func TestBrookerStudy(t *testing.T) {
 		{"full jitter work / exponential, at 100 clients", 100, 100,
 			func(at map[string]studyFigures) float64 { return at[full].work / at[expo].work }, 0, 0.5},
 		// "backoff helps a small amount ... Client work has only been
-		// reduced slightly." (0.89 at 50, 0.77 at 100, 0.64 at 190.)
+		// reduced slightly." (0.90 at 50, 0.77 at 100, 0.64 at 190.)
 		{"exponential work / no backoff", 50, 190,
 			func(at map[string]studyFigures) float64 { return at[expo].work / at[none].work }, 0.6, 0.95},
 		// Jitter cuts work "substantially relative to both the no-jitter
-		// approaches". (At most 0.60 of exponential's from 50 clients.)
+		// approaches". (0.60 of exponential's at 50 clients, less beyond.)
 		{"most work of a jitter / exponential", 50, 190,
 			func(at map[string]studyFigures) float64 { return jittered(at, work) / at[expo].work }, 0, 0.7},
 		// Equal jitter "does slightly more work than Full Jitter". (1.04
@@ -316,15 +316,15 @@ func TestBrookerStudy(t *testing.T) {
 			func(at map[string]studyFigures) float64 {
 				return at[expo].time / jittered(at, func(f studyFigures) float64 { return f.time })
 			}, 5, math.Inf(1)},
-		// Equal jitter "takes much longer" than full. (1.47 at 50, 1.35
+		// Equal jitter "takes much longer" than full. (1.46 at 50, 1.35
 		// at 100, 1.26 at 190.)
 		{"equal jitter time / full jitter", 50, 190,
-			func(at map[string]studyFigures) float64 { return at[equal].time / at[full].time }, 1.15, 2},
+			func(at map[string]studyFigures) float64 { return at[equal].time / at[full].time }, 1.1, 2},
 		// Full jitter "uses less work, but slightly more time" than
-		// decorrelated. (0.71 at 50; 0.93 at 100, within the seeds'
+		// decorrelated. (0.75 at 50; 0.93 at 100, within the seeds'
 		// spread; the order turns past 150.)
 		{"decorrelated time / full jitter", 50, 50,
-			func(at map[string]studyFigures) float64 { return at[dec].time / at[full].time }, 0, 0.9},
+			func(at map[string]studyFigures) float64 { return at[dec].time / at[full].time }, 0, 0.95},
 		// Without backoff every round is one write per client: the
 		// fastest to finish, at the most work.
 		{"no backoff time / fastest other", 50, 190,
