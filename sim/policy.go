@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"cmp"
 	"math/rand/v2"
 	"time"
 
 	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/backoff"
 	"github.com/recoil-go/recoil/policyspec"
 )
 
@@ -42,6 +44,7 @@ type policy struct {
 	spec           simSpec
 	attemptTimeout time.Duration
 	hop            int
+	brooker        bool // draw waits as Brooker's study did (SchedulesBrooker2015)
 }
 
 func compile(ps *PolicySpec) *policy {
@@ -70,6 +73,29 @@ func (p *policy) build(rp *recoil.Policy, rnd *rand.Rand) {
 	if p.attemptTimeout > 0 {
 		rp.AttemptTimeout = p.attemptTimeout
 	}
+	if p.brooker {
+		rp.Backoff = brookerSchedule{cmp.Or[backoff.Schedule](rp.Backoff, recoil.DefaultBackoff)}
+		rp.OverloadBackoff = brookerSchedule{cmp.Or[backoff.Schedule](rp.OverloadBackoff, recoil.DefaultOverloadBackoff)}
+	}
+}
+
+// brookerSchedule draws a schedule's waits as the simulator of Brooker's
+// study did (SchedulesBrooker2015): retry n's ceiling is recoil's ceiling
+// for retry n+1, and decorrelated jitter is capped after the draw.
+type brookerSchedule struct{ s backoff.Schedule }
+
+// Delay implements backoff.Schedule.
+func (b brookerSchedule) Delay(retry int, prev time.Duration, rnd backoff.Source) time.Duration {
+	d, ok := b.s.(backoff.Decorrelated)
+	if !ok {
+		return b.s.Delay(retry+1, prev, rnd)
+	}
+	// uniform[base, 3·max(prev, base)] with no cap, then the cap.
+	w := backoff.Decorrelated{Base: d.Base}.Delay(retry, prev, rnd)
+	if d.Max > 0 {
+		w = min(w, d.Max)
+	}
+	return w
 }
 
 // epoch is virtual time zero: a non-zero instant, since recoil reads a zero

@@ -170,6 +170,7 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 			return p
 		}
 		p := compile(ps)
+		p.brooker = s.Schedules == SchedulesBrooker2015
 		if tmo > 0 {
 			p.attemptTimeout = tmo
 		}

@@ -64,9 +64,31 @@ type Scenario struct {
 	// random numbers, which leave the model as the only difference between
 	// the two. It has no form in a file.
 	JitterSource func(seed uint64, caller int) rand.Source `yaml:"-" json:"-"`
+	// Schedules is how every policy of the run draws its backoff waits:
+	// SchedulesRecoil (or empty) as recoil does, or SchedulesBrooker2015
+	// as the simulator of Brooker's study did (see SchedulesBrooker2015).
+	Schedules string `yaml:"schedules" json:"schedules,omitempty"`
 
 	Pos Pos `yaml:"-" json:"-"`
 }
+
+// Values of Scenario.Schedules.
+const (
+	// SchedulesRecoil draws every wait as recoil.Do does: the default.
+	SchedulesRecoil = "recoil"
+	// SchedulesBrooker2015 draws waits as the simulator of Marc Brooker's
+	// "Exponential Backoff And Jitter" (AWS Architecture Blog, 2015) did,
+	// so that a scenario can repeat the study with its base and cap. Two
+	// things differ from recoil. The study numbers retries from the first
+	// retry's exponent 1: its n-th retry's ceiling is
+	// min(max, base·multiplier^n), where recoil's is base·multiplier^(n-1)
+	// (exponential, full, equal jitter and proportional waits are drawn
+	// as recoil draws retry n+1). And the study caps decorrelated jitter
+	// after drawing, min(max, uniform[base, 3·previous]), so a wait lands
+	// on the cap with some probability, where recoil draws within
+	// [base, min(max, 3·previous)]. Constant and no backoff are unchanged.
+	SchedulesBrooker2015 = "brooker-2015"
+)
 
 // PolicySpec is a retry policy in the policy language every file that
 // names a policy shares (package policyspec): a scenario's compared
@@ -351,6 +373,9 @@ func (s *Scenario) validate(v *validator) {
 	}
 	if s.Sample < 0 {
 		v.errf(p, "sample", "must not be negative")
+	}
+	if s.Schedules != "" && s.Schedules != SchedulesRecoil && s.Schedules != SchedulesBrooker2015 {
+		v.errf(p, "schedules", "%q is not a way of drawing waits (want %s or %s)", s.Schedules, SchedulesRecoil, SchedulesBrooker2015)
 	}
 	if len(s.Services) == 0 {
 		v.errf(p, "services", "a scenario needs at least one service")
