@@ -224,6 +224,9 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 				st.class = recoil.ClassOverloaded
 			case "drop":
 				st.drop = true
+			case "slow":
+				st.slow, st.service = true, o.Service.sampler()
+				n.slowing = true
 			}
 			st.recoverBelow = float64(o.RecoverBelow) * window.Seconds()
 			n.outages = append(n.outages, st)
@@ -325,7 +328,7 @@ func (w *world) collect() RunResult {
 		sr := ServiceResult{
 			Name: n.spec.Name, Workers: n.workers,
 			Arrivals: m.arrivals, Served: m.served, Writes: m.writes, Succeeded: m.res[resOK],
-			Throttled: m.res[resThrottled], Peak: n.peak, PeakAt: time.Duration(n.peakAt),
+			Throttled: m.res[resThrottled], Abandoned: m.abandoned, Peak: n.peak, PeakAt: time.Duration(n.peakAt),
 			MaxQueue: m.maxQueue, Wait: m.wait.percentiles(), Series: m.series,
 		}
 		if span > 0 {

@@ -172,6 +172,8 @@ type outageState struct {
 	failure      float64
 	class        recoil.Class
 	drop         bool    // no answer at all
+	slow         bool    // nothing fails; served requests take service
+	service      sampler // a slow outage's service time
 	recoverBelow float64 // attempts per window; 0 means on time
 	recovered    bool
 	recoveredAt  int64
@@ -195,6 +197,7 @@ type node struct {
 	minute    int64
 	used      int64
 	outages   []outageState
+	slowing   bool  // some outage is of class slow
 	down      int32 // the service called, -1 none
 	pol       *policy
 	rp        *recoil.Policy
@@ -213,6 +216,7 @@ type node struct {
 
 type nodeMetrics struct {
 	arrivals, served, writes int64
+	abandoned                int64 // served for a caller who had stopped waiting
 	res                      [nRes]int64
 	epArr, epThr             []int64
 	busy, queue              level
@@ -479,11 +483,12 @@ func (w *world) arrive(n *node, j *job) {
 	}
 }
 
-// outage returns the outage n is in at the current instant, if any.
-func (w *world) outage(n *node) *outageState {
+// outage returns the outage n is in at the current instant, if any: one
+// that fails requests, or with slow set, one that slows them.
+func (w *world) outage(n *node, slow bool) *outageState {
 	for i := range n.outages {
 		o := &n.outages[i]
-		if w.now < o.start || o.recovered {
+		if w.now < o.start || o.recovered || o.slow != slow {
 			continue
 		}
 		if w.now < o.end || (o.recoverBelow > 0 && float64(n.prevN) > o.recoverBelow) {
@@ -512,7 +517,7 @@ func (w *world) reach(ji int32) {
 		return
 	}
 	if len(n.outages) > 0 {
-		if o := w.outage(n); o != nil && (o.failure >= 1 || w.rnd.Float64() < o.failure) {
+		if o := w.outage(n, false); o != nil && (o.failure >= 1 || w.rnd.Float64() < o.failure) {
 			if o.drop {
 				if j.counted {
 					n.m.res[resDropped]++
@@ -591,6 +596,10 @@ func (w *world) startWork(n *node, ji int32, j *job) {
 	st := &n.service
 	if n.reject != nil && n.reject[j.ep] && !n.rejectT.zero() {
 		st = &n.rejectT
+	} else if n.slowing {
+		if o := w.outage(n, true); o != nil && (o.failure >= 1 || w.rnd.Float64() < o.failure) {
+			st = &o.service
+		}
 	}
 	if !st.zero() {
 		w.schedule(w.now+st.draw(w.rnd), evDone, ji, 0)
@@ -634,6 +643,13 @@ func (w *world) finish(ji int32) {
 		j.spent = int32(j.acct.Spent())
 	}
 	if j.worker {
+		if j.counted && j.res != resExpired {
+			// Work done for nobody: the caller's attempt timed out (or its
+			// call ended) while the job queued or was served.
+			if c := w.calls.get(j.call); !c.out || c.gen != j.cgen {
+				n.m.abandoned++
+			}
+		}
 		j.worker = false
 		n.m.busy.update(w.now, w.warm, n.busy)
 		n.busy--
@@ -794,7 +810,7 @@ func (w *world) read(ji int32) {
 	n := &w.nodes[j.node]
 	w.arrive(n, j)
 	if len(n.outages) > 0 {
-		if o := w.outage(n); o != nil && (o.failure >= 1 || w.rnd.Float64() < o.failure) {
+		if o := w.outage(n, false); o != nil && (o.failure >= 1 || w.rnd.Float64() < o.failure) {
 			j.res = resDown
 			if o.class == recoil.ClassOverloaded {
 				j.res = resDown503
