@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/recoil-go/recoil/scenarios"
+	"github.com/recoil-go/recoil/sim/blast"
 )
 
 // builtin parses a shipped scenario.
@@ -248,55 +249,95 @@ func TestBuiltinScenarios(t *testing.T) {
 }
 
 // TestTippingPointReading checks what the tipping-point scenario's text
-// says its chart and table show. Below the tipping point (5 %) both
-// retrying policies stay under the backend's 1,200 attempts a second;
-// past it (15 %) both are over it, backoff with more attempts than
-// retrying at once; past it both get more calls through than the recoil
-// default, whose load past about 9 % is one attempt a call.
+// says its chart and table show: the failure rate at which retrying at
+// once falls off the cliff is the analytic model's tipping point (recoil
+// blast: 17.08 %, 17.5 % on its slider), with no gradual region; backoff
+// falls off the same cliff, not at the analytic 37 %; the recoil default
+// never falls off it.
 //
-// By default it runs those two failure rates for 30 virtual seconds (20
-// measured); RECOIL_LONG=1 runs the shipped sweep, 0 to 40 %, for 60.
+// By default it runs 16 % and 19 % (a bracket of 3 points around the
+// analytic 17.08 %) for 90 virtual seconds, the last 30 measured (at 19 %
+// the queue reaches a second's wait in under a minute); RECOIL_LONG=1 runs
+// the shipped sweep, 0 to 40 %, whose neighbouring values 17 % and 18 %
+// bracket it within 1 point.
 func TestTippingPointReading(t *testing.T) {
 	t.Parallel()
 	s := builtin(t, "tipping-point")
+	tolerance := 0.01 // the width of the bracket around the cliff
 	if !long() {
-		s.Duration = 30 * time.Second
-		s.Sweep = &Sweep{Path: s.Sweep.Path, Values: []string{"0.05", "0.15"}}
+		s.Duration, s.Warmup = 90*time.Second, 60*time.Second
+		s.Sweep = &Sweep{Path: s.Sweep.Path, Values: []string{"0.16", "0.19"}}
+		tolerance = 0.03
 	}
+	analytic := blast.TippingPoint(1000, 1200, 2, false, 0)
 	r := run(t, s, 1)
 	span := (s.Duration - s.Warmup).Seconds()
-	const capacity = 1200.0 // attempts a second: 120 workers at 100 ms
-	at := map[string]map[string]RunResult{}
-	for _, run := range r.Runs {
-		if at[run.SweepValue] == nil {
-			at[run.SweepValue] = map[string]RunResult{}
-		}
-		at[run.SweepValue][run.Policy] = run
-	}
 	const once, backoff, def = "2 retries, at once", "2 retries, backoff", "recoil default"
-	for f, runs := range at {
-		x, _ := strconv.ParseFloat(f, 64)
-		for _, p := range []string{once, backoff} {
-			load := float64(runs[p].Attempts) / span
-			t.Logf("failure %4s %-18s %5.0f attempts/s, goodput %4.0f/s; recoil default %4.0f/s, %.2f attempts a call",
-				f, p, load, runs[p].Goodput, runs[def].Goodput, float64(runs[def].Attempts)/float64(runs[def].Calls))
-			switch {
-			case x <= 0.05 && load >= capacity:
-				t.Errorf("failure %s, %s: %.0f attempts/s, want under the capacity %.0f below the tipping point", f, p, load, capacity)
-			case x >= 0.15 && load <= capacity:
-				t.Errorf("failure %s, %s: %.0f attempts/s, want over the capacity %.0f past the tipping point", f, p, load, capacity)
+	// The share of the calls that arrived that got through.
+	through := func(run RunResult) float64 { return run.Goodput * span / float64(run.Calls) }
+	// The highest failure rate at which a policy gets nearly every call
+	// through, and the lowest at which it gets almost none; nothing may
+	// lie between (no gradual region) or out of order.
+	const fine, collapsed = 0.97, 0.03
+	for _, p := range []string{once, backoff} {
+		below, above := -1.0, 2.0
+		for _, run := range r.Runs {
+			if run.Policy != p {
+				continue
 			}
-			if x >= 0.1 && runs[p].Goodput <= runs[def].Goodput {
-				t.Errorf("failure %s: %s gets %.0f calls/s through, the recoil default %.0f; want more", f, p, runs[p].Goodput, runs[def].Goodput)
+			f, _ := strconv.ParseFloat(run.SweepValue, 64)
+			backend := serviceOf(t, run, "backend")
+			share := through(run)
+			t.Logf("failure %-4s %-18s %5.0f attempts/s, %5.1f%% of calls through, %5d attempts served for nobody",
+				run.SweepValue, p, float64(run.Attempts)/span, 100*share, backend.Abandoned)
+			switch {
+			case share >= fine*(1-f*f*f):
+				if f > below {
+					below = f
+				}
+				if backend.Abandoned != 0 {
+					t.Errorf("failure %s, %s: %d attempts abandoned below the tipping point, want 0", run.SweepValue, p, backend.Abandoned)
+				}
+			case share <= collapsed:
+				above = min(above, f)
+				// Past the cliff the backend is busy all the time, for
+				// callers who have left.
+				if backend.Abandoned < backend.Served*9/10 || float64(run.Attempts) < 2.9*float64(run.Calls) {
+					t.Errorf("failure %s, %s: %d of %d served attempts abandoned, %.2f attempts a call; want nearly all abandoned, 3 a call",
+						run.SweepValue, p, backend.Abandoned, backend.Served, float64(run.Attempts)/float64(run.Calls))
+				}
+			default:
+				t.Errorf("failure %s, %s: %.1f%% of calls through: a gradual region, want nearly all or nearly none", run.SweepValue, p, 100*share)
 			}
 		}
-		if x >= 0.15 {
-			if runs[backoff].Attempts <= runs[once].Attempts {
-				t.Errorf("failure %s: backoff made %d attempts, at once %d; want backoff more", f, runs[backoff].Attempts, runs[once].Attempts)
-			}
-			if per := float64(runs[def].Attempts) / float64(runs[def].Calls); per > 1.01 {
-				t.Errorf("failure %s: the recoil default made %.3f attempts a call, want 1 (its bucket spent)", f, per)
-			}
+		if !(below < analytic.Exact && analytic.Exact < above && above-below <= tolerance+1e-9) {
+			t.Errorf("%s: the cliff lies between %v and %v; want a bracket of at most %v around the analytic tipping point %.4f", p, below, above, tolerance, analytic.Exact)
+		}
+		// Backoff's analytic tipping point is 37 %; in the steady state it
+		// changes when retries land, not how many there are.
+		if withBackoff := blast.TippingPoint(1000, 1200, 2, true, 0).Exact; p == backoff && above >= withBackoff {
+			t.Errorf("backoff collapses from %v on, want well below the analytic %.4f", above, withBackoff)
+		}
+	}
+	// The recoil default's budget holds its load near one attempt a call
+	// whatever the failure rate: it gets 1 − f of the calls through, never
+	// falls off the cliff, and past it gets more through than retrying.
+	goodput := map[string]float64{}
+	for _, run := range r.Runs {
+		goodput[run.SweepValue+" "+run.Policy] = run.Goodput
+	}
+	for _, run := range r.Runs {
+		if run.Policy != def {
+			continue
+		}
+		f, _ := strconv.ParseFloat(run.SweepValue, 64)
+		per := float64(run.Attempts) / float64(run.Calls)
+		t.Logf("failure %-4s %-18s %.3f attempts a call, %5.1f%% of calls through", run.SweepValue, def, per, 100*through(run))
+		if per > 1.06 || through(run) < fine*(1-f) {
+			t.Errorf("failure %s, recoil default: %.3f attempts a call, %.1f%% through; want at most 1.06 and at least %.1f%%", run.SweepValue, per, 100*through(run), 100*fine*(1-f))
+		}
+		if f > analytic.Exact && run.Goodput <= goodput[run.SweepValue+" "+once] {
+			t.Errorf("failure %s: the recoil default gets %.0f calls/s through, retrying at once %.0f; want more", run.SweepValue, run.Goodput, goodput[run.SweepValue+" "+once])
 		}
 	}
 }
