@@ -54,7 +54,8 @@
 // attempt timeout makes the caller give up on an attempt and re-send while
 // the first copy carries on below (an orphan): it keeps its place in the
 // queue and its worker, and the work done for it is counted as abandoned —
-// capacity spent, and a request billed, for nobody. With PolicySpec.Hop,
+// capacity spent, and a request billed, for nobody — unless the service
+// notices its caller hung up (ServiceSpec.CancelOnAbandon) and stops. With PolicySpec.Hop,
 // the hop protocol's budget and deadline travel down the layers (package
 // hop), and a layer does not start work whose caller's deadline has passed.
 //

@@ -243,6 +243,61 @@ func tailRate(t *testing.T, r RunResult, service string, from time.Duration) flo
 	return float64(n) / dt.Seconds()
 }
 
+// TestSlowProvider runs the slow-provider scenario: a provider slowing
+// from 2 s to 20 s for five minutes, nothing failing. Callers that give up
+// after 10 s and retry turn it into an outage of their own making: a
+// quarter and more of the calls fail, the provider generates thousands of
+// answers nobody receives (every copy a timeout left behind), its
+// concurrency climbs far above what the slowdown alone makes, and the
+// retries pass the allowance into 429s. A retry budget removes the
+// duplicates and the 429s but not the failures; a timeout above the slow
+// latency gets every call through with nothing generated twice.
+func TestSlowProvider(t *testing.T) {
+	t.Parallel()
+	r := runShipped(t, "slow-provider", 1)
+	const naive, budget, patient = "10s timeout, 3 attempts", "10s timeout, recoil default", "30s timeout, recoil default"
+	runs := map[string]RunResult{}
+	for _, run := range r.Runs {
+		runs[run.Policy] = run
+		p := serviceOf(t, run, "provider")
+		t.Logf("%-28s %5d calls, %5d failed, %5d attempts, %4d 429s, %5d generated for nobody, %.0f requests in flight on average",
+			run.Policy, run.Calls, run.Failed, p.Arrivals, p.Throttled, p.Abandoned, p.MeanBusy)
+	}
+	n, b, w := runs[naive], runs[budget], runs[patient]
+	np, bp, wp := serviceOf(t, n, "provider"), serviceOf(t, b, "provider"), serviceOf(t, w, "provider")
+	// Slow into down: the failures, the duplicates and the 429s are the
+	// callers' own.
+	if n.Failed < n.Calls/4 || np.Abandoned < n.Calls/2 || np.Throttled == 0 || np.MeanBusy < 1.4*wp.MeanBusy {
+		t.Errorf("%s: %d of %d calls failed, %d answers for nobody, %d 429s, %.0f in flight (%.0f waiting 30 s); want ≥ a quarter failed, ≥ half a call's worth abandoned, 429s, ≥ 1.4× the concurrency",
+			naive, n.Failed, n.Calls, np.Abandoned, np.Throttled, np.MeanBusy, wp.MeanBusy)
+	}
+	// The budget: one attempt a call, no 429s, the slowed calls still lost.
+	if b.Attempts > b.Calls+b.Calls/100 || bp.Throttled != 0 || b.Failed < b.Calls/4 || bp.Abandoned > b.Failed+b.Failed/100 {
+		t.Errorf("%s: %d attempts for %d calls, %d 429s, %d failed, %d abandoned; want one a call, none, a quarter and more failed, about one abandoned per failure",
+			budget, b.Attempts, b.Calls, bp.Throttled, b.Failed, bp.Abandoned)
+	}
+	// Waiting the slowness out: every call through, nothing twice.
+	if w.Failed != 0 || w.Attempts > w.Calls+w.Calls/1000 || wp.Abandoned > w.Calls/1000 || wp.Throttled != 0 {
+		t.Errorf("%s: %d failed, %d attempts for %d calls, %d abandoned, %d 429s; want none failed, one attempt a call, nothing abandoned or throttled",
+			patient, w.Failed, w.Attempts, w.Calls, wp.Abandoned, wp.Throttled)
+	}
+	// A provider that stops generating when the caller hangs up
+	// (cancel_on_abandon): the copies left behind are cancelled, not
+	// served, and the concurrency falls, but the calls fail all the same —
+	// the timeout is still shorter than the answer.
+	s := builtin(t, "slow-provider")
+	s.Services[0].CancelOnAbandon = true
+	s.Policies = s.Policies[:1]
+	c := run(t, s, 1).Runs[0]
+	cp := serviceOf(t, c, "provider")
+	t.Logf("%-28s %5d calls, %5d failed, %5d attempts, %5d cancelled, %5d generated for nobody, %.0f requests in flight on average (cancel_on_abandon)",
+		c.Policy, c.Calls, c.Failed, cp.Arrivals, cp.Failures["cancelled"], cp.Abandoned, cp.MeanBusy)
+	if cp.Abandoned != 0 || cp.Failures["cancelled"] < np.Abandoned*9/10 || cp.MeanBusy > 0.6*np.MeanBusy || c.Failed < c.Calls/4 {
+		t.Errorf("cancel_on_abandon: %d abandoned, %d cancelled, %.0f in flight, %d of %d calls failed; want none abandoned, about the %d abandoned without it cancelled, under 0.6× its %.0f in flight, still a quarter failed",
+			cp.Abandoned, cp.Failures["cancelled"], cp.MeanBusy, c.Failed, c.Calls, np.Abandoned, np.MeanBusy)
+	}
+}
+
 // TestRecoveryUnderLoad: a gateway that stays down while it is hammered
 // ("in reality the harder you hammer the later it recovers")
 // comes back at its planned time for polite callers and late for the

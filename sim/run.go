@@ -204,6 +204,7 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 		n.service, n.latency, n.failTime = ss.Service.sampler(), ss.Latency.sampler(), ss.FailTime.sampler()
 		n.rejectT = ss.RejectTime.sampler()
 		n.failure = ss.Failure
+		n.cancel = ss.CancelOnAbandon
 		if len(ss.Reject) > 0 {
 			n.reject = make([]bool, len(endpoints))
 			for _, e := range ss.Reject {

@@ -133,8 +133,17 @@ type ServiceSpec struct {
 	// nothing; an admitted one counts whatever its outcome (docs/why.md,
 	// section 1).
 	Allowance Rate `yaml:"allowance" json:"allowance,omitempty"`
-	// Outages are windows in which requests fail.
+	// Outages are windows in which requests fail, or are slowed.
 	Outages []Outage `yaml:"outages" json:"outages,omitempty"`
+	// CancelOnAbandon makes a worker notice when the caller of the request
+	// it holds has stopped waiting (the caller's cancellation reaching it,
+	// as a Go server's request context is cancelled when the client hangs
+	// up): a queued request whose caller has left is dropped when it comes
+	// to a worker, and one being served stops at the caller's attempt
+	// timeout. Either is counted as "cancelled", not as abandoned work. By
+	// default a worker finishes whatever it started. A layer (a service that
+	// calls another) cannot take it: it would have to cancel its call below.
+	CancelOnAbandon bool `yaml:"cancel_on_abandon" json:"cancel_on_abandon,omitempty"`
 	// Calls names the service this one calls for each request, with Policy.
 	Calls string `yaml:"calls" json:"calls,omitempty"`
 	// Policy is the policy of the calls to Calls.
@@ -563,6 +572,9 @@ func (ss *ServiceSpec) validate(v *validator, svc map[string]int, endpoints map[
 		if o.RecoverBelow < 0 {
 			v.errf(o.Pos, "recover_below", "must not be negative")
 		}
+	}
+	if ss.CancelOnAbandon && (ss.Calls != "" || ss.Kind == KindRecord) {
+		v.errf(p, "cancel_on_abandon", "applies only to a service that calls no other and is not a record")
 	}
 	if ss.AttemptTimeout < 0 {
 		v.errf(p, "attempt_timeout", "must not be negative")

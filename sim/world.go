@@ -40,10 +40,11 @@ const (
 	resTimeout         // the caller's own attempt timeout
 	resDown503         // an outage that reads as overloaded
 	resDropped         // an outage that answers nothing
+	resCancelled       // the caller left and the worker noticed (CancelOnAbandon)
 	nRes
 )
 
-var resNames = [nRes]string{"ok", "500", "down", "queue full", "429", "400", "expired", "conflict", "502", "503", "timeout", "down 503", "dropped"}
+var resNames = [nRes]string{"ok", "500", "down", "queue full", "429", "400", "expired", "conflict", "502", "503", "timeout", "down 503", "dropped", "cancelled"}
 
 var resErr = func() (e [nRes]error) {
 	for i, n := range resNames {
@@ -87,6 +88,7 @@ type call struct {
 type job struct {
 	arrive   int64
 	deadline int64 // the caller's deadline, carried by the hop protocol; 0 none
+	gone     int64 // when the caller's attempt times out; 0 never
 	wait     int64 // Retry-After of a 429
 	ver      uint64
 	acct     *hop.Account
@@ -198,6 +200,7 @@ type node struct {
 	used      int64
 	outages   []outageState
 	slowing   bool  // some outage is of class slow
+	cancel    bool  // a worker stops when its caller leaves (CancelOnAbandon)
 	down      int32 // the service called, -1 none
 	pol       *policy
 	rp        *recoil.Policy
@@ -434,6 +437,7 @@ func (w *world) attempt(ci int32) {
 	ji := w.jobs.alloc()
 	j := w.jobs.get(ji)
 	*j = job{call: ci, cgen: c.gen, node: c.target, ep: c.ep, budget: -1}
+	j.gone = tmo
 	if c.acct != nil {
 		j.budget = int32(c.acct.Remaining())
 		j.deadline = tmo
@@ -593,6 +597,11 @@ func (w *world) startWork(n *node, ji int32, j *job) {
 		w.finish(ji)
 		return
 	}
+	if n.cancel && w.left(j) {
+		j.res = resCancelled // the worker sees its caller has hung up
+		w.finish(ji)
+		return
+	}
 	st := &n.service
 	if n.reject != nil && n.reject[j.ep] && !n.rejectT.zero() {
 		st = &n.rejectT
@@ -602,10 +611,21 @@ func (w *world) startWork(n *node, ji int32, j *job) {
 		}
 	}
 	if !st.zero() {
-		w.schedule(w.now+st.draw(w.rnd), evDone, ji, 0)
+		done := w.now + st.draw(w.rnd)
+		if n.cancel && j.gone > 0 {
+			done = min(done, j.gone) // stops when the caller hangs up
+		}
+		w.schedule(done, evDone, ji, 0)
 		return
 	}
 	w.work(ji)
+}
+
+// left reports whether the caller of j has stopped waiting for it: its
+// attempt timed out or ended.
+func (w *world) left(j *job) bool {
+	c := w.calls.get(j.call)
+	return !c.out || c.gen != j.cgen || (j.gone > 0 && w.now >= j.gone)
 }
 
 // work decides a job whose worker finished its own work: a permanent or a
@@ -614,6 +634,8 @@ func (w *world) work(ji int32) {
 	j := w.jobs.get(ji)
 	n := &w.nodes[j.node]
 	switch {
+	case n.cancel && w.left(j):
+		j.res = resCancelled
 	case n.reject != nil && n.reject[j.ep]:
 		j.res = resPermanent
 	case n.failure > 0 && w.rnd.Float64() < n.failure:
@@ -643,7 +665,7 @@ func (w *world) finish(ji int32) {
 		j.spent = int32(j.acct.Spent())
 	}
 	if j.worker {
-		if j.counted && j.res != resExpired {
+		if j.counted && j.res != resExpired && j.res != resCancelled {
 			// Work done for nobody: the caller's attempt timed out (or its
 			// call ended) while the job queued or was served.
 			if c := w.calls.get(j.call); !c.out || c.gen != j.cgen {
