@@ -138,8 +138,8 @@ func TestGatewayOutageShape(t *testing.T) {
 // taps, for callers who have left. With it the amplification collapses to
 // the edge's budget and the cell recovers.
 //
-// By default the failover lasts 40 s from 35 s in and the run ends 25 s
-// after it, at 100 s; the cell tips over about 30 s into a failover. The
+// By default the failover lasts 40 s from 35 s in and the run ends 35 s
+// after it, at 110 s; the cell tips over about 30 s into a failover. The
 // long version (RECOIL_LONG=1) runs the shipped 90-second failover for 6
 // minutes, and the same system as one cell (every pool five times the
 // size, every tap through it), whose API then fails on nearly every
@@ -150,7 +150,7 @@ func TestTwoHourBlip(t *testing.T) {
 	db := &s.Services[2]
 	fail := &db.Outages[0]
 	if !long() {
-		s.Duration, fail.Start, fail.Duration = 100*time.Second, 35*time.Second, 40*time.Second
+		s.Duration, fail.Start, fail.Duration = 110*time.Second, 35*time.Second, 40*time.Second
 	}
 	after := s.Duration - (fail.Start + fail.Duration) // how long the run goes on after the failover
 	from := s.Duration - after/2                       // the tail measured: the last half of that
@@ -178,9 +178,10 @@ func TestTwoHourBlip(t *testing.T) {
 	if other := clientOf(t, plain, "mobile, other cells"); other.Failed != 0 {
 		t.Errorf("without hop: %d of the other cells' calls failed, want none", other.Failed)
 	}
-	// With the hop protocol the cell recovers.
-	if got := 1 - tailOK(t, hop, from, "gateway", "other gateways")/taps; got > 0.01 {
-		t.Errorf("with hop: the API fails on %.1f%% of taps after the failover, want under 1 %% (recovered)", 100*got)
+	// With the hop protocol the cell recovers. (The share is against the
+	// mean tap rate; the Poisson taps of 17.5 s vary by 0.75 % either way.)
+	if got := 1 - tailOK(t, hop, from, "gateway", "other gateways")/taps; got > 0.02 {
+		t.Errorf("with hop: the API fails on %.1f%% of taps after the failover, want under 2 %% (recovered)", 100*got)
 	}
 	if got := tailRate(t, hop, "service", from); got > 1.1*cell {
 		t.Errorf("with hop: %.0f attempts/s at the cell's service after the failover, want its %.0f taps (recovered)", got, cell)
