@@ -93,8 +93,9 @@ type ServiceResult struct {
 	Succeeded int64 `json:"succeeded"`
 	Throttled int64 `json:"throttled"`
 	// Failures counts attempts answered with anything but success, by kind:
-	// "500", "400", "429", "down", "down 503", "queue full", "502", "503",
-	// "expired", "conflict".
+	// "500", "400", "429", "down", "down 503", "dropped", "queue full",
+	// "502", "503", "expired", "conflict", "cancelled" (the caller left and
+	// the worker stopped: ServiceSpec.CancelOnAbandon).
 	Failures map[string]int64 `json:"failures,omitempty"`
 	// Abandoned counts attempts a worker served for a caller who had
 	// stopped waiting: the caller's attempt timed out (and it may have
