@@ -28,8 +28,9 @@
 // service has workers, a FIFO queue (bounded or not), a service-time
 // distribution (constant, exponential, lognormal, |normal|, uniform), a
 // failure probability, endpoints it always rejects (a validator's 400),
-// outage windows (failing, overloaded, or dropping requests; recovery can be
-// held back while the offered load stays above a threshold), and a
+// outage windows (failing, overloaded, or dropping requests, or slowing
+// them to a service time of their own; recovery can be held back while the
+// offered load stays above a threshold), and a
 // per-organisation allowance per minute (a 429 with Retry-After to the next
 // minute). A service may call another for each request with its own policy,
 // holding its worker until that call and its retries are over; layers stack.
@@ -51,8 +52,12 @@
 // recoil.Do; the one difference is that a full Limiter sheds at once, since
 // nothing can queue on virtual time. An
 // attempt timeout makes the caller give up on an attempt and re-send while
-// the first copy carries on below (an orphan). With PolicySpec.Hop, the hop
-// protocol's budget and deadline travel down the layers (package hop).
+// the first copy carries on below (an orphan): it keeps its place in the
+// queue and its worker, and the work done for it is counted as abandoned —
+// capacity spent, and a request billed, for nobody — unless the service
+// notices its caller hung up (ServiceSpec.CancelOnAbandon) and stops. With PolicySpec.Hop,
+// the hop protocol's budget and deadline travel down the layers (package
+// hop), and a layer does not start work whose caller's deadline has passed.
 //
 // # The engine
 //
@@ -64,6 +69,7 @@
 // The same seed gives byte-identical output.
 //
 // Results count attempts and successes, goodput, the busiest window's
-// arrivals (200 ms by default), latency percentiles, queue waits, and time
-// series of arrivals, 429s, queue depth and busy workers per service.
+// arrivals (200 ms by default), latency percentiles, queue waits, the
+// attempts each service served for callers who had left (abandoned), and
+// time series of arrivals, 429s, queue depth and busy workers per service.
 package sim

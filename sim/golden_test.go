@@ -31,6 +31,7 @@ func TestGolden(t *testing.T) {
 		{"blast-radius", 1, []string{"txt"}, long()},
 		{"occ-contention", 1, []string{"txt"}, long()},
 		{"gateway-outage", 7, []string{"txt"}, true},
+		{"slow-provider", 1, []string{"txt", "json"}, true},
 	}
 	for _, tt := range tests {
 		s := builtin(t, tt.scenario)

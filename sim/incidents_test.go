@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/recoil-go/recoil/scenarios"
+	"github.com/recoil-go/recoil/sim/blast"
 )
 
 // builtin parses a shipped scenario.
@@ -129,48 +130,101 @@ func TestGatewayOutageShape(t *testing.T) {
 	}
 }
 
-// TestTwoHourBlip runs the two-hour-blip scenario's three layers through a
-// database failover: without the hop protocol the layers' retries keep the
-// service overloaded long after the failover ended; with it, the
-// amplification collapses to the edge's budget and the system recovers.
+// TestTwoHourBlip runs the two-hour-blip scenario: a failover of one
+// database shard of five, under three layers that retry three times each.
+// Without the hop protocol the failed-over cell collapses and stays
+// collapsed long after the failover ended: the API (what the mobile SDK
+// sees) fails on a fifth of requests, the cell serving several times its
+// taps, for callers who have left. With it the amplification collapses to
+// the edge's budget and the cell recovers.
 //
-// By default the failover lasts 40 s from 35 s in and the run ends 25 s
-// after it, at 100 s: the collapse starts about 25 s into a failover (one
-// of 25 s or less does not tip the layers over at all), so 40 s tips it with
-// room, and the retries alone keep it up to the end. The long version
-// (RECOIL_LONG=1) runs the shipped 90-second failover for 4 minutes. Most
-// of the cost is the collapse itself, nine attempts a call.
+// By default the failover lasts 40 s from 35 s in and the run ends 35 s
+// after it, at 110 s; the cell tips over about 30 s into a failover. The
+// long version (RECOIL_LONG=1) runs the shipped 90-second failover for 6
+// minutes, and the same system as one cell (every pool five times the
+// size, every tap through it), whose API then fails on nearly every
+// request: in this model a pool's collapse is all or nothing.
 func TestTwoHourBlip(t *testing.T) {
 	t.Parallel()
 	s := builtin(t, "two-hour-blip")
-	db := &s.Services[len(s.Services)-1]
+	db := &s.Services[2]
 	fail := &db.Outages[0]
-	if long() {
-		s.Duration = 4 * time.Minute // the collapse is well under way by then
-	} else {
-		s.Duration, fail.Start, fail.Duration = 100*time.Second, 35*time.Second, 40*time.Second
+	if !long() {
+		s.Duration, fail.Start, fail.Duration = 110*time.Second, 35*time.Second, 40*time.Second
 	}
 	after := s.Duration - (fail.Start + fail.Duration) // how long the run goes on after the failover
+	from := s.Duration - after/2                       // the tail measured: the last half of that
+	const taps, cell = 1000.0, 200.0                   // a second: all, and the failed-over cell's
 	r := run(t, s, 1)
 	plain, hop := r.Runs[0], r.Runs[1]
 	for _, run := range r.Runs {
-		t.Logf("%-18s attempts at the service per call %.2f, goodput %.0f/s, failed %d of %d; in the last %v, %.0f attempts/s at the service",
-			run.Policy, float64(run.Attempts)/float64(run.Calls), run.Goodput, run.Failed, run.Calls, after/2, tailRate(t, run, "service", s.Duration-after/2))
+		svc := serviceOf(t, run, "service")
+		t.Logf("%-18s API failing on %4.1f%% of taps in the last %v; the cell's service: %.0f attempts/s, %d served for nobody; calls failed %d of %d",
+			run.Policy, 100*(1-tailOK(t, run, from, "gateway", "other gateways")/taps), after/2,
+			tailRate(t, run, "service", from), svc.Abandoned, run.Failed, run.Calls)
 	}
-	if plain.Goodput > 500 || float64(plain.Attempts) < 3*float64(plain.Calls) {
-		t.Errorf("without hop: goodput %.0f/s, %d attempts for %d calls; want a sustained collapse", plain.Goodput, plain.Attempts, plain.Calls)
+	// Long after the failover, a fifth of the taps fail: the failed-over
+	// cell's, whose service still gets several times its 200 taps a second
+	// and serves them for nobody; the other cells' calls all get through.
+	if got := 1 - tailOK(t, plain, from, "gateway", "other gateways")/taps; got < 0.17 || got > 0.23 {
+		t.Errorf("without hop: the API fails on %.1f%% of taps %v after the failover, want a fifth (17–23 %%)", 100*got, after/2)
 	}
-	// Long after the failover ended, the layers still send the service
-	// several times the 1,000 taps a second.
-	if got := tailRate(t, plain, "service", s.Duration-after/2); got < 3000 {
-		t.Errorf("without hop: %.0f attempts/s at the service %v after the failover ended, want ≥ 3,000 (still collapsed)", got, after/2)
+	if got := tailRate(t, plain, "service", from); got < 3*cell {
+		t.Errorf("without hop: %.0f attempts/s at the cell's service %v after the failover, want ≥ %.0f (still collapsed)", got, after/2, 3*cell)
 	}
-	if hop.Goodput < 990 || float64(hop.Attempts) > 1.05*float64(hop.Calls) {
-		t.Errorf("with hop: goodput %.0f/s, %d attempts for %d calls; want recovery", hop.Goodput, hop.Attempts, hop.Calls)
+	if svc := serviceOf(t, plain, "service"); svc.Abandoned < svc.Succeeded/2 {
+		t.Errorf("without hop: %d of the cell's %d served attempts abandoned, want most", svc.Abandoned, svc.Succeeded)
 	}
-	if got := tailRate(t, hop, "service", s.Duration-after/2); got > 1100 {
-		t.Errorf("with hop: %.0f attempts/s at the service after the failover, want the taps' 1,000 (recovered)", got)
+	if other := clientOf(t, plain, "mobile, other cells"); other.Failed != 0 {
+		t.Errorf("without hop: %d of the other cells' calls failed, want none", other.Failed)
 	}
+	// With the hop protocol the cell recovers. (The share is against the
+	// mean tap rate; the Poisson taps of 17.5 s vary by 0.75 % either way.)
+	if got := 1 - tailOK(t, hop, from, "gateway", "other gateways")/taps; got > 0.02 {
+		t.Errorf("with hop: the API fails on %.1f%% of taps after the failover, want under 2 %% (recovered)", 100*got)
+	}
+	if got := tailRate(t, hop, "service", from); got > 1.1*cell {
+		t.Errorf("with hop: %.0f attempts/s at the cell's service after the failover, want its %.0f taps (recovered)", got, cell)
+	}
+	if hop.Goodput < 0.99*taps || float64(serviceOf(t, hop, "service").Arrivals) > 1.05*cell*(s.Duration-s.Warmup).Seconds() {
+		t.Errorf("with hop: goodput %.0f/s, %d attempts at the cell's service; want recovery", hop.Goodput, serviceOf(t, hop, "service").Arrivals)
+	}
+	if !long() {
+		return
+	}
+	// The same system as one cell: the collapse takes every tap.
+	one := clone(s)
+	one.Services = one.Services[:3]
+	one.Services[1].Workers, one.Services[2].Workers = 130, 120
+	one.Clients = one.Clients[:1]
+	one.Clients[0].Rate = Rate(taps)
+	one.Policies = one.Policies[:1]
+	whole := run(t, one, 1).Runs[0]
+	if got := 1 - tailOK(t, whole, from, "gateway")/taps; got < 0.95 {
+		t.Errorf("one cell: the API fails on %.1f%% of taps after the failover, want nearly all", 100*got)
+	}
+}
+
+// tailOK is the successes per second at the given services (a client's
+// gateway: its calls that got through) from the instant from to the end of
+// the run.
+func tailOK(t *testing.T, r RunResult, from time.Duration, services ...string) float64 {
+	var n int64
+	var dt time.Duration
+	for i, name := range services {
+		for _, smp := range serviceOf(t, r, name).Series {
+			if smp.T-smp.Dt >= from {
+				n += smp.Succeeded
+				if i == 0 {
+					dt += smp.Dt
+				}
+			}
+		}
+	}
+	if dt == 0 {
+		t.Fatalf("no samples after %v", from)
+	}
+	return float64(n) / dt.Seconds()
 }
 
 // tailRate is the attempts per second that reached service from the
@@ -188,6 +242,61 @@ func tailRate(t *testing.T, r RunResult, service string, from time.Duration) flo
 		t.Fatalf("%s: no samples after %v", service, from)
 	}
 	return float64(n) / dt.Seconds()
+}
+
+// TestSlowProvider runs the slow-provider scenario: a provider slowing
+// from 2 s to 20 s for five minutes, nothing failing. Callers that give up
+// after 10 s and retry turn it into an outage of their own making: a
+// quarter and more of the calls fail, the provider generates thousands of
+// answers nobody receives (every copy a timeout left behind), its
+// concurrency climbs far above what the slowdown alone makes, and the
+// retries pass the allowance into 429s. A retry budget removes the
+// duplicates and the 429s but not the failures; a timeout above the slow
+// latency gets every call through with nothing generated twice.
+func TestSlowProvider(t *testing.T) {
+	t.Parallel()
+	r := runShipped(t, "slow-provider", 1)
+	const naive, budget, patient = "10s timeout, 3 attempts", "10s timeout, recoil default", "30s timeout, recoil default"
+	runs := map[string]RunResult{}
+	for _, run := range r.Runs {
+		runs[run.Policy] = run
+		p := serviceOf(t, run, "provider")
+		t.Logf("%-28s %5d calls, %5d failed, %5d attempts, %4d 429s, %5d generated for nobody, %.0f requests in flight on average",
+			run.Policy, run.Calls, run.Failed, p.Arrivals, p.Throttled, p.Abandoned, p.MeanBusy)
+	}
+	n, b, w := runs[naive], runs[budget], runs[patient]
+	np, bp, wp := serviceOf(t, n, "provider"), serviceOf(t, b, "provider"), serviceOf(t, w, "provider")
+	// Slow into down: the failures, the duplicates and the 429s are the
+	// callers' own.
+	if n.Failed < n.Calls/4 || np.Abandoned < n.Calls/2 || np.Throttled == 0 || np.MeanBusy < 1.4*wp.MeanBusy {
+		t.Errorf("%s: %d of %d calls failed, %d answers for nobody, %d 429s, %.0f in flight (%.0f waiting 30 s); want ≥ a quarter failed, ≥ half a call's worth abandoned, 429s, ≥ 1.4× the concurrency",
+			naive, n.Failed, n.Calls, np.Abandoned, np.Throttled, np.MeanBusy, wp.MeanBusy)
+	}
+	// The budget: one attempt a call, no 429s, the slowed calls still lost.
+	if b.Attempts > b.Calls+b.Calls/100 || bp.Throttled != 0 || b.Failed < b.Calls/4 || bp.Abandoned > b.Failed+b.Failed/100 {
+		t.Errorf("%s: %d attempts for %d calls, %d 429s, %d failed, %d abandoned; want one a call, none, a quarter and more failed, about one abandoned per failure",
+			budget, b.Attempts, b.Calls, bp.Throttled, b.Failed, bp.Abandoned)
+	}
+	// Waiting the slowness out: every call through, nothing twice.
+	if w.Failed != 0 || w.Attempts > w.Calls+w.Calls/1000 || wp.Abandoned > w.Calls/1000 || wp.Throttled != 0 {
+		t.Errorf("%s: %d failed, %d attempts for %d calls, %d abandoned, %d 429s; want none failed, one attempt a call, nothing abandoned or throttled",
+			patient, w.Failed, w.Attempts, w.Calls, wp.Abandoned, wp.Throttled)
+	}
+	// A provider that stops generating when the caller hangs up
+	// (cancel_on_abandon): the copies left behind are cancelled, not
+	// served, and the concurrency falls, but the calls fail all the same —
+	// the timeout is still shorter than the answer.
+	s := builtin(t, "slow-provider")
+	s.Services[0].CancelOnAbandon = true
+	s.Policies = s.Policies[:1]
+	c := run(t, s, 1).Runs[0]
+	cp := serviceOf(t, c, "provider")
+	t.Logf("%-28s %5d calls, %5d failed, %5d attempts, %5d cancelled, %5d generated for nobody, %.0f requests in flight on average (cancel_on_abandon)",
+		c.Policy, c.Calls, c.Failed, cp.Arrivals, cp.Failures["cancelled"], cp.Abandoned, cp.MeanBusy)
+	if cp.Abandoned != 0 || cp.Failures["cancelled"] < np.Abandoned*9/10 || cp.MeanBusy > 0.6*np.MeanBusy || c.Failed < c.Calls/4 {
+		t.Errorf("cancel_on_abandon: %d abandoned, %d cancelled, %.0f in flight, %d of %d calls failed; want none abandoned, about the %d abandoned without it cancelled, under 0.6× its %.0f in flight, still a quarter failed",
+			cp.Abandoned, cp.Failures["cancelled"], cp.MeanBusy, c.Failed, c.Calls, np.Abandoned, np.MeanBusy)
+	}
 }
 
 // TestRecoveryUnderLoad: a gateway that stays down while it is hammered
@@ -248,55 +357,95 @@ func TestBuiltinScenarios(t *testing.T) {
 }
 
 // TestTippingPointReading checks what the tipping-point scenario's text
-// says its chart and table show. Below the tipping point (5 %) both
-// retrying policies stay under the backend's 1,200 attempts a second;
-// past it (15 %) both are over it, backoff with more attempts than
-// retrying at once; past it both get more calls through than the recoil
-// default, whose load past about 9 % is one attempt a call.
+// says its chart and table show: the failure rate at which retrying at
+// once falls off the cliff is the analytic model's tipping point (recoil
+// blast: 17.08 %, 17.5 % on its slider), with no gradual region; backoff
+// falls off the same cliff, not at the analytic 37 %; the recoil default
+// never falls off it.
 //
-// By default it runs those two failure rates for 30 virtual seconds (20
-// measured); RECOIL_LONG=1 runs the shipped sweep, 0 to 40 %, for 60.
+// By default it runs 16 % and 19 % (a bracket of 3 points around the
+// analytic 17.08 %) for 90 virtual seconds, the last 30 measured (at 19 %
+// the queue reaches a second's wait in under a minute); RECOIL_LONG=1 runs
+// the shipped sweep, 0 to 40 %, whose neighbouring values 17 % and 18 %
+// bracket it within 1 point.
 func TestTippingPointReading(t *testing.T) {
 	t.Parallel()
 	s := builtin(t, "tipping-point")
+	tolerance := 0.01 // the width of the bracket around the cliff
 	if !long() {
-		s.Duration = 30 * time.Second
-		s.Sweep = &Sweep{Path: s.Sweep.Path, Values: []string{"0.05", "0.15"}}
+		s.Duration, s.Warmup = 90*time.Second, 60*time.Second
+		s.Sweep = &Sweep{Path: s.Sweep.Path, Values: []string{"0.16", "0.19"}}
+		tolerance = 0.03
 	}
+	analytic := blast.TippingPoint(1000, 1200, 2, false, 0)
 	r := run(t, s, 1)
 	span := (s.Duration - s.Warmup).Seconds()
-	const capacity = 1200.0 // attempts a second: 120 workers at 100 ms
-	at := map[string]map[string]RunResult{}
-	for _, run := range r.Runs {
-		if at[run.SweepValue] == nil {
-			at[run.SweepValue] = map[string]RunResult{}
-		}
-		at[run.SweepValue][run.Policy] = run
-	}
 	const once, backoff, def = "2 retries, at once", "2 retries, backoff", "recoil default"
-	for f, runs := range at {
-		x, _ := strconv.ParseFloat(f, 64)
-		for _, p := range []string{once, backoff} {
-			load := float64(runs[p].Attempts) / span
-			t.Logf("failure %4s %-18s %5.0f attempts/s, goodput %4.0f/s; recoil default %4.0f/s, %.2f attempts a call",
-				f, p, load, runs[p].Goodput, runs[def].Goodput, float64(runs[def].Attempts)/float64(runs[def].Calls))
-			switch {
-			case x <= 0.05 && load >= capacity:
-				t.Errorf("failure %s, %s: %.0f attempts/s, want under the capacity %.0f below the tipping point", f, p, load, capacity)
-			case x >= 0.15 && load <= capacity:
-				t.Errorf("failure %s, %s: %.0f attempts/s, want over the capacity %.0f past the tipping point", f, p, load, capacity)
+	// The share of the calls that arrived that got through.
+	through := func(run RunResult) float64 { return run.Goodput * span / float64(run.Calls) }
+	// The highest failure rate at which a policy gets nearly every call
+	// through, and the lowest at which it gets almost none; nothing may
+	// lie between (no gradual region) or out of order.
+	const fine, collapsed = 0.97, 0.03
+	for _, p := range []string{once, backoff} {
+		below, above := -1.0, 2.0
+		for _, run := range r.Runs {
+			if run.Policy != p {
+				continue
 			}
-			if x >= 0.1 && runs[p].Goodput <= runs[def].Goodput {
-				t.Errorf("failure %s: %s gets %.0f calls/s through, the recoil default %.0f; want more", f, p, runs[p].Goodput, runs[def].Goodput)
+			f, _ := strconv.ParseFloat(run.SweepValue, 64)
+			backend := serviceOf(t, run, "backend")
+			share := through(run)
+			t.Logf("failure %-4s %-18s %5.0f attempts/s, %5.1f%% of calls through, %5d attempts served for nobody",
+				run.SweepValue, p, float64(run.Attempts)/span, 100*share, backend.Abandoned)
+			switch {
+			case share >= fine*(1-f*f*f):
+				if f > below {
+					below = f
+				}
+				if backend.Abandoned != 0 {
+					t.Errorf("failure %s, %s: %d attempts abandoned below the tipping point, want 0", run.SweepValue, p, backend.Abandoned)
+				}
+			case share <= collapsed:
+				above = min(above, f)
+				// Past the cliff the backend is busy all the time, for
+				// callers who have left.
+				if backend.Abandoned < backend.Served*9/10 || float64(run.Attempts) < 2.9*float64(run.Calls) {
+					t.Errorf("failure %s, %s: %d of %d served attempts abandoned, %.2f attempts a call; want nearly all abandoned, 3 a call",
+						run.SweepValue, p, backend.Abandoned, backend.Served, float64(run.Attempts)/float64(run.Calls))
+				}
+			default:
+				t.Errorf("failure %s, %s: %.1f%% of calls through: a gradual region, want nearly all or nearly none", run.SweepValue, p, 100*share)
 			}
 		}
-		if x >= 0.15 {
-			if runs[backoff].Attempts <= runs[once].Attempts {
-				t.Errorf("failure %s: backoff made %d attempts, at once %d; want backoff more", f, runs[backoff].Attempts, runs[once].Attempts)
-			}
-			if per := float64(runs[def].Attempts) / float64(runs[def].Calls); per > 1.01 {
-				t.Errorf("failure %s: the recoil default made %.3f attempts a call, want 1 (its bucket spent)", f, per)
-			}
+		if !(below < analytic.Exact && analytic.Exact < above && above-below <= tolerance+1e-9) {
+			t.Errorf("%s: the cliff lies between %v and %v; want a bracket of at most %v around the analytic tipping point %.4f", p, below, above, tolerance, analytic.Exact)
+		}
+		// Backoff's analytic tipping point is 37 %; in the steady state it
+		// changes when retries land, not how many there are.
+		if withBackoff := blast.TippingPoint(1000, 1200, 2, true, 0).Exact; p == backoff && above >= withBackoff {
+			t.Errorf("backoff collapses from %v on, want well below the analytic %.4f", above, withBackoff)
+		}
+	}
+	// The recoil default's budget holds its load near one attempt a call
+	// whatever the failure rate: it gets 1 − f of the calls through, never
+	// falls off the cliff, and past it gets more through than retrying.
+	goodput := map[string]float64{}
+	for _, run := range r.Runs {
+		goodput[run.SweepValue+" "+run.Policy] = run.Goodput
+	}
+	for _, run := range r.Runs {
+		if run.Policy != def {
+			continue
+		}
+		f, _ := strconv.ParseFloat(run.SweepValue, 64)
+		per := float64(run.Attempts) / float64(run.Calls)
+		t.Logf("failure %-4s %-18s %.3f attempts a call, %5.1f%% of calls through", run.SweepValue, def, per, 100*through(run))
+		if per > 1.06 || through(run) < fine*(1-f) {
+			t.Errorf("failure %s, recoil default: %.3f attempts a call, %.1f%% through; want at most 1.06 and at least %.1f%%", run.SweepValue, per, 100*through(run), 100*fine*(1-f))
+		}
+		if f > analytic.Exact && run.Goodput <= goodput[run.SweepValue+" "+once] {
+			t.Errorf("failure %s: the recoil default gets %.0f calls/s through, retrying at once %.0f; want more", run.SweepValue, run.Goodput, goodput[run.SweepValue+" "+once])
 		}
 	}
 }

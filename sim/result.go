@@ -93,9 +93,16 @@ type ServiceResult struct {
 	Succeeded int64 `json:"succeeded"`
 	Throttled int64 `json:"throttled"`
 	// Failures counts attempts answered with anything but success, by kind:
-	// "500", "400", "429", "down", "down 503", "queue full", "502", "503",
-	// "expired", "conflict".
+	// "500", "400", "429", "down", "down 503", "dropped", "queue full",
+	// "502", "503", "expired", "conflict", "cancelled" (the caller left and
+	// the worker stopped: ServiceSpec.CancelOnAbandon).
 	Failures map[string]int64 `json:"failures,omitempty"`
+	// Abandoned counts attempts a worker served for a caller who had
+	// stopped waiting: the caller's attempt timed out (and it may have
+	// re-sent) while the attempt queued or was being served, so the work
+	// was done, and billed, for nobody. A layer's attempt counts when the
+	// layer above gave up on it while it waited on its own call below.
+	Abandoned int64 `json:"abandoned,omitempty"`
 	// Peak is the most arrivals in one window, in the window from PeakAt.
 	Peak   int64         `json:"peak"`
 	PeakAt time.Duration `json:"-"`
@@ -213,8 +220,20 @@ func (r *Result) WriteText(w io.Writer) error {
 	tw.Flush()
 
 	fmt.Fprintf(ew, "\nservices\n")
+	// The abandoned column appears when some service served an attempt
+	// for a caller who had stopped waiting.
+	abandoned := false
+	for i := range r.Runs {
+		for _, s := range r.Runs[i].Services {
+			abandoned = abandoned || s.Abandoned > 0
+		}
+	}
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s\tservice\tarrivals\tpeak\tpeak at\tok\tfailures\t429s by endpoint\tmax queue\tmean queue\tmean busy\twait p50\twait p99\trecovered\n", head)
+	col := ""
+	if abandoned {
+		col = "\tabandoned"
+	}
+	fmt.Fprintf(tw, "%s\tservice\tarrivals\tpeak\tpeak at\tok\tfailures%s\t429s by endpoint\tmax queue\tmean queue\tmean busy\twait p50\twait p99\trecovered\n", head, col)
 	for i := range r.Runs {
 		run := &r.Runs[i]
 		for _, s := range run.Services {
@@ -222,8 +241,12 @@ func (r *Result) WriteText(w io.Writer) error {
 			if s.Workers > 0 {
 				busy += "/" + strconv.Itoa(s.Workers)
 			}
+			failures := textfmt.Counts(s.Failures)
+			if abandoned {
+				failures += "\t" + strconv.FormatInt(s.Abandoned, 10)
+			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", first(run), s.Name,
-				s.Arrivals, s.Peak, fmtDur(s.PeakAt), s.Succeeded, textfmt.Counts(s.Failures), textfmt.Counts(s.ThrottledBy),
+				s.Arrivals, s.Peak, fmtDur(s.PeakAt), s.Succeeded, failures, textfmt.Counts(s.ThrottledBy),
 				s.MaxQueue, ffloat(s.MeanQueue, 2), busy, fmtDur(s.Wait.P50), fmtDur(s.Wait.P99), recovered(s.Outages))
 		}
 	}

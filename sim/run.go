@@ -208,6 +208,7 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 		n.service, n.latency, n.failTime = ss.Service.sampler(), ss.Latency.sampler(), ss.FailTime.sampler()
 		n.rejectT = ss.RejectTime.sampler()
 		n.failure = ss.Failure
+		n.cancel = ss.CancelOnAbandon
 		if len(ss.Reject) > 0 {
 			n.reject = make([]bool, len(endpoints))
 			for _, e := range ss.Reject {
@@ -228,6 +229,9 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 				st.class = recoil.ClassOverloaded
 			case "drop":
 				st.drop = true
+			case "slow":
+				st.slow, st.service = true, o.Service.sampler()
+				n.slowing = true
 			}
 			st.recoverBelow = float64(o.RecoverBelow) * window.Seconds()
 			n.outages = append(n.outages, st)
@@ -332,7 +336,7 @@ func (w *world) collect() RunResult {
 		sr := ServiceResult{
 			Name: n.spec.Name, Workers: n.workers,
 			Arrivals: m.arrivals, Served: m.served, Writes: m.writes, Succeeded: m.res[resOK],
-			Throttled: m.res[resThrottled], Peak: n.peak, PeakAt: time.Duration(n.peakAt),
+			Throttled: m.res[resThrottled], Abandoned: m.abandoned, Peak: n.peak, PeakAt: time.Duration(n.peakAt),
 			MaxQueue: m.maxQueue, Wait: m.wait.percentiles(), Series: m.series,
 		}
 		if span > 0 {

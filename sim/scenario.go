@@ -166,8 +166,17 @@ type ServiceSpec struct {
 	// nothing; an admitted one counts whatever its outcome (docs/why.md,
 	// section 1).
 	Allowance Rate `yaml:"allowance" json:"allowance,omitempty"`
-	// Outages are windows in which requests fail.
+	// Outages are windows in which requests fail, or are slowed.
 	Outages []Outage `yaml:"outages" json:"outages,omitempty"`
+	// CancelOnAbandon makes a worker notice when the caller of the request
+	// it holds has stopped waiting (the caller's cancellation reaching it,
+	// as a Go server's request context is cancelled when the client hangs
+	// up): a queued request whose caller has left is dropped when it comes
+	// to a worker, and one being served stops at the caller's attempt
+	// timeout. Either is counted as "cancelled", not as abandoned work. By
+	// default a worker finishes whatever it started. A layer (a service that
+	// calls another) cannot take it: it would have to cancel its call below.
+	CancelOnAbandon bool `yaml:"cancel_on_abandon" json:"cancel_on_abandon,omitempty"`
 	// Calls names the service this one calls for each request, with Policy.
 	Calls string `yaml:"calls" json:"calls,omitempty"`
 	// Policy is the policy of the calls to Calls.
@@ -186,13 +195,21 @@ type Outage struct {
 	Start time.Duration `yaml:"start" json:"start"`
 	// Duration is how long it lasts at least.
 	Duration time.Duration `yaml:"duration" json:"duration"`
-	// Failure is the share of requests failed while it lasts; zero means 1.
+	// Failure is the share of requests failed while it lasts (for a slow
+	// outage, the share slowed); zero means 1.
 	Failure float64 `yaml:"failure" json:"failure,omitempty"`
 	// Class is how the failure reads to a caller: "transient" (the default:
-	// a 502, a refused connection), "overloaded" (a 503), or "drop": no
+	// a 502, a refused connection), "overloaded" (a 503), "drop": no
 	// answer at all, so the caller waits for its attempt timeout (a
-	// database failover "dropping about one request in twenty").
+	// database failover "dropping about one request in twenty"), or
+	// "slow": nothing fails, but a request that gets a worker while the
+	// outage lasts takes Service instead of the service's own time (a
+	// provider whose answers take 20 s instead of 2 s).
 	Class string `yaml:"class" json:"class,omitempty"`
+	// Service is the service time of a request slowed by a slow outage,
+	// replacing ServiceSpec.Service; it is required with class slow and
+	// applies to nothing else.
+	Service Dist `yaml:"service" json:"service"`
 	// RecoverBelow delays recovery: after Duration the service stays down
 	// until the attempts arriving in the last full window come to no more
 	// than this rate ("in reality the harder you hammer the later it
@@ -568,12 +585,32 @@ func (ss *ServiceSpec) validate(v *validator, svc map[string]int, endpoints map[
 		if o.Failure < 0 || o.Failure > 1 || math.IsNaN(o.Failure) {
 			v.errf(o.Pos, "failure", "must be a probability in [0, 1]")
 		}
-		if o.Class != "" && o.Class != "transient" && o.Class != "overloaded" && o.Class != "drop" {
-			v.errf(o.Pos, "class", "unknown class %q (want transient, overloaded or drop)", o.Class)
+		switch o.Class {
+		case "", "transient", "overloaded", "drop":
+			if !o.Service.IsZero() {
+				v.errf(o.Pos, "service", "applies only to an outage of class slow")
+			}
+		case "slow":
+			switch {
+			case ss.Kind == KindRecord:
+				v.errf(o.Pos, "class", "a record has no service time to slow (want transient, overloaded or drop)")
+			case o.Service.Kind == "" && o.Service.IsZero():
+				v.errf(o.Pos, "service", "missing: a slow outage needs the service time it slows requests to, such as 20s")
+			default:
+				o.Service.validate(v)
+				if o.Service.IsZero() {
+					v.errf(o.Pos, "service", "must be more than zero")
+				}
+			}
+		default:
+			v.errf(o.Pos, "class", "unknown class %q (want transient, overloaded, drop or slow)", o.Class)
 		}
 		if o.RecoverBelow < 0 {
 			v.errf(o.Pos, "recover_below", "must not be negative")
 		}
+	}
+	if ss.CancelOnAbandon && (ss.Calls != "" || ss.Kind == KindRecord) {
+		v.errf(p, "cancel_on_abandon", "applies only to a service that calls no other and is not a record")
 	}
 	if ss.AttemptTimeout < 0 {
 		v.errf(p, "attempt_timeout", "must not be negative")

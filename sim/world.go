@@ -40,10 +40,11 @@ const (
 	resTimeout         // the caller's own attempt timeout
 	resDown503         // an outage that reads as overloaded
 	resDropped         // an outage that answers nothing
+	resCancelled       // the caller left and the worker noticed (CancelOnAbandon)
 	nRes
 )
 
-var resNames = [nRes]string{"ok", "500", "down", "queue full", "429", "400", "expired", "conflict", "502", "503", "timeout", "down 503", "dropped"}
+var resNames = [nRes]string{"ok", "500", "down", "queue full", "429", "400", "expired", "conflict", "502", "503", "timeout", "down 503", "dropped", "cancelled"}
 
 var resErr = func() (e [nRes]error) {
 	for i, n := range resNames {
@@ -90,6 +91,7 @@ type call struct {
 type job struct {
 	arrive   int64
 	deadline int64 // the caller's deadline, carried by the hop protocol; 0 none
+	gone     int64 // when the caller's attempt times out; 0 never
 	wait     int64 // Retry-After of a 429
 	ver      uint64
 	acct     *hop.Account
@@ -175,6 +177,8 @@ type outageState struct {
 	failure      float64
 	class        recoil.Class
 	drop         bool    // no answer at all
+	slow         bool    // nothing fails; served requests take service
+	service      sampler // a slow outage's service time
 	recoverBelow float64 // attempts per window; 0 means on time
 	recovered    bool
 	recoveredAt  int64
@@ -198,6 +202,8 @@ type node struct {
 	minute    int64
 	used      int64
 	outages   []outageState
+	slowing   bool  // some outage is of class slow
+	cancel    bool  // a worker stops when its caller leaves (CancelOnAbandon)
 	down      int32 // the service called, -1 none
 	pol       *policy
 	rp        *recoil.Policy
@@ -216,6 +222,7 @@ type node struct {
 
 type nodeMetrics struct {
 	arrivals, served, writes int64
+	abandoned                int64 // served for a caller who had stopped waiting
 	res                      [nRes]int64
 	epArr, epThr             []int64
 	busy, queue              level
@@ -436,6 +443,7 @@ func (w *world) attempt(ci int32) {
 	ji := w.jobs.alloc()
 	j := w.jobs.get(ji)
 	*j = job{call: ci, cgen: c.gen, node: c.target, ep: c.ep, budget: -1}
+	j.gone = tmo
 	if c.acct != nil {
 		j.budget = int32(c.acct.Remaining())
 		j.deadline = tmo
@@ -485,11 +493,12 @@ func (w *world) arrive(n *node, j *job) {
 	}
 }
 
-// outage returns the outage n is in at the current instant, if any.
-func (w *world) outage(n *node) *outageState {
+// outage returns the outage n is in at the current instant, if any: one
+// that fails requests, or with slow set, one that slows them.
+func (w *world) outage(n *node, slow bool) *outageState {
 	for i := range n.outages {
 		o := &n.outages[i]
-		if w.now < o.start || o.recovered {
+		if w.now < o.start || o.recovered || o.slow != slow {
 			continue
 		}
 		if w.now < o.end || (o.recoverBelow > 0 && float64(n.prevN) > o.recoverBelow) {
@@ -518,7 +527,7 @@ func (w *world) reach(ji int32) {
 		return
 	}
 	if len(n.outages) > 0 {
-		if o := w.outage(n); o != nil && (o.failure >= 1 || w.rnd.Float64() < o.failure) {
+		if o := w.outage(n, false); o != nil && (o.failure >= 1 || w.rnd.Float64() < o.failure) {
 			if o.drop {
 				if j.counted {
 					n.m.res[resDropped]++
@@ -594,15 +603,35 @@ func (w *world) startWork(n *node, ji int32, j *job) {
 		w.finish(ji)
 		return
 	}
+	if n.cancel && w.left(j) {
+		j.res = resCancelled // the worker sees its caller has hung up
+		w.finish(ji)
+		return
+	}
 	st := &n.service
 	if n.reject != nil && n.reject[j.ep] && !n.rejectT.zero() {
 		st = &n.rejectT
+	} else if n.slowing {
+		if o := w.outage(n, true); o != nil && (o.failure >= 1 || w.rnd.Float64() < o.failure) {
+			st = &o.service
+		}
 	}
 	if !st.zero() {
-		w.schedule(w.now+st.draw(w.rnd), evDone, ji, 0)
+		done := w.now + st.draw(w.rnd)
+		if n.cancel && j.gone > 0 {
+			done = min(done, j.gone) // stops when the caller hangs up
+		}
+		w.schedule(done, evDone, ji, 0)
 		return
 	}
 	w.work(ji)
+}
+
+// left reports whether the caller of j has stopped waiting for it: its
+// attempt timed out or ended.
+func (w *world) left(j *job) bool {
+	c := w.calls.get(j.call)
+	return !c.out || c.gen != j.cgen || (j.gone > 0 && w.now >= j.gone)
 }
 
 // work decides a job whose worker finished its own work: a permanent or a
@@ -611,6 +640,8 @@ func (w *world) work(ji int32) {
 	j := w.jobs.get(ji)
 	n := &w.nodes[j.node]
 	switch {
+	case n.cancel && w.left(j):
+		j.res = resCancelled
 	case n.reject != nil && n.reject[j.ep]:
 		j.res = resPermanent
 	case n.failure > 0 && w.rnd.Float64() < n.failure:
@@ -640,6 +671,13 @@ func (w *world) finish(ji int32) {
 		j.spent = int32(j.acct.Spent())
 	}
 	if j.worker {
+		if j.counted && j.res != resExpired && j.res != resCancelled {
+			// Work done for nobody: the caller's attempt timed out (or its
+			// call ended) while the job queued or was served.
+			if c := w.calls.get(j.call); !c.out || c.gen != j.cgen {
+				n.m.abandoned++
+			}
+		}
 		j.worker = false
 		n.m.busy.update(w.now, w.warm, n.busy)
 		n.busy--
@@ -800,7 +838,7 @@ func (w *world) read(ji int32) {
 	n := &w.nodes[j.node]
 	w.arrive(n, j)
 	if len(n.outages) > 0 {
-		if o := w.outage(n); o != nil && (o.failure >= 1 || w.rnd.Float64() < o.failure) {
+		if o := w.outage(n, false); o != nil && (o.failure >= 1 || w.rnd.Float64() < o.failure) {
 			j.res = resDown
 			if o.class == recoil.ClassOverloaded {
 				j.res = resDown503
