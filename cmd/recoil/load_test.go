@@ -228,7 +228,7 @@ func TestLoadCommandInterrupted(t *testing.T) {
 		<-r.Context().Done()
 	}))
 	defer srv.Close()
-	args := []string{"load", "-url", srv.URL, "-callers", "3", "-gateway-stats"}
+	args := []string{"load", "-url", srv.URL + "/v1/charges", "-callers", "3", "-gateway-stats"}
 	c := runCLI(ctx, args...)
 	mu.Lock()
 	took := time.Since(canceled)
