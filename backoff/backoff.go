@@ -145,10 +145,14 @@ func (e EqualJitter) Delay(retry int, _ time.Duration, rnd Source) time.Duration
 }
 
 // Decorrelated grows each wait from the previous one rather than from the
-// retry number: wait = min(Max, random_between(Base, prev·3)), with prev = Base
-// before the first retry. Source: Brooker, AWS Architecture Blog, 2015
-// ("Decorrelated Jitter"). It needs the previous wait, which the retry loop
-// passes in; the schedule itself stays stateless.
+// retry number: wait = random_between(Base, min(Max, prev·3)), with
+// prev = Base before the first retry. Source: Brooker, AWS Architecture
+// Blog, 2015 ("Decorrelated Jitter"), which caps after drawing,
+// min(Max, random_between(Base, prev·3)): there a wait lands on the cap
+// whenever the draw passes it, and the waits bunch at Max once prev·3
+// nears it. Drawing below the cap keeps them spread over [Base, Max]
+// instead. It needs the previous wait, which the retry loop passes in; the
+// schedule itself stays stateless.
 //
 // The zero Max means no cap.
 type Decorrelated struct {
