@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -140,4 +141,12 @@ func ExampleObserver_BreakerHook() {
 		}
 	}
 	// Output: recoil.breaker.state 2 (open)
+}
+
+// The url.full an attempt span carries keeps the path and the harmless
+// query, but not a password or an API key.
+func ExampleRedactURL() {
+	u, _ := url.Parse("https://svc:hunter2@maps.example.com/geo?q=paris&key=AIza123")
+	fmt.Println(recoilotel.RedactURL(u))
+	// Output: https://REDACTED:REDACTED@maps.example.com/geo?q=paris&key=REDACTED
 }
