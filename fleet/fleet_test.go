@@ -130,6 +130,7 @@ func TestConfigErrors(t *testing.T) {
 		{"no name", AllowanceConfig{Limit: 1}},
 		{"no limit", AllowanceConfig{Name: "a"}},
 		{"negative burst", AllowanceConfig{Name: "a", Limit: 1, Burst: -1}},
+		{"negative lease", AllowanceConfig{Name: "a", Limit: 1, Lease: -1}},
 		{"reserved 1", AllowanceConfig{Name: "a", Limit: 1, Reserved: 1}},
 		{"unknown unit", AllowanceConfig{Name: "a", Limit: 1, Unit: 7}},
 	}
