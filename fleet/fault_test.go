@@ -159,7 +159,7 @@ func TestFault(t *testing.T) {
 	if c.Shared() {
 		t.Fatal("the probe found a killed server")
 	}
-	srv = startRedis(t, srv.port) // fresh: no scripts loaded, no keys
+	startRedis(t, srv.port) // fresh, on the same port: no scripts loaded, no keys
 	waitFor(t, 5*time.Second, "recovery after the restart", c.Shared)
 	up("after the restart")
 	t.Logf("slowest decision: %v (timeout %v)", worst, timeout)

@@ -68,7 +68,7 @@ func ExampleNewMetrics() {
 		fmt.Print(e.Name)
 		for _, a := range e.Attributes {
 			if a.Key == recoilotel.AttemptKey || a.Key == recoilotel.WaitSourceKey {
-				fmt.Print(" ", a.Key, "=", a.Value.Emit())
+				fmt.Print(" ", a.Key, "=", a.Value.String())
 			}
 		}
 		fmt.Println()
@@ -111,9 +111,9 @@ func ExampleNewTransport() {
 		for _, a := range s.Attributes {
 			switch a.Key {
 			case recoilotel.StatusCodeKey:
-				status = a.Value.Emit()
+				status = a.Value.String()
 			case recoilotel.ResendCountKey:
-				resend = a.Value.Emit()
+				resend = a.Value.String()
 			}
 		}
 		fmt.Println(s.Name, s.SpanKind, "status", status, "resend_count", resend, "child of caller:", s.Parent.SpanID() == parent.SpanContext().SpanID())
