@@ -142,6 +142,9 @@ func TestConfigErrors(t *testing.T) {
 	if _, err := c.Budget(BudgetConfig{}); err == nil {
 		t.Errorf("Budget without a name succeeded")
 	}
+	if _, err := c.Budget(BudgetConfig{Name: "dep", Lease: -1}); err == nil || !strings.Contains(err.Error(), `"dep": Lease -1`) {
+		t.Errorf("Budget with Lease -1 = %v, want an error naming it", err)
+	}
 	c.Close()
 	if _, err := c.Allowance(AllowanceConfig{Name: "a", Limit: 1}); err != ErrClosed {
 		t.Errorf("Allowance after Close: %v, want ErrClosed", err)
