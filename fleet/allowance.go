@@ -123,8 +123,10 @@ func (c *Client) Allowance(a AllowanceConfig) (*Allowance, error) {
 		return nil, errors.New("fleet: an allowance needs a Name")
 	case a.Limit <= 0:
 		return nil, fmt.Errorf("fleet: allowance %q: Limit %d is not positive", a.Name, a.Limit)
-	case a.Burst < 0 || a.Lease < 0:
-		return nil, fmt.Errorf("fleet: allowance %q: Burst and Lease must not be negative", a.Name)
+	case a.Burst < 0:
+		return nil, fmt.Errorf("fleet: allowance %q: Burst %d is negative", a.Name, a.Burst)
+	case a.Lease < 0:
+		return nil, fmt.Errorf("fleet: allowance %q: Lease %d is negative", a.Name, a.Lease)
 	case !(a.Reserved >= 0 && a.Reserved < 1):
 		return nil, fmt.Errorf("fleet: allowance %q: Reserved %v is not in [0, 1)", a.Name, a.Reserved)
 	case a.Unit > Tokens:

@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -118,7 +119,7 @@ func (c *Client) Budget(b BudgetConfig) (*Budget, error) {
 		return nil, errors.New("fleet: a budget needs a Name")
 	}
 	if b.Lease < 0 {
-		return nil, errors.New("fleet: budget " + b.Name + ": Lease must not be negative")
+		return nil, fmt.Errorf("fleet: budget %q: Lease %d is negative", b.Name, b.Lease)
 	}
 	if b.Refresh <= 0 {
 		b.Refresh = DefaultRefresh

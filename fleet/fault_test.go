@@ -154,11 +154,12 @@ func TestFault(t *testing.T) {
 	// Killed: calls are refused at once.
 	srv.kill()
 	down("killed")
-	time.Sleep(100 * time.Millisecond) // let the probe fail a few times
+	pinged := cnt.n.Load()
+	waitFor(t, 5*time.Second, "the probe's pings of the killed server", func() bool { return cnt.n.Load()-pinged >= 3 })
 	if c.Shared() {
 		t.Fatal("the probe found a killed server")
 	}
-	srv = startRedis(t, srv.port) // fresh: no scripts loaded, no keys
+	startRedis(t, srv.port) // fresh, on the same port: no scripts loaded, no keys
 	waitFor(t, 5*time.Second, "recovery after the restart", c.Shared)
 	up("after the restart")
 	t.Logf("slowest decision: %v (timeout %v)", worst, timeout)

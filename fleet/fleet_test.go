@@ -130,6 +130,7 @@ func TestConfigErrors(t *testing.T) {
 		{"no name", AllowanceConfig{Limit: 1}},
 		{"no limit", AllowanceConfig{Name: "a"}},
 		{"negative burst", AllowanceConfig{Name: "a", Limit: 1, Burst: -1}},
+		{"negative lease", AllowanceConfig{Name: "a", Limit: 1, Lease: -1}},
 		{"reserved 1", AllowanceConfig{Name: "a", Limit: 1, Reserved: 1}},
 		{"unknown unit", AllowanceConfig{Name: "a", Limit: 1, Unit: 7}},
 	}
@@ -140,6 +141,9 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if _, err := c.Budget(BudgetConfig{}); err == nil {
 		t.Errorf("Budget without a name succeeded")
+	}
+	if _, err := c.Budget(BudgetConfig{Name: "dep", Lease: -1}); err == nil || !strings.Contains(err.Error(), `"dep": Lease -1`) {
+		t.Errorf("Budget with Lease -1 = %v, want an error naming it", err)
 	}
 	c.Close()
 	if _, err := c.Allowance(AllowanceConfig{Name: "a", Limit: 1}); err != ErrClosed {

@@ -89,3 +89,27 @@ func ExampleRunReaper() {
 	// Output:
 	// context deadline exceeded 0
 }
+
+// A memory store bounded to two keys: a finished key makes room for a new
+// one, a running key does not.
+func ExampleNewMemory() {
+	store, err := idempotency.NewMemory(idempotency.MemoryConfig{MaxEntries: 2, Retention: time.Hour})
+	if err != nil {
+		panic(err)
+	}
+	ctx := context.Background()
+	done, _ := store.Begin(ctx, "", "order-1", "fp", time.Minute)
+	_ = store.Complete(ctx, "", "order-1", done.Token, &idempotency.Response{Status: http.StatusCreated})
+	_, _ = store.Begin(ctx, "", "order-2", "fp", time.Minute) // still running
+	for _, key := range []string{"order-3", "order-4"} {
+		b, err := store.Begin(ctx, "", key, "fp", time.Minute)
+		if err != nil {
+			fmt.Println(key, err)
+			continue
+		}
+		fmt.Println(key, b.State) // order-1, finished, was evicted for it
+	}
+	// Output:
+	// order-3 new
+	// order-4 idempotency: memory store full of running requests
+}

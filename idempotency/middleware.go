@@ -137,8 +137,12 @@ func NewMiddleware(next http.Handler, cfg Config) (*Middleware, error) {
 		return nil, errors.New("idempotency: Config.Lease is negative")
 	case cfg.RetryAfter < 0:
 		return nil, errors.New("idempotency: Config.RetryAfter is negative")
-	case cfg.MaxKeyLen < 0, cfg.MaxBody < 0, cfg.MaxResponse < 0:
-		return nil, errors.New("idempotency: Config.MaxKeyLen, MaxBody and MaxResponse may not be negative")
+	case cfg.MaxKeyLen < 0:
+		return nil, errors.New("idempotency: Config.MaxKeyLen is negative")
+	case cfg.MaxBody < 0:
+		return nil, errors.New("idempotency: Config.MaxBody is negative")
+	case cfg.MaxResponse < 0:
+		return nil, errors.New("idempotency: Config.MaxResponse is negative")
 	case cfg.StoreTimeout < 0:
 		return nil, errors.New("idempotency: Config.StoreTimeout is negative")
 	}

@@ -273,9 +273,18 @@ func TestMiddlewareLargeResponse(t *testing.T) {
 }
 
 func TestNewMiddlewareRejects(t *testing.T) {
-	for _, cfg := range []idempotency.Config{{Lease: -1}, {RetryAfter: -1}, {MaxBody: -1}, {MaxKeyLen: -1}, {MaxResponse: -1}, {StoreTimeout: -1}} {
-		if _, err := idempotency.NewMiddleware(http.NotFoundHandler(), cfg); err == nil {
-			t.Errorf("NewMiddleware(%+v): no error", cfg)
+	tests := []struct {
+		field string
+		cfg   idempotency.Config
+	}{
+		{"Lease", idempotency.Config{Lease: -1}}, {"RetryAfter", idempotency.Config{RetryAfter: -1}},
+		{"MaxBody", idempotency.Config{MaxBody: -1}}, {"MaxKeyLen", idempotency.Config{MaxKeyLen: -1}},
+		{"MaxResponse", idempotency.Config{MaxResponse: -1}}, {"StoreTimeout", idempotency.Config{StoreTimeout: -1}},
+	}
+	for _, tt := range tests {
+		_, err := idempotency.NewMiddleware(http.NotFoundHandler(), tt.cfg)
+		if err == nil || !strings.Contains(err.Error(), "Config."+tt.field+" ") {
+			t.Errorf("NewMiddleware(%+v) = %v, want an error naming Config.%s", tt.cfg, err, tt.field)
 		}
 	}
 }

@@ -53,9 +53,12 @@ func (s State) String() string {
 // headers and the body, replayed exactly on every repeat. It is a plain
 // value; a store returns a fresh one the caller may keep.
 type Response struct {
+	// Status is the HTTP status code (idemgrpc keeps the gRPC code here).
 	Status int
+	// Header is the header the response was sent with.
 	Header http.Header
-	Body   []byte
+	// Body is the whole body.
+	Body []byte
 }
 
 // Begun is what Begin found under a key.
@@ -139,7 +142,10 @@ func (e *InProgressError) Is(target error) bool { return target == ErrInProgress
 // Do put in the context of the work they run: a store that records
 // recovery points (pgstore.Store.Phase) reads it there.
 type Claim struct {
-	Scope, Key, Token string
+	// Scope and Key name the key, as Store.Begin was given them.
+	Scope, Key string
+	// Token is the lease's token Begin returned (Begun.Token).
+	Token string
 }
 
 type claimKey struct{}

@@ -63,11 +63,6 @@ var presets = []struct {
 	}},
 }
 
-// presetAliases are old preset names that still work, for the command
-// lines and scripts that name them; Presets does not list them, and the
-// preset they name is returned under its own name.
-var presetAliases = map[string]string{}
-
 // Presets returns the preset names, in the order they are usually compared
 // in: from the hastiest retry loop to recoil's default.
 func Presets() []string {
@@ -81,9 +76,6 @@ func Presets() []string {
 // Preset returns the named preset as a new Spec, named after it: its
 // pointers are its own, so changing it changes no other.
 func Preset(name string) (Spec, error) {
-	if now, ok := presetAliases[name]; ok {
-		name = now
-	}
 	for _, p := range presets {
 		if p.name == name {
 			s := p.spec()
@@ -97,9 +89,6 @@ func Preset(name string) (Spec, error) {
 // PresetAbout says what the named preset is, in a line; "" for a name
 // that is not a preset.
 func PresetAbout(name string) string {
-	if now, ok := presetAliases[name]; ok {
-		name = now
-	}
 	for _, p := range presets {
 		if p.name == name {
 			return p.about

@@ -244,15 +244,8 @@ func (s *Spec) check(c *strictyaml.Checker) {
 	if s.MaxAttempts < 0 {
 		c.Errorf(p, "max_attempts", "must not be negative (0 means recoil's default, 3)")
 	}
-	for _, f := range []struct {
-		name string
-		d    time.Duration
-	}{{"max_server_wait", s.MaxServerWait}, {"min_attempt", s.MinAttempt}, {"timeout", s.Timeout},
-		{"attempt_timeout", s.AttemptTimeout}, {"idle_timeout", s.IdleTimeout}} {
-		if f.d < 0 {
-			c.Errorf(p, f.name, "must not be negative")
-		}
-	}
+	nonNegative(c, p, num("max_server_wait", s.MaxServerWait), num("min_attempt", s.MinAttempt), num("timeout", s.Timeout),
+		num("attempt_timeout", s.AttemptTimeout), num("idle_timeout", s.IdleTimeout))
 	if s.Limit < 0 {
 		c.Errorf(p, "limit", "must not be negative (0 means no cap)")
 	}
@@ -361,24 +354,10 @@ func (b *Budget) check(c *strictyaml.Checker, p Pos) {
 			c.Errorf(p, q.name, "does not apply to a budget of kind %s (it is a %s parameter)", kind, q.kind)
 		}
 	}
-	for _, f := range []struct {
-		name string
-		x    float64
-	}{{"max_tokens", b.MaxTokens}, {"token_ratio", b.TokenRatio}, {"percent", b.Percent}, {"k", b.K}} {
-		if !finite(f.x) || f.x < 0 {
-			c.Errorf(p, f.name, "must not be negative")
-		}
-	}
-	for _, f := range []struct {
-		name string
-		x    int64
-	}{{"ttl", int64(b.TTL)}, {"capacity", int64(b.Capacity)},
-		{"retry_cost", int64(b.RetryCost)}, {"timeout_cost", int64(b.TimeoutCost)}, {"throttle_cost", int64(b.ThrottleCost)},
-		{"no_retry_increment", int64(b.NoRetryIncrement)}, {"window", int64(b.Window)}} {
-		if f.x < 0 {
-			c.Errorf(p, f.name, "must not be negative")
-		}
-	}
+	nonNegative(c, p, num("max_tokens", b.MaxTokens), num("token_ratio", b.TokenRatio), num("percent", b.Percent), num("k", b.K),
+		num("ttl", b.TTL), num("capacity", b.Capacity),
+		num("retry_cost", b.RetryCost), num("timeout_cost", b.TimeoutCost), num("throttle_cost", b.ThrottleCost),
+		num("no_retry_increment", b.NoRetryIncrement), num("window", b.Window))
 }
 
 func (b *Breaker) check(c *strictyaml.Checker, p Pos) {
@@ -388,15 +367,27 @@ func (b *Breaker) check(c *strictyaml.Checker, p Pos) {
 	if !finite(b.FailureRate) || b.FailureRate < 0 || b.FailureRate > 1 {
 		c.Errorf(p, "failure_rate", "must be in [0, 1]")
 	}
-	for _, f := range []struct {
-		name string
-		x    int64
-	}{{"window", int64(b.Window)}, {"min_requests", int64(b.MinRequests)}, {"max_probes", int64(b.MaxProbes)},
-		{"success_threshold", int64(b.SuccessThreshold)}} {
-		if f.x < 0 {
+	nonNegative(c, p, num("window", b.Window), num("min_requests", b.MinRequests), num("max_probes", b.MaxProbes),
+		num("success_threshold", b.SuccessThreshold))
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// number is a field's name and value, for nonNegative.
+type number struct {
+	name string
+	x    float64
+}
+
+// num is the field name with the value x: a count, a duration or a float.
+func num[T ~int | ~int64 | ~float64](name string, x T) number { return number{name, float64(x)} }
+
+// nonNegative records "must not be negative", in the order given, for each
+// of fields that is below zero or not a finite number (c keeps the first).
+func nonNegative(c *strictyaml.Checker, p Pos, fields ...number) {
+	for _, f := range fields {
+		if !finite(f.x) || f.x < 0 {
 			c.Errorf(p, f.name, "must not be negative")
 		}
 	}
 }
-
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +22,8 @@ import (
 	"github.com/recoil-go/recoil/recoilotel"
 )
 
+// A policy's Observer records the call in the meter's instruments and
+// marks each wait, with where it came from, on the caller's span.
 func ExampleNewMetrics() {
 	reader := sdkmetric.NewManualReader() // a PeriodicReader with an exporter, in a service
 	m, err := recoilotel.NewMetrics(recoilotel.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
@@ -36,13 +39,17 @@ func ExampleNewMetrics() {
 	p := &recoil.Policy{Backoff: backoff.Constant(10 * time.Millisecond)}
 	obs.Instrument(p)
 
-	calls := 0
-	err = recoil.Do(context.Background(), p, func(context.Context) error {
-		if calls++; calls < 3 {
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	ctx, charge := tp.Tracer("app").Start(context.Background(), "charge")
+	failures := 2
+	err = recoil.Do(ctx, p, func(context.Context) error {
+		if failures--; failures >= 0 {
 			return errors.New("connection reset by peer")
 		}
 		return nil
 	})
+	charge.End()
 	fmt.Println("call:", err)
 
 	var rm metricdata.ResourceMetrics
@@ -57,11 +64,22 @@ func ExampleNewMetrics() {
 			}
 		}
 	}
+	for _, e := range spans.GetSpans()[0].Events {
+		fmt.Print(e.Name)
+		for _, a := range e.Attributes {
+			if a.Key == recoilotel.AttemptKey || a.Key == recoilotel.WaitSourceKey {
+				fmt.Print(" ", a.Key, "=", a.Value.String())
+			}
+		}
+		fmt.Println()
+	}
 	// Output:
 	// call: <nil>
 	// recoil.call.retries: sum 2 over 1 call
 	// recoil.call.retry_delay: sum 0.02 s over 1
 	// recoil.retry_wait: sum 0.02 s over 2
+	// recoil.retry_wait recoil.attempt=1 recoil.wait.source=backoff
+	// recoil.retry_wait recoil.attempt=2 recoil.wait.source=backoff
 }
 
 func ExampleNewTransport() {
@@ -93,9 +111,9 @@ func ExampleNewTransport() {
 		for _, a := range s.Attributes {
 			switch a.Key {
 			case recoilotel.StatusCodeKey:
-				status = a.Value.Emit()
+				status = a.Value.String()
 			case recoilotel.ResendCountKey:
-				resend = a.Value.Emit()
+				resend = a.Value.String()
 			}
 		}
 		fmt.Println(s.Name, s.SpanKind, "status", status, "resend_count", resend, "child of caller:", s.Parent.SpanID() == parent.SpanContext().SpanID())
@@ -123,4 +141,12 @@ func ExampleObserver_BreakerHook() {
 		}
 	}
 	// Output: recoil.breaker.state 2 (open)
+}
+
+// The url.full an attempt span carries keeps the path and the harmless
+// query, but not a password or an API key.
+func ExampleRedactURL() {
+	u, _ := url.Parse("https://svc:hunter2@maps.example.com/geo?q=paris&key=AIza123")
+	fmt.Println(recoilotel.RedactURL(u))
+	// Output: https://REDACTED:REDACTED@maps.example.com/geo?q=paris&key=REDACTED
 }

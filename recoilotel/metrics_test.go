@@ -104,7 +104,7 @@ func TestPolicyName(t *testing.T) {
 func labels(attrs []attribute.KeyValue) map[string]string {
 	l := make(map[string]string, len(attrs))
 	for _, a := range attrs {
-		l[strings.TrimPrefix(string(a.Key), "recoil.")] = a.Value.Emit()
+		l[strings.TrimPrefix(string(a.Key), "recoil.")] = a.Value.String()
 	}
 	return l
 }

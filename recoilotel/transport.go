@@ -63,14 +63,11 @@ type Transport struct {
 // tracer provider and propagator come from opts (the global ones by
 // default).
 func NewTransport(t *recoilhttp.Transport, opts ...Option) *Transport {
-	c := config.New(opts)
 	base := t.Base
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	a := &attempts{base: base, tracer: c.Tracer(), prop: c.Propagators, inject: len(c.Propagators.Fields()) > 0,
-		kind: trace.WithSpanKind(trace.SpanKindClient)}
-	t.Base = a
+	t.Base = &attempts{base: base, spans: config.New(opts).Attempts()}
 	return &Transport{retry: t}
 }
 
@@ -100,11 +97,8 @@ func (l *logical) Value(key any) any {
 
 // attempts is the layer below the retry loop: one span per attempt.
 type attempts struct {
-	base   http.RoundTripper
-	tracer trace.Tracer
-	prop   propagation.TextMapPropagator
-	inject bool
-	kind   trace.SpanStartOption // boxed once
+	base  http.RoundTripper
+	spans *config.Attempts
 }
 
 func (a *attempts) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -133,14 +127,14 @@ func (a *attempts) RoundTrip(req *http.Request) (*http.Response, error) {
 		// Within the slice's spare capacity: no allocation after the first.
 		attrs = append(attrs, ResendCountKey.Int(n-1))
 	}
-	ctx, span := a.tracer.Start(ctx, name, a.kind, trace.WithAttributes(attrs...))
+	ctx, span := a.spans.Start(ctx, name, attrs...)
 	out := req.WithContext(ctx)
-	if a.inject {
+	if a.spans.Injects() {
 		out.Header = req.Header.Clone()
 		if out.Header == nil {
 			out.Header = http.Header{}
 		}
-		a.prop.Inject(ctx, propagation.HeaderCarrier(out.Header))
+		a.spans.Inject(ctx, propagation.HeaderCarrier(out.Header))
 	}
 	resp, err := a.base.RoundTrip(out)
 	if span.IsRecording() {

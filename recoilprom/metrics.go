@@ -31,49 +31,45 @@ type Metrics struct {
 // NewMetrics returns recoil's metrics, unregistered; see
 // docs/observability.md for the list.
 func NewMetrics() *Metrics {
-	policy := []string{"policy"}
 	return &Metrics{
-		attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "recoil_attempts_total",
-			Help: "Attempts made, by policy and outcome: success, or the failure's class (transient, throttled, overloaded, permanent, canceled).",
-		}, []string{"policy", "outcome"}),
-		retries: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "recoil_call_retries",
-			Help:    "Retries per call, the first attempt not counted (gRFC A96 grpc.client.call.retries); its count is the number of calls.",
-			Buckets: metricdef.RetryBuckets,
-		}, policy),
-		delay: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "recoil_call_retry_delay_seconds",
-			Help:    "Total time per call spent waiting between attempts (gRFC A96 grpc.client.call.retry_delay).",
-			Buckets: metricdef.DelayBuckets,
-		}, policy),
-		waits: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "recoil_retry_wait_seconds",
-			Help:    "Each wait before a retry: the backoff's, or the one the server directed.",
-			Buckets: metricdef.DelayBuckets,
-		}, policy),
-		stops: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "recoil_stops_total",
-			Help: "Calls ended, by policy and stop reason (none for a success).",
-		}, []string{"policy", "reason"}),
-		refusals: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "recoil_budget_refusals_total",
-			Help: "Calls stopped because a retry budget refused a retry (or the call).",
-		}, policy),
+		attempts: counter("recoil_attempts_total",
+			"Attempts made, by policy and outcome: success, or the failure's class (transient, throttled, overloaded, permanent, canceled).",
+			"outcome"),
+		retries: histogram("recoil_call_retries",
+			"Retries per call, the first attempt not counted (gRFC A96 grpc.client.call.retries); its count is the number of calls.",
+			metricdef.RetryBuckets),
+		delay: histogram("recoil_call_retry_delay_seconds",
+			"Total time per call spent waiting between attempts (gRFC A96 grpc.client.call.retry_delay).",
+			metricdef.DelayBuckets),
+		waits: histogram("recoil_retry_wait_seconds",
+			"Each wait before a retry: the backoff's, or the one the server directed.",
+			metricdef.DelayBuckets),
+		stops: counter("recoil_stops_total",
+			"Calls ended, by policy and stop reason (none for a success).",
+			"reason"),
+		refusals: counter("recoil_budget_refusals_total",
+			"Calls stopped because a retry budget refused a retry (or the call)."),
 		state: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "recoil_breaker_state",
 			Help: "Circuit breaker state: 0 closed, 1 half-open, 2 open.",
-		}, policy),
-		transitions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "recoil_breaker_transitions_total",
-			Help: "Circuit breaker state changes, by the state entered.",
-		}, []string{"policy", "state"}),
-		queueWait: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "recoil_limiter_queue_wait_seconds",
-			Help:    "Time attempts waited in the concurrency limiter's queue (attempts that found a free slot do not wait and are not observed).",
-			Buckets: metricdef.QueueWaitBuckets,
-		}, policy),
+		}, []string{"policy"}),
+		transitions: counter("recoil_breaker_transitions_total",
+			"Circuit breaker state changes, by the state entered.",
+			"state"),
+		queueWait: histogram("recoil_limiter_queue_wait_seconds",
+			"Time attempts waited in the concurrency limiter's queue (attempts that found a free slot do not wait and are not observed).",
+			metricdef.QueueWaitBuckets),
 	}
+}
+
+// counter declares a counter labelled by policy and then by labels.
+func counter(name, help string, labels ...string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, append([]string{"policy"}, labels...))
+}
+
+// histogram declares a histogram labelled by policy.
+func histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
+	return prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, []string{"policy"})
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {

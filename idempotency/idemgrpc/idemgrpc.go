@@ -113,8 +113,13 @@ func ScopeMetadata(name string) func(context.Context) string {
 // every generated type is). The bad config it reports is a negative
 // duration or bound.
 func UnaryServerInterceptor(cfg Config) (grpc.UnaryServerInterceptor, error) {
-	if cfg.Lease < 0 || cfg.RetryAfter < 0 || cfg.MaxKeyLen < 0 || cfg.StoreTimeout < 0 {
-		return nil, errors.New("idemgrpc: Config durations and MaxKeyLen may not be negative")
+	for _, f := range []struct {
+		name     string
+		negative bool
+	}{{"Lease", cfg.Lease < 0}, {"RetryAfter", cfg.RetryAfter < 0}, {"MaxKeyLen", cfg.MaxKeyLen < 0}, {"StoreTimeout", cfg.StoreTimeout < 0}} {
+		if f.negative {
+			return nil, errors.New("idemgrpc: Config." + f.name + " is negative")
+		}
 	}
 	if cfg.Store == nil {
 		cfg.Store, _ = idempotency.NewMemory(idempotency.MemoryConfig{})

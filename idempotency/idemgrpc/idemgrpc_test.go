@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -208,9 +209,17 @@ func TestMethodsAndScope(t *testing.T) {
 }
 
 func TestConfigRejected(t *testing.T) {
-	for _, cfg := range []idemgrpc.Config{{Lease: -1}, {RetryAfter: -1}, {MaxKeyLen: -1}, {StoreTimeout: -1}} {
-		if _, err := idemgrpc.UnaryServerInterceptor(cfg); err == nil {
-			t.Errorf("UnaryServerInterceptor(%+v): no error", cfg)
+	tests := []struct {
+		field string
+		cfg   idemgrpc.Config
+	}{
+		{"Lease", idemgrpc.Config{Lease: -1}}, {"RetryAfter", idemgrpc.Config{RetryAfter: -1}},
+		{"MaxKeyLen", idemgrpc.Config{MaxKeyLen: -1}}, {"StoreTimeout", idemgrpc.Config{StoreTimeout: -1}},
+	}
+	for _, tt := range tests {
+		_, err := idemgrpc.UnaryServerInterceptor(tt.cfg)
+		if err == nil || !strings.Contains(err.Error(), "Config."+tt.field+" ") {
+			t.Errorf("UnaryServerInterceptor(%+v) = %v, want an error naming Config.%s", tt.cfg, err, tt.field)
 		}
 	}
 }

@@ -33,7 +33,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	otelcodes "go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -68,18 +67,10 @@ var resendMetadata = [...]struct {
 	key attribute.Key
 }{{"grpc-previous-rpc-attempts", PreviousAttemptsKey}, {"recoil-attempt", HopAttemptKey}}
 
-type tracer struct {
-	tracer trace.Tracer
-	prop   propagation.TextMapPropagator
-	inject bool
-	kind   trace.SpanStartOption
-}
+// tracer makes the span of each attempt.
+type tracer struct{ spans *config.Attempts }
 
-func newTracer(opts []recoilotel.Option) *tracer {
-	c := config.New(opts)
-	return &tracer{tracer: c.Tracer(), prop: c.Propagators, inject: len(c.Propagators.Fields()) > 0,
-		kind: trace.WithSpanKind(trace.SpanKindClient)}
-}
+func newTracer(opts []recoilotel.Option) tracer { return tracer{config.New(opts).Attempts()} }
 
 // UnaryClientInterceptor returns an interceptor that makes one span per
 // call it sees — per attempt, placed inside the retrying interceptor. The
@@ -114,7 +105,7 @@ func StreamClientInterceptor(opts ...recoilotel.Option) grpc.StreamClientInterce
 	}
 }
 
-func (t *tracer) start(ctx context.Context, method string, cc *grpc.ClientConn) (context.Context, trace.Span) {
+func (t tracer) start(ctx context.Context, method string, cc *grpc.ClientConn) (context.Context, trace.Span) {
 	name := strings.TrimPrefix(method, "/")
 	service, m, _ := strings.Cut(name, "/")
 	attrs := make([]attribute.KeyValue, 0, 7)
@@ -132,10 +123,10 @@ func (t *tracer) start(ctx context.Context, method string, cc *grpc.ClientConn) 
 			attrs = append(attrs, r.key.StringSlice(v))
 		}
 	}
-	ctx, span := t.tracer.Start(ctx, name, t.kind, trace.WithAttributes(attrs...))
-	if t.inject {
+	ctx, span := t.spans.Start(ctx, name, attrs...)
+	if t.spans.Injects() {
 		var c carrier
-		t.prop.Inject(ctx, &c)
+		t.spans.Inject(ctx, &c)
 		if len(c) > 0 {
 			ctx = metadata.AppendToOutgoingContext(ctx, c...)
 		}
