@@ -64,6 +64,12 @@ func TestGatewayOutageOnLoopback(t *testing.T) {
 				t.Errorf("%d callers: %s made %v attempts, peak %v; immediate %v, peak %v: want both lower", n, p, m.Attempts, m.Peak, h.Attempts, h.Peak)
 			}
 		}
+		if raceEnabled && n == 200 {
+			// The simulation models the machine as calibrated, and under
+			// -race the calibration measures the race detector's pace too:
+			// see above.
+			continue
+		}
 		// The simulator predicted the same ordering.
 		if s, h := rowOf(t, rep, n, load.PresetFullJitter).Simulated, hammer.Simulated; s.Attempts.Median >= h.Attempts.Median || s.Peak.Median > h.Peak.Median {
 			t.Errorf("%d callers: simulated full-jitter %v/%v against immediate %v/%v", n, s.Attempts, s.Peak, h.Attempts, h.Peak)
