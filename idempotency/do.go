@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -77,7 +78,12 @@ var defaultMemory = sync.OnceValue(func() *Memory {
 // nil, and the next tick tries again. Run it in a goroutine of your own:
 //
 //	go idempotency.RunReaper(ctx, time.Minute, store, nil)
+//
+// An interval of zero or less is an error, returned at once.
 func RunReaper(ctx context.Context, interval time.Duration, r Reaper, onError func(error)) error {
+	if interval <= 0 {
+		return fmt.Errorf("idempotency: RunReaper interval %v: must be positive", interval)
+	}
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {

@@ -3,6 +3,7 @@ package idempotency_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -138,4 +139,10 @@ func TestRunReaper(t *testing.T) {
 			t.Fatalf("RunReaper = %v, want context.Canceled", err)
 		}
 	})
+	// An interval time.NewTicker would panic on is an error instead.
+	for _, d := range []time.Duration{0, -time.Second} {
+		if err := idempotency.RunReaper(t.Context(), d, nil, nil); err == nil || !strings.Contains(err.Error(), "must be positive") {
+			t.Errorf("RunReaper(interval %v) = %v, want an error saying it must be positive", d, err)
+		}
+	}
 }

@@ -105,8 +105,8 @@ func ScopeHeader(name string) func(*http.Request) string {
 //     Retry-After (recoil's Transport waits and retries);
 //   - a key reused with another method, path or body gets 422;
 //   - a missing key gets 400 if Config.Required, a malformed one 400,
-//     a body over Config.MaxBody 413, a store that fails 503 with
-//     Retry-After (the handler does not run).
+//     a body over Config.MaxBody 413, one that cannot be read 400, a
+//     store that fails 503 with Retry-After (the handler does not run).
 //
 // Errors are application/problem+json (RFC 9457) with a "code" member
 // (idempotency_key_missing, idempotency_key_malformed,
@@ -205,9 +205,15 @@ func (m *Middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, "idempotency_key_malformed", "Idempotency-Key is malformed", "Idempotency-Key: "+ke.Reason, 0)
 		return
 	}
-	body, err := m.readBody(r)
-	if err != nil {
+	body, tooLarge, err := m.readBody(r)
+	switch {
+	case tooLarge:
 		writeProblem(w, http.StatusRequestEntityTooLarge, "request_too_large", "Request body too large", err.Error(), 0)
+		return
+	case err != nil:
+		// The client stopped sending, or the connection broke: nothing
+		// was fingerprinted or stored, and the request may be sent again.
+		writeProblem(w, http.StatusBadRequest, "request_body_unreadable", "Request body could not be read", err.Error(), 0)
 		return
 	}
 	scope := m.cfg.Scope(r)
@@ -237,20 +243,27 @@ func (m *Middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// readBody reads the body whole (at most MaxBody) and puts it back.
-func (m *Middleware) readBody(r *http.Request) ([]byte, error) {
+// readBody reads the body whole (at most MaxBody) and puts it back. It
+// reports tooLarge for a body over MaxBody (or over a limit a handler
+// before it set with http.MaxBytesReader), and any other read error as it
+// is.
+func (m *Middleware) readBody(r *http.Request) (body []byte, tooLarge bool, err error) {
 	if r.Body == nil || r.Body == http.NoBody {
-		return nil, nil
+		return nil, false, nil
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, m.cfg.MaxBody+1))
+	body, err = io.ReadAll(io.LimitReader(r.Body, m.cfg.MaxBody+1))
 	if err != nil {
-		return nil, errors.New("the request body could not be read: " + err.Error())
+		var mb *http.MaxBytesError
+		if errors.As(err, &mb) {
+			return nil, true, errors.New("the request body is larger than " + strconv.FormatInt(mb.Limit, 10) + " bytes")
+		}
+		return nil, false, errors.New("the request body could not be read: " + err.Error())
 	}
 	if int64(len(body)) > m.cfg.MaxBody {
-		return nil, errors.New("the request body is larger than " + strconv.FormatInt(m.cfg.MaxBody, 10) + " bytes")
+		return nil, true, errors.New("the request body is larger than " + strconv.FormatInt(m.cfg.MaxBody, 10) + " bytes")
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, nil
+	return body, false, nil
 }
 
 // run runs the handler under the claim, stores what it answered, and

@@ -97,6 +97,53 @@ func TestMiddlewareRequests(t *testing.T) {
 	}
 }
 
+// brokenBody fails after its first bytes, as a client that hangs up
+// mid-body does.
+type brokenBody struct{ sent bool }
+
+func (b *brokenBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, "{\"amo"), nil
+	}
+	return 0, io.ErrUnexpectedEOF
+}
+
+// TestMiddlewareBodyErrors: a body over a limit is 413, whichever limit
+// (the middleware's or an http.MaxBytesReader before it); a body that
+// cannot be read is 400; neither runs the handler nor stores the key.
+func TestMiddlewareBodyErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		body     func(w http.ResponseWriter) io.ReadCloser
+		wantCode int
+		wantType string
+	}{
+		{"unreadable", func(http.ResponseWriter) io.ReadCloser { return io.NopCloser(&brokenBody{}) }, 400, "request_body_unreadable"},
+		{"over a MaxBytesReader", func(w http.ResponseWriter) io.ReadCloser {
+			return http.MaxBytesReader(w, io.NopCloser(strings.NewReader("0123456789")), 4)
+		}, 413, "request_too_large"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := &counted{}
+			m := mustMiddleware(t, h, idempotency.Config{})
+			w := httptest.NewRecorder()
+			r := httptest.NewRequest("POST", "/v1/charges", nil)
+			r.Body = tc.body(w)
+			r.Header.Set("Idempotency-Key", "k")
+			m.ServeHTTP(w, r)
+			var p problemBody
+			if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || w.Code != tc.wantCode || p.Code != tc.wantType || h.n.Load() != 0 {
+				t.Fatalf("%d %s (%v) after %d runs, want %d %s and no run", w.Code, w.Body, err, h.n.Load(), tc.wantCode, tc.wantType)
+			}
+			// The key was not taken: the same request, whole, runs.
+			if again := do(m, "POST", "/v1/charges", "{}", "Idempotency-Key", "k"); again.Code != 201 || h.n.Load() != 1 {
+				t.Fatalf("the same key after the failed read = %d after %d runs, want 201 after 1", again.Code, h.n.Load())
+			}
+		})
+	}
+}
+
 // TestMiddlewareReplay: a finished key replays status, headers and body
 // exactly, without running the handler; another client's same key is a
 // key of its own.
