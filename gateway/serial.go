@@ -21,6 +21,14 @@ const MaxSerial = 10 * time.Second
 // experiment's stdio transport made its four callers arrive one after
 // another.
 //
+// The lane is a single server with a constant service time: an attempt's
+// hold begins when it arrived or when the hold before it ended, whichever
+// is later, and ends Serial after that. The end is scheduled from the
+// previous end, not from when the next attempt's goroutine was woken, so
+// the machine's wake-up delays do not add up: a lane kept busy delivers
+// one attempt per Serial, as a pipe of that throughput does, and not one
+// per Serial plus the scheduler's latency.
+//
 // An attempt whose client goes away while it waits for the lane, or while
 // it holds it, is neither served nor counted, and frees the lane at once;
 // after Close the lane is held for no time, so queued attempts drain.
@@ -31,6 +39,7 @@ type lane struct {
 
 	mu      sync.Mutex
 	busy    bool
+	free    time.Time     // when the last hold ended, or is scheduled to
 	waiting []*laneWaiter // FIFO
 }
 
@@ -82,6 +91,26 @@ func (l *lane) acquire(done <-chan struct{}) bool {
 	return false
 }
 
+// begin starts the hold of the attempt that has the lane and arrived at
+// now, and returns when it ends: hold after its arrival or after the
+// previous hold's end, whichever is later.
+func (l *lane) begin(now time.Time) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.free.After(now) {
+		now = l.free
+	}
+	l.free = now.Add(l.hold)
+	return l.free
+}
+
+// cut ends the current hold early, at now.
+func (l *lane) cut(now time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.free = now
+}
+
 // release hands the lane to the attempt that has waited longest, or frees
 // it.
 func (l *lane) release() {
@@ -120,12 +149,14 @@ func (g *Gateway) serialise(r *http.Request, now time.Time) (time.Time, bool) {
 		return now, false
 	}
 	defer l.release()
-	t := time.NewTimer(l.hold)
+	t := time.NewTimer(time.Until(l.begin(now)))
 	defer t.Stop()
 	select {
 	case <-t.C:
 	case <-g.quit: // closed: carry it at once
+		l.cut(time.Now())
 	case <-done:
+		l.cut(time.Now())
 		return now, false
 	}
 	return time.Now(), true

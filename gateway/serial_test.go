@@ -151,3 +151,36 @@ func TestSerialConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestLaneSchedulesFromThePreviousEnd: a hold begins when its attempt
+// arrived or when the previous hold was scheduled to end, whichever is
+// later — not when its goroutine was woken — so a busy lane's wake-up
+// delays do not add up; a hold cut short frees the lane from then.
+func TestLaneSchedulesFromThePreviousEnd(t *testing.T) {
+	const ms = time.Millisecond
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name    string
+		free    time.Duration // the previous hold's end, from t0
+		arrived time.Duration
+		want    time.Duration // this hold's end
+	}{
+		{"queued behind a hold", 12 * ms, 3 * ms, 24 * ms},
+		{"woken late: still from the previous end", 12 * ms, 5 * ms, 24 * ms},
+		{"arrived after the lane fell idle", 12 * ms, 30 * ms, 42 * ms},
+		{"arrived as it ended", 12 * ms, 12 * ms, 24 * ms},
+	}
+	for _, tt := range tests {
+		l := newLane(12 * ms)
+		l.free = t0.Add(tt.free)
+		if got := l.begin(t0.Add(tt.arrived)).Sub(t0); got != tt.want {
+			t.Errorf("%s: ends at %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	l := newLane(12 * ms)
+	l.begin(t0)
+	l.cut(t0.Add(5 * ms))
+	if got := l.begin(t0.Add(ms)).Sub(t0); got != 17*ms {
+		t.Errorf("after a hold cut at 5ms, the next ends at %v, want 17ms", got)
+	}
+}
