@@ -213,6 +213,14 @@ type Config struct {
 	// AllowanceHeader names the header whose value is the allowance's key
 	// (an API key, say); empty means the client, as counted.
 	AllowanceHeader string
+	// Serial, if positive, serialises the attempts: the gateway takes one
+	// at a time through a single lane, each holding it this long before it
+	// is checked against the faults, counted and answered, in the order
+	// they arrived (a transport that carries one request at a time, as a
+	// stdio pipe to one process does). An attempt whose client goes away
+	// before its turn ends is neither served nor counted. Zero means off;
+	// at most MaxSerial. See gateway/serial.go.
+	Serial time.Duration
 	// Stream configures streamed answers.
 	Stream Stream
 	// Charge configures the charge route.
@@ -299,6 +307,9 @@ func (c *Config) Validate() error {
 		return bad("latency.max", "%v is less than min %v", l.Max, l.Min)
 	case l.Dist == Exponential && l.Max > 0 && l.Max < l.Min:
 		return bad("latency.max", "%v is less than min %v", l.Max, l.Min)
+	}
+	if c.Serial < 0 || c.Serial > MaxSerial {
+		return bad("serial", "%v is not between 0 (off) and %v", c.Serial, MaxSerial)
 	}
 	if c.Allowance < 0 {
 		return bad("allowance.per_minute", "%d is negative", c.Allowance)

@@ -17,8 +17,9 @@
 // uniform, exponential); a validator that rejects a named JSON field with a
 // provider-style 400 (a deterministic failure, docs/why.md, section 1); a
 // per-key allowance per minute answering 429 with Retry-After; 529 overloaded with
-// x-should-retry; and streamed answers (server-sent events) that stall
-// mid-stream.
+// x-should-retry; streamed answers (server-sent events) that stall
+// mid-stream; and a front end that takes one attempt at a time
+// (Config.Serial), as a transport that serialises its requests does.
 //
 // # Counting
 //

@@ -80,6 +80,7 @@ type Gateway struct {
 	duration prometheus.Histogram
 	metrics  http.Handler
 
+	lane      *lane // Config.Serial's; nil when off
 	quit      chan struct{}
 	closeOnce sync.Once
 	events    [][]byte
@@ -135,6 +136,7 @@ func New(cfg Config) *Gateway {
 		rng:   rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		allow: make(map[string]*tokens),
 		quit:  make(chan struct{}),
+		lane:  newLane(cfg.Serial),
 	}
 	g.attempts.init(g.k)
 	g.accepted.init(g.k)
@@ -218,7 +220,11 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	var a attempt
 	g.read(r, &a)
-	d := g.decide(now, &a)
+	arrived, ok := g.serialise(r, now)
+	if !ok {
+		return // the client went away before its turn in the lane ended: not counted
+	}
+	d := g.decide(arrived, &a)
 	g.record(&a, d)
 	g.respond(w, r, &a, d)
 	g.duration.Observe(time.Since(now).Seconds())

@@ -67,6 +67,7 @@ func LoadTimeline(path string) (Config, error) {
 //	      for: 300ms
 //	failure: {rate: 0.05, status: 500}
 //	latency: {dist: exponential, mean: 20ms, min: 0s, max: 1s}
+//	serial: 12ms           # one attempt at a time, each holding the lane 12ms
 //	reject_field: strict   # the validator's 400
 //	allowance: {per_minute: 60, header: X-Api-Key}
 //	stream: {events: 8, interval: 10ms, stall_rate: 0.5, stall_after: 2, stall_for: 0s, stall_ping: 0s}
@@ -87,6 +88,7 @@ func ParseTimeline(name string, data []byte) (Config, error) {
 		"failure":      d.sub(fields{"rate": d.float(&c.FailureRate), "status": d.int(&c.FailureStatus)}),
 		"latency":      d.sub(fields{"dist": d.dist(&c.Latency.Dist), "mean": d.duration(&c.Latency.Mean), "min": d.duration(&c.Latency.Min), "max": d.duration(&c.Latency.Max)}),
 		"reject_field": d.string(&c.RejectField),
+		"serial":       d.duration(&c.Serial),
 		"allowance":    d.sub(fields{"per_minute": d.int(&c.Allowance), "header": d.string(&c.AllowanceHeader)}),
 		"stream": d.sub(fields{
 			"events": d.int(&c.Stream.Events), "interval": d.duration(&c.Stream.Interval),

@@ -42,7 +42,9 @@ until interrupted (Ctrl-C), then prints what it counted.`,
   recoil gateway -addr 127.0.0.1:8080 -timeline faults.yaml -fail-rate 0.1
       a fixed port, the faults of a timeline file, and one attempt in ten failing
   recoil gateway -charge-drop-rate 0.3 -charge-idempotency
-      drop the answer of 3 charges in 10 after charging; retries under an Idempotency-Key are replayed`,
+      drop the answer of 3 charges in 10 after charging; retries under an Idempotency-Key are replayed
+  recoil gateway -outage 700ms -serial 12ms
+      the same outage behind a transport that carries one attempt at a time, 12 ms each`,
 	notes: `
 -outage START+DURATION[:STATUS] counts START from the first attempt;
 DURATION[:STATUS] starts at it. Flags given override the fields of a
@@ -143,6 +145,7 @@ type gatewayFlags struct {
 	chargePath                          string
 	chargeDropRate                      float64
 	chargeIdempotency                   bool
+	serial                              time.Duration
 }
 
 func (g *gatewayFlags) define(fs *flags) {
@@ -157,6 +160,7 @@ func (g *gatewayFlags) define(fs *flags) {
 	fs.Float64Var(&g.failRate, "fail-rate", 0, "probability, 0 to 1, that an attempt fails with -fail-status")
 	fs.IntVar(&g.failStatus, "fail-status", gateway.DefaultFailureStatus, "status of a random failure, 400 to 599 (with -fail-rate)")
 	fs.StringVar(&g.latency, "latency", "", "latency before answering: `D`, constant:D, uniform:MIN,MAX or exponential:MEAN[,MIN[,MAX]]")
+	fs.DurationVar(&g.serial, "serial", 0, fmt.Sprintf("serialise the attempts: one at a time, each holding a single lane this long before it is counted and answered, in arrival order (e.g. 12ms; up to %v; default off)", gateway.MaxSerial))
 	fs.StringVar(&g.reject, "reject-field", "", "JSON `field` the validator rejects with a provider-style 400 (e.g. strict)")
 	fs.IntVar(&g.allowance, "allowance", 0, "requests per minute per key; beyond, 429 with Retry-After (0: none)")
 	fs.StringVar(&g.allowanceHeader, "allowance-header", "", "header whose value is the allowance's key (default: the client; with -allowance)")
@@ -193,6 +197,8 @@ func (g *gatewayFlags) apply(name string, cfg *gateway.Config) error {
 		cfg.Latency = l
 	case "reject-field":
 		cfg.RejectField = g.reject
+	case "serial":
+		cfg.Serial = g.serial
 	case "allowance":
 		cfg.Allowance = g.allowance
 	case "allowance-header":
@@ -276,7 +282,7 @@ func (g *gatewayFlags) config(fs *flags) (gateway.Config, error) {
 func (g *gatewayFlags) check(fs *flags) error {
 	if g.bare {
 		if f := fs.givenAny("timeline", "window", "seed", "outage", "recover-below", "recover-for", "fail-rate", "fail-status",
-			"latency", "reject-field", "allowance", "allowance-header", "stream-events", "stream-interval", "stall-rate",
+			"latency", "serial", "reject-field", "allowance", "allowance-header", "stream-events", "stream-interval", "stall-rate",
 			"stall-after", "stall-for", "stall-ping", "client-header", "request-header",
 			"charge-path", "charge-drop-rate", "charge-idempotency"); f != "" {
 			return usagef("-bare serves a handler without faults or counting; it takes no -%s", f)
@@ -362,6 +368,9 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	c := gw.Config().Charge
 	fmt.Fprintf(stdout, "  charge route %s%s: counts charges per logical request; Idempotency-Key %s; %g of charges dropped after the charge\n",
 		url, c.Path, honoured(c.Idempotency), c.DropRate)
+	if d := gw.Config().Serial; d > 0 {
+		fmt.Fprintf(stdout, "  serialised: one attempt at a time, each holding the lane %v before it is counted and answered\n", d)
+	}
 	for _, o := range gw.Config().Outages {
 		fmt.Fprintf(stdout, "  outage from %v for %v answering %d", o.Start, o.Duration, o.Status)
 		if o.Recovery.Below > 0 {

@@ -37,7 +37,7 @@ clients: [{name: c, target: s, rate: 20/s}]
 			[]string{"gateway-outage", "seed 1", "immediate 20ms", "exp+full jitter 60ms", "recoil default", "services"}, ""},
 		{"flags after the name", []string{"sim", "gateway-outage.yaml", "-seed", "9"}, 0, []string{"seed 9"}, ""},
 		{"a file", []string{"sim", mine}, 0, []string{"mine", "default"}, ""},
-		{"list", []string{"sim", "-list"}, 0, []string{"blast-radius", "gateway-outage", "occ-contention", "tipping-point", "two-hour-blip"}, ""},
+		{"list", []string{"sim", "-list"}, 0, []string{"blast-radius", "gateway-outage", "occ-contention", "one-at-a-time", "tipping-point", "two-hour-blip"}, ""},
 		{"broken file", []string{"sim", broken}, 1, nil, broken + ":5: services[s].workers: want a whole number"},
 		{"unknown scenario", []string{"sim", "nope"}, 1, nil, `no scenario file or built-in scenario "nope"`},
 		{"no scenario", []string{"sim"}, 2, nil, "name a scenario"},
