@@ -94,10 +94,13 @@ func TestGatewayOutageOnLoopback(t *testing.T) {
 	}
 }
 
-// within reports whether got is within frac of want.
+// within reports whether got is within frac of want, or one of it: a
+// count of a few (the default's peak of 4 to 6 attempts) moves by a fifth
+// when one attempt lands on the other side of a window's edge.
 func within(got, want int64, frac float64) bool {
 	d := float64(got - want)
-	return d <= frac*float64(want) && -d <= frac*float64(want)
+	tol := max(frac*float64(want), 1)
+	return d <= tol && -d <= tol
 }
 
 // The simulator predicts what the gateway measures: over three runs of each
