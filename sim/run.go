@@ -97,6 +97,7 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 				return res, err
 			}
 			r := w.collect()
+			w.recycle()
 			if ps != nil {
 				r.Policy = ps.Name
 			}
@@ -141,6 +142,7 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 		rnd:    rand.New(rand.NewPCG(seed, streamServices)),
 		prnd:   rand.New(rand.NewPCG(seed, streamPolicies)),
 	}
+	w.takeScratch()
 	w.sample = int64(s.Sample)
 	if w.sample <= 0 {
 		w.sample = max(int64(window), int64(dur)/2000)
