@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+	"unsafe"
 
 	"github.com/recoil-go/recoil"
 )
@@ -143,6 +144,7 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 		prnd:   rand.New(rand.NewPCG(seed, streamPolicies)),
 	}
 	w.takeScratch()
+	w.callBytes = unsafe.Offsetof(call{}.own)
 	w.sample = int64(s.Sample)
 	if w.sample <= 0 {
 		w.sample = max(int64(window), int64(dur)/2000)
@@ -271,6 +273,7 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 			if c.rp == nil {
 				cl.pol.build(&c.own, w.prnd)
 				c.rp = &c.own
+				w.callBytes = unsafe.Sizeof(call{})
 			}
 			c.closed = true
 			if cs.Calls > 0 {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"unsafe"
 )
 
 // TestScratchReuse: a run on memory another run left behind — larger,
@@ -29,5 +30,13 @@ func TestScratchReuse(t *testing.T) {
 		if got := text(small); !bytes.Equal(got, want) {
 			t.Fatalf("a run on reused memory differs:\n%s\nwant:\n%s", got, want)
 		}
+	}
+}
+
+// TestCallOwnLast: the run loop prefetches a call up to its own policy
+// when no caller owns one (world.callBytes), so own must come last.
+func TestCallOwnLast(t *testing.T) {
+	if got, want := unsafe.Offsetof(call{}.own)+unsafe.Sizeof(call{}.own), unsafe.Sizeof(call{}); got != want {
+		t.Errorf("own ends at %d of a %d-byte call; move it to the end", got, want)
 	}
 }

@@ -79,7 +79,8 @@ type call struct {
 	wait  int64
 
 	// own is a closed-loop caller's own policy, when it has one: kept in
-	// the caller's slot, next to the call that uses it.
+	// the caller's slot, next to the call that uses it. It comes last, so
+	// that the run loop need not load it when no caller has one.
 	own recoil.Policy
 }
 
@@ -268,6 +269,10 @@ type world struct {
 	target    int
 
 	progress func(float64)
+
+	// callBytes is how much of a call the run loop prefetches: all of it
+	// if some caller owns its policy, otherwise up to own.
+	callBytes uintptr
 }
 
 // schedule adds an event at t (never before now).
@@ -289,11 +294,11 @@ func (w *world) run() {
 		w.pendingSum += uint64(w.q.n + 1)
 		if w.q.n > 0 {
 			// Start loading the next event's call while this one is handled:
-			// with 100,000 callers it is not in the cache. Every line of it:
-			// a call is not a whole number of lines.
+			// with 100,000 callers it is not in the cache. Every line it
+			// will use (see callBytes).
 			switch nx := w.q.peek(); nx.kind() {
 			case evAttempt, evReply, evTimeout, evBegin:
-				prefetch(unsafe.Pointer(w.calls.get(int32(nx.id))), unsafe.Sizeof(call{}))
+				prefetch(unsafe.Pointer(w.calls.get(int32(nx.id))), w.callBytes)
 			}
 		}
 		id := int32(e.id)
