@@ -79,6 +79,38 @@ func TestQueueTieOrder(t *testing.T) {
 	}
 }
 
+// TestQueueRefillReturns: refill returns the events it brought down, which
+// are the next to come out when nothing is pushed meanwhile (the run loop
+// prefetches their calls).
+func TestQueueRefillReturns(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	var q queue
+	for i := range 1000 {
+		q.push(event{at: rnd.Int64N(1 << 30), id: uint32(i)})
+	}
+	for q.len() > 0 {
+		if q.mask&1 != 0 {
+			q.pop()
+			continue
+		}
+		next := append([]event(nil), q.refill()...)
+		if len(next) == 0 {
+			t.Fatal("refill returned no events")
+		}
+		ids := map[uint32]bool{}
+		for _, e := range next {
+			ids[e.id] = true
+		}
+		for range next {
+			e := q.min()
+			q.pop()
+			if !ids[e.id] {
+				t.Fatalf("event %d came out among the %d refill returned, but was not one of them", e.id, len(next))
+			}
+		}
+	}
+}
+
 // tieRef is the radix heap with the plainest refill: every event of the
 // lowest bucket pushed again.
 type tieRef struct {
