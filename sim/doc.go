@@ -63,7 +63,9 @@
 //
 // Virtual time is an int64 of nanoseconds; events are 16-byte values in a
 // radix heap (see queue); entities live in slabs indexed by the events, so
-// nothing is allocated per event and memory follows the entities in flight;
+// nothing is allocated per event and memory follows the entities in flight
+// (a finished run hands its slabs and the queue's buckets, cleared, to the
+// next, so the runs of a sweep do not each allocate them again);
 // there is one goroutine and one seed (PCG streams for services, policies,
 // and each client's arrivals, so compared policies meet the same arrivals).
 // The same seed gives byte-identical output.

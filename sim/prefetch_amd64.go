@@ -2,8 +2,8 @@ package sim
 
 import "unsafe"
 
-// prefetch asks the CPU to start loading the 512 bytes (a call) at p into the cache,
-// without waiting for them (PREFETCHT0).
+// prefetch asks the CPU to start loading the n bytes at p (n > 0) into the
+// cache, every line of them, without waiting for them (PREFETCHT0).
 //
 //go:noescape
-func prefetch(p unsafe.Pointer)
+func prefetch(p unsafe.Pointer, n uintptr)

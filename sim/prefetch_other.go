@@ -5,4 +5,4 @@ package sim
 import "unsafe"
 
 // prefetch is a no-op where no prefetch instruction is wired up.
-func prefetch(unsafe.Pointer) {}
+func prefetch(unsafe.Pointer, uintptr) {}

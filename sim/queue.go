@@ -80,24 +80,40 @@ func (q *queue) peek() event {
 // min returns the earliest event; the queue must not be empty.
 func (q *queue) min() event {
 	if q.mask&1 == 0 {
-		q.refill()
+		_ = q.refill()
 	}
 	b := q.b[0]
 	return b[len(b)-1]
 }
 
 // refill moves the events of the lowest non-empty bucket down, so that
-// bucket 0 holds the earliest.
-func (q *queue) refill() {
+// bucket 0 holds the earliest, and returns them, in a slice that is valid
+// until the next push: they are the next to come out, but for events
+// pushed in the meantime, so a caller may start loading what they need.
+//
+// It is push inlined by hand, with the mask and the last time in registers
+// and the count left alone: the events go to the same buckets in the same
+// order as pushing them one by one would, so ties pop as they did.
+func (q *queue) refill() []event {
 	i := bits.TrailingZeros64(q.mask)
 	bi := q.b[i]
 	q.b[i] = bi[:0]
-	q.mask &^= 1 << i
-	q.last = bi[q.lo[i]].at
-	q.n -= len(bi)
+	mask := q.mask &^ (1 << i)
+	last := bi[q.lo[i]].at
+	q.last = last
 	for _, e := range bi {
-		q.push(e)
+		k := bits.Len64(uint64(e.at^last)) & 63 // below i: never bi itself
+		b := append(q.b[k], e)
+		q.b[k] = b
+		if mask&(1<<k) == 0 {
+			mask |= 1 << k
+			q.lo[k] = int32(len(b) - 1)
+		} else if e.at < b[q.lo[k]].at {
+			q.lo[k] = int32(len(b) - 1)
+		}
 	}
+	q.mask = mask
+	return bi
 }
 
 // pop removes the event min returned.

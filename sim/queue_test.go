@@ -2,6 +2,7 @@ package sim
 
 import (
 	"container/heap"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 )
@@ -48,6 +49,105 @@ func TestQueueOrder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestQueueTieOrder pins the order in which events of the same time come
+// out, which a run's output depends on: the order of the radix heap that
+// refills by pushing each event again, one by one (tieRef below). The
+// queue's refill must move events exactly as that one does.
+func TestQueueTieOrder(t *testing.T) {
+	for _, spread := range []int64{2, 5, 64, 1 << 20} {
+		rnd := rand.New(rand.NewPCG(3, uint64(spread)))
+		var q queue
+		var ref tieRef
+		now := int64(0)
+		for i := range 50_000 {
+			if rnd.IntN(3) > 0 || ref.n == 0 {
+				e := event{at: now + rnd.Int64N(spread), id: uint32(i)}
+				q.push(e)
+				ref.push(e)
+				continue
+			}
+			got, want := q.min(), ref.min()
+			q.pop()
+			ref.pop()
+			if got != want {
+				t.Fatalf("spread %d, op %d: got %+v, want %+v", spread, i, got, want)
+			}
+			now = got.at
+		}
+	}
+}
+
+// TestQueueRefillReturns: refill returns the events it brought down, which
+// are the next to come out when nothing is pushed meanwhile (the run loop
+// prefetches their calls).
+func TestQueueRefillReturns(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	var q queue
+	for i := range 1000 {
+		q.push(event{at: rnd.Int64N(1 << 30), id: uint32(i)})
+	}
+	for q.len() > 0 {
+		if q.mask&1 != 0 {
+			q.pop()
+			continue
+		}
+		next := append([]event(nil), q.refill()...)
+		if len(next) == 0 {
+			t.Fatal("refill returned no events")
+		}
+		ids := map[uint32]bool{}
+		for _, e := range next {
+			ids[e.id] = true
+		}
+		for range next {
+			e := q.min()
+			q.pop()
+			if !ids[e.id] {
+				t.Fatalf("event %d came out among the %d refill returned, but was not one of them", e.id, len(next))
+			}
+		}
+	}
+}
+
+// tieRef is the radix heap with the plainest refill: every event of the
+// lowest bucket pushed again.
+type tieRef struct {
+	last int64
+	n    int
+	b    [65][]event
+}
+
+func (r *tieRef) push(e event) {
+	i := bits.Len64(uint64(e.at ^ r.last))
+	r.b[i] = append(r.b[i], e)
+	r.n++
+}
+
+func (r *tieRef) min() event {
+	if len(r.b[0]) == 0 {
+		i := 1
+		for len(r.b[i]) == 0 {
+			i++
+		}
+		bi := r.b[i]
+		r.b[i] = nil
+		r.last = bi[0].at
+		for _, e := range bi {
+			r.last = min(r.last, e.at)
+		}
+		r.n -= len(bi)
+		for _, e := range bi {
+			r.push(e)
+		}
+	}
+	return r.b[0][len(r.b[0])-1]
+}
+
+func (r *tieRef) pop() {
+	r.b[0] = r.b[0][:len(r.b[0])-1]
+	r.n--
 }
 
 // times is a min-heap of instants (container/heap), the reference queue.

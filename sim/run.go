@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"time"
+	"unsafe"
 
 	"github.com/recoil-go/recoil"
 )
@@ -97,6 +98,7 @@ func Run(ctx context.Context, s *Scenario, o Options) (*Result, error) {
 				return res, err
 			}
 			r := w.collect()
+			w.recycle()
 			if ps != nil {
 				r.Policy = ps.Name
 			}
@@ -144,6 +146,8 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 	if s.JitterSource != nil {
 		w.prnd = rand.New(s.JitterSource(seed, -1))
 	}
+	w.takeScratch()
+	w.callBytes = unsafe.Offsetof(call{}.own)
 	w.sample = int64(s.Sample)
 	if w.sample <= 0 {
 		w.sample = max(int64(window), int64(dur)/2000)
@@ -277,6 +281,7 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 			if c.rp == nil {
 				cl.pol.build(&c.own, w.prnd)
 				c.rp = &c.own
+				w.callBytes = unsafe.Sizeof(call{})
 			}
 			c.closed = true
 			if s.JitterSource != nil {
