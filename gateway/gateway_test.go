@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strconv"
@@ -624,6 +625,58 @@ func TestServeStopsStalledStreams(t *testing.T) {
 		t.Errorf("reading a stalled stream after the gateway stopped: no error, want the connection cut")
 	}
 	resp.Body.Close()
+}
+
+// A connection that never sent a request — a client's transport dials
+// spare ones when many callers send at once — must not hold a stop up:
+// net/http's Shutdown alone waits five seconds for one. Serve closes it
+// and returns as soon as the request in progress on another finishes.
+func TestServeClosesSilentConnections(t *testing.T) {
+	g := New(Config{})
+	ln, err := g.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Serve(ctx, ln) }()
+	// One connection that served a request and is idle, three silent ones.
+	tr := client(t)
+	resp, err := tr.RoundTrip(mustGet(t, "http://"+ln.Addr().String()+"/v1/charges"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	var silent []net.Conn
+	for range 3 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		silent = append(silent, c)
+	}
+	// The server has taken every silent connection before the stop: a
+	// request on a fourth is answered only after the three were accepted.
+	resp, err = client(t).RoundTrip(mustGet(t, "http://"+ln.Addr().String()+"/v1/charges"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	start := time.Now()
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Serve = %v, want nil", err)
+	}
+	if took := time.Since(start); took >= 2*time.Second {
+		t.Errorf("Serve took %v to stop with silent connections open, want well under net/http's five seconds", took)
+	}
+	for i, c := range silent {
+		if _, err := c.Read(make([]byte, 1)); err == nil {
+			t.Errorf("silent connection %d: read succeeded after the stop, want it closed", i)
+		}
+	}
 }
 
 func TestScanBody(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"log"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -45,16 +46,24 @@ func loopback(host string) bool {
 }
 
 // Serve serves the gateway on ln until ctx is done, then stops: it closes
-// the gateway (ending stalls and latency waits), lets answers in progress
-// finish for up to ShutdownTimeout and closes ln. It returns nil after a
-// stop caused by ctx, or the error that stopped serving otherwise. The
-// server logs nothing.
+// the gateway (ending stalls and latency waits), closes ln and every
+// connection with no request in progress, lets answers in progress finish
+// for up to ShutdownTimeout, then closes their connections. It returns nil
+// after a stop caused by ctx, or the error that stopped serving otherwise.
+// The server logs nothing.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	srv := &http.Server{
 		Handler:           g,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
+	// net/http's Shutdown closes idle connections at once but waits up to
+	// five seconds for one that has not yet sent a request: a client's
+	// transport dials spare connections when many callers send at once,
+	// and without this every stop after a crowd took five seconds.
+	var fresh conns
+	srv.ConnState = fresh.track
+	srv.RegisterOnShutdown(fresh.close)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {
@@ -101,4 +110,33 @@ func (g *Gateway) ListenAndServe(ctx context.Context) error {
 		return err
 	}
 	return g.Serve(ctx, ln)
+}
+
+// conns tracks the server's connections that have not yet sent a request
+// (http.StateNew), to close them on shutdown: no answer is in progress on
+// one, so closing it loses nothing.
+type conns struct {
+	mu    sync.Mutex
+	fresh map[net.Conn]struct{}
+}
+
+func (c *conns) track(conn net.Conn, st http.ConnState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st != http.StateNew {
+		delete(c.fresh, conn)
+		return
+	}
+	if c.fresh == nil {
+		c.fresh = map[net.Conn]struct{}{}
+	}
+	c.fresh[conn] = struct{}{}
+}
+
+func (c *conns) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for conn := range c.fresh {
+		_ = conn.Close()
+	}
 }
