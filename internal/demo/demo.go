@@ -69,6 +69,10 @@ type Row struct {
 	Measured Figures `json:"measured"`
 	// Simulated is the simulator's prediction of the same setup.
 	Simulated Figures `json:"simulated"`
+	// Band is the range of the simulator's medians when each run is
+	// predicted on a machine idler or busier than calibrated (see
+	// Band).
+	Band Band `json:"simulated_band"`
 	// Machine is what calibrate measured before the row's runs; the
 	// simulation models the loopback with it.
 	Machine Machine `json:"machine"`
@@ -399,6 +403,9 @@ func scenario(cfg Config, callers int, m Machine, policies []string) (*sim.Scena
 // wait drawn long for the last caller is long in both, and three runs are
 // enough to compare a median whose spread from seed to seed is a factor
 // of two.
+//
+// Each run is predicted on every machine of latenesses: the row's
+// Simulated figures are the calibrated machine's, and its Band spans all.
 func predict(ctx context.Context, cfg Config, n int, m Machine, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
@@ -407,46 +414,67 @@ func predict(ctx context.Context, cfg Config, n int, m Machine, rows []Row) erro
 	for _, r := range rows {
 		policies = append(policies, r.Policy)
 	}
-	s, err := scenario(cfg, n, m, policies)
-	if err != nil {
-		return err
-	}
-	type key struct {
-		callers string
-		policy  string
-	}
-	acc := map[key]*figures{}
-	series := map[key][][]int64{}
-	for k := range cfg.Runs {
-		res, err := sim.Run(ctx, s, sim.Options{Seed: cfg.Seed + uint64(k)})
+	acc := map[string]*figures{}
+	bands := map[string]*bandOf{}
+	series := map[string][][]int64{}
+	for i, mach := range latenesses(m) {
+		s, err := scenario(cfg, n, mach, policies)
 		if err != nil {
 			return err
 		}
-		for _, run := range res.Runs {
-			kk := key{strconv.Itoa(n), run.Policy}
-			if acc[kk] == nil {
-				acc[kk] = &figures{}
+		for k := range cfg.Runs {
+			res, err := sim.Run(ctx, s, sim.Options{Seed: cfg.Seed + uint64(k)})
+			if err != nil {
+				return err
 			}
-			var arrivals []int64
-			var peak int64
-			for _, svc := range run.Services {
-				if svc.Name == "gateway" {
-					arrivals, peak = slidingPeak(svc.Series, cfg.Window)
+			for _, run := range res.Runs {
+				var arrivals []int64
+				var peak int64
+				for _, svc := range run.Services {
+					if svc.Name == "gateway" {
+						arrivals, peak = slidingPeak(svc.Series, cfg.Window)
+					}
 				}
+				if bands[run.Policy] == nil {
+					bands[run.Policy] = &bandOf{}
+				}
+				bands[run.Policy].add(k, run.Attempts, peak, run.Latency.Max)
+				if i > 0 {
+					continue
+				}
+				if acc[run.Policy] == nil {
+					acc[run.Policy] = &figures{}
+				}
+				acc[run.Policy].add(run.Attempts, peak, run.Resubmitted, run.Latency.Max, run.Unfinished == 0 && run.Failed == 0)
+				series[run.Policy] = append(series[run.Policy], arrivals)
 			}
-			acc[kk].add(run.Attempts, peak, run.Resubmitted, run.Latency.Max, run.Unfinished == 0 && run.Failed == 0)
-			series[kk] = append(series[kk], arrivals)
 		}
 	}
 	for i := range rows {
 		r := &rows[i]
-		kk := key{strconv.Itoa(r.Callers), r.Policy}
-		if f := acc[kk]; f != nil {
+		if f := acc[r.Policy]; f != nil {
 			r.Simulated = f.summary()
-			r.SimSeries = series[kk][medianIndex(f.attempts)]
+			r.SimSeries = series[r.Policy][medianIndex(f.attempts)]
+			r.Band = bands[r.Policy].band()
 		}
 	}
 	return nil
+}
+
+// latenesses returns the machines each run is predicted on: m as
+// calibrated; the same machine idle, waking its callers the moment their
+// waits end (RoundTrip zero); and a busier one, twice as late as m and a
+// millisecond more. Calibration samples the machine for a second before
+// the rows, and a run's lateness drifts from it: an attempt that lands
+// within a few milliseconds of the outage's end lands on either side from
+// one run of the same seed to the next, and which side moves when its
+// caller is accepted by a whole wait (1.49 s or 1.72 s for seed 3 at 4
+// callers under full jitter).
+func latenesses(m Machine) []Machine {
+	idle, busy := m, m
+	idle.RoundTrip = 0
+	busy.RoundTrip = 2*m.RoundTrip + time.Millisecond
+	return []Machine{m, idle, busy}
 }
 
 // slidingPeak returns a simulated service's arrivals per window, and the
@@ -516,9 +544,55 @@ func (r *Report) WriteText(w io.Writer) error {
 				ratio(base.Simulated.Attempts.Median, row.Simulated.Attempts.Median), ratio(base.Simulated.Peak.Median, row.Simulated.Peak.Median))
 		}
 	}
+	if notes := r.bandNotes(); len(notes) > 0 {
+		fmt.Fprintln(w)
+		for _, n := range notes {
+			fmt.Fprintln(w, n)
+		}
+	}
 	fmt.Fprintln(w, "\n\"begun again\" counts logical requests a caller began again after its retry loop gave up; most were refused")
 	fmt.Fprintln(w, "by the open breaker before any attempt was sent, so the gateway never saw them.")
 	return nil
+}
+
+// agreement is how close a measured median and its prediction are said
+// to agree: within 15 %, or one count (a peak of 5 against 6 is one attempt
+// across a window's edge).
+const agreement = 0.15
+
+// agrees reports whether got is within agreement of want, or one of it.
+func agrees(got, want int64) bool {
+	d := float64(got - want)
+	tol := max(agreement*float64(want), 1)
+	return d <= tol && -d <= tol
+}
+
+// bandNotes explains each figure whose measured median and calibrated
+// prediction do not agree, with what the simulator predicts on a machine
+// idler or busier than calibrated (Row.Band).
+func (r *Report) bandNotes() []string {
+	var notes []string
+	count := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, row := range r.Rows {
+		m, s, b := row.Measured, row.Simulated, row.Band
+		for _, f := range []struct {
+			what              string
+			got, want, lo, hi int64
+			show              func(int64) string
+		}{
+			{"attempts", m.Attempts.Median, s.Attempts.Median, b.Attempts[0], b.Attempts[1], count},
+			{"peak", m.Peak.Median, s.Peak.Median, b.Peak[0], b.Peak[1], count},
+			{"all accepted at", int64(m.AllOKAt.Median), int64(s.AllOKAt.Median), int64(b.AllOKAt[0]), int64(b.AllOKAt[1]),
+				func(v int64) string { return textfmt.Duration(time.Duration(v)) }},
+		} {
+			if f.want == 0 || agrees(f.got, f.want) {
+				continue
+			}
+			notes = append(notes, fmt.Sprintf("%d callers, %s: %s %s measured against %s simulated; simulated on a machine from idle to twice as late as calibrated: %s–%s",
+				row.Callers, row.Policy, f.what, f.show(f.got), f.show(f.want), f.show(f.lo), f.show(f.hi)))
+		}
+	}
+	return notes
 }
 
 // PeakFactor is immediate's peak divided by policy's at n callers.

@@ -126,3 +126,54 @@ func (f *figures) summary() Figures {
 	return Figures{Attempts: spreadOf(f.attempts), Peak: spreadOf(f.peak), AllOKAt: timesOf(f.allOK),
 		Resubmitted: spreadOf(f.resubmits), Everyone: f.everyone}
 }
+
+// Band is how far the simulator's medians move when the machine wakes its
+// callers earlier or later than calibrated: each run is predicted on an
+// idle machine, the calibrated one and a busier one, each run's least and
+// greatest prediction kept, and each pair is the median of the least and
+// the median of the greatest. A measured median inside a band, or near
+// it, is one the model predicts for some lateness the machine shows.
+type Band struct {
+	Attempts [2]int64
+	Peak     [2]int64
+	AllOKAt  [2]time.Duration
+}
+
+// MarshalJSON writes the band with its durations in float milliseconds.
+func (b Band) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Attempts [2]int64   `json:"attempts"`
+		Peak     [2]int64   `json:"peak"`
+		AllOKAt  [2]float64 `json:"all_accepted_at_ms"`
+	}{b.Attempts, b.Peak, [2]float64{textfmt.Millis(b.AllOKAt[0]), textfmt.Millis(b.AllOKAt[1])}})
+}
+
+// bandOf accumulates a Band: for each run (by index), the least and the
+// greatest of each figure over the machines it was predicted on.
+type bandOf struct {
+	lo, hi [3][]int64 // attempts, peak, all accepted at
+}
+
+func (b *bandOf) add(run int, attempts, peak int64, allOK time.Duration) {
+	for i, v := range [3]int64{attempts, peak, int64(allOK)} {
+		if run >= len(b.lo[i]) {
+			b.lo[i] = append(b.lo[i], v)
+			b.hi[i] = append(b.hi[i], v)
+			continue
+		}
+		b.lo[i][run] = min(b.lo[i][run], v)
+		b.hi[i][run] = max(b.hi[i][run], v)
+	}
+}
+
+func (b *bandOf) band() Band {
+	var m [2][3]int64
+	for i := range 3 {
+		m[0][i], m[1][i] = spreadOf(b.lo[i]).Median, spreadOf(b.hi[i]).Median
+	}
+	return Band{
+		Attempts: [2]int64{m[0][0], m[1][0]},
+		Peak:     [2]int64{m[0][1], m[1][1]},
+		AllOKAt:  [2]time.Duration{time.Duration(m[0][2]), time.Duration(m[1][2])},
+	}
+}
