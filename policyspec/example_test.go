@@ -1,7 +1,13 @@
 package policyspec_test
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/recoil-go/recoil/policyspec"
 )
@@ -52,4 +58,64 @@ func ExamplePreset() {
 	// exponential  8    60 ms doubling, no jitter, up to 8 attempts
 	// full-jitter  8    full jitter from 60 ms doubling, up to 8 attempts
 	// default      0    the recoil default: classified, 3 attempts, full jitter, A6 budget, breaker (1 s open)
+}
+
+// A service keeps its policy in a file beside its configuration; a file
+// that cannot be read is the os error, one with a mistake an *Error.
+func ExampleLoad() {
+	dir, err := os.MkdirTemp("", "policy")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "payments.yaml")
+	if err := os.WriteFile(path, []byte("preset: default\nmax_attempts: 2\ntimeout: 10s\n"), 0o600); err != nil {
+		panic(err)
+	}
+	s, err := policyspec.Load(path)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	p := s.Policy(nil)
+	fmt.Println(p.MaxAttempts, p.Timeout)
+
+	_, err = policyspec.Load(filepath.Join(dir, "missing.yaml"))
+	fmt.Println(errors.Is(err, fs.ErrNotExist))
+	// Output:
+	// 2 10s
+	// true
+}
+
+// A larger file can hold a policy as one of its parts — a scenario's
+// policies, a service's settings — and hand that node to Decode with the
+// path its errors should name.
+func ExampleDecode() {
+	src := []byte(`
+service: payments
+retry:
+  max_attempts: 4
+  backoff: {kind: full-jitter, base: 50ms, max: 2s}
+`)
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		panic(err)
+	}
+	retry := doc.Content[0].Content[3] // the value of "retry"
+	s, err := policyspec.Decode("service.yaml", retry, "retry")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(s.Policy(nil).MaxAttempts, s.Policy(nil).Backoff)
+
+	var bad yaml.Node
+	if err := yaml.Unmarshal([]byte("retry:\n  max_attempts: -1\n"), &bad); err != nil {
+		panic(err)
+	}
+	_, err = policyspec.Decode("service.yaml", bad.Content[0].Content[1], "retry")
+	fmt.Println(err)
+	// Output:
+	// 4 {50ms 0 2s}
+	// service.yaml:2: retry.max_attempts: must not be negative (0 means recoil's default, 3)
 }

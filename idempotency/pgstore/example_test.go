@@ -50,3 +50,22 @@ func ExampleStore_Phase() {
 	}
 	_ = http.ListenAndServe("127.0.0.1:8080", h)
 }
+
+// New checks its Config before anything reaches the database: the table's
+// name is spliced into SQL, so only a plain identifier is taken.
+func ExampleNew() {
+	// pgxpool.New connects lazily: nothing is dialled until the store is used.
+	pool, err := pgxpool.New(context.Background(), "postgres://postgres@127.0.0.1:5432/test")
+	if err != nil {
+		panic(err)
+	}
+	defer pool.Close()
+	if _, err := pgstore.New(pool, pgstore.Config{Table: "payments_keys", Retention: 48 * time.Hour}); err == nil {
+		fmt.Println("store on payments_keys")
+	}
+	_, err = pgstore.New(pool, pgstore.Config{Table: "keys; DROP TABLE charges"})
+	fmt.Println(err)
+	// Output:
+	// store on payments_keys
+	// pgstore: Config.Table "keys; DROP TABLE charges": want a lower-case identifier of letters, digits and underscores, at most 63 bytes
+}

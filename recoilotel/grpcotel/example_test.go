@@ -90,3 +90,18 @@ func ExampleStreamClientInterceptor() {
 	// stream ended: EOF
 	// 1 span: grpc.health.v1.Health/Watch
 }
+
+// Target splits a gRPC target into the server.address and server.port a
+// span reports.
+func ExampleTarget() {
+	for _, t := range []string{"dns:///api.example.com:443", "passthrough:///10.0.0.7:50051", "payments.internal:8443", "payments", "unix:///run/api.sock"} {
+		host, port := grpcotel.Target(t)
+		fmt.Printf("%-30s %s %d\n", t, host, port)
+	}
+	// Output:
+	// dns:///api.example.com:443     api.example.com 443
+	// passthrough:///10.0.0.7:50051  10.0.0.7 50051
+	// payments.internal:8443         payments.internal 8443
+	// payments                       payments 0
+	// unix:///run/api.sock           /run/api.sock 0
+}

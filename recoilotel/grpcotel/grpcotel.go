@@ -46,13 +46,14 @@ import (
 // Attribute keys of the RPC semantic conventions that attempt spans carry
 // (as OpenTelemetry's own gRPC instrumentation writes them).
 const (
-	SystemKey        = attribute.Key("rpc.system")
-	ServiceKey       = attribute.Key("rpc.service")
-	MethodKey        = attribute.Key("rpc.method")
-	StatusCodeKey    = attribute.Key("rpc.grpc.status_code")
-	ServerAddressKey = attribute.Key("server.address")
-	ServerPortKey    = attribute.Key("server.port")
-	ErrorTypeKey     = attribute.Key("error.type")
+	SystemKey     = attribute.Key("rpc.system")
+	ServiceKey    = attribute.Key("rpc.service")
+	MethodKey     = attribute.Key("rpc.method")
+	StatusCodeKey = attribute.Key("rpc.grpc.status_code")
+	// The general keys, the same as recoilotel's HTTP spans write.
+	ServerAddressKey = recoilotel.ServerAddressKey
+	ServerPortKey    = recoilotel.ServerPortKey
+	ErrorTypeKey     = recoilotel.ErrorTypeKey
 	// PreviousAttemptsKey is the gRFC A6 resend count the retrying layer
 	// sent, as a request-metadata attribute.
 	PreviousAttemptsKey = attribute.Key("rpc.grpc.request.metadata.grpc-previous-rpc-attempts")
@@ -177,9 +178,16 @@ func (s *stream) end(err error) { s.once.Do(func() { finish(s.span, err) }) }
 
 // Target returns the server's host and port (0 if none is given) from a
 // gRPC target: "dns:///api.example.com:443", "passthrough:///host:port",
-// "host:port", or a bare name. A target it cannot split is returned whole
-// as the host.
+// "host:port", or a bare name. A Unix socket's target ("unix:///run/x.sock",
+// "unix:x.sock", "unix-abstract:name") gives the socket's path or name as
+// the host, as OpenTelemetry's server.address does. A target it cannot
+// split is returned whole as the host.
 func Target(target string) (host string, port int) {
+	for _, scheme := range []string{"unix://", "unix:", "unix-abstract:"} {
+		if path, ok := strings.CutPrefix(target, scheme); ok {
+			return path, 0
+		}
+	}
 	t := target
 	if _, rest, ok := strings.Cut(t, "://"); ok {
 		authority, endpoint, _ := strings.Cut(rest, "/")

@@ -208,7 +208,9 @@ func TestTarget(t *testing.T) {
 		{"passthrough:///bufnet", "bufnet", 0},
 		{"localhost:50051", "localhost", 50051},
 		{"[::1]:9000", "::1", 9000},
-		{"unix:///tmp/grpc.sock", "tmp/grpc.sock", 0},
+		{"unix:///tmp/grpc.sock", "/tmp/grpc.sock", 0},
+		{"unix:grpc.sock", "grpc.sock", 0},
+		{"unix-abstract:grpc", "grpc", 0},
 		{"api.example.com", "api.example.com", 0},
 		{"h:99999", "h", 0},
 	}
