@@ -371,7 +371,8 @@ func scenario(cfg Config, callers int, m Machine, policies []string) (*sim.Scena
 			Name:     "gateway",
 			Service:  answer,
 			FailTime: answer,
-			Outages:  []sim.Outage{{Duration: cfg.Outage}},
+			// The gateway answers an outage with a 503: overloaded.
+			Outages: []sim.Outage{{Duration: cfg.Outage, Class: "overloaded"}},
 		}},
 		Clients: []sim.ClientSpec{{
 			Name:    "callers",
