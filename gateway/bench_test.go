@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"io"
 	"log"
 	"net"
@@ -28,13 +27,7 @@ func BenchmarkGateway(b *testing.B) {
 	})
 	b.Run("counting", func(b *testing.B) {
 		g := New(Config{})
-		ln, err := g.Listen()
-		if err != nil {
-			b.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- g.Serve(ctx, ln) }()
+		ln, cancel, done := serveUntil(b, g)
 		defer func() { cancel(); <-done }()
 		drive(b, "http://"+ln.Addr().String()+"/v1/messages")
 		if s := g.Stats(); s.Attempts < int64(b.N) {

@@ -597,17 +597,25 @@ func TestListen(t *testing.T) {
 	}
 }
 
-func TestServeStopsStalledStreams(t *testing.T) {
-	// A stream that stalls forever must not hold Serve up once its
-	// context is done.
-	g := New(Config{Stream: Stream{StallRate: 1, StallAfter: 1}})
+// serveUntil serves g on a loopback port in the background until cancel
+// is called; done receives what Serve returned.
+func serveUntil(t testing.TB, g *Gateway) (ln net.Listener, cancel func(), done <-chan error) {
+	t.Helper()
 	ln, err := g.Listen()
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Serve(ctx, ln) }()
+	ch := make(chan error, 1)
+	go func() { ch <- g.Serve(ctx, ln) }()
+	return ln, cancel, ch
+}
+
+func TestServeStopsStalledStreams(t *testing.T) {
+	// A stream that stalls forever must not hold Serve up once its
+	// context is done.
+	g := New(Config{Stream: Stream{StallRate: 1, StallAfter: 1}})
+	ln, cancel, done := serveUntil(t, g)
 	tr := client(t)
 	resp, err := tr.RoundTrip(mustGet(t, "http://"+ln.Addr().String()+"/stream"))
 	if err != nil {
@@ -633,13 +641,7 @@ func TestServeStopsStalledStreams(t *testing.T) {
 // and returns as soon as the request in progress on another finishes.
 func TestServeClosesSilentConnections(t *testing.T) {
 	g := New(Config{})
-	ln, err := g.Listen()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.Serve(ctx, ln) }()
+	ln, cancel, done := serveUntil(t, g)
 	// One connection that served a request and is idle, three silent ones.
 	tr := client(t)
 	resp, err := tr.RoundTrip(mustGet(t, "http://"+ln.Addr().String()+"/v1/charges"))
