@@ -70,6 +70,12 @@ func TestBandNotes(t *testing.T) {
 		{"agrees", row(1720, 1720), ""},
 		{"within 15 %", row(1600, 1720), ""},
 		{"the other side of the edge", row(1720, 1490), "4 callers, full-jitter: all accepted at 1.72s measured against 1.49s simulated; simulated on a machine from idle to twice as late as calibrated: 1.49s–1.72s"},
+		{"lateness does not move it", func() Row {
+			r := row(1720, 1490)
+			r.Band.AllOKAt = [2]time.Duration{1490 * time.Millisecond, 1490 * time.Millisecond}
+			r.Machine.PerAttempt = 250 * time.Microsecond
+			return r
+		}(), "4 callers, full-jitter: all accepted at 1.72s measured against 1.49s simulated; the same on a machine from idle to twice as late as calibrated, so the difference is not the callers' lateness: the machine's pace, 250µs an attempt as calibrated, did not hold through the runs"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			notes := (&Report{Rows: []Row{tc.row}}).bandNotes()
