@@ -279,10 +279,10 @@ func ExampleRefusedWait() {
 func ExampleServerWait() {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	for _, h := range []http.Header{
-		{"Retry-After-Ms": {"1500"}, "Retry-After": {"2"}}, // the finer one wins
-		{"Retry-After": {"Tue, 01 Dec 2026 12:00:30 GMT"}}, // an HTTP-date, from now
+		{"Retry-After-Ms": {"1500"}, "Retry-After": {"2"}},                            // the finer one wins
+		{"Retry-After": {"Tue, 01 Dec 2026 12:00:30 GMT"}},                            // an HTTP-date, from now
 		{"X-Ratelimit-Remaining-Tokens": {"0"}, "X-Ratelimit-Reset-Tokens": {"6m0s"}}, // the exhausted limit's reset
-		{"Retry-After": {"soon"}}, // malformed: absent
+		{"Retry-After": {"soon"}},                                                     // malformed: absent
 	} {
 		fmt.Println(recoilhttp.ServerWait(h, now))
 	}
