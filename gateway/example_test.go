@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -148,22 +147,22 @@ func ExampleNew() {
 // A timeline kept next to a load test, read from its file: an outage for
 // the first two seconds, then random 500s for one attempt in ten.
 func ExampleLoadTimeline() {
-	dir, err := os.MkdirTemp("", "timeline")
+	f, err := os.CreateTemp("", "gateway-*.yaml")
 	if err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "gateway.yaml")
-	if err := os.WriteFile(path, []byte("outages:\n  - duration: 2s\nfailure: {rate: 0.1}\n"), 0o644); err != nil {
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString("outages:\n  - duration: 2s\nfailure: {rate: 0.1}\n"); err != nil {
 		panic(err)
 	}
-	cfg, err := gateway.LoadTimeline(path)
+	f.Close()
+	cfg, err := gateway.LoadTimeline(f.Name())
 	if err != nil {
 		panic(err)
 	}
 	fmt.Println(cfg.Outages[0].Duration, cfg.FailureRate)
 
-	_, err = gateway.LoadTimeline(filepath.Join(dir, "missing.yaml"))
+	_, err = gateway.LoadTimeline(f.Name() + ".missing")
 	fmt.Println(errors.Is(err, fs.ErrNotExist))
 	// Output:
 	// 2s 0.1
