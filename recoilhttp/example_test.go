@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing/iotest"
 	"time"
 
@@ -108,10 +109,9 @@ func quick() *recoil.Policy {
 // A POST is not retried unless the caller vouches that running it twice is
 // harmless: here the handler only reads, so the caller opts in.
 func ExampleAllowRetry() {
-	calls := 0
+	var calls atomic.Int32 // the handler runs on the server's goroutines
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls++
-		if calls%2 == 1 {
+		if calls.Add(1)%2 == 1 {
 			w.WriteHeader(http.StatusServiceUnavailable)
 		}
 	}))
@@ -121,14 +121,14 @@ func ExampleAllowRetry() {
 	t := &recoilhttp.Transport{Base: base, Policy: quick()}
 
 	for _, ctx := range []context.Context{context.Background(), recoilhttp.AllowRetry(context.Background())} {
-		calls = 0
+		calls.Store(0)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+"/v1/search", strings.NewReader(`{"q":"retry budgets"}`))
 		resp, err := t.RoundTrip(req)
 		if err != nil {
 			panic(err)
 		}
 		resp.Body.Close()
-		fmt.Println(resp.StatusCode, "after", calls, "attempt(s)")
+		fmt.Println(resp.StatusCode, "after", calls.Load(), "attempt(s)")
 	}
 	// Output:
 	// 503 after 1 attempt(s)
@@ -194,9 +194,9 @@ func ExampleSSEIdleBody() {
 // every attempt, so a provider that honours keys runs a retried generation
 // once. (The policy here waits nothing, to keep the example fast.)
 func ExampleModelAPI() {
-	var keys []string
+	keys := make(chan string, 2) // the key of each attempt, from the server's goroutines
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		keys <- r.Header.Get("Idempotency-Key")
 		if len(keys) == 1 {
 			w.WriteHeader(529)
 			io.WriteString(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
@@ -216,8 +216,9 @@ func ExampleModelAPI() {
 		panic(err)
 	}
 	resp.Body.Close()
-	fmt.Println(resp.StatusCode, len(keys), keys[0] != "" && keys[0] == keys[1], t.IdleTimeout)
-	// Output: 200 2 true 15s
+	first, second := <-keys, <-keys
+	fmt.Println(resp.StatusCode, first != "" && first == second, t.IdleTimeout)
+	// Output: 200 true 15s
 }
 
 // Error bodies differ by provider and by what stood in between: OpenAI's

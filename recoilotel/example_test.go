@@ -193,9 +193,9 @@ func ExampleWithMeterProvider() {
 // format of the propagator given (W3C traceparent here), so the server's
 // span joins the trace of the attempt that reached it.
 func ExampleWithPropagators() {
-	var traceparent string
+	traceparent := make(chan string, 1)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		traceparent = r.Header.Get("Traceparent")
+		traceparent <- r.Header.Get("Traceparent")
 	}))
 	defer srv.Close()
 
@@ -212,7 +212,7 @@ func ExampleWithPropagators() {
 	}
 	resp.Body.Close()
 	parent.End()
-	fmt.Println(strings.Contains(traceparent, parent.SpanContext().TraceID().String()))
+	fmt.Println(strings.Contains(<-traceparent, parent.SpanContext().TraceID().String()))
 	// Output: true
 }
 
