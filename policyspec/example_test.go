@@ -159,3 +159,23 @@ func ExamplePresetAbout() {
 	// wrapper: 5 attempts, 1 s doubling, anything that is not a 2xx: the wrapper most services ship
 	// jittered: not a preset
 }
+
+// One spec, built in Go, for several dependencies: each Policy call makes a
+// fresh recoil.Policy with a budget and breaker of its own, so an outage of
+// one dependency does not spend the others' retries.
+func ExampleSpec_Policy() {
+	s := policyspec.Spec{
+		MaxAttempts: 4,
+		Budget:      &policyspec.Budget{Kind: policyspec.BudgetTokenBucket, MaxTokens: 20},
+		Breaker:     &policyspec.Breaker{ConsecutiveFailures: 5},
+	}
+	if err := s.Validate(); err != nil {
+		panic(err)
+	}
+	search, payments := s.Policy(nil), s.Policy(nil)
+	fmt.Println(search.MaxAttempts, payments.MaxAttempts)
+	fmt.Println(search.Budget != payments.Budget, search.Breaker != payments.Breaker)
+	// Output:
+	// 4 4
+	// true true
+}
