@@ -2,6 +2,7 @@ package recoil_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -227,4 +228,164 @@ func ExampleWithJitter() {
 	// Output:
 	// caller 0 waited [600µs 180µs]
 	// caller 1 waited [1ms 200µs]
+}
+
+// A nightly re-index can wait out a throttled dependency: a five-minute
+// Retry-After is honoured, where Interactive would stop the call.
+func ExampleBackground() {
+	reindex := recoil.Background() // build once per dependency: it holds the budget
+	d := reindex.Decide(recoil.Failure{
+		Attempt: 1,
+		Verdict: recoil.Verdict{Class: recoil.ClassThrottled, Wait: 5 * time.Minute},
+	})
+	fmt.Println(d.Retry, d.Wait >= 5*time.Minute) // never shorter than asked; jitter may add to it
+	// Output: true true
+}
+
+// A request a person is waiting on gets one retry at most, and a server
+// that asks for more than 2 s stops the call at once: the caller can show
+// "try again in 30s" instead of a spinner.
+func ExampleInteractive() {
+	search := recoil.Interactive()
+	calls := 0
+	err := recoil.Do(context.Background(), search, func(ctx context.Context) error {
+		calls++
+		return recoil.RetryAfter(errors.New("429 rate_limit_exceeded"), 30*time.Second)
+	})
+	var re *recoil.Error
+	if errors.As(err, &re) {
+		fmt.Println(calls, re.Reason, re.RefusedWait)
+	}
+	// Output: 1 server wait too long 30s
+}
+
+// apiError is an SDK error that reports its HTTP status.
+type apiError struct{ status int }
+
+func (e *apiError) Error() string   { return fmt.Sprintf("api: status %d", e.status) }
+func (e *apiError) StatusCode() int { return e.status }
+
+// Classify is what a Classifier of your own falls back to: here a driver
+// that treats unrecognised errors as permanent still gets the built-in
+// answers for cancellation, timeouts and errors that carry a status.
+func ExampleClassify() {
+	for _, err := range []error{
+		context.Canceled,
+		fmt.Errorf("read reply: %w", context.DeadlineExceeded),
+		fmt.Errorf("create message: %w", &apiError{status: 503}),
+		errors.New("unexpected EOF in frame header"),
+	} {
+		v := recoil.Classify(err, recoil.ClassPermanent)
+		fmt.Printf("%-12s timeout=%-5t %v\n", v.Class, v.Timeout, err)
+	}
+	// Output:
+	// canceled     timeout=false context canceled
+	// transient    timeout=true  read reply: context deadline exceeded
+	// overloaded   timeout=false create message: api: status 503
+	// permanent    timeout=false unexpected EOF in frame header
+}
+
+var errNoCredit = errors.New("billing: no credit left")
+
+// Mark attaches a full diagnosis, not just a class: the Code reaches the
+// caller through *Error, so it can branch on it, and the original error is
+// still there for errors.Is.
+func ExampleMark() {
+	err := recoil.Do(context.Background(), nil, func(ctx context.Context) error {
+		return recoil.Mark(errNoCredit, recoil.Verdict{
+			Class:  recoil.ClassPermanent,
+			Code:   "insufficient_quota",
+			Reason: "account out of credit",
+		})
+	})
+	var re *recoil.Error
+	if errors.As(err, &re) && re.Verdict.Code == "insufficient_quota" {
+		fmt.Println("switch to the fallback provider:", re.Verdict.Reason)
+	}
+	fmt.Println(errors.Is(err, errNoCredit))
+	// Output:
+	// switch to the fallback provider: account out of credit
+	// true
+}
+
+// An overloaded dependency is given room: the wait comes from the policy's
+// OverloadBackoff, not from its Backoff.
+func ExampleOverloaded() {
+	p := &recoil.Policy{
+		Backoff:         backoff.Constant(100 * time.Millisecond),
+		OverloadBackoff: backoff.Constant(2 * time.Second),
+	}
+	for _, err := range []error{
+		recoil.Transient(errors.New("connection reset by peer")),
+		recoil.Overloaded(errors.New("529 overloaded_error")),
+	} {
+		v := recoil.Classify(err, recoil.ClassUnknown)
+		d := p.Decide(recoil.Failure{Attempt: 1, Verdict: v})
+		fmt.Println(v.Class, d.Wait)
+	}
+	// Output:
+	// transient 100ms
+	// overloaded 2s
+}
+
+// Permanent(nil) is nil, so an operation can wrap a step's result
+// unconditionally: a reply that does not decode will not decode on a retry
+// either.
+func ExamplePermanent() {
+	var reply struct{ Content string }
+	calls := 0
+	err := recoil.Do(context.Background(), nil, func(ctx context.Context) error {
+		calls++
+		body := []byte(`{"content": "hello"`) // truncated by a proxy
+		return recoil.Permanent(json.Unmarshal(body, &reply))
+	})
+	var syntaxErr *json.SyntaxError
+	fmt.Println(calls, errors.As(err, &syntaxErr))
+	// Output: 1 true
+}
+
+// A server-directed wait longer than the policy honours stops the call
+// without waiting; the refused wait is in the error, so a job queue can
+// schedule the work for later.
+func ExampleRetryAfter() {
+	p := &recoil.Policy{MaxServerWait: time.Minute}
+	err := recoil.Do(context.Background(), p, func(ctx context.Context) error {
+		return recoil.RetryAfter(errors.New("429 daily quota exhausted"), 2*time.Hour)
+	})
+	var re *recoil.Error
+	if errors.As(err, &re) && errors.Is(err, recoil.ErrWaitTooLong) {
+		fmt.Println("requeue in", re.RefusedWait)
+	}
+	// Output: requeue in 2h0m0s
+}
+
+// Transient overrides a classification the built-in rules would make: this
+// SDK's 409 means "the row is locked by another writer", which clears.
+func ExampleTransient() {
+	p := &recoil.Policy{Backoff: backoff.None{}}
+	calls := 0
+	err := recoil.Do(context.Background(), p, func(ctx context.Context) error {
+		calls++
+		if calls < 3 {
+			return recoil.Transient(&apiError{status: 409}) // alone, a 409 is permanent
+		}
+		return nil
+	})
+	fmt.Println(calls, err)
+	// Output: 3 <nil>
+}
+
+// VerdictOf finds a verdict attached anywhere down an error's chain, so a
+// layer that only wraps errors can still read what a lower one decided.
+func ExampleVerdictOf() {
+	low := recoil.RetryAfter(errors.New("429 slow down"), 3*time.Second)
+	err := fmt.Errorf("sync contacts: page 4: %w", low)
+	if v, ok := recoil.VerdictOf(err); ok {
+		fmt.Println(v.Class, v.Wait)
+	}
+	_, ok := recoil.VerdictOf(errors.New("plain"))
+	fmt.Println(ok)
+	// Output:
+	// throttled 3s
+	// false
 }

@@ -1,9 +1,13 @@
 package breaker_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/backoff"
 	"github.com/recoil-go/recoil/breaker"
 )
 
@@ -80,4 +84,27 @@ func ExampleBreaker_zero() {
 	fmt.Println(c.State, c.OpenUntil.Sub(start))
 	// Output:
 	// open 30s
+}
+
+// A breaker belongs to one dependency's Policy. Once it opens, calls fail
+// fast with ErrCircuitOpen instead of adding load to a dependency that is
+// down: the third call here never reaches the operation.
+func ExampleNew() {
+	ledger := &recoil.Policy{
+		MaxAttempts: 1,
+		Backoff:     backoff.None{},
+		Breaker:     breaker.New(breaker.Settings{ConsecutiveFailures: 2, OpenDuration: time.Minute}),
+	}
+	for call := 1; call <= 3; call++ {
+		reached := false
+		err := recoil.Do(context.Background(), ledger, func(ctx context.Context) error {
+			reached = true
+			return errors.New("dial tcp 10.0.0.7:5432: connection refused")
+		})
+		fmt.Println(call, reached, errors.Is(err, recoil.ErrCircuitOpen))
+	}
+	// Output:
+	// 1 true false
+	// 2 true false
+	// 3 false true
 }

@@ -104,3 +104,76 @@ func ExampleAdaptive() {
 	// reject probability: 0.3960 = (100 - 2·30)/101
 	// two minutes later: 0.0000
 }
+
+// A small bucket for a dependency that should rarely see retries: four
+// tokens, and retries stop once the balance is down to half of them. Each
+// success puts back half a token.
+func ExampleNewTokenBucket() {
+	b := budget.NewTokenBucket(budget.TokenBucketConfig{MaxTokens: 4, TokenRatio: 0.5})
+	b.Record(budget.Outcome{Attempt: 1, Result: budget.Failure})
+	fmt.Println(b.State().Tokens, b.Retry(budget.CauseError))
+	b.Record(budget.Outcome{Attempt: 1, Result: budget.Failure})
+	fmt.Println(b.State().Tokens, b.Retry(budget.CauseError))
+	b.Record(budget.Outcome{Attempt: 1, Result: budget.Success})
+	fmt.Println(b.State().Tokens, b.Retry(budget.CauseError))
+	// Output:
+	// 3 true
+	// 2 false
+	// 2.5 true
+}
+
+// Under the AWS SDKs' 2026 rules a retry after throttling costs less than
+// one after an error, so a throttled dependency can be retried more often
+// before the quota runs dry.
+func ExampleNewQuota() {
+	for _, cause := range []budget.Cause{budget.CauseError, budget.CauseThrottle} {
+		q := budget.NewQuota(budget.Quota2026)
+		n := 0
+		for q.Retry(cause) {
+			n++
+		}
+		fmt.Println(cause == budget.CauseThrottle, n)
+	}
+	// Output:
+	// false 35
+	// true 100
+}
+
+// A Ratio with only a reserve — no share of requests — allows a fixed
+// number of retries per TTL however little traffic there is: here 2 a
+// second over 5 s, so 10, which come back once the TTL has passed.
+func ExampleNewRatio() {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r := budget.NewRatio(budget.RatioConfig{TTL: 5 * time.Second, MinRetriesPerSec: 2, Percent: -1})
+	granted := 0
+	for r.RetryAt(start, budget.CauseError) {
+		granted++
+	}
+	fmt.Println("granted:", granted)
+	fmt.Println("balance 5s later:", r.StateAt(start.Add(5*time.Second)).Balance)
+	// Output:
+	// granted: 10
+	// balance 5s later: 10
+}
+
+// K sets how hard the throttle pushes back: with the same history — the
+// backend accepted 30 of 100 attempts — a K of 1.1 refuses far more
+// attempts locally than the default of 2.
+func ExampleNewAdaptive() {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, k := range []float64{2, 1.1} {
+		a := budget.NewAdaptive(budget.AdaptiveConfig{K: k, Rand: rand.New(rand.NewPCG(1, 1))})
+		for i := range 100 {
+			a.AdmitAt(start)
+			r := budget.Overload
+			if i%10 < 3 {
+				r = budget.Success
+			}
+			a.RecordAt(start, budget.Outcome{Attempt: 1, Result: r})
+		}
+		fmt.Printf("K=%v: reject %.2f\n", k, a.RejectProbabilityAt(start))
+	}
+	// Output:
+	// K=2: reject 0.40
+	// K=1.1: reject 0.66
+}

@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/recoil-go/recoil"
@@ -101,4 +105,79 @@ outages:
 	// outage: 0s to at least 700ms
 	// then until below 5 per window for 300ms
 	// true 3 outages[0].durration
+}
+
+// Bare is the ceiling a benchmark compares the gateway with: the same
+// success, with no counting and no faults behind it.
+func ExampleBare() {
+	rec := httptest.NewRecorder()
+	gateway.Bare().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/messages", nil))
+	fmt.Println(rec.Code, rec.Header().Get("Content-Type"))
+	fmt.Println(rec.Body.String())
+	// Output:
+	// 200 application/json
+	// {"id":"msg_gateway","type":"message","role":"assistant","model":"gateway","content":[{"type":"text","text":"ok"}],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":1,"output_tokens":1}}
+}
+
+// A Gateway is an http.Handler too: a test can drive it without a listener.
+// Here its validator rejects any request that uses the field "strict",
+// with a 400 in the provider's shape, as a real one does.
+func ExampleNew() {
+	g := gateway.New(gateway.Config{RejectField: "strict"})
+	defer g.Close()
+	for _, body := range []string{
+		`{"tools":[{"name":"lookup","input_schema":{"type":"object"}}]}`,
+		`{"tools":[{"name":"lookup","input_schema":{"type":"object","strict":true}}]}`,
+	} {
+		rec := httptest.NewRecorder()
+		g.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/v1/messages", strings.NewReader(body)))
+		if rec.Code != http.StatusOK {
+			fmt.Println(rec.Code, strings.TrimSpace(rec.Body.String()))
+			continue
+		}
+		fmt.Println(rec.Code)
+	}
+	fmt.Println("attempts:", g.Stats().Attempts)
+	// Output:
+	// 200
+	// 400 {"type":"error","error":{"type":"invalid_request_error","message":"tools.0.input_schema: unknown field \"strict\""}}
+	// attempts: 2
+}
+
+// A timeline kept next to a load test, read from its file: an outage for
+// the first two seconds, then random 500s for one attempt in ten.
+func ExampleLoadTimeline() {
+	f, err := os.CreateTemp("", "gateway-*.yaml")
+	if err != nil {
+		panic(err)
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.WriteString("outages:\n  - duration: 2s\nfailure: {rate: 0.1}\n"); err != nil {
+		panic(err)
+	}
+	f.Close()
+	cfg, err := gateway.LoadTimeline(f.Name())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(cfg.Outages[0].Duration, cfg.FailureRate)
+
+	_, err = gateway.LoadTimeline(f.Name() + ".missing")
+	fmt.Println(errors.Is(err, fs.ErrNotExist))
+	// Output:
+	// 2s 0.1
+	// true
+}
+
+// NewWindow keeps its span in whole milliseconds: zero means the default,
+// a fraction is rounded down, and a millisecond is the least.
+func ExampleNewWindow() {
+	for _, span := range []time.Duration{0, time.Second, 1500 * time.Microsecond, time.Microsecond} {
+		fmt.Println(span, "->", gateway.NewWindow(span).Span())
+	}
+	// Output:
+	// 0s -> 200ms
+	// 1s -> 1s
+	// 1.5ms -> 1ms
+	// 1µs -> 1ms
 }

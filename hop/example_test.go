@@ -1,8 +1,10 @@
 package hop_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 
 	"github.com/recoil-go/recoil/hop"
 )
@@ -135,4 +137,111 @@ func ExampleHistogram() {
 	fmt.Printf("%d requests, %d of them retries; first five buckets %v\n", h.Total(), h.Retries(), h.Snapshot()[:5])
 	// Output:
 	// 8 requests, 3 of them retries; first five buckets [5 2 1 0 0]
+}
+
+// An account is shared by everything one incoming request causes at this
+// hop: every retry, of any call, spends from the same budget.
+func ExampleNewAccount() {
+	acct := hop.NewAccount(2) // the request carried Recoil-Retry-Budget: 2
+	for _, dep := range []string{"inventory", "pricing", "inventory"} {
+		fmt.Println("retry", dep+":", acct.TrySpend())
+	}
+	fmt.Println("spent", acct.Spent(), "left", acct.Remaining())
+	fmt.Println("clamped:", hop.NewAccount(-5).Remaining(), hop.NewAccount(1_000_000).Remaining())
+	// Output:
+	// retry inventory: true
+	// retry pricing: true
+	// retry inventory: false
+	// spent 2 left 0
+	// clamped: 0 1000
+}
+
+// The server side of a transport puts the incoming request's account in
+// the handler's context; code deep in the handler spends from it without
+// being handed it.
+func ExampleWithAccount() {
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		req, _ := hop.ParseRequest(r.Header)
+		ctx := hop.WithAccount(r.Context(), hop.NewAccount(req.Budget))
+		fmt.Println("retry allowed:", retryLookup(ctx), retryLookup(ctx))
+	}
+	r := httptest.NewRequest(http.MethodGet, "/orders/7", nil)
+	r.Header.Set(hop.HeaderBudget, "1")
+	handler(httptest.NewRecorder(), r)
+	// Output: retry allowed: true false
+}
+
+// retryLookup is a call deep inside a handler deciding whether it may retry.
+func retryLookup(ctx context.Context) bool {
+	return hop.AccountFrom(ctx).TrySpend()
+}
+
+// A caller with no account in its context is an edge: no upstream set a
+// budget, so it starts one of its own.
+func ExampleAccountFrom() {
+	acct := hop.AccountFrom(context.Background())
+	if acct == nil {
+		acct = hop.NewAccount(3) // this service's own budget per request
+	}
+	fmt.Println(acct.Remaining())
+	// Output: 3
+}
+
+// An outer retry loop records its attempt number; a client below it reads
+// it, does not retry on its own (the outer loop does), and can forward the
+// number to the server.
+func ExampleWithAttempt() {
+	for attempt := 1; attempt <= 2; attempt++ {
+		ctx := hop.WithAttempt(context.Background(), attempt)
+		fmt.Println(fetchInvoice(ctx))
+	}
+	fmt.Println(fetchInvoice(context.Background()))
+	// Output:
+	// single attempt, sent as attempt 1
+	// single attempt, sent as attempt 2
+	// retrying here
+}
+
+// fetchInvoice is a client that retries only when no layer above it does.
+func fetchInvoice(ctx context.Context) string {
+	if n := hop.AttemptFrom(ctx); n > 0 {
+		return fmt.Sprintf("single attempt, sent as attempt %d", n)
+	}
+	return "retrying here"
+}
+
+// A server that sheds load says so, and says how many retries it already
+// spent below: the caller charges those to its own account and does not
+// retry.
+func ExampleParseResponse() {
+	h := http.Header{}
+	h.Set(hop.HeaderSpent, "2")
+	h.Set(hop.HeaderRetry, "no")
+
+	resp, err := hop.ParseResponse(h)
+	acct := hop.NewAccount(5)
+	acct.Below(resp.Spent)
+	fmt.Println(err, resp.NoRetry, acct.Remaining())
+
+	h.Set(hop.HeaderRetry, "later")
+	_, err = hop.ParseResponse(h)
+	fmt.Println(err)
+	// Output:
+	// <nil> true 3
+	// hop: Recoil-Retry "later": invalid syntax, want "no"; ignored
+}
+
+// A client that sends the outer loop's attempt number, so the server can
+// count its retries (see Histogram); with no outer loop it sends nothing.
+func ExampleAttemptFrom() {
+	outgoing := func(ctx context.Context) http.Header {
+		h := http.Header{}
+		hop.Request{Attempt: hop.AttemptFrom(ctx)}.Write(h)
+		return h
+	}
+	fmt.Println(outgoing(hop.WithAttempt(context.Background(), 3)))
+	fmt.Println(outgoing(context.Background()))
+	// Output:
+	// map[Recoil-Attempt:[3]]
+	// map[]
 }

@@ -113,3 +113,124 @@ func ExampleNewMemory() {
 	// order-3 new
 	// order-4 idempotency: memory store full of running requests
 }
+
+// DefaultKeep stores every outcome but those that say "nothing was done,
+// try again". A Keep of your own can start from it: here a 409 from a
+// handler that lost an optimistic-locking race releases the key too.
+func ExampleDefaultKeep() {
+	var kept []string
+	for _, status := range []int{201, 400, 408, 409, 429, 500, 503} {
+		kept = append(kept, fmt.Sprint(status, ":", idempotency.DefaultKeep(status)))
+	}
+	fmt.Println(strings.Join(kept, " "))
+
+	cfg := idempotency.Config{Keep: func(status int) bool {
+		return status != http.StatusConflict && idempotency.DefaultKeep(status)
+	}}
+	fmt.Println(cfg.Keep(409))
+	// Output:
+	// 201:true 400:true 408:false 409:true 429:false 500:false 503:false
+	// false
+}
+
+// A client that reuses a key for a different request is caught by the
+// fingerprint: path, query and body all count.
+func ExampleFingerprint() {
+	first := idempotency.Fingerprint("POST", "/v1/charges", []byte(`{"amount":100}`))
+	retry := idempotency.Fingerprint("POST", "/v1/charges", []byte(`{"amount":100}`))
+	reused := idempotency.Fingerprint("POST", "/v1/charges", []byte(`{"amount":1000}`))
+	fmt.Println(first == retry, first == reused)
+	// Output: true false
+}
+
+// A Store of your own hands out a fresh token with each lease, so a holder
+// that lost its lease cannot complete the key.
+func ExampleNewToken() {
+	a, b := idempotency.NewToken(), idempotency.NewToken()
+	fmt.Println(len(a), a != b)
+	// Output: 32 true
+}
+
+// Two accounts that both pick the key "order-1" get two keys, not each
+// other's response.
+func ExampleScopeHeader() {
+	orders := 0
+	h, err := idempotency.NewMiddleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		orders++
+		fmt.Fprintf(w, "order %d for %s", orders, r.Header.Get("X-Account-Id"))
+	}), idempotency.Config{Scope: idempotency.ScopeHeader("X-Account-Id")})
+	if err != nil {
+		panic(err)
+	}
+	for _, account := range []string{"acct_a", "acct_b", "acct_a"} {
+		r := httptest.NewRequest(http.MethodPost, "/v1/orders", strings.NewReader(`{}`))
+		r.Header.Set("X-Account-Id", account)
+		r.Header.Set("Idempotency-Key", `"order-1"`)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		fmt.Println(rec.Body.String())
+	}
+	// Output:
+	// order 1 for acct_a
+	// order 2 for acct_b
+	// order 1 for acct_a
+}
+
+// A queue consumer is a front end of its own: it begins the key, does the
+// work, and stores the outcome with Complete, which rides out a store that
+// blinks. The broker's redelivery then finds the outcome, not the work.
+func ExampleComplete() {
+	store, _ := idempotency.NewMemory(idempotency.MemoryConfig{})
+	ctx := context.Background()
+	deliver := func(msgID string, body []byte) {
+		fp := idempotency.Fingerprint("QUEUE", "/payouts", body)
+		b, err := store.Begin(ctx, "", msgID, fp, time.Minute)
+		if err != nil {
+			panic(err)
+		}
+		if b.State == idempotency.StateDone {
+			fmt.Println("redelivered; already", string(b.Response.Body))
+			return
+		}
+		fmt.Println("paying out")
+		claim := idempotency.Claim{Key: msgID, Token: b.Token}
+		err = idempotency.Complete(ctx, store, claim, &idempotency.Response{Status: 200, Body: []byte("paid")}, time.Now().Add(2*time.Second))
+		fmt.Println("stored:", err)
+	}
+	deliver("msg-5511", []byte(`{"amount":250}`))
+	deliver("msg-5511", []byte(`{"amount":250}`))
+	// Output:
+	// paying out
+	// stored: <nil>
+	// redelivered; already paid
+}
+
+// The work under a key can pass the key on: here a step forwards it to a
+// payment provider, so the provider deduplicates a repeat too.
+func ExampleClaimFrom() {
+	store, _ := idempotency.NewMemory(idempotency.MemoryConfig{})
+	charge := func(ctx context.Context) (string, error) {
+		c, ok := idempotency.ClaimFrom(ctx)
+		if !ok {
+			return "", fmt.Errorf("charge outside an idempotent call")
+		}
+		return "Idempotency-Key: " + c.Key + "/charge", nil // the provider's header
+	}
+	header, err := idempotency.Do(context.Background(), store, "checkout-88", charge)
+	fmt.Println(header, err)
+	_, err = charge(context.Background())
+	fmt.Println(err)
+	// Output:
+	// Idempotency-Key: checkout-88/charge <nil>
+	// charge outside an idempotent call
+}
+
+// A front end other than the middleware and Do (a job runner, say) puts
+// the key it holds in the work's context, where code that records recovery
+// points looks for it.
+func ExampleWithClaim() {
+	ctx := idempotency.WithClaim(context.Background(), idempotency.Claim{Scope: "tenant-4", Key: "nightly-invoice-2026-12-01"})
+	c, _ := idempotency.ClaimFrom(ctx)
+	fmt.Println(c.Scope, c.Key)
+	// Output: tenant-4 nightly-invoice-2026-12-01
+}

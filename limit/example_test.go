@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/limit"
 )
 
@@ -50,4 +51,41 @@ func ExampleGroup() {
 	// healthy: <nil>
 	// healthy: <nil>
 	// {InUse:2 Shed:1}
+}
+
+// A limiter in a dependency's Policy holds a slot for the length of one
+// attempt. With one slot and no queue, a call that arrives while an attempt
+// is running is shed with recoil.ErrLimit instead of piling on.
+func ExampleNew() {
+	reports := &recoil.Policy{Limiter: limit.New(limit.Config{Capacity: 1})}
+	ctx := context.Background()
+	err := recoil.Do(ctx, reports, func(ctx context.Context) error {
+		// A second call while this attempt holds the only slot.
+		err := recoil.Do(ctx, reports, func(context.Context) error { return nil })
+		fmt.Println("second call shed:", errors.Is(err, recoil.ErrLimit))
+		return nil
+	})
+	fmt.Println("first call:", err)
+	// Output:
+	// second call shed: true
+	// first call: <nil>
+}
+
+// A group that tracks two tenants on their own: later tenants share one
+// overflow key, capped like any other at PerKey (here the default,
+// Capacity/2 = 3).
+func ExampleNewGroup() {
+	g := limit.NewGroup(limit.GroupConfig{Capacity: 6, MaxKeys: 2})
+	ctx := context.Background()
+	for _, tenant := range []string{"acme", "globex", "initech", "initech", "umbrella", "umbrella"} {
+		err := g.Acquire(ctx, tenant)
+		fmt.Println(tenant, err)
+	}
+	// Output:
+	// acme <nil>
+	// globex <nil>
+	// initech <nil>
+	// initech <nil>
+	// umbrella <nil>
+	// umbrella limit: key full, shed
 }

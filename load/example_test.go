@@ -2,12 +2,20 @@ package load_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/url"
 	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/recoil-go/recoil/gateway"
 	"github.com/recoil-go/recoil/load"
+	"github.com/recoil-go/recoil/policyspec"
 )
 
 // Four callers against a gateway on loopback, each needing one request
@@ -100,4 +108,88 @@ func ExampleWriteTable() {
 	//
 	// policy     calls  ok  failed  unfinished  attempts  per call  peak/200ms  p50    p90    p99    max    goodput/s  all ok at
 	// immediate  4      4   0       0           136       34.00     40          708ms  710ms  710ms  710ms  5.63       710ms
+}
+
+// A run's jitter can be replayed: caller k of a run with seed s always
+// draws from the same stream, whatever the other callers do.
+func ExampleJitterSource() {
+	first := func(seed uint64, caller int) uint64 { return rand.New(load.JitterSource(seed, caller)).Uint64() }
+	fmt.Println("same seed, same caller:", first(7, 2) == first(7, 2))
+	fmt.Println("same seed, another caller:", first(7, 2) == first(7, 3))
+	// Output:
+	// same seed, same caller: true
+	// same seed, another caller: false
+}
+
+// A policy kept in a file next to the load test; it takes the file's name,
+// as it does not name itself.
+func ExampleLoadPolicy() {
+	dir, err := os.MkdirTemp("", "policies")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "patient.yaml")
+	if err := os.WriteFile(path, []byte("preset: full-jitter\nmax_attempts: 12\n"), 0o644); err != nil {
+		panic(err)
+	}
+	p, err := load.LoadPolicy(path)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(p.Name, p.Policy.MaxAttempts)
+	// Output: patient 12
+}
+
+// A policy built in Go rather than read from a file, and one that does not
+// validate: its error says which field is wrong.
+func ExampleNewPolicy() {
+	p, err := load.NewPolicy(&policyspec.Spec{
+		Name:        "two-tries",
+		MaxAttempts: 2,
+		Backoff:     &policyspec.Backoff{Kind: policyspec.BackoffConstant, Base: 250 * time.Millisecond},
+	})
+	fmt.Println(p.Name, p.Policy.MaxAttempts, err)
+
+	_, err = load.NewPolicy(&policyspec.Spec{Name: "broken", Backoff: &policyspec.Backoff{Kind: policyspec.BackoffExponential}})
+	var pe *load.PolicyError
+	fmt.Println(errors.As(err, &pe), err)
+	// Output:
+	// two-tries 2 <nil>
+	// true backoff.base: must be positive
+}
+
+// A run counts the attempts that got no response by kind, read from the
+// error's type and what it wraps, never its message.
+func ExampleTransportErrorKind() {
+	for _, err := range []error{
+		&url.Error{Op: "Post", URL: "http://127.0.0.1:1/v1/messages", Err: &net.OpError{Op: "dial", Net: "tcp",
+			Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}},
+		&url.Error{Op: "Post", URL: "http://api.invalid/v1/messages", Err: &net.DNSError{Err: "no such host", Name: "api.invalid", IsNotFound: true}},
+		&url.Error{Op: "Post", URL: "http://10.0.0.9/v1/messages", Err: context.DeadlineExceeded},
+		fmt.Errorf("read response: %w", io.ErrUnexpectedEOF),
+		errors.New("something else"),
+	} {
+		fmt.Println(load.TransportErrorKind(err))
+	}
+	// Output:
+	// connection refused
+	// DNS lookup failed
+	// timeout
+	// connection reset
+	// other
+}
+
+// The notes say what the table has no room for: why calls stopped, the
+// statuses the attempts got, and the errors of those that got none.
+func ExampleWriteNotes() {
+	load.WriteNotes(os.Stdout, &load.Result{
+		Policy: "default", Calls: 10, OK: 7, Failed: 3, Requests: 10, Accepted: 7, Attempts: 19,
+		Stops:               map[string]int{"attempts exhausted": 2, "circuit open": 1},
+		Statuses:            map[int]int64{0: 2, 200: 7, 503: 10},
+		TransportErrors:     map[string]int64{load.TransportRefused: 2},
+		FirstTransportError: "dial tcp 127.0.0.1:8080: connect: connection refused",
+	})
+	// Output:
+	// default: 10 logical requests, 7 accepted; not accepted: attempts exhausted 2, circuit open 1; attempts by status: 200 7, 503 10, none 2; no response: connection refused 2 (first: dial tcp 127.0.0.1:8080: connect: connection refused)
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -118,4 +119,63 @@ retry:
 	// Output:
 	// 4 {50ms 0 2s}
 	// service.yaml:2: retry.max_attempts: must not be negative (0 means recoil's default, 3)
+}
+
+// A tool that reports policy mistakes itself (an editor, a CI check)
+// reads the parts of *Error: where the mistake is, and what it is. An
+// empty file is no mistake: it is recoil's default policy.
+func ExampleParse() {
+	_, err := policyspec.Parse("retry.yaml", []byte("max_attempts: 3\ntimeout: soon\n"))
+	var pe *policyspec.Error
+	if errors.As(err, &pe) {
+		fmt.Printf("%s line %d, field %s: %v\n", pe.File, pe.Line, pe.Field, pe.Err)
+	}
+
+	s, err := policyspec.Parse("empty.yaml", nil)
+	fmt.Println(s.MaxAttempts, s.Backoff == nil, err)
+	// Output:
+	// retry.yaml line 2, field timeout: want a duration such as 200ms or 1m30s, got "soon"
+	// 0 true <nil>
+}
+
+// A command-line flag's help can list the presets, from the hastiest retry
+// loop to recoil's default.
+func ExamplePresets() {
+	fmt.Println("-policy: one of", strings.Join(policyspec.Presets(), ", "), "or a file")
+	// Output: -policy: one of immediate, wrapper, exponential, full-jitter, default or a file
+}
+
+// PresetAbout is "" for a name that is not a preset, so it doubles as a
+// check on user input.
+func ExamplePresetAbout() {
+	for _, name := range []string{"wrapper", "jittered"} {
+		if about := policyspec.PresetAbout(name); about != "" {
+			fmt.Println(name+":", about)
+		} else {
+			fmt.Println(name + ": not a preset")
+		}
+	}
+	// Output:
+	// wrapper: 5 attempts, 1 s doubling, anything that is not a 2xx: the wrapper most services ship
+	// jittered: not a preset
+}
+
+// One spec, built in Go, for several dependencies: each Policy call makes a
+// fresh recoil.Policy with a budget and breaker of its own, so an outage of
+// one dependency does not spend the others' retries.
+func ExampleSpec_Policy() {
+	s := policyspec.Spec{
+		MaxAttempts: 4,
+		Budget:      &policyspec.Budget{Kind: policyspec.BudgetTokenBucket, MaxTokens: 20},
+		Breaker:     &policyspec.Breaker{ConsecutiveFailures: 5},
+	}
+	if err := s.Validate(); err != nil {
+		panic(err)
+	}
+	search, payments := s.Policy(nil), s.Policy(nil)
+	fmt.Println(search.MaxAttempts, payments.MaxAttempts)
+	fmt.Println(search.Budget != payments.Budget, search.Breaker != payments.Breaker)
+	// Output:
+	// 4 4
+	// true true
 }

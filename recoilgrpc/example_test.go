@@ -140,3 +140,17 @@ func ExampleParsePushback() {
 	// ["soon"]: wait 0s false, stop "malformed pushback \"soon\" (grpc-retry-pushback-ms), which means do not retry"
 	// []: wait 0s false, stop ""
 }
+
+// A service whose RESOURCE_EXHAUSTED means "busy, come back" rather than
+// "quota spent" widens the default set rather than replacing it. (The
+// Client's interceptors classify with the same function.)
+func ExampleDefaultRetryable() {
+	exports := &recoilgrpc.Client{Retryable: append(recoilgrpc.DefaultRetryable(), codes.ResourceExhausted)}
+
+	busy := status.Error(codes.ResourceExhausted, "too many concurrent exports")
+	fmt.Println("default:", recoilgrpc.Classify(busy, nil).Class)
+	fmt.Println("widened:", recoilgrpc.Classify(busy, exports.Retryable).Class)
+	// Output:
+	// default: permanent
+	// widened: throttled
+}

@@ -7,9 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -149,4 +152,87 @@ func ExampleRedactURL() {
 	u, _ := url.Parse("https://svc:hunter2@maps.example.com/geo?q=paris&key=AIza123")
 	fmt.Println(recoilotel.RedactURL(u))
 	// Output: https://REDACTED:REDACTED@maps.example.com/geo?q=paris&key=REDACTED
+}
+
+// Metrics go to the meter provider given, not the global one: here a
+// manual reader in a test collects what one call through a policy records.
+func ExampleWithMeterProvider() {
+	reader := sdkmetric.NewManualReader()
+	m, err := recoilotel.NewMetrics(recoilotel.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+	if err != nil {
+		panic(err)
+	}
+	obs, err := m.Policy("geocoder")
+	if err != nil {
+		panic(err)
+	}
+	p := &recoil.Policy{}
+	obs.Instrument(p)
+	_ = recoil.Do(context.Background(), p, func(context.Context) error { return nil })
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		panic(err)
+	}
+	var names []string
+	for _, sm := range rm.ScopeMetrics {
+		for _, mt := range sm.Metrics {
+			names = append(names, mt.Name)
+		}
+	}
+	sort.Strings(names)
+	fmt.Println(strings.Join(names, "\n"))
+	// Output:
+	// recoil.attempts
+	// recoil.call.retries
+	// recoil.call.retry_delay
+	// recoil.stops
+}
+
+// The attempt's span context travels in the request's headers, in the
+// format of the propagator given (W3C traceparent here), so the server's
+// span joins the trace of the attempt that reached it.
+func ExampleWithPropagators() {
+	traceparent := make(chan string, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		traceparent <- r.Header.Get("Traceparent")
+	}))
+	defer srv.Close()
+
+	tp := sdktrace.NewTracerProvider()
+	client := &http.Client{Transport: recoilotel.NewTransport(&recoilhttp.Transport{},
+		recoilotel.WithTracerProvider(tp),
+		recoilotel.WithPropagators(propagation.TraceContext{}))}
+
+	ctx, parent := tp.Tracer("app").Start(context.Background(), "render invoice")
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/v1/rates", nil)
+	resp, err := client.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+	parent.End()
+	fmt.Println(strings.Contains(<-traceparent, parent.SpanContext().TraceID().String()))
+	// Output: true
+}
+
+// Spans are made by the tracer provider given: here one that keeps them
+// in memory for a test, under recoil's instrumentation scope.
+func ExampleWithTracerProvider() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	defer srv.Close()
+
+	spans := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(spans))
+	client := &http.Client{Transport: recoilotel.NewTransport(&recoilhttp.Transport{}, recoilotel.WithTracerProvider(tp))}
+	resp, err := client.Get(srv.URL + "/healthz")
+	if err != nil {
+		panic(err)
+	}
+	resp.Body.Close()
+	for _, s := range spans.GetSpans() {
+		fmt.Println(s.Name, s.SpanKind, s.InstrumentationScope.Name)
+	}
+	// Output:
+	// GET client github.com/recoil-go/recoil
 }

@@ -126,3 +126,28 @@ func ExampleClassify_fallback() {
 	}
 	// Output: model not found after 1 request: fall back to another
 }
+
+// A Retry-After given as an HTTP date is a wait only relative to an
+// instant: ClassifyAt dates it at the instant given, so a test (or a
+// simulation on virtual time) gets the same wait on every run.
+func ExampleClassifyAt() {
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Retry-After", "Tue, 01 Dec 2026 12:00:30 GMT")
+		w.WriteHeader(http.StatusTooManyRequests)
+		_, _ = io.WriteString(w, `{"type":"error","error":{"type":"rate_limit_error","message":"Number of requests has exceeded your rate limit"}}`)
+	}))
+	defer api.Close()
+
+	client := anthropic.NewClient(option.WithBaseURL(api.URL), option.WithAPIKey("sk-ant-example"), option.WithMaxRetries(0))
+	_, err := client.Messages.New(context.Background(), anthropic.MessageNewParams{
+		Model:     "claude-example",
+		MaxTokens: 64,
+		Messages:  []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("Hello"))},
+	})
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	v := recoilsdk.ClassifyAt(err, now)
+	fmt.Println(v.Class, v.Wait, v.Code)
+	// Output: throttled 30s rate_limit_error
+}

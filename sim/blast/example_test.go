@@ -66,3 +66,141 @@ func ExampleTippingPoint() {
 	// backoff false exact 0.1708, slider 0.175
 	// backoff true  exact 0.3664, slider 0.370
 }
+
+// The longest wait before each retry of a schedule that starts at 500 ms,
+// doubles, and is capped at 8 s.
+func ExampleCeiling() {
+	var waits []time.Duration
+	for k := 1; k <= 6; k++ {
+		waits = append(waits, blast.Ceiling(k, 500*time.Millisecond, 2, 8*time.Second))
+	}
+	fmt.Println(waits)
+	// Output:
+	// [500ms 1s 2s 4s 8s 8s]
+}
+
+// Start from the figures of docs/why.md and change one: what would three
+// attempts instead of five do to the worker pool?
+func ExampleDefaultInputs() {
+	in := blast.DefaultInputs()
+	in.Attempts = 3
+	r, err := blast.Compute(in)
+	if err != nil {
+		panic(err)
+	}
+	p := r.Policies[2] // the configured policy
+	fmt.Printf("%d attempts: held %.2fs, %.2f workers of %d\n", p.Attempts, p.HeldS, p.Workers, in.Pool)
+	// Output:
+	// 3 attempts: held 3.21s, 7.49 workers of 24
+}
+
+// Below capacity only the fault fails requests; above it, shedding adds
+// to it.
+func ExampleFailureAt() {
+	for _, load := range []float64{1000, 1240, 2400} {
+		fmt.Printf("%4.0f/s: %.3f\n", load, blast.FailureAt(load, 1200, 0.2))
+	}
+	// Output:
+	// 1000/s: 0.200
+	// 1240/s: 0.226
+	// 2400/s: 0.600
+}
+
+// The hold docs/why.md carries for the five-attempt wrapper, and for one
+// retry.
+func ExampleHeld() {
+	fail := 210 * time.Millisecond
+	fmt.Println(blast.Held(15*time.Second, fail), blast.Held(time.Second, fail))
+	// Output:
+	// 15.21s 1.21s
+}
+
+// Counting every attempt's failure time, not just one, the wrapper holds
+// a worker a little longer: what a virtual clock measures.
+func ExampleHeldEveryAttempt() {
+	fmt.Println(blast.HeldEveryAttempt(15*time.Second, 5, 210*time.Millisecond))
+	// Output:
+	// 16.05s
+}
+
+// The load 1,000 requests a second become with two retries each, as the
+// underlying failure rate grows, against a capacity of 1,200/s.
+func ExampleLoad() {
+	for _, f := range []float64{0.1, 0.2, 0.3} {
+		fmt.Printf("f=%.1f: %4.0f/s without backoff, %4.0f/s with\n", f,
+			blast.Load(1000, 1200, f, 2, false), blast.Load(1000, 1200, f, 2, true))
+	}
+	// Output:
+	// f=0.1: 1110/s without backoff, 1051/s with
+	// f=0.2: 1240/s without backoff, 1105/s with
+	// f=0.3: 1406/s without backoff, 1161/s with
+}
+
+// A command-line flag's value, checked.
+func ExampleParseJitter() {
+	for _, s := range []string{"full", "half"} {
+		j, err := blast.ParseJitter(s)
+		if err != nil {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Println(j)
+	}
+	// Output:
+	// full
+	// blast: unknown jitter "half" (want none, full or equal)
+}
+
+// Attempts multiply across layers: each retrying layer multiplies what
+// reaches the bottom.
+func ExampleReach() {
+	for layers := 1; layers <= 4; layers++ {
+		fmt.Printf("%d layer(s) of 3 attempts: %.0f\n", layers, blast.Reach(3, layers))
+	}
+	// Output:
+	// 1 layer(s) of 3 attempts: 3
+	// 2 layer(s) of 3 attempts: 9
+	// 3 layer(s) of 3 attempts: 27
+	// 4 layer(s) of 3 attempts: 81
+}
+
+// Round by round: each round's retries are the last round's failures.
+func ExampleRounds() {
+	for _, r := range blast.Rounds(1000, 1200, 0.2, 2, false) {
+		fmt.Printf("round %d: %4.0f attempts/s, load %4.0f/s, failure %.3f\n", r.Round, r.Attempts, r.Load, r.Failure)
+	}
+	// Output:
+	// round 0: 1000 attempts/s, load 1000/s, failure 0.200
+	// round 1:  200 attempts/s, load 1200/s, failure 0.200
+	// round 2:   40 attempts/s, load 1240/s, failure 0.226
+}
+
+// Load above capacity is shed in proportion.
+func ExampleShare() {
+	fmt.Printf("%.3f %.3f\n", blast.Share(1000, 1200), blast.Share(1240, 1200))
+	// Output:
+	// 1.000 0.968
+}
+
+// With backoff each retry round is spread over a wider window.
+func ExampleWindow() {
+	for k := range 4 {
+		fmt.Println(k, blast.Window(k, false), blast.Window(k, true))
+	}
+	// Output:
+	// 0 1 1
+	// 1 1 2
+	// 2 1 8
+	// 3 1 64
+}
+
+// Little's law, from the schedule to the pool: 140 failing calls a
+// minute, each held for the wrapper's sleeping plus a failure, need more
+// workers than a pool of 24 has.
+func ExampleWorkers() {
+	sleeping, _ := blast.Sleeping(5, time.Second, 2, 0, blast.JitterNone)
+	held := blast.Held(sleeping, 210*time.Millisecond)
+	fmt.Printf("%.2f workers\n", blast.Workers(140, held))
+	// Output:
+	// 35.49 workers
+}
