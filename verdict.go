@@ -142,7 +142,10 @@ func Overloaded(err error) error {
 // RetryAfter marks err as throttled with a server-directed wait d: the next
 // attempt waits at least d, or the call stops and returns d in its *Error if d
 // exceeds the policy's MaxServerWait or the time left before the deadline.
-// A negative d is treated as zero.
+// The wait is never shortened; a random extra of up to a tenth of d (at most
+// a second, and only what the deadline leaves) spreads callers told the same
+// wait, so that they do not all return at the same instant. A negative d is
+// treated as zero.
 func RetryAfter(err error, d time.Duration) error {
 	return Mark(err, Verdict{Class: ClassThrottled, Wait: max(d, 0), Reason: "server asked to wait"})
 }

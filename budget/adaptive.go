@@ -77,6 +77,9 @@ type Adaptive struct {
 }
 
 // NewAdaptive returns an [Adaptive] with no history, configured by c.
+// Requests are counted where attempts are asked for ([Adaptive.AdmitAt],
+// [Adaptive.RetryAt]) and accepts where outcomes are recorded: a caller
+// that only records outcomes never moves the reject probability above 0.
 func NewAdaptive(c AdaptiveConfig) *Adaptive {
 	a := &Adaptive{width: sliceWidth(DefaultAdaptiveWindow), k: DefaultK, rnd: c.Rand}
 	if c.Window > 0 {

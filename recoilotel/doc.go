@@ -11,6 +11,9 @@
 // under the same names (docs/observability.md lists them, with a
 // dashboard's queries and the span shape).
 //
+// Spans and metrics, gRPC's included, are made under one instrumentation
+// scope, the module's path: github.com/recoil-go/recoil.
+//
 // The attempt spans follow the semantic conventions, which set
 // http.request.resend_count on resends only: the first attempt has none,
 // the second 1, the third 2.

@@ -312,8 +312,10 @@ type Rate float64
 // PerMinute returns the rate per minute.
 func (r Rate) PerMinute() float64 { return float64(r) * 60 }
 
-// String formats the rate as it would be written in a file: "140/min" when
-// that is a whole number per minute and not per second, else "2.5/s".
+// String formats the rate as it would be written in a file: per minute
+// when that is a whole number and per second is not (2.5 a second is
+// "150/min"), or when it is under one a second ("30/min"); otherwise per
+// second ("3/s", "2.51/s").
 func (r Rate) String() string {
 	if r == 0 {
 		return "0"
