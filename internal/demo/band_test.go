@@ -95,3 +95,23 @@ func TestBandNotes(t *testing.T) {
 		})
 	}
 }
+
+// A thousand callers under the default policy begin their requests again
+// every 100 ms while the breaker is open, ten thousand a second: the run's
+// bound on logical requests (the load driver's default is 10,000) leaves
+// room for every one until everyone is accepted, through a two-second
+// outage.
+func TestManyCallersAllAccepted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a thousand callers on loopback")
+	}
+	cfg := Config{Outage: 2 * time.Second}
+	cfg.defaults()
+	m, err := measure(t.Context(), cfg, 1000, "default", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.everyone || m.resubmits < 10_000 {
+		t.Errorf("1,000 callers, default: everyone accepted %v, %d begun again; want everyone, after over 10,000 begun again", m.everyone, m.resubmits)
+	}
+}

@@ -326,7 +326,8 @@ func measure(ctx context.Context, cfg Config, n int, name string, seed uint64) (
 		URL:           url + "/v1/charges",
 		Callers:       n,
 		UntilAccepted: true,
-		Duration:      30 * time.Second,
+		Duration:      runFor(cfg),
+		MaxRequests:   maxRequests(cfg, n),
 		Policy:        pol,
 		Window:        cfg.Window,
 		Seed:          seed,
@@ -347,6 +348,23 @@ func measure(ctx context.Context, cfg Config, n int, name string, seed uint64) (
 	return m, nil
 }
 
+// afterOutage is how long a run may go on after the outage ends for every
+// caller to be accepted; a run, measured or simulated, ends then.
+const afterOutage = 30 * time.Second
+
+// runFor is how long a run of cfg may last: the outage and afterOutage.
+func runFor(cfg Config) time.Duration { return cfg.Outage + afterOutage }
+
+// maxRequests bounds a measured run's logical requests above what n
+// callers can begin in runFor, one every load.DefaultPause each at most
+// (a caller whose breaker is open begins again after each pause): the
+// load driver's default bound, 10,000, is reached in a second by 1,000
+// callers under the default policy, and the run would stop with most of
+// them never accepted.
+func maxRequests(cfg Config, n int) int {
+	return n * int(runFor(cfg)/load.DefaultPause+1)
+}
+
 // simSample is the simulation's sampling interval: fine enough to find the
 // busiest span of the window wherever it begins, as the gateway does.
 const simSample = 5 * time.Millisecond
@@ -363,7 +381,7 @@ func scenario(cfg Config, callers int, m Machine, policies []string) (*sim.Scena
 		Seed:        cfg.Seed,
 		Window:      cfg.Window,
 		Sample:      simSample,
-		Duration:    30 * time.Second,
+		Duration:    runFor(cfg),
 		// The callers' own jitter stream: a run and its simulation with the
 		// same seed draw the same waits.
 		JitterSource: load.JitterSource,
