@@ -69,6 +69,7 @@ func TestBandNotes(t *testing.T) {
 	}{
 		{"agrees", row(1720, 1720), ""},
 		{"within 15 %", row(1600, 1720), ""},
+		{"not everyone accepted", row(0, 1720), ""},
 		{"the other side of the edge", row(1720, 1490), "4 callers, full-jitter: all accepted at 1.72s measured against 1.49s simulated; simulated on a machine from idle to twice as late as calibrated: 1.49s–1.72s"},
 		{"lateness does not move it", func() Row {
 			r := row(1720, 1490)

@@ -604,7 +604,8 @@ func (r *Report) bandNotes() []string {
 			{"all accepted at", int64(m.AllOKAt.Median), int64(s.AllOKAt.Median), int64(b.AllOKAt[0]), int64(b.AllOKAt[1]),
 				func(v int64) string { return textfmt.Duration(time.Duration(v)) }},
 		} {
-			if f.want == 0 || agrees(f.got, f.want) {
+			if f.want == 0 || f.got == 0 || agrees(f.got, f.want) {
+				// Zero is no figure: no attempts counted, or not everyone accepted.
 				continue
 			}
 			head := fmt.Sprintf("%d callers, %s: %s %s measured against %s simulated", row.Callers, row.Policy, f.what, f.show(f.got), f.show(f.want))
