@@ -70,8 +70,8 @@ type Row struct {
 	// Simulated is the simulator's prediction of the same setup.
 	Simulated Figures `json:"simulated"`
 	// Band is the range of the simulator's medians when each run is
-	// predicted on a machine idler or busier than calibrated (see
-	// Band).
+	// predicted on a machine idler or busier than calibrated (see the
+	// Band type).
 	Band Band `json:"simulated_band"`
 	// Machine is what calibrate measured before the row's runs; the
 	// simulation models the loopback with it.
