@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/recoil-go/recoil/load"
 )
 
 // Seed 3's four callers under full jitter: one attempt lands a few
@@ -100,19 +102,25 @@ func TestBandNotes(t *testing.T) {
 // A thousand callers under the default policy begin their requests again
 // every 100 ms while the breaker is open, ten thousand a second: the run's
 // bound on logical requests (the load driver's default is 10,000) leaves
-// room for every one until everyone is accepted, through a two-second
+// room for every one until everyone is accepted, through a three-second
 // outage.
 func TestManyCallersAllAccepted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a thousand callers on loopback")
 	}
-	cfg := Config{Outage: 2 * time.Second}
+	const n = 1000
+	cfg := Config{Outage: 3 * time.Second}
 	cfg.defaults()
-	m, err := measure(t.Context(), cfg, 1000, "default", 1)
+	m, err := measure(t.Context(), cfg, n, "default", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !m.everyone || m.resubmits < 10_000 {
-		t.Errorf("1,000 callers, default: everyone accepted %v, %d begun again; want everyone, after over 10,000 begun again", m.everyone, m.resubmits)
+	if !m.everyone {
+		t.Errorf("%d callers, default: not everyone accepted (%d begun again)", n, m.resubmits)
+	}
+	if m.resubmits+n < load.DefaultMaxRequests {
+		// A machine slowed enough (the race detector, other work) begins
+		// fewer again than the default bound: the run could not tell.
+		t.Skipf("only %d begun again, within the load driver's default bound: this run does not test the demo's", m.resubmits)
 	}
 }
