@@ -1,6 +1,9 @@
 package sim
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // event is one timed event: 16 bytes. at is virtual nanoseconds since the
 // run began; id is the entity the event is for (a call, a job, a client);
@@ -101,7 +104,10 @@ func (q *queue) refill() []event {
 	mask := q.mask &^ (1 << i)
 	last := bi[q.lo[i]].at
 	q.last = last
-	for _, e := range bi {
+	for j, e := range bi {
+		if j%4 == 0 && j+refillAhead < len(bi) { // a line of 4 events
+			prefetch(unsafe.Pointer(&bi[j+refillAhead]), 4*unsafe.Sizeof(e))
+		}
 		k := bits.Len64(uint64(e.at^last)) & 63 // below i: never bi itself
 		b := append(q.b[k], e)
 		q.b[k] = b
@@ -115,6 +121,16 @@ func (q *queue) refill() []event {
 	q.mask = mask
 	return bi
 }
+
+// refillAhead is how many events ahead refill asks for the bucket it
+// empties, a cache line (4 events) at a time. The bucket was filled by
+// pushes 10–30 ms of virtual time earlier, and in between the run loop went
+// through thousands of calls, so its lines are no longer in the cache and
+// the CPU's own prefetcher does not start early enough. Measured
+// (interleaved pairs on thread CPU time, medians of 9 to 13): 0.91–0.95x
+// the time per event at 10,000 callers, 0.97–1.0x at 100,000; 96 ahead did
+// no better than 32.
+const refillAhead = 32
 
 // pop removes the event min returned.
 func (q *queue) pop() {
