@@ -177,9 +177,10 @@ func BenchmarkQueueHold(b *testing.B) {
 // same. It reports the median over iterations of each half's ns/event and
 // of their ratio; where the thread's CPU time can be read (Linux), also
 // the median ratio of the two halves' CPU times (cpu-ratio), which leaves
-// out the time the benchmark waited for a CPU: on a loaded machine the
-// wall-time ratio varies by a third from run to run, the CPU-time one
-// much less.
+// out the time either half waited for a CPU. On a 2-vCPU guest shared with
+// other work (load average 4 to 6) both ratios came to about 3.0 at 10,000
+// callers and 2.5 at 100,000, and ran 2.8–3.3 and 2.4–2.8 over three runs
+// of the same build; docs/benchmarks.md has the figures.
 func BenchmarkSimVsHeap(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run("callers="+strconv.Itoa(n), func(b *testing.B) {
