@@ -122,7 +122,7 @@ func (q *queue) refill() []event {
 	last := bi[q.lo[i]].at
 	q.last = last
 	for j, e := range bi {
-		if j%4 == 0 && j+refillAhead < len(bi) { // a line of 4 events
+		if len(bi) >= refillCold && j%4 == 0 && j+refillAhead < len(bi) { // a line of 4 events
 			prefetch(unsafe.Pointer(&bi[j+refillAhead]), 4*unsafe.Sizeof(e))
 		}
 		k := bits.Len64(uint64(e.at^last)) & 63 // below i: never bi itself
@@ -148,6 +148,13 @@ func (q *queue) refill() []event {
 // the time per event at 10,000 callers, 0.97–1.0x at 100,000; 96 ahead did
 // no better than 32.
 const refillAhead = 32
+
+// refillCold is the size from which a bucket is prefetched: a smaller one
+// was mostly filled by a recent refill of a larger one, and is still in
+// the cache. Measured as above against prefetching every bucket: 0.96x the
+// time per event at 10,000 callers, 0.98x at 100,000 (11 pairs, single
+// pairs 0.88–1.07).
+const refillCold = 256
 
 // pop removes the event min returned.
 func (q *queue) pop() {
