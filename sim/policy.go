@@ -45,6 +45,30 @@ type policy struct {
 	attemptTimeout time.Duration
 	hop            int
 	brooker        bool // draw waits as Brooker's study did (SchedulesBrooker2015)
+
+	// verdicts[res] is what the policy's Verdict makes of the outcome res,
+	// once asked (bit res of known). It depends on nothing else — the
+	// error is resErr[res], the careful transport's verdict verdictOf's,
+	// and Classify, the same in every recoil.Policy built from p, is a
+	// function of the error alone — but for a 429, whose verdict carries
+	// its Retry-After and is never kept. The engine is asked once per
+	// outcome per run instead of at every failed attempt.
+	verdicts [nRes]recoil.Verdict
+	known    uint32
+}
+
+// verdict returns rp.Verdict(resErr[res], verdictOf(res, wait)); rp must
+// have been built from p.
+func (p *policy) verdict(rp *recoil.Policy, res uint8, wait int64) *recoil.Verdict {
+	if p.known&(1<<res) == 0 {
+		v := rp.Verdict(resErr[res], verdictOf(res, wait))
+		if res == resThrottled {
+			return &v
+		}
+		p.verdicts[res] = v
+		p.known |= 1 << res
+	}
+	return &p.verdicts[res]
 }
 
 func compile(ps *PolicySpec) *policy {
@@ -102,4 +126,11 @@ func (b brookerSchedule) Delay(retry int, prev time.Duration, rnd backoff.Source
 // time.Time as "now".
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func vt(ns int64) time.Time { return epoch.Add(time.Duration(ns)) }
+// epochUnix is epoch in Unix seconds.
+var epochUnix = epoch.Unix()
+
+// vt is the instant ns after epoch: the same time.Time as
+// epoch.Add(time.Duration(ns)), built from its seconds and nanoseconds,
+// which costs less than Add's overflow and monotonic-clock checks (the run
+// loop makes one or two per event).
+func vt(ns int64) time.Time { return time.Unix(epochUnix+ns/1e9, ns%1e9).UTC() }

@@ -182,3 +182,57 @@ func TestHistQuantiles(t *testing.T) {
 		t.Errorf("mean = %v, want %v", float64(got), want)
 	}
 }
+
+// TestQueueTiesLastInFirstOut pins the tie order in a form that does not
+// depend on how the queue is built: of the events of one time, the one
+// pushed last comes out first. (Events of one time always sit in one
+// bucket, in the order they were pushed, since a refill moves a whole
+// bucket in order; bucket 0 pops from its end.) The reference is a heap
+// ordered by time, then by push sequence, latest first.
+func TestQueueTiesLastInFirstOut(t *testing.T) {
+	for _, spread := range []int64{2, 5, 64, 1 << 20} {
+		rnd := rand.New(rand.NewPCG(7, uint64(spread)))
+		var q queue
+		ref := &lifoRef{}
+		now := int64(0)
+		for i := range 50_000 {
+			if rnd.IntN(3) > 0 || ref.Len() == 0 {
+				e := event{at: now + rnd.Int64N(spread), id: uint32(i)}
+				q.push(e)
+				heap.Push(ref, lifoItem{e, i})
+				continue
+			}
+			got, want := q.min(), heap.Pop(ref).(lifoItem).e
+			q.pop()
+			if got != want {
+				t.Fatalf("spread %d, op %d: got %+v, want %+v", spread, i, got, want)
+			}
+			now = got.at
+		}
+	}
+}
+
+type lifoItem struct {
+	e   event
+	seq int
+}
+
+// lifoRef is a heap of events by time, the latest pushed first among
+// equal times (container/heap).
+type lifoRef []lifoItem
+
+func (h lifoRef) Len() int { return len(h) }
+func (h lifoRef) Less(i, j int) bool {
+	if h[i].e.at != h[j].e.at {
+		return h[i].e.at < h[j].e.at
+	}
+	return h[i].seq > h[j].seq
+}
+func (h lifoRef) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *lifoRef) Push(x any)   { *h = append(*h, x.(lifoItem)) }
+func (h *lifoRef) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -775,8 +775,7 @@ func (w *world) result(ci int32, res uint8, wait int64, spent int32) {
 		w.end(ci, true, recoil.ReasonNone)
 		return
 	}
-	err := resErr[res]
-	s := c.rc.Fail(now, err, c.rc.Verdict(err, verdictOf(res, wait)))
+	s := c.rc.Fail(now, resErr[res], *c.pol.verdict(c.rp, res, wait))
 	if s.Kind == recoil.StepDone {
 		w.end(ci, false, reasonOf(s.Err))
 		return
