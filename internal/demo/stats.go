@@ -134,6 +134,8 @@ func (f *figures) summary() Figures {
 // the median of the greatest. A measured median inside a band, or near
 // it, is one the model predicts for some lateness the machine shows.
 type Band struct {
+	// Attempts, Peak and AllOKAt are each [least, greatest], the figures
+	// of Figures of the same names.
 	Attempts [2]int64
 	Peak     [2]int64
 	AllOKAt  [2]time.Duration
