@@ -225,9 +225,16 @@ func TestPageInBrowser(t *testing.T) {
 	}
 	t.Logf("the page caught up with /stats within %v", lags)
 
-	// Stopped: the page shows exactly what /stats says.
-	s := getStats(t, url)
-	v := waitView(t, ctx, 1500*time.Millisecond, func(v pageView) bool { return v.Attempts == strconv.FormatInt(s.Attempts, 10) })
+	// Stopped: the page comes to show exactly what /stats says. It polls
+	// every 500 ms, and a browser on a machine busy with other tests can
+	// run its timers late: allow it a few seconds. /stats is read again
+	// each time the page is looked at, in case an attempt sent as the load
+	// stopped was counted after load.Run returned.
+	var s stats
+	v := waitView(t, ctx, 5*time.Second, func(v pageView) bool {
+		s = getStats(t, url)
+		return v.Attempts == strconv.FormatInt(s.Attempts, 10)
+	})
 	want := pageView{
 		Attempts: strconv.FormatInt(s.Attempts, 10),
 		Accepted: strconv.FormatInt(s.Accepted, 10),
