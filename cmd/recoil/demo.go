@@ -46,10 +46,11 @@ runs against a gateway that is down throughout measure how many attempts
 this machine can carry and how late it wakes a caller; the simulator then
 predicts each run on a machine like that, with the run's seed and the same
 random waits its callers drew, and the two are printed one above the other.
-It predicts each run again on the machine idle and twice as late: where a
-measured median is off its prediction, a note says what the simulator
-predicts across those machines (an attempt a few milliseconds from the
-outage's end lands on either side from run to run).`,
+It predicts each run again on the machine idle and twice as late, and at
+the pace measured again after the rows: where a measured median is off its
+prediction, a note says what the simulator predicts across those machines
+(an attempt a few milliseconds from the outage's end lands on either side
+from run to run, and a busy machine's pace drifts).`,
 	examples: `  recoil demo                          4 and 200 callers, a 700 ms outage
   recoil demo -callers 4 -outage 2s     four callers, a two-second outage
   recoil demo -callers 50 -o demo.svg   and a chart of attempts per window`,

@@ -62,6 +62,7 @@ func TestBandNotes(t *testing.T) {
 			Measured:  Figures{Attempts: spreadOf([]int64{25}), Peak: spreadOf([]int64{15}), AllOKAt: at(measured)},
 			Simulated: Figures{Attempts: spreadOf([]int64{25}), Peak: spreadOf([]int64{15}), AllOKAt: at(simulated)},
 			Band:      Band{Attempts: [2]int64{24, 25}, Peak: [2]int64{15, 15}, AllOKAt: [2]time.Duration{1490 * time.Millisecond, 1720 * time.Millisecond}},
+			Machine:   Machine{PerAttempt: 250 * time.Microsecond, RoundTrip: time.Millisecond, PerAttemptAfter: 300 * time.Microsecond},
 		}
 	}
 	for _, tc := range []struct {
@@ -72,13 +73,13 @@ func TestBandNotes(t *testing.T) {
 		{"agrees", row(1720, 1720), ""},
 		{"within 15 %", row(1600, 1720), ""},
 		{"not everyone accepted", row(0, 1720), ""},
-		{"the other side of the edge", row(1720, 1490), "4 callers, full-jitter: all accepted at 1.72s measured against 1.49s simulated; simulated on a machine from idle to twice as late as calibrated: 1.49s–1.72s"},
+		{"the other side of the edge", row(1720, 1490), "4 callers, full-jitter: all accepted at 1.72s measured against 1.49s simulated; simulated from idle to twice as late as calibrated at 250µs and 300µs an attempt, the pace before the rows and after: 1.49s–1.72s"},
 		{"lateness does not move it", func() Row {
 			r := row(1720, 1490)
 			r.Band.AllOKAt = [2]time.Duration{1490 * time.Millisecond, 1490 * time.Millisecond}
-			r.Machine.PerAttempt = 250 * time.Microsecond
+			r.Machine.PerAttemptAfter = 0 // interrupted before the pace was measured again
 			return r
-		}(), "4 callers, full-jitter: all accepted at 1.72s measured against 1.49s simulated; the same on a machine from idle to twice as late as calibrated, so the difference is not the callers' lateness: the machine's pace, 250µs an attempt as calibrated, did not hold through the runs"},
+		}(), "4 callers, full-jitter: all accepted at 1.72s measured against 1.49s simulated; the same on every machine simulated, from idle to twice as late as calibrated at 250µs an attempt, the pace measured before the rows: the machine's pace during the runs was not what it was around them"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			notes := (&Report{Rows: []Row{tc.row}}).bandNotes()
@@ -122,5 +123,37 @@ func TestManyCallersAllAccepted(t *testing.T) {
 		// A machine slowed enough (the race detector, other work) begins
 		// fewer again than the default bound: the run could not tell.
 		t.Skipf("only %d begun again, within the load driver's default bound: this run does not test the demo's", m.resubmits)
+	}
+}
+
+// Each run is predicted from idle to twice as late (and a millisecond
+// more), at the pace measured before the rows and, when it differs, at the
+// pace measured after.
+func TestMachines(t *testing.T) {
+	us := time.Microsecond
+	for _, tc := range []struct {
+		name string
+		m    Machine
+		want []Machine
+	}{
+		{"no pace after (interrupted)", Machine{PerAttempt: 200 * us, RoundTrip: 700 * us},
+			[]Machine{{PerAttempt: 200 * us, RoundTrip: 700 * us}, {PerAttempt: 200 * us}, {PerAttempt: 200 * us, RoundTrip: 2400 * us}}},
+		{"the same pace after", Machine{PerAttempt: 200 * us, RoundTrip: 700 * us, PerAttemptAfter: 200 * us},
+			[]Machine{{PerAttempt: 200 * us, RoundTrip: 700 * us}, {PerAttempt: 200 * us}, {PerAttempt: 200 * us, RoundTrip: 2400 * us}}},
+		{"a slower pace after", Machine{PerAttempt: 200 * us, RoundTrip: 700 * us, PerAttemptAfter: 300 * us},
+			[]Machine{{PerAttempt: 200 * us, RoundTrip: 700 * us}, {PerAttempt: 200 * us}, {PerAttempt: 200 * us, RoundTrip: 2400 * us},
+				{PerAttempt: 300 * us, RoundTrip: 700 * us}, {PerAttempt: 300 * us}, {PerAttempt: 300 * us, RoundTrip: 2400 * us}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := machines(tc.m)
+			if len(got) != len(tc.want) {
+				t.Fatalf("machines(%+v) = %+v, want %+v", tc.m, got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("machines(%+v)[%d] = %+v, want %+v", tc.m, i, got[i], tc.want[i])
+				}
+			}
+		})
 	}
 }

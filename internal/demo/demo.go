@@ -149,8 +149,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				err = merr
 				break
 			}
-			row.Machine = mach
 			rows = append(rows, row)
+		}
+		if err == nil {
+			// The machine's pace again, after the rows: it drifts while they
+			// run, and each run is predicted at both (see machines).
+			mach.PerAttemptAfter, err = perAttempt(ctx, cfg, n)
+		}
+		for i := range rows {
+			rows[i].Machine = mach
 		}
 		// Rows measured before an interruption are still predicted: the
 		// simulation takes a moment, and the table shows them.
@@ -188,6 +195,9 @@ type Machine struct {
 	// beyond PerAttempt: the answer's way back and the caller's wake-up
 	// after its wait, which a busy machine makes late.
 	RoundTrip time.Duration
+	// PerAttemptAfter is PerAttempt measured again after the rows' runs;
+	// zero if they were interrupted.
+	PerAttemptAfter time.Duration
 }
 
 // calibrate measures the machine (see Machine) with two runs against a
@@ -195,30 +205,40 @@ type Machine struct {
 // attempts: max(n, calibrationCallers) callers retrying every 20 ms, then
 // one.
 func calibrate(ctx context.Context, cfg Config, n int) (Machine, error) {
-	_, windows, err := countDown(ctx, cfg, max(n, calibrationCallers))
+	per, err := perAttempt(ctx, cfg, n)
 	if err != nil {
 		return Machine{}, err
-	}
-	// The windows after the first, in which the connections were opened,
-	// and before the last, which the run's end cut short.
-	var sum int64
-	if len(windows) < 3 {
-		return Machine{}, errors.New("demo: the calibration run was too short to measure")
-	}
-	for _, a := range windows[1 : len(windows)-1] {
-		sum += a
-	}
-	if sum == 0 {
-		return Machine{}, errors.New("demo: the calibration run sent nothing")
 	}
 	one, _, err := countDown(ctx, cfg, 1)
 	if err != nil {
 		return Machine{}, err
 	}
-	m := Machine{PerAttempt: cfg.Window * time.Duration(len(windows)-2) / time.Duration(sum)}
+	m := Machine{PerAttempt: per}
 	wait, _ := policyspec.Preset(load.PresetImmediate)
 	m.RoundTrip = max(0, one-wait.Backoff.Base-m.PerAttempt)
 	return m, nil
+}
+
+// perAttempt measures Machine.PerAttempt: max(n, calibrationCallers)
+// callers retrying every 20 ms against a gateway that is down throughout.
+func perAttempt(ctx context.Context, cfg Config, n int) (time.Duration, error) {
+	_, windows, err := countDown(ctx, cfg, max(n, calibrationCallers))
+	if err != nil {
+		return 0, err
+	}
+	// The windows after the first, in which the connections were opened,
+	// and before the last, which the run's end cut short.
+	var sum int64
+	if len(windows) < 3 {
+		return 0, errors.New("demo: the calibration run was too short to measure")
+	}
+	for _, a := range windows[1 : len(windows)-1] {
+		sum += a
+	}
+	if sum == 0 {
+		return 0, errors.New("demo: the calibration run sent nothing")
+	}
+	return cfg.Window * time.Duration(len(windows)-2) / time.Duration(sum), nil
 }
 
 // countDown runs n callers of the immediate preset for calibrationRun
@@ -423,8 +443,8 @@ func scenario(cfg Config, callers int, m Machine, policies []string) (*sim.Scena
 // enough to compare a median whose spread from seed to seed is a factor
 // of two.
 //
-// Each run is predicted on every machine of latenesses: the row's
-// Simulated figures are the calibrated machine's, and its Band spans all.
+// Each run is predicted on every machine of machines: the row's Simulated
+// figures are the calibrated machine's, and its Band spans all.
 func predict(ctx context.Context, cfg Config, n int, m Machine, rows []Row) error {
 	if len(rows) == 0 {
 		return nil
@@ -436,7 +456,7 @@ func predict(ctx context.Context, cfg Config, n int, m Machine, rows []Row) erro
 	acc := map[string]*figures{}
 	bands := map[string]*bandOf{}
 	series := map[string][][]int64{}
-	for i, mach := range latenesses(m) {
+	for i, mach := range machines(m) {
 		s, err := scenario(cfg, n, mach, policies)
 		if err != nil {
 			return err
@@ -480,20 +500,31 @@ func predict(ctx context.Context, cfg Config, n int, m Machine, rows []Row) erro
 	return nil
 }
 
-// latenesses returns the machines each run is predicted on: m as
+// machines returns the machines each run is predicted on: m as
 // calibrated; the same machine idle, waking its callers the moment their
 // waits end (RoundTrip zero); and a busier one, twice as late as m and a
-// millisecond more. Calibration samples the machine for a second before
-// the rows, and a run's lateness drifts from it: an attempt that lands
-// within a few milliseconds of the outage's end lands on either side from
-// one run of the same seed to the next, and which side moves when its
-// caller is accepted by a whole wait (1.49 s or 1.72 s for seed 3 at 4
-// callers under full jitter).
-func latenesses(m Machine) []Machine {
-	idle, busy := m, m
-	idle.RoundTrip = 0
-	busy.RoundTrip = 2*m.RoundTrip + time.Millisecond
-	return []Machine{m, idle, busy}
+// millisecond more; and, when the pace measured after the rows differs,
+// the same three at that pace. Calibration samples the machine for a
+// second before the rows, and a run's lateness and pace drift from it: an
+// attempt that lands within a few milliseconds of the outage's end lands
+// on either side from one run of the same seed to the next, and which side
+// moves when its caller is accepted by a whole wait (1.49 s or 1.72 s for
+// seed 3 at 4 callers under full jitter); and how many attempts 200
+// callers retrying every 20 ms get through is the machine's pace.
+func machines(m Machine) []Machine {
+	var ms []Machine
+	paces := []time.Duration{m.PerAttempt}
+	if a := m.PerAttemptAfter; a > 0 && a != m.PerAttempt {
+		paces = append(paces, a)
+	}
+	for _, pace := range paces {
+		calibrated := Machine{PerAttempt: pace, RoundTrip: m.RoundTrip}
+		idle, busy := calibrated, calibrated
+		idle.RoundTrip = 0
+		busy.RoundTrip = 2*m.RoundTrip + time.Millisecond
+		ms = append(ms, calibrated, idle, busy)
+	}
+	return ms
 }
 
 // slidingPeak returns a simulated service's arrivals per window, and the
@@ -610,15 +641,23 @@ func (r *Report) bandNotes() []string {
 			}
 			head := fmt.Sprintf("%d callers, %s: %s %s measured against %s simulated", row.Callers, row.Policy, f.what, f.show(f.got), f.show(f.want))
 			if f.lo == f.hi {
-				// Lateness does not move it: what is left is the pace.
-				notes = append(notes, fmt.Sprintf("%s; the same on a machine from idle to twice as late as calibrated, so the difference is not the callers' lateness: the machine's pace, %s an attempt as calibrated, did not hold through the runs",
-					head, textfmt.Duration(row.Machine.PerAttempt)))
+				// No machine simulated moves it: the runs met another.
+				notes = append(notes, fmt.Sprintf("%s; the same on every machine simulated, from idle to twice as late as calibrated %s: the machine's pace during the runs was not what it was around them",
+					head, paceText(row.Machine)))
 				continue
 			}
-			notes = append(notes, fmt.Sprintf("%s; simulated on a machine from idle to twice as late as calibrated: %s–%s", head, f.show(f.lo), f.show(f.hi)))
+			notes = append(notes, fmt.Sprintf("%s; simulated from idle to twice as late as calibrated %s: %s–%s", head, paceText(row.Machine), f.show(f.lo), f.show(f.hi)))
 		}
 	}
 	return notes
+}
+
+// paceText says at which paces the machines were simulated.
+func paceText(m Machine) string {
+	if a := m.PerAttemptAfter; a > 0 && a != m.PerAttempt {
+		return fmt.Sprintf("at %s and %s an attempt, the pace before the rows and after", textfmt.Duration(m.PerAttempt), textfmt.Duration(a))
+	}
+	return fmt.Sprintf("at %s an attempt, the pace measured before the rows", textfmt.Duration(m.PerAttempt))
 }
 
 // PeakFactor is immediate's peak divided by policy's at n callers.

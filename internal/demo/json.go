@@ -20,7 +20,8 @@ func (r Report) MarshalJSON() ([]byte, error) {
 // MarshalJSON writes the machine's figures in float milliseconds.
 func (m Machine) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		PerAttempt float64 `json:"per_attempt_ms"`
-		RoundTrip  float64 `json:"round_trip_ms"`
-	}{textfmt.Millis(m.PerAttempt), textfmt.Millis(m.RoundTrip)})
+		PerAttempt      float64 `json:"per_attempt_ms"`
+		RoundTrip       float64 `json:"round_trip_ms"`
+		PerAttemptAfter float64 `json:"per_attempt_after_ms,omitempty"`
+	}{textfmt.Millis(m.PerAttempt), textfmt.Millis(m.RoundTrip), textfmt.Millis(m.PerAttemptAfter)})
 }
