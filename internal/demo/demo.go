@@ -153,8 +153,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		if err == nil {
 			// The machine's pace again, after the rows: it drifts while they
-			// run, and each run is predicted at both (see machines).
-			mach.PerAttemptAfter, err = perAttempt(ctx, cfg, n)
+			// run, and each run is predicted at both (see machines). If it
+			// cannot be measured, the rows are predicted at the first.
+			after, aerr := perAttempt(ctx, cfg, n)
+			switch {
+			case aerr == nil:
+				mach.PerAttemptAfter = after
+			case ctx.Err() != nil:
+				err = aerr // interrupted: the rows are still predicted
+			}
 		}
 		for i := range rows {
 			rows[i].Machine = mach
@@ -196,7 +203,7 @@ type Machine struct {
 	// after its wait, which a busy machine makes late.
 	RoundTrip time.Duration
 	// PerAttemptAfter is PerAttempt measured again after the rows' runs;
-	// zero if they were interrupted.
+	// zero if the runs were interrupted or it could not be measured.
 	PerAttemptAfter time.Duration
 }
 
