@@ -115,13 +115,7 @@ func BenchmarkHeapBaseline(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run("events="+strconv.Itoa(n), func(b *testing.B) {
 			var h binaryHeap
-			x := uint64(0x9e3779b97f4a7c15)
-			next := func() int64 { // xorshift64: cheap, deterministic
-				x ^= x << 13
-				x ^= x >> 7
-				x ^= x << 17
-				return int64(x >> 44) // up to ~1 ms
-			}
+			next := holdTimes()
 			for i := range n {
 				h.push(event{at: next(), id: uint32(i)})
 			}
@@ -145,13 +139,7 @@ func BenchmarkQueueHold(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run("events="+strconv.Itoa(n), func(b *testing.B) {
 			var q queue
-			x := uint64(0x9e3779b97f4a7c15)
-			next := func() int64 {
-				x ^= x << 13
-				x ^= x >> 7
-				x ^= x << 17
-				return int64(x >> 44)
-			}
+			next := holdTimes()
 			for i := range n {
 				q.push(event{at: next(), id: uint32(i)})
 			}
@@ -188,13 +176,7 @@ func BenchmarkSimVsHeap(b *testing.B) {
 			defer runtime.UnlockOSThread()
 			s := gatewayAt(b, n)
 			var h binaryHeap
-			x := uint64(0x9e3779b97f4a7c15)
-			next := func() int64 { // as in BenchmarkHeapBaseline
-				x ^= x << 13
-				x ^= x >> 7
-				x ^= x << 17
-				return int64(x >> 44)
-			}
+			next := holdTimes()
 			for i := range n {
 				h.push(event{at: next(), id: uint32(i)})
 			}
@@ -236,5 +218,18 @@ func BenchmarkSimVsHeap(b *testing.B) {
 				b.ReportMetric(median(cpuRatios), "cpu-ratio")
 			}
 		})
+	}
+}
+
+// holdTimes returns the hold loop's source of event times and delays, the
+// same in every benchmark that uses it: xorshift64, cheap and
+// deterministic, each value up to about 1 ms in nanoseconds.
+func holdTimes() func() int64 {
+	x := uint64(0x9e3779b97f4a7c15)
+	return func() int64 {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		return int64(x >> 44)
 	}
 }
