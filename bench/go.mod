@@ -11,7 +11,7 @@ require (
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/hashicorp/go-retryablehttp v0.7.8
-	github.com/recoil-go/recoil v0.0.0-00010101000000-000000000000
+	github.com/recoil-go/recoil v0.1.0
 	github.com/sethvargo/go-retry v0.5.0
 	github.com/sony/gobreaker/v2 v2.4.0
 	golang.org/x/sync v0.23.0
@@ -22,10 +22,29 @@ require (
 
 require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/hashicorp/go-cleanhttp v0.5.2 // indirect
 	github.com/influxdata/tdigest v0.0.1 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
+)
+
+require (
+	github.com/jackc/pgx/v5 v5.13.0
+	github.com/recoil-go/recoil/idempotency/pgstore v0.1.0
+	github.com/recoil-go/recoil/idempotency/redisstore v0.1.0
+	github.com/recoil-go/recoil/recoilgrpc v0.1.0
+	github.com/redis/go-redis/v9 v9.23.0
+)
+
+replace (
+	github.com/recoil-go/recoil/idempotency/pgstore => ../idempotency/pgstore
+	github.com/recoil-go/recoil/idempotency/redisstore => ../idempotency/redisstore
+	github.com/recoil-go/recoil/recoilgrpc => ../recoilgrpc
 )

@@ -1,0 +1,388 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/recoil-go/recoil/tools/gateway"
+	"github.com/recoil-go/recoil/tools/load"
+	"github.com/recoil-go/recoil/recoilprom"
+)
+
+func init() {
+	register(command{"load", "drive a URL with callers retrying through a recoil Transport; count what they sent", runLoad})
+}
+
+// headerFlags collects -header values, "Name: value".
+type headerFlags http.Header
+
+func (h headerFlags) String() string { return "" }
+
+func (h headerFlags) Set(v string) error {
+	name, value, ok := strings.Cut(v, ":")
+	if !ok || strings.TrimSpace(name) == "" {
+		return fmt.Errorf("%q: want Name: value", v)
+	}
+	http.Header(h).Add(strings.TrimSpace(name), strings.TrimSpace(value))
+	return nil
+}
+
+var loadHelp = help{
+	usage: "recoil load -url URL [flags]",
+	about: `
+Drives URL with callers whose every logical request goes through a retrying
+recoil HTTP Transport, and counts what they sent: the attempts, the peak in
+any window, the calls that got through and when, latency percentiles, and
+why the rest did not — the statuses that came back, and for attempts that
+got no response the kind of transport error (connection refused, DNS lookup
+failed, TLS error, timeout, …) with the first one's message. Callers run in
+a closed loop (-callers) or arrive at a rate (-rate); with -until-accepted
+each repeats its request, after -pause, until one is accepted. A run ends
+after -requests logical requests or -duration, whichever comes first.`,
+	examples: `  recoil load -url http://127.0.0.1:8080/v1/charges -callers 4 -until-accepted -policy immediate -gateway-stats
+  recoil load -url http://127.0.0.1:8080/v1/charges -body '{"amount":100}' -callers 8 -requests 200 -gateway-stats -idempotency-keys=false
+  recoil load -url http://127.0.0.1:8080/v1/messages -rate 50 -duration 30s -body '{"model":"m"}' -json
+  recoil load -url https://api.example.com/health -policy-file patient.yaml -requests 100`,
+	notes: `
+The -policy presets: immediate retries every 20 ms whatever failed, up to
+1000 attempts; wrapper is a five-attempt wrapper retrying anything that is
+not a 2xx, its waits doubling from 1 s; exponential waits 60 ms doubling to a
+10 s cap, up to 8 attempts; full-jitter is the same with full jitter; none of
+these has a retry budget. default is recoil's default — classification, 3
+attempts, full jitter, Retry-After honoured, a retry budget the callers
+share — with a circuit breaker that opens for 1 s.
+
+Start a gateway to drive with "recoil gateway -outage 700ms" (a 700 ms
+payment-gateway outage) and pass the address it prints to -url.
+
+Against a gateway started with -charge-drop-rate (connections dropped after
+the charge) and -charge-idempotency, -gateway-stats reports the charges
+made and the duplicates: some with -idempotency-keys=false, none with the
+keys the callers send by default.`,
+	exit: `0 at least one request was accepted; 1 none was (the reason is printed:
+connection refused, error statuses, …) or the run failed; 2 usage error;
+130 interrupted (Ctrl-C): what was counted so far is printed, the table
+headed INTERRUPTED (in -json, "stopped": "canceled").`,
+}
+
+// loadFields maps a load.Config field to the flag that sets it, so that an
+// invalid value is reported against the flag.
+var loadFields = map[string]string{
+	"URL": "url", "Method": "method", "Body": "body", "Header": "header",
+	"Callers": "callers", "Rate": "rate", "Pause": "pause", "MaxRequests": "requests",
+	"Duration": "duration", "Timeout": "timeout", "Window": "window",
+}
+
+func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("load", stdout, loadHelp)
+	target := fs.String("url", "", "the `URL` to drive (required), e.g. http://127.0.0.1:8080/v1/messages")
+	callers := fs.Int("callers", 0, fmt.Sprintf("closed-loop callers, 1 to %d (default 1 unless -rate)", load.MaxCallers))
+	rate := fs.Float64("rate", 0, fmt.Sprintf("open-loop arrivals per second, more than 0 and at most %d, instead of -callers", load.MaxRate))
+	policy := fs.String("policy", load.PresetDefault, "retry policy preset: "+strings.Join(load.Presets, ", "))
+	policyFile := fs.String("policy-file", "", "YAML policy `file` (load.ParsePolicy), instead of -policy")
+	until := fs.Bool("until-accepted", false, "each caller repeats logical requests, after -pause, until one is accepted")
+	pause := fs.Duration("pause", load.DefaultPause, "a caller's pause before its next logical request after one not accepted (0: none)")
+	requests := fs.Int("requests", load.DefaultMaxRequests, fmt.Sprintf("at most this many logical requests, 1 to %d", load.MaxLogicalRequests))
+	duration := fs.Duration("duration", load.DefaultDuration, fmt.Sprintf("at most this long, up to %v", load.MaxDuration))
+	timeout := fs.Duration("timeout", load.DefaultTimeout, fmt.Sprintf("deadline of each logical request, waits included, up to %v", load.MaxDuration))
+	method := fs.String("method", "", "request method (default GET, or POST with a body)")
+	body := fs.String("body", "", "request body")
+	bodyFile := fs.String("body-file", "", fmt.Sprintf("read the request body from `file` (at most %d MiB)", load.MaxBody>>20))
+	header := headerFlags{}
+	fs.Var(header, "header", "a request header `Name: value`; repeatable")
+	window := fs.Duration("window", gateway.DefaultWindow, fmt.Sprintf("span the peak is counted over, %v to %v", load.MinWindow, gateway.MaxWindow))
+	seed := fs.Uint64("seed", 1, "seed for jitter and arrivals")
+	asJSON := fs.Bool("json", false, "write the result as JSON")
+	gwStats := fs.Bool("gateway-stats", false, "after the run, read what a recoil gateway at the URL's host counted (GET /stats) and report it beside the callers' counts")
+	metricsAddr := fs.String("metrics-addr", "", "while the run lasts, serve Prometheus metrics of the callers' retries (recoil_attempts_total, recoil_stops_total, …) at http://`host:port`/metrics")
+	keys := fs.Bool("idempotency-keys", true, "send each POST with an Idempotency-Key, the same on every attempt; =false sends none and retries POSTs anyway, as a retry loop unaware of keys does")
+	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := checkLoadFlags(fs, *target, *pause); err != nil {
+		return err
+	}
+	var p load.Policy
+	var err error
+	if *policyFile != "" {
+		if p, err = load.LoadPolicy(*policyFile); err != nil {
+			return usagef("-policy-file %s: %v", *policyFile, err)
+		}
+	} else if p, err = load.Preset(*policy); err != nil {
+		return usagef("-policy %s: %v", *policy, err)
+	}
+	b := []byte(*body)
+	if *bodyFile != "" {
+		if b, err = readBody(*bodyFile); err != nil {
+			return err
+		}
+	}
+	cfg := load.Config{
+		URL: *target, Method: *method, Body: b, Header: http.Header(header),
+		Callers: *callers, Rate: *rate, UntilAccepted: *until, Pause: *pause,
+		MaxRequests: *requests, Duration: *duration, Timeout: *timeout,
+		Policy: p, Window: *window, Seed: *seed, NoIdempotencyKey: !*keys,
+	}
+	if *pause == 0 {
+		cfg.Pause = -1 // no pause asked for
+	}
+	if err := cfg.Validate(); err != nil {
+		var ce *load.ConfigError
+		if errors.As(err, &ce) && loadFields[ce.Field] != "" {
+			return usagef("-%s %v: %s", loadFields[ce.Field], ce.Value, ce.Reason)
+		}
+		return usagef("%v", err)
+	}
+
+	if *gwStats {
+		// A recoil gateway answers GET / with its live page and counts
+		// nothing there: a run at it would measure the page.
+		if u, uerr := url.Parse(*target); uerr == nil && (u.Path == "" || u.Path == "/") &&
+			(cfg.Method == "" || cfg.Method == http.MethodGet || cfg.Method == http.MethodHead) && len(b) == 0 {
+			return usagef("-url %s: a recoil gateway serves its live page at /, which it does not count as an attempt; send the attempts to another path, such as %s",
+				*target, strings.TrimSuffix(*target, "/")+"/v1/charges")
+		}
+	}
+
+	if *metricsAddr != "" {
+		stop, err := serveLoadMetrics(*metricsAddr, p, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+
+	if terminal(stderr) {
+		cfg.Progress = func(p load.Progress) {
+			fmt.Fprintf(stderr, "\r%6.1fs  calls %d  ok %d  failed %d  logical requests %d  attempts %d  no response %d ",
+				p.Elapsed.Seconds(), p.Calls, p.OK, p.Failed, p.Requests, p.Attempts, p.TransportErrors)
+		}
+	}
+	var before json.RawMessage
+	if *gwStats {
+		// What the gateway had counted before, so that its charges can be
+		// told per run; a gateway that cannot be read yet is read after.
+		before, _ = gatewayStats(ctx, *target, time.Second)
+	}
+	res, err := load.Run(ctx, cfg)
+	if cfg.Progress != nil {
+		fmt.Fprint(stderr, "\r\033[K")
+	}
+	interrupted := ctx.Err() != nil
+	if res == nil {
+		return err
+	}
+	var counted json.RawMessage
+	if *gwStats {
+		wait := 5 * time.Second
+		if interrupted {
+			wait = 500 * time.Millisecond // still within a second of the interrupt
+		}
+		var serr error
+		if counted, serr = gatewayStats(ctx, *target, wait); serr != nil {
+			fmt.Fprintf(stderr, "recoil load: -gateway-stats: %v\n", serr)
+		}
+	}
+	if err := writeLoad(stdout, res, counted, chargesDuring(before, counted), *asJSON, interrupted); err != nil {
+		return err
+	}
+	switch {
+	case interrupted:
+		msg := fmt.Sprintf("%d of %d logical requests accepted", res.Accepted, res.Requests)
+		if d := res.Diagnosis(); res.Accepted == 0 && d != "" {
+			msg += "; " + d
+		}
+		return fmt.Errorf("%w after %v: %s", errInterrupted, res.Elapsed.Round(time.Millisecond), msg)
+	case err != nil:
+		return err
+	case res.Accepted == 0:
+		return fmt.Errorf("nothing was accepted: %s", res.Diagnosis())
+	}
+	return nil
+}
+
+// serveLoadMetrics makes p report to recoilprom metrics served at addr
+// until the returned stop is called. The policy's name labels the series
+// ("load" when the name is not a valid label value). An address that cannot
+// be listened on is a usage error: nothing has been sent yet.
+func serveLoadMetrics(addr string, p load.Policy, stderr io.Writer) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, usagef("-metrics-addr %s: %v", addr, err)
+	}
+	m := recoilprom.NewMetrics()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+	obs, err := m.Policy(p.Name)
+	if err != nil {
+		obs, _ = m.Policy("load")
+	}
+	obs.Instrument(p.Policy)
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	fmt.Fprintf(stderr, "recoil load: metrics at http://%s/metrics while the run lasts\n", ln.Addr())
+	return func() { _ = srv.Close() }, nil
+}
+
+// checkLoadFlags rejects what the flags alone get wrong: a missing -url,
+// flags that would be silently replaced by a default or ignored.
+func checkLoadFlags(fs *flags, target string, pause time.Duration) error {
+	if target == "" {
+		return usagef("-url is required")
+	}
+	if err := fs.noZero(map[string]string{
+		"callers":  fmt.Sprintf("must be 1 to %d", load.MaxCallers),
+		"rate":     fmt.Sprintf("must be more than 0 and at most %d per second", load.MaxRate),
+		"requests": fmt.Sprintf("must be 1 to %d", load.MaxLogicalRequests),
+		"duration": fmt.Sprintf("must be more than 0s and at most %v", load.MaxDuration),
+		"timeout":  fmt.Sprintf("must be more than 0s and at most %v", load.MaxDuration),
+		"window":   fmt.Sprintf("must be %v to %v", load.MinWindow, gateway.MaxWindow),
+	}); err != nil {
+		return err
+	}
+	switch {
+	case fs.given("callers") && fs.given("rate"):
+		return usagef("-callers and -rate: give one (callers in a closed loop, or arrivals at a rate)")
+	case fs.given("policy") && fs.given("policy-file"):
+		return usagef("-policy and -policy-file: give one")
+	case fs.given("body") && fs.given("body-file"):
+		return usagef("-body and -body-file: give one")
+	case pause < 0:
+		return usagef("-pause %v: must be 0s (no pause) or more", pause)
+	case fs.given("pause") && fs.given("rate") && !fs.given("until-accepted"):
+		return usagef("-pause is how long a caller waits before trying again; open-loop arrivals (-rate) try again only with -until-accepted")
+	}
+	return nil
+}
+
+// readBody reads -body-file, at most load.MaxBody bytes.
+func readBody(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("-body-file %s: %v", path, pathErr(err))
+	}
+	defer f.Close()
+	// A regular file too big is refused by its size, without reading it.
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() && fi.Size() > load.MaxBody {
+		return nil, usagef("-body-file %s: more than %d MiB", path, load.MaxBody>>20)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, load.MaxBody+1))
+	switch {
+	case err != nil:
+		return nil, usagef("-body-file %s: %v", path, pathErr(err))
+	case len(b) > load.MaxBody:
+		return nil, usagef("-body-file %s: more than %d MiB", path, load.MaxBody>>20)
+	}
+	return b, nil
+}
+
+// chargesDuring returns the charges the gateway counted between two reads
+// of its /stats, or nil if either is missing or has none. Each run's
+// logical requests have ids of their own, so the difference in requests
+// charged more than once is this run's.
+func chargesDuring(before, after json.RawMessage) *gateway.ChargeStats {
+	var b, a struct {
+		Charges *gateway.ChargeStats `json:"charges"`
+	}
+	if before == nil || after == nil || json.Unmarshal(before, &b) != nil || json.Unmarshal(after, &a) != nil || b.Charges == nil || a.Charges == nil {
+		return nil
+	}
+	d := *a.Charges
+	d.Effects -= min(b.Charges.Effects, d.Effects)
+	d.Duplicates -= min(b.Charges.Duplicates, d.Duplicates)
+	d.Doubled -= min(b.Charges.Doubled, d.Doubled)
+	d.Dropped -= min(b.Charges.Dropped, d.Dropped)
+	return &d
+}
+
+// writeLoad writes the result: JSON, or the table and its notes, and what
+// the gateway counted if it was read, with the charges of its charge route
+// during the run. An interrupted run's table is labelled as such (its
+// JSON says "stopped": "canceled").
+func writeLoad(w io.Writer, res *load.Result, counted json.RawMessage, charges *gateway.ChargeStats, asJSON, interrupted bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Load    *load.Result         `json:"load"`
+			Gateway json.RawMessage      `json:"gateway,omitempty"`
+			Charges *gateway.ChargeStats `json:"charges_during_run,omitempty"`
+		}{res, counted, charges})
+	}
+	if interrupted {
+		if _, err := fmt.Fprintf(w, "INTERRUPTED after %v: what the callers counted until then.\n\n", res.Elapsed.Round(time.Millisecond)); err != nil {
+			return err
+		}
+	}
+	if err := load.WriteTable(w, res); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	if err := load.WriteNotes(w, res); err != nil {
+		return err
+	}
+	if counted != nil {
+		var s struct {
+			Attempts int64   `json:"attempts"`
+			Accepted int64   `json:"accepted"`
+			WindowMS float64 `json:"window_ms"`
+			Peak     struct {
+				Attempts int64 `json:"attempts"`
+			} `json:"peak"`
+			Clients map[string]json.RawMessage `json:"clients"`
+		}
+		if jerr := json.Unmarshal(counted, &s); jerr == nil {
+			fmt.Fprintf(w, "the gateway counted, since its first attempt: %d attempts, %d answered with a success, peak %d per %vms, %d clients\n",
+				s.Attempts, s.Accepted, s.Peak.Attempts, s.WindowMS, len(s.Clients))
+		}
+	}
+	if c := charges; c != nil && c.Effects > 0 {
+		fmt.Fprintf(w, "charges during this run (%s, Idempotency-Key %s): %d made, %d duplicates (%d logical requests charged more than once), %d connections dropped after the charge\n",
+			c.Path, honoured(c.Idempotency), c.Effects, c.Duplicates, c.Doubled, c.Dropped)
+	}
+	return nil
+}
+
+// gatewayStats reads /stats from the gateway at target's host.
+func gatewayStats(ctx context.Context, target string, wait time.Duration) (json.RawMessage, error) {
+	u, err := url.Parse(target)
+	if err != nil {
+		return nil, err
+	}
+	u.Path, u.RawQuery = "/stats", "series=0"
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), wait)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK || !json.Valid(b) {
+		return nil, fmt.Errorf("%s: %s, not a recoil gateway's stats", u, resp.Status)
+	}
+	return b, nil
+}

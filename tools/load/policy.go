@@ -1,0 +1,146 @@
+package load
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/tools/policyspec"
+	"github.com/recoil-go/recoil/recoilhttp"
+)
+
+// Policy is what every logical request of a run goes through: a
+// recoil.Policy for a recoilhttp.Transport, and the Transport's settings
+// that are not Policy fields. Make one with Preset, ParsePolicy or
+// NewPolicy, from the one policy language (package policyspec); each call
+// returns fresh state (budget, breaker), which every caller of one run
+// shares, as the callers of one client process share one Transport. The
+// zero Policy, in a Config, means Preset("default"). A Policy is safe for
+// concurrent use once made; give each run its own, or runs share its
+// budget and breaker.
+type Policy struct {
+	// Name names the policy in results.
+	Name string
+	// About says what it is, in a line.
+	About string
+	// Policy decides retries and waits, and classifies (a spec's classify
+	// mode is its Classify); nil means a zero recoil.Policy of the run's
+	// own (the recoil default).
+	Policy *recoil.Policy
+	// Hop is the hop protocol's budget for each logical request's call
+	// tree (recoilhttp.Transport.EdgeBudget); zero means the policy's own
+	// retries, so sending the headers never limits what the policy allows.
+	Hop int
+	// IdleTimeout fails a response body that delivers nothing for this
+	// long (for a stream, no content event); zero means none.
+	IdleTimeout time.Duration
+}
+
+// Preset names, for Preset: the policy language's presets (see package
+// policyspec for what each is).
+const (
+	PresetImmediate   = policyspec.PresetImmediate
+	PresetWrapper     = policyspec.PresetWrapper
+	PresetExponential = policyspec.PresetExponential
+	PresetFullJitter  = policyspec.PresetFullJitter
+	PresetDefault     = policyspec.PresetDefault
+)
+
+// Presets lists the preset names, in the order of the table they are
+// usually compared in.
+var Presets = policyspec.Presets()
+
+// ErrUnknownPreset is returned by Preset for a name not in Presets.
+var ErrUnknownPreset = policyspec.ErrUnknownPreset
+
+// Preset returns the named preset policy, with fresh state.
+func Preset(name string) (Policy, error) {
+	s, err := policyspec.Preset(name)
+	if err != nil {
+		return Policy{}, fmt.Errorf("load: %w", err)
+	}
+	p, err := NewPolicy(&s)
+	p.About = policyspec.PresetAbout(name)
+	return p, err
+}
+
+// NewPolicy returns the policy s describes, with fresh state, or the
+// *PolicyError of a spec that does not validate.
+func NewPolicy(s *policyspec.Spec) (Policy, error) {
+	if err := s.Validate(); err != nil {
+		return Policy{}, err
+	}
+	return Policy{Name: s.Name, Policy: s.Policy(nil), Hop: s.Hop, IdleTimeout: s.IdleTimeout}, nil
+}
+
+// Transport returns a recoilhttp.Transport that sends each attempt through
+// base under p, with the hop protocol's headers on, so that a receiving
+// gateway can count attempts by number.
+func (p Policy) Transport(base http.RoundTripper) *recoilhttp.Transport {
+	t := &recoilhttp.Transport{
+		Base:        base,
+		Policy:      p.Policy,
+		IdleTimeout: p.IdleTimeout,
+		Hop:         true,
+	}
+	switch {
+	case p.Hop > 0:
+		t.EdgeBudget = p.Hop
+	case t.Policy != nil:
+		// The hop budget for the call tree is the policy's own retries, so
+		// sending the headers never limits what the policy allows.
+		t.EdgeBudget = max(t.Policy.MaxAttempts, recoil.DefaultMaxAttempts) - 1
+	}
+	return t
+}
+
+// LoadPolicy reads and parses the policy file at path (see ParsePolicy);
+// the policy is named after the file unless it names itself.
+func LoadPolicy(path string) (Policy, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Policy{}, err
+	}
+	p, err := ParsePolicy(path, data)
+	if err == nil && p.Name == "" {
+		p.Name = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	}
+	return p, err
+}
+
+// PolicyError reports what is wrong with a policy file, and where: the
+// policy language's error (policyspec.Error), with the file's name, the
+// line, the field's path and what is wrong.
+type PolicyError = policyspec.Error
+
+// ParsePolicy parses a policy file, written in the policy language the
+// scenarios share (package policyspec; the repository's
+// docs/policy-language.md has every field): YAML that starts from a preset
+// (or from recoil's default when it names none) and changes fields of it.
+// name is used in errors, which are *PolicyError values naming the line and
+// the field.
+//
+//	name: my-policy        # the name in results; default the file's name
+//	preset: full-jitter    # start from this preset
+//	max_attempts: 6
+//	backoff: {kind: full-jitter, base: 60ms, max: 10s}
+//	overload_backoff: {kind: exponential, base: 1s}  # left out: recoil's own, not backoff
+//	timeout: 10s           # the whole logical request, waits included
+//	attempt_timeout: 2s
+//	idle_timeout: 5s
+//	classify: retry-everything                            # or default, timeouts
+//	budget: none           # none, default, or {kind: token-bucket, max_tokens: 10, token_ratio: 0.1}
+//	breaker: {consecutive_failures: 5, open: 1s}         # none, default, or settings
+func ParsePolicy(name string, data []byte) (Policy, error) {
+	s, err := policyspec.Parse(name, data)
+	if err != nil {
+		return Policy{}, err
+	}
+	p, err := NewPolicy(&s)
+	p.About = "from " + name
+	return p, err
+}

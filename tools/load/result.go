@@ -1,0 +1,324 @@
+package load
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/recoil-go/recoil/tools/internal/textfmt"
+)
+
+// Result is what a run's callers counted: a plain value. Attempts and the
+// peak are counted as the attempts leave, so against a gateway the attempts
+// match what it counts on arrival, and the peak does up to the spread of
+// the network's delay (a new connection's first attempt arrives later than
+// one on a connection already open).
+type Result struct {
+	// Policy is the policy's name; URL where the requests went.
+	Policy, URL string
+	// Callers is the number of closed-loop callers; 0 for an open loop.
+	Callers int
+	// Rate is the open-loop arrival rate per second; 0 for a closed loop.
+	Rate float64
+	// UntilAccepted reports whether calls repeated until accepted.
+	UntilAccepted bool
+	// NoIdempotencyKey reports that requests of a method that is not
+	// idempotent were sent without an Idempotency-Key and retried anyway
+	// (Config.NoIdempotencyKey).
+	NoIdempotencyKey bool
+	// Seed is the run's seed.
+	Seed uint64
+
+	// Calls counts the calls begun (see Config); OK those that succeeded,
+	// Failed those that ended without success, Unfinished those the run's
+	// end cut off (its duration, its context, or MaxRequests).
+	Calls, OK, Failed, Unfinished int64
+	// Resubmitted counts, with UntilAccepted, the logical requests begun
+	// again after one was not accepted.
+	Resubmitted int64
+	// Requests counts logical requests (RoundTrips), Accepted those
+	// accepted: a 2xx whose body was read to its end.
+	Requests, Accepted int64
+	// Attempts counts the attempts sent.
+	Attempts int64
+	// Stops counts the logical requests that were not accepted, by why:
+	// the Transport's stop reason ("attempts exhausted", "permanent
+	// error", "circuit open", "retry budget exhausted", "deadline", …),
+	// "timeout" when the logical request's Timeout ran out during an
+	// attempt or a wait, or "body failed".
+	Stops map[string]int
+	// Statuses counts attempts by the status that came back; 0 counts
+	// attempts that got no response.
+	Statuses map[int]int64
+	// TransportErrors counts the attempts that got no response, by the
+	// kind of error (TransportErrorKind: "connection refused", "DNS lookup
+	// failed", "TLS error", "timeout", …). Attempts the run's end cut off
+	// are not counted.
+	TransportErrors map[string]int64
+	// FirstTransportError is the message of the first error counted in
+	// TransportErrors, as an example: "dial tcp 127.0.0.1:1: connect:
+	// connection refused".
+	FirstTransportError string
+
+	// Window is the span the peak is counted over.
+	Window time.Duration
+	// Peak is the most attempts sent within any span of Window (sliding,
+	// 1 ms resolution; gateway.Window), and PeakAt when the first such
+	// span began, since the first attempt.
+	Peak   int64
+	PeakAt time.Duration
+
+	// AllOK reports whether every call succeeded, and AllOKAt when the
+	// last of them did, since the run began: the time until every caller
+	// was through.
+	AllOK   bool
+	AllOKAt time.Duration
+	// Latency is that of every finished call, successful or not, from its
+	// beginning to its end (with UntilAccepted, from its first logical
+	// request's beginning to its last's end), waits and pauses included.
+	Latency Percentiles
+	// Elapsed is the run's duration.
+	Elapsed time.Duration
+	// Stopped says what ended the run before every call was done: one of
+	// StoppedMaxRequests, StoppedDuration, StoppedCanceled; empty if none
+	// did.
+	Stopped string
+}
+
+// Percentiles are nearest-rank percentiles of a set of durations, and
+// their count.
+type Percentiles struct {
+	Count              int
+	P50, P90, P99, Max time.Duration
+}
+
+// PerCall returns the attempts per call.
+func (r *Result) PerCall() float64 {
+	if r.Calls == 0 {
+		return 0
+	}
+	return float64(r.Attempts) / float64(r.Calls)
+}
+
+// Goodput returns the successful calls per second of the run.
+func (r *Result) Goodput() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.OK) / r.Elapsed.Seconds()
+}
+
+// Load describes the run's load: "4 callers, until accepted" or "50/s",
+// with ", no idempotency keys" when they were not sent.
+func (r *Result) Load() string {
+	s := strconv.Itoa(r.Callers) + " callers"
+	switch {
+	case r.Rate > 0:
+		s = strconv.FormatFloat(r.Rate, 'g', -1, 64) + "/s"
+	case r.Callers == 1:
+		s = "1 caller"
+	}
+	if r.UntilAccepted {
+		s += ", until accepted"
+	}
+	if r.NoIdempotencyKey {
+		s += ", no idempotency keys"
+	}
+	return s
+}
+
+// WriteTable writes results as the simulator's table (package sim's
+// WriteText): a heading, then a row per result with its calls (ok,
+// failed, unfinished), attempts in all and per call, the peak per window,
+// the latency percentiles of the calls, goodput, and the time until every
+// call had succeeded ("-" if not all did). It states what was counted and
+// does not grade it.
+func WriteTable(w io.Writer, results ...*Result) error {
+	if len(results) == 0 {
+		return nil
+	}
+	r0 := results[0]
+	if _, err := fmt.Fprintf(w, "%s — %s\nseed %d · peak window %v · attempts counted at the callers\n\n",
+		r0.URL, r0.Load(), r0.Seed, r0.Window); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "policy\tcalls\tok\tfailed\tunfinished\tattempts\tper call\tpeak/%v\tp50\tp90\tp99\tmax\tgoodput/s\tall ok at\n", r0.Window)
+	for _, r := range results {
+		all := "-"
+		if r.AllOK {
+			all = fmtDur(r.AllOKAt)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Policy,
+			r.Calls, r.OK, r.Failed, r.Unfinished, r.Attempts, ffloat(r.PerCall(), 2), r.Peak,
+			fmtDur(r.Latency.P50), fmtDur(r.Latency.P90), fmtDur(r.Latency.P99), fmtDur(r.Latency.Max),
+			ffloat(r.Goodput(), 2), all)
+	}
+	return tw.Flush()
+}
+
+// WriteNotes writes, a line per result, what the table has no room for:
+// the logical requests and why those not accepted stopped, the statuses
+// the attempts got, the transport errors of those that got none (with the
+// first one's message), and what ended the run early.
+func WriteNotes(w io.Writer, results ...*Result) error {
+	for _, r := range results {
+		parts := []string{fmt.Sprintf("%d logical requests, %d accepted", r.Requests, r.Accepted)}
+		if r.Resubmitted > 0 {
+			parts[0] += fmt.Sprintf(", %d begun again", r.Resubmitted)
+		}
+		if len(r.Stops) > 0 {
+			parts = append(parts, "not accepted: "+textfmt.Counts(r.Stops))
+		}
+		st := map[string]int{}
+		for code, n := range r.Statuses {
+			name := strconv.Itoa(code)
+			if code == 0 {
+				name = "none"
+			}
+			st[name] = int(n)
+		}
+		if len(st) > 0 {
+			parts = append(parts, "attempts by status: "+textfmt.Counts(st))
+		}
+		if len(r.TransportErrors) > 0 {
+			parts = append(parts, fmt.Sprintf("no response: %s (first: %s)", textfmt.Counts(r.TransportErrors), r.FirstTransportError))
+		}
+		if r.Stopped != "" {
+			parts = append(parts, "stopped early: "+r.Stopped)
+		}
+		if _, err := fmt.Fprintf(w, "%s: %s\n", r.Policy, strings.Join(parts, "; ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func ffloat(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
+
+// fmtDur formats a duration as every recoil table does.
+func fmtDur(d time.Duration) string { return textfmt.Duration(d) }
+
+// MarshalJSON writes the result in the convention of every recoil -json
+// output (package internal/textfmt): durations in float milliseconds in
+// fields ending in _ms, stop reasons as recoil.Reason.String().
+func (r *Result) MarshalJSON() ([]byte, error) {
+	type lat struct {
+		Count int     `json:"count"`
+		P50   float64 `json:"p50_ms"`
+		P90   float64 `json:"p90_ms"`
+		P99   float64 `json:"p99_ms"`
+		Max   float64 `json:"max_ms"`
+	}
+	statuses := make(map[string]int64, len(r.Statuses))
+	for code, n := range r.Statuses {
+		statuses[strconv.Itoa(code)] = n
+	}
+	var all *float64
+	if r.AllOK {
+		v := textfmt.Millis(r.AllOKAt)
+		all = &v
+	}
+	return json.Marshal(struct {
+		Policy        string           `json:"policy"`
+		URL           string           `json:"url"`
+		Callers       int              `json:"callers"`
+		Rate          float64          `json:"rate"`
+		UntilAccepted bool             `json:"until_accepted"`
+		NoKeys        bool             `json:"no_idempotency_keys"`
+		Seed          uint64           `json:"seed"`
+		Calls         int64            `json:"calls"`
+		OK            int64            `json:"ok"`
+		Failed        int64            `json:"failed"`
+		Unfinished    int64            `json:"unfinished"`
+		Resubmitted   int64            `json:"resubmitted"`
+		Requests      int64            `json:"requests"`
+		Accepted      int64            `json:"accepted"`
+		Attempts      int64            `json:"attempts"`
+		PerCall       float64          `json:"per_call"`
+		Stops         map[string]int   `json:"stops"`
+		Statuses      map[string]int64 `json:"statuses"`
+		Transport     map[string]int64 `json:"transport_errors"`
+		FirstErr      string           `json:"first_transport_error,omitempty"`
+		WindowMS      float64          `json:"window_ms"`
+		Peak          int64            `json:"peak"`
+		PeakAtMS      float64          `json:"peak_at_ms"`
+		AllOK         bool             `json:"all_ok"`
+		AllOKAtMS     *float64         `json:"all_ok_at_ms"`
+		Latency       lat              `json:"latency"`
+		Goodput       float64          `json:"goodput_per_s"`
+		ElapsedMS     float64          `json:"elapsed_ms"`
+		Stopped       string           `json:"stopped,omitempty"`
+	}{
+		r.Policy, r.URL, r.Callers, r.Rate, r.UntilAccepted, r.NoIdempotencyKey, r.Seed,
+		r.Calls, r.OK, r.Failed, r.Unfinished, r.Resubmitted, r.Requests, r.Accepted, r.Attempts, r.PerCall(),
+		r.Stops, statuses, r.TransportErrors, r.FirstTransportError, textfmt.Millis(r.Window), r.Peak, textfmt.Millis(r.PeakAt), r.AllOK, all,
+		lat{r.Latency.Count, textfmt.Millis(r.Latency.P50), textfmt.Millis(r.Latency.P90), textfmt.Millis(r.Latency.P99), textfmt.Millis(r.Latency.Max)},
+		r.Goodput(), textfmt.Millis(r.Elapsed), r.Stopped,
+	})
+}
+
+// Diagnosis says in words what went wrong in the run, from what its
+// attempts got: how many got no response and why (the kinds of transport
+// error, with the first one's message), how many got an error status and
+// which; failing both, why the logical requests stopped. It is empty if
+// nothing failed. "recoil load" prints it when nothing was accepted.
+func (r *Result) Diagnosis() string {
+	var parts []string
+	if n := sum(r.TransportErrors); n > 0 {
+		s := fmt.Sprintf("%d of %d attempts got no response: %s", n, r.Attempts, byCount(r.TransportErrors))
+		if r.FirstTransportError != "" {
+			s += fmt.Sprintf(" (the first: %s)", r.FirstTransportError)
+		}
+		parts = append(parts, s)
+	}
+	bad := map[string]int64{}
+	for code, n := range r.Statuses {
+		if code != 0 && (code < 200 || code > 299) {
+			bad[strconv.Itoa(code)] = n
+		}
+	}
+	if n := sum(bad); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d of %d attempts got an error status: %s", n, r.Attempts, byCount(bad)))
+	}
+	if len(parts) == 0 && len(r.Stops) > 0 {
+		stops := make(map[string]int64, len(r.Stops))
+		for k, n := range r.Stops {
+			stops[k] = int64(n)
+		}
+		parts = append(parts, "the logical requests stopped: "+byCount(stops))
+	}
+	if len(parts) == 0 && r.Requests > 0 && r.Attempts == 0 {
+		parts = append(parts, "no attempt was sent")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func sum(m map[string]int64) int64 {
+	var n int64
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// byCount writes counts most first, then by key: "connection refused ×6,
+// timeout ×2".
+func byCount(m map[string]int64) string {
+	keys := slices.Collect(maps.Keys(m))
+	slices.SortFunc(keys, func(a, b string) int {
+		return cmp.Or(cmp.Compare(m[b], m[a]), strings.Compare(a, b))
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s ×%d", k, m[k])
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,571 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/recoil-go/recoil/tools/internal/chart"
+)
+
+// Chart metrics. Over time (one line per policy, one panel per sweep
+// value): ChartAttempts, ChartThrottled, ChartSucceeded (each counted per
+// peak window, as the tables count), ChartQueue, ChartBusy. Against a
+// numeric sweep (one line per policy): ChartAttempts (in all), ChartPerCall,
+// ChartPeak, ChartP99, ChartMax, ChartGoodput, ChartFailed.
+const (
+	ChartAttempts  = "attempts"
+	ChartThrottled = "throttled"
+	ChartSucceeded = "succeeded"
+	ChartQueue     = "queue"
+	ChartBusy      = "busy"
+	ChartPerCall   = "per-call"
+	ChartPeak      = "peak"
+	ChartP99       = "p99"
+	ChartMax       = "max"
+	ChartGoodput   = "goodput"
+	ChartFailed    = "failed"
+)
+
+// ChartOptions choose what WriteChart draws. The zero value charts the
+// target's attempts: per window over time, or against the sweep's values
+// when the scenario sweeps at least three numbers.
+type ChartOptions struct {
+	// Format is "svg" (the default) or "png".
+	Format string
+	// Metric is one of the Chart* constants; empty means ChartAttempts.
+	Metric string
+	// Service is the service a time series is read from; empty means the
+	// result's target.
+	Service string
+	// OverTime forces a time series even for a sweep.
+	OverTime bool
+}
+
+// WriteChart draws the result with gonum.org/v1/plot and writes it as SVG
+// or PNG. Axis titles say in words what is counted and in what unit; a
+// time series counts per window, as the tables do, shades every outage,
+// and draws one panel per sweep value; the legend sits below the panels.
+func (r *Result) WriteChart(w io.Writer, o ChartOptions) error {
+	fig, err := r.figure(o)
+	if err != nil {
+		return err
+	}
+	format := o.Format
+	if format == "" {
+		format = "svg"
+	}
+	return fig.WriteTo(w, format)
+}
+
+// figure builds the chart WriteChart draws.
+func (r *Result) figure(o ChartOptions) (*chart.Figure, error) {
+	if o.Format != "" && o.Format != "svg" && o.Format != "png" {
+		return nil, fmt.Errorf("sim: chart format %q: want svg or png", o.Format)
+	}
+	metric := o.Metric
+	if metric == "" {
+		metric = ChartAttempts
+	}
+	if !o.OverTime && r.numericSweep() && sweepMetric(metric) {
+		return r.sweepChart(metric)
+	}
+	return r.timeChart(metric, o.Service)
+}
+
+func sweepMetric(m string) bool {
+	switch m {
+	case ChartAttempts, ChartPerCall, ChartPeak, ChartP99, ChartMax, ChartGoodput, ChartFailed:
+		return true
+	}
+	return false
+}
+
+// numericSweep reports whether the runs sweep at least three numbers.
+func (r *Result) numericSweep() bool {
+	if r.SweepPath == "" {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, run := range r.Runs {
+		if _, err := strconv.ParseFloat(run.SweepValue, 64); err != nil {
+			return false
+		}
+		seen[run.SweepValue] = true
+	}
+	return len(seen) >= 3
+}
+
+// Figure sizes.
+const (
+	chartWidth  = 9 * vg.Inch
+	chartHeight = 5 * vg.Inch
+	rowHeight   = 2.6 * vg.Inch // each further row of panels
+)
+
+func (r *Result) sweepChart(metric string) (*chart.Figure, error) {
+	ax := r.sweepAxis()
+	noun, yTitle := r.sweepMetricTitle(metric)
+	p := chart.NewPanel("", ax.title, yTitle)
+	fig := &chart.Figure{
+		Title:  r.Scenario + ": " + noun + " against " + ax.noun,
+		Panels: []*plot.Plot{p},
+		Width:  chartWidth, Height: chartHeight,
+	}
+	var order []string
+	lines := map[string]plotter.XYs{}
+	lo, hi, top := math.Inf(1), math.Inf(-1), 0.0
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		x, _ := strconv.ParseFloat(run.SweepValue, 64)
+		x *= ax.scale
+		if _, ok := lines[run.Policy]; !ok {
+			order = append(order, run.Policy)
+		}
+		y := sweepValue(run, metric)
+		lines[run.Policy] = append(lines[run.Policy], plotter.XY{X: x, Y: y})
+		lo, hi, top = min(lo, x), max(hi, x), max(top, y)
+	}
+	for i, name := range order {
+		l, pts, err := plotter.NewLinePoints(lines[name])
+		if err != nil {
+			return nil, err
+		}
+		l.Color, pts.Color = chart.Color(i), chart.Color(i)
+		l.Width = vg.Points(chart.LineWidth)
+		pts.Shape = plotutil.Shape(i)
+		pts.Radius = vg.Points(3)
+		p.Add(l, pts)
+		fig.Legend = append(fig.Legend, chart.Entry{Label: policyName(name), Thumbs: []plot.Thumbnailer{l, pts}})
+	}
+	p.X.Min, p.X.Max = chart.Extend(lo, hi)
+	p.Y.Min, p.Y.Max = chart.Extend(0, top)
+	return fig, nil
+}
+
+// policyName is the legend's name for a run's policy.
+func policyName(name string) string {
+	if name == "" {
+		return "the clients' own policies"
+	}
+	return name
+}
+
+func sweepValue(run *RunResult, metric string) float64 {
+	switch metric {
+	case ChartPerCall:
+		if run.Calls == 0 {
+			return 0
+		}
+		return float64(run.Attempts) / float64(run.Calls)
+	case ChartPeak:
+		return float64(run.Peak)
+	case ChartP99:
+		return run.Latency.P99.Seconds()
+	case ChartMax:
+		return run.Latency.Max.Seconds()
+	case ChartGoodput:
+		return run.Goodput
+	case ChartFailed:
+		return float64(run.Failed)
+	}
+	return float64(run.Attempts)
+}
+
+// sweepMetricTitle returns what a sweep chart's metric is called in its
+// title and on its axis.
+func (r *Result) sweepMetricTitle(metric string) (noun, axis string) {
+	at := " at " + r.Target
+	switch metric {
+	case ChartPerCall:
+		return "attempts per call", "attempts" + at + " per call"
+	case ChartPeak:
+		return "the busiest " + chart.Duration(r.Window) + " window", "most attempts" + at + " in one " + chart.Duration(r.Window) + " window"
+	case ChartP99:
+		return "p99 latency", "p99 latency of a call (s)"
+	case ChartMax:
+		return "the slowest call", "slowest call (s)"
+	case ChartGoodput:
+		return "goodput", "calls that succeeded per second"
+	case ChartFailed:
+		return "failed calls", "calls that failed, in all"
+	}
+	return "attempts", "attempts" + at + ", in all"
+}
+
+// timeChart draws metric over time at service: one panel per sweep value,
+// one line per policy, each outage shaded.
+func (r *Result) timeChart(metric, service string) (*chart.Figure, error) {
+	switch metric {
+	case ChartAttempts, ChartThrottled, ChartSucceeded, ChartQueue, ChartBusy:
+	default:
+		return nil, fmt.Errorf("sim: chart metric %q is not a time series (want attempts, throttled, succeeded, queue or busy)", metric)
+	}
+	if service == "" {
+		service = r.Target
+	}
+	// Group the runs into panels, one per sweep value, and find how long
+	// the longest ran.
+	var values []string
+	var end time.Duration
+	found := false
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		if !slices.Contains(values, run.SweepValue) {
+			values = append(values, run.SweepValue)
+		}
+		if s := serviceNamed(run, service); s != nil {
+			found = true
+			if n := len(s.Series); n > 0 {
+				end = max(end, s.Series[n-1].T)
+			}
+		}
+	}
+	if !found {
+		return nil, fmt.Errorf("sim: no service named %q to chart", service)
+	}
+	bin := binWidth(end, r.Window)
+	unit, unitName := time.Second, "s"
+	if end > 5*time.Minute {
+		unit, unitName = time.Minute, "min"
+	}
+	noun, yTitle := r.timeMetricTitle(metric, service, bin)
+	fig := &chart.Figure{Title: r.Scenario + ": " + noun, Width: chartWidth, Height: chartHeight, Columns: 3}
+	if rows := (len(values) + 2) / 3; rows > 1 {
+		fig.Height += vg.Length(rows-1) * rowHeight
+	}
+	ax := r.sweepAxis()
+	bands := outageBands(&r.Runs[0], unit)
+	var policies []string
+	tops := make([]float64, len(values))
+	for k, v := range values {
+		title := ""
+		if r.SweepPath != "" {
+			title = ax.noun + ": " + ax.value(v)
+		}
+		yt := ""
+		if k%3 == 0 {
+			yt = yTitle // the leftmost panel of a row names the axis
+		}
+		p := chart.NewPanel(title, "time ("+unitName+")", yt)
+		fig.Panels = append(fig.Panels, p)
+		for _, b := range bands {
+			p.Add(b.Band)
+		}
+		for i := range r.Runs {
+			run := &r.Runs[i]
+			s := serviceNamed(run, service)
+			if run.SweepValue != v || s == nil || len(s.Series) == 0 {
+				continue
+			}
+			j := slices.Index(policies, run.Policy)
+			if j < 0 {
+				j = len(policies)
+				policies = append(policies, run.Policy)
+			}
+			bins := binSeries(s.Series, metric, bin, r.Window, unit)
+			for _, b := range bins {
+				tops[k] = max(tops[k], b.Y)
+			}
+			if counted(metric) && run.Unfinished == 0 {
+				// Every call finished: nothing arrived after the run's
+				// last step, and the line says so by returning to zero.
+				to := bins[len(bins)-1].To
+				bins = append(bins, chart.Bin{From: to, To: to})
+			}
+			l, err := chart.StepLine(bins, chart.Color(j), false)
+			if err != nil {
+				return nil, err
+			}
+			p.Add(l)
+			if len(fig.Legend) == j {
+				fig.Legend = append(fig.Legend, chart.Entry{Label: policyName(run.Policy), Thumbs: []plot.Thumbnailer{l}})
+			}
+		}
+	}
+	for _, b := range bands {
+		fig.Legend = append(fig.Legend, chart.Entry{Label: b.legend(unit, unitName), Thumbs: []plot.Thumbnailer{b.Band}})
+	}
+	// Panels share a scale unless one would flatten another: a shared
+	// scale compares them at a glance, but not when their largest values
+	// are more than four times apart.
+	shared := slices.Max(tops) <= 4*slices.Min(tops)
+	for k, p := range fig.Panels {
+		p.X.Min, p.X.Max = chart.Extend(0, float64(end)/float64(unit))
+		top := tops[k]
+		if shared {
+			top = slices.Max(tops)
+		}
+		p.Y.Min, p.Y.Max = 0, chart.Top(top)
+	}
+	return fig, nil
+}
+
+func serviceNamed(run *RunResult, name string) *ServiceResult {
+	for j := range run.Services {
+		if run.Services[j].Name == name {
+			return &run.Services[j]
+		}
+	}
+	return nil
+}
+
+// timeMetricTitle returns what a time chart's metric is called in its
+// title and on its axis.
+func (r *Result) timeMetricTitle(metric, service string, bin time.Duration) (noun, axis string) {
+	per := " per " + chart.Duration(r.Window) + " window"
+	mean := ""
+	if bin > r.Window {
+		mean = ", " + chart.Duration(bin) + " means"
+	}
+	switch metric {
+	case ChartThrottled:
+		return "429s at " + service + per, "429s" + per + mean
+	case ChartSucceeded:
+		return "successes at " + service + per, "successes" + per + mean
+	case ChartQueue:
+		return "requests queued at " + service, "requests queued" + mean
+	case ChartBusy:
+		return "busy workers at " + service, "busy workers" + mean
+	}
+	return "attempts at " + service + per, "attempts" + per + mean
+}
+
+// maxSteps is the most steps a time chart's line takes.
+const maxSteps = 100
+
+// binWidth is how long a chart's step is: the window, or a round multiple
+// of it that keeps a long run to at most maxSteps steps, each the mean of
+// the windows in it, so that a ten-minute run reads as a trend rather than
+// three thousand spikes.
+func binWidth(end, window time.Duration) time.Duration {
+	for k := time.Duration(1); ; k *= 10 {
+		for _, m := range []time.Duration{1, 2, 5} {
+			if end <= maxSteps*m*k*window {
+				return m * k * window
+			}
+		}
+	}
+}
+
+// binSeries turns samples into steps of width bin: a count per window is
+// the count in the step scaled to one window; a level is the mean of the
+// levels sampled in the step. Times are in units of unit.
+func binSeries(series []Sample, metric string, bin, window, unit time.Duration) []chart.Bin {
+	var out []chart.Bin
+	var sum float64
+	var dt time.Duration
+	var n int
+	cur := time.Duration(-1)
+	flush := func() {
+		if n == 0 {
+			return
+		}
+		y := sum / float64(n)
+		if counted(metric) {
+			y = sum * float64(window) / float64(dt)
+		}
+		from := cur * bin
+		out = append(out, chart.Bin{From: float64(from) / float64(unit), To: float64(from+bin) / float64(unit), Y: y})
+	}
+	for _, s := range series {
+		k := (s.T - s.Dt) / bin // the step the sample's interval begins in
+		if k != cur {
+			flush()
+			cur, sum, dt, n = k, 0, 0, 0
+		}
+		sum += sampleValue(s, metric)
+		dt += s.Dt
+		n++
+	}
+	flush()
+	if len(out) > 0 { // the last step ends with the run, not at a round time
+		last := &out[len(out)-1]
+		last.To = min(last.To, float64(series[len(series)-1].T)/float64(unit))
+	}
+	return out
+}
+
+func counted(metric string) bool {
+	return metric == ChartAttempts || metric == ChartThrottled || metric == ChartSucceeded
+}
+
+func sampleValue(s Sample, metric string) float64 {
+	switch metric {
+	case ChartThrottled:
+		return float64(s.Throttled)
+	case ChartSucceeded:
+		return float64(s.Succeeded)
+	case ChartQueue:
+		return float64(s.Queue)
+	case ChartBusy:
+		return float64(s.Busy)
+	}
+	return float64(s.Arrivals)
+}
+
+// band is an outage as a chart shades it.
+type band struct {
+	chart.Band
+	start, end time.Duration
+}
+
+// legend says what the band marks and when, in the chart's unit of time.
+func (b band) legend(unit time.Duration, unitName string) string {
+	at := chart.Duration
+	if unit >= time.Minute {
+		at = func(d time.Duration) string {
+			return strconv.FormatFloat(float64(d)/float64(unit), 'f', -1, 64) + " " + unitName
+		}
+	}
+	if b.start == 0 {
+		return b.Label + ", the first " + at(b.end)
+	}
+	return b.Label + ", from " + at(b.start) + " to " + at(b.end)
+}
+
+// outageBands returns the run's outages, at any service, as shaded bands:
+// the planned span, not a later recovery under load.
+func outageBands(run *RunResult, unit time.Duration) []band {
+	var out []band
+	for _, s := range run.Services {
+		for _, o := range s.Outages {
+			// "outage", not "down": an outage may fail only a share of
+			// the attempts, which the result does not record.
+			out = append(out, band{
+				Band:  chart.Band{From: float64(o.Start) / float64(unit), To: float64(o.End) / float64(unit), Label: "outage at " + s.Name},
+				start: o.Start, end: o.End,
+			})
+		}
+	}
+	return out
+}
+
+// axis says in words what a sweep varies.
+type axis struct {
+	title string  // on the axis, with its unit: "failure rate at backend (%)"
+	noun  string  // in a title, without it: "failure rate at backend"
+	scale float64 // what a value is multiplied by to be drawn (100 for a fraction drawn as a percentage)
+	unit  string  // "%" or ""
+}
+
+// value writes a sweep value as the axis counts it: "1,000", "5%".
+func (a axis) value(v string) string {
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return v
+	}
+	x *= a.scale
+	dec := 0
+	for dec < 6 && math.Abs(x*math.Pow10(dec)-math.Round(x*math.Pow10(dec))) > 1e-9 {
+		dec++
+	}
+	return chart.Format(x, dec) + a.unit
+}
+
+// fieldWords are the numeric fields a sweep may vary, in words, and
+// whether the value is a fraction drawn as a percentage.
+var fieldWords = map[string]struct {
+	words    string
+	fraction bool
+}{
+	"callers":       {"callers", false},
+	"calls":         {"calls per caller", false},
+	"rate":          {"arrivals per second", false},
+	"workers":       {"workers", false},
+	"queue":         {"queue limit", false},
+	"failure":       {"failure rate", true},
+	"allowance":     {"allowance per second", false},
+	"recover_below": {"recovery threshold per second", false},
+	"attempts":      {"attempts allowed per call", false},
+	"hop":           {"retries per call tree", false},
+	"limit":         {"concurrency limit", false},
+	"tokens":        {"budget tokens", false},
+	"ratio":         {"budget ratio", false},
+	"percent":       {"retry budget (% of requests)", false},
+	"multiplier":    {"backoff multiplier", false},
+	"jitter":        {"jitter", false},
+	"failures":      {"failures that open the breaker", false},
+	"failure_rate":  {"failure rate that opens the breaker", true},
+	"min_requests":  {"requests before the breaker judges", false},
+	"capacity":      {"quota capacity", false},
+	"retry_cost":    {"quota cost of a retry", false},
+	"timeout_cost":  {"quota cost of a timeout", false},
+	"throttle_cost": {"quota cost of a 429", false},
+	"min_per_sec":   {"retries per second always allowed", false},
+	"k":             {"throttling factor K", false},
+}
+
+// sweepAxis says in words what the result's sweep varies: never the path
+// itself ("clients[writers].callers"), but "contending clients".
+func (r *Result) sweepAxis() axis {
+	contention := false // the target is a record that clients contend for
+	for i := range r.Runs {
+		if s := serviceNamed(&r.Runs[i], r.Target); s != nil && s.Writes > 0 {
+			contention = true
+		}
+	}
+	return describeSweep(r.SweepPath, contention)
+}
+
+// describeSweep turns a sweep path into words. contention says the swept
+// clients contend for one record.
+func describeSweep(path string, contention bool) axis {
+	var keys []string
+	var kind, owner string
+	for i, part := range strings.Split(path, ".") {
+		key, name, _ := strings.Cut(strings.TrimSuffix(part, "]"), "[")
+		if i == 0 && name != "" {
+			kind, owner = key, name
+			continue
+		}
+		keys = append(keys, key)
+	}
+	a := axis{scale: 1}
+	last := ""
+	if len(keys) > 0 {
+		last = keys[len(keys)-1]
+	}
+	words := spaced(strings.Join(keys, " "))
+	if f, ok := fieldWords[last]; ok {
+		words = f.words
+		if len(keys) > 1 { // a field of a nested mapping: "backoff base"
+			if parent := strings.TrimSuffix(spaced(keys[len(keys)-2]), "s"); !strings.Contains(words, parent) {
+				words = parent + " " + words
+			}
+		}
+		if f.fraction {
+			a.scale, a.unit = 100, "%"
+		}
+	}
+	if _, err := strconv.Atoi(owner); err == nil { // an index, not a name
+		owner = strings.TrimSuffix(kind, "s") + " " + owner
+	}
+	switch {
+	case kind == "clients" && last == "callers" && contention:
+		words = "contending clients"
+	case kind == "services" && owner != "":
+		words += " at " + owner
+	case (kind == "clients" || kind == "policies") && owner != "" && owner != last:
+		words += " (" + owner + ")"
+	}
+	if words == "" {
+		words = "swept value"
+	}
+	a.noun, a.title = words, words
+	if a.unit != "" {
+		a.title += " (" + a.unit + ")"
+	}
+	return a
+}
+
+func spaced(key string) string { return strings.ReplaceAll(key, "_", " ") }

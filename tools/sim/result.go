@@ -1,0 +1,290 @@
+package sim
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/recoil-go/recoil/tools/internal/textfmt"
+)
+
+// Result is what Run found: one RunResult per sweep value and policy, in
+// that order (the policies of the first value, then of the next).
+type Result struct {
+	Scenario    string        `json:"scenario"`
+	Description string        `json:"description,omitempty"`
+	Seed        uint64        `json:"seed"`
+	Window      time.Duration `json:"-"`
+	// Target is the service whose attempts and peak the runs report.
+	Target string `json:"target"`
+	// SweepPath is the swept field, if any.
+	SweepPath string      `json:"sweep,omitempty"`
+	Runs      []RunResult `json:"runs"`
+}
+
+// RunResult is one run: one policy, at one sweep value.
+type RunResult struct {
+	Policy     string `json:"policy"`
+	SweepValue string `json:"sweep_value,omitempty"`
+	// End is the virtual instant the run ended: when nothing was left to do,
+	// or the scenario's duration.
+	End time.Duration `json:"-"`
+	// Events is the number of events simulated.
+	Events uint64 `json:"events"`
+	// Calls, Succeeded, Failed and Unfinished count clients' logical calls
+	// begun after the warmup.
+	Calls      int64 `json:"calls"`
+	Succeeded  int64 `json:"succeeded"`
+	Failed     int64 `json:"failed"`
+	Unfinished int64 `json:"unfinished"`
+	// Resubmitted counts calls begun again by closed-loop callers.
+	Resubmitted int64 `json:"resubmitted,omitempty"`
+	// Attempts and Peak are the target's arrivals, in all and in the
+	// busiest window.
+	Attempts int64 `json:"attempts"`
+	Peak     int64 `json:"peak"`
+	// Goodput is successful calls per second, after the warmup.
+	Goodput float64 `json:"goodput_per_s"`
+	// Latency is that of every finished call, successful or not.
+	Latency  Percentiles     `json:"latency"`
+	Clients  []ClientResult  `json:"clients"`
+	Services []ServiceResult `json:"services"`
+}
+
+// ClientResult is one client's calls in a run.
+type ClientResult struct {
+	Name       string `json:"name"`
+	Endpoint   string `json:"endpoint"`
+	Calls      int64  `json:"calls"`
+	Succeeded  int64  `json:"succeeded"`
+	Failed     int64  `json:"failed"`
+	Unfinished int64  `json:"unfinished"`
+	// Resubmitted counts calls a closed-loop caller gave up on and began
+	// again (ClientSpec.Resubmit); the call counts once, and its latency
+	// runs from the first beginning to the end of the last.
+	Resubmitted int64 `json:"resubmitted,omitempty"`
+	// FailedBy counts why calls stopped without success, resubmitted ones
+	// included.
+	FailedBy map[string]int64 `json:"failed_by,omitempty"`
+	// Attempts counts the client's own attempts; Throttled, those answered 429.
+	Attempts  int64       `json:"attempts"`
+	Throttled int64       `json:"throttled"`
+	Goodput   float64     `json:"goodput_per_s"`
+	Latency   Percentiles `json:"latency"`
+}
+
+// ServiceResult is one service in a run.
+type ServiceResult struct {
+	Name    string `json:"name"`
+	Workers int    `json:"workers,omitempty"`
+	// Arrivals counts attempts that reached it (reads, for a record).
+	Arrivals int64 `json:"arrivals"`
+	// ArrivalsBy and ThrottledBy break arrivals and 429s down by endpoint.
+	ArrivalsBy  map[string]int64 `json:"arrivals_by,omitempty"`
+	ThrottledBy map[string]int64 `json:"throttled_by,omitempty"`
+	// Served counts attempts that got a worker; Writes, a record's writes.
+	Served    int64 `json:"served"`
+	Writes    int64 `json:"writes,omitempty"`
+	Succeeded int64 `json:"succeeded"`
+	Throttled int64 `json:"throttled"`
+	// Failures counts attempts answered with anything but success, by kind:
+	// "500", "400", "429", "down", "down 503", "dropped", "queue full",
+	// "502", "503", "expired", "conflict", "cancelled" (the caller left and
+	// the worker stopped: ServiceSpec.CancelOnAbandon).
+	Failures map[string]int64 `json:"failures,omitempty"`
+	// Abandoned counts attempts a worker served for a caller who had
+	// stopped waiting: the caller's attempt timed out (and it may have
+	// re-sent) while the attempt queued or was being served, so the work
+	// was done, and billed, for nobody. A layer's attempt counts when the
+	// layer above gave up on it while it waited on its own call below.
+	Abandoned int64 `json:"abandoned,omitempty"`
+	// Peak is the most arrivals in one window, in the window from PeakAt.
+	Peak   int64         `json:"peak"`
+	PeakAt time.Duration `json:"-"`
+	// MaxQueue, MeanQueue and MeanBusy describe the queue and the workers,
+	// time-averaged after the warmup.
+	MaxQueue  int     `json:"max_queue"`
+	MeanQueue float64 `json:"mean_queue"`
+	MeanBusy  float64 `json:"mean_busy"`
+	// Wait is the time attempts waited in the queue for a worker.
+	Wait    Percentiles    `json:"queue_wait"`
+	Outages []OutageResult `json:"outages,omitempty"`
+	// Series is the time series; WriteCSV writes it.
+	Series []Sample `json:"-"`
+}
+
+// OutageResult says when an outage ended: on time, or later if the load
+// kept the service down.
+type OutageResult struct {
+	Start       time.Duration `json:"-"`
+	End         time.Duration `json:"-"`
+	Recovered   bool          `json:"recovered"`
+	RecoveredAt time.Duration `json:"-"`
+}
+
+// Sample is one point of a service's time series: the interval Dt ending at
+// T, what arrived, was throttled and succeeded in it, and the queue and busy
+// workers at T. The series covers the warmup, which the statistics leave out.
+type Sample struct {
+	T         time.Duration
+	Dt        time.Duration
+	Arrivals  int64
+	Throttled int64
+	Succeeded int64
+	Queue     int
+	Busy      int
+}
+
+// WriteJSON writes the result as one indented JSON object (time series left
+// out; see WriteCSV).
+func (r *Result) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteCSV writes every service's time series, one row per sample.
+func (r *Result) WriteCSV(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	sweep := "sweep"
+	if r.SweepPath != "" {
+		sweep = r.SweepPath
+	}
+	_ = cw.Write([]string{"policy", sweep, "service", "t_s", "dt_s", "arrivals", "throttled", "succeeded", "queue", "busy"})
+	for _, run := range r.Runs {
+		for _, s := range run.Services {
+			for _, p := range s.Series {
+				_ = cw.Write([]string{run.Policy, run.SweepValue, s.Name,
+					ffloat(p.T.Seconds(), 3), ffloat(p.Dt.Seconds(), 3),
+					strconv.FormatInt(p.Arrivals, 10), strconv.FormatInt(p.Throttled, 10), strconv.FormatInt(p.Succeeded, 10),
+					strconv.Itoa(p.Queue), strconv.Itoa(p.Busy)})
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+func ffloat(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
+
+// WriteText writes the result as tables: one row per run, then the clients
+// and the services of every run.
+func (r *Result) WriteText(w io.Writer) error {
+	ew := &errWriter{w: w}
+	fmt.Fprintf(ew, "%s", r.Scenario)
+	if r.Description != "" {
+		fmt.Fprintf(ew, " — %s", oneLine(r.Description))
+	}
+	fmt.Fprintf(ew, "\nseed %d · peak window %v · attempts counted at %s\n\n", r.Seed, r.Window, r.Target)
+	sweep := r.SweepPath != ""
+	first := func(run *RunResult) string {
+		if sweep {
+			return run.SweepValue + "\t" + run.Policy
+		}
+		return run.Policy
+	}
+	head := "policy"
+	if sweep {
+		head = r.SweepPath + "\tpolicy"
+	}
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s\tcalls\tok\tfailed\tunfinished\tattempts\tper call\tpeak/%v\tp50\tp99\tmax\tgoodput/s\n", head, r.Window)
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		per := 0.0
+		if run.Calls > 0 {
+			per = float64(run.Attempts) / float64(run.Calls)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n", first(run),
+			run.Calls, run.Succeeded, run.Failed, run.Unfinished, run.Attempts, ffloat(per, 2), run.Peak,
+			fmtDur(run.Latency.P50), fmtDur(run.Latency.P99), fmtDur(run.Latency.Max), ffloat(run.Goodput, 2))
+	}
+	tw.Flush()
+
+	fmt.Fprintf(ew, "\nclients\n")
+	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s\tclient\tcalls\tok\tfailed\tresubmitted\tattempts\t429s\tp50\tp90\tp99\tmax\tstopped by\n", head)
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		for _, c := range run.Clients {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", first(run), c.Name,
+				c.Calls, c.Succeeded, c.Failed, c.Resubmitted, c.Attempts, c.Throttled,
+				fmtDur(c.Latency.P50), fmtDur(c.Latency.P90), fmtDur(c.Latency.P99), fmtDur(c.Latency.Max), textfmt.Counts(c.FailedBy))
+		}
+	}
+	tw.Flush()
+
+	fmt.Fprintf(ew, "\nservices\n")
+	// The abandoned column appears when some service served an attempt
+	// for a caller who had stopped waiting.
+	abandoned := false
+	for i := range r.Runs {
+		for _, s := range r.Runs[i].Services {
+			abandoned = abandoned || s.Abandoned > 0
+		}
+	}
+	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	col := ""
+	if abandoned {
+		col = "\tabandoned"
+	}
+	fmt.Fprintf(tw, "%s\tservice\tarrivals\tpeak\tpeak at\tok\tfailures%s\t429s by endpoint\tmax queue\tmean queue\tmean busy\twait p50\twait p99\trecovered\n", head, col)
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		for _, s := range run.Services {
+			busy := ffloat(s.MeanBusy, 2)
+			if s.Workers > 0 {
+				busy += "/" + strconv.Itoa(s.Workers)
+			}
+			failures := textfmt.Counts(s.Failures)
+			if abandoned {
+				failures += "\t" + strconv.FormatInt(s.Abandoned, 10)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", first(run), s.Name,
+				s.Arrivals, s.Peak, fmtDur(s.PeakAt), s.Succeeded, failures, textfmt.Counts(s.ThrottledBy),
+				s.MaxQueue, ffloat(s.MeanQueue, 2), busy, fmtDur(s.Wait.P50), fmtDur(s.Wait.P99), recovered(s.Outages))
+		}
+	}
+	tw.Flush()
+	return ew.err
+}
+
+func recovered(os []OutageResult) string {
+	var parts []string
+	for _, o := range os {
+		switch {
+		case !o.Recovered:
+			parts = append(parts, "not by the end")
+		default:
+			parts = append(parts, fmtDur(o.RecoveredAt))
+		}
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ",")
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// fmtDur formats a duration as every recoil table does.
+func fmtDur(d time.Duration) string { return textfmt.Duration(d) }
+
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
