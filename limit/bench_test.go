@@ -14,7 +14,7 @@ import (
 // contention on the state word, not waiting.
 
 func BenchmarkLimiterTryAcquireRelease(b *testing.B) {
-	l := New(Config{Capacity: 1})
+	l := Must(New(Config{Capacity: 1}))
 	b.ReportAllocs()
 	for b.Loop() {
 		if !l.TryAcquire() {
@@ -25,7 +25,7 @@ func BenchmarkLimiterTryAcquireRelease(b *testing.B) {
 }
 
 func BenchmarkLimiterTryAcquireReleaseParallel(b *testing.B) {
-	l := New(Config{Capacity: 1 << 20})
+	l := Must(New(Config{Capacity: 1 << 20}))
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -38,7 +38,7 @@ func BenchmarkLimiterTryAcquireReleaseParallel(b *testing.B) {
 }
 
 func BenchmarkLimiterAcquireRelease(b *testing.B) {
-	l := New(Config{Capacity: 1})
+	l := Must(New(Config{Capacity: 1}))
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
@@ -50,7 +50,7 @@ func BenchmarkLimiterAcquireRelease(b *testing.B) {
 }
 
 func BenchmarkLimiterAcquireReleaseParallel(b *testing.B) {
-	l := New(Config{Capacity: 1 << 20})
+	l := Must(New(Config{Capacity: 1 << 20}))
 	ctx, cancel := context.WithCancel(context.Background()) // a cancelable ctx, as callers pass
 	defer cancel()
 	b.ReportAllocs()
@@ -67,7 +67,7 @@ func BenchmarkLimiterAcquireReleaseParallel(b *testing.B) {
 // BenchmarkLimiterAcquireWait has every goroutine contend for one slot, so
 // most calls queue and are handed the slot by a Release: the slow path.
 func BenchmarkLimiterAcquireWait(b *testing.B) {
-	l := New(Config{Capacity: 1, MaxQueue: 1 << 10})
+	l := Must(New(Config{Capacity: 1, MaxQueue: 1 << 10}))
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -84,7 +84,7 @@ func BenchmarkLimiterAcquireWait(b *testing.B) {
 // BenchmarkLimiterShed measures refusing a call when the slots and queue are
 // full: the path every call takes under overload.
 func BenchmarkLimiterShed(b *testing.B) {
-	l := New(Config{Capacity: 1})
+	l := Must(New(Config{Capacity: 1}))
 	l.TryAcquire()
 	ctx := context.Background()
 	b.ReportAllocs()
@@ -98,7 +98,7 @@ func BenchmarkLimiterShed(b *testing.B) {
 }
 
 func BenchmarkGroupTryAcquireRelease(b *testing.B) {
-	g := NewGroup(GroupConfig{Capacity: 2})
+	g := Must(NewGroup(GroupConfig{Capacity: 2}))
 	const key = "/v1/messages"
 	b.ReportAllocs()
 	for b.Loop() {
@@ -110,7 +110,7 @@ func BenchmarkGroupTryAcquireRelease(b *testing.B) {
 }
 
 func BenchmarkGroupAcquireRelease(b *testing.B) {
-	g := NewGroup(GroupConfig{Capacity: 2})
+	g := Must(NewGroup(GroupConfig{Capacity: 2}))
 	ctx := context.Background()
 	key := "/v1/" + strconv.Itoa(1) // not a constant, as in real use
 	b.ReportAllocs()
@@ -124,7 +124,7 @@ func BenchmarkGroupAcquireRelease(b *testing.B) {
 
 // BenchmarkGroupAcquireReleaseParallel spreads goroutines over 8 keys.
 func BenchmarkGroupAcquireReleaseParallel(b *testing.B) {
-	g := NewGroup(GroupConfig{Capacity: 1 << 20})
+	g := Must(NewGroup(GroupConfig{Capacity: 1 << 20}))
 	keys := make([]string, 8)
 	for i := range keys {
 		keys[i] = "/v1/endpoint/" + strconv.Itoa(i)

@@ -17,7 +17,10 @@
 //
 // # Usage
 //
-//	lim := limit.New(limit.Config{Capacity: 24, MaxQueue: 48, MaxWait: 2 * time.Second})
+//	lim, err := limit.New(limit.Config{Capacity: 24, MaxQueue: 48, MaxWait: 2 * time.Second})
+//	if err != nil {
+//		return err // a *ConfigError: a field out of range
+//	}
 //
 //	if err := lim.Acquire(ctx); err != nil {
 //		return err // ErrFull, ErrQueueTimeout or context.Cause(ctx)
@@ -27,13 +30,16 @@
 //
 // With a Group the key is passed to each call:
 //
-//	g := limit.NewGroup(limit.GroupConfig{Capacity: 24, PerKey: 8})
+//	g := limit.Must(limit.NewGroup(limit.GroupConfig{Capacity: 24, PerKey: 8}))
 //	if err := g.Acquire(ctx, "/v1/draft"); err != nil {
 //		return err // also ErrKeyFull
 //	}
 //	defer g.Release("/v1/draft")
 //
 // Errors are sentinels; test them with errors.Is. ErrKeyFull matches ErrFull
-// as well. Releasing a slot that is not held panics, as it does for
+// as well. New and NewGroup return an error for a configuration out of range
+// (a *ConfigError wrapping ErrConfig, listing the field); Must turns it into
+// a panic where the configuration is a literal. The one other panic is a
+// programming error: releasing a slot that is not held, as for
 // golang.org/x/sync/semaphore.
 package limit

@@ -10,7 +10,7 @@ import (
 )
 
 func ExampleLimiter() {
-	lim := limit.New(limit.Config{Capacity: 2})
+	lim := limit.Must(limit.New(limit.Config{Capacity: 2}))
 	ctx := context.Background()
 
 	for i := 1; i <= 3; i++ {
@@ -33,7 +33,7 @@ func ExampleLimiter() {
 
 func ExampleGroup() {
 	// Four shared workers, at most two of them for any one endpoint.
-	g := limit.NewGroup(limit.GroupConfig{Capacity: 4, PerKey: 2})
+	g := limit.Must(limit.NewGroup(limit.GroupConfig{Capacity: 4, PerKey: 2}))
 	ctx := context.Background()
 
 	for range 3 {
@@ -57,7 +57,7 @@ func ExampleGroup() {
 // attempt. With one slot and no queue, a call that arrives while an attempt
 // is running is shed with recoil.ErrLimit instead of piling on.
 func ExampleNew() {
-	reports := &recoil.Policy{Limiter: limit.New(limit.Config{Capacity: 1})}
+	reports := &recoil.Policy{Limiter: limit.Must(limit.New(limit.Config{Capacity: 1}))}
 	ctx := context.Background()
 	err := recoil.Do(ctx, reports, func(ctx context.Context) error {
 		// A second call while this attempt holds the only slot.
@@ -75,7 +75,7 @@ func ExampleNew() {
 // overflow key, capped like any other at PerKey (here the default,
 // Capacity/2 = 3).
 func ExampleNewGroup() {
-	g := limit.NewGroup(limit.GroupConfig{Capacity: 6, MaxKeys: 2})
+	g := limit.Must(limit.NewGroup(limit.GroupConfig{Capacity: 6, MaxKeys: 2}))
 	ctx := context.Background()
 	for _, tenant := range []string{"acme", "globex", "initech", "initech", "umbrella", "umbrella"} {
 		err := g.Acquire(ctx, tenant)
@@ -88,4 +88,16 @@ func ExampleNewGroup() {
 	// initech <nil>
 	// umbrella <nil>
 	// umbrella limit: key full, shed
+}
+
+// New refuses a configuration out of range with a *ConfigError naming the
+// field; Must turns the refusal into a panic for a literal configuration.
+func ExampleNew_error() {
+	_, err := limit.New(limit.Config{Capacity: -1})
+	var ce *limit.ConfigError
+	fmt.Println(errors.Is(err, limit.ErrConfig), errors.As(err, &ce) && ce.Field == "Config.Capacity")
+	fmt.Println(err)
+	// Output:
+	// true true
+	// limit: invalid configuration: Config.Capacity = -1: want 0 to 2147483647
 }

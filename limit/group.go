@@ -26,31 +26,33 @@ const DefaultMaxKeys = 1024
 // MaxWait and DefaultMaxKeys keys.
 type GroupConfig struct {
 	// Capacity is the total number of slots shared by every key. Zero means
-	// DefaultCapacity. Negative values panic in NewGroup.
+	// DefaultCapacity. NewGroup refuses a negative value and one above
+	// math.MaxInt32.
 	Capacity int
 
 	// PerKey caps what one key may take of Capacity: the callers of a key
 	// holding a slot plus those queued for one. A caller that would exceed it
 	// is shed at once with ErrKeyFull. Zero means Capacity/2 (at least 1), so
 	// one saturated key leaves at least half the slots to the others; values
-	// above Capacity mean Capacity (no isolation). Negative values panic.
+	// above Capacity mean Capacity (no isolation). NewGroup refuses a
+	// negative value.
 	PerKey int
 
 	// MaxQueue bounds the queue, shared by all keys and served in FIFO order,
 	// of callers waiting for one of the Capacity slots; they count against
-	// their key's PerKey while they wait. Zero means no queue. Negative
-	// values panic in NewGroup.
+	// their key's PerKey while they wait. Zero means no queue. NewGroup refuses
+	// a negative value and one above math.MaxInt32.
 	MaxQueue int
 
 	// MaxWait is the longest a caller waits in the shared queue before
 	// Acquire returns ErrQueueTimeout. Zero means no limit other than the
-	// caller's context. Negative values panic in NewGroup.
+	// caller's context. NewGroup refuses a negative value.
 	MaxWait time.Duration
 
 	// MaxKeys bounds the number of keys the group tracks on their own. Keys
 	// are never forgotten; once MaxKeys are known, every further key shares
 	// one overflow key, which is itself capped at PerKey. Zero means
-	// DefaultMaxKeys. Negative values panic in NewGroup.
+	// DefaultMaxKeys. NewGroup refuses a negative value.
 	MaxKeys int
 }
 
@@ -77,7 +79,8 @@ type KeyStats struct {
 // Looking up a key takes no lock and allocates nothing, except the first
 // time a key is seen, when it is added under a mutex. A Group must be
 // created with NewGroup; the zero value is not usable. It is safe for
-// concurrent use.
+// concurrent use. Its only panic is Release for a key holding no slot, a
+// programming error.
 type Group struct {
 	total  Limiter
 	perKey int64
@@ -121,17 +124,25 @@ func (k *keySlots) put() {
 }
 
 // NewGroup returns a Group configured by c; zero fields take the defaults
-// documented on GroupConfig. It panics if a field is negative, or if Capacity
-// or MaxQueue exceeds math.MaxInt32.
-func NewGroup(c GroupConfig) *Group {
+// documented on GroupConfig. It refuses, with a *ConfigError wrapping
+// ErrConfig:
+//
+//   - Capacity below 0 or above math.MaxInt32;
+//   - PerKey below 0;
+//   - MaxQueue below 0 or above math.MaxInt32;
+//   - MaxWait below 0;
+//   - MaxKeys below 0.
+func NewGroup(c GroupConfig) (*Group, error) {
+	g := &Group{}
+	if err := g.total.init(Config{Capacity: c.Capacity, MaxQueue: c.MaxQueue, MaxWait: c.MaxWait}, "GroupConfig"); err != nil {
+		return nil, err
+	}
 	if c.PerKey < 0 {
-		panic("limit: negative PerKey")
+		return nil, invalid("GroupConfig.PerKey", c.PerKey, "0 (Capacity/2) or more")
 	}
 	if c.MaxKeys < 0 {
-		panic("limit: negative MaxKeys")
+		return nil, invalid("GroupConfig.MaxKeys", c.MaxKeys, "0 (DefaultMaxKeys) or more")
 	}
-	g := &Group{}
-	g.total.init(Config{Capacity: c.Capacity, MaxQueue: c.MaxQueue, MaxWait: c.MaxWait})
 	capacity := int64(g.total.capacity)
 	g.perKey = int64(c.PerKey)
 	if g.perKey == 0 {
@@ -142,7 +153,7 @@ func NewGroup(c GroupConfig) *Group {
 	if g.maxKeys == 0 {
 		g.maxKeys = DefaultMaxKeys
 	}
-	return g
+	return g, nil
 }
 
 // slots returns the counter for key, adding the key if need be.

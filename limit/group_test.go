@@ -14,20 +14,25 @@ import (
 	"pgregory.net/rapid"
 )
 
-func TestNewGroupPanicsOnBadConfig(t *testing.T) {
+func TestNewGroupRefusesBadConfig(t *testing.T) {
 	tests := []struct {
-		name string
-		c    GroupConfig
+		c     GroupConfig
+		field string
 	}{
-		{"negative Capacity", GroupConfig{Capacity: -1}},
-		{"negative PerKey", GroupConfig{PerKey: -1}},
-		{"negative MaxQueue", GroupConfig{MaxQueue: -1}},
-		{"negative MaxWait", GroupConfig{MaxWait: -time.Second}},
-		{"negative MaxKeys", GroupConfig{MaxKeys: -1}},
+		{GroupConfig{Capacity: -1}, "GroupConfig.Capacity"},
+		{GroupConfig{PerKey: -1}, "GroupConfig.PerKey"},
+		{GroupConfig{MaxQueue: -1}, "GroupConfig.MaxQueue"},
+		{GroupConfig{MaxWait: -time.Second}, "GroupConfig.MaxWait"},
+		{GroupConfig{MaxKeys: -1}, "GroupConfig.MaxKeys"},
 	}
 	for _, tt := range tests {
-		if got := mustPanic(func() { NewGroup(tt.c) }); !got {
-			t.Errorf("%s: NewGroup(%+v) panicked = %v, want true", tt.name, tt.c, got)
+		g, err := NewGroup(tt.c)
+		var ce *ConfigError
+		if g != nil || !errors.Is(err, ErrConfig) || !errors.As(err, &ce) || ce.Field != tt.field {
+			t.Errorf("NewGroup(%+v) = %v, %v; want nil and a %s error wrapping ErrConfig", tt.c, g, err, tt.field)
+		}
+		if got := mustPanic(func() { Must(NewGroup(tt.c)) }); !got {
+			t.Errorf("Must(NewGroup(%+v)) panicked = %v, want true", tt.c, got)
 		}
 	}
 }
@@ -47,7 +52,7 @@ func TestGroupShares(t *testing.T) {
 		{"odd Capacity", GroupConfig{Capacity: 5}, []int{2, 2, 1, 0}},
 	}
 	for _, tt := range tests {
-		g := NewGroup(tt.c)
+		g := Must(NewGroup(tt.c))
 		for i, want := range tt.want {
 			key := "k" + strconv.Itoa(i)
 			got := 0
@@ -73,7 +78,7 @@ func TestGroupHotKey(t *testing.T) {
 		{GroupConfig{Capacity: 4, PerKey: 3, MaxQueue: 2}, 1},
 	}
 	for _, tt := range tests {
-		g := NewGroup(tt.c)
+		g := Must(NewGroup(tt.c))
 		ctx := context.Background()
 		for i := range g.perKey {
 			if err := g.Acquire(ctx, "hot"); err != nil {
@@ -103,7 +108,7 @@ func TestGroupHotKey(t *testing.T) {
 // cold key is never refused.
 func TestGroupHotKeyConcurrent(t *testing.T) {
 	const perKey = 4
-	g := NewGroup(GroupConfig{Capacity: 6, PerKey: perKey, MaxQueue: 8})
+	g := Must(NewGroup(GroupConfig{Capacity: 6, PerKey: perKey, MaxQueue: 8}))
 	var hot, peak atomic.Int64
 	var keyFull atomic.Uint64
 	stop := make(chan struct{})
@@ -158,7 +163,7 @@ func TestGroupHotKeyConcurrent(t *testing.T) {
 // returns its key's place.
 func TestGroupWaitersCountAgainstKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := NewGroup(GroupConfig{Capacity: 2, PerKey: 2, MaxQueue: 4, MaxWait: time.Second})
+		g := Must(NewGroup(GroupConfig{Capacity: 2, PerKey: 2, MaxQueue: 4, MaxWait: time.Second}))
 		ctx := context.Background()
 		g.TryAcquire("a")
 		g.TryAcquire("b")
@@ -197,7 +202,7 @@ func TestGroupWaitersCountAgainstKey(t *testing.T) {
 }
 
 func TestGroupCanceled(t *testing.T) {
-	g := NewGroup(GroupConfig{Capacity: 2})
+	g := Must(NewGroup(GroupConfig{Capacity: 2}))
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errCause)
 	if err := g.Acquire(ctx, "a"); !errors.Is(err, errCause) {
@@ -211,7 +216,7 @@ func TestGroupCanceled(t *testing.T) {
 // TestGroupMaxKeys checks that keys beyond MaxKeys share one overflow key,
 // itself capped at PerKey.
 func TestGroupMaxKeys(t *testing.T) {
-	g := NewGroup(GroupConfig{Capacity: 10, PerKey: 2, MaxKeys: 2})
+	g := Must(NewGroup(GroupConfig{Capacity: 10, PerKey: 2, MaxKeys: 2}))
 	tests := []struct {
 		key  string
 		want bool
@@ -254,7 +259,7 @@ func TestGroupReleaseWithoutAcquirePanics(t *testing.T) {
 		}, "b"},
 	}
 	for _, tt := range tests {
-		g := NewGroup(GroupConfig{Capacity: 4, PerKey: 2})
+		g := Must(NewGroup(GroupConfig{Capacity: 4, PerKey: 2}))
 		tt.setup(g)
 		before := g.Stats().InUse
 		if got := mustPanic(func() { g.Release(tt.key) }); !got {
@@ -272,7 +277,7 @@ func TestGroupModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		capacity := rapid.IntRange(1, 8).Draw(t, "capacity")
 		perKey := rapid.IntRange(1, capacity).Draw(t, "perKey")
-		g := NewGroup(GroupConfig{Capacity: capacity, PerKey: perKey})
+		g := Must(NewGroup(GroupConfig{Capacity: capacity, PerKey: perKey}))
 		keyGen := rapid.SampledFrom([]string{"a", "b", "c"})
 		held := map[string]int{}
 		total := 0

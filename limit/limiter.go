@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/recoil-go/recoil/internal/config"
 )
 
 // ErrFull is returned by Acquire when every slot is held and the wait queue
@@ -17,6 +19,25 @@ var ErrFull = errors.New("limit: full, shed")
 // ErrQueueTimeout is returned by Acquire when a caller has waited in the queue
 // for Config.MaxWait without being given a slot.
 var ErrQueueTimeout = errors.New("limit: queue wait exceeded MaxWait")
+
+// ErrConfig is wrapped by every error New and NewGroup return: a field of
+// the configuration is out of range. errors.Is(err, ErrConfig) tests for
+// it; errors.As with a *ConfigError names the field.
+var ErrConfig = errors.New("limit: invalid configuration")
+
+// ConfigError reports the configuration field New or NewGroup refused: its
+// Field ("Config.Capacity"), the Value refused, what the field accepts
+// (Want), and ErrConfig as Err. It is one type shared by the recoil
+// packages that validate a configuration (breaker, budget, limit), so
+// errors.As with any of their ConfigError types catches each of them.
+type ConfigError = config.Error
+
+// Must returns l if err is nil and panics with err otherwise. It wraps a
+// call of New or NewGroup with a literal configuration, where a refusal is
+// a programming error:
+//
+//	var lim = limit.Must(limit.New(limit.Config{Capacity: 24}))
+func Must[T *Limiter | *Group](l T, err error) T { return config.Must(l, err) }
 
 // DefaultCapacity is the Capacity used when Config.Capacity (or
 // GroupConfig.Capacity) is zero. It is the worker pool of the service in
@@ -34,18 +55,20 @@ const maxField = math.MaxInt32
 // ErrFull) and no MaxWait.
 type Config struct {
 	// Capacity is the number of slots: how many callers may hold the limiter
-	// at once. Zero means DefaultCapacity. Negative values panic in New.
+	// at once. Zero means DefaultCapacity. New refuses a negative value and
+	// one above math.MaxInt32.
 	Capacity int
 
 	// MaxQueue is the number of callers that may wait, in FIFO order, for a
 	// slot when all are held. Zero means no queue: Acquire sheds at once with
-	// ErrFull when every slot is held. The queue is always bounded; there is
-	// no unbounded setting, and negative values panic in New.
+	// ErrFull when every slot is held. The queue is always bounded: there is
+	// no unbounded setting, and New refuses a negative value and one above
+	// math.MaxInt32.
 	MaxQueue int
 
 	// MaxWait is the longest a caller waits in the queue before Acquire
 	// returns ErrQueueTimeout. Zero means no limit other than the caller's
-	// context. Negative values panic in New.
+	// context. New refuses a negative value.
 	MaxWait time.Duration
 }
 
@@ -77,7 +100,8 @@ type Stats struct {
 // TryAcquire or Acquire) never overtakes the queue.
 //
 // A Limiter must be created with New; the zero value is not usable. It is
-// safe for concurrent use.
+// safe for concurrent use. Its only panic is Release without a slot held, a
+// programming error.
 //
 // Limiter has no explicit-now methods because none of its decisions read a
 // clock: TryAcquire and Release only count, and time enters only through
@@ -126,22 +150,28 @@ type waiter struct {
 }
 
 // New returns a Limiter configured by c; zero fields take the defaults
-// documented on Config. New panics if a field is negative, or if Capacity or
-// MaxQueue exceeds math.MaxInt32.
-func New(c Config) *Limiter {
+// documented on Config. It refuses, with a *ConfigError wrapping ErrConfig:
+//
+//   - Capacity below 0 or above math.MaxInt32;
+//   - MaxQueue below 0 or above math.MaxInt32;
+//   - MaxWait below 0.
+func New(c Config) (*Limiter, error) {
 	l := &Limiter{}
-	l.init(c)
-	return l
+	if err := l.init(c, "Config"); err != nil {
+		return nil, err
+	}
+	return l, nil
 }
 
-func (l *Limiter) init(c Config) {
+// init configures l from c, naming the refused field as typ.Field.
+func (l *Limiter) init(c Config, typ string) error {
 	switch {
 	case c.Capacity < 0 || c.Capacity > maxField:
-		panic("limit: Capacity out of range")
+		return invalid(typ+".Capacity", c.Capacity, "0 to 2147483647")
 	case c.MaxQueue < 0 || c.MaxQueue > maxField:
-		panic("limit: MaxQueue out of range (the queue is always bounded)")
+		return invalid(typ+".MaxQueue", c.MaxQueue, "0 to 2147483647 (the queue is always bounded)")
 	case c.MaxWait < 0:
-		panic("limit: negative MaxWait")
+		return invalid(typ+".MaxWait", c.MaxWait, "0 (no limit) or more")
 	}
 	if c.Capacity == 0 {
 		c.Capacity = DefaultCapacity
@@ -149,6 +179,12 @@ func (l *Limiter) init(c Config) {
 	l.capacity = uint64(c.Capacity)
 	l.maxQueue = uint64(c.MaxQueue)
 	l.maxWait = c.MaxWait
+	return nil
+}
+
+// invalid returns the error refusing value for field.
+func invalid(field string, value any, want string) error {
+	return &ConfigError{Field: field, Value: value, Want: want, Err: ErrConfig}
 }
 
 // TryAcquire takes a slot if one is free and nobody is queued for one, and
@@ -203,16 +239,9 @@ func (l *Limiter) Acquire(ctx context.Context) error {
 	}
 }
 
-// testHookLock, if set, runs on the slow paths of Acquire and Release just
-// before they take l.mu, so tests can change the state in between.
-var testHookLock func()
-
 // wait queues the caller, or takes a slot or sheds if the state changed
-// before it could.
+// before it could: it decides again under the lock, from the state alone.
 func (l *Limiter) wait(ctx context.Context) error {
-	if testHookLock != nil {
-		testHookLock()
-	}
 	l.mu.Lock()
 	for {
 		s := l.state.Load()
@@ -299,10 +328,13 @@ func (l *Limiter) Release() {
 			return
 		}
 	}
+	l.handOff()
+}
 
-	if testHookLock != nil {
-		testHookLock()
-	}
+// handOff is Release once callers were seen queued: under the lock, it
+// gives the slot to the longest waiter or, if every waiter has withdrawn
+// since, frees it.
+func (l *Limiter) handOff() {
 	l.mu.Lock()
 	if w := l.head; w != nil {
 		l.remove(w)

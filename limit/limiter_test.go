@@ -52,24 +52,29 @@ func maxInt(m *atomic.Int64, v int64) {
 	}
 }
 
-func TestNewPanicsOnBadConfig(t *testing.T) {
+func TestNewRefusesBadConfig(t *testing.T) {
 	tests := []struct {
-		name string
-		c    Config
+		c     Config
+		field string
 	}{
-		{"negative Capacity", Config{Capacity: -1}},
-		{"Capacity too large", Config{Capacity: maxField + 1}},
-		{"negative MaxQueue", Config{MaxQueue: -1}},
-		{"MaxQueue too large", Config{MaxQueue: maxField + 1}},
-		{"negative MaxWait", Config{MaxWait: -time.Second}},
+		{Config{Capacity: -1}, "Config.Capacity"},
+		{Config{Capacity: maxField + 1}, "Config.Capacity"},
+		{Config{MaxQueue: -1}, "Config.MaxQueue"},
+		{Config{MaxQueue: maxField + 1}, "Config.MaxQueue"},
+		{Config{MaxWait: -time.Second}, "Config.MaxWait"},
 	}
 	for _, tt := range tests {
-		if got := mustPanic(func() { New(tt.c) }); !got {
-			t.Errorf("%s: New(%+v) panicked = %v, want true", tt.name, tt.c, got)
+		l, err := New(tt.c)
+		var ce *ConfigError
+		if l != nil || !errors.Is(err, ErrConfig) || !errors.As(err, &ce) || ce.Field != tt.field {
+			t.Errorf("New(%+v) = %v, %v; want nil and a %s error wrapping ErrConfig", tt.c, l, err, tt.field)
+		}
+		if got := mustPanic(func() { Must(New(tt.c)) }); !got {
+			t.Errorf("Must(New(%+v)) panicked = %v, want true", tt.c, got)
 		}
 	}
-	if got := mustPanic(func() { New(Config{Capacity: maxField, MaxQueue: maxField}) }); got {
-		t.Errorf("New(maximal config) panicked = %v, want false", got)
+	if _, err := New(Config{Capacity: maxField, MaxQueue: maxField}); err != nil {
+		t.Errorf("New(maximal config) = %v, want nil error", err)
 	}
 }
 
@@ -84,7 +89,7 @@ func TestTryAcquireHonoursCapacity(t *testing.T) {
 		{Config{Capacity: 100}, 100},
 	}
 	for _, tt := range tests {
-		l := New(tt.c)
+		l := Must(New(tt.c))
 		got := 0
 		for l.TryAcquire() {
 			got++
@@ -109,7 +114,7 @@ func TestTryAcquireHonoursCapacity(t *testing.T) {
 }
 
 func TestAcquireDoneContext(t *testing.T) {
-	l := New(Config{Capacity: 1})
+	l := Must(New(Config{Capacity: 1}))
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(errCause)
 	if err := l.Acquire(ctx); !errors.Is(err, errCause) {
@@ -130,7 +135,7 @@ func TestReleaseWithoutAcquirePanics(t *testing.T) {
 		{"one too many", func(l *Limiter) { l.TryAcquire(); l.TryAcquire(); l.Release(); l.Release() }},
 	}
 	for _, tt := range tests {
-		l := New(Config{Capacity: 2})
+		l := Must(New(Config{Capacity: 2}))
 		tt.setup(l)
 		if got := mustPanic(l.Release); !got {
 			t.Errorf("%s: Release() panicked = %v, want true", tt.name, got)
@@ -158,7 +163,7 @@ func TestCapacityHonoured(t *testing.T) {
 		{"mixed", func(i int) bool { return i%2 == 0 }},
 	}
 	for _, tt := range tests {
-		l := New(Config{Capacity: capacity, MaxQueue: goroutines})
+		l := Must(New(Config{Capacity: capacity, MaxQueue: goroutines}))
 		var active, peak atomic.Int64
 		var ok atomic.Uint64
 		var wg sync.WaitGroup
@@ -204,7 +209,7 @@ func TestShedWhenQueueFull(t *testing.T) {
 	}
 	for _, tt := range tests {
 		synctest.Test(t, func(t *testing.T) {
-			l := New(Config{Capacity: tt.capacity, MaxQueue: tt.queue, MaxWait: time.Minute})
+			l := Must(New(Config{Capacity: tt.capacity, MaxQueue: tt.queue, MaxWait: time.Minute}))
 			for range tt.capacity {
 				l.TryAcquire()
 			}
@@ -267,7 +272,7 @@ func TestQueueTimeout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		synctest.Test(t, func(t *testing.T) {
-			l := New(Config{Capacity: 1, MaxQueue: 1, MaxWait: tt.maxWait})
+			l := Must(New(Config{Capacity: 1, MaxQueue: 1, MaxWait: tt.maxWait}))
 			l.TryAcquire()
 			ctx, cancel := context.WithCancelCause(context.Background())
 			if tt.deadline > 0 {
@@ -301,7 +306,7 @@ func TestQueueTimeout(t *testing.T) {
 func TestFIFO(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const n = 8
-		l := New(Config{Capacity: 1, MaxQueue: n})
+		l := Must(New(Config{Capacity: 1, MaxQueue: n}))
 		l.TryAcquire()
 
 		var mu sync.Mutex
@@ -340,7 +345,7 @@ func TestFIFO(t *testing.T) {
 // the cause and that its queue place is free for another caller.
 func TestCancelMidWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		l := New(Config{Capacity: 1, MaxQueue: 1})
+		l := Must(New(Config{Capacity: 1, MaxQueue: 1}))
 		l.TryAcquire()
 
 		ctx, cancel := context.WithCancelCause(context.Background())
@@ -386,7 +391,7 @@ func TestCancelHandoffRace(t *testing.T) {
 	const rounds = 2000
 	var won, lost int
 	for range rounds {
-		l := New(Config{Capacity: 1, MaxQueue: 1})
+		l := Must(New(Config{Capacity: 1, MaxQueue: 1}))
 		l.TryAcquire()
 		ctx, cancel := context.WithCancelCause(context.Background())
 		errc := make(chan error, 1)
@@ -427,7 +432,7 @@ func TestCancelHandoffRace(t *testing.T) {
 func TestCanceledWaiterPassesSlotOn(t *testing.T) {
 	for range 200 {
 		synctest.Test(t, func(t *testing.T) {
-			l := New(Config{Capacity: 1, MaxQueue: 2})
+			l := Must(New(Config{Capacity: 1, MaxQueue: 2}))
 			l.TryAcquire()
 			ctx, cancel := context.WithCancelCause(context.Background())
 			first, second := make(chan error, 1), make(chan error, 1)
@@ -467,7 +472,7 @@ func TestTimeoutHandoffRace(t *testing.T) {
 	var kept, timedOut int
 	for range 200 {
 		synctest.Test(t, func(t *testing.T) {
-			l := New(Config{Capacity: 1, MaxQueue: 1, MaxWait: time.Second})
+			l := Must(New(Config{Capacity: 1, MaxQueue: 1, MaxWait: time.Second}))
 			l.TryAcquire()
 			var wg sync.WaitGroup
 			defer wg.Wait()
@@ -565,7 +570,7 @@ func stress(t *testing.T, l *Limiter, goroutines, iterations int, clocked bool) 
 // TestStress mixes Acquire, TryAcquire, cancellation and shedding on real
 // goroutines.
 func TestStress(t *testing.T) {
-	stress(t, New(Config{Capacity: 3, MaxQueue: 5}), 16, 300, false)
+	stress(t, Must(New(Config{Capacity: 3, MaxQueue: 5})), 16, 300, false)
 }
 
 // TestStressMaxWait adds MaxWait, on the fake clock. It is kept small: under
@@ -574,31 +579,21 @@ func TestStress(t *testing.T) {
 // without this package; golang/go#78156 reports the same CHECK failure.
 func TestStressMaxWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		stress(t, New(Config{Capacity: 2, MaxQueue: 4, MaxWait: 2 * time.Millisecond}), 4, 50, true)
+		stress(t, Must(New(Config{Capacity: 2, MaxQueue: 4, MaxWait: 2 * time.Millisecond})), 4, 50, true)
 	})
 }
 
-// setHook installs testHookLock to run f on its first call only; later
-// calls, even while f runs, do nothing.
-func setHook(t *testing.T, f func()) {
-	var used atomic.Bool
-	testHookLock = func() {
-		if used.CompareAndSwap(false, true) {
-			f()
-		}
-	}
-	t.Cleanup(func() { testHookLock = nil })
-}
-
 // TestStateChangesBeforeLock changes the state between the lock-free check
-// and the locked one on each slow path, deterministically.
+// and the locked one on each slow path, deterministically: the state is
+// changed first, then the slow path (wait, handOff) is entered as if it had
+// seen the state before the change.
 func TestStateChangesBeforeLock(t *testing.T) {
 	t.Run("slot freed before Acquire queues", func(t *testing.T) {
-		l := New(Config{Capacity: 1, MaxQueue: 1})
+		l := Must(New(Config{Capacity: 1, MaxQueue: 1}))
 		l.TryAcquire()
-		setHook(t, l.Release)
-		if err := l.Acquire(context.Background()); err != nil {
-			t.Errorf("Acquire() = %v, want nil", err)
+		l.Release()
+		if err := l.wait(context.Background()); err != nil {
+			t.Errorf("wait() = %v, want nil", err)
 		}
 		if got, want := l.Stats(), (Stats{InUse: 1, Acquired: 2}); got != want {
 			t.Errorf("Stats() = %+v, want %+v", got, want)
@@ -606,17 +601,15 @@ func TestStateChangesBeforeLock(t *testing.T) {
 	})
 
 	t.Run("queue filled before Acquire queues", func(t *testing.T) {
-		l := New(Config{Capacity: 1, MaxQueue: 1})
+		l := Must(New(Config{Capacity: 1, MaxQueue: 1}))
 		l.TryAcquire()
 		errc := make(chan error, 1)
-		setHook(t, func() {
-			go func() { errc <- l.Acquire(context.Background()) }()
-			for l.Queued() == 0 {
-				runtime.Gosched()
-			}
-		})
-		if err := l.Acquire(context.Background()); !errors.Is(err, ErrFull) {
-			t.Errorf("Acquire() = %v, want %v", err, ErrFull)
+		go func() { errc <- l.Acquire(context.Background()) }()
+		for l.Queued() == 0 {
+			runtime.Gosched()
+		}
+		if err := l.wait(context.Background()); !errors.Is(err, ErrFull) {
+			t.Errorf("wait() = %v, want %v", err, ErrFull)
 		}
 		l.Release()
 		if err := <-errc; err != nil {
@@ -629,7 +622,7 @@ func TestStateChangesBeforeLock(t *testing.T) {
 	})
 
 	t.Run("waiter withdraws before Release hands over", func(t *testing.T) {
-		l := New(Config{Capacity: 1, MaxQueue: 1})
+		l := Must(New(Config{Capacity: 1, MaxQueue: 1}))
 		l.TryAcquire()
 		ctx, cancel := context.WithCancelCause(context.Background())
 		errc := make(chan error, 1)
@@ -637,13 +630,11 @@ func TestStateChangesBeforeLock(t *testing.T) {
 		for l.Queued() == 0 {
 			runtime.Gosched()
 		}
-		setHook(t, func() {
-			cancel(errCause)
-			if err := <-errc; !errors.Is(err, errCause) {
-				t.Errorf("canceled Acquire() = %v, want %v", err, errCause)
-			}
-		})
-		l.Release() // finds the queue empty once it has the lock
+		cancel(errCause)
+		if err := <-errc; !errors.Is(err, errCause) {
+			t.Errorf("canceled Acquire() = %v, want %v", err, errCause)
+		}
+		l.handOff() // finds the queue empty once it has the lock
 		if got, want := l.Stats(), (Stats{Acquired: 1, Canceled: 1}); got != want {
 			t.Errorf("Stats() = %+v, want %+v", got, want)
 		}
@@ -655,7 +646,7 @@ func TestStateChangesBeforeLock(t *testing.T) {
 func TestLimiterModel(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		capacity := rapid.IntRange(1, 6).Draw(t, "capacity")
-		l := New(Config{Capacity: capacity})
+		l := Must(New(Config{Capacity: capacity}))
 		held := 0
 		t.Repeat(map[string]func(*rapid.T){
 			"TryAcquire": func(t *rapid.T) {
