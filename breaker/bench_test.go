@@ -14,7 +14,7 @@ func opaque(b *Breaker) iface { return b }
 
 // BenchmarkClosedAllowRecordDirect calls the concrete type, inlined.
 func BenchmarkClosedAllowRecordDirect(b *testing.B) {
-	br := New(Settings{})
+	br := Must(New(Settings{}))
 	b.ReportAllocs()
 	for b.Loop() {
 		if br.AllowAt(time.Time{}) {
@@ -24,7 +24,7 @@ func BenchmarkClosedAllowRecordDirect(b *testing.B) {
 }
 
 func BenchmarkClosedAllowRecord(b *testing.B) {
-	br := opaque(New(Settings{}))
+	br := opaque(Must(New(Settings{})))
 	b.ReportAllocs()
 	for b.Loop() {
 		if br.AllowAt(time.Time{}) {
@@ -34,7 +34,7 @@ func BenchmarkClosedAllowRecord(b *testing.B) {
 }
 
 func BenchmarkClosedAllowRecordParallel(b *testing.B) {
-	br := opaque(New(Settings{}))
+	br := opaque(Must(New(Settings{})))
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -48,7 +48,7 @@ func BenchmarkClosedAllowRecordParallel(b *testing.B) {
 // BenchmarkClosedFailSucceed is a failure followed by a success: two CAS
 // writes of the failure run, no clock.
 func BenchmarkClosedFailSucceed(b *testing.B) {
-	br := opaque(New(Settings{}))
+	br := opaque(Must(New(Settings{})))
 	b.ReportAllocs()
 	for b.Loop() {
 		br.AllowAt(time.Time{})
@@ -61,7 +61,7 @@ func BenchmarkClosedFailSucceed(b *testing.B) {
 // BenchmarkRateAllowRecord has a failure-rate window: every outcome reads
 // the clock (zero now) and CASes a shared bucket.
 func BenchmarkRateAllowRecord(b *testing.B) {
-	br := opaque(New(Settings{FailureRate: 0.5}))
+	br := opaque(Must(New(Settings{FailureRate: 0.5})))
 	b.ReportAllocs()
 	for b.Loop() {
 		if br.AllowAt(time.Time{}) {
@@ -71,7 +71,7 @@ func BenchmarkRateAllowRecord(b *testing.B) {
 }
 
 func BenchmarkRateAllowRecordParallel(b *testing.B) {
-	br := opaque(New(Settings{FailureRate: 0.5}))
+	br := opaque(Must(New(Settings{FailureRate: 0.5})))
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -84,7 +84,7 @@ func BenchmarkRateAllowRecordParallel(b *testing.B) {
 
 // BenchmarkOpenAllow is the fail-fast path: a clock read and two loads.
 func BenchmarkOpenAllow(b *testing.B) {
-	br := New(Settings{ConsecutiveFailures: 1, OpenDuration: time.Hour})
+	br := Must(New(Settings{ConsecutiveFailures: 1, OpenDuration: time.Hour}))
 	br.Record(Failure)
 	bi := opaque(br)
 	b.ReportAllocs()
@@ -96,7 +96,7 @@ func BenchmarkOpenAllow(b *testing.B) {
 }
 
 func BenchmarkOpenAllowParallel(b *testing.B) {
-	br := New(Settings{ConsecutiveFailures: 1, OpenDuration: time.Hour})
+	br := Must(New(Settings{ConsecutiveFailures: 1, OpenDuration: time.Hour}))
 	br.Record(Failure)
 	bi := opaque(br)
 	b.ReportAllocs()

@@ -1,11 +1,14 @@
 package breaker
 
 import (
+	"errors"
 	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/recoil-go/recoil/internal/config"
 )
 
 // Defaults for the zero fields of Settings.
@@ -64,15 +67,16 @@ type Settings struct {
 	// ConsecutiveFailures trips a closed breaker when this many failures
 	// arrive in a row (Ignored outcomes neither extend nor break a run).
 	// Zero means DefaultConsecutiveFailures; a negative value disables the
-	// consecutive trip (use it with FailureRate).
+	// consecutive trip (use it with FailureRate). New refuses a value above
+	// math.MaxUint32.
 	ConsecutiveFailures int
 
 	// FailureRate trips a closed breaker when, at a recorded failure, the
 	// rolling Window holds at least MinRequests outcomes and the failures
 	// among them are at least this fraction (0.5 = 50 %, as resilience4j's
 	// failureRateThreshold "equal or greater"). Only a failure is checked:
-	// a success cannot raise the rate. Zero (the default), a negative value
-	// or NaN disables the rate trip; values above 1 mean 1.
+	// a success cannot raise the rate. Zero (the default) disables the rate
+	// trip; New refuses a negative value, one above 1, and NaN.
 	//
 	// The rate trip reads the clock on every outcome (when given a zero
 	// now) and writes a counter, so it costs more than the consecutive
@@ -81,25 +85,28 @@ type Settings struct {
 	// Window is the span of the failure-rate window; zero means
 	// DefaultWindow. It is kept as ten buckets of Window/10; the oldest
 	// bucket leaves the window whole, so the window covers between 0.9 and
-	// 1 times Window. Unused unless FailureRate is set.
+	// 1 times Window. Unused unless FailureRate is set. New refuses a
+	// negative value.
 	Window time.Duration
 	// MinRequests is the number of Success and Failure outcomes the window
 	// must hold before its rate can trip the breaker; zero means
-	// DefaultMinRequests. Below it the rate never trips, however bad.
+	// DefaultMinRequests. Below it the rate never trips, however bad. New
+	// refuses a negative value.
 	MinRequests int
 
 	// OpenDuration is how long a tripped breaker refuses attempts before it
 	// turns half-open; zero means DefaultOpenDuration. A failed probe starts
-	// a fresh open period of the same length.
+	// a fresh open period of the same length. New refuses a negative value.
 	OpenDuration time.Duration
 
 	// MaxProbes is how many attempts a half-open breaker admits at once;
 	// zero means DefaultMaxProbes. A probe's slot is freed when its outcome
-	// is recorded, whatever the outcome.
+	// is recorded, whatever the outcome. New refuses a negative value.
 	MaxProbes int
 	// SuccessThreshold is how many probe successes close a half-open
 	// breaker; zero means DefaultSuccessThreshold. It may exceed MaxProbes:
 	// probes then run in turns. Any probe failure opens the breaker again.
+	// New refuses a negative value.
 	SuccessThreshold int
 
 	// OnStateChange, if not nil, is called after every change of state with
@@ -126,6 +133,9 @@ type Settings struct {
 // Every method taking a now reads the clock itself when now is the zero
 // time.Time, and only if it needs the time: a closed breaker without a
 // FailureRate never reads the clock while it stays closed.
+//
+// No method panics, except with a panic of the OnStateChange hook, which
+// passes through to the caller whose change the hook was reporting.
 type Breaker struct {
 	// word is read on every call: the State in the bits above 32 and, while
 	// closed, the run of consecutive failures in the low 32 bits. A closed
@@ -174,7 +184,7 @@ type change struct {
 	at       time.Time
 }
 
-// epoch anchors the breaker's int64 instants. time.Time.Sub uses the
+// epoch anchors the breaker's int64 instants; it is set once, at start-up. time.Time.Sub uses the
 // monotonic clock when both times carry it, so open periods measured from
 // clock readings do not stretch or shrink when the wall clock is stepped.
 // It is the whole wall-clock hour before the process started (Add keeps
@@ -186,45 +196,92 @@ var epoch = func() time.Time {
 	return now.Add(-time.Duration(now.UnixNano() % int64(time.Hour)))
 }()
 
-// clock reads the current time; tests replace it.
-var clock = time.Now
-
 // instant returns now, or the clock's reading if now is zero, with its
 // offset from epoch in nanoseconds.
 func instant(now time.Time) (time.Time, int64) {
 	if now.IsZero() {
-		now = clock()
+		now = time.Now()
 	}
 	return now, int64(now.Sub(epoch))
 }
 
-// New returns a closed Breaker configured by s.
-func New(s Settings) *Breaker {
+// ErrConfig is wrapped by every error New returns: a field of Settings is
+// out of range. errors.Is(err, ErrConfig) tests for it; errors.As with a
+// *ConfigError names the field.
+var ErrConfig = errors.New("breaker: invalid configuration")
+
+// ConfigError reports the Settings field New refused: its Field
+// ("Settings.OpenDuration"), the Value refused, what the field accepts
+// (Want), and ErrConfig as Err. It is one type shared by the recoil
+// packages that validate a configuration (breaker, budget, limit), so
+// errors.As with any of their ConfigError types catches each of them.
+type ConfigError = config.Error
+
+// Must returns b if err is nil and panics with err otherwise. It wraps a
+// call of New with literal Settings, where a refusal is a programming
+// error:
+//
+//	var payments = breaker.Must(breaker.New(breaker.Settings{OpenDuration: time.Minute}))
+func Must(b *Breaker, err error) *Breaker { return config.Must(b, err) }
+
+// New returns a closed Breaker configured by s; zero fields mean the
+// defaults documented on Settings. It refuses, with a *ConfigError
+// wrapping ErrConfig:
+//
+//   - ConsecutiveFailures above math.MaxUint32 (a negative value is valid:
+//     it disables the consecutive trip);
+//   - FailureRate below 0, above 1, or NaN;
+//   - Window, MinRequests, OpenDuration, MaxProbes or SuccessThreshold
+//     below 0.
+func New(s Settings) (*Breaker, error) {
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
 	b := &Breaker{hook: s.OnStateChange}
-	switch {
-	case s.ConsecutiveFailures < 0:
+	if s.ConsecutiveFailures < 0 {
 		b.noConsec = true
-	case int64(s.ConsecutiveFailures) > math.MaxUint32:
-		b.failLimit = math.MaxUint32
-	default:
+	} else {
 		b.failLimit = uint32(s.ConsecutiveFailures)
 	}
-	if s.OpenDuration > 0 {
-		b.openFor = s.OpenDuration
-	}
-	b.maxProbes = max(s.MaxProbes, 0)
-	b.needOK = max(s.SuccessThreshold, 0)
-	if s.FailureRate > 0 { // false for NaN
+	b.openFor = s.OpenDuration
+	b.maxProbes = s.MaxProbes
+	b.needOK = s.SuccessThreshold
+	if s.FailureRate > 0 {
 		w, n := s.Window, s.MinRequests
-		if w <= 0 {
+		if w == 0 {
 			w = DefaultWindow
 		}
-		if n <= 0 {
+		if n == 0 {
 			n = DefaultMinRequests
 		}
-		b.win = newWindow(w, min(s.FailureRate, 1), n)
+		b.win = newWindow(w, s.FailureRate, n)
 	}
-	return b
+	return b, nil
+}
+
+// validate returns the error refusing the first field of s out of range.
+func (s *Settings) validate() error {
+	bad := func(field string, value any, want string) error {
+		return &ConfigError{Field: "Settings." + field, Value: value, Want: want, Err: ErrConfig}
+	}
+	const nonNegative = "0 (the default) or more"
+	switch {
+	case int64(s.ConsecutiveFailures) > math.MaxUint32:
+		return bad("ConsecutiveFailures", s.ConsecutiveFailures, "at most 4294967295")
+	case !(s.FailureRate >= 0 && s.FailureRate <= 1): // true for NaN
+		return bad("FailureRate", s.FailureRate, "0 (off) to 1")
+	case s.Window < 0:
+		return bad("Window", s.Window, nonNegative)
+	case s.MinRequests < 0:
+		return bad("MinRequests", s.MinRequests, nonNegative)
+	case s.OpenDuration < 0:
+		return bad("OpenDuration", s.OpenDuration, nonNegative)
+	case s.MaxProbes < 0:
+		return bad("MaxProbes", s.MaxProbes, nonNegative)
+	case s.SuccessThreshold < 0:
+		return bad("SuccessThreshold", s.SuccessThreshold, nonNegative)
+	}
+	return nil
 }
 
 func (b *Breaker) limit() uint32 {
@@ -441,7 +498,7 @@ func (b *Breaker) setLocked(to State, now time.Time, t int64) {
 	b.word.Store(word(to))
 	if b.hook != nil {
 		if now.IsZero() {
-			now = clock()
+			now = time.Now()
 		}
 		b.pending = append(b.pending, change{from, to, now})
 	}

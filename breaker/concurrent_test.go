@@ -13,7 +13,7 @@ import (
 // states many times; the hook must still see one legal, unbroken walk.
 func TestConcurrentWalk(t *testing.T) {
 	r := &recorder{}
-	b := New(Settings{
+	b := Must(New(Settings{
 		ConsecutiveFailures: 3,
 		FailureRate:         0.5,
 		Window:              time.Second,
@@ -22,7 +22,7 @@ func TestConcurrentWalk(t *testing.T) {
 		MaxProbes:           2,
 		SuccessThreshold:    2,
 		OnStateChange:       r.hook,
-	})
+	}))
 	var tick atomic.Int64
 	const goroutines, iterations = 8, 3000
 	var wg sync.WaitGroup
@@ -67,7 +67,7 @@ func TestConcurrentWalk(t *testing.T) {
 func TestConcurrentSingleTrip(t *testing.T) {
 	for range 20 {
 		r := &recorder{}
-		b := New(Settings{OnStateChange: r.hook})
+		b := Must(New(Settings{OnStateChange: r.hook}))
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {
@@ -115,9 +115,8 @@ func TestConcurrentProbeBound(t *testing.T) {
 // TestConcurrentHealthy: a healthy breaker used from many goroutines never
 // changes state and never calls its hook.
 func TestConcurrentHealthy(t *testing.T) {
-	noClock(t)
 	r := &recorder{}
-	b := New(Settings{OnStateChange: r.hook})
+	b := Must(New(Settings{OnStateChange: r.hook}))
 	var wg sync.WaitGroup
 	for range 8 {
 		wg.Go(func() {

@@ -23,11 +23,11 @@
 // Ask AllowAt before each attempt and report its outcome with RecordAt; a
 // recoil.Policy does both when its Breaker field is set. By hand:
 //
-//	b := breaker.New(breaker.Settings{
+//	b := breaker.Must(breaker.New(breaker.Settings{
 //		OnStateChange: func(from, to breaker.State, at time.Time) {
 //			log.Printf("breaker %s -> %s", from, to)
 //		},
-//	})
+//	}))
 //
 //	if !b.Allow() {
 //		return errCircuitOpen // fail fast
@@ -44,6 +44,10 @@
 //
 // Every admitted attempt must be reported, Ignored if need be: a half-open
 // breaker holds a probe slot for it until then.
+
+// New returns an error for Settings out of range (a *ConfigError wrapping
+// ErrConfig, naming the field); Must turns it into a panic where the
+// Settings are a literal. The zero Breaker needs no New at all.
 //
 // # Time
 //

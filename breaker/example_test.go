@@ -13,13 +13,13 @@ import (
 
 func Example() {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	b := breaker.New(breaker.Settings{
+	b := breaker.Must(breaker.New(breaker.Settings{
 		ConsecutiveFailures: 3,
 		OpenDuration:        30 * time.Second,
 		OnStateChange: func(from, to breaker.State, at time.Time) {
 			fmt.Printf("%v: %s -> %s\n", at.Sub(start), from, to)
 		},
-	})
+	}))
 
 	// The dependency fails three times in a row.
 	for i := range 3 {
@@ -49,11 +49,11 @@ func Example() {
 // interleaved with successes, which never make a run of consecutive ones.
 func ExampleSettings_failureRate() {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	b := breaker.New(breaker.Settings{
+	b := breaker.Must(breaker.New(breaker.Settings{
 		FailureRate: 0.5,              // trip at half the outcomes failing
 		Window:      10 * time.Second, // over the last ten seconds
 		MinRequests: 20,               // once there are twenty of them
-	})
+	}))
 	for i := range 40 {
 		now := start.Add(time.Duration(i) * 100 * time.Millisecond)
 		if !b.AllowAt(now) {
@@ -93,7 +93,7 @@ func ExampleNew() {
 	ledger := &recoil.Policy{
 		MaxAttempts: 1,
 		Backoff:     backoff.None{},
-		Breaker:     breaker.New(breaker.Settings{ConsecutiveFailures: 2, OpenDuration: time.Minute}),
+		Breaker:     breaker.Must(breaker.New(breaker.Settings{ConsecutiveFailures: 2, OpenDuration: time.Minute})),
 	}
 	for call := 1; call <= 3; call++ {
 		reached := false
@@ -107,4 +107,15 @@ func ExampleNew() {
 	// 1 true false
 	// 2 true false
 	// 3 false true
+}
+
+// New refuses Settings out of range with a *ConfigError naming the field.
+func ExampleNew_error() {
+	_, err := breaker.New(breaker.Settings{FailureRate: 50}) // a percentage where a fraction belongs
+	var ce *breaker.ConfigError
+	fmt.Println(errors.Is(err, breaker.ErrConfig), errors.As(err, &ce) && ce.Field == "Settings.FailureRate")
+	fmt.Println(err)
+	// Output:
+	// true true
+	// breaker: invalid configuration: Settings.FailureRate = 50: want 0 (off) to 1
 }

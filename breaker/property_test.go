@@ -117,7 +117,7 @@ func TestPropertyMatchesModel(t *testing.T) {
 		}
 		r := &recorder{}
 		s.OnStateChange = r.hook
-		b := New(s)
+		b := Must(New(s))
 		m := newModel(s)
 		now := t0
 		t.Repeat(map[string]func(*rapid.T){
@@ -216,7 +216,7 @@ func TestPropertyLegalEdges(t *testing.T) {
 		}
 		r := &recorder{}
 		s.OnStateChange = r.hook
-		b := New(s)
+		b := Must(New(s))
 		now := t0
 		t.Repeat(map[string]func(*rapid.T){
 			"advance": func(t *rapid.T) {
