@@ -44,7 +44,7 @@
 //
 // Every admitted attempt must be reported, Ignored if need be: a half-open
 // breaker holds a probe slot for it until then.
-
+//
 // New returns an error for Settings out of range (a *ConfigError wrapping
 // ErrConfig, naming the field); Must turns it into a panic where the
 // Settings are a literal. The zero Breaker needs no New at all.
