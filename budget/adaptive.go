@@ -1,6 +1,7 @@
 package budget
 
 import (
+	"math"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -22,10 +23,11 @@ type AdaptiveConfig struct {
 	// K is the multiplier on accepts. The throttle lets about K requests
 	// through per accepted one before refusing locally: lower is more
 	// aggressive (the SRE book mentions 1.1), higher lets more requests
-	// reach a backend that is refusing. Zero or less means [DefaultK].
+	// reach a backend that is refusing. Zero means [DefaultK]; NewAdaptive
+	// refuses a negative value, NaN and +Inf.
 	K float64
-	// Window is how much history the counts cover. Zero or less means
-	// [DefaultAdaptiveWindow].
+	// Window is how much history the counts cover. Zero means
+	// [DefaultAdaptiveWindow]; NewAdaptive refuses a negative value.
 	Window time.Duration
 	// Rand is the source of the draws against the reject probability. It is
 	// called with a lock of the Adaptive's held, so it need not be safe for
@@ -80,15 +82,26 @@ type Adaptive struct {
 // Requests are counted where attempts are asked for ([Adaptive.AdmitAt],
 // [Adaptive.RetryAt]) and accepts where outcomes are recorded: a caller
 // that only records outcomes never moves the reject probability above 0.
-func NewAdaptive(c AdaptiveConfig) *Adaptive {
+// Zero fields mean their defaults. It refuses, with a *[ConfigError]
+// wrapping [ErrConfig]:
+//
+//   - K below 0, +Inf, or NaN;
+//   - Window below 0.
+func NewAdaptive(c AdaptiveConfig) (*Adaptive, error) {
+	switch {
+	case !(c.K >= 0) || math.IsInf(c.K, 1): // true for NaN
+		return nil, invalid("AdaptiveConfig.K", c.K, "0 (the default) or a finite number above it")
+	case c.Window < 0:
+		return nil, invalid("AdaptiveConfig.Window", c.Window, "0 (the default) or more")
+	}
 	a := &Adaptive{width: sliceWidth(DefaultAdaptiveWindow), k: DefaultK, rnd: c.Rand}
 	if c.Window > 0 {
 		a.width = sliceWidth(c.Window)
 	}
-	if c.K > 0 { // false for NaN
+	if c.K > 0 {
 		a.k = c.K
 	}
-	return a
+	return a, nil
 }
 
 func (a *Adaptive) params() (width time.Duration, k float64) {

@@ -33,9 +33,8 @@ func history(a *Adaptive, now time.Time, requests, accepts int) {
 func TestAdaptiveDefaults(t *testing.T) {
 	for name, a := range map[string]*Adaptive{
 		"zero value":  new(Adaptive),
-		"zero config": NewAdaptive(AdaptiveConfig{}),
-		"explicit":    NewAdaptive(AdaptiveConfig{K: 2, Window: 2 * time.Minute}),
-		"negative":    NewAdaptive(AdaptiveConfig{K: -1, Window: -1}),
+		"zero config": Must(NewAdaptive(AdaptiveConfig{})),
+		"explicit":    Must(NewAdaptive(AdaptiveConfig{K: 2, Window: 2 * time.Minute})),
 	} {
 		if got, want := a.StateAt(t0), (AdaptiveState{}); got != want {
 			t.Errorf("%s: StateAt(t0) = %+v, want %+v", name, got, want)
@@ -69,7 +68,7 @@ func TestAdaptiveFormula(t *testing.T) {
 		{100, 10, 5, 50.0 / 101},
 	}
 	for _, tt := range tests {
-		a := NewAdaptive(AdaptiveConfig{K: tt.k, Rand: &fixedRand{v: 0.9999999}})
+		a := Must(NewAdaptive(AdaptiveConfig{K: tt.k, Rand: &fixedRand{v: 0.9999999}}))
 		history(a, t0, tt.requests, tt.accepts)
 		s := a.StateAt(t0)
 		if s.Requests != int64(tt.requests) || s.Accepts != int64(tt.accepts) {
@@ -125,7 +124,7 @@ func TestAdaptiveDraws(t *testing.T) {
 	for _, tt := range tests {
 		for _, retry := range []bool{false, true} {
 			rnd := &fixedRand{v: 0.9999999}
-			a := NewAdaptive(AdaptiveConfig{Rand: rnd})
+			a := Must(NewAdaptive(AdaptiveConfig{Rand: rnd}))
 			history(a, t0, 100, 30)
 			rnd.v = tt.draw
 			var got bool
@@ -146,7 +145,7 @@ func TestAdaptiveDraws(t *testing.T) {
 
 func TestAdaptiveNoDrawWhenHealthy(t *testing.T) {
 	rnd := &fixedRand{v: 0}
-	a := NewAdaptive(AdaptiveConfig{Rand: rnd})
+	a := Must(NewAdaptive(AdaptiveConfig{Rand: rnd}))
 	for i := range 1000 {
 		if !a.AdmitAt(t0) {
 			t.Fatalf("attempt %d refused with every attempt accepted", i)
@@ -162,7 +161,7 @@ func TestAdaptiveNoDrawWhenHealthy(t *testing.T) {
 // everything, the throttle refuses most attempts locally, and once the
 // window has forgotten the outage it sends everything again.
 func TestAdaptiveOverloadAndRecovery(t *testing.T) {
-	a := NewAdaptive(AdaptiveConfig{Rand: rand.New(rand.NewPCG(1, 2))})
+	a := Must(NewAdaptive(AdaptiveConfig{Rand: rand.New(rand.NewPCG(1, 2))}))
 	sent := 0
 	for i := range 1000 {
 		now := at(time.Duration(i) * 10 * time.Millisecond)
@@ -199,7 +198,7 @@ func TestAdaptiveWindow(t *testing.T) {
 		{time.Nanosecond, 10, 0},
 	}
 	for _, tt := range tests {
-		a := NewAdaptive(AdaptiveConfig{Window: tt.window})
+		a := Must(NewAdaptive(AdaptiveConfig{Window: tt.window}))
 		history(a, t0, 100, 100)
 		if got := a.StateAt(at(tt.after)).Requests; got != tt.counts {
 			t.Errorf("Window %v: requests %v later = %d, want %d", tt.window, tt.after, got, tt.counts)
@@ -209,10 +208,10 @@ func TestAdaptiveWindow(t *testing.T) {
 
 func TestAdaptiveProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
-		a := NewAdaptive(AdaptiveConfig{
+		a := Must(NewAdaptive(AdaptiveConfig{
 			K:    rapid.Float64Range(0.5, 5).Draw(t, "k"),
 			Rand: rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0)),
-		})
+		}))
 		now := t0
 		n := rapid.IntRange(1, 1000).Draw(t, "steps")
 		for i := range n {

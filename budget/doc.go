@@ -37,8 +37,12 @@
 // Every budget's zero value is ready to use with its published defaults, and
 // each has a Config struct whose zero fields mean those defaults; where zero
 // is itself a meaningful setting (a cost, a share, a reserve), a negative
-// value asks for zero. Every budget is safe for concurrent use, and has a
-// State method returning a snapshot for tests and metrics.
+// value asks for zero. The constructors (NewTokenBucket, NewRatio, NewQuota,
+// NewAdaptive) return an error for a field out of range, a *[ConfigError]
+// wrapping [ErrConfig] that names the field, and never panic; [Must] turns
+// the error into a panic where the configuration is a literal. Every
+// budget is safe for concurrent use, and has a State method returning a
+// snapshot for tests and metrics.
 //
 // # Usage
 //

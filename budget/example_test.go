@@ -1,6 +1,7 @@
 package budget_test
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -32,7 +33,7 @@ func ExampleTokenBucket() {
 // reserve of 10 a second (Finagle's defaults).
 func ExampleRatio() {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := budget.NewRatio(budget.RatioConfig{MinRetriesPerSec: -1}) // no reserve, to show the share
+	r := budget.Must(budget.NewRatio(budget.RatioConfig{MinRetriesPerSec: -1})) // no reserve, to show the share
 
 	for range 10 {
 		r.AdmitAt(start) // each call's first attempt deposits 0.2 of a retry
@@ -73,7 +74,7 @@ func ExampleQuota() {
 	}
 	fmt.Println("retries until exhausted:", n)
 
-	fmt.Println("retries a 2026-rules quota pays for:", 500/budget.Quota2026.RetryCost)
+	fmt.Println("retries a 2026-rules quota pays for:", 500/budget.Quota2026().RetryCost)
 	// Output:
 	// after two retries: 485
 	// after the timeout retry succeeded: 495
@@ -87,7 +88,7 @@ func ExampleQuota() {
 // throttling).
 func ExampleAdaptive() {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	a := budget.NewAdaptive(budget.AdaptiveConfig{Rand: rand.New(rand.NewPCG(1, 1))})
+	a := budget.Must(budget.NewAdaptive(budget.AdaptiveConfig{Rand: rand.New(rand.NewPCG(1, 1))}))
 
 	// 100 attempts, of which the backend accepted 30.
 	for i := range 100 {
@@ -109,7 +110,7 @@ func ExampleAdaptive() {
 // tokens, and retries stop once the balance is down to half of them. Each
 // success puts back half a token.
 func ExampleNewTokenBucket() {
-	b := budget.NewTokenBucket(budget.TokenBucketConfig{MaxTokens: 4, TokenRatio: 0.5})
+	b := budget.Must(budget.NewTokenBucket(budget.TokenBucketConfig{MaxTokens: 4, TokenRatio: 0.5}))
 	b.Record(budget.Outcome{Attempt: 1, Result: budget.Failure})
 	fmt.Println(b.State().Tokens, b.Retry(budget.CauseError))
 	b.Record(budget.Outcome{Attempt: 1, Result: budget.Failure})
@@ -127,7 +128,7 @@ func ExampleNewTokenBucket() {
 // before the quota runs dry.
 func ExampleNewQuota() {
 	for _, cause := range []budget.Cause{budget.CauseError, budget.CauseThrottle} {
-		q := budget.NewQuota(budget.Quota2026)
+		q := budget.Must(budget.NewQuota(budget.Quota2026()))
 		n := 0
 		for q.Retry(cause) {
 			n++
@@ -144,7 +145,7 @@ func ExampleNewQuota() {
 // second over 5 s, so 10, which come back once the TTL has passed.
 func ExampleNewRatio() {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	r := budget.NewRatio(budget.RatioConfig{TTL: 5 * time.Second, MinRetriesPerSec: 2, Percent: -1})
+	r := budget.Must(budget.NewRatio(budget.RatioConfig{TTL: 5 * time.Second, MinRetriesPerSec: 2, Percent: -1}))
 	granted := 0
 	for r.RetryAt(start, budget.CauseError) {
 		granted++
@@ -162,7 +163,7 @@ func ExampleNewRatio() {
 func ExampleNewAdaptive() {
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, k := range []float64{2, 1.1} {
-		a := budget.NewAdaptive(budget.AdaptiveConfig{K: k, Rand: rand.New(rand.NewPCG(1, 1))})
+		a := budget.Must(budget.NewAdaptive(budget.AdaptiveConfig{K: k, Rand: rand.New(rand.NewPCG(1, 1))}))
 		for i := range 100 {
 			a.AdmitAt(start)
 			r := budget.Overload
@@ -176,4 +177,17 @@ func ExampleNewAdaptive() {
 	// Output:
 	// K=2: reject 0.40
 	// K=1.1: reject 0.66
+}
+
+// The constructors refuse a configuration out of range with a *ConfigError
+// naming the field. A configuration read at run time is checked this way;
+// Must is for literals.
+func ExampleNewTokenBucket_error() {
+	_, err := budget.NewTokenBucket(budget.TokenBucketConfig{MaxTokens: 5000})
+	var ce *budget.ConfigError
+	fmt.Println(errors.Is(err, budget.ErrConfig), errors.As(err, &ce) && ce.Field == "TokenBucketConfig.MaxTokens")
+	fmt.Println(err)
+	// Output:
+	// true true
+	// budget: invalid configuration: TokenBucketConfig.MaxTokens = 5000: want 0 (the default) to 1000
 }

@@ -25,7 +25,8 @@ const (
 
 // QuotaConfig configures a [Quota]. A zero field means its default; a
 // negative field means zero (a zero cost makes that kind of retry free, a
-// zero capacity refuses every retry that costs anything).
+// zero capacity refuses every retry that costs anything). NewQuota refuses
+// a field above 2^40, so that no sum of charges can overflow.
 type QuotaConfig struct {
 	// Capacity is the most the quota holds, and what it starts with.
 	// Zero means [DefaultQuotaCapacity].
@@ -44,18 +45,22 @@ type QuotaConfig struct {
 	NoRetryIncrement int
 }
 
-// Quota2026 is the retry quota of the AWS SDKs' standard mode after the 2026
-// update (opt-in with AWS_NEW_RETRIES_2026=true, announced to become the
-// default no sooner than November 2026; aws-sdk-go-v2 pull request 3400 and
-// issue 3416): a transient retry costs 14 and timeouts are "no longer treated
-// differently from other transient errors", so TimeoutCost is 14 too; a
-// retry after a throttling error gets the discounted cost of 5.
-var Quota2026 = QuotaConfig{
-	Capacity:         500,
-	RetryCost:        14,
-	TimeoutCost:      14,
-	ThrottleCost:     5,
-	NoRetryIncrement: 1,
+// Quota2026 returns the retry quota of the AWS SDKs' standard mode after
+// the 2026 update (opt-in with AWS_NEW_RETRIES_2026=true, announced to
+// become the default no sooner than November 2026; aws-sdk-go-v2 pull
+// request 3400 and issue 3416): a transient retry costs 14 and timeouts are
+// "no longer treated differently from other transient errors", so
+// TimeoutCost is 14 too; a retry after a throttling error gets the
+// discounted cost of 5. It is a function, not a variable, so no caller can
+// change what another gets.
+func Quota2026() QuotaConfig {
+	return QuotaConfig{
+		Capacity:         500,
+		RetryCost:        14,
+		TimeoutCost:      14,
+		ThrottleCost:     5,
+		NoRetryIncrement: 1,
+	}
 }
 
 // Quota is the retry quota of the AWS SDKs' "standard" retry mode: a bucket
@@ -95,8 +100,25 @@ type Quota struct {
 	noRetryIncrement int64
 }
 
-// NewQuota returns a full [Quota] configured by c.
-func NewQuota(c QuotaConfig) *Quota {
+// maxQuota bounds every field of QuotaConfig: concurrent charges of up to
+// 2^40 each cannot overflow the int64 deficit.
+const maxQuota = 1 << 40
+
+// NewQuota returns a full [Quota] configured by c; zero fields mean their
+// defaults, negative ones zero. It refuses, with a *[ConfigError] wrapping
+// [ErrConfig], any field above 2^40.
+func NewQuota(c QuotaConfig) (*Quota, error) {
+	for _, f := range [...]struct {
+		name string
+		v    int
+	}{
+		{"Capacity", c.Capacity}, {"RetryCost", c.RetryCost}, {"TimeoutCost", c.TimeoutCost},
+		{"ThrottleCost", c.ThrottleCost}, {"NoRetryIncrement", c.NoRetryIncrement},
+	} {
+		if int64(f.v) > maxQuota {
+			return nil, invalid("QuotaConfig."+f.name, f.v, "at most 2^40 (0 is the default, a negative value zero)")
+		}
+	}
 	return &Quota{
 		configured:       true,
 		capacity:         orDefault(c.Capacity, DefaultQuotaCapacity),
@@ -104,7 +126,7 @@ func NewQuota(c QuotaConfig) *Quota {
 		timeoutCost:      orDefault(c.TimeoutCost, DefaultTimeoutCost),
 		throttleCost:     orDefault(c.ThrottleCost, DefaultThrottleCost),
 		noRetryIncrement: orDefault(c.NoRetryIncrement, DefaultNoRetryIncrement),
-	}
+	}, nil
 }
 
 // orDefault maps zero to def and a negative value to zero.

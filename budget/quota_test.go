@@ -11,8 +11,8 @@ import (
 func TestQuotaDefaults(t *testing.T) {
 	for name, q := range map[string]*Quota{
 		"zero value":  new(Quota),
-		"zero config": NewQuota(QuotaConfig{}),
-		"explicit":    NewQuota(QuotaConfig{Capacity: 500, RetryCost: 5, TimeoutCost: 10, NoRetryIncrement: 1}),
+		"zero config": Must(NewQuota(QuotaConfig{})),
+		"explicit":    Must(NewQuota(QuotaConfig{Capacity: 500, RetryCost: 5, TimeoutCost: 10, NoRetryIncrement: 1})),
 	} {
 		if got, want := q.State(), (QuotaState{Available: 500, Capacity: 500}); got != want {
 			t.Errorf("%s: State() = %+v, want %+v", name, got, want)
@@ -49,15 +49,15 @@ func TestQuotaCosts(t *testing.T) {
 		{"timeout with 10 left", QuotaConfig{}, 98, CauseTimeout, 1, 0},
 		{"timeout with 5 left", QuotaConfig{}, 99, CauseTimeout, 0, 5},
 		{"ordinary with 5 left", QuotaConfig{}, 99, CauseError, 1, 0},
-		{"2026 ordinary", Quota2026, 0, CauseError, 35, 10}, // 35·14 = 490
-		{"2026 timeouts", Quota2026, 0, CauseTimeout, 35, 10},
-		{"2026 throttling", Quota2026, 0, CauseThrottle, 100, 0}, // 100·5 = 500
+		{"2026 ordinary", Quota2026(), 0, CauseError, 35, 10}, // 35·14 = 490
+		{"2026 timeouts", Quota2026(), 0, CauseTimeout, 35, 10},
+		{"2026 throttling", Quota2026(), 0, CauseThrottle, 100, 0}, // 100·5 = 500
 		{"odd capacity", QuotaConfig{Capacity: 12}, 0, CauseError, 2, 2},
 		{"zero capacity", QuotaConfig{Capacity: -1}, 0, CauseError, 0, 0},
 		{"free timeouts", QuotaConfig{TimeoutCost: -1}, 0, CauseTimeout, -1, 500},
 	}
 	for _, tt := range tests {
-		q := NewQuota(tt.cfg)
+		q := Must(NewQuota(tt.cfg))
 		for range tt.before {
 			if !q.RetryAt(t0, CauseError) {
 				t.Fatalf("%s: setup retry refused", tt.name)
@@ -166,7 +166,7 @@ func TestQuotaProperty(t *testing.T) {
 			ThrottleCost:     rapid.IntRange(1, 50).Draw(t, "throttleCost"),
 			NoRetryIncrement: rapid.IntRange(1, 5).Draw(t, "noRetryIncrement"),
 		}
-		q := NewQuota(c)
+		q := Must(NewQuota(c))
 		causes := rapid.SampledFrom([]Cause{CauseError, CauseTimeout, CauseThrottle})
 		m := quotaModel{c.Capacity, c.Capacity, c.RetryCost, c.TimeoutCost, c.ThrottleCost, c.NoRetryIncrement}
 		n := rapid.IntRange(0, 2000).Draw(t, "steps")

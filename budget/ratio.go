@@ -36,18 +36,20 @@ const maxReserve = 1 << 40
 // MinRetriesPerSec and Percent, a negative value means zero.
 type RatioConfig struct {
 	// TTL is how long a request's deposit, and a retry's withdrawal, counts
-	// (Finagle ttl). Zero or less means [DefaultRatioTTL].
+	// (Finagle ttl). Zero means [DefaultRatioTTL]; NewRatio refuses a
+	// negative value.
 	TTL time.Duration
 	// MinRetriesPerSec sets the reserve: MinRetriesPerSec·TTL retries, in
 	// whole retries rounded down, that are allowed in any TTL with no
 	// requests at all (Finagle minRetriesPerSec). Zero means
-	// [DefaultMinRetriesPerSec]; negative means no reserve.
+	// [DefaultMinRetriesPerSec]; negative means no reserve. NewRatio refuses
+	// a reserve above 2^40 retries.
 	MinRetriesPerSec int
 	// Percent is the share of requests that may be retried on top of the
 	// reserve (Finagle percentCanRetry): 0.2 allows one retry per five
 	// requests. Zero means [DefaultPercent]; negative means none, so only the
-	// reserve may be retried. It is rounded to six decimal places, and
-	// values above 1000 (Finagle's bound) mean 1000.
+	// reserve may be retried. It is rounded to six decimal places. NewRatio
+	// refuses NaN and values above 1000 (Finagle's bound).
 	Percent float64
 }
 
@@ -103,10 +105,19 @@ type Ratio struct {
 	w       window        // a: requests, b: retries
 }
 
-// NewRatio returns an empty [Ratio] configured by c.
-func NewRatio(c RatioConfig) *Ratio {
+// NewRatio returns an empty [Ratio] configured by c; zero fields mean their
+// defaults. It refuses, with a *[ConfigError] wrapping [ErrConfig]:
+//
+//   - TTL below 0;
+//   - MinRetriesPerSec whose reserve, MinRetriesPerSec·TTL, is above 2^40
+//     retries (a negative value is valid: no reserve);
+//   - Percent above 1000, or NaN (a negative value is valid: none).
+func NewRatio(c RatioConfig) (*Ratio, error) {
+	if c.TTL < 0 {
+		return nil, invalid("RatioConfig.TTL", c.TTL, "0 (the default) or more")
+	}
 	ttl := c.TTL
-	if ttl <= 0 {
+	if ttl == 0 {
 		ttl = DefaultRatioTTL
 	}
 	var reserve int64
@@ -114,22 +125,27 @@ func NewRatio(c RatioConfig) *Ratio {
 	case c.MinRetriesPerSec == 0:
 		reserve = reserveOf(DefaultMinRetriesPerSec, ttl)
 	case c.MinRetriesPerSec > 0:
-		reserve = reserveOf(c.MinRetriesPerSec, ttl)
+		r := math.Floor(float64(c.MinRetriesPerSec) * ttl.Seconds())
+		if r > maxReserve {
+			return nil, invalid("RatioConfig.MinRetriesPerSec", c.MinRetriesPerSec, "a reserve, MinRetriesPerSec·TTL, of at most 2^40 retries")
+		}
+		reserve = int64(r) * retryUnits
 	}
 	var deposit int64
 	switch {
+	case !(c.Percent <= maxPercent): // true for NaN
+		return nil, invalid("RatioConfig.Percent", c.Percent, "at most 1000 (0 is the default, a negative share none)")
 	case c.Percent == 0:
 		deposit = DefaultPercent * retryUnits
-	case c.Percent > 0: // false for NaN
-		deposit = int64(math.Round(min(c.Percent, maxPercent) * retryUnits))
+	case c.Percent > 0:
+		deposit = int64(math.Round(c.Percent * retryUnits))
 	}
-	return &Ratio{width: sliceWidth(ttl), reserve: reserve, deposit: deposit}
+	return &Ratio{width: sliceWidth(ttl), reserve: reserve, deposit: deposit}, nil
 }
 
 // reserveOf is perSec·ttl whole retries, in retryUnits.
 func reserveOf(perSec int, ttl time.Duration) int64 {
-	r := math.Floor(float64(perSec) * ttl.Seconds())
-	return int64(min(r, maxReserve)) * retryUnits
+	return int64(math.Floor(float64(perSec)*ttl.Seconds())) * retryUnits
 }
 
 // params returns the slice width, the reserve and the deposit per request.

@@ -12,8 +12,8 @@ import (
 func TestRatioDefaults(t *testing.T) {
 	for name, r := range map[string]*Ratio{
 		"zero value":  new(Ratio),
-		"zero config": NewRatio(RatioConfig{}),
-		"explicit":    NewRatio(RatioConfig{TTL: 10 * time.Second, MinRetriesPerSec: 10, Percent: 0.2}),
+		"zero config": Must(NewRatio(RatioConfig{})),
+		"explicit":    Must(NewRatio(RatioConfig{TTL: 10 * time.Second, MinRetriesPerSec: 10, Percent: 0.2})),
 	} {
 		if got, want := r.StateAt(t0), (RatioState{Balance: 100, Reserve: 100}); got != want {
 			t.Errorf("%s: StateAt(t0) = %+v, want %+v", name, got, want)
@@ -98,7 +98,7 @@ func TestRatioPercent(t *testing.T) {
 		{-1, 1000, 0},
 	}
 	for _, tt := range tests {
-		r := NewRatio(RatioConfig{MinRetriesPerSec: -1, Percent: tt.percent})
+		r := Must(NewRatio(RatioConfig{MinRetriesPerSec: -1, Percent: tt.percent}))
 		for range tt.requests {
 			r.AdmitAt(t0)
 		}
@@ -107,7 +107,7 @@ func TestRatioPercent(t *testing.T) {
 		}
 	}
 
-	r := NewRatio(RatioConfig{MinRetriesPerSec: -1})
+	r := Must(NewRatio(RatioConfig{MinRetriesPerSec: -1}))
 	for range 50 {
 		r.AdmitAt(t0)
 	}
@@ -126,19 +126,19 @@ func TestRatioConfig(t *testing.T) {
 	}{
 		{RatioConfig{TTL: 1500 * time.Millisecond}, 15},
 		{RatioConfig{TTL: time.Minute, MinRetriesPerSec: 3}, 180},
-		{RatioConfig{TTL: -time.Second}, 100},
 		{RatioConfig{TTL: time.Nanosecond}, 0},
 		{RatioConfig{MinRetriesPerSec: -5}, 0},
-		{RatioConfig{TTL: math.MaxInt64, MinRetriesPerSec: math.MaxInt}, maxReserve},
+		{RatioConfig{TTL: 1 << 12 * time.Second, MinRetriesPerSec: 1 << 28}, maxReserve},
+		{RatioConfig{Percent: math.Inf(-1)}, 100},
 	}
 	for _, tt := range tests {
-		r := NewRatio(tt.cfg)
+		r := Must(NewRatio(tt.cfg))
 		if got := r.StateAt(t0).Reserve; got != tt.reserve {
-			t.Errorf("NewRatio(%+v): reserve = %d, want %d", tt.cfg, got, tt.reserve)
+			t.Errorf("Must(NewRatio(%+v)): reserve = %d, want %d", tt.cfg, got, tt.reserve)
 		}
 	}
 
-	r := NewRatio(RatioConfig{MinRetriesPerSec: -1, Percent: -1})
+	r := Must(NewRatio(RatioConfig{MinRetriesPerSec: -1, Percent: -1}))
 	for range 100 {
 		r.AdmitAt(t0)
 	}
@@ -185,7 +185,7 @@ func TestRatioProperty(t *testing.T) {
 		ttl := time.Duration(rapid.IntRange(1, 20).Draw(t, "ttlSeconds")) * time.Second
 		minRetries := rapid.IntRange(-1, 5).Draw(t, "minRetriesPerSec")
 		percent := rapid.SampledFrom([]float64{-1, 0.05, 0.2, 0.333333, 0.5, 0.7, 1, 3}).Draw(t, "percent")
-		r := NewRatio(RatioConfig{TTL: ttl, MinRetriesPerSec: minRetries, Percent: percent})
+		r := Must(NewRatio(RatioConfig{TTL: ttl, MinRetriesPerSec: minRetries, Percent: percent}))
 		_, reserve, deposit := r.params()
 
 		type event struct {
@@ -302,7 +302,7 @@ func BenchmarkRatio(b *testing.B) {
 	// Five requests and a retry: the default Percent pays for it exactly.
 	b.Run("admit5-retry", func(b *testing.B) {
 		b.ReportAllocs()
-		r := NewRatio(RatioConfig{MinRetriesPerSec: -1})
+		r := Must(NewRatio(RatioConfig{MinRetriesPerSec: -1}))
 		for b.Loop() {
 			for range 5 {
 				r.AdmitAt(t0)
@@ -343,7 +343,7 @@ func TestRatioFarApart(t *testing.T) {
 		{"beyond, then before", time.Unix(1<<62, 0), time.Unix(-1<<62, 0)},
 	}
 	for _, tt := range tests {
-		r := NewRatio(RatioConfig{TTL: 10 * time.Nanosecond, MinRetriesPerSec: -1, Percent: 1})
+		r := Must(NewRatio(RatioConfig{TTL: 10 * time.Nanosecond, MinRetriesPerSec: -1, Percent: 1}))
 		r.AdmitAt(tt.first)
 		r.AdmitAt(tt.first)
 		if got := r.StateAt(tt.first).Requests; got != 2 {

@@ -33,13 +33,15 @@ const milli = 1000
 // means its default.
 type TokenBucketConfig struct {
 	// MaxTokens is the capacity of the bucket and its starting balance
-	// (A6 maxTokens). Zero or less means [DefaultMaxTokens]; values above
-	// 1000 mean 1000, the upper bound grpc-go enforces. It is kept to three
-	// decimal places.
+	// (A6 maxTokens). Zero means [DefaultMaxTokens]. It is kept to three
+	// decimal places, and is at least 0.001. NewTokenBucket refuses a
+	// negative value, NaN, and one above 1000, the bound grpc-go enforces.
 	MaxTokens float64
 	// TokenRatio is what each successful attempt puts back (A6 tokenRatio).
-	// Zero or less means [DefaultTokenRatio]. It is rounded to three decimal
-	// places, as A6 specifies, and is at least 0.001.
+	// Zero means [DefaultTokenRatio]. It is rounded to three decimal places,
+	// as A6 specifies, and is at least 0.001; values above 1000 mean 1000
+	// (a success refills the largest bucket). NewTokenBucket refuses a
+	// negative value, NaN and +Inf.
 	TokenRatio float64
 }
 
@@ -81,19 +83,28 @@ type TokenBucket struct {
 	ratioMilli int64
 }
 
-// NewTokenBucket returns a full [TokenBucket] configured by c.
-func NewTokenBucket(c TokenBucketConfig) *TokenBucket {
+// NewTokenBucket returns a full [TokenBucket] configured by c; zero fields
+// mean their defaults. It refuses, with a *[ConfigError] wrapping
+// [ErrConfig]:
+//
+//   - MaxTokens below 0, above 1000, or NaN;
+//   - TokenRatio below 0, +Inf, or NaN.
+func NewTokenBucket(c TokenBucketConfig) (*TokenBucket, error) {
+	switch {
+	case !(c.MaxTokens >= 0 && c.MaxTokens <= maxMaxTokens): // true for NaN
+		return nil, invalid("TokenBucketConfig.MaxTokens", c.MaxTokens, "0 (the default) to 1000")
+	case !(c.TokenRatio >= 0) || math.IsInf(c.TokenRatio, 1):
+		return nil, invalid("TokenBucketConfig.TokenRatio", c.TokenRatio, "0 (the default) or a finite number above it")
+	}
 	m := DefaultMaxTokens * milli
-	if c.MaxTokens > 0 { // false for NaN
-		m = int(math.Round(min(c.MaxTokens, maxMaxTokens) * milli))
-		m = max(m, 1)
+	if c.MaxTokens > 0 {
+		m = max(int(math.Round(c.MaxTokens*milli)), 1)
 	}
 	r := int(DefaultTokenRatio * milli)
 	if c.TokenRatio > 0 {
-		r = int(math.Round(min(c.TokenRatio, maxMaxTokens) * milli))
-		r = max(r, 1)
+		r = max(int(math.Round(min(c.TokenRatio, maxMaxTokens)*milli)), 1)
 	}
-	return &TokenBucket{maxMilli: int64(m), ratioMilli: int64(r)}
+	return &TokenBucket{maxMilli: int64(m), ratioMilli: int64(r)}, nil
 }
 
 // limits returns the capacity and the refill per success, in milli-tokens.

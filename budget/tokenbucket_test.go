@@ -11,10 +11,8 @@ import (
 func TestTokenBucketDefaults(t *testing.T) {
 	for name, b := range map[string]*TokenBucket{
 		"zero value":  new(TokenBucket),
-		"zero config": NewTokenBucket(TokenBucketConfig{}),
-		"explicit A6": NewTokenBucket(TokenBucketConfig{MaxTokens: 10, TokenRatio: 0.1}),
-		"negative":    NewTokenBucket(TokenBucketConfig{MaxTokens: -1, TokenRatio: -1}),
-		"NaN":         NewTokenBucket(TokenBucketConfig{MaxTokens: math.NaN(), TokenRatio: math.NaN()}),
+		"zero config": Must(NewTokenBucket(TokenBucketConfig{})),
+		"explicit A6": Must(NewTokenBucket(TokenBucketConfig{MaxTokens: 10, TokenRatio: 0.1})),
 	} {
 		got := b.State()
 		want := TokenBucketState{Tokens: 10, MaxTokens: 10, TokenRatio: 0.1, RetryAllowed: true}
@@ -30,19 +28,19 @@ func TestTokenBucketConfigLimits(t *testing.T) {
 		max, ratio     float64
 		firstRetryFail int // failures after which a retry is first refused
 	}{
-		{TokenBucketConfig{MaxTokens: 2000}, 1000, 0.1, 500},
 		{TokenBucketConfig{MaxTokens: 1000}, 1000, 0.1, 500},
 		{TokenBucketConfig{MaxTokens: 3}, 3, 0.1, 2}, // 2 > 1.5, then 1 ≤ 1.5
 		{TokenBucketConfig{MaxTokens: 0.0001}, 0.001, 0.1, 1},
 		{TokenBucketConfig{TokenRatio: 0.0004}, 10, 0.001, 5},
 		{TokenBucketConfig{TokenRatio: 0.1234}, 10, 0.123, 5},
 		{TokenBucketConfig{TokenRatio: 5}, 10, 5, 5},
+		{TokenBucketConfig{TokenRatio: 5000}, 10, 1000, 5},
 	}
 	for _, tt := range tests {
-		b := NewTokenBucket(tt.cfg)
+		b := Must(NewTokenBucket(tt.cfg))
 		s := b.State()
 		if s.MaxTokens != tt.max || s.TokenRatio != tt.ratio || s.Tokens != tt.max {
-			t.Errorf("NewTokenBucket(%+v).State() = %+v, want MaxTokens=Tokens=%v TokenRatio=%v",
+			t.Errorf("Must(NewTokenBucket(%+v)).State() = %+v, want MaxTokens=Tokens=%v TokenRatio=%v",
 				tt.cfg, s, tt.max, tt.ratio)
 		}
 		n := 0
@@ -51,7 +49,7 @@ func TestTokenBucketConfigLimits(t *testing.T) {
 			n++
 		}
 		if n != tt.firstRetryFail {
-			t.Errorf("NewTokenBucket(%+v): retry refused after %d failures, want %d", tt.cfg, n, tt.firstRetryFail)
+			t.Errorf("Must(NewTokenBucket(%+v)): retry refused after %d failures, want %d", tt.cfg, n, tt.firstRetryFail)
 		}
 	}
 }
@@ -182,7 +180,7 @@ func TestTokenBucketProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		maxT := rapid.IntRange(1, 1000).Draw(t, "maxTokens")
 		ratio := rapid.IntRange(1, 2000).Draw(t, "ratioMilli")
-		b := NewTokenBucket(TokenBucketConfig{MaxTokens: float64(maxT), TokenRatio: float64(ratio) / 1000})
+		b := Must(NewTokenBucket(TokenBucketConfig{MaxTokens: float64(maxT), TokenRatio: float64(ratio) / 1000}))
 		m := tokenModel{tokens: int64(maxT) * 1000, max: int64(maxT) * 1000, ratio: int64(ratio)}
 		// Mostly failures, so that the bucket empties and refills.
 		pFail := rapid.IntRange(0, 100).Draw(t, "failurePercent")
