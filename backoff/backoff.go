@@ -196,8 +196,12 @@ type Proportional struct {
 	Max        time.Duration
 }
 
-// GRPC is gRPC's connection backoff: 1 s base, ×1.6, ±20 %, 120 s cap.
-var GRPC = Proportional{Base: time.Second, Multiplier: 1.6, Jitter: 0.2, Max: 120 * time.Second}
+// GRPC returns gRPC's connection backoff: 1 s base, ×1.6, ±20 %, 120 s cap
+// (grpc-go internal/backoff DefaultConfig). It is a function, not a
+// variable, so no caller can change the schedule another gets.
+func GRPC() Proportional {
+	return Proportional{Base: time.Second, Multiplier: 1.6, Jitter: 0.2, Max: 120 * time.Second}
+}
 
 // Delay implements Schedule.
 func (p Proportional) Delay(retry int, _ time.Duration, rnd Source) time.Duration {

@@ -48,9 +48,9 @@ func TestScheduleBounds(t *testing.T) {
 		{"decorrelated first", backoff.Decorrelated{Base: 100 * ms, Max: 10 * time.Second}, 1, 0, 100 * ms, 300 * ms, 200 * ms, 0.02, true},
 		{"decorrelated from prev", backoff.Decorrelated{Base: 100 * ms, Max: 10 * time.Second}, 5, time.Second, 100 * ms, 3 * time.Second, 1550 * ms, 0.02, true},
 		{"decorrelated capped", backoff.Decorrelated{Base: 100 * ms, Max: time.Second}, 5, 5 * time.Second, 100 * ms, time.Second, 550 * ms, 0.02, true},
-		{"proportional grpc r1", backoff.GRPC, 1, 0, 800 * ms, 1200 * ms, time.Second, 0.01, true},
-		{"proportional grpc r3", backoff.GRPC, 3, 0, 2048 * ms, 3072 * ms, 2560 * ms, 0.01, true},
-		{"proportional grpc at cap", backoff.GRPC, 40, 0, 96 * time.Second, 144 * time.Second, 120 * time.Second, 0.01, true},
+		{"proportional grpc r1", backoff.GRPC(), 1, 0, 800 * ms, 1200 * ms, time.Second, 0.01, true},
+		{"proportional grpc r3", backoff.GRPC(), 3, 0, 2048 * ms, 3072 * ms, 2560 * ms, 0.01, true},
+		{"proportional grpc at cap", backoff.GRPC(), 40, 0, 96 * time.Second, 144 * time.Second, 120 * time.Second, 0.01, true},
 		{"proportional half jitter", backoff.Proportional{Base: time.Second, Jitter: 0.5, Max: 8 * time.Second}, 2, 0, time.Second, 3 * time.Second, 2 * time.Second, 0.02, true},
 		{"constant", backoff.Constant(250 * ms), 7, 0, 250 * ms, 250 * ms, 250 * ms, 0, false},
 		{"none", backoff.None{}, 3, 0, 0, 0, 0, 0, false},
@@ -140,7 +140,7 @@ func BenchmarkDelay(b *testing.B) {
 	}{
 		{"full-jitter", backoff.FullJitter{Base: 100 * time.Millisecond, Max: 20 * time.Second}},
 		{"decorrelated", backoff.Decorrelated{Base: 100 * time.Millisecond, Max: 20 * time.Second}},
-		{"grpc", backoff.GRPC},
+		{"grpc", backoff.GRPC()},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.ReportAllocs()

@@ -86,7 +86,7 @@ func ExampleProportional() {
 	for retry := 1; retry <= 3; retry++ {
 		lo, hi := time.Hour, time.Duration(0)
 		for range 1000 {
-			d := backoff.GRPC.Delay(retry, 0, rnd)
+			d := backoff.GRPC().Delay(retry, 0, rnd)
 			lo, hi = min(lo, d), max(hi, d)
 		}
 		fmt.Printf("retry %d: between %v and %v\n", retry, lo.Round(100*time.Millisecond), hi.Round(100*time.Millisecond))
