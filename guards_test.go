@@ -28,7 +28,7 @@ var (
 // circuit and later calls fail fast without calling op; after the open
 // period a probe goes through and closes it.
 func TestBreakerInPolicy(t *testing.T) {
-	br := breaker.New(breaker.Settings{OpenDuration: 30 * time.Second})
+	br := breaker.Must(breaker.New(breaker.Settings{OpenDuration: 30 * time.Second}))
 	p := &recoil.Policy{Breaker: br, MaxAttempts: 1, Budget: recoil.NoBudget}
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	call := func(fail bool) error {
@@ -62,7 +62,7 @@ func TestBreakerInPolicy(t *testing.T) {
 // A permanent failure (a validator's 400) says the dependency is up: it
 // never trips the breaker.
 func TestPermanentDoesNotTripBreaker(t *testing.T) {
-	br := breaker.New(breaker.Settings{})
+	br := breaker.Must(breaker.New(breaker.Settings{}))
 	p := &recoil.Policy{Breaker: br}
 	for range 20 {
 		_ = recoil.Do(context.Background(), p, func(context.Context) error { return recoil.Permanent(errors.New("400")) })
@@ -78,7 +78,7 @@ func TestLimiterNotHeldDuringWait(t *testing.T) {
 }
 
 func limiterNotHeldDuringWait(t *testing.T) {
-	lim := limit.New(limit.Config{Capacity: 1})
+	lim := limit.Must(limit.New(limit.Config{Capacity: 1}))
 	p := &recoil.Policy{Limiter: lim, Backoff: backoff.Constant(time.Millisecond), Budget: recoil.NoBudget}
 	n := 0
 	err := recoil.Do(t.Context(), p, func(context.Context) error {

@@ -205,7 +205,7 @@ func Background() *Policy {
 		Backoff:         backoff.FullJitter{Base: time.Second, Max: time.Minute},
 		OverloadBackoff: backoff.FullJitter{Base: 5 * time.Second, Max: 5 * time.Minute},
 		MaxServerWait:   10 * time.Minute,
-		Budget:          budget.NewTokenBucket(budget.TokenBucketConfig{MaxTokens: 20, TokenRatio: 0.05}),
+		Budget:          budget.Must(budget.NewTokenBucket(budget.TokenBucketConfig{MaxTokens: 20, TokenRatio: 0.05})),
 	}
 }
 

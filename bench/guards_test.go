@@ -112,7 +112,7 @@ func BenchmarkBudget(b *testing.B) {
 	}{
 		{"recoil-tokenbucket", func() recoil.Budget { return &budget.TokenBucket{} }, nil},
 		{"recoil-ratio", func() recoil.Budget { return &budget.Ratio{} },
-			func() recoil.Budget { return budget.NewRatio(budget.RatioConfig{MinRetriesPerSec: 1 << 30}) }},
+			func() recoil.Budget { return budget.Must(budget.NewRatio(budget.RatioConfig{MinRetriesPerSec: 1 << 30})) }},
 		{"recoil-quota", func() recoil.Budget { return &budget.Quota{} }, nil},
 		{"recoil-adaptive", func() recoil.Budget { return &budget.Adaptive{} }, nil},
 	}
@@ -272,12 +272,12 @@ func BenchmarkBreaker(b *testing.B) {
 		b.Run(m.name, func(b *testing.B) {
 			b.Run("recoil", func(b *testing.B) {
 				// The zero Settings: five failures in a row trip it.
-				recoilBreaker(b, m.parallel, opaque[recoil.Breaker](breaker.New(breaker.Settings{})))
+				recoilBreaker(b, m.parallel, opaque[recoil.Breaker](breaker.Must(breaker.New(breaker.Settings{}))))
 			})
 			b.Run("recoil-rate", func(b *testing.B) {
 				// With a failure-rate window, which reads the clock and
 				// counts every outcome.
-				recoilBreaker(b, m.parallel, opaque[recoil.Breaker](breaker.New(breaker.Settings{FailureRate: 0.5})))
+				recoilBreaker(b, m.parallel, opaque[recoil.Breaker](breaker.Must(breaker.New(breaker.Settings{FailureRate: 0.5}))))
 			})
 			b.Run("failsafe-go", func(b *testing.B) {
 				// Count-based, five failures of the last five trip it.
@@ -434,13 +434,13 @@ func BenchmarkLimiter(b *testing.B) {
 	defer cancel()
 	group := func() groupKey {
 		// One key of a Group, with the whole capacity allowed to it.
-		return groupKey{limit.NewGroup(limit.GroupConfig{Capacity: capacity, PerKey: capacity}), "/v1/" + "messages"}
+		return groupKey{limit.Must(limit.NewGroup(limit.GroupConfig{Capacity: capacity, PerKey: capacity})), "/v1/" + "messages"}
 	}
 	for _, m := range modes {
 		b.Run(m.name, func(b *testing.B) {
 			b.Run("try", func(b *testing.B) {
 				b.Run("recoil", func(b *testing.B) {
-					tryRelease(b, m.parallel, opaque[tryLimiter](limit.New(limit.Config{Capacity: capacity})))
+					tryRelease(b, m.parallel, opaque[tryLimiter](limit.Must(limit.New(limit.Config{Capacity: capacity}))))
 				})
 				b.Run("recoil-group", func(b *testing.B) {
 					tryRelease(b, m.parallel, opaque[tryLimiter](group()))
@@ -457,7 +457,7 @@ func BenchmarkLimiter(b *testing.B) {
 			})
 			b.Run("ctx", func(b *testing.B) {
 				b.Run("recoil", func(b *testing.B) {
-					acquireRelease(b, m.parallel, ctx, opaque[recoil.Limiter](limit.New(limit.Config{Capacity: capacity})))
+					acquireRelease(b, m.parallel, ctx, opaque[recoil.Limiter](limit.Must(limit.New(limit.Config{Capacity: capacity}))))
 				})
 				b.Run("recoil-group", func(b *testing.B) {
 					acquireRelease(b, m.parallel, ctx, opaque[recoil.Limiter](group()))

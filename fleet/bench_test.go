@@ -58,7 +58,7 @@ func BenchmarkBudget(b *testing.B) {
 	ra := mustBudget(b, cs[0], BudgetConfig{Name: "ratio", Ratio: &budget.RatioConfig{}})
 	ra.AdmitAt(time.Time{})
 	var local budget.TokenBucket
-	localRatio := budget.NewRatio(budget.RatioConfig{})
+	localRatio := budget.Must(budget.NewRatio(budget.RatioConfig{}))
 	ok := budget.Outcome{Attempt: 1, Result: budget.Success}
 	for _, bc := range []struct {
 		name string

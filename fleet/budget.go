@@ -124,6 +124,13 @@ func (c *Client) Budget(b BudgetConfig) (*Budget, error) {
 	if b.Refresh <= 0 {
 		b.Refresh = DefaultRefresh
 	}
+	if b.Ratio != nil {
+		// The shared Ratio refuses what budget.NewRatio refuses, so that
+		// the local Ratio built from it below cannot be refused.
+		if _, err := budget.NewRatio(*b.Ratio); err != nil {
+			return nil, fmt.Errorf("fleet: budget %q: %w", b.Name, err)
+		}
+	}
 	bu := &Budget{c: c, key: c.key(b.Name, "budget"), refresh: b.Refresh, gate: newGate()}
 	if b.Ratio != nil {
 		bu.initRatio(*b.Ratio, b.Lease)
@@ -150,7 +157,8 @@ func (b *Budget) initBucket(tc budget.TokenBucketConfig, leaseTokens int64) {
 		b.leaseMilli = max(int64(b.c.cfg.LeaseShare*float64(b.maxMilli)), milli)
 	}
 	share := float64(b.maxMilli) / milli / float64(b.c.cfg.Replicas)
-	b.localBucket = budget.NewTokenBucket(budget.TokenBucketConfig{MaxTokens: share, TokenRatio: float64(b.ratioMilli) / milli})
+	// A local bucket holds at most the 1000 tokens of gRPC's bound.
+	b.localBucket = budget.Must(budget.NewTokenBucket(budget.TokenBucketConfig{MaxTokens: min(share, 1000), TokenRatio: float64(b.ratioMilli) / milli}))
 }
 
 func (b *Budget) initRatio(rc budget.RatioConfig, leaseRetries int64) {
@@ -187,7 +195,7 @@ func (b *Budget) initRatio(rc budget.RatioConfig, leaseRetries int64) {
 	if localPercent == 0 {
 		localPercent = -1
 	}
-	b.localRatio = budget.NewRatio(budget.RatioConfig{TTL: ttl, MinRetriesPerSec: localPerSec, Percent: localPercent})
+	b.localRatio = budget.Must(budget.NewRatio(budget.RatioConfig{TTL: ttl, MinRetriesPerSec: localPerSec, Percent: localPercent}))
 }
 
 // AdmitAt reports whether a call's first attempt may go: always, as in

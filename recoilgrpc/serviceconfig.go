@@ -323,5 +323,7 @@ func tokenBucket(t *retryThrottling) (*budget.TokenBucket, error) {
 	case !(*t.TokenRatio > 0) || math.IsInf(*t.TokenRatio, 0):
 		return nil, &ServiceConfigError{Path: path + ".tokenRatio", Msg: strconv.FormatFloat(*t.TokenRatio, 'g', -1, 64) + ", want a number above 0"}
 	}
-	return budget.NewTokenBucket(budget.TokenBucketConfig{MaxTokens: *t.MaxTokens, TokenRatio: *t.TokenRatio}), nil
+	// Checked above as grpc-go checks it, which budget.NewTokenBucket also
+	// accepts.
+	return budget.Must(budget.NewTokenBucket(budget.TokenBucketConfig{MaxTokens: *t.MaxTokens, TokenRatio: *t.TokenRatio})), nil
 }

@@ -483,7 +483,7 @@ func TestTransportHonoursPolicy(t *testing.T) {
 			}
 			base := &fakeBase{script: []func(*http.Request) (*http.Response, error){slow}}
 			p := fast()
-			p.Limiter = limit.New(limit.Config{Capacity: 1, MaxQueue: 10})
+			p.Limiter = limit.Must(limit.New(limit.Config{Capacity: 1, MaxQueue: 10}))
 			tr := &recoilhttp.Transport{Base: base, Policy: p}
 			var wg sync.WaitGroup
 			for range 5 {

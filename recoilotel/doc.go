@@ -28,7 +28,7 @@
 //	if err != nil {
 //		return err
 //	}
-//	p := &recoil.Policy{Breaker: breaker.New(breaker.Settings{OnStateChange: obs.BreakerHook()})}
+//	p := &recoil.Policy{Breaker: breaker.Must(breaker.New(breaker.Settings{OnStateChange: obs.BreakerHook()}))}
 //	obs.Instrument(p) // metrics, and wait events on the caller's span
 //
 //	client := &http.Client{Transport: recoilotel.NewTransport(&recoilhttp.Transport{Policy: p})}

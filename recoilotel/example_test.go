@@ -131,7 +131,7 @@ func ExampleObserver_BreakerHook() {
 	reader := sdkmetric.NewManualReader()
 	m, _ := recoilotel.NewMetrics(recoilotel.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
 	obs, _ := m.Policy("search")
-	b := breaker.New(breaker.Settings{ConsecutiveFailures: 1, OnStateChange: obs.BreakerHook()})
+	b := breaker.Must(breaker.New(breaker.Settings{ConsecutiveFailures: 1, OnStateChange: obs.BreakerHook()}))
 	p := &recoil.Policy{MaxAttempts: 1, Breaker: b}
 	obs.Instrument(p)
 

@@ -19,8 +19,8 @@
 //		return err
 //	}
 //	p := &recoil.Policy{
-//		Breaker: breaker.New(breaker.Settings{OnStateChange: obs.BreakerHook()}),
-//		Limiter: limit.New(limit.Config{Capacity: 24, MaxQueue: 48}),
+//		Breaker: breaker.Must(breaker.New(breaker.Settings{OnStateChange: obs.BreakerHook()})),
+//		Limiter: limit.Must(limit.New(limit.Config{Capacity: 24, MaxQueue: 48})),
 //	}
 //	obs.Instrument(p) // Observe, OnAttempt, and the limiter's queue wait
 //

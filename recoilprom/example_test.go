@@ -88,7 +88,7 @@ func ExampleObserver_BreakerHook() {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m)
 	obs, _ := m.Policy("search")
-	b := breaker.New(breaker.Settings{ConsecutiveFailures: 1, OnStateChange: obs.BreakerHook()})
+	b := breaker.Must(breaker.New(breaker.Settings{ConsecutiveFailures: 1, OnStateChange: obs.BreakerHook()}))
 	p := &recoil.Policy{MaxAttempts: 1, Breaker: b}
 	obs.Instrument(p)
 
@@ -108,7 +108,7 @@ func ExampleObserver_Instrument() {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m)
 	obs, _ := m.Policy("db")
-	lim := limit.New(limit.Config{Capacity: 1, MaxQueue: 1})
+	lim := limit.Must(limit.New(limit.Config{Capacity: 1, MaxQueue: 1}))
 	p := &recoil.Policy{Limiter: lim}
 	obs.Instrument(p) // p.Limiter is now obs.Limiter(lim)
 

@@ -262,7 +262,7 @@ func (refuseRetries) RecordAt(time.Time, budget.Outcome)   {}
 
 // openBreaker returns a breaker already open for a minute.
 func openBreaker() *breaker.Breaker {
-	b := breaker.New(breaker.Settings{ConsecutiveFailures: 1, OpenDuration: time.Hour})
+	b := breaker.Must(breaker.New(breaker.Settings{ConsecutiveFailures: 1, OpenDuration: time.Hour}))
 	b.AllowAt(time.Time{})
 	b.RecordAt(time.Time{}, breaker.Failure)
 	return b
@@ -270,7 +270,7 @@ func openBreaker() *breaker.Breaker {
 
 // fullLimiter returns a limiter whose one slot is held for good.
 func fullLimiter(c limit.Config) *limit.Limiter {
-	l := limit.New(c)
+	l := limit.Must(limit.New(c))
 	if !l.TryAcquire() {
 		panic("conformance: a new limiter has no free slot")
 	}
@@ -361,13 +361,13 @@ func Rows() []Row {
 			Attempts: 0, Reason: recoil.ReasonCircuitOpen, Waited: none},
 		{Name: "Breaker opens between attempts", Policy: with(func(p *recoil.Policy) {
 			p.MaxAttempts = 4
-			p.Breaker = breaker.New(breaker.Settings{ConsecutiveFailures: 2, OpenDuration: time.Hour})
+			p.Breaker = breaker.Must(breaker.New(breaker.Settings{ConsecutiveFailures: 2, OpenDuration: time.Hour}))
 		}), Script: []Outcome{s500},
 			// The second failure opens it; the wait before the third
 			// attempt was already decided.
 			Attempts: 2, Reason: recoil.ReasonCircuitOpen, Waited: exactly(2 * step)},
 		{Name: "Breaker: a 400 is an answer, not a failure", Policy: with(func(p *recoil.Policy) {
-			p.Breaker = breaker.New(breaker.Settings{ConsecutiveFailures: 1, OpenDuration: time.Hour})
+			p.Breaker = breaker.Must(breaker.New(breaker.Settings{ConsecutiveFailures: 1, OpenDuration: time.Hour}))
 		}), Script: []Outcome{s400},
 			Attempts: 1, Reason: recoil.ReasonPermanent, Waited: none},
 		{Name: "Limiter full, no queue: shed", Policy: with(func(p *recoil.Policy) { p.Limiter = fullLimiter(limit.Config{Capacity: 1}) }),
@@ -377,7 +377,7 @@ func Rows() []Row {
 			p.Limiter = fullLimiter(limit.Config{Capacity: 1, MaxQueue: 1, MaxWait: 30 * time.Millisecond})
 		}), Script: []Outcome{ok},
 			Attempts: 0, Reason: recoil.ReasonLimit, Waited: none},
-		{Name: "Limiter with a free slot, held per attempt", Policy: with(func(p *recoil.Policy) { p.Limiter = limit.New(limit.Config{Capacity: 1}) }),
+		{Name: "Limiter with a free slot, held per attempt", Policy: with(func(p *recoil.Policy) { p.Limiter = limit.Must(limit.New(limit.Config{Capacity: 1})) }),
 			Script:   []Outcome{s500, s500, ok},
 			Attempts: 3, Waited: exactly(2 * step)},
 		{Name: "cancelled during an attempt", Policy: base, Script: []Outcome{hang}, CancelAt: 50 * time.Millisecond,

@@ -50,7 +50,7 @@ func (s *Spec) Build(p *recoil.Policy, rnd *rand.Rand) {
 		p.Breaker = s.Breaker.New()
 	}
 	if s.Limit > 0 {
-		p.Limiter = limit.New(limit.Config{Capacity: s.Limit})
+		p.Limiter = limit.Must(limit.New(limit.Config{Capacity: s.Limit})) // checked: 0 ≤ Limit
 	}
 }
 
@@ -76,11 +76,22 @@ func (b *Backoff) Schedule() backoff.Schedule {
 
 // New returns a new recoil.Budget as the spec describes; nil for
 // BudgetDefault, which a recoil.Policy reads as its own token bucket. rnd,
-// if not nil, feeds the adaptive throttle's draws.
+// if not nil, feeds the adaptive throttle's draws. It panics if the spec
+// does not pass its check, which refuses what package budget refuses.
 func (b *Budget) New(rnd *rand.Rand) recoil.Budget {
+	bu, err := b.build(rnd)
+	if err != nil {
+		panic(err)
+	}
+	return bu
+}
+
+// build returns the budget the spec describes, or the error of the
+// package budget constructor that refuses it.
+func (b *Budget) build(rnd *rand.Rand) (recoil.Budget, error) {
 	switch b.kind() {
 	case BudgetNone:
-		return recoil.NoBudget
+		return recoil.NoBudget, nil
 	case BudgetTokenBucket:
 		return budget.NewTokenBucket(budget.TokenBucketConfig{MaxTokens: b.MaxTokens, TokenRatio: b.TokenRatio})
 	case BudgetRatio:
@@ -95,12 +106,18 @@ func (b *Budget) New(rnd *rand.Rand) recoil.Budget {
 		}
 		return budget.NewAdaptive(c)
 	default:
-		return nil
+		return nil, nil
 	}
 }
 
-// New returns a new breaker.Breaker as the spec describes.
+// New returns a new breaker.Breaker as the spec describes. It panics if the
+// spec does not pass its check, which refuses what package breaker refuses.
 func (b *Breaker) New() *breaker.Breaker {
+	return breaker.Must(b.build())
+}
+
+// build returns the breaker the spec describes, or breaker.New's error.
+func (b *Breaker) build() (*breaker.Breaker, error) {
 	return breaker.New(breaker.Settings{
 		ConsecutiveFailures: b.ConsecutiveFailures, OpenDuration: b.Open,
 		FailureRate: b.FailureRate, Window: b.Window, MinRequests: b.MinRequests,

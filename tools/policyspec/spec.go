@@ -1,12 +1,14 @@
 package policyspec
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/recoil-go/recoil/breaker"
 	"github.com/recoil-go/recoil/tools/internal/strictyaml"
 )
 
@@ -358,6 +360,9 @@ func (b *Budget) check(c *strictyaml.Checker, p Pos) {
 		num("ttl", b.TTL), num("capacity", b.Capacity),
 		num("retry_cost", b.RetryCost), num("timeout_cost", b.TimeoutCost), num("throttle_cost", b.ThrottleCost),
 		num("no_retry_increment", b.NoRetryIncrement), num("window", b.Window))
+	if _, err := b.build(nil); err != nil {
+		refused(c, p, err)
+	}
 }
 
 func (b *Breaker) check(c *strictyaml.Checker, p Pos) {
@@ -369,6 +374,44 @@ func (b *Breaker) check(c *strictyaml.Checker, p Pos) {
 	}
 	nonNegative(c, p, num("window", b.Window), num("min_requests", b.MinRequests), num("max_probes", b.MaxProbes),
 		num("success_threshold", b.SuccessThreshold))
+	if _, err := b.build(); err != nil {
+		refused(c, p, err)
+	}
+}
+
+// refused records the field a constructor's *ConfigError names, under its
+// name in a file, with what the field accepts; the checks above it catch
+// most of what the constructors refuse first, in words of their own.
+func refused(c *strictyaml.Checker, p Pos, err error) {
+	var ce *breaker.ConfigError // the type budget and limit return too
+	if !errors.As(err, &ce) {
+		c.Errorf(p, "", "%v", err)
+		return
+	}
+	_, field, _ := strings.Cut(ce.Field, ".")
+	c.Errorf(p, snake(field), "is %v: must be %s", ce.Value, ce.Want)
+}
+
+// snake returns a Go field name as its name in a file: MinRetriesPerSec is
+// min_retries_per_sec, TTL is ttl, OpenDuration is open.
+func snake(field string) string {
+	switch field {
+	case "TTL":
+		return "ttl"
+	case "OpenDuration":
+		return "open"
+	}
+	var sb strings.Builder
+	for i, r := range field {
+		if 'A' <= r && r <= 'Z' {
+			if i > 0 {
+				sb.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -126,6 +126,8 @@ func TestParseErrors(t *testing.T) {
 		{"budget word", "budget: some\n", `p.yaml:1: budget.kind: "some" is not a budget kind (want one of adaptive, default, none, quota, ratio, token-bucket)`},
 		{"budget parameter of another kind", "budget:\n  kind: ratio\n  max_tokens: 5\n", "p.yaml:3: budget.max_tokens: does not apply to a budget of kind ratio (it is a token-bucket parameter)"},
 		{"budget negative", "budget: {token_ratio: -0.1}\n", "p.yaml:1: budget.token_ratio: must not be negative"},
+		{"budget above its bound", "budget: {max_tokens: 5000}\n", "p.yaml:1: budget.max_tokens: is 5000: must be 0 (the default) to 1000"},
+		{"ratio reserve above its bound", "budget: {kind: ratio, ttl: 1h, min_retries_per_sec: 1000000000}\n", "p.yaml:1: budget.min_retries_per_sec: is 1000000000: must be a reserve, MinRetriesPerSec·TTL, of at most 2^40 retries"},
 		{"budget scope", "budget:\n  kind: ratio\n  scope: cluster\n", `p.yaml:3: budget.scope: "cluster" is not a budget scope (want one of fleet, replica)`},
 		{"budget scope of none", "budget: {kind: none, scope: fleet}\n", "p.yaml:1: budget.scope: a budget of kind none has no state to share: name the kind (token-bucket, ratio, quota or adaptive)"},
 		{"budget scope of default", "budget:\n  kind: default\n  scope: fleet\n", "p.yaml:3: budget.scope: a budget of kind default has no state to share: name the kind (token-bucket, ratio, quota or adaptive)"},

@@ -168,7 +168,7 @@ func Scripts() []Script {
 	}, {
 		Name: "breaker opens and closes",
 		Run: func(t *testing.T, o Observer) {
-			b := breaker.New(breaker.Settings{ConsecutiveFailures: 2, OpenDuration: time.Second, OnStateChange: o.BreakerHook()})
+			b := breaker.Must(breaker.New(breaker.Settings{ConsecutiveFailures: 2, OpenDuration: time.Second, OnStateChange: o.BreakerHook()}))
 			p := &recoil.Policy{MaxAttempts: 1, Breaker: b}
 			o.Instrument(p)
 			must(t, recoil.Do(context.Background(), p, failing(1)), recoil.ErrAttemptsExhausted)
@@ -193,7 +193,7 @@ func Scripts() []Script {
 	}, {
 		Name: "breaker left open",
 		Run: func(t *testing.T, o Observer) {
-			b := breaker.New(breaker.Settings{ConsecutiveFailures: 1, OnStateChange: o.BreakerHook()})
+			b := breaker.Must(breaker.New(breaker.Settings{ConsecutiveFailures: 1, OnStateChange: o.BreakerHook()}))
 			p := &recoil.Policy{MaxAttempts: 1, Breaker: b}
 			o.Instrument(p)
 			must(t, recoil.Do(context.Background(), p, failing(1)), recoil.ErrAttemptsExhausted)
@@ -209,7 +209,7 @@ func Scripts() []Script {
 	}, {
 		Name: "limiter queue",
 		Run: func(t *testing.T, o Observer) {
-			lim := limit.New(limit.Config{Capacity: 1, MaxQueue: 1})
+			lim := limit.Must(limit.New(limit.Config{Capacity: 1, MaxQueue: 1}))
 			p := &recoil.Policy{Limiter: lim}
 			o.Instrument(p)
 			if !lim.TryAcquire() {
