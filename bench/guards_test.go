@@ -112,7 +112,9 @@ func BenchmarkBudget(b *testing.B) {
 	}{
 		{"recoil-tokenbucket", func() recoil.Budget { return &budget.TokenBucket{} }, nil},
 		{"recoil-ratio", func() recoil.Budget { return &budget.Ratio{} },
-			func() recoil.Budget { return budget.Must(budget.NewRatio(budget.RatioConfig{MinRetriesPerSec: 1 << 30})) }},
+			func() recoil.Budget {
+				return budget.Must(budget.NewRatio(budget.RatioConfig{MinRetriesPerSec: 1 << 30}))
+			}},
 		{"recoil-quota", func() recoil.Budget { return &budget.Quota{} }, nil},
 		{"recoil-adaptive", func() recoil.Budget { return &budget.Adaptive{} }, nil},
 	}
