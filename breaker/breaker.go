@@ -154,7 +154,7 @@ type Breaker struct {
 	openFor   time.Duration
 	maxProbes int
 	needOK    int
-	win       *window // nil: no failure-rate trip
+	win       *rateWindow // nil: no failure-rate trip
 	hook      func(from, to State, at time.Time)
 
 	// Keep the lock and the half-open bookkeeping off the cache line the

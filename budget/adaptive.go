@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
+
+	"github.com/recoil-go/recoil/internal/window"
 )
 
 // Defaults of [AdaptiveConfig], from "Handling Overload" (chapter 21 of
@@ -74,8 +76,8 @@ type Adaptive struct {
 	width  time.Duration
 	k      float64
 	rnd    interface{ Float64() float64 }
-	drawMu sync.Mutex // guards rnd
-	w      window     // a: requests, b: accepts
+	drawMu sync.Mutex    // guards rnd
+	w      slidingWindow // a: requests, b: accepts
 }
 
 // NewAdaptive returns an [Adaptive] with no history, configured by c.
@@ -124,8 +126,8 @@ func (a *Adaptive) attempt(now time.Time) bool {
 		s := a.w.slice(now, width)
 		requests, accepts := a.w.sums()
 		p := probability(k, requests, accepts) // from the history before this attempt
-		if !a.w.add(s, counterA, 1) {
-			continue
+		if a.w.ring.Add(s, counterA, 1) == window.Later {
+			continue // the window moved on since s was read
 		}
 		if p <= 0 {
 			return true

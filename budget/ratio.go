@@ -102,7 +102,7 @@ type Ratio struct {
 	width   time.Duration // TTL/slices
 	reserve int64         // in retryUnits
 	deposit int64         // per request, in retryUnits
-	w       window        // a: requests, b: retries
+	w       slidingWindow // a: requests, b: retries
 }
 
 // NewRatio returns an empty [Ratio] configured by c; zero fields mean their
@@ -167,18 +167,22 @@ func balance(reserve, deposit, requests, retries int64) int64 {
 // refuses a first attempt.
 func (r *Ratio) AdmitAt(now time.Time) bool {
 	width, _, _ := r.params()
-	r.w.count(now, width, counterA, 1)
+	r.w.count(now, width, counterA, 1) // a full slice takes no more deposits
 	return true
 }
 
 // RetryAt withdraws one retry and reports true if the balance holds at least
 // one retry; otherwise it reports false and withdraws nothing. The cause is
-// unused: every retry costs the same.
+// unused: every retry costs the same. It also refuses a retry when 2³¹−1
+// have been granted in the newest slice of the window.
 func (r *Ratio) RetryAt(now time.Time, c Cause) bool {
 	width, reserve, deposit := r.params()
 	// Withdraw first, then look: of two retries competing for the last of
 	// the balance, the later one to withdraw sees both withdrawals.
-	k := r.w.count(now, width, counterB, 1)
+	k, ok := r.w.count(now, width, counterB, 1)
+	if !ok {
+		return false // window.MaxCount retries granted in one slice
+	}
 	if requests, retries := r.w.sums(); balance(reserve, deposit, requests, retries) >= 0 {
 		return true
 	}

@@ -4,14 +4,15 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/recoil-go/recoil/internal/window"
 )
 
-// slices is how many time slices a sliding window is cut into. Finagle's
-// leaky token bucket (com.twitter.finagle.util.TokenBucket.newLeakyBucket)
-// keeps its deposits in a WindowedAdder of 10 slices; Ratio and Adaptive do
-// the same. A window of length L therefore remembers between 9/10·L and L of
-// history, depending on how far into its newest slice the current instant is.
-const slices = 10
+// slices is how many time slices a sliding window is cut into: Finagle's
+// 10 (see window.Slots). A window of length L therefore remembers between
+// 9/10·L and L of history, depending on how far into its newest slice the
+// current instant is.
+const slices = window.Slots
 
 // Which of a window's two counters an event goes to: for Ratio, requests and
 // retries; for Adaptive, requests and accepts.
@@ -20,22 +21,8 @@ const (
 	counterB = 1
 )
 
-// A cell word packs the slice a count belongs to (its low 32 bits, in the
-// high half) with the count (the low half), so that one atomic operation
-// both checks that a cell still holds the slice and adds to it, and a stale
-// cell is recognised and reused without a lock.
-const (
-	countBits = 32
-	countMask = 1<<countBits - 1
-)
-
-func tagOf(slice int64) uint64 { return uint64(uint32(slice)) << countBits }
-
-// cell is one slice's two counters.
-type cell struct{ c [2]atomic.Uint64 }
-
-// window is a ring of [slices] time slices of two counters each, safe for
-// concurrent use. Counting an event in the newest slice and reading the
+// slidingWindow is a window.Ring of [slices] time slices of two counters
+// each, moved along by the instants it is given, safe for concurrent use. Counting an event in the newest slice and reading the
 // totals take no lock: a clock reading, one load of the newest slice's
 // number, and one atomic add (reading the totals is 20 loads). Only moving
 // to a new slice, once per slice width, takes the mutex.
@@ -56,22 +43,21 @@ type cell struct{ c [2]atomic.Uint64 }
 // (time.Time.Sub does) and the ring never moves more than [slices] steps per
 // call, so no instant can panic or stall it.
 //
-// A cell is counted only while the slice number it holds is one of the
-// window's; counts are 32 bits a slice (4·10⁹ events a slice width), and a
-// cell's slice is kept to its low 32 bits, which is exact unless a slot goes
-// unwritten for 2³²·10 slice widths while the window moves a little at a
-// time (136 years at the default slice widths).
-type window struct {
+// A counter is counted only while the slice number it holds is one of the
+// window's (see window.Ring). A counter holds at most window.MaxCount
+// (2³¹−1) events a slice width; past that, requests, accepts and deposits
+// are not counted, and a retry is refused.
+type slidingWindow struct {
 	started atomic.Bool
 	head    atomic.Int64 // slice number of the newest slice
 	mu      sync.Mutex   // serialises starting and moving the window
 	origin  time.Time    // set once, under mu, before started
-	cells   [slices]cell
+	ring    window.Ring
 }
 
 // slice returns the number of the slice events at now are counted in,
 // moving the window to now if it must. width must be positive.
-func (w *window) slice(now time.Time, width time.Duration) int64 {
+func (w *slidingWindow) slice(now time.Time, width time.Duration) int64 {
 	if !w.started.Load() {
 		return w.move(now, width)
 	}
@@ -94,7 +80,7 @@ func (w *window) slice(now time.Time, width time.Duration) int64 {
 }
 
 // move starts the window, or moves it to now, under the lock.
-func (w *window) move(now time.Time, width time.Duration) int64 {
+func (w *slidingWindow) move(now time.Time, width time.Duration) int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if now.IsZero() {
@@ -116,102 +102,37 @@ func (w *window) move(now time.Time, width time.Duration) int64 {
 		// so they count for nothing from now on.
 		w.head.Store(k)
 	default:
-		for i := range w.cells {
-			w.cells[i].c[counterA].Store(0)
-			w.cells[i].c[counterB].Store(0)
-		}
+		w.ring.Reset()
 		w.head.Store(k)
 	}
 	return k
 }
 
-// add counts n events on counter which in slice k, and reports false if
-// the cell has moved on to a later slice since k was read (the caller asks
-// for the slice again).
-func (w *window) add(k int64, which int, n uint64) bool {
-	c := &w.cells[ring(k)].c[which]
-	tag := tagOf(k)
-	for {
-		v := c.Load()
-		switch {
-		case v&^countMask == tag:
-			if nv := c.Add(n); nv&^countMask == tag {
-				return true
-			}
-			// The cell was reused for a later slice between the load and
-			// the add: take the events back out of it.
-			c.Add(-n)
-			return false
-		case int32(uint32(v>>countBits)-uint32(k)) > 0 && v&countMask != 0:
-			return false // the cell holds a later slice
-		case c.CompareAndSwap(v, tag|n):
-			return true // an expired slice's cell, reused
-		}
-	}
-}
-
 // count counts n events on counter which at now and returns the slice they
-// were counted in.
-func (w *window) count(now time.Time, width time.Duration, which int, n uint64) int64 {
+// were counted in, or false if the counter is full for that slice.
+func (w *slidingWindow) count(now time.Time, width time.Duration, which int, n uint64) (int64, bool) {
 	for {
-		if k := w.slice(now, width); w.add(k, which, n) {
-			return k
+		k := w.slice(now, width)
+		switch w.ring.Add(k, which, n) {
+		case window.Added:
+			return k, true
+		case window.Full:
+			return k, false
 		}
+		// window.Later: the window moved on since k was read; ask again.
 	}
 }
 
 // undo takes back n events counted on counter which in slice k, unless the
 // slice has expired since (taking them with it).
-func (w *window) undo(k int64, which int, n uint64) {
-	c := &w.cells[ring(k)].c[which]
-	tag := tagOf(k)
-	for {
-		v := c.Load()
-		if v&^countMask != tag || v&countMask < n {
-			return
-		}
-		if c.CompareAndSwap(v, v-n) {
-			return
-		}
-	}
-}
+func (w *slidingWindow) undo(k int64, which int, n uint64) { w.ring.Undo(k, which, n) }
 
 // sums returns the totals of both counters over the window's slices, as
 // they stand; concurrent additions may or may not be seen.
-func (w *window) sums() (a, b int64) {
-	h := w.head.Load()
-	s := h - (slices - 1)
-	i := ring(s)       // stepped along, not recomputed: ring divides
-	for range slices { // counted, not s <= h: h may be math.MaxInt64
-		c := &w.cells[i]
-		tag := tagOf(s)
-		s++
-		if v := c.c[counterA].Load(); v&^countMask == tag {
-			a += int64(v & countMask)
-		}
-		if v := c.c[counterB].Load(); v&^countMask == tag {
-			b += int64(v & countMask)
-		}
-		if i++; i == slices {
-			i = 0
-		}
-	}
-	return a, b
-}
+func (w *slidingWindow) sums() (a, b int64) { return w.ring.Sum(w.head.Load()) }
 
 // sliceOf is d/width rounded towards minus infinity.
-func sliceOf(d, width time.Duration) int64 {
-	q := d / width
-	if d < 0 && d%width != 0 {
-		q--
-	}
-	return int64(q)
-}
-
-// ring maps a slice number, possibly negative, to its slot.
-func ring(s int64) int {
-	return int((s%slices + slices) % slices)
-}
+func sliceOf(d, width time.Duration) int64 { return window.SliceOf(int64(d), int64(width)) }
 
 // sliceWidth is window/slices, at least one nanosecond: a window shorter
 // than [slices] nanoseconds acts as one of [slices] nanoseconds.
