@@ -1,0 +1,56 @@
+package breaker
+
+import (
+	"testing"
+	"time"
+)
+
+// The failure-rate benchmarks above read the clock on every outcome, which
+// costs more than the window on most machines; these pass explicit
+// instants, a millisecond apart (a bucket change every thousand outcomes),
+// so what they measure is the window.
+
+// BenchmarkRateRecordAt records successes only: one bucket write each.
+func BenchmarkRateRecordAt(b *testing.B) {
+	br := Must(New(Settings{FailureRate: 0.5}))
+	now := t0
+	b.ReportAllocs()
+	for b.Loop() {
+		now = now.Add(time.Millisecond)
+		br.RecordAt(now, Success)
+	}
+}
+
+// BenchmarkRateRecordAtMixed records one failure in eight (below the rate
+// and the consecutive trip): each failure also sums the window.
+func BenchmarkRateRecordAtMixed(b *testing.B) {
+	br := Must(New(Settings{FailureRate: 0.5}))
+	now := t0
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		now = now.Add(time.Millisecond)
+		o := Success
+		if i++; i%8 == 0 {
+			o = Failure
+		}
+		br.RecordAt(now, o)
+	}
+}
+
+func BenchmarkRateRecordAtMixedParallel(b *testing.B) {
+	br := Must(New(Settings{FailureRate: 0.5}))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		now := t0
+		i := 0
+		for pb.Next() {
+			now = now.Add(time.Millisecond)
+			o := Success
+			if i++; i%8 == 0 {
+				o = Failure
+			}
+			br.RecordAt(now, o)
+		}
+	})
+}
