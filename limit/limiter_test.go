@@ -10,12 +10,12 @@ import (
 	"testing/synctest"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/recoil-go/recoil/internal/leakcheck"
 	"pgregory.net/rapid"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	leakcheck.VerifyTestMain(m)
 }
 
 var errCause = errors.New("test: caller gave up")
