@@ -19,9 +19,6 @@ type gen struct {
 	b []byte
 }
 
-// more reports whether input is left; a sequence of operations ends with it.
-func (g *gen) more() bool { return len(g.b) > 0 }
-
 func (g *gen) byte() byte {
 	if len(g.b) == 0 {
 		return 0

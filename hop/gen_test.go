@@ -1,7 +1,6 @@
 package hop
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -19,9 +18,6 @@ type gen struct {
 	b []byte
 }
 
-// more reports whether input is left; a sequence of operations ends with it.
-func (g *gen) more() bool { return len(g.b) > 0 }
-
 func (g *gen) byte() byte {
 	if len(g.b) == 0 {
 		return 0
@@ -30,19 +26,6 @@ func (g *gen) byte() byte {
 	g.b = g.b[1:]
 	return c
 }
-
-// uint64 draws any uint64.
-func (g *gen) uint64() uint64 {
-	var buf [8]byte
-	n := copy(buf[:], g.b)
-	g.b = g.b[n:]
-	return binary.LittleEndian.Uint64(buf[:])
-}
-
-// choose draws one of 0..n-1, uniformly for a uniform input.
-func (g *gen) choose(n int) int { return int(g.byte()) % n }
-
-func (g *gen) bool() bool { return g.byte()&1 == 1 }
 
 // int64Range draws from [lo, hi].
 func (g *gen) int64Range(lo, hi int64) int64 {
@@ -67,14 +50,6 @@ func (g *gen) int64Range(lo, hi int64) int64 {
 }
 
 func (g *gen) intRange(lo, hi int) int { return int(g.int64Range(int64(lo), int64(hi))) }
-
-// float64Range draws from [lo, hi].
-func (g *gen) float64Range(lo, hi float64) float64 {
-	return lo + (hi-lo)*float64(g.int64Range(0, 1<<53))/(1<<53)
-}
-
-// pick draws one of xs.
-func pick[T any](g *gen, xs ...T) T { return xs[g.choose(len(xs))] }
 
 // forRandomInputs runs check on n inputs of up to size bytes drawn from a
 // PCG with a fixed seed: the same cases on every run. A failure logs the

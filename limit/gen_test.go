@@ -1,7 +1,6 @@
 package limit
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/bits"
@@ -29,14 +28,6 @@ func (g *gen) byte() byte {
 	c := g.b[0]
 	g.b = g.b[1:]
 	return c
-}
-
-// uint64 draws any uint64.
-func (g *gen) uint64() uint64 {
-	var buf [8]byte
-	n := copy(buf[:], g.b)
-	g.b = g.b[n:]
-	return binary.LittleEndian.Uint64(buf[:])
 }
 
 // choose draws one of 0..n-1, uniformly for a uniform input.
@@ -67,11 +58,6 @@ func (g *gen) int64Range(lo, hi int64) int64 {
 }
 
 func (g *gen) intRange(lo, hi int) int { return int(g.int64Range(int64(lo), int64(hi))) }
-
-// float64Range draws from [lo, hi].
-func (g *gen) float64Range(lo, hi float64) float64 {
-	return lo + (hi-lo)*float64(g.int64Range(0, 1<<53))/(1<<53)
-}
 
 // pick draws one of xs.
 func pick[T any](g *gen, xs ...T) T { return xs[g.choose(len(xs))] }
