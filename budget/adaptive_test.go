@@ -232,7 +232,7 @@ func checkAdaptiveProperty(t testing.TB, g *gen) {
 		case 1:
 			a.RetryAt(now, Cause(g.intRange(0, 2)))
 		case 2:
-			a.RecordAt(now, Outcome{Attempt: 1, Result: pick(g, []Result{Success, Failure, Overload, Permanent, Ignored}...)})
+			a.RecordAt(now, Outcome{Attempt: 1, Result: pick(g, Success, Failure, Overload, Permanent, Ignored)})
 		}
 		p := a.RejectProbabilityAt(now)
 		if !(p >= 0 && p < 1) {

@@ -183,7 +183,7 @@ func checkQuotaProperty(t testing.TB, g *gen) {
 		} else {
 			o := Outcome{
 				Attempt: g.intRange(0, 4),
-				Result:  pick(g, []Result{Success, Failure, Overload, Permanent, Ignored}...),
+				Result:  pick(g, Success, Failure, Overload, Permanent, Ignored),
 				After:   pick(g, causes...),
 			}
 			q.Record(o)

@@ -188,7 +188,7 @@ func FuzzRatioProperty(f *testing.F) {
 func checkRatioProperty(t testing.TB, g *gen) {
 	ttl := time.Duration(g.intRange(1, 20)) * time.Second
 	minRetries := g.intRange(-1, 5)
-	percent := pick(g, []float64{-1, 0.05, 0.2, 0.333333, 0.5, 0.7, 1, 3}...)
+	percent := pick(g, -1, 0.05, 0.2, 0.333333, 0.5, 0.7, 1, 3)
 	r := NewRatio(RatioConfig{TTL: ttl, MinRetriesPerSec: minRetries, Percent: percent})
 	_, reserve, deposit := r.params()
 

@@ -192,9 +192,9 @@ func checkTokenBucketProperty(t testing.TB, g *gen) {
 	pFail := g.intRange(0, 100)
 	n := g.intRange(0, 3000)
 	for i := range n {
-		r := pick(g, []Result{Success, Permanent, Ignored}...)
+		r := pick(g, Success, Permanent, Ignored)
 		if g.intRange(0, 99) < pFail {
-			r = pick(g, []Result{Failure, Overload}...)
+			r = pick(g, Failure, Overload)
 		}
 		b.Record(Outcome{Attempt: 1 + i%3, Result: r})
 		m.record(r)
