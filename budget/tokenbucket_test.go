@@ -4,8 +4,6 @@ import (
 	"math"
 	"testing"
 	"time"
-
-	"pgregory.net/rapid"
 )
 
 func TestTokenBucketDefaults(t *testing.T) {
@@ -178,34 +176,39 @@ func (m *tokenModel) record(r Result) {
 	}
 }
 
-func TestTokenBucketProperty(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		maxT := rapid.IntRange(1, 1000).Draw(t, "maxTokens")
-		ratio := rapid.IntRange(1, 2000).Draw(t, "ratioMilli")
-		b := NewTokenBucket(TokenBucketConfig{MaxTokens: float64(maxT), TokenRatio: float64(ratio) / 1000})
-		m := tokenModel{tokens: int64(maxT) * 1000, max: int64(maxT) * 1000, ratio: int64(ratio)}
-		// Mostly failures, so that the bucket empties and refills.
-		pFail := rapid.IntRange(0, 100).Draw(t, "failurePercent")
-		n := rapid.IntRange(0, 3000).Draw(t, "steps")
-		for i := range n {
-			r := rapid.SampledFrom([]Result{Success, Permanent, Ignored}).Draw(t, "other")
-			if rapid.IntRange(0, 99).Draw(t, "roll") < pFail {
-				r = rapid.SampledFrom([]Result{Failure, Overload}).Draw(t, "failure")
-			}
-			b.Record(Outcome{Attempt: 1 + i%3, Result: r})
-			m.record(r)
-			s := b.State()
-			if s.Tokens < 0 || s.Tokens > s.MaxTokens {
-				t.Fatalf("step %d: tokens = %v, want in [0, %v]", i, s.Tokens, s.MaxTokens)
-			}
-			if got, want := s.Tokens, float64(m.tokens)/1000; got != want {
-				t.Fatalf("step %d: tokens = %v, want %v (model)", i, got, want)
-			}
-			if got, want := b.Retry(CauseError), 2*m.tokens > m.max; got != want {
-				t.Fatalf("step %d: Retry = %v, want %v with %v of %v tokens", i, got, want, s.Tokens, s.MaxTokens)
-			}
+func TestTokenBucketProperty(t *testing.T) { forRandomInputs(t, 300, 8000, checkTokenBucketProperty) }
+
+func FuzzTokenBucketProperty(f *testing.F) {
+	addSeeds(f, 32, 8000)
+	f.Fuzz(func(t *testing.T, data []byte) { checkTokenBucketProperty(t, &gen{b: data}) })
+}
+
+func checkTokenBucketProperty(t testing.TB, g *gen) {
+	maxT := g.intRange(1, 1000)
+	ratio := g.intRange(1, 2000)
+	b := NewTokenBucket(TokenBucketConfig{MaxTokens: float64(maxT), TokenRatio: float64(ratio) / 1000})
+	m := tokenModel{tokens: int64(maxT) * 1000, max: int64(maxT) * 1000, ratio: int64(ratio)}
+	// Mostly failures, so that the bucket empties and refills.
+	pFail := g.intRange(0, 100)
+	n := g.intRange(0, 3000)
+	for i := range n {
+		r := pick(g, Success, Permanent, Ignored)
+		if g.intRange(0, 99) < pFail {
+			r = pick(g, Failure, Overload)
 		}
-	})
+		b.Record(Outcome{Attempt: 1 + i%3, Result: r})
+		m.record(r)
+		s := b.State()
+		if s.Tokens < 0 || s.Tokens > s.MaxTokens {
+			t.Fatalf("step %d: tokens = %v, want in [0, %v]", i, s.Tokens, s.MaxTokens)
+		}
+		if got, want := s.Tokens, float64(m.tokens)/1000; got != want {
+			t.Fatalf("step %d: tokens = %v, want %v (model)", i, got, want)
+		}
+		if got, want := b.Retry(CauseError), 2*m.tokens > m.max; got != want {
+			t.Fatalf("step %d: Retry = %v, want %v with %v of %v tokens", i, got, want, s.Tokens, s.MaxTokens)
+		}
+	}
 }
 
 func TestTokenBucketConcurrent(t *testing.T) {
