@@ -3,6 +3,8 @@ package breaker
 import (
 	"testing"
 	"time"
+
+	"github.com/recoil-go/recoil/internal/fuzzgen"
 )
 
 // model is a sequential reference for a Breaker with the consecutive trip
@@ -110,20 +112,20 @@ const maxSteps = 2000
 // same state after every step and the same hook calls, on 300 generated
 // cases; FuzzMatchesModel explores further.
 func TestPropertyMatchesModel(t *testing.T) {
-	forRandomInputs(t, 300, 600, checkMatchesModel)
+	fuzzgen.ForRandomInputs(t, 300, 600, checkMatchesModel)
 }
 
 func FuzzMatchesModel(f *testing.F) {
-	addSeeds(f, 32, 600)
-	f.Fuzz(func(t *testing.T, data []byte) { checkMatchesModel(t, &gen{b: data}) })
+	fuzzgen.AddSeeds(f, 32, 600)
+	f.Fuzz(func(t *testing.T, data []byte) { checkMatchesModel(t, fuzzgen.New(data)) })
 }
 
-func checkMatchesModel(t testing.TB, g *gen) {
+func checkMatchesModel(t testing.TB, g *fuzzgen.Gen) {
 	s := Settings{
-		ConsecutiveFailures: g.intRange(-1, 6),
-		OpenDuration:        time.Duration(g.intRange(0, 60)) * time.Second,
-		MaxProbes:           g.intRange(0, 3),
-		SuccessThreshold:    g.intRange(0, 4),
+		ConsecutiveFailures: g.IntRange(-1, 6),
+		OpenDuration:        time.Duration(g.IntRange(0, 60)) * time.Second,
+		MaxProbes:           g.IntRange(0, 3),
+		SuccessThreshold:    g.IntRange(0, 4),
 	}
 	r := &recorder{}
 	s.OnStateChange = r.hook
@@ -154,12 +156,12 @@ func checkMatchesModel(t testing.TB, g *gen) {
 		}
 	}
 	check()
-	for step := 0; g.more() && step < maxSteps; step++ {
-		switch g.choose(5) {
+	for step := 0; g.More() && step < maxSteps; step++ {
+		switch g.Choose(5) {
 		case 0: // advance
-			now = now.Add(time.Duration(g.int64Range(0, int64(70*time.Second))))
+			now = now.Add(time.Duration(g.Int64Range(0, int64(70*time.Second))))
 		case 1: // advance to the end of the open period, or just before it
-			early := time.Duration(g.intRange(0, 1))
+			early := time.Duration(g.IntRange(0, 1))
 			if m.state == Open && m.openUntil.After(now) {
 				now = m.openUntil.Add(-early)
 			}
@@ -168,7 +170,7 @@ func checkMatchesModel(t testing.TB, g *gen) {
 				t.Fatalf("AllowAt(+%v) = %v, want %v", now.Sub(t0), got, want)
 			}
 		case 3:
-			o := pick(g, outcomes...)
+			o := fuzzgen.Pick(g, outcomes...)
 			b.RecordAt(now, o)
 			m.record(now, o)
 		case 4:
@@ -213,23 +215,23 @@ func checkWalk(t interface{ Fatalf(string, ...any) }, changes []change, final St
 // half-open breaker never has more than MaxProbes probes out. 300 generated
 // cases; FuzzLegalEdges explores further.
 func TestPropertyLegalEdges(t *testing.T) {
-	forRandomInputs(t, 300, 600, checkLegalEdges)
+	fuzzgen.ForRandomInputs(t, 300, 600, checkLegalEdges)
 }
 
 func FuzzLegalEdges(f *testing.F) {
-	addSeeds(f, 32, 600)
-	f.Fuzz(func(t *testing.T, data []byte) { checkLegalEdges(t, &gen{b: data}) })
+	fuzzgen.AddSeeds(f, 32, 600)
+	f.Fuzz(func(t *testing.T, data []byte) { checkLegalEdges(t, fuzzgen.New(data)) })
 }
 
-func checkLegalEdges(t testing.TB, g *gen) {
+func checkLegalEdges(t testing.TB, g *fuzzgen.Gen) {
 	s := Settings{
-		ConsecutiveFailures: g.intRange(-1, 4),
-		FailureRate:         pick(g, 0, 0.2, 0.5, 1),
-		Window:              time.Duration(g.intRange(0, 20)) * time.Second,
-		MinRequests:         g.intRange(0, 8),
-		OpenDuration:        time.Duration(g.intRange(0, 30)) * time.Second,
-		MaxProbes:           g.intRange(0, 3),
-		SuccessThreshold:    g.intRange(0, 3),
+		ConsecutiveFailures: g.IntRange(-1, 4),
+		FailureRate:         fuzzgen.Pick(g, 0, 0.2, 0.5, 1),
+		Window:              time.Duration(g.IntRange(0, 20)) * time.Second,
+		MinRequests:         g.IntRange(0, 8),
+		OpenDuration:        time.Duration(g.IntRange(0, 30)) * time.Second,
+		MaxProbes:           g.IntRange(0, 3),
+		SuccessThreshold:    g.IntRange(0, 3),
 	}
 	r := &recorder{}
 	s.OnStateChange = r.hook
@@ -248,14 +250,14 @@ func checkLegalEdges(t testing.TB, g *gen) {
 		}
 	}
 	check()
-	for step := 0; g.more() && step < maxSteps; step++ {
-		switch g.choose(5) {
+	for step := 0; g.More() && step < maxSteps; step++ {
+		switch g.Choose(5) {
 		case 0:
-			now = now.Add(time.Duration(g.int64Range(0, int64(40*time.Second))))
+			now = now.Add(time.Duration(g.Int64Range(0, int64(40*time.Second))))
 		case 1:
 			b.AllowAt(now)
 		case 2:
-			b.RecordAt(now, pick(g, outcomes...))
+			b.RecordAt(now, fuzzgen.Pick(g, outcomes...))
 		case 3:
 			b.StateAt(now)
 		case 4:

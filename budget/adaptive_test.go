@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/recoil-go/recoil/internal/fuzzgen"
 )
 
 // fixedRand always draws v and counts its draws.
@@ -205,34 +207,34 @@ func TestAdaptiveWindow(t *testing.T) {
 	}
 }
 
-func TestAdaptiveProperty(t *testing.T) { forRandomInputs(t, 300, 4000, checkAdaptiveProperty) }
+func TestAdaptiveProperty(t *testing.T) { fuzzgen.ForRandomInputs(t, 300, 4000, checkAdaptiveProperty) }
 
 func FuzzAdaptiveProperty(f *testing.F) {
-	addSeeds(f, 32, 4000)
-	f.Fuzz(func(t *testing.T, data []byte) { checkAdaptiveProperty(t, &gen{b: data}) })
+	fuzzgen.AddSeeds(f, 32, 4000)
+	f.Fuzz(func(t *testing.T, data []byte) { checkAdaptiveProperty(t, fuzzgen.New(data)) })
 }
 
-func checkAdaptiveProperty(t testing.TB, g *gen) {
+func checkAdaptiveProperty(t testing.TB, g *fuzzgen.Gen) {
 	a := NewAdaptive(AdaptiveConfig{
-		K:    g.float64Range(0.5, 5),
-		Rand: rand.New(rand.NewPCG(g.uint64(), 0)),
+		K:    g.Float64Range(0.5, 5),
+		Rand: rand.New(rand.NewPCG(g.Uint64(), 0)),
 	})
 	now := t0
-	n := g.intRange(1, 1000)
+	n := g.IntRange(1, 1000)
 	for i := range n {
-		switch g.intRange(0, 3) {
+		switch g.IntRange(0, 3) {
 		case 0: // mostly small steps forward
-			now = now.Add(time.Duration(g.int64Range(0, int64(time.Minute))))
+			now = now.Add(time.Duration(g.Int64Range(0, int64(time.Minute))))
 		case 1: // sometimes back
-			now = now.Add(-time.Duration(g.int64Range(0, int64(5*time.Minute))))
+			now = now.Add(-time.Duration(g.Int64Range(0, int64(5*time.Minute))))
 		}
-		switch g.intRange(0, 2) {
+		switch g.IntRange(0, 2) {
 		case 0:
 			a.AdmitAt(now)
 		case 1:
-			a.RetryAt(now, Cause(g.intRange(0, 2)))
+			a.RetryAt(now, Cause(g.IntRange(0, 2)))
 		case 2:
-			a.RecordAt(now, Outcome{Attempt: 1, Result: pick(g, Success, Failure, Overload, Permanent, Ignored)})
+			a.RecordAt(now, Outcome{Attempt: 1, Result: fuzzgen.Pick(g, Success, Failure, Overload, Permanent, Ignored)})
 		}
 		p := a.RejectProbabilityAt(now)
 		if !(p >= 0 && p < 1) {

@@ -4,6 +4,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/recoil-go/recoil/internal/fuzzgen"
 )
 
 func TestQuotaDefaults(t *testing.T) {
@@ -155,36 +157,36 @@ func (m *quotaModel) record(o Outcome) {
 	m.avail = min(m.avail+r, m.capacity)
 }
 
-func TestQuotaProperty(t *testing.T) { forRandomInputs(t, 300, 8000, checkQuotaProperty) }
+func TestQuotaProperty(t *testing.T) { fuzzgen.ForRandomInputs(t, 300, 8000, checkQuotaProperty) }
 
 func FuzzQuotaProperty(f *testing.F) {
-	addSeeds(f, 32, 8000)
-	f.Fuzz(func(t *testing.T, data []byte) { checkQuotaProperty(t, &gen{b: data}) })
+	fuzzgen.AddSeeds(f, 32, 8000)
+	f.Fuzz(func(t *testing.T, data []byte) { checkQuotaProperty(t, fuzzgen.New(data)) })
 }
 
-func checkQuotaProperty(t testing.TB, g *gen) {
+func checkQuotaProperty(t testing.TB, g *fuzzgen.Gen) {
 	c := QuotaConfig{
-		Capacity:         g.intRange(1, 1000),
-		RetryCost:        g.intRange(1, 50),
-		TimeoutCost:      g.intRange(1, 50),
-		ThrottleCost:     g.intRange(1, 50),
-		NoRetryIncrement: g.intRange(1, 5),
+		Capacity:         g.IntRange(1, 1000),
+		RetryCost:        g.IntRange(1, 50),
+		TimeoutCost:      g.IntRange(1, 50),
+		ThrottleCost:     g.IntRange(1, 50),
+		NoRetryIncrement: g.IntRange(1, 5),
 	}
 	q := NewQuota(c)
 	causes := []Cause{CauseError, CauseTimeout, CauseThrottle}
 	m := quotaModel{c.Capacity, c.Capacity, c.RetryCost, c.TimeoutCost, c.ThrottleCost, c.NoRetryIncrement}
-	n := g.intRange(0, 2000)
+	n := g.IntRange(0, 2000)
 	for i := range n {
-		if g.bool() {
-			c := pick(g, causes...)
+		if g.Bool() {
+			c := fuzzgen.Pick(g, causes...)
 			if got, want := q.Retry(c), m.retry(c); got != want {
 				t.Fatalf("step %d: Retry(%v) = %v, want %v", i, c, got, want)
 			}
 		} else {
 			o := Outcome{
-				Attempt: g.intRange(0, 4),
-				Result:  pick(g, Success, Failure, Overload, Permanent, Ignored),
-				After:   pick(g, causes...),
+				Attempt: g.IntRange(0, 4),
+				Result:  fuzzgen.Pick(g, Success, Failure, Overload, Permanent, Ignored),
+				After:   fuzzgen.Pick(g, causes...),
 			}
 			q.Record(o)
 			m.record(o)

@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/recoil-go/recoil/internal/fuzzgen"
 )
 
 func TestRatioDefaults(t *testing.T) {
@@ -178,17 +180,17 @@ func TestRatioTime(t *testing.T) {
 // TestRatioProperty checks the bound stated on Ratio: whenever a retry is
 // granted at t, retries in (t − 0.9·TTL, t] ≤ reserve + Percent·requests in
 // (t − TTL, t], with Percent at six decimal places.
-func TestRatioProperty(t *testing.T) { forRandomInputs(t, 300, 3000, checkRatioProperty) }
+func TestRatioProperty(t *testing.T) { fuzzgen.ForRandomInputs(t, 300, 3000, checkRatioProperty) }
 
 func FuzzRatioProperty(f *testing.F) {
-	addSeeds(f, 32, 3000)
-	f.Fuzz(func(t *testing.T, data []byte) { checkRatioProperty(t, &gen{b: data}) })
+	fuzzgen.AddSeeds(f, 32, 3000)
+	f.Fuzz(func(t *testing.T, data []byte) { checkRatioProperty(t, fuzzgen.New(data)) })
 }
 
-func checkRatioProperty(t testing.TB, g *gen) {
-	ttl := time.Duration(g.intRange(1, 20)) * time.Second
-	minRetries := g.intRange(-1, 5)
-	percent := pick(g, -1, 0.05, 0.2, 0.333333, 0.5, 0.7, 1, 3)
+func checkRatioProperty(t testing.TB, g *fuzzgen.Gen) {
+	ttl := time.Duration(g.IntRange(1, 20)) * time.Second
+	minRetries := g.IntRange(-1, 5)
+	percent := fuzzgen.Pick(g, -1, 0.05, 0.2, 0.333333, 0.5, 0.7, 1, 3)
 	r := NewRatio(RatioConfig{TTL: ttl, MinRetriesPerSec: minRetries, Percent: percent})
 	_, reserve, deposit := r.params()
 
@@ -198,10 +200,10 @@ func checkRatioProperty(t testing.TB, g *gen) {
 	}
 	var log []event
 	now := t0
-	n := g.intRange(1, 600)
+	n := g.IntRange(1, 600)
 	for i := range n {
-		now = now.Add(time.Duration(g.int64Range(0, int64(ttl/4))))
-		if !g.bool() {
+		now = now.Add(time.Duration(g.Int64Range(0, int64(ttl/4))))
+		if !g.Bool() {
 			r.AdmitAt(now)
 			log = append(log, event{now, false})
 			continue
@@ -227,22 +229,22 @@ func checkRatioProperty(t testing.TB, g *gen) {
 }
 
 // TestRatioAnyTime feeds arbitrary instants, backwards and far apart.
-func TestRatioAnyTime(t *testing.T) { forRandomInputs(t, 300, 3000, checkRatioAnyTime) }
+func TestRatioAnyTime(t *testing.T) { fuzzgen.ForRandomInputs(t, 300, 3000, checkRatioAnyTime) }
 
 func FuzzRatioAnyTime(f *testing.F) {
-	addSeeds(f, 32, 3000)
-	f.Fuzz(func(t *testing.T, data []byte) { checkRatioAnyTime(t, &gen{b: data}) })
+	fuzzgen.AddSeeds(f, 32, 3000)
+	f.Fuzz(func(t *testing.T, data []byte) { checkRatioAnyTime(t, fuzzgen.New(data)) })
 }
 
-func checkRatioAnyTime(t testing.TB, g *gen) {
+func checkRatioAnyTime(t testing.TB, g *fuzzgen.Gen) {
 	var r Ratio
-	n := g.intRange(1, 300)
+	n := g.IntRange(1, 300)
 	for range n {
-		now := time.Unix(0, 0).Add(time.Duration(g.int64Range(math.MinInt64, math.MaxInt64)))
-		if g.bool() {
-			now = time.Unix(g.int64Range(-1<<62, 1<<62), 0)
+		now := time.Unix(0, 0).Add(time.Duration(g.Int64Range(math.MinInt64, math.MaxInt64)))
+		if g.Bool() {
+			now = time.Unix(g.Int64Range(-1<<62, 1<<62), 0)
 		}
-		switch g.intRange(0, 2) {
+		switch g.IntRange(0, 2) {
 		case 0:
 			r.AdmitAt(now)
 		case 1:

@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"time"
+
+	"github.com/recoil-go/recoil/internal/fuzzgen"
 )
 
 func TestTokenBucketDefaults(t *testing.T) {
@@ -176,25 +178,27 @@ func (m *tokenModel) record(r Result) {
 	}
 }
 
-func TestTokenBucketProperty(t *testing.T) { forRandomInputs(t, 300, 8000, checkTokenBucketProperty) }
-
-func FuzzTokenBucketProperty(f *testing.F) {
-	addSeeds(f, 32, 8000)
-	f.Fuzz(func(t *testing.T, data []byte) { checkTokenBucketProperty(t, &gen{b: data}) })
+func TestTokenBucketProperty(t *testing.T) {
+	fuzzgen.ForRandomInputs(t, 300, 8000, checkTokenBucketProperty)
 }
 
-func checkTokenBucketProperty(t testing.TB, g *gen) {
-	maxT := g.intRange(1, 1000)
-	ratio := g.intRange(1, 2000)
+func FuzzTokenBucketProperty(f *testing.F) {
+	fuzzgen.AddSeeds(f, 32, 8000)
+	f.Fuzz(func(t *testing.T, data []byte) { checkTokenBucketProperty(t, fuzzgen.New(data)) })
+}
+
+func checkTokenBucketProperty(t testing.TB, g *fuzzgen.Gen) {
+	maxT := g.IntRange(1, 1000)
+	ratio := g.IntRange(1, 2000)
 	b := NewTokenBucket(TokenBucketConfig{MaxTokens: float64(maxT), TokenRatio: float64(ratio) / 1000})
 	m := tokenModel{tokens: int64(maxT) * 1000, max: int64(maxT) * 1000, ratio: int64(ratio)}
 	// Mostly failures, so that the bucket empties and refills.
-	pFail := g.intRange(0, 100)
-	n := g.intRange(0, 3000)
+	pFail := g.IntRange(0, 100)
+	n := g.IntRange(0, 3000)
 	for i := range n {
-		r := pick(g, Success, Permanent, Ignored)
-		if g.intRange(0, 99) < pFail {
-			r = pick(g, Failure, Overload)
+		r := fuzzgen.Pick(g, Success, Permanent, Ignored)
+		if g.IntRange(0, 99) < pFail {
+			r = fuzzgen.Pick(g, Failure, Overload)
 		}
 		b.Record(Outcome{Attempt: 1 + i%3, Result: r})
 		m.record(r)

@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+
+	"github.com/recoil-go/recoil/internal/fuzzgen"
 )
 
 func TestNewAccount(t *testing.T) {
@@ -111,20 +113,20 @@ func TestAccountConcurrent(t *testing.T) {
 // run, the account never goes below zero, never grants more retries than the
 // budget, grants every retry it can when nothing comes from below, and
 // reports every retry made at and below.
-func TestAccountProperty(t *testing.T) { forRandomInputs(t, 300, 300, checkAccountProperty) }
+func TestAccountProperty(t *testing.T) { fuzzgen.ForRandomInputs(t, 300, 300, checkAccountProperty) }
 
 func FuzzAccountProperty(f *testing.F) {
-	addSeeds(f, 32, 300)
-	f.Fuzz(func(t *testing.T, data []byte) { checkAccountProperty(t, &gen{b: data}) })
+	fuzzgen.AddSeeds(f, 32, 300)
+	f.Fuzz(func(t *testing.T, data []byte) { checkAccountProperty(t, fuzzgen.New(data)) })
 }
 
-func checkAccountProperty(t testing.TB, g *gen) {
-	budget := g.intRange(-2, 60)
-	work := make([][]int, g.intRange(1, 8))
+func checkAccountProperty(t testing.TB, g *fuzzgen.Gen) {
+	budget := g.IntRange(-2, 60)
+	work := make([][]int, g.IntRange(1, 8))
 	for i := range work {
-		work[i] = make([]int, g.intRange(0, 30))
+		work[i] = make([]int, g.IntRange(0, 30))
 		for j := range work[i] {
-			work[i][j] = g.intRange(-1, 8)
+			work[i][j] = g.IntRange(-1, 8)
 		}
 	}
 	// Each goroutine's list: -1 is a TrySpend, n >= 0 is Below(n).

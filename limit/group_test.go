@@ -10,6 +10,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/recoil-go/recoil/internal/fuzzgen"
 )
 
 func TestNewGroupPanicsOnBadConfig(t *testing.T) {
@@ -266,23 +268,23 @@ func TestGroupReleaseWithoutAcquirePanics(t *testing.T) {
 
 // TestGroupModel checks TryAcquire and Release against per-key counters
 // over 300 generated sequences; FuzzGroupModel explores further.
-func TestGroupModel(t *testing.T) { forRandomInputs(t, 300, 400, checkGroupModel) }
+func TestGroupModel(t *testing.T) { fuzzgen.ForRandomInputs(t, 300, 400, checkGroupModel) }
 
 func FuzzGroupModel(f *testing.F) {
-	addSeeds(f, 32, 400)
-	f.Fuzz(func(t *testing.T, data []byte) { checkGroupModel(t, &gen{b: data}) })
+	fuzzgen.AddSeeds(f, 32, 400)
+	f.Fuzz(func(t *testing.T, data []byte) { checkGroupModel(t, fuzzgen.New(data)) })
 }
 
-func checkGroupModel(t testing.TB, gn *gen) {
-	capacity := gn.intRange(1, 8)
-	perKey := gn.intRange(1, capacity)
+func checkGroupModel(t testing.TB, gn *fuzzgen.Gen) {
+	capacity := gn.IntRange(1, 8)
+	perKey := gn.IntRange(1, capacity)
 	g := NewGroup(GroupConfig{Capacity: capacity, PerKey: perKey})
 	keys := []string{"a", "b", "c"}
 	held := map[string]int{}
 	total := 0
-	for step := 0; gn.more() && step < maxSteps; step++ {
-		key := pick(gn, keys...)
-		if gn.bool() {
+	for step := 0; gn.More() && step < maxSteps; step++ {
+		key := fuzzgen.Pick(gn, keys...)
+		if gn.Bool() {
 			want := held[key] < perKey && total < capacity
 			if got := g.TryAcquire(key); got != want {
 				t.Fatalf("TryAcquire(%q) with %v held = %v, want %v", key, held, got, want)

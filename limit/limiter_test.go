@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/recoil-go/recoil/internal/fuzzgen"
 	"github.com/recoil-go/recoil/internal/leakcheck"
 )
 
@@ -655,19 +656,19 @@ const maxSteps = 2000
 // TestLimiterModel checks TryAcquire, Release and a non-blocking Acquire
 // against a counter, over 300 generated sequences; FuzzLimiterModel
 // explores further.
-func TestLimiterModel(t *testing.T) { forRandomInputs(t, 300, 400, checkLimiterModel) }
+func TestLimiterModel(t *testing.T) { fuzzgen.ForRandomInputs(t, 300, 400, checkLimiterModel) }
 
 func FuzzLimiterModel(f *testing.F) {
-	addSeeds(f, 32, 400)
-	f.Fuzz(func(t *testing.T, data []byte) { checkLimiterModel(t, &gen{b: data}) })
+	fuzzgen.AddSeeds(f, 32, 400)
+	f.Fuzz(func(t *testing.T, data []byte) { checkLimiterModel(t, fuzzgen.New(data)) })
 }
 
-func checkLimiterModel(t testing.TB, g *gen) {
-	capacity := g.intRange(1, 6)
+func checkLimiterModel(t testing.TB, g *fuzzgen.Gen) {
+	capacity := g.IntRange(1, 6)
 	l := New(Config{Capacity: capacity})
 	held := 0
-	for step := 0; g.more() && step < maxSteps; step++ {
-		switch g.choose(3) {
+	for step := 0; g.More() && step < maxSteps; step++ {
+		switch g.Choose(3) {
 		case 0:
 			want := held < capacity
 			if got := l.TryAcquire(); got != want {
