@@ -8,11 +8,11 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/recoil-go/recoil/internal/leakcheck"
 	"github.com/recoil-go/recoil/internal/window"
-	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 // t0 is an explicit instant; tests never read the clock.
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -611,7 +611,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		b, err := New(tt.s)
 		var ce *ConfigError
 		if b != nil || !errors.Is(err, ErrConfig) || !errors.As(err, &ce) || ce.Field != tt.field {
-			t.Errorf("New(%+v) = %v, %v; want nil and a %s error wrapping ErrConfig", tt.s, b, err, tt.field)
+			t.Errorf("Must(New(%+v)) = %v, %v; want nil and a %s error wrapping ErrConfig", tt.s, b, err, tt.field)
 		}
 		func() {
 			defer func() {
@@ -624,7 +624,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 	}
 	for _, s := range []Settings{{}, {ConsecutiveFailures: -1, FailureRate: 1}, {ConsecutiveFailures: math.MaxUint32}} {
 		if _, err := New(s); err != nil {
-			t.Errorf("New(%+v) = %v, want nil error", s, err)
+			t.Errorf("Must(New(%+v)) = %v, want nil error", s, err)
 		}
 	}
 }

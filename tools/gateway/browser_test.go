@@ -17,8 +17,8 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/recoil-go/recoil/tools/gateway"
 	"github.com/recoil-go/recoil/internal/testsvc"
+	"github.com/recoil-go/recoil/tools/gateway"
 	"github.com/recoil-go/recoil/tools/load"
 )
 

@@ -14,8 +14,8 @@ import (
 
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/backoff"
-	"github.com/recoil-go/recoil/tools/gateway"
 	"github.com/recoil-go/recoil/recoilhttp"
+	"github.com/recoil-go/recoil/tools/gateway"
 )
 
 // A gateway that is down for an hour, and one caller that retries three

@@ -19,8 +19,8 @@ import (
 
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/backoff"
-	"github.com/recoil-go/recoil/tools/gateway"
 	"github.com/recoil-go/recoil/recoilhttp"
+	"github.com/recoil-go/recoil/tools/gateway"
 )
 
 // Defaults for a Config's zero fields.

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/recoil-go/recoil"
-	"github.com/recoil-go/recoil/tools/policyspec"
 	"github.com/recoil-go/recoil/recoilhttp"
+	"github.com/recoil-go/recoil/tools/policyspec"
 )
 
 // Policy is what every logical request of a run goes through: a

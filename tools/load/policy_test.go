@@ -14,8 +14,8 @@ import (
 	"github.com/recoil-go/recoil/backoff"
 	"github.com/recoil-go/recoil/breaker"
 	"github.com/recoil-go/recoil/budget"
-	"github.com/recoil-go/recoil/tools/policyspec"
 	"github.com/recoil-go/recoil/recoilhttp"
+	"github.com/recoil-go/recoil/tools/policyspec"
 )
 
 func TestPresets(t *testing.T) {

@@ -16,9 +16,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/recoil-go/recoil/recoilprom"
 	"github.com/recoil-go/recoil/tools/gateway"
 	"github.com/recoil-go/recoil/tools/load"
-	"github.com/recoil-go/recoil/recoilprom"
 )
 
 func init() {
