@@ -54,3 +54,32 @@ func BenchmarkRateRecordAtMixedParallel(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkWindowAdd is the window alone, as a failure-rate breaker uses it:
+// one failure in eight, a bucket change every thousand outcomes, and a
+// MinRequests no run reaches, so it never trips.
+func BenchmarkWindowAdd(b *testing.B) {
+	w := newWindow(10*time.Second, 0.5, 1<<30)
+	var t int64
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		t += int64(time.Millisecond)
+		i++
+		w.add(t, i%8 == 0)
+	}
+}
+
+func BenchmarkWindowAddParallel(b *testing.B) {
+	w := newWindow(10*time.Second, 0.5, 1<<30)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		var t int64
+		i := 0
+		for pb.Next() {
+			t += int64(time.Millisecond)
+			i++
+			w.add(t, i%8 == 0)
+		}
+	})
+}
