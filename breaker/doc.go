@@ -66,9 +66,9 @@
 // ended, so cores calling a healthy breaker share its cache line read-only
 // and do not slow each other down. Open, AllowAt is a clock read and two
 // loads, with no lock. The lock is taken only to change state and in the
-// half-open state. A FailureRate adds a clock read (for a zero now) and an
-// atomic add on a window bucket to every outcome (two for a failure), and a
-// sum over the window to every failure; the buckets are striped across
-// cores so that concurrent callers rarely write the same cache line. Nothing allocates except the
+// half-open state. A FailureRate adds a clock read (for a zero now) and a
+// CAS on a window bucket to every outcome, and a sum over the window to
+// every failure; the buckets are striped across cores so that concurrent
+// callers rarely write the same cache line. Nothing allocates except the
 // first queued state change when OnStateChange is set.
 package breaker

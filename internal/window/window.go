@@ -1,15 +1,19 @@
-// Package window is the sliding window of time slices that the breaker's
-// failure rate and the Ratio and Adaptive retry budgets count in: a ring of
-// [Slots] slices of two counters each, every counter one atomic word
-// tagged with the slice it counts, so that counting, expiring a slice and
-// summing the window take no lock and no timer.
+// Package window is the sliding window of time slices that recoil's
+// windowed counts live in: [Slots] slices, numbered by [SliceOf] from an
+// origin the caller picks, and a [Ring] of two counters a slice, every
+// counter one atomic word tagged with the slice it counts, so that counting,
+// expiring a slice and summing the window take no lock and no timer.
 //
-// A Ring knows nothing of time: its callers number the slices (slice k is
-// the k-th slice width from an origin of their choosing) and decide what an
-// instant that is late or far ahead means, which is where the breaker and
-// the budgets differ (see each package's documentation). What they share
-// is here: how a slice's counts are tagged, counted, recognised as expired,
-// reused, taken back and summed.
+// The Ratio and Adaptive retry budgets count in a Ring. The breaker's
+// failure-rate window numbers its buckets the same way but packs both its
+// counts and the tag into one word, because it needs only their ratio (see
+// breaker/window.go for why and what it costs otherwise).
+//
+// A Ring knows nothing of time: its callers number the slices and decide
+// what an instant that is late or far ahead means, which is where the
+// breaker and the budgets differ (see each package's documentation). What
+// is here is how a slice's counts are tagged, counted, recognised as
+// expired, reused, taken back and summed.
 package window
 
 import "sync/atomic"
