@@ -22,10 +22,11 @@ const (
 )
 
 // slidingWindow is a window.Ring of [slices] time slices of two counters
-// each, moved along by the instants it is given, safe for concurrent use. Counting an event in the newest slice and reading the
-// totals take no lock: a clock reading, one load of the newest slice's
-// number, and one atomic add (reading the totals is 20 loads). Only moving
-// to a new slice, once per slice width, takes the mutex.
+// each, moved along by the instants it is given, safe for concurrent use.
+// Counting an event in the newest slice and reading the totals take no
+// lock: a clock reading, one load of the newest slice's number, and one
+// atomic add (reading the totals is 20 loads). Only moving to a new slice,
+// once per slice width, takes the mutex.
 //
 // Slice numbers count slice widths from origin, the first instant the window
 // saw. Time is taken as given:
