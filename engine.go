@@ -7,7 +7,6 @@ import (
 	"github.com/recoil-go/recoil/backoff"
 	"github.com/recoil-go/recoil/breaker"
 	"github.com/recoil-go/recoil/budget"
-	"github.com/recoil-go/recoil/hop"
 )
 
 // This file is recoil's one retry loop. Everything that sequences attempts
@@ -19,8 +18,10 @@ import (
 // The loop has two forms over one state machine, Call:
 //
 //   - Drive runs it on real time for any driver that can block: Do and Get,
-//     the HTTP Transport, the load driver. A driver supplies only how to
-//     make one attempt and how to read its outcome (Driver).
+//     the HTTP Transport, the gRPC interceptors, the load driver. A driver
+//     supplies only how to make one attempt and how to read its outcome
+//     (Driver). The boundary runs one way: drivers call into the engine,
+//     which imports none of them.
 //   - A driver on virtual time (the simulator) cannot block, so it steps
 //     the Call itself: Next says what to do, the driver does it on its own
 //     clock and reports back with Success or Fail, which say what to do
@@ -73,7 +74,7 @@ type Call struct {
 	p        *Policy
 	ctx      context.Context // the caller's, for observers; nil means Background
 	budget   Budget
-	request  Budget         // the request's own budget (hop protocol); nil if none
+	request  Budget         // the request's own budget (the hop protocol's); nil if none
 	rnd      backoff.Source // the call's own jitter source; nil means the policy's
 	deadline time.Time
 	start    time.Time
@@ -99,17 +100,26 @@ type Call struct {
 // Timeout of now.
 func (p *Policy) Begin(now, deadline time.Time) Call {
 	if p == nil {
-		p = Default
+		p = &defaultPolicy
 	}
 	if p.Timeout > 0 {
 		now = clock(now)
-		if d := now.Add(p.Timeout); deadline.IsZero() || d.Before(deadline) {
-			deadline = d
-		}
 	}
 	var c Call
-	c.begin(p, now, deadline)
+	c.begin(p, now, p.callDeadline(now, deadline))
 	return c
+}
+
+// callDeadline is when a call that began at now (zero: read the clock if
+// it is needed) under a caller's deadline (zero: none) must be over: the
+// sooner of that and the policy's Timeout.
+func (p *Policy) callDeadline(now, deadline time.Time) time.Time {
+	if p.Timeout > 0 {
+		if d := clock(now).Add(p.Timeout); deadline.IsZero() || d.Before(deadline) {
+			return d
+		}
+	}
+	return deadline
 }
 
 // begin initialises a zero c in place, with deadline already final. Setting
@@ -130,8 +140,8 @@ func (c *Call) SetJitter(r backoff.Source) { c.rnd = r }
 
 // SetRequestBudget gives the call a budget of its own, asked after the
 // policy's before every retry: the hop protocol's retry budget for the call
-// tree. Set it before the first attempt. Drive sets the hop.Account that the
-// context carries, if any.
+// tree (a hop.Account). Set it before the first attempt; nil means none.
+// Drive sets the one its driver returns, if it is a RequestBudgeter.
 func (c *Call) SetRequestBudget(b Budget) { c.request = b }
 
 // Deadline returns when the call must be over: the sooner of the caller's
@@ -202,13 +212,6 @@ func (c *Call) next(now time.Time, block bool) Step {
 	return s
 }
 
-// Verdict classifies the error a failed attempt is recorded with: the
-// policy's Classify first, then driver (the driver's own verdict, the zero
-// Verdict when it has none), then the built-in rules with the policy's
-// Unknown class. A driver that may refuse to repeat a request (a body it
-// cannot replay) adjusts the result before Fail.
-func (c *Call) Verdict(err error, driver Verdict) Verdict { return c.p.Verdict(err, driver) }
-
 // Success reports that the attempt Next started succeeded; the call is over.
 func (c *Call) Success(now time.Time) {
 	p := c.p
@@ -227,9 +230,11 @@ func (c *Call) Success(now time.Time) {
 }
 
 // Fail reports that the attempt Next started failed with err, classified
-// as v (see Verdict). It returns StepWait with the wait before the next
-// attempt, or StepDone with the *Error the call gives up with: at once when
-// the call's deadline has passed, otherwise as Decide says.
+// as v (see Policy.Verdict). It returns StepWait with the wait before the
+// next attempt, or StepDone with the *Error the call gives up with: at once
+// when the call's deadline has passed, otherwise as Decide says and, for a
+// retry Decide allows, as the budgets say — the policy's and then the
+// request's are asked, and each charged, here and nowhere else.
 func (c *Call) Fail(now time.Time, err error, v Verdict) Step {
 	p := c.p
 	c.release()
@@ -248,7 +253,10 @@ func (c *Call) Fail(now time.Time, err error, v Verdict) Step {
 		}
 	}
 	if d.Reason == ReasonNone {
-		d = p.Decide(Failure{Attempt: c.attempts, Verdict: v, Now: now, Deadline: c.deadline, PrevWait: c.prev, RequestBudget: c.request, Rand: c.rnd})
+		d = p.Decide(Failure{Attempt: c.attempts, Verdict: v, Now: now, Deadline: c.deadline, PrevWait: c.prev, Rand: c.rnd})
+		if d.Retry && !c.charge(now, v) {
+			d = Decision{Reason: ReasonBudget}
+		}
 	}
 	if p.OnAttempt != nil {
 		p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts, Err: err, Verdict: v, Retry: d.Retry, Wait: d.Wait, Reason: d.Reason})
@@ -260,6 +268,16 @@ func (c *Call) Fail(now time.Time, err error, v Verdict) Step {
 	c.waited += d.Wait
 	c.after = cause(v)
 	return Step{Kind: StepWait, Wait: d.Wait}
+}
+
+// charge asks the policy's budget and then the request's for a retry
+// after the failure v; each charges the retry only if it allows it.
+func (c *Call) charge(now time.Time, v Verdict) bool {
+	k := cause(c.p.resolve(v))
+	if c.budget != nil && !c.budget.RetryAt(now, k) {
+		return false
+	}
+	return c.request == nil || c.request.RetryAt(now, k)
 }
 
 // Abort ends a call its caller abandoned (its context was cancelled) with
@@ -365,20 +383,21 @@ func (c *Call) context() context.Context {
 // Drive decides when, and the driver knows how. A Driver is used by one
 // call at a time.
 type Driver[T any] interface {
-	// Attempt makes attempt n (1 is the first) under ctx, which is done when
-	// the caller gives up or the call's deadline passes. deadline, if not
-	// zero, is when the attempt must be cut off — the sooner of the policy's
-	// AttemptTimeout and the call's deadline — reporting the cut as a
-	// timeout.
+	// Attempt makes attempt n (1 is the first) under ctx, the caller's.
+	// deadline, if not zero, is when the attempt must be cut off — the
+	// sooner of the policy's AttemptTimeout and the call's deadline (the
+	// caller's, or the policy's Timeout) — reporting the cut as a timeout.
+	// Drive derives no context: cutting the attempt off is the driver's.
 	Attempt(ctx context.Context, n int, deadline time.Time) (T, error)
-	// Verdict reads an attempt's outcome: a nil error for a success;
-	// otherwise the error to record the failure with and the driver's own
-	// verdict on it (the zero Verdict for none: the built-in rules decide).
-	Verdict(v T, err error) (error, Verdict)
-	// Guard has the last word on a failure's verdict, after the policy's
-	// Classify: a driver that cannot repeat the attempt (a request body it
-	// cannot replay) makes a retryable verdict permanent, saying why.
-	Guard(v Verdict) Verdict
+	// Verdict reads an attempt's outcome under p, the policy Drive was
+	// given: a nil error for a success; otherwise the failure's final
+	// verdict and the error to record it with. The verdict is
+	// p.Verdict(failure, own) — the policy's Classify first, then the
+	// driver's own rules (own; the zero Verdict for none), then the
+	// built-in ones — and then the driver's guard: a driver that cannot
+	// repeat the attempt (a request body it cannot replay) makes a
+	// retryable verdict permanent, saying why.
+	Verdict(p *Policy, v T, err error) (Verdict, error)
 	// Discard releases an outcome nobody will see: a failure Drive retried.
 	Discard(v T)
 }
@@ -390,6 +409,14 @@ type Reporter interface {
 	Report(ctx context.Context, s Summary)
 }
 
+// A RequestBudgeter is a Driver whose call spends its retries from a
+// budget of the request's own as well as from the policy's: a driver of
+// the hop protocol returns the request's hop.Account. Drive gives it to
+// the Call (SetRequestBudget) before the first attempt; nil means none.
+type RequestBudgeter interface {
+	RequestBudget() Budget
+}
+
 // Drive runs one logical call under p (nil means Default) on real time:
 // attempts through d until one succeeds or the policy says to stop. It
 // returns the successful outcome with a nil error; when the call gives up,
@@ -397,10 +424,11 @@ type Reporter interface {
 // with the *Error; and when ctx is done, the outcome in hand with
 // context.Cause(ctx). It starts no goroutines.
 //
-// ctx bounds the call; the policy's Timeout bounds it further. A context
-// that carries a hop.Account (the hop protocol's Middleware puts one there)
-// gives the call its request budget: its retries are spent from the
-// account as well as from the policy's budget.
+// ctx bounds the call; the policy's Timeout bounds it further. Drive
+// derives no context for it: the Timeout is the call's deadline, which
+// cuts off each attempt (the deadline Attempt is given), lets no wait
+// start that cannot finish, and bounds a wait in the limiter's queue. A
+// driver that is a RequestBudgeter gives the call its request budget.
 func Drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D) (T, error) {
 	var first T
 	return drive(ctx, p, d, first, nil)
@@ -411,41 +439,34 @@ func Drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D) (T, error) {
 // non-nil.
 func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, firstErr error) (T, error) {
 	if p == nil {
-		p = Default
-	}
-	parent := ctx
-	if p.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, p.Timeout, ErrDeadline)
-		defer cancel()
+		p = &defaultPolicy
 	}
 	var (
-		none     time.Time // the zero time: "now, if anyone needs it"
-		c        Call
-		last     T    // the last failed outcome, kept until the next attempt goes
-		holding  bool // last is an outcome the driver has not discarded
-		deadline time.Time
+		none    time.Time // the zero time: "now, if anyone needs it"
+		c       Call
+		last    T    // the last failed outcome, kept until the next attempt goes
+		holding bool // last is an outcome the driver has not discarded
 	)
-	deadline, _ = ctx.Deadline()
+	deadline, _ := ctx.Deadline()
 	if r, ok := any(d).(Reporter); ok {
 		c.reporter = r
 	}
-	c.begin(p, none, deadline)
-	c.ctx = parent
-	if a := hop.AccountFrom(ctx); a != nil {
-		c.request = a
+	c.begin(p, none, p.callDeadline(none, deadline))
+	c.ctx = ctx
+	if b, ok := any(d).(RequestBudgeter); ok {
+		c.request = b.RequestBudget()
 	}
 	jitter := false // whether the context's jitter source was looked for
 	for {
 		s := c.next(none, true)
 		if s.Kind == stepAcquire {
-			if err := p.Limiter.Acquire(ctx); err != nil {
-				if parent.Err() != nil {
-					c.Abort(none, context.Cause(parent))
-					return last, context.Cause(parent)
+			if late, err := c.acquire(ctx); err != nil {
+				if ctx.Err() != nil {
+					c.Abort(none, context.Cause(ctx))
+					return last, context.Cause(ctx)
 				}
 				r := ReasonLimit
-				if ctx.Err() != nil { // the policy's Timeout ran out in the queue
+				if late { // the policy's Timeout ran out in the queue
 					r = ReasonDeadline
 				}
 				return last, c.stop(none, r, err)
@@ -470,15 +491,15 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 		} else {
 			v, err = d.Attempt(ctx, s.Attempt, s.Deadline)
 		}
-		failure, dv := d.Verdict(v, err)
+		verdict, failure := d.Verdict(p, v, err)
 		if failure == nil {
 			c.Success(none)
 			return v, nil
 		}
 		last, holding = v, true
-		if parent.Err() != nil { // the caller gave up: no retry, whatever happened
-			c.Abort(none, context.Cause(parent))
-			return last, context.Cause(parent)
+		if ctx.Err() != nil { // the caller gave up: no retry, whatever happened
+			c.Abort(none, context.Cause(ctx))
+			return last, context.Cause(ctx)
 		}
 		if !jitter {
 			// Looked for on the first failure: a call that succeeds at once
@@ -488,18 +509,29 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 				c.rnd = r
 			}
 		}
-		s = c.Fail(none, failure, d.Guard(c.Verdict(failure, dv)))
+		s = c.Fail(none, failure, verdict)
 		if s.Kind == StepDone {
 			return last, s.Err
 		}
 		if c.Wait(ctx, s.Wait) != nil {
-			if parent.Err() != nil {
-				c.Abort(none, context.Cause(parent))
-				return last, context.Cause(parent)
-			}
-			return last, c.stop(none, ReasonDeadline, nil)
+			c.Abort(none, context.Cause(ctx))
+			return last, context.Cause(ctx)
 		}
 	}
+}
+
+// acquire waits for a limiter slot under ctx and, when the call's deadline
+// comes sooner than ctx's, until that deadline at the latest; late reports
+// that the deadline ended the wait. The queue is the one place Drive cuts
+// off with a context of its own, on the path where every slot is taken.
+func (c *Call) acquire(ctx context.Context) (late bool, err error) {
+	if !sooner(ctx, c.deadline) {
+		return false, c.p.Limiter.Acquire(ctx)
+	}
+	qctx, cancel := context.WithDeadlineCause(ctx, c.deadline, ErrDeadline)
+	defer cancel()
+	err = c.p.Limiter.Acquire(qctx)
+	return err != nil && ctx.Err() == nil && qctx.Err() != nil, err
 }
 
 // clock resolves the zero-means-now convention.
