@@ -123,11 +123,11 @@ func (errDriver) Discard(struct{})                                          {}
 
 // opVerdict classifies the error of an op (Do's or Get's) under p: the op
 // has no rules of its own, and no guard.
-func opVerdict(p *Policy, err error) (Verdict, error) {
-	if err == nil {
-		return Verdict{}, nil
+func opVerdict(p *Policy, err error) (v Verdict, _ error) {
+	if err != nil {
+		v = p.Verdict(err, Verdict{})
 	}
-	return p.Verdict(err, Verdict{}), err
+	return v, err
 }
 
 // fastSuccess records a first-attempt success of a plain policy whose

@@ -91,6 +91,7 @@ type Call struct {
 	done     bool
 	reason   Reason      // why the call ended, once done
 	final    error       // what the call ended with, once done
+	cut      time.Time   // the attempt under way must be cut off then; zero for never
 	timer    *time.Timer // Wait's, made on the first wait that needs one
 	reporter Reporter    // Drive's driver, when it wants the Summary
 }
@@ -171,11 +172,21 @@ func (c *Call) Summary(now time.Time) Summary {
 // deadline has passed; before the first, it asks the budget to admit the
 // call; then it takes a limiter slot (on a driver that cannot block, a full
 // limiter sheds the attempt: ReasonLimit) and asks the breaker.
-func (c *Call) Next(now time.Time) Step { return c.next(now, false) }
+func (c *Call) Next(now time.Time) Step {
+	if c.next(now, false) == StepAttempt {
+		return Step{Kind: StepAttempt, Attempt: c.attempts, Deadline: c.cut}
+	}
+	return Step{Kind: StepDone, Err: c.final}
+}
 
-func (c *Call) next(now time.Time, block bool) Step {
+// next is Next for both kinds of driver: block asks for stepAcquire, not a
+// shed, when every limiter slot is held. It returns only the kind of step,
+// leaving the attempt's deadline in c.cut and the call's end in c.final:
+// a Step returned through every attempt is a large value copied for
+// nothing.
+func (c *Call) next(now time.Time, block bool) StepKind {
 	if c.done {
-		return Step{Kind: StepDone, Err: c.final}
+		return StepDone
 	}
 	p := c.p
 	if c.attempts > 0 && !c.deadline.IsZero() {
@@ -192,7 +203,7 @@ func (c *Call) next(now time.Time, block bool) Step {
 	if p.Limiter != nil && !c.held {
 		if !p.Limiter.TryAcquire() {
 			if block {
-				return Step{Kind: stepAcquire}
+				return stepAcquire
 			}
 			return c.end(now, ReasonLimit, 0)
 		}
@@ -203,13 +214,13 @@ func (c *Call) next(now time.Time, block bool) Step {
 	}
 	c.attempts++
 	c.inFlight = true
-	s := Step{Kind: StepAttempt, Attempt: c.attempts, Deadline: c.deadline}
+	c.cut = c.deadline
 	if p.AttemptTimeout > 0 {
-		if d := clock(now).Add(p.AttemptTimeout); s.Deadline.IsZero() || d.Before(s.Deadline) {
-			s.Deadline = d
+		if d := clock(now).Add(p.AttemptTimeout); c.cut.IsZero() || d.Before(c.cut) {
+			c.cut = d
 		}
 	}
-	return s
+	return StepAttempt
 }
 
 // Success reports that the attempt Next started succeeded; the call is over.
@@ -236,14 +247,24 @@ func (c *Call) Success(now time.Time) {
 // retry Decide allows, as the budgets say — the policy's and then the
 // request's are asked, and each charged, here and nowhere else.
 func (c *Call) Fail(now time.Time, err error, v Verdict) Step {
+	if wait, retry := c.fail(now, err, &v); retry {
+		return Step{Kind: StepWait, Wait: wait}
+	}
+	return Step{Kind: StepDone, Err: c.final}
+}
+
+// fail is Fail with the verdict by reference, and the step as the wait and
+// whether to retry after it: the verdict is copied once, into the Call.
+func (c *Call) fail(now time.Time, err error, v *Verdict) (wait time.Duration, retry bool) {
 	p := c.p
 	c.release()
-	c.err, c.verdict, c.inFlight = err, v, false
+	c.err, c.verdict, c.inFlight = err, *v, false
+	v = &c.verdict
 	if c.budget != nil {
 		c.budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budgetResult(v.Class), After: c.after})
 	}
 	if p.Breaker != nil {
-		p.Breaker.RecordAt(now, breakerOutcome(v))
+		p.Breaker.RecordAt(now, breakerOutcome(v.Class))
 	}
 	var d Decision
 	if !c.deadline.IsZero() {
@@ -253,27 +274,28 @@ func (c *Call) Fail(now time.Time, err error, v Verdict) Step {
 		}
 	}
 	if d.Reason == ReasonNone {
-		d = p.Decide(Failure{Attempt: c.attempts, Verdict: v, Now: now, Deadline: c.deadline, PrevWait: c.prev, Rand: c.rnd})
+		d = p.decide(c.attempts, v, now, c.deadline, c.prev, c.rnd)
 		if d.Retry && !c.charge(now, v) {
 			d = Decision{Reason: ReasonBudget}
 		}
 	}
 	if p.OnAttempt != nil {
-		p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts, Err: err, Verdict: v, Retry: d.Retry, Wait: d.Wait, Reason: d.Reason})
+		p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts, Err: err, Verdict: *v, Retry: d.Retry, Wait: d.Wait, Reason: d.Reason})
 	}
 	if !d.Retry {
-		return c.end(now, d.Reason, d.Wait)
+		c.end(now, d.Reason, d.Wait)
+		return 0, false
 	}
 	c.prev = d.Wait
 	c.waited += d.Wait
-	c.after = cause(v)
-	return Step{Kind: StepWait, Wait: d.Wait}
+	c.after = cause(v.Timeout, v.Class)
+	return d.Wait, true
 }
 
 // charge asks the policy's budget and then the request's for a retry
 // after the failure v; each charges the retry only if it allows it.
-func (c *Call) charge(now time.Time, v Verdict) bool {
-	k := cause(c.p.resolve(v))
+func (c *Call) charge(now time.Time, v *Verdict) bool {
+	k := cause(v.Timeout, c.p.class(v.Class))
 	if c.budget != nil && !c.budget.RetryAt(now, k) {
 		return false
 	}
@@ -340,15 +362,17 @@ func (c *Call) stop(now time.Time, r Reason, err error) error {
 	if err != nil {
 		c.err = err
 	}
-	return c.end(now, r, 0).Err
+	c.end(now, r, 0)
+	return c.final
 }
 
-func (c *Call) end(now time.Time, r Reason, refused time.Duration) Step {
+// end gives the call up for reason r: its *Error becomes c.final.
+func (c *Call) end(now time.Time, r Reason, refused time.Duration) StepKind {
 	c.release() // a slot taken for an attempt that will not go
 	c.refused = refused
 	e := &Error{Attempts: c.attempts, Reason: r, Waited: c.waited, RefusedWait: refused, Verdict: c.verdict, Err: c.err}
 	c.finish(now, r, e)
-	return Step{Kind: StepDone, Err: e}
+	return StepDone
 }
 
 func (c *Call) finish(now time.Time, r Reason, err error) {
@@ -458,8 +482,8 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 	}
 	jitter := false // whether the context's jitter source was looked for
 	for {
-		s := c.next(none, true)
-		if s.Kind == stepAcquire {
+		k := c.next(none, true)
+		if k == stepAcquire {
 			if late, err := c.acquire(ctx); err != nil {
 				if ctx.Err() != nil {
 					c.Abort(none, context.Cause(ctx))
@@ -472,10 +496,10 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 				return last, c.stop(none, r, err)
 			}
 			c.held = true
-			s = c.next(none, true)
+			k = c.next(none, true)
 		}
-		if s.Kind == StepDone {
-			return last, s.Err
+		if k == StepDone {
+			return last, c.final
 		}
 		if holding {
 			d.Discard(last)
@@ -489,7 +513,7 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 		if firstErr != nil {
 			v, err, firstErr = first, firstErr, nil
 		} else {
-			v, err = d.Attempt(ctx, s.Attempt, s.Deadline)
+			v, err = d.Attempt(ctx, c.attempts, c.cut)
 		}
 		verdict, failure := d.Verdict(p, v, err)
 		if failure == nil {
@@ -509,11 +533,11 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 				c.rnd = r
 			}
 		}
-		s = c.Fail(none, failure, verdict)
-		if s.Kind == StepDone {
-			return last, s.Err
+		wait, retry := c.fail(none, failure, &verdict)
+		if !retry {
+			return last, c.final
 		}
-		if c.Wait(ctx, s.Wait) != nil {
+		if c.Wait(ctx, wait) != nil {
 			c.Abort(none, context.Cause(ctx))
 			return last, context.Cause(ctx)
 		}
@@ -542,12 +566,13 @@ func clock(now time.Time) time.Time {
 	return now
 }
 
-// cause is what a budget prices a retry after the failure v at.
-func cause(v Verdict) budget.Cause {
+// cause is what a budget prices a retry after a failure of class c at,
+// timeout telling whether it timed out.
+func cause(timeout bool, c Class) budget.Cause {
 	switch {
-	case v.Timeout:
+	case timeout:
 		return budget.CauseTimeout
-	case v.Class == ClassThrottled || v.Class == ClassOverloaded:
+	case c == ClassThrottled || c == ClassOverloaded:
 		return budget.CauseThrottle
 	}
 	return budget.CauseError
@@ -569,8 +594,8 @@ func budgetResult(c Class) budget.Result {
 // breakerOutcome: a permanent failure means the dependency answered, so it
 // counts as a success; a throttled one is about the caller's allowance, not
 // the dependency's health, so it counts for nothing; cancellation likewise.
-func breakerOutcome(v Verdict) breaker.Outcome {
-	switch v.Class {
+func breakerOutcome(c Class) breaker.Outcome {
+	switch c {
 	case ClassPermanent:
 		return breaker.Success
 	case ClassThrottled, ClassCanceled:

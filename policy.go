@@ -292,12 +292,12 @@ func (p *Policy) unknown() Class {
 	return p.Unknown
 }
 
-// resolve gives a verdict of the unknown class the policy's Unknown class.
-func (p *Policy) resolve(v Verdict) Verdict {
-	if v.Class == ClassUnknown {
-		v.Class = p.unknown()
+// class resolves the unknown class c to the policy's Unknown class.
+func (p *Policy) class(c Class) Class {
+	if c == ClassUnknown {
+		return p.unknown()
 	}
-	return v
+	return c
 }
 
 // Failure is what the decision is told after an attempt fails.
@@ -357,23 +357,29 @@ func (p *Policy) Decide(f Failure) Decision {
 	if p == nil {
 		p = &defaultPolicy
 	}
-	v := p.resolve(f.Verdict)
-	if v.Class == ClassCanceled {
+	return p.decide(f.Attempt, &f.Verdict, f.Now, f.Deadline, f.PrevWait, f.Rand)
+}
+
+// decide is Decide with the verdict by reference: the loop's Call passes
+// its own, and a Failure built and copied on every failed attempt would
+// be copied for nothing.
+func (p *Policy) decide(attempt int, v *Verdict, now, deadline time.Time, prev time.Duration, rnd backoff.Source) Decision {
+	class := p.class(v.Class)
+	if class == ClassCanceled {
 		return Decision{Reason: ReasonCanceled}
 	}
-	if !v.Class.Retryable() {
+	if !class.Retryable() {
 		return Decision{Reason: ReasonPermanent}
 	}
-	if f.Attempt >= p.maxAttempts() {
+	if attempt >= p.maxAttempts() {
 		return Decision{Reason: ReasonAttempts}
 	}
-	rnd := f.Rand
 	if rnd == nil {
 		rnd = p.Rand
 	}
 	var left time.Duration = 1<<63 - 1
-	if !f.Deadline.IsZero() {
-		left = f.Deadline.Sub(f.Now) - p.minAttempt()
+	if !deadline.IsZero() {
+		left = deadline.Sub(now) - p.minAttempt()
 	}
 	var wait time.Duration
 	if v.Wait > 0 {
@@ -389,7 +395,7 @@ func (p *Policy) Decide(f Failure) Decision {
 			wait += backoff.FullJitter{Base: spread, Multiplier: 1}.Delay(1, 0, rnd)
 		}
 	} else {
-		wait = p.schedule(v.Class).Delay(f.Attempt, f.PrevWait, rnd)
+		wait = p.schedule(class).Delay(attempt, prev, rnd)
 		if wait > left {
 			return Decision{Reason: ReasonDeadline, Wait: wait}
 		}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -192,7 +193,8 @@ type request struct {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	p := t.policy()
-	r := &request{
+	r := requests.Get().(*request)
+	*r = request{
 		t:          t,
 		orig:       req,
 		replayable: req.Body == nil || req.Body == http.NoBody || req.GetBody != nil,
@@ -212,7 +214,10 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	r.note = t.stackedNote(req)
 	resp, err := recoil.Drive(ctx, p, r)
-	if r.sent == 0 && req.Body != nil {
+	sent := r.sent
+	*r = request{} // hold nothing of the request's while pooled
+	requests.Put(r)
+	if sent == 0 && req.Body != nil {
 		// No attempt reached Base, which would have closed it.
 		_ = req.Body.Close()
 	}
@@ -230,6 +235,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// unread, with a nil error (the RoundTripper contract).
 	return t.wrapBody(resp), nil
 }
+
+// requests recycles the drivers of logical requests, which escape to the
+// heap through recoil.Drive: the healthy path then allocates nothing of
+// the Transport's own.
+var requests = sync.Pool{New: func() any { return new(request) }}
 
 // RefusedWaitHeader is set on a response RoundTrip returns after the loop
 // refused the server's wait (longer than MaxServerWait, or past the
