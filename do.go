@@ -125,7 +125,7 @@ func (errDriver) Discard(struct{})                                          {}
 // has no rules of its own, and no guard.
 func opVerdict(p *Policy, err error) (v Verdict, _ error) {
 	if err != nil {
-		v = p.Verdict(err, Verdict{})
+		p.verdict(&v, err, nil)
 	}
 	return v, err
 }

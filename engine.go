@@ -83,7 +83,12 @@ type Call struct {
 	prev     time.Duration
 	refused  time.Duration // the wait the call stopped over, if any
 	after    budget.Cause
-	verdict  Verdict
+	// verdicts holds the last failure's verdict, verdicts[last], and room
+	// for the next attempt's, which Drive's driver writes in place: a
+	// Verdict is too large to live in registers, and each copy of one
+	// just written stalls the processor on the store.
+	verdicts [2]Verdict
+	last     uint8
 	err      error
 	admitted bool // the budget admitted the call
 	held     bool // a limiter slot is held for the attempt
@@ -160,7 +165,7 @@ func (c *Call) Waited() time.Duration { return c.waited }
 // began.
 func (c *Call) Summary(now time.Time) Summary {
 	s := Summary{Attempts: c.attempts, Reason: c.reason, Waited: c.waited, RefusedWait: c.refused,
-		Verdict: c.verdict, LastErr: c.err, Err: c.final}
+		Verdict: c.verdicts[c.last], LastErr: c.err, Err: c.final}
 	if !c.start.IsZero() {
 		s.Elapsed = clock(now).Sub(c.start)
 	}
@@ -254,12 +259,16 @@ func (c *Call) Fail(now time.Time, err error, v Verdict) Step {
 }
 
 // fail is Fail with the verdict by reference, and the step as the wait and
-// whether to retry after it: the verdict is copied once, into the Call.
+// whether to retry after it. A verdict already in the Call's spare slot
+// (Drive's) is not copied.
 func (c *Call) fail(now time.Time, err error, v *Verdict) (wait time.Duration, retry bool) {
 	p := c.p
 	c.release()
-	c.err, c.verdict, c.inFlight = err, *v, false
-	v = &c.verdict
+	if spare := &c.verdicts[c.last^1]; v != spare {
+		*spare = *v
+	}
+	c.last ^= 1
+	c.err, c.inFlight, v = err, false, &c.verdicts[c.last]
 	if c.budget != nil {
 		c.budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budgetResult(v.Class), After: c.after})
 	}
@@ -370,7 +379,7 @@ func (c *Call) stop(now time.Time, r Reason, err error) error {
 func (c *Call) end(now time.Time, r Reason, refused time.Duration) StepKind {
 	c.release() // a slot taken for an attempt that will not go
 	c.refused = refused
-	e := &Error{Attempts: c.attempts, Reason: r, Waited: c.waited, RefusedWait: refused, Verdict: c.verdict, Err: c.err}
+	e := &Error{Attempts: c.attempts, Reason: r, Waited: c.waited, RefusedWait: refused, Verdict: c.verdicts[c.last], Err: c.err}
 	c.finish(now, r, e)
 	return StepDone
 }
@@ -515,7 +524,9 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 		} else {
 			v, err = d.Attempt(ctx, c.attempts, c.cut)
 		}
-		verdict, failure := d.Verdict(p, v, err)
+		// The verdict goes straight into the Call's spare slot.
+		var failure error
+		c.verdicts[c.last^1], failure = d.Verdict(p, v, err)
 		if failure == nil {
 			c.Success(none)
 			return v, nil
@@ -533,7 +544,7 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 				c.rnd = r
 			}
 		}
-		wait, retry := c.fail(none, failure, &verdict)
+		wait, retry := c.fail(none, failure, &c.verdicts[c.last^1])
 		if !retry {
 			return last, c.final
 		}

@@ -271,16 +271,25 @@ func (p *Policy) schedule(c Class) backoff.Schedule {
 // does: the policy's Classify first, then driver (the driver's own verdict;
 // the zero Verdict when it has none), then the built-in rules (Classify),
 // with the policy's Unknown class for errors nothing recognises.
-func (p *Policy) Verdict(err error, driver Verdict) Verdict {
+func (p *Policy) Verdict(err error, driver Verdict) (v Verdict) {
+	p.verdict(&v, err, &driver)
+	return v
+}
+
+// verdict is Verdict writing into *v, with driver's verdict by reference
+// (nil for none): Do's and Get's drivers classify straight into the
+// verdict they return.
+func (p *Policy) verdict(v *Verdict, err error, driver *Verdict) {
 	if p.Classify != nil {
-		if v := p.Classify(err); v.Class != ClassUnknown {
-			return v
+		if *v = p.Classify(err); v.Class != ClassUnknown {
+			return
 		}
 	}
-	if driver.Class != ClassUnknown {
-		return driver
+	if driver != nil && driver.Class != ClassUnknown {
+		*v = *driver
+		return
 	}
-	return Classify(err, p.unknown())
+	classify(v, err, p.unknown())
 }
 
 // unknown is the class of failures nothing classifies: Unknown, or
