@@ -316,8 +316,7 @@ type Failure struct {
 	// Verdict is the failure's classification.
 	Verdict Verdict
 	// Now is the instant of the decision. It may be zero when Deadline is
-	// zero: only the deadline rule needs the time (a budget given a zero
-	// time reads the clock itself if it needs it).
+	// zero: only the deadline rule needs the time.
 	Now time.Time
 	// Deadline is when the caller stops waiting; zero means none.
 	Deadline time.Time
