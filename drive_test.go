@@ -49,7 +49,9 @@ func TestDriveRequestBudget(t *testing.T) {
 func TestDriveClassifiesOnce(t *testing.T) {
 	d := &failDriver{err: errors.New("500"), own: recoil.StatusVerdict(500)}
 	p := &recoil.Policy{Backoff: backoff.None{}, Budget: recoil.NoBudget,
-		Classify: func(error) recoil.Verdict { return recoil.Verdict{Class: recoil.ClassPermanent, Reason: "the policy says so"} }}
+		Classify: func(error) recoil.Verdict {
+			return recoil.Verdict{Class: recoil.ClassPermanent, Reason: "the policy says so"}
+		}}
 	_, err := recoil.Drive(context.Background(), p, d)
 	var re *recoil.Error
 	if !errors.As(err, &re) || re.Reason != recoil.ReasonPermanent || re.Verdict.Reason != "the policy says so" || d.attempts != 1 {
