@@ -608,7 +608,7 @@ func (r *run) logical(ctx context.Context, client string, seq int64) outcome {
 	id := r.idPrefix + strconv.FormatInt(seq, 10)
 	req.Header.Set(r.cfg.ClientHeader, client)
 	req.Header.Set(r.cfg.RequestHeader, id)
-	if !idempotent(r.method) && !r.cfg.NoIdempotencyKey && req.Header.Get("Idempotency-Key") == "" {
+	if !recoilhttp.IdempotentMethod(r.method) && !r.cfg.NoIdempotencyKey && req.Header.Get("Idempotency-Key") == "" {
 		req.Header.Set("Idempotency-Key", id)
 	}
 	resp, err := r.tr.RoundTrip(req)
@@ -635,14 +635,6 @@ func (r *run) logical(ctx context.Context, client string, seq int64) outcome {
 		}
 	}
 	return out
-}
-
-func idempotent(m string) bool {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
-		return true
-	}
-	return false
 }
 
 func (r *run) stop(why string) {
@@ -736,7 +728,7 @@ func (r *run) result(elapsed time.Duration) *Result {
 		Callers:             r.cfg.Callers,
 		Rate:                r.cfg.Rate,
 		UntilAccepted:       r.cfg.UntilAccepted,
-		NoIdempotencyKey:    r.cfg.NoIdempotencyKey && !idempotent(r.method),
+		NoIdempotencyKey:    r.cfg.NoIdempotencyKey && !recoilhttp.IdempotentMethod(r.method),
 		Seed:                r.cfg.Seed,
 		Calls:               r.calls,
 		OK:                  r.ok,

@@ -14,6 +14,7 @@ import (
 	"github.com/recoil-go/recoil/backoff"
 	"github.com/recoil-go/recoil/breaker"
 	"github.com/recoil-go/recoil/budget"
+	"github.com/recoil-go/recoil/hop"
 	"github.com/recoil-go/recoil/recoilhttp"
 	"github.com/recoil-go/recoil/tools/policyspec"
 )
@@ -52,9 +53,11 @@ func TestPresets(t *testing.T) {
 		if q.Policy == rp {
 			t.Errorf("Preset(%q) returned the same *recoil.Policy twice", tt.name)
 		}
+		// The edge budget is the Transport's rule (hop.EdgeBudget): the
+		// policy's own retries unless the spec sets one.
 		tr := p.Transport(http.DefaultTransport)
-		if !tr.Hop || tr.EdgeBudget != tt.edge || tr.Classify != nil {
-			t.Errorf("Preset(%q).Transport: hop %v, edge budget %d (want %d), HTTP classify set %v", tt.name, tr.Hop, tr.EdgeBudget, tt.edge, tr.Classify != nil)
+		if edge := hop.EdgeBudget(tr.EdgeBudget, tr.Policy.MaxRetries()); !tr.Hop || edge != tt.edge || tr.Classify != nil {
+			t.Errorf("Preset(%q).Transport: hop %v, edge budget %d (want %d), HTTP classify set %v", tt.name, tr.Hop, edge, tt.edge, tr.Classify != nil)
 		}
 	}
 	if _, err := Preset("hurried"); !errors.Is(err, ErrUnknownPreset) {
