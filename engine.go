@@ -493,19 +493,10 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 	for {
 		k := c.next(none, true)
 		if k == stepAcquire {
-			if late, err := c.acquire(ctx); err != nil {
-				if ctx.Err() != nil {
-					c.Abort(none, context.Cause(ctx))
-					return last, context.Cause(ctx)
-				}
-				r := ReasonLimit
-				if late { // the policy's Timeout ran out in the queue
-					r = ReasonDeadline
-				}
-				return last, c.stop(none, r, err)
+			var err error
+			if k, err = c.admit(ctx); err != nil {
+				return last, err
 			}
-			c.held = true
-			k = c.next(none, true)
 		}
 		if k == StepDone {
 			return last, c.final
@@ -553,6 +544,28 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 			return last, context.Cause(ctx)
 		}
 	}
+}
+
+// admit takes the limiter slot the step asked for and returns the step
+// after it; a non-nil error ends the call, already recorded: the caller's
+// cause when ctx ended the wait, else the *Error of a full limiter or of
+// the policy's Timeout running out in the queue.
+func (c *Call) admit(ctx context.Context) (StepKind, error) {
+	var none time.Time
+	late, err := c.acquire(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			c.Abort(none, context.Cause(ctx))
+			return StepDone, context.Cause(ctx)
+		}
+		r := ReasonLimit
+		if late { // the policy's Timeout ran out in the queue
+			r = ReasonDeadline
+		}
+		return StepDone, c.stop(none, r, err)
+	}
+	c.held = true
+	return c.next(none, true), nil
 }
 
 // acquire waits for a limiter slot under ctx and, when the call's deadline
