@@ -20,8 +20,8 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/recoil-go/recoil/tools/cmd/recoil/internal/chart"
 	"github.com/recoil-go/recoil/tools/gateway"
-	"github.com/recoil-go/recoil/tools/internal/chart"
 	"github.com/recoil-go/recoil/tools/internal/textfmt"
 	"github.com/recoil-go/recoil/tools/load"
 	"github.com/recoil-go/recoil/tools/policyspec"

@@ -1,4 +1,9 @@
-package sim
+// Package simchart draws the simulator's results as charts for recoil sim
+// -o: one line per policy, over time (one panel per sweep value) or
+// against a numeric sweep, through package chart. It is the command's
+// own: package sim keeps the data (sim.Result), and has no plotting
+// dependency.
+package simchart
 
 import (
 	"fmt"
@@ -14,35 +19,35 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/recoil-go/recoil/tools/internal/chart"
+	"github.com/recoil-go/recoil/tools/cmd/recoil/internal/chart"
+	"github.com/recoil-go/recoil/tools/sim"
 )
 
 // Chart metrics. Over time (one line per policy, one panel per sweep
-// value): ChartAttempts, ChartThrottled, ChartSucceeded (each counted per
-// peak window, as the tables count), ChartQueue, ChartBusy. Against a
-// numeric sweep (one line per policy): ChartAttempts (in all), ChartPerCall,
-// ChartPeak, ChartP99, ChartMax, ChartGoodput, ChartFailed.
+// value): Attempts, Throttled, Succeeded (each counted per peak window, as
+// the tables count), Queue, Busy. Against a numeric sweep (one line per
+// policy): Attempts (in all), PerCall, Peak, P99, Max, Goodput, Failed.
 const (
-	ChartAttempts  = "attempts"
-	ChartThrottled = "throttled"
-	ChartSucceeded = "succeeded"
-	ChartQueue     = "queue"
-	ChartBusy      = "busy"
-	ChartPerCall   = "per-call"
-	ChartPeak      = "peak"
-	ChartP99       = "p99"
-	ChartMax       = "max"
-	ChartGoodput   = "goodput"
-	ChartFailed    = "failed"
+	Attempts  = "attempts"
+	Throttled = "throttled"
+	Succeeded = "succeeded"
+	Queue     = "queue"
+	Busy      = "busy"
+	PerCall   = "per-call"
+	Peak      = "peak"
+	P99       = "p99"
+	Max       = "max"
+	Goodput   = "goodput"
+	Failed    = "failed"
 )
 
-// ChartOptions choose what WriteChart draws. The zero value charts the
+// Options choose what Write draws. The zero value charts the
 // target's attempts: per window over time, or against the sweep's values
 // when the scenario sweeps at least three numbers.
-type ChartOptions struct {
+type Options struct {
 	// Format is "svg" (the default) or "png".
 	Format string
-	// Metric is one of the Chart* constants; empty means ChartAttempts.
+	// Metric is one of the metric constants; empty means Attempts.
 	Metric string
 	// Service is the service a time series is read from; empty means the
 	// result's target.
@@ -51,12 +56,11 @@ type ChartOptions struct {
 	OverTime bool
 }
 
-// WriteChart draws the result with gonum.org/v1/plot and writes it as SVG
-// or PNG. Axis titles say in words what is counted and in what unit; a
+// Write draws r with gonum.org/v1/plot and writes it to w as SVG or PNG. Axis titles say in words what is counted and in what unit; a
 // time series counts per window, as the tables do, shades every outage,
 // and draws one panel per sweep value; the legend sits below the panels.
-func (r *Result) WriteChart(w io.Writer, o ChartOptions) error {
-	fig, err := r.figure(o)
+func Write(w io.Writer, r *sim.Result, o Options) error {
+	fig, err := figure(r, o)
 	if err != nil {
 		return err
 	}
@@ -67,31 +71,31 @@ func (r *Result) WriteChart(w io.Writer, o ChartOptions) error {
 	return fig.WriteTo(w, format)
 }
 
-// figure builds the chart WriteChart draws.
-func (r *Result) figure(o ChartOptions) (*chart.Figure, error) {
+// figure builds the chart Write draws.
+func figure(r *sim.Result, o Options) (*chart.Figure, error) {
 	if o.Format != "" && o.Format != "svg" && o.Format != "png" {
-		return nil, fmt.Errorf("sim: chart format %q: want svg or png", o.Format)
+		return nil, fmt.Errorf("simchart: format %q: want svg or png", o.Format)
 	}
 	metric := o.Metric
 	if metric == "" {
-		metric = ChartAttempts
+		metric = Attempts
 	}
-	if !o.OverTime && r.numericSweep() && sweepMetric(metric) {
-		return r.sweepChart(metric)
+	if !o.OverTime && numericSweep(r) && sweepMetric(metric) {
+		return sweepChart(r, metric)
 	}
-	return r.timeChart(metric, o.Service)
+	return timeChart(r, metric, o.Service)
 }
 
 func sweepMetric(m string) bool {
 	switch m {
-	case ChartAttempts, ChartPerCall, ChartPeak, ChartP99, ChartMax, ChartGoodput, ChartFailed:
+	case Attempts, PerCall, Peak, P99, Max, Goodput, Failed:
 		return true
 	}
 	return false
 }
 
-// numericSweep reports whether the runs sweep at least three numbers.
-func (r *Result) numericSweep() bool {
+// numericSweep reports whether r's runs sweep at least three numbers.
+func numericSweep(r *sim.Result) bool {
 	if r.SweepPath == "" {
 		return false
 	}
@@ -112,9 +116,9 @@ const (
 	rowHeight   = 2.6 * vg.Inch // each further row of panels
 )
 
-func (r *Result) sweepChart(metric string) (*chart.Figure, error) {
-	ax := r.sweepAxis()
-	noun, yTitle := r.sweepMetricTitle(metric)
+func sweepChart(r *sim.Result, metric string) (*chart.Figure, error) {
+	ax := sweepAxis(r)
+	noun, yTitle := sweepMetricTitle(r, metric)
 	p := chart.NewPanel("", ax.title, yTitle)
 	fig := &chart.Figure{
 		Title:  r.Scenario + ": " + noun + " against " + ax.noun,
@@ -160,22 +164,22 @@ func policyName(name string) string {
 	return name
 }
 
-func sweepValue(run *RunResult, metric string) float64 {
+func sweepValue(run *sim.RunResult, metric string) float64 {
 	switch metric {
-	case ChartPerCall:
+	case PerCall:
 		if run.Calls == 0 {
 			return 0
 		}
 		return float64(run.Attempts) / float64(run.Calls)
-	case ChartPeak:
+	case Peak:
 		return float64(run.Peak)
-	case ChartP99:
+	case P99:
 		return run.Latency.P99.Seconds()
-	case ChartMax:
+	case Max:
 		return run.Latency.Max.Seconds()
-	case ChartGoodput:
+	case Goodput:
 		return run.Goodput
-	case ChartFailed:
+	case Failed:
 		return float64(run.Failed)
 	}
 	return float64(run.Attempts)
@@ -183,20 +187,20 @@ func sweepValue(run *RunResult, metric string) float64 {
 
 // sweepMetricTitle returns what a sweep chart's metric is called in its
 // title and on its axis.
-func (r *Result) sweepMetricTitle(metric string) (noun, axis string) {
+func sweepMetricTitle(r *sim.Result, metric string) (noun, axis string) {
 	at := " at " + r.Target
 	switch metric {
-	case ChartPerCall:
+	case PerCall:
 		return "attempts per call", "attempts" + at + " per call"
-	case ChartPeak:
+	case Peak:
 		return "the busiest " + chart.Duration(r.Window) + " window", "most attempts" + at + " in one " + chart.Duration(r.Window) + " window"
-	case ChartP99:
+	case P99:
 		return "p99 latency", "p99 latency of a call (s)"
-	case ChartMax:
+	case Max:
 		return "the slowest call", "slowest call (s)"
-	case ChartGoodput:
+	case Goodput:
 		return "goodput", "calls that succeeded per second"
-	case ChartFailed:
+	case Failed:
 		return "failed calls", "calls that failed, in all"
 	}
 	return "attempts", "attempts" + at + ", in all"
@@ -204,11 +208,11 @@ func (r *Result) sweepMetricTitle(metric string) (noun, axis string) {
 
 // timeChart draws metric over time at service: one panel per sweep value,
 // one line per policy, each outage shaded.
-func (r *Result) timeChart(metric, service string) (*chart.Figure, error) {
+func timeChart(r *sim.Result, metric, service string) (*chart.Figure, error) {
 	switch metric {
-	case ChartAttempts, ChartThrottled, ChartSucceeded, ChartQueue, ChartBusy:
+	case Attempts, Throttled, Succeeded, Queue, Busy:
 	default:
-		return nil, fmt.Errorf("sim: chart metric %q is not a time series (want attempts, throttled, succeeded, queue or busy)", metric)
+		return nil, fmt.Errorf("simchart: metric %q is not a time series (want attempts, throttled, succeeded, queue or busy)", metric)
 	}
 	if service == "" {
 		service = r.Target
@@ -231,19 +235,19 @@ func (r *Result) timeChart(metric, service string) (*chart.Figure, error) {
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("sim: no service named %q to chart", service)
+		return nil, fmt.Errorf("simchart: no service named %q to chart", service)
 	}
 	bin := binWidth(end, r.Window)
 	unit, unitName := time.Second, "s"
 	if end > 5*time.Minute {
 		unit, unitName = time.Minute, "min"
 	}
-	noun, yTitle := r.timeMetricTitle(metric, service, bin)
+	noun, yTitle := timeMetricTitle(r, metric, service, bin)
 	fig := &chart.Figure{Title: r.Scenario + ": " + noun, Width: chartWidth, Height: chartHeight, Columns: 3}
 	if rows := (len(values) + 2) / 3; rows > 1 {
 		fig.Height += vg.Length(rows-1) * rowHeight
 	}
-	ax := r.sweepAxis()
+	ax := sweepAxis(r)
 	bands := outageBands(&r.Runs[0], unit)
 	var policies []string
 	tops := make([]float64, len(values))
@@ -310,7 +314,7 @@ func (r *Result) timeChart(metric, service string) (*chart.Figure, error) {
 	return fig, nil
 }
 
-func serviceNamed(run *RunResult, name string) *ServiceResult {
+func serviceNamed(run *sim.RunResult, name string) *sim.ServiceResult {
 	for j := range run.Services {
 		if run.Services[j].Name == name {
 			return &run.Services[j]
@@ -321,20 +325,20 @@ func serviceNamed(run *RunResult, name string) *ServiceResult {
 
 // timeMetricTitle returns what a time chart's metric is called in its
 // title and on its axis.
-func (r *Result) timeMetricTitle(metric, service string, bin time.Duration) (noun, axis string) {
+func timeMetricTitle(r *sim.Result, metric, service string, bin time.Duration) (noun, axis string) {
 	per := " per " + chart.Duration(r.Window) + " window"
 	mean := ""
 	if bin > r.Window {
 		mean = ", " + chart.Duration(bin) + " means"
 	}
 	switch metric {
-	case ChartThrottled:
+	case Throttled:
 		return "429s at " + service + per, "429s" + per + mean
-	case ChartSucceeded:
+	case Succeeded:
 		return "successes at " + service + per, "successes" + per + mean
-	case ChartQueue:
+	case Queue:
 		return "requests queued at " + service, "requests queued" + mean
-	case ChartBusy:
+	case Busy:
 		return "busy workers at " + service, "busy workers" + mean
 	}
 	return "attempts at " + service + per, "attempts" + per + mean
@@ -360,7 +364,7 @@ func binWidth(end, window time.Duration) time.Duration {
 // binSeries turns samples into steps of width bin: a count per window is
 // the count in the step scaled to one window; a level is the mean of the
 // levels sampled in the step. Times are in units of unit.
-func binSeries(series []Sample, metric string, bin, window, unit time.Duration) []chart.Bin {
+func binSeries(series []sim.Sample, metric string, bin, window, unit time.Duration) []chart.Bin {
 	var out []chart.Bin
 	var sum float64
 	var dt time.Duration
@@ -396,18 +400,18 @@ func binSeries(series []Sample, metric string, bin, window, unit time.Duration) 
 }
 
 func counted(metric string) bool {
-	return metric == ChartAttempts || metric == ChartThrottled || metric == ChartSucceeded
+	return metric == Attempts || metric == Throttled || metric == Succeeded
 }
 
-func sampleValue(s Sample, metric string) float64 {
+func sampleValue(s sim.Sample, metric string) float64 {
 	switch metric {
-	case ChartThrottled:
+	case Throttled:
 		return float64(s.Throttled)
-	case ChartSucceeded:
+	case Succeeded:
 		return float64(s.Succeeded)
-	case ChartQueue:
+	case Queue:
 		return float64(s.Queue)
-	case ChartBusy:
+	case Busy:
 		return float64(s.Busy)
 	}
 	return float64(s.Arrivals)
@@ -435,7 +439,7 @@ func (b band) legend(unit time.Duration, unitName string) string {
 
 // outageBands returns the run's outages, at any service, as shaded bands:
 // the planned span, not a later recovery under load.
-func outageBands(run *RunResult, unit time.Duration) []band {
+func outageBands(run *sim.RunResult, unit time.Duration) []band {
 	var out []band
 	for _, s := range run.Services {
 		for _, o := range s.Outages {
@@ -507,7 +511,7 @@ var fieldWords = map[string]struct {
 
 // sweepAxis says in words what the result's sweep varies: never the path
 // itself ("clients[writers].callers"), but "contending clients".
-func (r *Result) sweepAxis() axis {
+func sweepAxis(r *sim.Result) axis {
 	contention := false // the target is a record that clients contend for
 	for i := range r.Runs {
 		if s := serviceNamed(&r.Runs[i], r.Target); s != nil && s.Writes > 0 {
