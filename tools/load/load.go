@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -19,8 +17,9 @@ import (
 
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/backoff"
-	"github.com/recoil-go/recoil/tools/gateway"
 	"github.com/recoil-go/recoil/recoilhttp"
+	"github.com/recoil-go/recoil/tools/gateway"
+	"github.com/recoil-go/recoil/tools/internal/hist"
 )
 
 // Defaults for a Config's zero fields.
@@ -39,7 +38,8 @@ const (
 )
 
 // Limits of a Config, which Validate enforces: a run within them holds a
-// bounded number of goroutines, connections and latencies in memory.
+// bounded number of goroutines and connections (its latencies are kept in
+// fixed memory whatever their number).
 const (
 	// MaxCallers is the most closed-loop callers a run may have.
 	MaxCallers = 10_000
@@ -202,7 +202,7 @@ type run struct {
 	calls     int64 // calls begun
 	ok        int64 // calls that succeeded
 	failed    int64 // calls that ended without success
-	latencies []time.Duration
+	latencies hist.Hist
 	stops     map[string]int
 	statuses  map[int]int64
 	transport map[string]int64 // attempts without a response, by TransportErrorKind
@@ -582,10 +582,10 @@ func (r *run) endCall(out outcome, d time.Duration) {
 	case accepted:
 		r.ok++
 		r.lastOK = max(r.lastOK, time.Since(r.start))
-		r.latencies = append(r.latencies, d)
+		r.latencies.Add(d)
 	case failed:
 		r.failed++
-		r.latencies = append(r.latencies, d)
+		r.latencies.Add(d)
 	}
 }
 
@@ -763,19 +763,11 @@ func (r *run) result(elapsed time.Duration) *Result {
 	if res.AllOK {
 		res.AllOKAt = r.lastOK
 	}
-	res.Latency = percentiles(r.latencies)
+	res.Latency = percentiles(&r.latencies)
 	return res
 }
 
-// percentiles returns the nearest-rank percentiles of d (sorting it).
-func percentiles(d []time.Duration) Percentiles {
-	if len(d) == 0 {
-		return Percentiles{}
-	}
-	slices.Sort(d)
-	at := func(p float64) time.Duration {
-		i := int(math.Ceil(p*float64(len(d)))) - 1
-		return d[min(max(i, 0), len(d)-1)]
-	}
-	return Percentiles{Count: len(d), P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: d[len(d)-1]}
+// percentiles summarises the durations h counted.
+func percentiles(h *hist.Hist) Percentiles {
+	return Percentiles{Count: int(h.Count()), P50: h.Quantile(0.50), P90: h.Quantile(0.90), P99: h.Quantile(0.99), Max: h.Max()}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/recoil-go/recoil/tools/gateway"
+	"github.com/recoil-go/recoil/tools/internal/hist"
 )
 
 // serve starts a gateway on loopback for the test.
@@ -310,6 +311,8 @@ func TestRunStopsWhileStartingCallers(t *testing.T) {
 	}
 }
 
+// TestPercentiles: nearest rank, each within 0.8 % of the exact value
+// (the histogram's resolution); the count and the maximum exact.
 func TestPercentiles(t *testing.T) {
 	ms := func(v ...int) []time.Duration {
 		var d []time.Duration
@@ -318,6 +321,10 @@ func TestPercentiles(t *testing.T) {
 		}
 		return d
 	}
+	many := make([]time.Duration, 1000)
+	for i := range many {
+		many[i] = time.Duration(i+1) * time.Microsecond
+	}
 	tests := []struct {
 		in   []time.Duration
 		want Percentiles
@@ -325,18 +332,19 @@ func TestPercentiles(t *testing.T) {
 		{nil, Percentiles{}},
 		{ms(5), Percentiles{1, 5 * time.Millisecond, 5 * time.Millisecond, 5 * time.Millisecond, 5 * time.Millisecond}},
 		{ms(10, 1, 9, 2, 8, 3, 7, 4, 6, 5), Percentiles{10, 5 * time.Millisecond, 9 * time.Millisecond, 10 * time.Millisecond, 10 * time.Millisecond}},
+		{many, Percentiles{1000, 500 * time.Microsecond, 900 * time.Microsecond, 990 * time.Microsecond, 1000 * time.Microsecond}},
 	}
+	near := func(got, want time.Duration) bool { return (got - want).Abs() <= want/125 }
 	for _, tt := range tests {
-		if got := percentiles(tt.in); got != tt.want {
-			t.Errorf("percentiles(%v) = %v, want %v", tt.in, got, tt.want)
+		var h hist.Hist
+		for _, d := range tt.in {
+			h.Add(d)
 		}
-	}
-	var many []time.Duration
-	for i := 1; i <= 1000; i++ {
-		many = append(many, time.Duration(i))
-	}
-	if got, want := percentiles(many), (Percentiles{1000, 500, 900, 990, 1000}); got != want {
-		t.Errorf("percentiles(1..1000) = %v, want %v", got, want)
+		got := percentiles(&h)
+		if got.Count != tt.want.Count || got.Max != tt.want.Max ||
+			!near(got.P50, tt.want.P50) || !near(got.P90, tt.want.P90) || !near(got.P99, tt.want.P99) {
+			t.Errorf("percentiles of %d values = %v, want %v (percentiles within 0.8 %%)", len(tt.in), got, tt.want)
+		}
 	}
 }
 

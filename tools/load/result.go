@@ -93,7 +93,9 @@ type Result struct {
 }
 
 // Percentiles are nearest-rank percentiles of a set of durations, and
-// their count.
+// their count. The percentiles are read from a log-linear histogram, so a
+// run holds its latencies in fixed memory: each is within 0.8 % of the
+// true value; the count and the maximum are exact.
 type Percentiles struct {
 	Count              int
 	P50, P90, P99, Max time.Duration

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/tools/internal/hist"
 )
 
 // DefaultWindow is the width of the peak window: the receiving side counts
@@ -304,13 +305,13 @@ func (w *world) collect() RunResult {
 	end := w.now
 	span := float64(end-w.warm) / 1e9
 	r := RunResult{End: time.Duration(end), Events: w.events}
-	var all hist
+	var all hist.Hist
 	for i := range w.clients {
 		cl := &w.clients[i]
 		cr := ClientResult{
 			Name: cl.spec.Name, Endpoint: w.endpoints[cl.ep],
 			Calls: cl.calls, Succeeded: cl.ok, Failed: cl.failed, Unfinished: cl.calls - cl.ok - cl.failed,
-			Attempts: cl.attempts, Throttled: cl.throttled, Resubmitted: cl.resubmits, Latency: cl.lat.percentiles(),
+			Attempts: cl.attempts, Throttled: cl.throttled, Resubmitted: cl.resubmits, Latency: percentiles(&cl.lat),
 		}
 		if span > 0 {
 			cr.Goodput = float64(cl.ok) / span
@@ -329,10 +330,10 @@ func (w *world) collect() RunResult {
 		r.Unfinished += cr.Unfinished
 		r.Resubmitted += cr.Resubmitted
 		r.Goodput += cr.Goodput
-		all.merge(&cl.lat)
+		all.Merge(&cl.lat)
 		r.Clients = append(r.Clients, cr)
 	}
-	r.Latency = all.percentiles()
+	r.Latency = percentiles(&all)
 	for i := range w.nodes {
 		n := &w.nodes[i]
 		m := &n.m
@@ -342,7 +343,7 @@ func (w *world) collect() RunResult {
 			Name: n.spec.Name, Workers: n.workers,
 			Arrivals: m.arrivals, Served: m.served, Writes: m.writes, Succeeded: m.res[resOK],
 			Throttled: m.res[resThrottled], Abandoned: m.abandoned, Peak: n.peak, PeakAt: time.Duration(n.peakAt),
-			MaxQueue: m.maxQueue, Wait: m.wait.percentiles(), Series: m.series,
+			MaxQueue: m.maxQueue, Wait: percentiles(&m.wait), Series: m.series,
 		}
 		if span > 0 {
 			sr.MeanBusy = m.busy.area / float64(end-w.warm)
@@ -384,11 +385,7 @@ func (w *world) collect() RunResult {
 	return r
 }
 
-func (h *hist) merge(o *hist) {
-	h.n += o.n
-	h.sum += o.sum
-	h.max = max(h.max, o.max)
-	for i, c := range o.counts {
-		h.counts[i] += c
-	}
+// percentiles summarises the durations h counted.
+func percentiles(h *hist.Hist) Percentiles {
+	return Percentiles{Count: h.Count(), Mean: h.Mean(), P50: h.Quantile(0.5), P90: h.Quantile(0.9), P99: h.Quantile(0.99), Max: h.Max()}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/hop"
+	"github.com/recoil-go/recoil/tools/internal/hist"
 )
 
 // Event kinds.
@@ -229,7 +230,7 @@ type nodeMetrics struct {
 	epArr, epThr             []int64
 	busy, queue              level
 	maxQueue                 int
-	wait                     hist
+	wait                     hist.Hist
 	iArr, iThr, iOK          int64
 	series                   []Sample
 }
@@ -251,7 +252,7 @@ type client struct {
 
 	calls, ok, failed, attempts, throttled, resubmits int64
 	reasons                                           [16]int64
-	lat                                               hist
+	lat                                               hist.Hist
 }
 
 // world is one run: one scenario, one compared policy, one seed.
@@ -606,7 +607,7 @@ func (w *world) startWork(n *node, ji int32, j *job) {
 	j.worker = true
 	if j.counted {
 		n.m.served++
-		n.m.wait.add(w.now - j.arrive)
+		n.m.wait.Add(time.Duration(w.now - j.arrive))
 	}
 	if j.deadline > 0 && w.now >= j.deadline {
 		j.res = resExpired // nobody is waiting for it any more (hop protocol)
@@ -827,7 +828,7 @@ func (w *world) end(ci int32, ok bool, reason recoil.Reason) {
 		if c.closed {
 			start = c.task
 		}
-		cl.lat.add(w.now - start)
+		cl.lat.Add(time.Duration(w.now - start))
 	}
 	if !c.closed {
 		w.calls.release(ci)
