@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/recoil-go/recoil/tools/internal/textfmt"
+	"github.com/recoil-go/recoil/tools/tally"
 )
 
 // Stats is what a Gateway counted, from the receiving side: a plain value,
@@ -29,7 +30,7 @@ type Stats struct {
 	// not a stream then stalled).
 	Accepted int64
 	// Peak is the most attempts within any span of Window: a sliding
-	// window at millisecond resolution (see Window, the type).
+	// window at millisecond resolution (see tally.Window).
 	Peak int64
 	// PeakAt is when the first span holding Peak attempts began, since
 	// Started.
@@ -97,26 +98,26 @@ type OutageStatus struct {
 }
 
 // Stats returns what the gateway has counted so far.
-func (g *Gateway) Stats() Stats { return g.statsAt(time.Now(), seriesLen, true) }
+func (g *Gateway) Stats() Stats { return g.statsAt(time.Now(), tally.SeriesLen, true) }
 
 // statsAt returns the stats at now, with at most series windows and the
 // per-request counts only if requests is set.
 func (g *Gateway) statsAt(now time.Time, series int, requests bool) Stats {
 	s := Stats{Window: g.cfg.Window}
 	g.mu.Lock()
-	s.Attempts, s.Accepted = g.attempts.total, g.accepted.total
+	s.Attempts, s.Accepted = g.attempts.Total(), g.accepted.Total()
 	if g.begun {
 		s.Started = g.epoch
 		s.Elapsed = now.Sub(g.epoch)
-		s.Peak = g.attempts.peak
-		s.PeakAt = time.Duration(g.attempts.peakStart()) * resolution
-		t := max(int64(s.Elapsed/resolution), g.attempts.cur)
+		peak, start := g.attempts.Peak()
+		s.Peak, s.PeakAt = peak, time.Duration(start)*tally.Resolution
+		t := max(int64(s.Elapsed/tally.Resolution), g.attempts.Newest())
 		last := t / g.k
 		for n := max(last-int64(series)+1, 0); n <= last && series > 0; n++ {
 			s.Series = append(s.Series, WindowCount{
-				Start:    time.Duration(n*g.k) * resolution,
-				Attempts: g.attempts.seriesAt(n),
-				Accepted: g.accepted.seriesAt(n),
+				Start:    time.Duration(n*g.k) * tally.Resolution,
+				Attempts: g.attempts.SeriesAt(n),
+				Accepted: g.accepted.SeriesAt(n),
 			})
 		}
 		for i := range g.outages {
@@ -124,9 +125,9 @@ func (g *Gateway) statsAt(now time.Time, series int, requests bool) Stats {
 			st := OutageStatus{Outage: o.Outage, Active: o.activeAt(t)}
 			switch {
 			case o.below == 0 && t >= o.minEnd:
-				st.Ended, st.End = true, time.Duration(o.minEnd)*resolution
+				st.Ended, st.End = true, time.Duration(o.minEnd)*tally.Resolution
 			case o.ended:
-				st.Ended, st.End = true, time.Duration(o.end)*resolution
+				st.Ended, st.End = true, time.Duration(o.end)*tally.Resolution
 			}
 			s.Down = s.Down || st.Active
 			s.Outages = append(s.Outages, st)
@@ -278,7 +279,7 @@ func (g *Gateway) serveStats(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "series: want a count of windows", http.StatusBadRequest)
 			return
 		}
-		series = min(n, seriesLen)
+		series = min(n, tally.SeriesLen)
 	}
 	requests := q.Get("requests") == "1" || q.Get("requests") == "true"
 	b, err := json.Marshal(g.statsAt(time.Now(), series, requests))

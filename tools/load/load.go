@@ -18,8 +18,8 @@ import (
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/backoff"
 	"github.com/recoil-go/recoil/recoilhttp"
-	"github.com/recoil-go/recoil/tools/gateway"
 	"github.com/recoil-go/recoil/tools/internal/hist"
+	"github.com/recoil-go/recoil/tools/tally"
 )
 
 // Defaults for a Config's zero fields.
@@ -49,8 +49,6 @@ const (
 	MaxLogicalRequests = 10_000_000
 	// MaxDuration is the longest Duration, Timeout or Pause.
 	MaxDuration = 24 * time.Hour
-	// MinWindow is the shortest Window; gateway.MaxWindow is the longest.
-	MinWindow = time.Millisecond
 	// MaxBody is the largest request Body, in bytes.
 	MaxBody = 32 << 20
 )
@@ -118,7 +116,7 @@ type Config struct {
 	// Policy is the retry policy; a zero Policy means Preset("default").
 	Policy Policy
 	// Window is the span the peak is counted over; zero means
-	// gateway.DefaultWindow (200 ms).
+	// tally.DefaultWindow (200 ms).
 	Window time.Duration
 	// Seed seeds the jitter and the open-loop arrivals.
 	Seed uint64
@@ -128,8 +126,8 @@ type Config struct {
 	Base http.RoundTripper
 	// ClientHeader and RequestHeader name the headers that carry the
 	// caller's id ("caller-3", "arrival-17") and the logical request's id;
-	// empty means gateway.DefaultClientHeader and
-	// gateway.DefaultRequestHeader.
+	// empty means tally.DefaultClientHeader and
+	// tally.DefaultRequestHeader.
 	ClientHeader, RequestHeader string
 
 	// Progress, if set, is called every ProgressEvery while the run lasts,
@@ -196,7 +194,7 @@ type run struct {
 	accepted atomic.Int64 // logical requests accepted
 	attempts atomic.Int64
 	capped   atomic.Bool
-	window   *gateway.Window
+	window   *tally.Window
 
 	mu        sync.Mutex
 	calls     int64 // calls begun
@@ -245,7 +243,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r := &run{
 		cfg:       cfg,
 		method:    cfg.Method,
-		window:    gateway.NewWindow(cfg.Window),
+		window:    tally.NewWindow(cfg.Window),
 		stops:     map[string]int{},
 		statuses:  map[int]int64{},
 		transport: map[string]int64{},
@@ -348,8 +346,8 @@ func (c *Config) Validate() error {
 		return configErr("Timeout", c.Timeout, "must be at most %v", MaxDuration)
 	case c.Pause > MaxDuration:
 		return configErr("Pause", c.Pause, "must be at most %v", MaxDuration)
-	case c.Window != 0 && (c.Window < MinWindow || c.Window > gateway.MaxWindow):
-		return configErr("Window", c.Window, "must be between %v and %v", MinWindow, gateway.MaxWindow)
+	case c.Window != 0 && (c.Window < tally.MinWindow || c.Window > tally.MaxWindow):
+		return configErr("Window", c.Window, "must be between %v and %v", tally.MinWindow, tally.MaxWindow)
 	case len(c.Body) > MaxBody:
 		return configErr("Body", fmt.Sprintf("of %d bytes", len(c.Body)), "must be at most %d bytes", MaxBody)
 	case c.ProgressEvery < 0:
@@ -435,10 +433,10 @@ func normalize(c *Config) {
 		c.Policy.Policy.Rand = &lockedRand{r: rand.New(JitterSource(c.Seed, -1))}
 	}
 	if c.ClientHeader == "" {
-		c.ClientHeader = gateway.DefaultClientHeader
+		c.ClientHeader = tally.DefaultClientHeader
 	}
 	if c.RequestHeader == "" {
-		c.RequestHeader = gateway.DefaultRequestHeader
+		c.RequestHeader = tally.DefaultRequestHeader
 	}
 	if c.ProgressEvery <= 0 {
 		c.ProgressEvery = DefaultProgressEvery

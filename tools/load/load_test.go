@@ -13,12 +13,17 @@ import (
 
 	"github.com/recoil-go/recoil/tools/gateway"
 	"github.com/recoil-go/recoil/tools/internal/hist"
+	"github.com/recoil-go/recoil/tools/policyspec"
+	"github.com/recoil-go/recoil/tools/tally"
 )
 
 // serve starts a gateway on loopback for the test.
 func serve(t *testing.T, cfg gateway.Config) (*gateway.Gateway, string) {
 	t.Helper()
-	g := gateway.New(cfg)
+	g, err := gateway.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	url, stop, err := g.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +50,7 @@ func preset(t *testing.T, name string) Policy {
 // gets through under every preset, and what the callers sent is what the
 // gateway counted.
 func TestEveryCallerGetsThroughA700msOutage(t *testing.T) {
-	for _, name := range Presets {
+	for _, name := range policyspec.Presets() {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			g, url := serve(t, gateway.Config{Outages: []gateway.Outage{{Duration: 700 * time.Millisecond}}})
@@ -404,14 +409,14 @@ func TestRequestHeaders(t *testing.T) {
 		t.Fatalf("%d attempts, want 2", len(seen))
 	}
 	for _, h := range seen {
-		id := h.Get(gateway.DefaultRequestHeader)
-		if h.Get(gateway.DefaultClientHeader) != "caller-1" || id == "" || h.Get("Idempotency-Key") != id ||
+		id := h.Get(tally.DefaultRequestHeader)
+		if h.Get(tally.DefaultClientHeader) != "caller-1" || id == "" || h.Get("Idempotency-Key") != id ||
 			h.Get("Authorization") != "Bearer t" || h.Get("Recoil-Attempt") != "1" {
 			t.Errorf("headers %v: want caller-1, a request id, the same idempotency key, the caller's own, attempt 1", h)
 		}
 	}
-	if seen[0].Get(gateway.DefaultRequestHeader) == seen[1].Get(gateway.DefaultRequestHeader) {
-		t.Errorf("two logical requests with one id %q", seen[0].Get(gateway.DefaultRequestHeader))
+	if seen[0].Get(tally.DefaultRequestHeader) == seen[1].Get(tally.DefaultRequestHeader) {
+		t.Errorf("two logical requests with one id %q", seen[0].Get(tally.DefaultRequestHeader))
 	}
 }
 

@@ -70,7 +70,7 @@ type Result struct {
 	// Window is the span the peak is counted over.
 	Window time.Duration
 	// Peak is the most attempts sent within any span of Window (sliding,
-	// 1 ms resolution; gateway.Window), and PeakAt when the first such
+	// 1 ms resolution; tally.Window), and PeakAt when the first such
 	// span began, since the first attempt.
 	Peak   int64
 	PeakAt time.Duration

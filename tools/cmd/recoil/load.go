@@ -16,9 +16,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/recoil-go/recoil/recoilprom"
 	"github.com/recoil-go/recoil/tools/gateway"
 	"github.com/recoil-go/recoil/tools/load"
-	"github.com/recoil-go/recoil/recoilprom"
+	"github.com/recoil-go/recoil/tools/policyspec"
+	"github.com/recoil-go/recoil/tools/tally"
 )
 
 func init() {
@@ -90,7 +92,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	target := fs.String("url", "", "the `URL` to drive (required), e.g. http://127.0.0.1:8080/v1/messages")
 	callers := fs.Int("callers", 0, fmt.Sprintf("closed-loop callers, 1 to %d (default 1 unless -rate)", load.MaxCallers))
 	rate := fs.Float64("rate", 0, fmt.Sprintf("open-loop arrivals per second, more than 0 and at most %d, instead of -callers", load.MaxRate))
-	policy := fs.String("policy", load.PresetDefault, "retry policy preset: "+strings.Join(load.Presets, ", "))
+	policy := fs.String("policy", load.PresetDefault, "retry policy preset: "+strings.Join(policyspec.Presets(), ", "))
 	policyFile := fs.String("policy-file", "", "YAML policy `file` (load.ParsePolicy), instead of -policy")
 	until := fs.Bool("until-accepted", false, "each caller repeats logical requests, after -pause, until one is accepted")
 	pause := fs.Duration("pause", load.DefaultPause, "a caller's pause before its next logical request after one not accepted (0: none)")
@@ -102,7 +104,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	bodyFile := fs.String("body-file", "", fmt.Sprintf("read the request body from `file` (at most %d MiB)", load.MaxBody>>20))
 	header := headerFlags{}
 	fs.Var(header, "header", "a request header `Name: value`; repeatable")
-	window := fs.Duration("window", gateway.DefaultWindow, fmt.Sprintf("span the peak is counted over, %v to %v", load.MinWindow, gateway.MaxWindow))
+	window := fs.Duration("window", tally.DefaultWindow, fmt.Sprintf("span the peak is counted over, %v to %v", tally.MinWindow, tally.MaxWindow))
 	seed := fs.Uint64("seed", 1, "seed for jitter and arrivals")
 	asJSON := fs.Bool("json", false, "write the result as JSON")
 	gwStats := fs.Bool("gateway-stats", false, "after the run, read what a recoil gateway at the URL's host counted (GET /stats) and report it beside the callers' counts")
@@ -250,7 +252,7 @@ func checkLoadFlags(fs *flags, target string, pause time.Duration) error {
 		"requests": fmt.Sprintf("must be 1 to %d", load.MaxLogicalRequests),
 		"duration": fmt.Sprintf("must be more than 0s and at most %v", load.MaxDuration),
 		"timeout":  fmt.Sprintf("must be more than 0s and at most %v", load.MaxDuration),
-		"window":   fmt.Sprintf("must be %v to %v", load.MinWindow, gateway.MaxWindow),
+		"window":   fmt.Sprintf("must be %v to %v", tally.MinWindow, tally.MaxWindow),
 	}); err != nil {
 		return err
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/recoil-go/recoil/tools/load"
 	"github.com/recoil-go/recoil/tools/policyspec"
 	"github.com/recoil-go/recoil/tools/sim"
+	"github.com/recoil-go/recoil/tools/tally"
 )
 
 // Config sets up the experiment. Its zero fields mean the values of
@@ -100,7 +101,7 @@ func (c *Config) defaults() {
 		c.Policies = []string{load.PresetImmediate, load.PresetFullJitter, load.PresetDefault}
 	}
 	if c.Window == 0 {
-		c.Window = gateway.DefaultWindow
+		c.Window = tally.DefaultWindow
 	}
 	if c.Runs == 0 {
 		c.Runs = DefaultRuns
@@ -257,7 +258,10 @@ func countDown(ctx context.Context, cfg Config, n int) (time.Duration, []int64, 
 	if err != nil {
 		return 0, nil, err
 	}
-	g := gateway.New(gateway.Config{Window: cfg.Window, Outages: []gateway.Outage{{Duration: time.Hour}}})
+	g, err := gateway.New(gateway.Config{Window: cfg.Window, Outages: []gateway.Outage{{Duration: time.Hour}}})
+	if err != nil {
+		return 0, nil, err
+	}
 	url, stop, err := g.Start()
 	if err != nil {
 		return 0, nil, err
@@ -342,7 +346,10 @@ func measure(ctx context.Context, cfg Config, n int, name string, seed uint64) (
 	if err != nil {
 		return measured{}, err
 	}
-	g := gateway.New(gateway.Config{Window: cfg.Window, Seed: seed, Outages: []gateway.Outage{{Duration: cfg.Outage}}})
+	g, err := gateway.New(gateway.Config{Window: cfg.Window, Seed: seed, Outages: []gateway.Outage{{Duration: cfg.Outage}}})
+	if err != nil {
+		return measured{}, err
+	}
 	url, stop, err := g.Start()
 	if err != nil {
 		return measured{}, err
