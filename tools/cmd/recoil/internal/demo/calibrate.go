@@ -1,0 +1,130 @@
+package demo
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/recoil-go/recoil/tools/gateway"
+	"github.com/recoil-go/recoil/tools/load"
+	"github.com/recoil-go/recoil/tools/policyspec"
+)
+
+// calibrationRun is how long each of calibrate's runs lasts.
+const calibrationRun = time.Second
+
+// calibrationCallers is how many callers calibrate saturates the machine
+// with (or the row's callers, if more).
+const calibrationCallers = 200
+
+// Machine is what calibrate measured of this machine: how much it can
+// carry, and what an attempt costs a lone caller. The simulator models the
+// loopback with it — a transport that carries one attempt at a time for
+// PerAttempt (sim.Serial), and a gateway that answers in RoundTrip — so
+// that what a run can send on this machine (200 callers retrying every
+// 20 ms ask for 10,000 attempts a second) bounds the prediction as it
+// bounds the count.
+type Machine struct {
+	// PerAttempt is the machine's time per attempt when it is the
+	// bottleneck: calibrationRun divided by the attempts the gateway
+	// counted from calibrationCallers callers retrying every 20 ms.
+	PerAttempt time.Duration
+	// RoundTrip is what an attempt adds to a lone caller's 20 ms cycle
+	// beyond PerAttempt: the answer's way back and the caller's wake-up
+	// after its wait, which a busy machine makes late.
+	RoundTrip time.Duration
+	// PerAttemptAfter is PerAttempt measured again after the rows' runs;
+	// zero if the runs were interrupted or it could not be measured.
+	PerAttemptAfter time.Duration
+}
+
+// calibrate measures the machine (see Machine) with two runs against a
+// gateway that is down throughout, exactly as the demo's runs send their
+// attempts: max(n, calibrationCallers) callers retrying every 20 ms, then
+// one.
+func calibrate(ctx context.Context, cfg Config, n int) (Machine, error) {
+	per, err := perAttempt(ctx, cfg, n)
+	if err != nil {
+		return Machine{}, err
+	}
+	one, _, err := countDown(ctx, cfg, 1)
+	if err != nil {
+		return Machine{}, err
+	}
+	m := Machine{PerAttempt: per}
+	wait, _ := policyspec.Preset(load.PresetImmediate)
+	m.RoundTrip = max(0, one-wait.Backoff.Base-m.PerAttempt)
+	return m, nil
+}
+
+// perAttempt measures Machine.PerAttempt: max(n, calibrationCallers)
+// callers retrying every 20 ms against a gateway that is down throughout.
+func perAttempt(ctx context.Context, cfg Config, n int) (time.Duration, error) {
+	_, windows, err := countDown(ctx, cfg, max(n, calibrationCallers))
+	if err != nil {
+		return 0, err
+	}
+	// The windows after the first, in which the connections were opened,
+	// and before the last, which the run's end cut short.
+	var sum int64
+	if len(windows) < 3 {
+		return 0, errors.New("demo: the calibration run was too short to measure")
+	}
+	for _, a := range windows[1 : len(windows)-1] {
+		sum += a
+	}
+	if sum == 0 {
+		return 0, errors.New("demo: the calibration run sent nothing")
+	}
+	return cfg.Window * time.Duration(len(windows)-2) / time.Duration(sum), nil
+}
+
+// countDown runs n callers of the immediate preset for calibrationRun
+// against a gateway that is down throughout, and returns the time between
+// the first attempt sent and the last, over the attempts in between (the
+// time per attempt), and the attempts the gateway counted in each window.
+func countDown(ctx context.Context, cfg Config, n int) (time.Duration, []int64, error) {
+	pol, err := load.Preset(load.PresetImmediate)
+	if err != nil {
+		return 0, nil, err
+	}
+	g, err := gateway.New(gateway.Config{Window: cfg.Window, Outages: []gateway.Outage{{Duration: time.Hour}}})
+	if err != nil {
+		return 0, nil, err
+	}
+	url, stop, err := g.Start()
+	if err != nil {
+		return 0, nil, err
+	}
+	base := newBase(n)
+	defer base.CloseIdleConnections()
+	gate := newStartGate(base, n)
+	_, err = load.Run(ctx, load.Config{
+		URL: url + "/v1/charges", Callers: n, Duration: calibrationRun,
+		Policy: pol, Window: cfg.Window, Seed: cfg.Seed, Base: gate,
+	})
+	st := g.Stats()
+	if serr := stop(); serr != nil {
+		return 0, nil, serr
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	pace := gate.pace()
+	if pace <= 0 {
+		return 0, nil, errors.New("demo: the calibration run sent fewer than two attempts")
+	}
+	var windows []int64
+	for _, w := range st.Series {
+		windows = append(windows, w.Attempts)
+	}
+	return pace, windows, nil
+}
+
+// newBase returns the transport a run's callers send their attempts over,
+// with a connection per caller.
+func newBase(n int) *http.Transport {
+	conns := max(n, 64)
+	return &http.Transport{MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: 30 * time.Second}
+}
