@@ -11,14 +11,14 @@ import (
 	"github.com/recoil-go/recoil/tools/policyspec"
 )
 
-// calibrationRun is how long each of calibrate's runs lasts.
+// calibrationRun is how long each of the calibrator's runs lasts.
 const calibrationRun = time.Second
 
-// calibrationCallers is how many callers calibrate saturates the machine
-// with (or the row's callers, if more).
+// calibrationCallers is how many callers the calibrator saturates the
+// machine with (or the row's callers, if more).
 const calibrationCallers = 200
 
-// Machine is what calibrate measured of this machine: how much it can
+// Machine is what the calibrator measured of this machine: how much it can
 // carry, and what an attempt costs a lone caller. The simulator models the
 // loopback with it — a transport that carries one attempt at a time for
 // PerAttempt (sim.Serial), and a gateway that answers in RoundTrip — so
@@ -39,23 +39,58 @@ type Machine struct {
 	PerAttemptAfter time.Duration
 }
 
-// calibrate measures the machine (see Machine) with two runs against a
-// gateway that is down throughout, exactly as the demo's runs send their
-// attempts: max(n, calibrationCallers) callers retrying every 20 ms, then
-// one.
-func calibrate(ctx context.Context, cfg Config, n int) (Machine, error) {
-	per, err := perAttempt(ctx, cfg, n)
-	if err != nil {
-		return Machine{}, err
+// calibrator measures the machine (see Machine) for each group of rows —
+// the rows of one number of callers — with runs against a gateway that is
+// down throughout, sending attempts exactly as the demo's runs do:
+// max(n, calibrationCallers) callers retrying every 20 ms for the pace,
+// and one for a lone caller's cycle. It measures nothing twice: the pace
+// measured after one group's rows is the pace before the next group's when
+// both saturate the machine with as many callers (the same measurement, a
+// moment apart), and a lone caller's cycle is measured once, by the first
+// group. Each group still has the pace measured before its rows and after.
+type calibrator struct {
+	cfg    Config
+	lone   time.Duration // a lone caller's cycle; zero until measured
+	pace   time.Duration // the last pace measured; zero if none, or it failed
+	paceOf int           // the callers pace was measured with
+}
+
+// before returns the machine the rows of n callers are predicted on,
+// measuring what it cannot take from the previous group.
+func (c *calibrator) before(ctx context.Context, n int) (Machine, error) {
+	per := c.pace
+	if per == 0 || c.paceOf != max(n, calibrationCallers) {
+		var err error
+		if per, err = c.measurePace(ctx, n); err != nil {
+			return Machine{}, err
+		}
 	}
-	one, _, err := countDown(ctx, cfg, 1)
-	if err != nil {
-		return Machine{}, err
+	if c.lone == 0 {
+		one, _, err := countDown(ctx, c.cfg, 1)
+		if err != nil {
+			return Machine{}, err
+		}
+		c.lone = one
 	}
-	m := Machine{PerAttempt: per}
 	wait, _ := policyspec.Preset(load.PresetImmediate)
-	m.RoundTrip = max(0, one-wait.Backoff.Base-m.PerAttempt)
-	return m, nil
+	return Machine{PerAttempt: per, RoundTrip: max(0, c.lone-wait.Backoff.Base-per)}, nil
+}
+
+// after measures the pace again after the rows of n callers
+// (Machine.PerAttemptAfter).
+func (c *calibrator) after(ctx context.Context, n int) (time.Duration, error) {
+	return c.measurePace(ctx, n)
+}
+
+// measurePace measures the pace with max(n, calibrationCallers) callers
+// (perAttempt) and keeps it for the next group.
+func (c *calibrator) measurePace(ctx context.Context, n int) (time.Duration, error) {
+	per, err := perAttempt(ctx, c.cfg, n)
+	c.pace, c.paceOf = 0, 0
+	if err == nil {
+		c.pace, c.paceOf = per, max(n, calibrationCallers)
+	}
+	return per, err
 }
 
 // perAttempt measures Machine.PerAttempt: max(n, calibrationCallers)

@@ -59,7 +59,7 @@ type Row struct {
 	// predicted on a machine idler or busier than calibrated (see the
 	// Band type).
 	Band Band `json:"simulated_band"`
-	// Machine is what calibrate measured before the row's runs; the
+	// Machine is what the calibrator measured for the row's runs; the
 	// simulation models the loopback with it.
 	Machine Machine `json:"machine"`
 	// Series and SimSeries are the attempts in each window of the run
@@ -97,7 +97,7 @@ func (c *Config) defaults() {
 }
 
 // Run runs the experiment: for every number of callers, a measure of the
-// machine (calibrate), then for every policy, Runs times, a fresh gateway
+// machine (calibrator), then for every policy, Runs times, a fresh gateway
 // on 127.0.0.1:0 and a load run whose callers each repeat their logical
 // request until it is accepted; then the simulation of the same setup over
 // the same seeds, its callers drawing the same waits.
@@ -106,61 +106,78 @@ func (c *Config) defaults() {
 // prediction, and the context's cause.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cfg.defaults()
-	for _, n := range cfg.Callers {
-		if n <= 0 {
-			return nil, fmt.Errorf("demo: callers must be positive, got %d", n)
-		}
-	}
-	if cfg.Runs < 0 {
-		return nil, fmt.Errorf("demo: runs must be positive, got %d", cfg.Runs)
-	}
-	for _, name := range cfg.Policies {
-		if _, err := load.Preset(name); err != nil {
-			return nil, fmt.Errorf("demo: %w", err)
-		}
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	rep := &Report{Outage: cfg.Outage, Window: cfg.Window}
+	cal := &calibrator{cfg: cfg}
 	for _, n := range cfg.Callers {
-		mach, err := calibrate(ctx, cfg, n)
-		if err != nil {
-			return rep, err
-		}
-		var rows []Row
-		for _, name := range cfg.Policies {
-			if cfg.Progress != nil {
-				cfg.Progress(n, name)
-			}
-			row, merr := measureRow(ctx, cfg, n, name)
-			if merr != nil {
-				err = merr
-				break
-			}
-			rows = append(rows, row)
-		}
-		if err == nil {
-			// The machine's pace again, after the rows: it drifts while they
-			// run, and each run is predicted at both (see machines). If it
-			// cannot be measured, the rows are predicted at the first.
-			after, aerr := perAttempt(ctx, cfg, n)
-			switch {
-			case aerr == nil:
-				mach.PerAttemptAfter = after
-			case ctx.Err() != nil:
-				err = aerr // interrupted: the rows are still predicted
-			}
-		}
-		for i := range rows {
-			rows[i].Machine = mach
-		}
-		// Rows measured before an interruption are still predicted: the
-		// simulation takes a moment, and the table shows them.
-		if perr := predict(context.WithoutCancel(ctx), cfg, n, mach, rows); perr != nil {
-			return rep, perr
-		}
+		rows, err := runGroup(ctx, cfg, cal, n)
 		rep.Rows = append(rep.Rows, rows...)
 		if err != nil {
 			return rep, err
 		}
 	}
 	return rep, nil
+}
+
+// check reports the first field of c, its defaults set, that Run refuses.
+func (c *Config) check() error {
+	for _, n := range c.Callers {
+		if n <= 0 {
+			return fmt.Errorf("demo: callers must be positive, got %d", n)
+		}
+	}
+	if c.Runs < 0 {
+		return fmt.Errorf("demo: runs must be positive, got %d", c.Runs)
+	}
+	for _, name := range c.Policies {
+		if _, err := load.Preset(name); err != nil {
+			return fmt.Errorf("demo: %w", err)
+		}
+	}
+	return nil
+}
+
+// runGroup measures and predicts the rows of n callers: the machine, every
+// policy's row, the machine's pace again, then the predictions. If ctx
+// ends, it returns the rows it measured, predicted, and the cause.
+func runGroup(ctx context.Context, cfg Config, cal *calibrator, n int) ([]Row, error) {
+	mach, err := cal.before(ctx, n)
+	if err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for _, name := range cfg.Policies {
+		if cfg.Progress != nil {
+			cfg.Progress(n, name)
+		}
+		row, merr := measureRow(ctx, cfg, n, name)
+		if merr != nil {
+			err = merr
+			break
+		}
+		rows = append(rows, row)
+	}
+	if err == nil {
+		// The machine's pace again, after the rows: it drifts while they
+		// run, and each run is predicted at both (see machines). If it
+		// cannot be measured, the rows are predicted at the first.
+		after, aerr := cal.after(ctx, n)
+		switch {
+		case aerr == nil:
+			mach.PerAttemptAfter = after
+		case ctx.Err() != nil:
+			err = aerr // interrupted: the rows are still predicted
+		}
+	}
+	for i := range rows {
+		rows[i].Machine = mach
+	}
+	// Rows measured before an interruption are still predicted: the
+	// simulation takes a moment, and the table shows them.
+	if perr := predict(context.WithoutCancel(ctx), cfg, n, mach, rows); perr != nil {
+		return nil, perr
+	}
+	return rows, err
 }
