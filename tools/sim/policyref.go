@@ -1,0 +1,38 @@
+package sim
+
+import (
+	"github.com/recoil-go/recoil/tools/policyspec"
+)
+
+// PolicySpec is a retry policy in the policy language every file that
+// names a policy shares (package policyspec): a scenario's compared
+// policies, and the policy of a client or of a layer that calls another.
+// Zero fields mean recoil's defaults, so an empty PolicySpec is recoil's
+// default policy: 3 attempts, full jitter from 100 ms, the gRFC A6 token
+// bucket, classification honoured.
+//
+// The simulator honours every field but IdleTimeout (it has no streams).
+// Classify's modes read the simulator's own outcomes: ClassifyTimeouts
+// retries the caller's attempt timeouts (and a hop deadline that passed)
+// and nothing else. Hop turns the hop protocol on with that edge budget: a
+// call that begins a request tree gives it Hop retries for the whole tree,
+// each layer spends from what its request carried and reports what it
+// spent, and the deadline travels down too, so a layer never works for a
+// caller who has stopped waiting.
+type PolicySpec = policyspec.Spec
+
+// PolicyRef is the policy a client or service retries with. Its zero value
+// (and "compared" in a file) means the policy of the run — one of the
+// scenario's Policies; "none" in a file means a single attempt; a mapping is
+// a policy of its own, the same in every run.
+type PolicyRef struct {
+	Spec *PolicySpec
+}
+
+// validatePolicy checks a policy as the simulator runs it.
+func validatePolicy(v *validator, ps *PolicySpec) {
+	v.Add(ps.Validate())
+	if ps.IdleTimeout != 0 {
+		v.errf(ps.Pos, "idle_timeout", "applies to HTTP calls (a load policy file) only: the simulator has no streams")
+	}
+}

@@ -1,0 +1,40 @@
+package sim
+
+import (
+	"math"
+	"strconv"
+)
+
+// Sweep runs a scenario once per value of one field. Path names the field
+// by its YAML keys, with list elements selected by name or index:
+// "clients[callers].callers", "services[db].failure",
+// "services[app].workers". Values are written as they would be in the
+// file; From, To and Step generate numeric values instead.
+type Sweep struct {
+	Path   string   `yaml:"path" json:"path"`
+	Values []string `yaml:"values" json:"values,omitempty"`
+	From   float64  `yaml:"from" json:"from,omitempty"`
+	To     float64  `yaml:"to" json:"to,omitempty"`
+	Step   float64  `yaml:"step" json:"step,omitempty"`
+
+	Pos Pos `yaml:"-" json:"-"`
+}
+
+// points returns the sweep's values.
+func (s *Sweep) points() []string {
+	if len(s.Values) > 0 {
+		return s.Values
+	}
+	var out []string
+	if s.Step <= 0 {
+		return nil
+	}
+	for i := 0; ; i++ {
+		x := s.From + float64(i)*s.Step
+		if x > s.To+s.Step*1e-9 || i > 10000 {
+			break
+		}
+		out = append(out, strconv.FormatFloat(math.Round(x*1e9)/1e9, 'g', -1, 64))
+	}
+	return out
+}
