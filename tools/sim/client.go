@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"time"
 )
 
@@ -61,4 +62,85 @@ func (c *ClientSpec) endpoint() string {
 		return c.Endpoint
 	}
 	return c.Name
+}
+
+// validateClients checks every client, and records their endpoints. It
+// reports whether a client uses the compared policy.
+func (s *Scenario) validateClients(v *validator, svc map[string]int, endpoints map[string]bool) (compared bool) {
+	clients := map[string]bool{}
+	for i := range s.Clients {
+		c := &s.Clients[i]
+		if c.Name == "" {
+			v.errf(c.Pos, "name", "each client needs a name")
+		}
+		if clients[c.Name] {
+			v.errf(c.Pos, "name", "client %q is listed twice", c.Name)
+		}
+		clients[c.Name] = true
+		endpoints[c.endpoint()] = true
+		c.validate(v, s, svc)
+		if c.Policy.Spec == nil {
+			compared = true
+		} else {
+			validatePolicy(v, c.Policy.Spec)
+		}
+	}
+	return compared
+}
+
+// validate checks one client of s: its target, how its calls arrive, and
+// its own settings.
+func (c *ClientSpec) validate(v *validator, s *Scenario, svc map[string]int) {
+	if _, ok := svc[c.Target]; !ok {
+		if c.Target == "" {
+			v.errf(c.Pos, "target", "missing: name the service the client calls")
+		} else {
+			v.errf(c.Pos, "target", "no service named %q", c.Target)
+		}
+	}
+	c.validateArrivals(v, s)
+	if c.Callers > 10_000_000 {
+		v.errf(c.Pos, "callers", "at most 10,000,000")
+	}
+	c.validateReplicas(v)
+	if c.AttemptTimeout < 0 {
+		v.errf(c.Pos, "attempt_timeout", "must not be negative")
+	}
+	c.Start.validate(v)
+	c.Think.validate(v)
+	c.Resubmit.validate(v)
+	if c.Serial != nil {
+		i, ok := svc[c.Target]
+		c.Serial.validate(v, ok && s.Services[i].Kind == KindRecord)
+	}
+}
+
+// validateArrivals checks that the client is either open loop (a rate) or
+// closed loop (callers), with only the fields that apply to it.
+func (c *ClientSpec) validateArrivals(v *validator, s *Scenario) {
+	switch {
+	case c.Rate < 0 || math.IsNaN(float64(c.Rate)) || math.IsInf(float64(c.Rate), 0):
+		v.errf(c.Pos, "rate", "must be a positive rate")
+	case c.Rate > 0 && c.Callers != 0:
+		v.errf(c.Pos, "callers", "a client has either a rate (open loop) or callers (closed loop), not both")
+	case c.Rate == 0 && c.Callers <= 0:
+		v.errf(c.Pos, "rate", "give a rate (open loop) or a positive number of callers (closed loop)")
+	}
+	if c.Calls < 0 {
+		v.errf(c.Pos, "calls", "must not be negative")
+	}
+	if c.Rate == 0 {
+		return
+	}
+	for _, f := range []struct {
+		name string
+		zero bool
+	}{{"calls", c.Calls == 0}, {"start", c.Start.IsZero()}, {"think", c.Think.IsZero()}, {"resubmit", c.Resubmit.IsZero()}, {"shared_policy", !c.SharedPolicy}} {
+		if !f.zero {
+			v.errf(c.Pos, f.name, "applies to closed-loop clients (callers) only")
+		}
+	}
+	if s.Duration == 0 {
+		v.errf(s.Pos, "duration", "an open-loop client (%s) needs the scenario's duration", c.Name)
+	}
 }

@@ -36,3 +36,20 @@ func validatePolicy(v *validator, ps *PolicySpec) {
 		v.errf(ps.Pos, "idle_timeout", "applies to HTTP calls (a load policy file) only: the simulator has no streams")
 	}
 }
+
+// validatePolicies checks the compared policies: each named once, each as
+// the simulator runs it.
+func (s *Scenario) validatePolicies(v *validator) {
+	names := map[string]bool{}
+	for i := range s.Policies {
+		ps := &s.Policies[i]
+		if ps.Name == "" {
+			v.errf(ps.Pos, "name", "each compared policy needs a name")
+		}
+		if names[ps.Name] {
+			v.errf(ps.Pos, "name", "policy %q is listed twice", ps.Name)
+		}
+		names[ps.Name] = true
+		validatePolicy(v, ps)
+	}
+}

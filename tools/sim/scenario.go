@@ -165,6 +165,25 @@ func (s *Scenario) Validate() error {
 }
 
 func (s *Scenario) validate(v *validator) {
+	s.validateRun(v)
+	s.validatePolicies(v)
+	svc := s.serviceIndex(v)
+	endpoints := map[string]bool{}
+	compared := s.validateClients(v, svc, endpoints)
+	if s.validateServices(v, svc, endpoints) {
+		compared = true
+	}
+	if compared && len(s.Policies) == 0 {
+		v.errf(s.Pos, "policies", "a client or service uses the compared policy, but none is listed")
+	}
+	if s.Sweep != nil {
+		s.Sweep.validate(v)
+	}
+}
+
+// validateRun checks the scenario's own fields: how long it runs and how
+// it is counted.
+func (s *Scenario) validateRun(v *validator) {
 	p := s.Pos
 	if s.Duration < 0 {
 		v.errf(p, "duration", "must not be negative")
@@ -186,138 +205,5 @@ func (s *Scenario) validate(v *validator) {
 	}
 	if len(s.Clients) == 0 {
 		v.errf(p, "clients", "a scenario needs at least one client")
-	}
-	names := map[string]bool{}
-	for i := range s.Policies {
-		ps := &s.Policies[i]
-		if ps.Name == "" {
-			v.errf(ps.Pos, "name", "each compared policy needs a name")
-		}
-		if names[ps.Name] {
-			v.errf(ps.Pos, "name", "policy %q is listed twice", ps.Name)
-		}
-		names[ps.Name] = true
-		validatePolicy(v, ps)
-	}
-	svc := map[string]int{}
-	for i := range s.Services {
-		ss := &s.Services[i]
-		if ss.Name == "" {
-			v.errf(ss.Pos, "name", "each service needs a name")
-		}
-		if _, dup := svc[ss.Name]; dup {
-			v.errf(ss.Pos, "name", "service %q is listed twice", ss.Name)
-		}
-		svc[ss.Name] = i
-	}
-	if s.Target != "" {
-		if _, ok := svc[s.Target]; !ok {
-			v.errf(p, "target", "no service named %q", s.Target)
-		}
-	}
-	compared := false
-	endpoints := map[string]bool{}
-	clients := map[string]bool{}
-	for i := range s.Clients {
-		c := &s.Clients[i]
-		if c.Name == "" {
-			v.errf(c.Pos, "name", "each client needs a name")
-		}
-		if clients[c.Name] {
-			v.errf(c.Pos, "name", "client %q is listed twice", c.Name)
-		}
-		clients[c.Name] = true
-		endpoints[c.endpoint()] = true
-		if _, ok := svc[c.Target]; !ok {
-			if c.Target == "" {
-				v.errf(c.Pos, "target", "missing: name the service the client calls")
-			} else {
-				v.errf(c.Pos, "target", "no service named %q", c.Target)
-			}
-		}
-		switch {
-		case c.Rate < 0 || math.IsNaN(float64(c.Rate)) || math.IsInf(float64(c.Rate), 0):
-			v.errf(c.Pos, "rate", "must be a positive rate")
-		case c.Rate > 0 && c.Callers != 0:
-			v.errf(c.Pos, "callers", "a client has either a rate (open loop) or callers (closed loop), not both")
-		case c.Rate == 0 && c.Callers <= 0:
-			v.errf(c.Pos, "rate", "give a rate (open loop) or a positive number of callers (closed loop)")
-		}
-		if c.Calls < 0 {
-			v.errf(c.Pos, "calls", "must not be negative")
-		}
-		if c.Rate > 0 {
-			for _, f := range []struct {
-				name string
-				zero bool
-			}{{"calls", c.Calls == 0}, {"start", c.Start.IsZero()}, {"think", c.Think.IsZero()}, {"resubmit", c.Resubmit.IsZero()}, {"shared_policy", !c.SharedPolicy}} {
-				if !f.zero {
-					v.errf(c.Pos, f.name, "applies to closed-loop clients (callers) only")
-				}
-			}
-		}
-		if c.Rate > 0 && s.Duration == 0 {
-			v.errf(p, "duration", "an open-loop client (%s) needs the scenario's duration", c.Name)
-		}
-		if c.Callers > 10_000_000 {
-			v.errf(c.Pos, "callers", "at most 10,000,000")
-		}
-		c.validateReplicas(v)
-		if c.AttemptTimeout < 0 {
-			v.errf(c.Pos, "attempt_timeout", "must not be negative")
-		}
-		c.Start.validate(v)
-		c.Think.validate(v)
-		c.Resubmit.validate(v)
-		if c.Serial != nil {
-			i, ok := svc[c.Target]
-			c.Serial.validate(v, ok && s.Services[i].Kind == KindRecord)
-		}
-		if c.Policy.Spec == nil {
-			compared = true
-		} else {
-			validatePolicy(v, c.Policy.Spec)
-		}
-	}
-	for i := range s.Services {
-		ss := &s.Services[i]
-		ss.validate(v, svc, endpoints)
-		if ss.Calls != "" && ss.Policy.Spec == nil {
-			compared = true
-		}
-	}
-	// A cycle of calls would never end.
-	for i := range s.Services {
-		seen := map[int]bool{}
-		for j := i; j >= 0; {
-			if seen[j] {
-				v.errf(s.Services[i].Pos, "calls", "services call each other in a cycle")
-				break
-			}
-			seen[j] = true
-			next, ok := svc[s.Services[j].Calls]
-			if !ok {
-				break
-			}
-			j = next
-		}
-	}
-	if compared && len(s.Policies) == 0 {
-		v.errf(p, "policies", "a client or service uses the compared policy, but none is listed")
-	}
-	if s.Sweep != nil {
-		sw := s.Sweep
-		if sw.Path == "" {
-			v.errf(sw.Pos, "path", "missing: name the field to sweep, such as services[db].failure")
-		}
-		if len(sw.Values) > 0 && (sw.From != 0 || sw.To != 0 || sw.Step != 0) {
-			v.errf(sw.Pos, "values", "give either values or from/to/step")
-		}
-		if len(sw.Values) == 0 && (sw.Step <= 0 || sw.To < sw.From) {
-			v.errf(sw.Pos, "step", "give values, or from <= to and a positive step")
-		}
-		if n := len(sw.points()); n > 1000 {
-			v.errf(sw.Pos, "step", "%d values; at most 1000", n)
-		}
 	}
 }

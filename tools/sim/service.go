@@ -142,39 +142,7 @@ func (ss *ServiceSpec) validate(v *validator, svc map[string]int, endpoints map[
 	ss.Latency.validate(v)
 	ss.FailTime.validate(v)
 	for i := range ss.Outages {
-		o := &ss.Outages[i]
-		if o.Start < 0 {
-			v.errf(o.Pos, "start", "must not be negative")
-		}
-		if o.Duration <= 0 {
-			v.errf(o.Pos, "duration", "must be positive")
-		}
-		if o.Failure < 0 || o.Failure > 1 || math.IsNaN(o.Failure) {
-			v.errf(o.Pos, "failure", "must be a probability in [0, 1]")
-		}
-		switch o.Class {
-		case "", "transient", "overloaded", "drop":
-			if !o.Service.IsZero() {
-				v.errf(o.Pos, "service", "applies only to an outage of class slow")
-			}
-		case "slow":
-			switch {
-			case ss.Kind == KindRecord:
-				v.errf(o.Pos, "class", "a record has no service time to slow (want transient, overloaded or drop)")
-			case o.Service.Kind == "" && o.Service.IsZero():
-				v.errf(o.Pos, "service", "missing: a slow outage needs the service time it slows requests to, such as 20s")
-			default:
-				o.Service.validate(v)
-				if o.Service.IsZero() {
-					v.errf(o.Pos, "service", "must be more than zero")
-				}
-			}
-		default:
-			v.errf(o.Pos, "class", "unknown class %q (want transient, overloaded, drop or slow)", o.Class)
-		}
-		if o.RecoverBelow < 0 {
-			v.errf(o.Pos, "recover_below", "must not be negative")
-		}
+		ss.Outages[i].validate(v, ss.Kind)
 	}
 	if ss.CancelOnAbandon && (ss.Calls != "" || ss.Kind == KindRecord) {
 		v.errf(p, "cancel_on_abandon", "applies only to a service that calls no other and is not a record")
@@ -194,5 +162,92 @@ func (ss *ServiceSpec) validate(v *validator, svc map[string]int, endpoints map[
 		}
 	} else if ss.Policy.Spec != nil {
 		v.errf(p, "policy", "a policy applies only to a service that calls another (calls)")
+	}
+}
+
+// serviceIndex checks the services' names and the target, and returns
+// each service's index by name.
+func (s *Scenario) serviceIndex(v *validator) map[string]int {
+	svc := map[string]int{}
+	for i := range s.Services {
+		ss := &s.Services[i]
+		if ss.Name == "" {
+			v.errf(ss.Pos, "name", "each service needs a name")
+		}
+		if _, dup := svc[ss.Name]; dup {
+			v.errf(ss.Pos, "name", "service %q is listed twice", ss.Name)
+		}
+		svc[ss.Name] = i
+	}
+	if s.Target != "" {
+		if _, ok := svc[s.Target]; !ok {
+			v.errf(s.Pos, "target", "no service named %q", s.Target)
+		}
+	}
+	return svc
+}
+
+// validateServices checks every service, and that no services call each
+// other in a cycle, which would never end. It reports whether a service
+// calls another with the compared policy.
+func (s *Scenario) validateServices(v *validator, svc map[string]int, endpoints map[string]bool) (compared bool) {
+	for i := range s.Services {
+		ss := &s.Services[i]
+		ss.validate(v, svc, endpoints)
+		if ss.Calls != "" && ss.Policy.Spec == nil {
+			compared = true
+		}
+	}
+	for i := range s.Services {
+		seen := map[int]bool{}
+		for j := i; j >= 0; {
+			if seen[j] {
+				v.errf(s.Services[i].Pos, "calls", "services call each other in a cycle")
+				break
+			}
+			seen[j] = true
+			next, ok := svc[s.Services[j].Calls]
+			if !ok {
+				break
+			}
+			j = next
+		}
+	}
+	return compared
+}
+
+// validate checks an outage of a service of kind.
+func (o *Outage) validate(v *validator, kind string) {
+	if o.Start < 0 {
+		v.errf(o.Pos, "start", "must not be negative")
+	}
+	if o.Duration <= 0 {
+		v.errf(o.Pos, "duration", "must be positive")
+	}
+	if o.Failure < 0 || o.Failure > 1 || math.IsNaN(o.Failure) {
+		v.errf(o.Pos, "failure", "must be a probability in [0, 1]")
+	}
+	switch o.Class {
+	case "", "transient", "overloaded", "drop":
+		if !o.Service.IsZero() {
+			v.errf(o.Pos, "service", "applies only to an outage of class slow")
+		}
+	case "slow":
+		switch {
+		case kind == KindRecord:
+			v.errf(o.Pos, "class", "a record has no service time to slow (want transient, overloaded or drop)")
+		case o.Service.Kind == "" && o.Service.IsZero():
+			v.errf(o.Pos, "service", "missing: a slow outage needs the service time it slows requests to, such as 20s")
+		default:
+			o.Service.validate(v)
+			if o.Service.IsZero() {
+				v.errf(o.Pos, "service", "must be more than zero")
+			}
+		}
+	default:
+		v.errf(o.Pos, "class", "unknown class %q (want transient, overloaded, drop or slow)", o.Class)
+	}
+	if o.RecoverBelow < 0 {
+		v.errf(o.Pos, "recover_below", "must not be negative")
 	}
 }

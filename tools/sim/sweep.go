@@ -38,3 +38,20 @@ func (s *Sweep) points() []string {
 	}
 	return out
 }
+
+// validate checks the sweep: a field to sweep, and values or a range of at
+// most 1000 of them.
+func (sw *Sweep) validate(v *validator) {
+	if sw.Path == "" {
+		v.errf(sw.Pos, "path", "missing: name the field to sweep, such as services[db].failure")
+	}
+	if len(sw.Values) > 0 && (sw.From != 0 || sw.To != 0 || sw.Step != 0) {
+		v.errf(sw.Pos, "values", "give either values or from/to/step")
+	}
+	if len(sw.Values) == 0 && (sw.Step <= 0 || sw.To < sw.From) {
+		v.errf(sw.Pos, "step", "give values, or from <= to and a positive step")
+	}
+	if n := len(sw.points()); n > 1000 {
+		v.errf(sw.Pos, "step", "%d values; at most 1000", n)
+	}
+}
