@@ -2,7 +2,11 @@ package sim
 
 import (
 	"math"
+	"math/rand/v2"
 	"time"
+	"unsafe"
+
+	"github.com/recoil-go/recoil"
 )
 
 // ClientSpec is a source of logical calls: open-loop (Poisson arrivals at
@@ -143,4 +147,72 @@ func (c *ClientSpec) validateArrivals(v *validator, s *Scenario) {
 	if s.Duration == 0 {
 		v.errf(s.Pos, "duration", "an open-loop client (%s) needs the scenario's duration", c.Name)
 	}
+}
+
+// buildClient sets client i up, and schedules its first arrival or each of
+// its callers' first calls.
+func (w *world) buildClient(b *builder, i int32) {
+	cs := &b.s.Clients[i]
+	cl := &w.clients[i]
+	cl.spec = cs
+	cl.ep = b.epIndex[cs.endpoint()]
+	cl.target = b.svc[cs.Target]
+	cl.rnd = rand.New(rand.NewPCG(b.seed, streamClients+uint64(i)))
+	cl.pol = b.pols.pick(cs.Policy, cs.AttemptTimeout)
+	cl.start, cl.think, cl.resubmit = cs.Start.sampler(), cs.Think.sampler(), cs.Resubmit.sampler()
+	if cs.Serial != nil {
+		cl.serial = &serial{time: cs.Serial.Time.sampler()}
+	}
+	if cs.Rate > 0 || cs.SharedPolicy || cl.pol.spec.stateless() {
+		cl.rps = cl.pol.newReplicas(cs.replicas(), w.prnd)
+		cl.rp = cl.rps[0]
+	}
+	if cs.Rate > 0 {
+		cl.perNs = float64(cs.Rate) / 1e9
+		w.schedule(int64(cl.rnd.ExpFloat64()/cl.perNs), evArrival, i, 0)
+		return
+	}
+	for k := range cs.Callers {
+		rp := cl.rp
+		if len(cl.rps) > 1 {
+			rp = cl.rps[k%len(cl.rps)] // callers spread over the replicas
+		}
+		ci := w.newCall(-1, i, cl.target, cl.pol, rp, cl.ep)
+		c := w.calls.get(ci)
+		if c.rp == nil {
+			cl.pol.build(&c.own, w.prnd)
+			c.rp = &c.own
+			w.callBytes = unsafe.Sizeof(call{})
+		}
+		c.closed = true
+		if b.s.JitterSource != nil {
+			c.jit = rand.New(b.s.JitterSource(b.seed, k))
+		}
+		if cs.Calls > 0 {
+			c.left = int32(cs.Calls)
+		}
+		w.schedule(cl.start.draw(cl.rnd), evBegin, ci, 0)
+	}
+}
+
+// clientResult collects what the run counted of cl; span is the counted
+// part of the run, in seconds.
+func (w *world) clientResult(cl *client, span float64) ClientResult {
+	cr := ClientResult{
+		Name: cl.spec.Name, Endpoint: w.endpoints[cl.ep],
+		Calls: cl.calls, Succeeded: cl.ok, Failed: cl.failed, Unfinished: cl.calls - cl.ok - cl.failed,
+		Attempts: cl.attempts, Throttled: cl.throttled, Resubmitted: cl.resubmits, Latency: percentiles(&cl.lat),
+	}
+	if span > 0 {
+		cr.Goodput = float64(cl.ok) / span
+	}
+	for reason, k := range cl.reasons {
+		if k > 0 {
+			if cr.FailedBy == nil {
+				cr.FailedBy = map[string]int64{}
+			}
+			cr.FailedBy[recoil.Reason(reason).String()] += k
+		}
+	}
+	return cr
 }

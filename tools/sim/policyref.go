@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"time"
+
 	"github.com/recoil-go/recoil/tools/policyspec"
 )
 
@@ -52,4 +54,46 @@ func (s *Scenario) validatePolicies(v *validator) {
 		names[ps.Name] = true
 		validatePolicy(v, ps)
 	}
+}
+
+// policies compiles each policy a run uses once, for each attempt timeout
+// it is used with: a client's or service's own, or the compared one, or
+// recoil's default.
+type policies struct {
+	s        *Scenario
+	cmp      *PolicySpec // the compared policy of the run; nil if none
+	def      *PolicySpec
+	compiled map[policyKey]*policy
+}
+
+type policyKey struct {
+	ps  *PolicySpec
+	tmo time.Duration
+}
+
+func newPolicies(s *Scenario, cmp *PolicySpec) *policies {
+	return &policies{s: s, cmp: cmp, def: &PolicySpec{Name: "default"}, compiled: map[policyKey]*policy{}}
+}
+
+// pick returns the compiled policy ref names, with attempt timeout tmo if
+// it is positive.
+func (c *policies) pick(ref PolicyRef, tmo time.Duration) *policy {
+	ps := ref.Spec
+	if ps == nil {
+		ps = c.cmp
+	}
+	if ps == nil {
+		ps = c.def
+	}
+	k := policyKey{ps, tmo}
+	if p, ok := c.compiled[k]; ok {
+		return p
+	}
+	p := compile(ps)
+	p.brooker = c.s.Schedules == SchedulesBrooker2015
+	if tmo > 0 {
+		p.attemptTimeout = tmo
+	}
+	c.compiled[k] = p
+	return p
 }

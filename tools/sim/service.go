@@ -3,6 +3,8 @@ package sim
 import (
 	"math"
 	"time"
+
+	"github.com/recoil-go/recoil"
 )
 
 // Service kinds for ServiceSpec.Kind.
@@ -250,4 +252,113 @@ func (o *Outage) validate(v *validator, kind string) {
 	if o.RecoverBelow < 0 {
 		v.errf(o.Pos, "recover_below", "must not be negative")
 	}
+}
+
+// buildNode sets n up to run service ss.
+func (w *world) buildNode(b *builder, n *node, ss *ServiceSpec) {
+	n.spec = ss
+	n.record = ss.Kind == KindRecord
+	n.workers = ss.Workers
+	switch {
+	case ss.Queue == 0:
+		n.qmax = -1
+	case ss.Queue < 0:
+		n.qmax = 0
+	default:
+		n.qmax = ss.Queue
+	}
+	n.service, n.latency, n.failTime = ss.Service.sampler(), ss.Latency.sampler(), ss.FailTime.sampler()
+	n.rejectT = ss.RejectTime.sampler()
+	n.failure = ss.Failure
+	n.cancel = ss.CancelOnAbandon
+	if len(ss.Reject) > 0 {
+		n.reject = make([]bool, len(b.endpoints))
+		for _, e := range ss.Reject {
+			n.reject[b.epIndex[e]] = true
+		}
+	}
+	if ss.Allowance > 0 {
+		n.allowance = int64(math.Round(ss.Allowance.PerMinute()))
+	}
+	n.minute = -1
+	for _, o := range ss.Outages {
+		n.outages = append(n.outages, o.state(b.window))
+		n.slowing = n.slowing || o.Class == "slow"
+	}
+	n.down = -1
+	if ss.Calls != "" {
+		n.down = b.svc[ss.Calls]
+		n.pol = b.pols.pick(ss.Policy, ss.AttemptTimeout)
+		n.rp = n.pol.newPolicy(w.prnd)
+	}
+	n.m.epArr = make([]int64, len(b.endpoints))
+	n.m.epThr = make([]int64, len(b.endpoints))
+}
+
+// state returns the outage as a run tracks it, its recovery threshold
+// counted per window.
+func (o Outage) state(window time.Duration) outageState {
+	st := outageState{start: int64(o.Start), end: int64(o.Start + o.Duration), failure: o.Failure, class: recoil.ClassTransient}
+	if st.failure == 0 {
+		st.failure = 1
+	}
+	switch o.Class {
+	case "overloaded":
+		st.class = recoil.ClassOverloaded
+	case "drop":
+		st.drop = true
+	case "slow":
+		st.slow, st.service = true, o.Service.sampler()
+	}
+	st.recoverBelow = float64(o.RecoverBelow) * window.Seconds()
+	return st
+}
+
+// serviceResult collects what the run counted at n, which ended at end.
+func (w *world) serviceResult(n *node, end int64) ServiceResult {
+	m := &n.m
+	m.busy.update(end, w.warm, n.busy)
+	m.queue.update(end, w.warm, n.q.size)
+	sr := ServiceResult{
+		Name: n.spec.Name, Workers: n.workers,
+		Arrivals: m.arrivals, Served: m.served, Writes: m.writes, Succeeded: m.res[resOK],
+		Throttled: m.res[resThrottled], Abandoned: m.abandoned, Peak: n.peak, PeakAt: time.Duration(n.peakAt),
+		MaxQueue: m.maxQueue, Wait: percentiles(&m.wait), Series: m.series,
+	}
+	if end > w.warm {
+		sr.MeanBusy = m.busy.area / float64(end-w.warm)
+		sr.MeanQueue = m.queue.area / float64(end-w.warm)
+	}
+	for res, k := range m.res {
+		if k > 0 && res != int(resOK) {
+			if sr.Failures == nil {
+				sr.Failures = map[string]int64{}
+			}
+			sr.Failures[resNames[res]] += k
+		}
+	}
+	sr.ArrivalsBy, sr.ThrottledBy = w.byEndpoint(m.epArr), w.byEndpoint(m.epThr)
+	for _, o := range n.outages {
+		or := OutageResult{Start: time.Duration(o.start), End: time.Duration(o.end), Recovered: o.recovered, RecoveredAt: time.Duration(o.recoveredAt)}
+		if !o.recovered && end >= o.end && o.recoverBelow == 0 {
+			or.Recovered, or.RecoveredAt = true, time.Duration(o.end)
+		}
+		sr.Outages = append(sr.Outages, or)
+	}
+	return sr
+}
+
+// byEndpoint returns counts per endpoint index by endpoint name, those
+// that are not zero; nil if all are.
+func (w *world) byEndpoint(counts []int64) map[string]int64 {
+	var out map[string]int64
+	for ep, k := range counts {
+		if k > 0 {
+			if out == nil {
+				out = map[string]int64{}
+			}
+			out[w.endpoints[ep]] = k
+		}
+	}
+	return out
 }
