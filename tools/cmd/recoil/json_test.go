@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/recoil-go/recoil"
-	"github.com/recoil-go/recoil/tools/gateway"
 	"github.com/recoil-go/recoil/tools/cmd/recoil/internal/demo"
+	"github.com/recoil-go/recoil/tools/gateway"
 )
 
 // Every -json output, and the gateway's /stats, follows one convention
