@@ -116,12 +116,24 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	bar := newProgress(stderr)
 	res, err := sim.Run(ctx, s, sim.Options{Seed: *seed, Window: *window, Progress: bar.update})
 	bar.done()
+	return writeSim(ctx, runsOf(s), res, err, simOutputs{asJSON: *asJSON, csv: csvOut, chart: chartOut, opts: opts}, stdout)
+}
+
+// simOutputs are where recoil sim writes a result, and the chart's options.
+type simOutputs struct {
+	asJSON     bool
+	csv, chart *output
+	opts       simchart.Options
+}
+
+// writeSim writes the result of a run of total runs that ended with err:
+// the tables or JSON, then the CSV and the chart, unless ctx ended first.
+func writeSim(ctx context.Context, total int, res *sim.Result, err error, out simOutputs, stdout io.Writer) error {
 	interrupted := ctx.Err() != nil
 	if err != nil && !interrupted {
 		return err
 	}
-	total := runsOf(s)
-	if interrupted && !*asJSON {
+	if interrupted && !out.asJSON {
 		if res == nil || len(res.Runs) == 0 {
 			fmt.Fprintf(stdout, "INTERRUPTED before the first of %d runs finished: nothing to show.\n", total)
 			return fmt.Errorf("%w before the first run finished", errInterrupted)
@@ -129,7 +141,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stdout, "INTERRUPTED: %d of %d runs finished; the tables show those.\n\n", len(res.Runs), total)
 	}
 	if res != nil {
-		if *asJSON {
+		if out.asJSON {
 			err = res.WriteJSON(stdout)
 		} else {
 			err = res.WriteText(stdout)
@@ -144,15 +156,15 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			n = len(res.Runs)
 		}
 		msg := fmt.Sprintf("%d of %d runs finished", n, total)
-		if chartOut != nil || csvOut != nil {
+		if out.chart != nil || out.csv != nil {
 			msg += "; no -o or -csv file written"
 		}
 		return fmt.Errorf("%w: %s", errInterrupted, msg)
 	}
-	if err := csvOut.write(res.WriteCSV); err != nil {
+	if err := out.csv.write(res.WriteCSV); err != nil {
 		return err
 	}
-	return chartOut.write(func(w io.Writer) error { return simchart.Write(w, res, opts) })
+	return out.chart.write(func(w io.Writer) error { return simchart.Write(w, res, out.opts) })
 }
 
 // checkSimFlags checks the scenario arguments and the flags that need no
