@@ -217,10 +217,51 @@ func timeChart(r *sim.Result, metric, service string) (*chart.Figure, error) {
 	if service == "" {
 		service = r.Target
 	}
-	// Group the runs into panels, one per sweep value, and find how long
-	// the longest ran.
-	var values []string
-	var end time.Duration
+	values, end, err := panelsOf(r, service)
+	if err != nil {
+		return nil, err
+	}
+	t := &timeLines{r: r, metric: metric, service: service, bin: binWidth(end, r.Window), unit: time.Second}
+	unitName := "s"
+	if end > 5*time.Minute {
+		t.unit, unitName = time.Minute, "min"
+	}
+	noun, yTitle := timeMetricTitle(r, metric, service, t.bin)
+	t.fig = &chart.Figure{Title: r.Scenario + ": " + noun, Width: chartWidth, Height: chartHeight, Columns: 3}
+	if rows := (len(values) + 2) / 3; rows > 1 {
+		t.fig.Height += vg.Length(rows-1) * rowHeight
+	}
+	ax := sweepAxis(r)
+	bands := outageBands(&r.Runs[0], t.unit)
+	tops := make([]float64, len(values))
+	for k, v := range values {
+		title := ""
+		if r.SweepPath != "" {
+			title = ax.noun + ": " + ax.value(v)
+		}
+		yt := ""
+		if k%3 == 0 {
+			yt = yTitle // the leftmost panel of a row names the axis
+		}
+		p := chart.NewPanel(title, "time ("+unitName+")", yt)
+		t.fig.Panels = append(t.fig.Panels, p)
+		for _, b := range bands {
+			p.Add(b.Band)
+		}
+		if tops[k], err = t.addLines(p, v); err != nil {
+			return nil, err
+		}
+	}
+	for _, b := range bands {
+		t.fig.Legend = append(t.fig.Legend, chart.Entry{Label: b.legend(t.unit, unitName), Thumbs: []plot.Thumbnailer{b.Band}})
+	}
+	scalePanels(t.fig.Panels, tops, float64(end)/float64(t.unit))
+	return t.fig, nil
+}
+
+// panelsOf returns the sweep values of r's runs, one panel each, and how
+// long the longest series at service lasts.
+func panelsOf(r *sim.Result, service string) (values []string, end time.Duration, err error) {
 	found := false
 	for i := range r.Runs {
 		run := &r.Runs[i]
@@ -235,83 +276,71 @@ func timeChart(r *sim.Result, metric, service string) (*chart.Figure, error) {
 		}
 	}
 	if !found {
-		return nil, fmt.Errorf("simchart: no service named %q to chart", service)
+		return nil, 0, fmt.Errorf("simchart: no service named %q to chart", service)
 	}
-	bin := binWidth(end, r.Window)
-	unit, unitName := time.Second, "s"
-	if end > 5*time.Minute {
-		unit, unitName = time.Minute, "min"
-	}
-	noun, yTitle := timeMetricTitle(r, metric, service, bin)
-	fig := &chart.Figure{Title: r.Scenario + ": " + noun, Width: chartWidth, Height: chartHeight, Columns: 3}
-	if rows := (len(values) + 2) / 3; rows > 1 {
-		fig.Height += vg.Length(rows-1) * rowHeight
-	}
-	ax := sweepAxis(r)
-	bands := outageBands(&r.Runs[0], unit)
-	var policies []string
-	tops := make([]float64, len(values))
-	for k, v := range values {
-		title := ""
-		if r.SweepPath != "" {
-			title = ax.noun + ": " + ax.value(v)
+	return values, end, nil
+}
+
+// timeLines draws a time chart's lines: a colour and a legend entry per
+// policy, in the order the policies first appear.
+type timeLines struct {
+	r               *sim.Result
+	metric, service string
+	bin, unit       time.Duration
+	fig             *chart.Figure
+	policies        []string
+}
+
+// addLines draws on p the series of every run of sweep value v, and
+// returns the highest step drawn.
+func (t *timeLines) addLines(p *plot.Plot, v string) (top float64, err error) {
+	for i := range t.r.Runs {
+		run := &t.r.Runs[i]
+		s := serviceNamed(run, t.service)
+		if run.SweepValue != v || s == nil || len(s.Series) == 0 {
+			continue
 		}
-		yt := ""
-		if k%3 == 0 {
-			yt = yTitle // the leftmost panel of a row names the axis
+		j := slices.Index(t.policies, run.Policy)
+		if j < 0 {
+			j = len(t.policies)
+			t.policies = append(t.policies, run.Policy)
 		}
-		p := chart.NewPanel(title, "time ("+unitName+")", yt)
-		fig.Panels = append(fig.Panels, p)
-		for _, b := range bands {
-			p.Add(b.Band)
+		bins := binSeries(s.Series, t.metric, t.bin, t.r.Window, t.unit)
+		for _, b := range bins {
+			top = max(top, b.Y)
 		}
-		for i := range r.Runs {
-			run := &r.Runs[i]
-			s := serviceNamed(run, service)
-			if run.SweepValue != v || s == nil || len(s.Series) == 0 {
-				continue
-			}
-			j := slices.Index(policies, run.Policy)
-			if j < 0 {
-				j = len(policies)
-				policies = append(policies, run.Policy)
-			}
-			bins := binSeries(s.Series, metric, bin, r.Window, unit)
-			for _, b := range bins {
-				tops[k] = max(tops[k], b.Y)
-			}
-			if counted(metric) && run.Unfinished == 0 {
-				// Every call finished: nothing arrived after the run's
-				// last step, and the line says so by returning to zero.
-				to := bins[len(bins)-1].To
-				bins = append(bins, chart.Bin{From: to, To: to})
-			}
-			l, err := chart.StepLine(bins, chart.Color(j), false)
-			if err != nil {
-				return nil, err
-			}
-			p.Add(l)
-			if len(fig.Legend) == j {
-				fig.Legend = append(fig.Legend, chart.Entry{Label: policyName(run.Policy), Thumbs: []plot.Thumbnailer{l}})
-			}
+		if counted(t.metric) && run.Unfinished == 0 {
+			// Every call finished: nothing arrived after the run's
+			// last step, and the line says so by returning to zero.
+			to := bins[len(bins)-1].To
+			bins = append(bins, chart.Bin{From: to, To: to})
+		}
+		l, err := chart.StepLine(bins, chart.Color(j), false)
+		if err != nil {
+			return 0, err
+		}
+		p.Add(l)
+		if len(t.fig.Legend) == j {
+			t.fig.Legend = append(t.fig.Legend, chart.Entry{Label: policyName(run.Policy), Thumbs: []plot.Thumbnailer{l}})
 		}
 	}
-	for _, b := range bands {
-		fig.Legend = append(fig.Legend, chart.Entry{Label: b.legend(unit, unitName), Thumbs: []plot.Thumbnailer{b.Band}})
-	}
-	// Panels share a scale unless one would flatten another: a shared
-	// scale compares them at a glance, but not when their largest values
-	// are more than four times apart.
+	return top, nil
+}
+
+// scalePanels sets the panels' axes: time from 0 to end, and from 0 to
+// each panel's top. Panels share a scale unless one would flatten
+// another: a shared scale compares them at a glance, but not when their
+// largest values are more than four times apart.
+func scalePanels(panels []*plot.Plot, tops []float64, end float64) {
 	shared := slices.Max(tops) <= 4*slices.Min(tops)
-	for k, p := range fig.Panels {
-		p.X.Min, p.X.Max = chart.Extend(0, float64(end)/float64(unit))
+	for k, p := range panels {
+		p.X.Min, p.X.Max = chart.Extend(0, end)
 		top := tops[k]
 		if shared {
 			top = slices.Max(tops)
 		}
 		p.Y.Min, p.Y.Max = 0, chart.Top(top)
 	}
-	return fig, nil
 }
 
 func serviceNamed(run *sim.RunResult, name string) *sim.ServiceResult {
