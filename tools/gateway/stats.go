@@ -171,39 +171,42 @@ func (g *Gateway) statsAt(now time.Time, series int, requests bool) Stats {
 // MarshalJSON writes the stats in the convention of every recoil -json
 // output (package internal/textfmt): durations in float milliseconds in
 // fields ending in _ms, map keys as strings. It is the /stats format.
+// windowJSON, recoveryJSON, outageJSON and peakJSON are how Stats.MarshalJSON
+// writes a window, an outage and the peak: durations in milliseconds.
+type windowJSON struct {
+	StartMS  float64 `json:"start_ms"`
+	Attempts int64   `json:"attempts"`
+	Accepted int64   `json:"accepted"`
+}
+type recoveryJSON struct {
+	Below int     `json:"below"`
+	ForMS float64 `json:"for_ms"`
+}
+type outageJSON struct {
+	StartMS    float64       `json:"start_ms"`
+	DurationMS float64       `json:"duration_ms"`
+	Status     int           `json:"status"`
+	Rate       float64       `json:"rate"`
+	Recovery   *recoveryJSON `json:"recovery,omitempty"`
+	Active     bool          `json:"active"`
+	Ended      bool          `json:"ended"`
+	EndMS      *float64      `json:"end_ms"`
+}
+type peakJSON struct {
+	Attempts int64   `json:"attempts"`
+	StartMS  float64 `json:"start_ms"`
+	WindowMS float64 `json:"window_ms"`
+	How      string  `json:"how"`
+}
+
 func (s Stats) MarshalJSON() ([]byte, error) {
-	type window struct {
-		StartMS  float64 `json:"start_ms"`
-		Attempts int64   `json:"attempts"`
-		Accepted int64   `json:"accepted"`
-	}
-	type recovery struct {
-		Below int     `json:"below"`
-		ForMS float64 `json:"for_ms"`
-	}
-	type outage struct {
-		StartMS    float64   `json:"start_ms"`
-		DurationMS float64   `json:"duration_ms"`
-		Status     int       `json:"status"`
-		Rate       float64   `json:"rate"`
-		Recovery   *recovery `json:"recovery,omitempty"`
-		Active     bool      `json:"active"`
-		Ended      bool      `json:"ended"`
-		EndMS      *float64  `json:"end_ms"`
-	}
-	type peak struct {
-		Attempts int64   `json:"attempts"`
-		StartMS  float64 `json:"start_ms"`
-		WindowMS float64 `json:"window_ms"`
-		How      string  `json:"how"`
-	}
 	v := struct {
 		Started            *time.Time          `json:"started"`
 		ElapsedMS          float64             `json:"elapsed_ms"`
 		WindowMS           float64             `json:"window_ms"`
 		Attempts           int64               `json:"attempts"`
 		Accepted           int64               `json:"accepted"`
-		Peak               peak                `json:"peak"`
+		Peak               peakJSON            `json:"peak"`
 		AttemptNumbers     []uint64            `json:"attempt_numbers"`
 		MalformedHop       uint64              `json:"malformed_hop"`
 		Statuses           map[string]uint64   `json:"statuses"`
@@ -216,15 +219,15 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Requests           map[string]KeyStats `json:"requests,omitempty"`
 		UntrackedClients   uint64              `json:"untracked_clients"`
 		UntrackedRequests  uint64              `json:"untracked_requests"`
-		Series             []window            `json:"series"`
-		Outages            []outage            `json:"outages"`
+		Series             []windowJSON        `json:"series"`
+		Outages            []outageJSON        `json:"outages"`
 		Down               bool                `json:"down"`
 	}{
 		ElapsedMS:          textfmt.Millis(s.Elapsed),
 		WindowMS:           textfmt.Millis(s.Window),
 		Attempts:           s.Attempts,
 		Accepted:           s.Accepted,
-		Peak:               peak{s.Peak, textfmt.Millis(s.PeakAt), textfmt.Millis(s.Window), "sliding window, 1 ms resolution"},
+		Peak:               peakJSON{s.Peak, textfmt.Millis(s.PeakAt), textfmt.Millis(s.Window), "sliding window, 1 ms resolution"},
 		AttemptNumbers:     s.AttemptNumbers,
 		MalformedHop:       s.MalformedHop,
 		Statuses:           make(map[string]uint64, len(s.Statuses)),
@@ -236,8 +239,8 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Requests:           s.Requests,
 		UntrackedClients:   s.UntrackedClients,
 		UntrackedRequests:  s.UntrackedRequests,
-		Series:             make([]window, 0, len(s.Series)),
-		Outages:            make([]outage, 0, len(s.Outages)),
+		Series:             make([]windowJSON, 0, len(s.Series)),
+		Outages:            outagesJSON(s.Outages),
 		Down:               s.Down,
 	}
 	if !s.Started.IsZero() {
@@ -251,20 +254,26 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		v.LogicalRequests += n
 	}
 	for _, w := range s.Series {
-		v.Series = append(v.Series, window{textfmt.Millis(w.Start), w.Attempts, w.Accepted})
+		v.Series = append(v.Series, windowJSON{textfmt.Millis(w.Start), w.Attempts, w.Accepted})
 	}
-	for _, o := range s.Outages {
-		j := outage{StartMS: textfmt.Millis(o.Start), DurationMS: textfmt.Millis(o.Duration), Status: o.Status, Rate: o.Rate, Active: o.Active, Ended: o.Ended}
+	return json.Marshal(v)
+}
+
+// outagesJSON returns the outages as Stats.MarshalJSON writes them.
+func outagesJSON(outages []OutageStatus) []outageJSON {
+	out := make([]outageJSON, 0, len(outages))
+	for _, o := range outages {
+		j := outageJSON{StartMS: textfmt.Millis(o.Start), DurationMS: textfmt.Millis(o.Duration), Status: o.Status, Rate: o.Rate, Active: o.Active, Ended: o.Ended}
 		if o.Recovery.Below > 0 {
-			j.Recovery = &recovery{o.Recovery.Below, textfmt.Millis(o.Recovery.For)}
+			j.Recovery = &recoveryJSON{o.Recovery.Below, textfmt.Millis(o.Recovery.For)}
 		}
 		if o.Ended {
 			end := textfmt.Millis(o.End)
 			j.EndMS = &end
 		}
-		v.Outages = append(v.Outages, j)
+		out = append(out, j)
 	}
-	return json.Marshal(v)
+	return out
 }
 
 // defaultSeries is how many windows /stats returns unless asked.
