@@ -11,8 +11,21 @@ import (
 	"github.com/recoil-go/recoil/tools/policyspec"
 )
 
-// calibrationRun is how long each of the calibrator's runs lasts.
-const calibrationRun = time.Second
+// How long the calibrator's runs last, counted from the callers' first
+// attempts, which leave together (startGate): a pace run paceWindows
+// windows and calibrationSlack, to count the windows after the first (in
+// which the connections open) and before the last (which the run's end
+// cuts short); a lone caller loneRun, about 25 cycles of 20 ms. Each run
+// ends at calibrationRun from its start if that is sooner. What a run
+// measures is an average over its span; the machine drifts far more than
+// that between the paces before the rows and after (357 µs and 646 µs an
+// attempt in one demo), which the prediction's band spans.
+const (
+	calibrationRun   = time.Second
+	paceWindows      = 3
+	calibrationSlack = 50 * time.Millisecond
+	loneRun          = 500 * time.Millisecond
+)
 
 // calibrationCallers is how many callers the calibrator saturates the
 // machine with (or the row's callers, if more).
@@ -27,8 +40,8 @@ const calibrationCallers = 200
 // bounds the count.
 type Machine struct {
 	// PerAttempt is the machine's time per attempt when it is the
-	// bottleneck: calibrationRun divided by the attempts the gateway
-	// counted from calibrationCallers callers retrying every 20 ms.
+	// bottleneck: the windows counted over the attempts the gateway
+	// counted in them from calibrationCallers callers retrying every 20 ms.
 	PerAttempt time.Duration
 	// RoundTrip is what an attempt adds to a lone caller's 20 ms cycle
 	// beyond PerAttempt: the answer's way back and the caller's wake-up
@@ -66,7 +79,7 @@ func (c *calibrator) before(ctx context.Context, n int) (Machine, error) {
 		}
 	}
 	if c.lone == 0 {
-		one, _, err := countDown(ctx, c.cfg, 1)
+		one, _, err := countDown(ctx, c.cfg, 1, loneRun)
 		if err != nil {
 			return Machine{}, err
 		}
@@ -96,7 +109,7 @@ func (c *calibrator) measurePace(ctx context.Context, n int) (time.Duration, err
 // perAttempt measures Machine.PerAttempt: max(n, calibrationCallers)
 // callers retrying every 20 ms against a gateway that is down throughout.
 func perAttempt(ctx context.Context, cfg Config, n int) (time.Duration, error) {
-	_, windows, err := countDown(ctx, cfg, max(n, calibrationCallers))
+	_, windows, err := countDown(ctx, cfg, max(n, calibrationCallers), paceWindows*cfg.Window+calibrationSlack)
 	if err != nil {
 		return 0, err
 	}
@@ -115,11 +128,15 @@ func perAttempt(ctx context.Context, cfg Config, n int) (time.Duration, error) {
 	return cfg.Window * time.Duration(len(windows)-2) / time.Duration(sum), nil
 }
 
-// countDown runs n callers of the immediate preset for calibrationRun
-// against a gateway that is down throughout, and returns the time between
+// errCounted ends a calibration run that has counted what it needs.
+var errCounted = errors.New("demo: calibration run counted")
+
+// countDown runs n callers of the immediate preset against a gateway that
+// is down throughout, until span after their first attempts left (or
+// calibrationRun from the start, if sooner), and returns the time between
 // the first attempt sent and the last, over the attempts in between (the
 // time per attempt), and the attempts the gateway counted in each window.
-func countDown(ctx context.Context, cfg Config, n int) (time.Duration, []int64, error) {
+func countDown(ctx context.Context, cfg Config, n int, span time.Duration) (time.Duration, []int64, error) {
 	pol, err := load.Preset(load.PresetImmediate)
 	if err != nil {
 		return 0, nil, err
@@ -135,10 +152,17 @@ func countDown(ctx context.Context, cfg Config, n int) (time.Duration, []int64, 
 	base := newBase(n)
 	defer base.CloseIdleConnections()
 	gate := newStartGate(base, n)
-	_, err = load.Run(ctx, load.Config{
+	runCtx, cancel := context.WithCancelCause(ctx)
+	ended := endAfterOpen(runCtx, cancel, gate, span)
+	_, err = load.Run(runCtx, load.Config{
 		URL: url + "/v1/charges", Callers: n, Duration: calibrationRun,
 		Policy: pol, Window: cfg.Window, Seed: cfg.Seed, Base: gate,
 	})
+	cancel(nil)
+	<-ended
+	if errors.Is(err, errCounted) && ctx.Err() == nil {
+		err = nil
+	}
 	st := g.Stats()
 	if serr := stop(); serr != nil {
 		return 0, nil, serr
@@ -155,6 +179,28 @@ func countDown(ctx context.Context, cfg Config, n int) (time.Duration, []int64, 
 		windows = append(windows, w.Attempts)
 	}
 	return pace, windows, nil
+}
+
+// endAfterOpen ends ctx with errCounted span after gate opens; the
+// channel it returns is closed once it no longer will.
+func endAfterOpen(ctx context.Context, cancel context.CancelCauseFunc, gate *startGate, span time.Duration) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case <-gate.open:
+		case <-ctx.Done():
+			return
+		}
+		t := time.NewTimer(span)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			cancel(errCounted)
+		case <-ctx.Done():
+		}
+	}()
+	return done
 }
 
 // newBase returns the transport a run's callers send their attempts over,
