@@ -114,18 +114,20 @@ func perAttempt(ctx context.Context, cfg Config, n int) (time.Duration, error) {
 		return 0, err
 	}
 	// The windows after the first, in which the connections were opened,
-	// and before the last, which the run's end cut short.
-	var sum int64
-	if len(windows) < 3 {
+	// and before the one the run's end cut short: the gateway's series
+	// goes on, empty, until it is read.
+	last := min(len(windows)-1, paceWindows)
+	if last < 2 {
 		return 0, errors.New("demo: the calibration run was too short to measure")
 	}
-	for _, a := range windows[1 : len(windows)-1] {
+	var sum int64
+	for _, a := range windows[1:last] {
 		sum += a
 	}
 	if sum == 0 {
 		return 0, errors.New("demo: the calibration run sent nothing")
 	}
-	return cfg.Window * time.Duration(len(windows)-2) / time.Duration(sum), nil
+	return cfg.Window * time.Duration(last-1) / time.Duration(sum), nil
 }
 
 // errCounted ends a calibration run that has counted what it needs.
