@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/recoil-go/recoil/internal/leakcheck"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 // t0 is an explicit instant; tests never read the clock.
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"pgregory.net/rapid"
+	"github.com/recoil-go/recoil/internal/fuzzgen"
 )
 
 // model is a sequential reference for a Breaker with the consecutive trip
@@ -103,74 +103,84 @@ func (m *model) record(now time.Time, o Outcome) {
 
 var outcomes = []Outcome{Success, Failure, Ignored}
 
+// maxSteps bounds the operations one input drives.
+const maxSteps = 2000
+
 // TestPropertyMatchesModel drives a Breaker and the model with the same
 // random sequence of AllowAt, RecordAt, StateAt and time advances (including
 // to exactly the end of an open period) and requires the same answers, the
-// same state after every step and the same hook calls.
+// same state after every step and the same hook calls, on 300 generated
+// cases; FuzzMatchesModel explores further.
 func TestPropertyMatchesModel(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		s := Settings{
-			ConsecutiveFailures: rapid.IntRange(-1, 6).Draw(t, "consecutive"),
-			OpenDuration:        time.Duration(rapid.IntRange(0, 60).Draw(t, "openSeconds")) * time.Second,
-			MaxProbes:           rapid.IntRange(0, 3).Draw(t, "maxProbes"),
-			SuccessThreshold:    rapid.IntRange(0, 4).Draw(t, "successThreshold"),
+	fuzzgen.ForRandomInputs(t, 300, 600, checkMatchesModel)
+}
+
+func FuzzMatchesModel(f *testing.F) {
+	fuzzgen.AddSeeds(f, 32, 600)
+	f.Fuzz(func(t *testing.T, data []byte) { checkMatchesModel(t, fuzzgen.New(data)) })
+}
+
+func checkMatchesModel(t testing.TB, g *fuzzgen.Gen) {
+	s := Settings{
+		ConsecutiveFailures: g.IntRange(-1, 6),
+		OpenDuration:        time.Duration(g.IntRange(0, 60)) * time.Second,
+		MaxProbes:           g.IntRange(0, 3),
+		SuccessThreshold:    g.IntRange(0, 4),
+	}
+	r := &recorder{}
+	s.OnStateChange = r.hook
+	b := New(s)
+	m := newModel(s)
+	now := t0
+	check := func() {
+		w := b.word.Load()
+		if got, want := stateOf(w), m.state; got != want {
+			t.Fatalf("state = %v, want %v", got, want)
 		}
-		r := &recorder{}
-		s.OnStateChange = r.hook
-		b := New(s)
-		m := newModel(s)
-		now := t0
-		t.Repeat(map[string]func(*rapid.T){
-			"advance": func(t *rapid.T) {
-				now = now.Add(time.Duration(rapid.Int64Range(0, int64(70*time.Second)).Draw(t, "d")))
-			},
-			"advanceToOpenEnd": func(t *rapid.T) {
-				if m.state != Open || !m.openUntil.After(now) {
-					t.Skip("not open")
-				}
-				now = m.openUntil.Add(-time.Duration(rapid.IntRange(0, 1).Draw(t, "early")))
-			},
-			"allow": func(t *rapid.T) {
-				if got, want := b.AllowAt(now), m.allow(now); got != want {
-					t.Fatalf("AllowAt(+%v) = %v, want %v", now.Sub(t0), got, want)
-				}
-			},
-			"record": func(t *rapid.T) {
-				o := rapid.SampledFrom(outcomes).Draw(t, "outcome")
-				b.RecordAt(now, o)
-				m.record(now, o)
-			},
-			"state": func(t *rapid.T) {
-				m.expire(now)
-				if got, want := b.StateAt(now), m.state; got != want {
-					t.Fatalf("StateAt(+%v) = %v, want %v", now.Sub(t0), got, want)
-				}
-			},
-			"": func(t *rapid.T) {
-				w := b.word.Load()
-				if got, want := stateOf(w), m.state; got != want {
-					t.Fatalf("state = %v, want %v", got, want)
-				}
-				if m.state == Closed {
-					if got, want := int(w&failMask), m.fails; got != want {
-						t.Fatalf("consecutive failures = %d, want %d", got, want)
-					}
-				}
-				if b.probes != m.probes || b.probeOK != m.ok {
-					t.Fatalf("probes, successes = %d, %d, want %d, %d", b.probes, b.probeOK, m.probes, m.ok)
-				}
-				got := r.get()
-				if len(got) != len(m.changes) {
-					t.Fatalf("hook calls = %v, want %v", got, m.changes)
-				}
-				for i := range got {
-					if got[i].from != m.changes[i].from || got[i].to != m.changes[i].to || !got[i].at.Equal(m.changes[i].at) {
-						t.Fatalf("hook call %d = %v, want %v", i, got[i], m.changes[i])
-					}
-				}
-			},
-		})
-	})
+		if m.state == Closed {
+			if got, want := int(w&failMask), m.fails; got != want {
+				t.Fatalf("consecutive failures = %d, want %d", got, want)
+			}
+		}
+		if b.probes != m.probes || b.probeOK != m.ok {
+			t.Fatalf("probes, successes = %d, %d, want %d, %d", b.probes, b.probeOK, m.probes, m.ok)
+		}
+		got := r.get()
+		if len(got) != len(m.changes) {
+			t.Fatalf("hook calls = %v, want %v", got, m.changes)
+		}
+		for i := range got {
+			if got[i].from != m.changes[i].from || got[i].to != m.changes[i].to || !got[i].at.Equal(m.changes[i].at) {
+				t.Fatalf("hook call %d = %v, want %v", i, got[i], m.changes[i])
+			}
+		}
+	}
+	check()
+	for step := 0; g.More() && step < maxSteps; step++ {
+		switch g.Choose(5) {
+		case 0: // advance
+			now = now.Add(time.Duration(g.Int64Range(0, int64(70*time.Second))))
+		case 1: // advance to the end of the open period, or just before it
+			early := time.Duration(g.IntRange(0, 1))
+			if m.state == Open && m.openUntil.After(now) {
+				now = m.openUntil.Add(-early)
+			}
+		case 2:
+			if got, want := b.AllowAt(now), m.allow(now); got != want {
+				t.Fatalf("AllowAt(+%v) = %v, want %v", now.Sub(t0), got, want)
+			}
+		case 3:
+			o := fuzzgen.Pick(g, outcomes...)
+			b.RecordAt(now, o)
+			m.record(now, o)
+		case 4:
+			m.expire(now)
+			if got, want := b.StateAt(now), m.state; got != want {
+				t.Fatalf("StateAt(+%v) = %v, want %v", now.Sub(t0), got, want)
+			}
+		}
+		check()
+	}
 }
 
 var legal = map[[2]State]bool{
@@ -202,42 +212,57 @@ func checkWalk(t interface{ Fatalf(string, ...any) }, changes []change, final St
 // CountsAt and time advances, with either trip, the state moves only along
 // closed→open, open→half-open, half-open→open and half-open→closed; the
 // hook sees every move once, in order, at non-decreasing instants; and a
-// half-open breaker never has more than MaxProbes probes out.
+// half-open breaker never has more than MaxProbes probes out. 300 generated
+// cases; FuzzLegalEdges explores further.
 func TestPropertyLegalEdges(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		s := Settings{
-			ConsecutiveFailures: rapid.IntRange(-1, 4).Draw(t, "consecutive"),
-			FailureRate:         rapid.SampledFrom([]float64{0, 0.2, 0.5, 1}).Draw(t, "rate"),
-			Window:              time.Duration(rapid.IntRange(0, 20).Draw(t, "windowSeconds")) * time.Second,
-			MinRequests:         rapid.IntRange(0, 8).Draw(t, "minRequests"),
-			OpenDuration:        time.Duration(rapid.IntRange(0, 30).Draw(t, "openSeconds")) * time.Second,
-			MaxProbes:           rapid.IntRange(0, 3).Draw(t, "maxProbes"),
-			SuccessThreshold:    rapid.IntRange(0, 3).Draw(t, "successThreshold"),
+	fuzzgen.ForRandomInputs(t, 300, 600, checkLegalEdges)
+}
+
+func FuzzLegalEdges(f *testing.F) {
+	fuzzgen.AddSeeds(f, 32, 600)
+	f.Fuzz(func(t *testing.T, data []byte) { checkLegalEdges(t, fuzzgen.New(data)) })
+}
+
+func checkLegalEdges(t testing.TB, g *fuzzgen.Gen) {
+	s := Settings{
+		ConsecutiveFailures: g.IntRange(-1, 4),
+		FailureRate:         fuzzgen.Pick(g, 0, 0.2, 0.5, 1),
+		Window:              time.Duration(g.IntRange(0, 20)) * time.Second,
+		MinRequests:         g.IntRange(0, 8),
+		OpenDuration:        time.Duration(g.IntRange(0, 30)) * time.Second,
+		MaxProbes:           g.IntRange(0, 3),
+		SuccessThreshold:    g.IntRange(0, 3),
+	}
+	r := &recorder{}
+	s.OnStateChange = r.hook
+	b := New(s)
+	now := t0
+	check := func() {
+		changes := r.get()
+		checkWalk(t, changes, stateOf(b.word.Load()))
+		for i := 1; i < len(changes); i++ {
+			if changes[i].at.Before(changes[i-1].at) {
+				t.Fatalf("hook call %d at %v, before call %d at %v", i, changes[i].at, i-1, changes[i-1].at)
+			}
 		}
-		r := &recorder{}
-		s.OnStateChange = r.hook
-		b := New(s)
-		now := t0
-		t.Repeat(map[string]func(*rapid.T){
-			"advance": func(t *rapid.T) {
-				now = now.Add(time.Duration(rapid.Int64Range(0, int64(40*time.Second)).Draw(t, "d")))
-			},
-			"allow":  func(t *rapid.T) { b.AllowAt(now) },
-			"record": func(t *rapid.T) { b.RecordAt(now, rapid.SampledFrom(outcomes).Draw(t, "outcome")) },
-			"state":  func(t *rapid.T) { b.StateAt(now) },
-			"counts": func(t *rapid.T) { b.CountsAt(now) },
-			"": func(t *rapid.T) {
-				changes := r.get()
-				checkWalk(t, changes, stateOf(b.word.Load()))
-				for i := 1; i < len(changes); i++ {
-					if changes[i].at.Before(changes[i-1].at) {
-						t.Fatalf("hook call %d at %v, before call %d at %v", i, changes[i].at, i-1, changes[i-1].at)
-					}
-				}
-				if b.probes > b.probeLimit() {
-					t.Fatalf("probes out = %d, more than %d", b.probes, b.probeLimit())
-				}
-			},
-		})
-	})
+		if b.probes > b.probeLimit() {
+			t.Fatalf("probes out = %d, more than %d", b.probes, b.probeLimit())
+		}
+	}
+	check()
+	for step := 0; g.More() && step < maxSteps; step++ {
+		switch g.Choose(5) {
+		case 0:
+			now = now.Add(time.Duration(g.Int64Range(0, int64(40*time.Second))))
+		case 1:
+			b.AllowAt(now)
+		case 2:
+			b.RecordAt(now, fuzzgen.Pick(g, outcomes...))
+		case 3:
+			b.StateAt(now)
+		case 4:
+			b.CountsAt(now)
+		}
+		check()
+	}
 }

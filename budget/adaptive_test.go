@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"pgregory.net/rapid"
+	"github.com/recoil-go/recoil/internal/fuzzgen"
 )
 
 // fixedRand always draws v and counts its draws.
@@ -207,35 +207,40 @@ func TestAdaptiveWindow(t *testing.T) {
 	}
 }
 
-func TestAdaptiveProperty(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		a := NewAdaptive(AdaptiveConfig{
-			K:    rapid.Float64Range(0.5, 5).Draw(t, "k"),
-			Rand: rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 0)),
-		})
-		now := t0
-		n := rapid.IntRange(1, 1000).Draw(t, "steps")
-		for i := range n {
-			switch rapid.IntRange(0, 3).Draw(t, "time") {
-			case 0: // mostly small steps forward
-				now = now.Add(time.Duration(rapid.Int64Range(0, int64(time.Minute)).Draw(t, "dt")))
-			case 1: // sometimes back
-				now = now.Add(-time.Duration(rapid.Int64Range(0, int64(5*time.Minute)).Draw(t, "back")))
-			}
-			switch rapid.IntRange(0, 2).Draw(t, "op") {
-			case 0:
-				a.AdmitAt(now)
-			case 1:
-				a.RetryAt(now, Cause(rapid.IntRange(0, 2).Draw(t, "cause")))
-			case 2:
-				a.RecordAt(now, Outcome{Attempt: 1, Result: rapid.SampledFrom([]Result{Success, Failure, Overload, Permanent, Ignored}).Draw(t, "result")})
-			}
-			p := a.RejectProbabilityAt(now)
-			if !(p >= 0 && p < 1) {
-				t.Fatalf("step %d: p = %v, want in [0, 1)", i, p)
-			}
-		}
+func TestAdaptiveProperty(t *testing.T) { fuzzgen.ForRandomInputs(t, 300, 4000, checkAdaptiveProperty) }
+
+func FuzzAdaptiveProperty(f *testing.F) {
+	fuzzgen.AddSeeds(f, 32, 4000)
+	f.Fuzz(func(t *testing.T, data []byte) { checkAdaptiveProperty(t, fuzzgen.New(data)) })
+}
+
+func checkAdaptiveProperty(t testing.TB, g *fuzzgen.Gen) {
+	a := NewAdaptive(AdaptiveConfig{
+		K:    g.Float64Range(0.5, 5),
+		Rand: rand.New(rand.NewPCG(g.Uint64(), 0)),
 	})
+	now := t0
+	n := g.IntRange(1, 1000)
+	for i := range n {
+		switch g.IntRange(0, 3) {
+		case 0: // mostly small steps forward
+			now = now.Add(time.Duration(g.Int64Range(0, int64(time.Minute))))
+		case 1: // sometimes back
+			now = now.Add(-time.Duration(g.Int64Range(0, int64(5*time.Minute))))
+		}
+		switch g.IntRange(0, 2) {
+		case 0:
+			a.AdmitAt(now)
+		case 1:
+			a.RetryAt(now, Cause(g.IntRange(0, 2)))
+		case 2:
+			a.RecordAt(now, Outcome{Attempt: 1, Result: fuzzgen.Pick(g, Success, Failure, Overload, Permanent, Ignored)})
+		}
+		p := a.RejectProbabilityAt(now)
+		if !(p >= 0 && p < 1) {
+			t.Fatalf("step %d: p = %v, want in [0, 1)", i, p)
+		}
+	}
 }
 
 func TestAdaptiveConcurrent(t *testing.T) {

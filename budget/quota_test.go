@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"pgregory.net/rapid"
+	"github.com/recoil-go/recoil/internal/fuzzgen"
 )
 
 func TestQuotaDefaults(t *testing.T) {
@@ -157,43 +157,48 @@ func (m *quotaModel) record(o Outcome) {
 	m.avail = min(m.avail+r, m.capacity)
 }
 
-func TestQuotaProperty(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		c := QuotaConfig{
-			Capacity:         rapid.IntRange(1, 1000).Draw(t, "capacity"),
-			RetryCost:        rapid.IntRange(1, 50).Draw(t, "retryCost"),
-			TimeoutCost:      rapid.IntRange(1, 50).Draw(t, "timeoutCost"),
-			ThrottleCost:     rapid.IntRange(1, 50).Draw(t, "throttleCost"),
-			NoRetryIncrement: rapid.IntRange(1, 5).Draw(t, "noRetryIncrement"),
+func TestQuotaProperty(t *testing.T) { fuzzgen.ForRandomInputs(t, 300, 8000, checkQuotaProperty) }
+
+func FuzzQuotaProperty(f *testing.F) {
+	fuzzgen.AddSeeds(f, 32, 8000)
+	f.Fuzz(func(t *testing.T, data []byte) { checkQuotaProperty(t, fuzzgen.New(data)) })
+}
+
+func checkQuotaProperty(t testing.TB, g *fuzzgen.Gen) {
+	c := QuotaConfig{
+		Capacity:         g.IntRange(1, 1000),
+		RetryCost:        g.IntRange(1, 50),
+		TimeoutCost:      g.IntRange(1, 50),
+		ThrottleCost:     g.IntRange(1, 50),
+		NoRetryIncrement: g.IntRange(1, 5),
+	}
+	q := NewQuota(c)
+	causes := []Cause{CauseError, CauseTimeout, CauseThrottle}
+	m := quotaModel{c.Capacity, c.Capacity, c.RetryCost, c.TimeoutCost, c.ThrottleCost, c.NoRetryIncrement}
+	n := g.IntRange(0, 2000)
+	for i := range n {
+		if g.Bool() {
+			c := fuzzgen.Pick(g, causes...)
+			if got, want := q.Retry(c), m.retry(c); got != want {
+				t.Fatalf("step %d: Retry(%v) = %v, want %v", i, c, got, want)
+			}
+		} else {
+			o := Outcome{
+				Attempt: g.IntRange(0, 4),
+				Result:  fuzzgen.Pick(g, Success, Failure, Overload, Permanent, Ignored),
+				After:   fuzzgen.Pick(g, causes...),
+			}
+			q.Record(o)
+			m.record(o)
 		}
-		q := NewQuota(c)
-		causes := rapid.SampledFrom([]Cause{CauseError, CauseTimeout, CauseThrottle})
-		m := quotaModel{c.Capacity, c.Capacity, c.RetryCost, c.TimeoutCost, c.ThrottleCost, c.NoRetryIncrement}
-		n := rapid.IntRange(0, 2000).Draw(t, "steps")
-		for i := range n {
-			if rapid.Bool().Draw(t, "isRetry") {
-				c := causes.Draw(t, "cause")
-				if got, want := q.Retry(c), m.retry(c); got != want {
-					t.Fatalf("step %d: Retry(%v) = %v, want %v", i, c, got, want)
-				}
-			} else {
-				o := Outcome{
-					Attempt: rapid.IntRange(0, 4).Draw(t, "attempt"),
-					Result:  rapid.SampledFrom([]Result{Success, Failure, Overload, Permanent, Ignored}).Draw(t, "result"),
-					After:   causes.Draw(t, "after"),
-				}
-				q.Record(o)
-				m.record(o)
-			}
-			s := q.State()
-			if s.Available < 0 || s.Available > s.Capacity {
-				t.Fatalf("step %d: available = %d, want in [0, %d]", i, s.Available, s.Capacity)
-			}
-			if s.Available != m.avail {
-				t.Fatalf("step %d: available = %d, want %d (model)", i, s.Available, m.avail)
-			}
+		s := q.State()
+		if s.Available < 0 || s.Available > s.Capacity {
+			t.Fatalf("step %d: available = %d, want in [0, %d]", i, s.Available, s.Capacity)
 		}
-	})
+		if s.Available != m.avail {
+			t.Fatalf("step %d: available = %d, want %d (model)", i, s.Available, m.avail)
+		}
+	}
 }
 
 func TestQuotaConcurrent(t *testing.T) {

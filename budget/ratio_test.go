@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"pgregory.net/rapid"
+	"github.com/recoil-go/recoil/internal/fuzzgen"
 )
 
 func TestRatioDefaults(t *testing.T) {
@@ -180,71 +180,81 @@ func TestRatioTime(t *testing.T) {
 // TestRatioProperty checks the bound stated on Ratio: whenever a retry is
 // granted at t, retries in (t − 0.9·TTL, t] ≤ reserve + Percent·requests in
 // (t − TTL, t], with Percent at six decimal places.
-func TestRatioProperty(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		ttl := time.Duration(rapid.IntRange(1, 20).Draw(t, "ttlSeconds")) * time.Second
-		minRetries := rapid.IntRange(-1, 5).Draw(t, "minRetriesPerSec")
-		percent := rapid.SampledFrom([]float64{-1, 0.05, 0.2, 0.333333, 0.5, 0.7, 1, 3}).Draw(t, "percent")
-		r := NewRatio(RatioConfig{TTL: ttl, MinRetriesPerSec: minRetries, Percent: percent})
-		_, reserve, deposit := r.params()
+func TestRatioProperty(t *testing.T) { fuzzgen.ForRandomInputs(t, 300, 3000, checkRatioProperty) }
 
-		type event struct {
-			t     time.Time
-			retry bool
+func FuzzRatioProperty(f *testing.F) {
+	fuzzgen.AddSeeds(f, 32, 3000)
+	f.Fuzz(func(t *testing.T, data []byte) { checkRatioProperty(t, fuzzgen.New(data)) })
+}
+
+func checkRatioProperty(t testing.TB, g *fuzzgen.Gen) {
+	ttl := time.Duration(g.IntRange(1, 20)) * time.Second
+	minRetries := g.IntRange(-1, 5)
+	percent := fuzzgen.Pick(g, -1, 0.05, 0.2, 0.333333, 0.5, 0.7, 1, 3)
+	r := NewRatio(RatioConfig{TTL: ttl, MinRetriesPerSec: minRetries, Percent: percent})
+	_, reserve, deposit := r.params()
+
+	type event struct {
+		t     time.Time
+		retry bool
+	}
+	var log []event
+	now := t0
+	n := g.IntRange(1, 600)
+	for i := range n {
+		now = now.Add(time.Duration(g.Int64Range(0, int64(ttl/4))))
+		if !g.Bool() {
+			r.AdmitAt(now)
+			log = append(log, event{now, false})
+			continue
 		}
-		var log []event
-		now := t0
-		n := rapid.IntRange(1, 600).Draw(t, "steps")
-		for i := range n {
-			now = now.Add(time.Duration(rapid.Int64Range(0, int64(ttl/4)).Draw(t, "dt")))
-			if !rapid.Bool().Draw(t, "retry") {
-				r.AdmitAt(now)
-				log = append(log, event{now, false})
-				continue
+		if !r.RetryAt(now, CauseError) {
+			continue
+		}
+		log = append(log, event{now, true})
+		var ret, req int64
+		for _, e := range log {
+			if e.retry && e.t.After(now.Add(-ttl*9/10)) {
+				ret++
 			}
-			if !r.RetryAt(now, CauseError) {
-				continue
-			}
-			log = append(log, event{now, true})
-			var ret, req int64
-			for _, e := range log {
-				if e.retry && e.t.After(now.Add(-ttl*9/10)) {
-					ret++
-				}
-				if !e.retry && e.t.After(now.Add(-ttl)) {
-					req++
-				}
-			}
-			if ret*retryUnits > reserve+deposit*req {
-				t.Fatalf("step %d at %v: %d retries in the last 0.9·TTL, over reserve %d + %d·%d requests in the last TTL (units of 1e-6)",
-					i, now.Sub(t0), ret, reserve/retryUnits, deposit, req)
+			if !e.retry && e.t.After(now.Add(-ttl)) {
+				req++
 			}
 		}
-	})
+		if ret*retryUnits > reserve+deposit*req {
+			t.Fatalf("step %d at %v: %d retries in the last 0.9·TTL, over reserve %d + %d·%d requests in the last TTL (units of 1e-6)",
+				i, now.Sub(t0), ret, reserve/retryUnits, deposit, req)
+		}
+	}
 }
 
 // TestRatioAnyTime feeds arbitrary instants, backwards and far apart.
-func TestRatioAnyTime(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		var r Ratio
-		n := rapid.IntRange(1, 300).Draw(t, "steps")
-		for range n {
-			now := time.Unix(0, 0).Add(time.Duration(rapid.Int64().Draw(t, "ns")))
-			if rapid.Bool().Draw(t, "far") {
-				now = time.Unix(rapid.Int64Range(-1<<62, 1<<62).Draw(t, "sec"), 0)
-			}
-			switch rapid.IntRange(0, 2).Draw(t, "op") {
-			case 0:
-				r.AdmitAt(now)
-			case 1:
-				r.RetryAt(now, CauseError)
-			case 2:
-				if s := r.StateAt(now); s.Balance < 0 || s.Requests < 0 || s.Retries < 0 {
-					t.Fatalf("StateAt(%v) = %+v, want no negative count", now, s)
-				}
+func TestRatioAnyTime(t *testing.T) { fuzzgen.ForRandomInputs(t, 300, 3000, checkRatioAnyTime) }
+
+func FuzzRatioAnyTime(f *testing.F) {
+	fuzzgen.AddSeeds(f, 32, 3000)
+	f.Fuzz(func(t *testing.T, data []byte) { checkRatioAnyTime(t, fuzzgen.New(data)) })
+}
+
+func checkRatioAnyTime(t testing.TB, g *fuzzgen.Gen) {
+	var r Ratio
+	n := g.IntRange(1, 300)
+	for range n {
+		now := time.Unix(0, 0).Add(time.Duration(g.Int64Range(math.MinInt64, math.MaxInt64)))
+		if g.Bool() {
+			now = time.Unix(g.Int64Range(-1<<62, 1<<62), 0)
+		}
+		switch g.IntRange(0, 2) {
+		case 0:
+			r.AdmitAt(now)
+		case 1:
+			r.RetryAt(now, CauseError)
+		case 2:
+			if s := r.StateAt(now); s.Balance < 0 || s.Requests < 0 || s.Retries < 0 {
+				t.Fatalf("StateAt(%v) = %+v, want no negative count", now, s)
 			}
 		}
-	})
+	}
 }
 
 func TestRatioConcurrent(t *testing.T) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"pgregory.net/rapid"
+	"github.com/recoil-go/recoil/internal/fuzzgen"
 )
 
 func TestTokenBucketDefaults(t *testing.T) {
@@ -179,33 +179,40 @@ func (m *tokenModel) record(r Result) {
 }
 
 func TestTokenBucketProperty(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		maxT := rapid.IntRange(1, 1000).Draw(t, "maxTokens")
-		ratio := rapid.IntRange(1, 2000).Draw(t, "ratioMilli")
-		b := NewTokenBucket(TokenBucketConfig{MaxTokens: float64(maxT), TokenRatio: float64(ratio) / 1000})
-		m := tokenModel{tokens: int64(maxT) * 1000, max: int64(maxT) * 1000, ratio: int64(ratio)}
-		// Mostly failures, so that the bucket empties and refills.
-		pFail := rapid.IntRange(0, 100).Draw(t, "failurePercent")
-		n := rapid.IntRange(0, 3000).Draw(t, "steps")
-		for i := range n {
-			r := rapid.SampledFrom([]Result{Success, Permanent, Ignored}).Draw(t, "other")
-			if rapid.IntRange(0, 99).Draw(t, "roll") < pFail {
-				r = rapid.SampledFrom([]Result{Failure, Overload}).Draw(t, "failure")
-			}
-			b.Record(Outcome{Attempt: 1 + i%3, Result: r})
-			m.record(r)
-			s := b.State()
-			if s.Tokens < 0 || s.Tokens > s.MaxTokens {
-				t.Fatalf("step %d: tokens = %v, want in [0, %v]", i, s.Tokens, s.MaxTokens)
-			}
-			if got, want := s.Tokens, float64(m.tokens)/1000; got != want {
-				t.Fatalf("step %d: tokens = %v, want %v (model)", i, got, want)
-			}
-			if got, want := b.Retry(CauseError), 2*m.tokens > m.max; got != want {
-				t.Fatalf("step %d: Retry = %v, want %v with %v of %v tokens", i, got, want, s.Tokens, s.MaxTokens)
-			}
+	fuzzgen.ForRandomInputs(t, 300, 8000, checkTokenBucketProperty)
+}
+
+func FuzzTokenBucketProperty(f *testing.F) {
+	fuzzgen.AddSeeds(f, 32, 8000)
+	f.Fuzz(func(t *testing.T, data []byte) { checkTokenBucketProperty(t, fuzzgen.New(data)) })
+}
+
+func checkTokenBucketProperty(t testing.TB, g *fuzzgen.Gen) {
+	maxT := g.IntRange(1, 1000)
+	ratio := g.IntRange(1, 2000)
+	b := NewTokenBucket(TokenBucketConfig{MaxTokens: float64(maxT), TokenRatio: float64(ratio) / 1000})
+	m := tokenModel{tokens: int64(maxT) * 1000, max: int64(maxT) * 1000, ratio: int64(ratio)}
+	// Mostly failures, so that the bucket empties and refills.
+	pFail := g.IntRange(0, 100)
+	n := g.IntRange(0, 3000)
+	for i := range n {
+		r := fuzzgen.Pick(g, Success, Permanent, Ignored)
+		if g.IntRange(0, 99) < pFail {
+			r = fuzzgen.Pick(g, Failure, Overload)
 		}
-	})
+		b.Record(Outcome{Attempt: 1 + i%3, Result: r})
+		m.record(r)
+		s := b.State()
+		if s.Tokens < 0 || s.Tokens > s.MaxTokens {
+			t.Fatalf("step %d: tokens = %v, want in [0, %v]", i, s.Tokens, s.MaxTokens)
+		}
+		if got, want := s.Tokens, float64(m.tokens)/1000; got != want {
+			t.Fatalf("step %d: tokens = %v, want %v (model)", i, got, want)
+		}
+		if got, want := b.Retry(CauseError), 2*m.tokens > m.max; got != want {
+			t.Fatalf("step %d: Retry = %v, want %v with %v of %v tokens", i, got, want, s.Tokens, s.MaxTokens)
+		}
+	}
 }
 
 func TestTokenBucketConcurrent(t *testing.T) {

@@ -6,7 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"pgregory.net/rapid"
+	"github.com/recoil-go/recoil/internal/fuzzgen"
 )
 
 func TestNewAccount(t *testing.T) {
@@ -113,58 +113,69 @@ func TestAccountConcurrent(t *testing.T) {
 // run, the account never goes below zero, never grants more retries than the
 // budget, grants every retry it can when nothing comes from below, and
 // reports every retry made at and below.
-func TestAccountProperty(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		budget := rapid.IntRange(-2, 60).Draw(t, "budget")
-		work := rapid.SliceOfN(rapid.SliceOfN(rapid.IntRange(-1, 8), 0, 30), 1, 8).Draw(t, "work")
-		// Each goroutine's list: -1 is a TrySpend, n >= 0 is Below(n).
+func TestAccountProperty(t *testing.T) { fuzzgen.ForRandomInputs(t, 300, 300, checkAccountProperty) }
 
-		a := NewAccount(budget)
-		var granted, below, tries atomic.Int64
-		var negative atomic.Bool
-		var wg sync.WaitGroup
-		for _, ops := range work {
-			wg.Go(func() {
-				for _, op := range ops {
-					if op < 0 {
-						tries.Add(1)
-						if a.TrySpend() {
-							granted.Add(1)
-						}
-					} else {
-						a.Below(op)
-						below.Add(int64(op))
+func FuzzAccountProperty(f *testing.F) {
+	fuzzgen.AddSeeds(f, 32, 300)
+	f.Fuzz(func(t *testing.T, data []byte) { checkAccountProperty(t, fuzzgen.New(data)) })
+}
+
+func checkAccountProperty(t testing.TB, g *fuzzgen.Gen) {
+	budget := g.IntRange(-2, 60)
+	work := make([][]int, g.IntRange(1, 8))
+	for i := range work {
+		work[i] = make([]int, g.IntRange(0, 30))
+		for j := range work[i] {
+			work[i][j] = g.IntRange(-1, 8)
+		}
+	}
+	// Each goroutine's list: -1 is a TrySpend, n >= 0 is Below(n).
+
+	a := NewAccount(budget)
+	var granted, below, tries atomic.Int64
+	var negative atomic.Bool
+	var wg sync.WaitGroup
+	for _, ops := range work {
+		wg.Go(func() {
+			for _, op := range ops {
+				if op < 0 {
+					tries.Add(1)
+					if a.TrySpend() {
+						granted.Add(1)
 					}
-					if a.Remaining() < 0 {
-						negative.Store(true)
-					}
+				} else {
+					a.Below(op)
+					below.Add(int64(op))
 				}
-			})
-		}
-		wg.Wait()
+				if a.Remaining() < 0 {
+					negative.Store(true)
+				}
+			}
+		})
+	}
+	wg.Wait()
 
-		b := int64(clamp(budget, MaxBudget))
-		if negative.Load() || a.Remaining() < 0 {
-			t.Fatalf("Remaining went below 0 (now %d)", a.Remaining())
+	b := int64(clamp(budget, MaxBudget))
+	if negative.Load() || a.Remaining() < 0 {
+		t.Fatalf("Remaining went below 0 (now %d)", a.Remaining())
+	}
+	if g := granted.Load(); g > b {
+		t.Fatalf("granted %d retries, want at most the budget %d", g, b)
+	}
+	if got, want := int64(a.Spent()), granted.Load()+below.Load(); got != want {
+		t.Fatalf("Spent() = %d, want %d granted + %d below = %d", got, granted.Load(), below.Load(), want)
+	}
+	if below.Load() == 0 {
+		if got, want := granted.Load(), min(b, tries.Load()); got != want {
+			t.Fatalf("granted %d of %d tries with budget %d, want %d", got, tries.Load(), b, want)
 		}
-		if g := granted.Load(); g > b {
-			t.Fatalf("granted %d retries, want at most the budget %d", g, b)
+		if got, want := int64(a.Remaining()), b-granted.Load(); got != want {
+			t.Fatalf("Remaining() = %d, want %d", got, want)
 		}
-		if got, want := int64(a.Spent()), granted.Load()+below.Load(); got != want {
-			t.Fatalf("Spent() = %d, want %d granted + %d below = %d", got, granted.Load(), below.Load(), want)
-		}
-		if below.Load() == 0 {
-			if got, want := granted.Load(), min(b, tries.Load()); got != want {
-				t.Fatalf("granted %d of %d tries with budget %d, want %d", got, tries.Load(), b, want)
-			}
-			if got, want := int64(a.Remaining()), b-granted.Load(); got != want {
-				t.Fatalf("Remaining() = %d, want %d", got, want)
-			}
-		}
-		if a.Remaining() > 0 && granted.Load() != tries.Load() {
-			t.Fatalf("refused %d tries while %d remain", tries.Load()-granted.Load(), a.Remaining())
-		}
-	})
+	}
+	if a.Remaining() > 0 && granted.Load() != tries.Load() {
+		t.Fatalf("refused %d tries while %d remain", tries.Load()-granted.Load(), a.Remaining())
+	}
 }
 
 func TestAccountAllocs(t *testing.T) {

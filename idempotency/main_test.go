@@ -3,7 +3,7 @@ package idempotency_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/recoil-go/recoil/internal/leakcheck"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }

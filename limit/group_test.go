@@ -11,7 +11,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"pgregory.net/rapid"
+	"github.com/recoil-go/recoil/internal/fuzzgen"
 )
 
 func TestNewGroupPanicsOnBadConfig(t *testing.T) {
@@ -267,42 +267,43 @@ func TestGroupReleaseWithoutAcquirePanics(t *testing.T) {
 }
 
 // TestGroupModel checks TryAcquire and Release against per-key counters
-// over random sequences.
-func TestGroupModel(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		capacity := rapid.IntRange(1, 8).Draw(t, "capacity")
-		perKey := rapid.IntRange(1, capacity).Draw(t, "perKey")
-		g := NewGroup(GroupConfig{Capacity: capacity, PerKey: perKey})
-		keyGen := rapid.SampledFrom([]string{"a", "b", "c"})
-		held := map[string]int{}
-		total := 0
-		t.Repeat(map[string]func(*rapid.T){
-			"TryAcquire": func(t *rapid.T) {
-				key := keyGen.Draw(t, "key")
-				want := held[key] < perKey && total < capacity
-				if got := g.TryAcquire(key); got != want {
-					t.Fatalf("TryAcquire(%q) with %v held = %v, want %v", key, held, got, want)
-				}
-				if want {
-					held[key]++
-					total++
-				}
-			},
-			"Release": func(t *rapid.T) {
-				key := keyGen.Draw(t, "key")
-				if got, want := mustPanic(func() { g.Release(key) }), held[key] == 0; got != want {
-					t.Fatalf("Release(%q) with %v held panicked = %v, want %v", key, held, got, want)
-				}
-				if held[key] > 0 {
-					held[key]--
-					total--
-				}
-			},
-			"": func(t *rapid.T) {
-				if got := g.Stats().InUse; got != total {
-					t.Fatalf("Stats().InUse = %d, want %d", got, total)
-				}
-			},
-		})
-	})
+// over 300 generated sequences; FuzzGroupModel explores further.
+func TestGroupModel(t *testing.T) { fuzzgen.ForRandomInputs(t, 300, 400, checkGroupModel) }
+
+func FuzzGroupModel(f *testing.F) {
+	fuzzgen.AddSeeds(f, 32, 400)
+	f.Fuzz(func(t *testing.T, data []byte) { checkGroupModel(t, fuzzgen.New(data)) })
+}
+
+func checkGroupModel(t testing.TB, gn *fuzzgen.Gen) {
+	capacity := gn.IntRange(1, 8)
+	perKey := gn.IntRange(1, capacity)
+	g := NewGroup(GroupConfig{Capacity: capacity, PerKey: perKey})
+	keys := []string{"a", "b", "c"}
+	held := map[string]int{}
+	total := 0
+	for step := 0; gn.More() && step < maxSteps; step++ {
+		key := fuzzgen.Pick(gn, keys...)
+		if gn.Bool() {
+			want := held[key] < perKey && total < capacity
+			if got := g.TryAcquire(key); got != want {
+				t.Fatalf("TryAcquire(%q) with %v held = %v, want %v", key, held, got, want)
+			}
+			if want {
+				held[key]++
+				total++
+			}
+		} else {
+			if got, want := mustPanic(func() { g.Release(key) }), held[key] == 0; got != want {
+				t.Fatalf("Release(%q) with %v held panicked = %v, want %v", key, held, got, want)
+			}
+			if held[key] > 0 {
+				held[key]--
+				total--
+			}
+		}
+		if got := g.Stats().InUse; got != total {
+			t.Fatalf("Stats().InUse = %d, want %d", got, total)
+		}
+	}
 }

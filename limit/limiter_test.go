@@ -10,12 +10,12 @@ import (
 	"testing/synctest"
 	"time"
 
-	"go.uber.org/goleak"
-	"pgregory.net/rapid"
+	"github.com/recoil-go/recoil/internal/fuzzgen"
+	"github.com/recoil-go/recoil/internal/leakcheck"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	leakcheck.VerifyTestMain(m)
 }
 
 var errCause = errors.New("test: caller gave up")
@@ -650,48 +650,54 @@ func TestStateChangesBeforeLock(t *testing.T) {
 	})
 }
 
+// maxSteps bounds the operations one input drives.
+const maxSteps = 2000
+
 // TestLimiterModel checks TryAcquire, Release and a non-blocking Acquire
-// against a counter, over random sequences.
-func TestLimiterModel(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
-		capacity := rapid.IntRange(1, 6).Draw(t, "capacity")
-		l := New(Config{Capacity: capacity})
-		held := 0
-		t.Repeat(map[string]func(*rapid.T){
-			"TryAcquire": func(t *rapid.T) {
-				want := held < capacity
-				if got := l.TryAcquire(); got != want {
-					t.Fatalf("TryAcquire() with %d/%d held = %v, want %v", held, capacity, got, want)
-				}
-				if want {
-					held++
-				}
-			},
-			"Acquire": func(t *rapid.T) {
-				var want error
-				if held == capacity {
-					want = ErrFull
-				}
-				if got := l.Acquire(context.Background()); !errors.Is(got, want) {
-					t.Fatalf("Acquire() with %d/%d held = %v, want %v", held, capacity, got, want)
-				}
-				if want == nil {
-					held++
-				}
-			},
-			"Release": func(t *rapid.T) {
-				if got, want := mustPanic(l.Release), held == 0; got != want {
-					t.Fatalf("Release() with %d held panicked = %v, want %v", held, got, want)
-				}
-				if held > 0 {
-					held--
-				}
-			},
-			"": func(t *rapid.T) {
-				if got := l.InUse(); got != held {
-					t.Fatalf("InUse() = %d, want %d", got, held)
-				}
-			},
-		})
-	})
+// against a counter, over 300 generated sequences; FuzzLimiterModel
+// explores further.
+func TestLimiterModel(t *testing.T) { fuzzgen.ForRandomInputs(t, 300, 400, checkLimiterModel) }
+
+func FuzzLimiterModel(f *testing.F) {
+	fuzzgen.AddSeeds(f, 32, 400)
+	f.Fuzz(func(t *testing.T, data []byte) { checkLimiterModel(t, fuzzgen.New(data)) })
+}
+
+func checkLimiterModel(t testing.TB, g *fuzzgen.Gen) {
+	capacity := g.IntRange(1, 6)
+	l := New(Config{Capacity: capacity})
+	held := 0
+	for step := 0; g.More() && step < maxSteps; step++ {
+		switch g.Choose(3) {
+		case 0:
+			want := held < capacity
+			if got := l.TryAcquire(); got != want {
+				t.Fatalf("TryAcquire() with %d/%d held = %v, want %v", held, capacity, got, want)
+			}
+			if want {
+				held++
+			}
+		case 1:
+			var want error
+			if held == capacity {
+				want = ErrFull
+			}
+			if got := l.Acquire(context.Background()); !errors.Is(got, want) {
+				t.Fatalf("Acquire() with %d/%d held = %v, want %v", held, capacity, got, want)
+			}
+			if want == nil {
+				held++
+			}
+		case 2:
+			if got, want := mustPanic(l.Release), held == 0; got != want {
+				t.Fatalf("Release() with %d held panicked = %v, want %v", held, got, want)
+			}
+			if held > 0 {
+				held--
+			}
+		}
+		if got := l.InUse(); got != held {
+			t.Fatalf("InUse() = %d, want %d", got, held)
+		}
+	}
 }

@@ -4,7 +4,6 @@ go 1.26.0
 
 require (
 	github.com/recoil-go/recoil v0.1.0
-	go.uber.org/goleak v1.3.0
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c
 	google.golang.org/grpc v1.85.0
 	google.golang.org/protobuf v1.36.12

@@ -3,9 +3,9 @@ package recoilgrpc_test
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/recoil-go/recoil/internal/leakcheck"
 )
 
 // Streams start a goroutine each; servers and connections start more.
 // None may outlive the tests.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }

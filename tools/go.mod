@@ -9,8 +9,8 @@ require (
 	github.com/chromedp/chromedp v0.23.1
 	github.com/prometheus/client_golang v1.25.0
 	github.com/recoil-go/recoil/recoilprom v0.1.0
-	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/mod v0.41.0
 	gonum.org/v1/plot v0.17.0
 )
 

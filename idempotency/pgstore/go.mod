@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/jackc/pgx/v5 v5.13.0
 	github.com/recoil-go/recoil v0.1.0
-	go.uber.org/goleak v1.3.0
 )
 
 require (

@@ -15,15 +15,15 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"go.uber.org/goleak"
 
 	"github.com/recoil-go/recoil/idempotency"
 	"github.com/recoil-go/recoil/idempotency/pgstore"
 	"github.com/recoil-go/recoil/idempotency/storetest"
+	"github.com/recoil-go/recoil/internal/leakcheck"
 	"github.com/recoil-go/recoil/internal/testsvc"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 // fixture is a store on a table of the test's own, over a pool whose
 // connections carry an application_name of the test's own (so a test can

@@ -5,7 +5,6 @@ go 1.26.0
 require (
 	github.com/recoil-go/recoil v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
-	go.uber.org/goleak v1.3.0
 )
 
 require (

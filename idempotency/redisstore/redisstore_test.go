@@ -9,17 +9,17 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"go.uber.org/goleak"
 
 	"github.com/recoil-go/recoil/idempotency"
 	"github.com/recoil-go/recoil/idempotency/redisstore"
 	"github.com/recoil-go/recoil/idempotency/storetest"
+	"github.com/recoil-go/recoil/internal/leakcheck"
 	"github.com/recoil-go/recoil/internal/testsvc"
 )
 
 func TestMain(m *testing.M) {
 	redis.SetLogger(quiet{}) // the restart test makes the pool complain on purpose
-	goleak.VerifyTestMain(m)
+	leakcheck.VerifyTestMain(m)
 }
 
 type quiet struct{}

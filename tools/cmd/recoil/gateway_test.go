@@ -14,15 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recoil-go/recoil/internal/leakcheck"
 	"github.com/recoil-go/recoil/tools/gateway"
-	"go.uber.org/goleak"
 )
 
 // gwNoLeaks checks, once the test and its cleanups are done, that it left
 // no goroutine running.
 func gwNoLeaks(t *testing.T) {
-	ignore := goleak.IgnoreCurrent()
-	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+	ignore := leakcheck.IgnoreCurrent()
+	t.Cleanup(func() { leakcheck.VerifyNone(t, ignore) })
 }
 
 // gwOutput is stdout for a command that runs until cancelled: it keeps what

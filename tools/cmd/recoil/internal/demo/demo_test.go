@@ -6,13 +6,12 @@ import (
 	"strings"
 	"testing"
 
-	"go.uber.org/goleak"
-
+	"github.com/recoil-go/recoil/internal/leakcheck"
 	"github.com/recoil-go/recoil/tools/cmd/recoil/internal/demo"
 	"github.com/recoil-go/recoil/tools/load"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
 
 // long reports whether the long checks run: RECOIL_LONG=1.
 func long() bool { return os.Getenv("RECOIL_LONG") == "1" && !testing.Short() }
