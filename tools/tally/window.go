@@ -1,6 +1,7 @@
 package tally
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -159,9 +160,12 @@ func (w *Buckets) addSeries(b int64) {
 }
 
 // CoolFrom returns the first bucket j ≥ Newest at which the span ending at
-// j holds fewer than below events, if no more arrive. below must be
-// positive.
+// j holds fewer than below events, if no more arrive. No span holds fewer
+// than zero: for a below of zero or less it returns math.MaxInt64.
 func (w *Buckets) CoolFrom(below int64) int64 {
+	if below <= 0 {
+		return math.MaxInt64
+	}
 	s, j := w.sum, w.cur
 	for s >= below {
 		if out := j - w.k + 1; out >= 0 {

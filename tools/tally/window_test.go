@@ -1,6 +1,7 @@
 package tally
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -202,6 +203,7 @@ func TestWindowCoolFrom(t *testing.T) {
 		{"drop two", []int64{0, 1, 2, 3}, 3, 11},
 		{"already below", []int64{0, 1}, 3, 1},
 		{"below one", []int64{5, 5, 5}, 1, 15},
+		{"never below zero", []int64{5}, 0, math.MaxInt64},
 	}
 	for _, tt := range tests {
 		w := NewBuckets(10)
