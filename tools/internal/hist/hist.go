@@ -49,7 +49,7 @@ func histValue(i int) int64 {
 
 // Add counts d; a negative d counts as zero.
 func (h *Hist) Add(d time.Duration) {
-	v := int64(d)
+	v := max(int64(d), 0)
 	h.n++
 	h.sum += float64(v)
 	if v > h.max {
