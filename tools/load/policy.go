@@ -42,7 +42,7 @@ type Policy struct {
 }
 
 // Preset names, for Preset: the policy language's presets (see package
-// policyspec for what each is).
+// policyspec for what each is; policyspec.Presets lists them).
 const (
 	PresetImmediate   = policyspec.PresetImmediate
 	PresetWrapper     = policyspec.PresetWrapper
@@ -51,14 +51,9 @@ const (
 	PresetDefault     = policyspec.PresetDefault
 )
 
-// Presets lists the preset names, in the order of the table they are
-// usually compared in.
-var Presets = policyspec.Presets()
-
-// ErrUnknownPreset is returned by Preset for a name not in Presets.
-var ErrUnknownPreset = policyspec.ErrUnknownPreset
-
-// Preset returns the named preset policy, with fresh state.
+// Preset returns the named preset policy, with fresh state, or an error
+// that matches policyspec.ErrUnknownPreset for a name that is not one of
+// policyspec.Presets.
 func Preset(name string) (Policy, error) {
 	s, err := policyspec.Preset(name)
 	if err != nil {

@@ -35,8 +35,8 @@ func TestPresets(t *testing.T) {
 		{PresetFullJitter, 8, backoff.FullJitter{Base: 60 * time.Millisecond, Max: 10 * time.Second}, false, true, false, 7},
 		{PresetDefault, 0, nil, false, false, true, 2},
 	}
-	if len(tests) != len(Presets) {
-		t.Errorf("%d presets tested, %d listed", len(tests), len(Presets))
+	if len(tests) != len(policyspec.Presets()) {
+		t.Errorf("%d presets tested, %d listed", len(tests), len(policyspec.Presets()))
 	}
 	for _, tt := range tests {
 		p, err := Preset(tt.name)
@@ -60,8 +60,8 @@ func TestPresets(t *testing.T) {
 			t.Errorf("Preset(%q).Transport: hop %v, edge budget %d (want %d), HTTP classify set %v", tt.name, tr.Hop, edge, tt.edge, tr.Classify != nil)
 		}
 	}
-	if _, err := Preset("hurried"); !errors.Is(err, ErrUnknownPreset) {
-		t.Errorf("Preset(hurried) = %v, want ErrUnknownPreset", err)
+	if _, err := Preset("hurried"); !errors.Is(err, policyspec.ErrUnknownPreset) {
+		t.Errorf("Preset(hurried) = %v, want policyspec.ErrUnknownPreset", err)
 	}
 	if _, err := Preset("hurried"); err == nil || !strings.HasPrefix(err.Error(), `load: unknown preset "hurried" (want one of immediate, wrapper,`) {
 		t.Errorf("Preset(hurried) = %v, want it to name the presets", err)
