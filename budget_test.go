@@ -31,7 +31,7 @@ func amplification(p *recoil.Policy, n int, fail float64, seed uint64) float64 {
 				c.Success(now)
 				break
 			}
-			s := c.Fail(now, errFault, c.Verdict(errFault, recoil.Verdict{}))
+			s := c.Fail(now, errFault, p.Verdict(errFault, recoil.Verdict{}))
 			if s.Kind == recoil.StepDone {
 				break
 			}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/recoil-go/recoil"
-	"github.com/recoil-go/recoil/hop"
 	"github.com/recoil-go/recoil/internal/conformance"
 )
 
@@ -23,9 +22,6 @@ func TestConformanceDo(t *testing.T) {
 			defer cancel(nil)
 			if row.CancelAt > 0 {
 				time.AfterFunc(row.CancelAt, func() { cancel(conformance.ErrCallerLeft) })
-			}
-			if row.RequestBudget != nil {
-				ctx = hop.WithAccount(ctx, hop.NewAccount(*row.RequestBudget))
 			}
 			n := 0
 			err := recoil.Do(ctx, p, func(ctx context.Context) error {

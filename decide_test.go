@@ -1,6 +1,7 @@
 package recoil_test
 
 import (
+	"errors"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -53,7 +54,7 @@ func TestDecide(t *testing.T) {
 		{"throttled without a wait uses the longer schedule", &recoil.Policy{OverloadBackoff: backoff.Constant(3 * time.Second)}, recoil.Failure{Attempt: 1, Verdict: recoil.Verdict{Class: recoil.ClassThrottled}}, true, recoil.ReasonNone, 3 * time.Second, 0},
 		{"default overload schedule is within its first ceiling", &recoil.Policy{}, recoil.Failure{Attempt: 1, Verdict: recoil.Verdict{Class: recoil.ClassOverloaded}}, true, recoil.ReasonNone, 0, time.Second},
 		{"default backoff is within its first ceiling", &recoil.Policy{}, recoil.Failure{Attempt: 1, Verdict: transient}, true, recoil.ReasonNone, 0, 100 * time.Millisecond},
-		{"budget refusal stops", &recoil.Policy{Budget: &refuse{}}, recoil.Failure{Attempt: 1, Verdict: transient}, false, recoil.ReasonBudget, 0, 0},
+		{"the budget is not Decide's to ask", &recoil.Policy{Budget: &refuse{}, Backoff: backoff.Constant(4 * time.Second)}, recoil.Failure{Attempt: 1, Verdict: transient}, true, recoil.ReasonNone, 4 * time.Second, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -72,20 +73,42 @@ func TestDecide(t *testing.T) {
 	}
 }
 
-// The budget is asked last and only for a retry that will go: a permanent
-// failure or a wait past the deadline does not spend it.
-func TestDecideChargesBudgetLast(t *testing.T) {
-	b := &refuse{}
+// Decide is pure: it never asks a budget. The Call asks the policy's budget
+// and then the request's, last and only for a retry that Decide lets go: a
+// permanent failure, a wait past the deadline or the last attempt spends
+// nothing.
+func TestCallChargesBudgetLast(t *testing.T) {
+	b, req := &refuse{}, &refuse{}
 	p := &recoil.Policy{Budget: b, Backoff: backoff.Constant(time.Second)}
-	p.Decide(recoil.Failure{Attempt: 1, Verdict: recoil.Verdict{Class: recoil.ClassPermanent}})
-	p.Decide(recoil.Failure{Attempt: 1, Verdict: recoil.Verdict{Class: recoil.ClassTransient}, Now: t0, Deadline: t0.Add(time.Millisecond)})
-	p.Decide(recoil.Failure{Attempt: 3, Verdict: recoil.Verdict{Class: recoil.ClassTransient}})
-	if b.asked != 0 {
-		t.Errorf("budget asked %d times for retries that could not go, want 0", b.asked)
-	}
 	p.Decide(recoil.Failure{Attempt: 1, Verdict: recoil.Verdict{Class: recoil.ClassTransient}})
-	if b.asked != 1 {
-		t.Errorf("budget asked %d times, want 1", b.asked)
+	if b.asked != 0 {
+		t.Fatalf("Decide asked the budget %d times, want 0", b.asked)
+	}
+	fail := func(p *recoil.Policy, deadline time.Time, v recoil.Verdict) recoil.Step {
+		c := p.Begin(t0, deadline)
+		c.SetRequestBudget(req)
+		if s := c.Next(t0); s.Kind != recoil.StepAttempt {
+			t.Fatalf("Next() = %+v, want an attempt", s)
+		}
+		return c.Fail(t0, errors.New("failed"), v)
+	}
+	fail(p, time.Time{}, recoil.Verdict{Class: recoil.ClassPermanent})
+	fail(p, t0.Add(time.Millisecond), recoil.Verdict{Class: recoil.ClassTransient})
+	fail(&recoil.Policy{Budget: b, MaxAttempts: 1}, time.Time{}, recoil.Verdict{Class: recoil.ClassTransient})
+	if b.asked != 0 || req.asked != 0 {
+		t.Errorf("budgets asked %d and %d times for retries that could not go, want 0", b.asked, req.asked)
+	}
+	if s := fail(p, time.Time{}, recoil.Verdict{Class: recoil.ClassTransient}); !errors.Is(s.Err, recoil.ErrBudget) {
+		t.Errorf("Fail() = %+v, want a stop for the budget", s)
+	}
+	if b.asked != 1 || req.asked != 0 {
+		t.Errorf("budgets asked %d and %d times, want 1 and 0: the policy's refused first", b.asked, req.asked)
+	}
+	if s := fail(&recoil.Policy{Budget: recoil.NoBudget}, time.Time{}, recoil.Verdict{Class: recoil.ClassTransient}); !errors.Is(s.Err, recoil.ErrBudget) {
+		t.Errorf("Fail() = %+v, want a stop for the request's budget", s)
+	}
+	if req.asked != 1 {
+		t.Errorf("request budget asked %d times, want 1", req.asked)
 	}
 }
 

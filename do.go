@@ -49,7 +49,7 @@ func doRetry(ctx context.Context, p *Policy, op func(context.Context) error, fir
 // the value must not depend on it (read a response body inside op).
 func Get[T any](ctx context.Context, p *Policy, op func(context.Context) (T, error)) (T, error) {
 	if p == nil {
-		p = Default
+		p = &defaultPolicy
 	}
 	var (
 		v   T
@@ -91,9 +91,8 @@ func (d funcDriver[T]) Attempt(ctx context.Context, _ int, deadline time.Time) (
 	return d.op(ctx)
 }
 
-func (funcDriver[T]) Verdict(_ T, err error) (error, Verdict) { return err, Verdict{} }
-func (funcDriver[T]) Guard(v Verdict) Verdict                 { return v }
-func (funcDriver[T]) Discard(T)                               {}
+func (funcDriver[T]) Verdict(p *Policy, _ T, err error) (Verdict, error) { return opVerdict(p, err) }
+func (funcDriver[T]) Discard(T)                                          {}
 
 // errDriver drives Do's op.
 type errDriver struct {
@@ -119,9 +118,17 @@ func sooner(ctx context.Context, deadline time.Time) bool {
 	return !ok || deadline.Before(dl)
 }
 
-func (errDriver) Verdict(_ struct{}, err error) (error, Verdict) { return err, Verdict{} }
-func (errDriver) Guard(v Verdict) Verdict                        { return v }
-func (errDriver) Discard(struct{})                               {}
+func (errDriver) Verdict(p *Policy, _ struct{}, err error) (Verdict, error) { return opVerdict(p, err) }
+func (errDriver) Discard(struct{})                                          {}
+
+// opVerdict classifies the error of an op (Do's or Get's) under p: the op
+// has no rules of its own, and no guard.
+func opVerdict(p *Policy, err error) (v Verdict, _ error) {
+	if err != nil {
+		p.verdict(&v, err, nil)
+	}
+	return v, err
+}
 
 // fastSuccess records a first-attempt success of a plain policy whose
 // default bucket is not full (a full one has nothing to record).

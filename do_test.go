@@ -518,7 +518,7 @@ func TestCallOnVirtualClock(t *testing.T) {
 		}
 		now = now.Add(210 * time.Millisecond)
 		err := &validationError{field: "x"}
-		s := c.Fail(now, err, c.Verdict(err, recoil.Verdict{}))
+		s := c.Fail(now, err, p.Verdict(err, recoil.Verdict{}))
 		if s.Kind == recoil.StepDone {
 			if !errors.Is(s.Err, recoil.ErrAttemptsExhausted) {
 				t.Fatalf("Fail() = %v", s.Err)

@@ -21,7 +21,7 @@
 //		return callTheModel(ctx)
 //	})
 //
-// A nil *Policy means Default, which is the zero Policy: built-in
+// A nil *Policy means Default(), which is a zero Policy: built-in
 // classification, 3 attempts, full jitter from 100 ms to 20 s, Retry-After
 // honoured up to 60 s, deadline-aware, with a retry budget of its own. No
 // breaker, concurrency cap or whole-call time bound is on by default: each
@@ -39,8 +39,11 @@
 // Around it there is one retry loop (engine.go): admission, a limiter slot
 // per attempt, the attempt's and the call's deadlines, classification, the
 // budgets, the breaker, waits and observers. Drive runs it on real time for
-// any Driver — Do and Get, and the HTTP Transport in package recoilhttp, are
-// drivers; a driver on a clock of its own (the simulator) steps the same
-// state machine, Call. Every Policy field means the same thing in every
-// driver.
+// any Driver — Do and Get, the HTTP Transport in package recoilhttp and the
+// gRPC interceptors are drivers; a driver on a clock of its own (the
+// simulator) steps the same state machine, Call. Every Policy field means
+// the same thing in every driver. The boundary runs one way: a driver
+// classifies each attempt once (Driver.Verdict, through Policy.Verdict),
+// hands the loop its request's budget (RequestBudgeter), and the loop
+// imports no driver's package.
 package recoil

@@ -7,7 +7,6 @@ import (
 	"github.com/recoil-go/recoil/backoff"
 	"github.com/recoil-go/recoil/breaker"
 	"github.com/recoil-go/recoil/budget"
-	"github.com/recoil-go/recoil/hop"
 )
 
 // This file is recoil's one retry loop. Everything that sequences attempts
@@ -19,8 +18,10 @@ import (
 // The loop has two forms over one state machine, Call:
 //
 //   - Drive runs it on real time for any driver that can block: Do and Get,
-//     the HTTP Transport, the load driver. A driver supplies only how to
-//     make one attempt and how to read its outcome (Driver).
+//     the HTTP Transport, the gRPC interceptors, the load driver. A driver
+//     supplies only how to make one attempt and how to read its outcome
+//     (Driver). The boundary runs one way: drivers call into the engine,
+//     which imports none of them.
 //   - A driver on virtual time (the simulator) cannot block, so it steps
 //     the Call itself: Next says what to do, the driver does it on its own
 //     clock and reports back with Success or Fail, which say what to do
@@ -73,7 +74,7 @@ type Call struct {
 	p        *Policy
 	ctx      context.Context // the caller's, for observers; nil means Background
 	budget   Budget
-	request  Budget         // the request's own budget (hop protocol); nil if none
+	request  Budget         // the request's own budget (the hop protocol's); nil if none
 	rnd      backoff.Source // the call's own jitter source; nil means the policy's
 	deadline time.Time
 	start    time.Time
@@ -82,7 +83,12 @@ type Call struct {
 	prev     time.Duration
 	refused  time.Duration // the wait the call stopped over, if any
 	after    budget.Cause
-	verdict  Verdict
+	// verdicts holds the last failure's verdict, verdicts[last], and room
+	// for the next attempt's, which Drive's driver writes in place: a
+	// Verdict is too large to live in registers, and each copy of one
+	// just written stalls the processor on the store.
+	verdicts [2]Verdict
+	last     uint8
 	err      error
 	admitted bool // the budget admitted the call
 	held     bool // a limiter slot is held for the attempt
@@ -90,6 +96,7 @@ type Call struct {
 	done     bool
 	reason   Reason      // why the call ended, once done
 	final    error       // what the call ended with, once done
+	cut      time.Time   // the attempt under way must be cut off then; zero for never
 	timer    *time.Timer // Wait's, made on the first wait that needs one
 	reporter Reporter    // Drive's driver, when it wants the Summary
 }
@@ -99,17 +106,26 @@ type Call struct {
 // Timeout of now.
 func (p *Policy) Begin(now, deadline time.Time) Call {
 	if p == nil {
-		p = Default
+		p = &defaultPolicy
 	}
 	if p.Timeout > 0 {
 		now = clock(now)
-		if d := now.Add(p.Timeout); deadline.IsZero() || d.Before(deadline) {
-			deadline = d
-		}
 	}
 	var c Call
-	c.begin(p, now, deadline)
+	c.begin(p, now, p.callDeadline(now, deadline))
 	return c
+}
+
+// callDeadline is when a call that began at now (zero: read the clock if
+// it is needed) under a caller's deadline (zero: none) must be over: the
+// sooner of that and the policy's Timeout.
+func (p *Policy) callDeadline(now, deadline time.Time) time.Time {
+	if p.Timeout > 0 {
+		if d := clock(now).Add(p.Timeout); deadline.IsZero() || d.Before(deadline) {
+			return d
+		}
+	}
+	return deadline
 }
 
 // begin initialises a zero c in place, with deadline already final. Setting
@@ -130,8 +146,8 @@ func (c *Call) SetJitter(r backoff.Source) { c.rnd = r }
 
 // SetRequestBudget gives the call a budget of its own, asked after the
 // policy's before every retry: the hop protocol's retry budget for the call
-// tree. Set it before the first attempt. Drive sets the hop.Account that the
-// context carries, if any.
+// tree (a hop.Account). Set it before the first attempt; nil means none.
+// Drive sets the one its driver returns, if it is a RequestBudgeter.
 func (c *Call) SetRequestBudget(b Budget) { c.request = b }
 
 // Deadline returns when the call must be over: the sooner of the caller's
@@ -149,7 +165,7 @@ func (c *Call) Waited() time.Duration { return c.waited }
 // began.
 func (c *Call) Summary(now time.Time) Summary {
 	s := Summary{Attempts: c.attempts, Reason: c.reason, Waited: c.waited, RefusedWait: c.refused,
-		Verdict: c.verdict, LastErr: c.err, Err: c.final}
+		Verdict: c.verdicts[c.last], LastErr: c.err, Err: c.final}
 	if !c.start.IsZero() {
 		s.Elapsed = clock(now).Sub(c.start)
 	}
@@ -161,11 +177,21 @@ func (c *Call) Summary(now time.Time) Summary {
 // deadline has passed; before the first, it asks the budget to admit the
 // call; then it takes a limiter slot (on a driver that cannot block, a full
 // limiter sheds the attempt: ReasonLimit) and asks the breaker.
-func (c *Call) Next(now time.Time) Step { return c.next(now, false) }
+func (c *Call) Next(now time.Time) Step {
+	if c.next(now, false) == StepAttempt {
+		return Step{Kind: StepAttempt, Attempt: c.attempts, Deadline: c.cut}
+	}
+	return Step{Kind: StepDone, Err: c.final}
+}
 
-func (c *Call) next(now time.Time, block bool) Step {
+// next is Next for both kinds of driver: block asks for stepAcquire, not a
+// shed, when every limiter slot is held. It returns only the kind of step,
+// leaving the attempt's deadline in c.cut and the call's end in c.final:
+// a Step returned through every attempt is a large value copied for
+// nothing.
+func (c *Call) next(now time.Time, block bool) StepKind {
 	if c.done {
-		return Step{Kind: StepDone, Err: c.final}
+		return StepDone
 	}
 	p := c.p
 	if c.attempts > 0 && !c.deadline.IsZero() {
@@ -182,7 +208,7 @@ func (c *Call) next(now time.Time, block bool) Step {
 	if p.Limiter != nil && !c.held {
 		if !p.Limiter.TryAcquire() {
 			if block {
-				return Step{Kind: stepAcquire}
+				return stepAcquire
 			}
 			return c.end(now, ReasonLimit, 0)
 		}
@@ -193,21 +219,14 @@ func (c *Call) next(now time.Time, block bool) Step {
 	}
 	c.attempts++
 	c.inFlight = true
-	s := Step{Kind: StepAttempt, Attempt: c.attempts, Deadline: c.deadline}
+	c.cut = c.deadline
 	if p.AttemptTimeout > 0 {
-		if d := clock(now).Add(p.AttemptTimeout); s.Deadline.IsZero() || d.Before(s.Deadline) {
-			s.Deadline = d
+		if d := clock(now).Add(p.AttemptTimeout); c.cut.IsZero() || d.Before(c.cut) {
+			c.cut = d
 		}
 	}
-	return s
+	return StepAttempt
 }
-
-// Verdict classifies the error a failed attempt is recorded with: the
-// policy's Classify first, then driver (the driver's own verdict, the zero
-// Verdict when it has none), then the built-in rules with the policy's
-// Unknown class. A driver that may refuse to repeat a request (a body it
-// cannot replay) adjusts the result before Fail.
-func (c *Call) Verdict(err error, driver Verdict) Verdict { return c.p.Verdict(err, driver) }
 
 // Success reports that the attempt Next started succeeded; the call is over.
 func (c *Call) Success(now time.Time) {
@@ -227,18 +246,34 @@ func (c *Call) Success(now time.Time) {
 }
 
 // Fail reports that the attempt Next started failed with err, classified
-// as v (see Verdict). It returns StepWait with the wait before the next
-// attempt, or StepDone with the *Error the call gives up with: at once when
-// the call's deadline has passed, otherwise as Decide says.
+// as v (see Policy.Verdict). It returns StepWait with the wait before the
+// next attempt, or StepDone with the *Error the call gives up with: at once
+// when the call's deadline has passed, otherwise as Decide says and, for a
+// retry Decide allows, as the budgets say — the policy's and then the
+// request's are asked, and each charged, here and nowhere else.
 func (c *Call) Fail(now time.Time, err error, v Verdict) Step {
+	if wait, retry := c.fail(now, err, &v); retry {
+		return Step{Kind: StepWait, Wait: wait}
+	}
+	return Step{Kind: StepDone, Err: c.final}
+}
+
+// fail is Fail with the verdict by reference, and the step as the wait and
+// whether to retry after it. A verdict already in the Call's spare slot
+// (Drive's) is not copied.
+func (c *Call) fail(now time.Time, err error, v *Verdict) (wait time.Duration, retry bool) {
 	p := c.p
 	c.release()
-	c.err, c.verdict, c.inFlight = err, v, false
+	if spare := &c.verdicts[c.last^1]; v != spare {
+		*spare = *v
+	}
+	c.last ^= 1
+	c.err, c.inFlight, v = err, false, &c.verdicts[c.last]
 	if c.budget != nil {
 		c.budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budgetResult(v.Class), After: c.after})
 	}
 	if p.Breaker != nil {
-		p.Breaker.RecordAt(now, breakerOutcome(v))
+		p.Breaker.RecordAt(now, breakerOutcome(v.Class))
 	}
 	var d Decision
 	if !c.deadline.IsZero() {
@@ -248,18 +283,32 @@ func (c *Call) Fail(now time.Time, err error, v Verdict) Step {
 		}
 	}
 	if d.Reason == ReasonNone {
-		d = p.Decide(Failure{Attempt: c.attempts, Verdict: v, Now: now, Deadline: c.deadline, PrevWait: c.prev, RequestBudget: c.request, Rand: c.rnd})
+		d = p.decide(c.attempts, v, now, c.deadline, c.prev, c.rnd)
+		if d.Retry && !c.charge(now, v) {
+			d = Decision{Reason: ReasonBudget}
+		}
 	}
 	if p.OnAttempt != nil {
-		p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts, Err: err, Verdict: v, Retry: d.Retry, Wait: d.Wait, Reason: d.Reason})
+		p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts, Err: err, Verdict: *v, Retry: d.Retry, Wait: d.Wait, Reason: d.Reason})
 	}
 	if !d.Retry {
-		return c.end(now, d.Reason, d.Wait)
+		c.end(now, d.Reason, d.Wait)
+		return 0, false
 	}
 	c.prev = d.Wait
 	c.waited += d.Wait
-	c.after = cause(v)
-	return Step{Kind: StepWait, Wait: d.Wait}
+	c.after = cause(v.Timeout, v.Class)
+	return d.Wait, true
+}
+
+// charge asks the policy's budget and then the request's for a retry
+// after the failure v; each charges the retry only if it allows it.
+func (c *Call) charge(now time.Time, v *Verdict) bool {
+	k := cause(v.Timeout, c.p.class(v.Class))
+	if c.budget != nil && !c.budget.RetryAt(now, k) {
+		return false
+	}
+	return c.request == nil || c.request.RetryAt(now, k)
 }
 
 // Abort ends a call its caller abandoned (its context was cancelled) with
@@ -322,15 +371,17 @@ func (c *Call) stop(now time.Time, r Reason, err error) error {
 	if err != nil {
 		c.err = err
 	}
-	return c.end(now, r, 0).Err
+	c.end(now, r, 0)
+	return c.final
 }
 
-func (c *Call) end(now time.Time, r Reason, refused time.Duration) Step {
+// end gives the call up for reason r: its *Error becomes c.final.
+func (c *Call) end(now time.Time, r Reason, refused time.Duration) StepKind {
 	c.release() // a slot taken for an attempt that will not go
 	c.refused = refused
-	e := &Error{Attempts: c.attempts, Reason: r, Waited: c.waited, RefusedWait: refused, Verdict: c.verdict, Err: c.err}
+	e := &Error{Attempts: c.attempts, Reason: r, Waited: c.waited, RefusedWait: refused, Verdict: c.verdicts[c.last], Err: c.err}
 	c.finish(now, r, e)
-	return Step{Kind: StepDone, Err: e}
+	return StepDone
 }
 
 func (c *Call) finish(now time.Time, r Reason, err error) {
@@ -365,20 +416,21 @@ func (c *Call) context() context.Context {
 // Drive decides when, and the driver knows how. A Driver is used by one
 // call at a time.
 type Driver[T any] interface {
-	// Attempt makes attempt n (1 is the first) under ctx, which is done when
-	// the caller gives up or the call's deadline passes. deadline, if not
-	// zero, is when the attempt must be cut off — the sooner of the policy's
-	// AttemptTimeout and the call's deadline — reporting the cut as a
-	// timeout.
+	// Attempt makes attempt n (1 is the first) under ctx, the caller's.
+	// deadline, if not zero, is when the attempt must be cut off — the
+	// sooner of the policy's AttemptTimeout and the call's deadline (the
+	// caller's, or the policy's Timeout) — reporting the cut as a timeout.
+	// Drive derives no context: cutting the attempt off is the driver's.
 	Attempt(ctx context.Context, n int, deadline time.Time) (T, error)
-	// Verdict reads an attempt's outcome: a nil error for a success;
-	// otherwise the error to record the failure with and the driver's own
-	// verdict on it (the zero Verdict for none: the built-in rules decide).
-	Verdict(v T, err error) (error, Verdict)
-	// Guard has the last word on a failure's verdict, after the policy's
-	// Classify: a driver that cannot repeat the attempt (a request body it
-	// cannot replay) makes a retryable verdict permanent, saying why.
-	Guard(v Verdict) Verdict
+	// Verdict reads an attempt's outcome under p, the policy Drive was
+	// given: a nil error for a success; otherwise the failure's final
+	// verdict and the error to record it with. The verdict is
+	// p.Verdict(failure, own) — the policy's Classify first, then the
+	// driver's own rules (own; the zero Verdict for none), then the
+	// built-in ones — and then the driver's guard: a driver that cannot
+	// repeat the attempt (a request body it cannot replay) makes a
+	// retryable verdict permanent, saying why.
+	Verdict(p *Policy, v T, err error) (Verdict, error)
 	// Discard releases an outcome nobody will see: a failure Drive retried.
 	Discard(v T)
 }
@@ -390,6 +442,14 @@ type Reporter interface {
 	Report(ctx context.Context, s Summary)
 }
 
+// A RequestBudgeter is a Driver whose call spends its retries from a
+// budget of the request's own as well as from the policy's: a driver of
+// the hop protocol returns the request's hop.Account. Drive gives it to
+// the Call (SetRequestBudget) before the first attempt; nil means none.
+type RequestBudgeter interface {
+	RequestBudget() Budget
+}
+
 // Drive runs one logical call under p (nil means Default) on real time:
 // attempts through d until one succeeds or the policy says to stop. It
 // returns the successful outcome with a nil error; when the call gives up,
@@ -397,10 +457,11 @@ type Reporter interface {
 // with the *Error; and when ctx is done, the outcome in hand with
 // context.Cause(ctx). It starts no goroutines.
 //
-// ctx bounds the call; the policy's Timeout bounds it further. A context
-// that carries a hop.Account (the hop protocol's Middleware puts one there)
-// gives the call its request budget: its retries are spent from the
-// account as well as from the policy's budget.
+// ctx bounds the call; the policy's Timeout bounds it further. Drive
+// derives no context for it: the Timeout is the call's deadline, which
+// cuts off each attempt (the deadline Attempt is given), lets no wait
+// start that cannot finish, and bounds a wait in the limiter's queue. A
+// driver that is a RequestBudgeter gives the call its request budget.
 func Drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D) (T, error) {
 	var first T
 	return drive(ctx, p, d, first, nil)
@@ -411,50 +472,34 @@ func Drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D) (T, error) {
 // non-nil.
 func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, firstErr error) (T, error) {
 	if p == nil {
-		p = Default
-	}
-	parent := ctx
-	if p.Timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, p.Timeout, ErrDeadline)
-		defer cancel()
+		p = &defaultPolicy
 	}
 	var (
-		none     time.Time // the zero time: "now, if anyone needs it"
-		c        Call
-		last     T    // the last failed outcome, kept until the next attempt goes
-		holding  bool // last is an outcome the driver has not discarded
-		deadline time.Time
+		none    time.Time // the zero time: "now, if anyone needs it"
+		c       Call
+		last    T    // the last failed outcome, kept until the next attempt goes
+		holding bool // last is an outcome the driver has not discarded
 	)
-	deadline, _ = ctx.Deadline()
+	deadline, _ := ctx.Deadline()
 	if r, ok := any(d).(Reporter); ok {
 		c.reporter = r
 	}
-	c.begin(p, none, deadline)
-	c.ctx = parent
-	if a := hop.AccountFrom(ctx); a != nil {
-		c.request = a
+	c.begin(p, none, p.callDeadline(none, deadline))
+	c.ctx = ctx
+	if b, ok := any(d).(RequestBudgeter); ok {
+		c.request = b.RequestBudget()
 	}
 	jitter := false // whether the context's jitter source was looked for
 	for {
-		s := c.next(none, true)
-		if s.Kind == stepAcquire {
-			if err := p.Limiter.Acquire(ctx); err != nil {
-				if parent.Err() != nil {
-					c.Abort(none, context.Cause(parent))
-					return last, context.Cause(parent)
-				}
-				r := ReasonLimit
-				if ctx.Err() != nil { // the policy's Timeout ran out in the queue
-					r = ReasonDeadline
-				}
-				return last, c.stop(none, r, err)
+		k := c.next(none, true)
+		if k == stepAcquire {
+			var err error
+			if k, err = c.admit(ctx); err != nil {
+				return last, err
 			}
-			c.held = true
-			s = c.next(none, true)
 		}
-		if s.Kind == StepDone {
-			return last, s.Err
+		if k == StepDone {
+			return last, c.final
 		}
 		if holding {
 			d.Discard(last)
@@ -468,17 +513,19 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 		if firstErr != nil {
 			v, err, firstErr = first, firstErr, nil
 		} else {
-			v, err = d.Attempt(ctx, s.Attempt, s.Deadline)
+			v, err = d.Attempt(ctx, c.attempts, c.cut)
 		}
-		failure, dv := d.Verdict(v, err)
+		// The verdict goes straight into the Call's spare slot.
+		var failure error
+		c.verdicts[c.last^1], failure = d.Verdict(p, v, err)
 		if failure == nil {
 			c.Success(none)
 			return v, nil
 		}
 		last, holding = v, true
-		if parent.Err() != nil { // the caller gave up: no retry, whatever happened
-			c.Abort(none, context.Cause(parent))
-			return last, context.Cause(parent)
+		if ctx.Err() != nil { // the caller gave up: no retry, whatever happened
+			c.Abort(none, context.Cause(ctx))
+			return last, context.Cause(ctx)
 		}
 		if !jitter {
 			// Looked for on the first failure: a call that succeeds at once
@@ -488,18 +535,51 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 				c.rnd = r
 			}
 		}
-		s = c.Fail(none, failure, d.Guard(c.Verdict(failure, dv)))
-		if s.Kind == StepDone {
-			return last, s.Err
+		wait, retry := c.fail(none, failure, &c.verdicts[c.last^1])
+		if !retry {
+			return last, c.final
 		}
-		if c.Wait(ctx, s.Wait) != nil {
-			if parent.Err() != nil {
-				c.Abort(none, context.Cause(parent))
-				return last, context.Cause(parent)
-			}
-			return last, c.stop(none, ReasonDeadline, nil)
+		if c.Wait(ctx, wait) != nil {
+			c.Abort(none, context.Cause(ctx))
+			return last, context.Cause(ctx)
 		}
 	}
+}
+
+// admit takes the limiter slot the step asked for and returns the step
+// after it; a non-nil error ends the call, already recorded: the caller's
+// cause when ctx ended the wait, else the *Error of a full limiter or of
+// the policy's Timeout running out in the queue.
+func (c *Call) admit(ctx context.Context) (StepKind, error) {
+	var none time.Time
+	late, err := c.acquire(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			c.Abort(none, context.Cause(ctx))
+			return StepDone, context.Cause(ctx)
+		}
+		r := ReasonLimit
+		if late { // the policy's Timeout ran out in the queue
+			r = ReasonDeadline
+		}
+		return StepDone, c.stop(none, r, err)
+	}
+	c.held = true
+	return c.next(none, true), nil
+}
+
+// acquire waits for a limiter slot under ctx and, when the call's deadline
+// comes sooner than ctx's, until that deadline at the latest; late reports
+// that the deadline ended the wait. The queue is the one place Drive cuts
+// off with a context of its own, on the path where every slot is taken.
+func (c *Call) acquire(ctx context.Context) (late bool, err error) {
+	if !sooner(ctx, c.deadline) {
+		return false, c.p.Limiter.Acquire(ctx)
+	}
+	qctx, cancel := context.WithDeadlineCause(ctx, c.deadline, ErrDeadline)
+	defer cancel()
+	err = c.p.Limiter.Acquire(qctx)
+	return err != nil && ctx.Err() == nil && qctx.Err() != nil, err
 }
 
 // clock resolves the zero-means-now convention.
@@ -510,12 +590,13 @@ func clock(now time.Time) time.Time {
 	return now
 }
 
-// cause is what a budget prices a retry after the failure v at.
-func cause(v Verdict) budget.Cause {
+// cause is what a budget prices a retry after a failure of class c at,
+// timeout telling whether it timed out.
+func cause(timeout bool, c Class) budget.Cause {
 	switch {
-	case v.Timeout:
+	case timeout:
 		return budget.CauseTimeout
-	case v.Class == ClassThrottled || v.Class == ClassOverloaded:
+	case c == ClassThrottled || c == ClassOverloaded:
 		return budget.CauseThrottle
 	}
 	return budget.CauseError
@@ -537,8 +618,8 @@ func budgetResult(c Class) budget.Result {
 // breakerOutcome: a permanent failure means the dependency answered, so it
 // counts as a success; a throttled one is about the caller's allowance, not
 // the dependency's health, so it counts for nothing; cancellation likewise.
-func breakerOutcome(v Verdict) breaker.Outcome {
-	switch v.Class {
+func breakerOutcome(c Class) breaker.Outcome {
+	switch c {
 	case ClassPermanent:
 		return breaker.Success
 	case ClassThrottled, ClassCanceled:

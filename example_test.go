@@ -138,16 +138,22 @@ func (d *lineDriver) Attempt(_ context.Context, n int, _ time.Time) (string, err
 	return d.answers[min(n, len(d.answers))-1], nil
 }
 
-func (d *lineDriver) Verdict(line string, err error) (error, recoil.Verdict) {
-	if err != nil || line == "ok" {
-		return err, recoil.Verdict{}
+// Verdict reads a line: "ok" is a success; a status is classified by the
+// policy's Classify, then by the status table (the driver's own rule),
+// then by the built-in rules.
+func (d *lineDriver) Verdict(p *recoil.Policy, line string, err error) (recoil.Verdict, error) {
+	switch {
+	case err != nil:
+		return p.Verdict(err, recoil.Verdict{}), err
+	case line == "ok":
+		return recoil.Verdict{}, nil
 	}
 	code, _ := strconv.Atoi(line)
-	return errors.New("status " + line), recoil.StatusVerdict(code)
+	err = errors.New("status " + line)
+	return p.Verdict(err, recoil.StatusVerdict(code)), err
 }
 
-func (d *lineDriver) Guard(v recoil.Verdict) recoil.Verdict { return v }
-func (d *lineDriver) Discard(string)                        {}
+func (d *lineDriver) Discard(string) {}
 
 // Drive runs the one retry loop for a driver of your own: the driver makes
 // attempts and reads their outcomes; Drive decides everything else.
@@ -183,7 +189,7 @@ func ExampleCall() {
 			return
 		}
 		err := errors.New("500")
-		s = c.Fail(now, err, c.Verdict(err, recoil.StatusVerdict(500)))
+		s = c.Fail(now, err, p.Verdict(err, recoil.StatusVerdict(500)))
 		fmt.Println("attempt", n, "failed; wait", s.Wait)
 		now = now.Add(s.Wait)
 	}

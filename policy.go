@@ -23,16 +23,20 @@ const (
 	DefaultMinAttempt = 10 * time.Millisecond
 )
 
-// Default schedules for a Policy's nil Backoff and OverloadBackoff fields.
-var (
-	// DefaultBackoff is full jitter from 100 ms doubling to a 20 s cap
-	// (Brooker 2015; the AWS SDKs' standard mode caps at 20 s).
-	DefaultBackoff = backoff.FullJitter{Base: 100 * time.Millisecond, Max: 20 * time.Second}
-	// DefaultOverloadBackoff is for overloaded and throttled failures that
-	// came without a server-directed wait: full jitter from 1 s, since a
-	// provider at capacity needs a longer wait than a 500 does.
-	DefaultOverloadBackoff = backoff.FullJitter{Base: time.Second, Max: 20 * time.Second}
-)
+// DefaultBackoff returns the schedule of a Policy whose Backoff is nil:
+// full jitter from 100 ms doubling to a 20 s cap (Brooker 2015; the AWS
+// SDKs' standard mode caps at 20 s).
+func DefaultBackoff() backoff.FullJitter {
+	return backoff.FullJitter{Base: 100 * time.Millisecond, Max: 20 * time.Second}
+}
+
+// DefaultOverloadBackoff returns the schedule of a Policy whose
+// OverloadBackoff is nil, for overloaded and throttled failures that came
+// without a server-directed wait: full jitter from 1 s to 20 s, since a
+// provider at capacity needs a longer wait than a 500 does.
+func DefaultOverloadBackoff() backoff.FullJitter {
+	return backoff.FullJitter{Base: time.Second, Max: 20 * time.Second}
+}
 
 // Budget is a retry budget: it bounds retries as a share of traffic, which is
 // the only thing that bounds amplification (docs/why.md, section 4).
@@ -83,17 +87,17 @@ type Limiter interface {
 //
 // A Policy is safe for concurrent use once built; do not change its fields
 // while calls run through it, and do not copy it (it holds its budget's
-// state). Use it by pointer: nil means Default.
+// state). Use it by pointer: nil means Default().
 type Policy struct {
 	// MaxAttempts caps attempts, the first included; zero means
 	// DefaultMaxAttempts. 1 disables retrying.
 	MaxAttempts int
 	// Backoff is the schedule between attempts after a transient failure;
-	// nil means DefaultBackoff.
+	// nil means DefaultBackoff().
 	Backoff backoff.Schedule
 	// OverloadBackoff is the schedule after an overloaded or throttled
 	// failure that came without a server-directed wait; nil means
-	// DefaultOverloadBackoff.
+	// DefaultOverloadBackoff().
 	OverloadBackoff backoff.Schedule
 	// MaxServerWait is the longest server-directed wait honoured; a longer
 	// one stops the call with ErrWaitTooLong and the wait in Error.Wait.
@@ -150,10 +154,13 @@ type Policy struct {
 
 // NoBudget, set as Policy.Budget, turns the default retry budget off: every
 // retry the rest of the policy allows goes. docs/why.md (sections 2–4)
-// shows what that costs under a sustained fault; use it for tests and for modelling deployed loops.
-var NoBudget Budget = noBudget{}
+// shows what that costs under a sustained fault; use it for tests and for
+// modelling deployed loops. It is a constant, so no one can change what it
+// means.
+const NoBudget = noBudget(0)
 
-type noBudget struct{}
+// noBudget is NoBudget's type: a Budget that allows everything.
+type noBudget uint8
 
 func (noBudget) AdmitAt(time.Time) bool               { return true }
 func (noBudget) RetryAt(time.Time, budget.Cause) bool { return true }
@@ -172,11 +179,15 @@ func (p *Policy) budget() Budget {
 	}
 }
 
-// Default is the policy used when a nil *Policy is passed: the zero Policy,
-// whose token bucket is shared by every call that passes nil. Give each
-// dependency its own Policy so that one dependency's failures do not spend
-// another's budget.
-var Default = &Policy{}
+// Default returns the policy used when a nil *Policy is passed: a zero
+// Policy of the package's own, whose token bucket is shared by every call
+// that passes nil. It is always the same policy. Give each dependency its
+// own Policy so that one dependency's failures do not spend another's
+// budget.
+func Default() *Policy { return &defaultPolicy }
+
+// defaultPolicy is Default's.
+var defaultPolicy Policy
 
 // Interactive returns a policy for a path a person is waiting on (a
 // background job can wait a minute; a user cannot): at most one retry,
@@ -209,6 +220,12 @@ func Background() *Policy {
 	}
 }
 
+// MaxRetries returns the most retries one call through p may make:
+// MaxAttempts less the first attempt, with the zero MaxAttempts meaning
+// DefaultMaxAttempts. A driver of the hop protocol gives a call tree it
+// starts this many (hop.EdgeBudget).
+func (p *Policy) MaxRetries() int { return p.maxAttempts() - 1 }
+
 func (p *Policy) maxAttempts() int {
 	if p.MaxAttempts <= 0 {
 		return DefaultMaxAttempts
@@ -233,8 +250,8 @@ func (p *Policy) minAttempt() time.Duration {
 // The default schedules, boxed once: converting a struct to an interface on
 // every retry would allocate.
 var (
-	defaultBackoff         backoff.Schedule = DefaultBackoff
-	defaultOverloadBackoff backoff.Schedule = DefaultOverloadBackoff
+	defaultBackoff         backoff.Schedule = DefaultBackoff()
+	defaultOverloadBackoff backoff.Schedule = DefaultOverloadBackoff()
 )
 
 func (p *Policy) schedule(c Class) backoff.Schedule {
@@ -254,20 +271,42 @@ func (p *Policy) schedule(c Class) backoff.Schedule {
 // does: the policy's Classify first, then driver (the driver's own verdict;
 // the zero Verdict when it has none), then the built-in rules (Classify),
 // with the policy's Unknown class for errors nothing recognises.
-func (p *Policy) Verdict(err error, driver Verdict) Verdict {
+func (p *Policy) Verdict(err error, driver Verdict) (v Verdict) {
+	p.verdict(&v, err, &driver)
+	return v
+}
+
+// verdict is Verdict writing into *v, with driver's verdict by reference
+// (nil for none): Do's and Get's drivers classify straight into the
+// verdict they return.
+func (p *Policy) verdict(v *Verdict, err error, driver *Verdict) {
 	if p.Classify != nil {
-		if v := p.Classify(err); v.Class != ClassUnknown {
-			return v
+		if *v = p.Classify(err); v.Class != ClassUnknown {
+			return
 		}
 	}
-	if driver.Class != ClassUnknown {
-		return driver
+	if driver != nil && driver.Class != ClassUnknown {
+		*v = *driver
+		return
 	}
-	unknown := p.Unknown
-	if unknown == ClassUnknown {
-		unknown = ClassTransient
+	classify(v, err, p.unknown())
+}
+
+// unknown is the class of failures nothing classifies: Unknown, or
+// ClassTransient when it is zero.
+func (p *Policy) unknown() Class {
+	if p.Unknown == ClassUnknown {
+		return ClassTransient
 	}
-	return Classify(err, unknown)
+	return p.Unknown
+}
+
+// class resolves the unknown class c to the policy's Unknown class.
+func (p *Policy) class(c Class) Class {
+	if c == ClassUnknown {
+		return p.unknown()
+	}
+	return c
 }
 
 // Failure is what the decision is told after an attempt fails.
@@ -277,8 +316,7 @@ type Failure struct {
 	// Verdict is the failure's classification.
 	Verdict Verdict
 	// Now is the instant of the decision. It may be zero when Deadline is
-	// zero: only the deadline rule needs the time (a budget given a zero
-	// time reads the clock itself if it needs it).
+	// zero: only the deadline rule needs the time.
 	Now time.Time
 	// Deadline is when the caller stops waiting; zero means none.
 	Deadline time.Time
@@ -287,10 +325,6 @@ type Failure struct {
 	PrevWait time.Duration
 	// Rand is the jitter source; nil means the policy's Rand.
 	Rand backoff.Source
-	// RequestBudget is a budget that belongs to this one request rather than
-	// to the policy — the hop protocol's retry budget for the whole call tree
-	// (package hop). Nil means none. It is asked after the policy's budget.
-	RequestBudget Budget
 }
 
 // Decision is the answer: retry after Wait, or stop for Reason.
@@ -306,8 +340,9 @@ type Decision struct {
 
 // Decide is the one place recoil decides, after a failed attempt, whether to
 // stop or retry and how long to wait. Do, Get, the HTTP transport, the gRPC
-// interceptors and the simulator all come here. It reads no clock: time and
-// randomness are arguments. The rules, in order:
+// interceptors and the simulator all come here, through Call.Fail. It
+// reads no clock and changes no state: time and randomness are arguments.
+// The rules, in order:
 //
 //   - a permanent verdict stops at once (exactly one attempt), and so does
 //     a cancelled attempt;
@@ -321,38 +356,38 @@ type Decision struct {
 //   - otherwise the wait comes from Backoff (OverloadBackoff for overloaded
 //     and throttled failures);
 //   - no wait is started that cannot finish, plus MinAttempt, before the
-//     deadline;
-//   - last, the policy's budget and then the request's own budget (the hop
-//     protocol's) are asked, and charged only for a retry that will go.
+//     deadline.
 //
-// Decide changes no state but the budget's.
+// The budgets come last, and not here: for a retry Decide allows, the Call
+// asks the policy's budget and then the request's own (the hop
+// protocol's), which charge it only if it goes (Call.Fail).
 func (p *Policy) Decide(f Failure) Decision {
 	if p == nil {
-		p = Default
+		p = &defaultPolicy
 	}
-	v := f.Verdict
-	if v.Class == ClassUnknown {
-		v.Class = p.Unknown
-		if v.Class == ClassUnknown {
-			v.Class = ClassTransient
-		}
-	}
-	if v.Class == ClassCanceled {
+	return p.decide(f.Attempt, &f.Verdict, f.Now, f.Deadline, f.PrevWait, f.Rand)
+}
+
+// decide is Decide with the verdict by reference: the loop's Call passes
+// its own, and a Failure built and copied on every failed attempt would
+// be copied for nothing.
+func (p *Policy) decide(attempt int, v *Verdict, now, deadline time.Time, prev time.Duration, rnd backoff.Source) Decision {
+	class := p.class(v.Class)
+	if class == ClassCanceled {
 		return Decision{Reason: ReasonCanceled}
 	}
-	if !v.Class.Retryable() {
+	if !class.Retryable() {
 		return Decision{Reason: ReasonPermanent}
 	}
-	if f.Attempt >= p.maxAttempts() {
+	if attempt >= p.maxAttempts() {
 		return Decision{Reason: ReasonAttempts}
 	}
-	rnd := f.Rand
 	if rnd == nil {
 		rnd = p.Rand
 	}
 	var left time.Duration = 1<<63 - 1
-	if !f.Deadline.IsZero() {
-		left = f.Deadline.Sub(f.Now) - p.minAttempt()
+	if !deadline.IsZero() {
+		left = deadline.Sub(now) - p.minAttempt()
 	}
 	var wait time.Duration
 	if v.Wait > 0 {
@@ -368,16 +403,10 @@ func (p *Policy) Decide(f Failure) Decision {
 			wait += backoff.FullJitter{Base: spread, Multiplier: 1}.Delay(1, 0, rnd)
 		}
 	} else {
-		wait = p.schedule(v.Class).Delay(f.Attempt, f.PrevWait, rnd)
+		wait = p.schedule(class).Delay(attempt, prev, rnd)
 		if wait > left {
 			return Decision{Reason: ReasonDeadline, Wait: wait}
 		}
-	}
-	if b := p.budget(); b != nil && !b.RetryAt(f.Now, cause(v)) {
-		return Decision{Reason: ReasonBudget}
-	}
-	if f.RequestBudget != nil && !f.RequestBudget.RetryAt(f.Now, cause(v)) {
-		return Decision{Reason: ReasonBudget}
 	}
 	return Decision{Retry: true, Wait: wait}
 }

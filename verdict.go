@@ -201,11 +201,17 @@ func walk(err error, visit func(error) bool) bool {
 //     is Transient with Timeout set — the attempt timed out, not the caller
 //     (the loop checks the caller's own context before classifying);
 //  5. anything else gets the class unknown.
-func Classify(err error, unknown Class) Verdict {
+func Classify(err error, unknown Class) (v Verdict) {
+	classify(&v, err, unknown)
+	return v
+}
+
+// classify is Classify writing the verdict into *v: the loop classifies
+// into a Verdict of its own rather than copying one back up the calls.
+func classify(v *Verdict, err error, unknown Class) {
 	// One walk down the chain finds what every rule needs; the rules then
 	// apply in order, each over the whole chain.
 	var (
-		marked         Verdict
 		hasMark        bool
 		canceled, late bool
 		timeout        bool
@@ -213,7 +219,7 @@ func Classify(err error, unknown Class) Verdict {
 	)
 	walk(err, func(e error) bool {
 		if m, ok := e.(verdicter); ok {
-			marked, hasMark = m.RecoilVerdict(), true
+			*v, hasMark = m.RecoilVerdict(), true
 			return true // rule 1 wins over everything
 		}
 		switch e {
@@ -241,17 +247,15 @@ func Classify(err error, unknown Class) Verdict {
 	})
 	switch {
 	case hasMark:
-		return marked
 	case canceled:
-		return Verdict{Class: ClassCanceled, Reason: "canceled"}
+		*v = Verdict{Class: ClassCanceled, Reason: "canceled"}
+	case code >= 400 && code <= 999:
+		*v = StatusVerdict(code)
+	case late || timeout:
+		*v = Verdict{Class: ClassTransient, Timeout: true, Reason: "attempt timed out"}
+	default:
+		*v = Verdict{Class: unknown, Reason: "unclassified error"}
 	}
-	if code >= 400 && code <= 999 {
-		return StatusVerdict(code)
-	}
-	if late || timeout {
-		return Verdict{Class: ClassTransient, Timeout: true, Reason: "attempt timed out"}
-	}
-	return Verdict{Class: unknown, Reason: "unclassified error"}
 }
 
 // StatusVerdict classifies an HTTP status by its code alone: the table the

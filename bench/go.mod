@@ -2,8 +2,6 @@ module github.com/recoil-go/recoil/bench
 
 go 1.26.0
 
-replace github.com/recoil-go/recoil => ../
-
 require (
 	github.com/avast/retry-go/v4 v4.7.0
 	github.com/cenkalti/backoff/v5 v5.0.3
@@ -11,7 +9,12 @@ require (
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/grpc-ecosystem/go-grpc-middleware/v2 v2.3.4
 	github.com/hashicorp/go-retryablehttp v0.7.8
+	github.com/jackc/pgx/v5 v5.12.0
 	github.com/recoil-go/recoil v0.1.0
+	github.com/recoil-go/recoil/idempotency/pgstore v0.1.0
+	github.com/recoil-go/recoil/idempotency/redisstore v0.1.0
+	github.com/recoil-go/recoil/recoilgrpc v0.1.0
+	github.com/redis/go-redis/v9 v9.23.0
 	github.com/sethvargo/go-retry v0.5.0
 	github.com/sony/gobreaker/v2 v2.4.0
 	golang.org/x/sync v0.23.0
@@ -35,15 +38,8 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20261110000943-09e21b237f2c // indirect
 )
 
-require (
-	github.com/jackc/pgx/v5 v5.13.0
-	github.com/recoil-go/recoil/idempotency/pgstore v0.1.0
-	github.com/recoil-go/recoil/idempotency/redisstore v0.1.0
-	github.com/recoil-go/recoil/recoilgrpc v0.1.0
-	github.com/redis/go-redis/v9 v9.23.0
-)
-
 replace (
+	github.com/recoil-go/recoil => ../
 	github.com/recoil-go/recoil/idempotency/pgstore => ../idempotency/pgstore
 	github.com/recoil-go/recoil/idempotency/redisstore => ../idempotency/redisstore
 	github.com/recoil-go/recoil/recoilgrpc => ../recoilgrpc

@@ -88,3 +88,18 @@ func (a *Account) RetryAt(time.Time, budget.Cause) bool { return a.TrySpend() }
 
 // RecordAt does nothing: outcomes do not refill a request's budget.
 func (a *Account) RecordAt(time.Time, budget.Outcome) {}
+
+// EdgeBudget is the retry budget a caller gives a call tree it starts —
+// an edge, whose request carried no budget (its context has no Account):
+// configured when it is not zero (a negative one means zero), and
+// otherwise the retries the caller's own policy allows (for a
+// recoil.Policy, MaxAttempts-1, with its default of 3 attempts when
+// MaxAttempts is zero), so that sending the budget never limits what the
+// policy allows. The HTTP Transport's and the gRPC Client's EdgeBudget
+// fields mean this.
+func EdgeBudget(configured, policyRetries int) int {
+	if configured != 0 {
+		return max(configured, 0)
+	}
+	return max(policyRetries, 0)
+}

@@ -219,3 +219,18 @@ func TestContext(t *testing.T) {
 		t.Errorf("AccountFrom(inner) = %p, want the outer %p", got, a)
 	}
 }
+
+func TestEdgeBudget(t *testing.T) {
+	tests := []struct{ configured, retries, want int }{
+		{0, 2, 2},  // the policy's own retries
+		{0, 0, 0},  // a policy that does not retry
+		{5, 2, 5},  // configured wins
+		{-1, 2, 0}, // negative means zero
+		{0, -1, 0},
+	}
+	for _, tt := range tests {
+		if got := EdgeBudget(tt.configured, tt.retries); got != tt.want {
+			t.Errorf("EdgeBudget(%d, %d) = %d, want %d", tt.configured, tt.retries, got, tt.want)
+		}
+	}
+}

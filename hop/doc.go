@@ -30,11 +30,10 @@
 // On receiving a request, read it and open an account:
 //
 //	in, err := hop.ParseRequest(r.Header) // err: log it; the bad field reads as absent
-//	budget := ownBudget                   // an edge, or a peer that does not speak the protocol
-//	if in.HasBudget && (trustIncoming || in.Budget < budget) {
-//		budget = in.Budget // an untrusted caller may lower the budget, never raise it
-//	}
-//	acct := hop.NewAccount(budget)
+//	// The request's budget, or the hop's own at an edge (or from a peer that
+//	// does not speak the protocol); an untrusted caller may lower the
+//	// budget, never raise it.
+//	acct := hop.NewAccount(in.AccountBudget(ownBudget, trustIncoming))
 //	ctx := hop.WithAccount(r.Context(), acct)
 //	if in.HasDeadline { // a deadline can only make the hop stop sooner
 //		var cancel context.CancelFunc

@@ -212,3 +212,26 @@ func join(errs []error) error {
 	}
 	return errors.Join(errs...)
 }
+
+// DefaultHopBudget is a hop's own retry budget for the requests it serves
+// when its configuration leaves it zero: 2, the retries of recoil's default
+// policy (3 attempts).
+const DefaultHopBudget = 2
+
+// AccountBudget is the budget a hop's account for the request r starts at
+// ([NewAccount]): the request's own budget when it carries one that the hop
+// trusts, or one lower than the hop's own; otherwise own, the hop's own
+// budget (zero means DefaultHopBudget, negative means zero). An untrusted
+// caller may lower the budget, never raise it (docs/hop-protocol.md,
+// "Security"). The HTTP Middleware and the gRPC Server interceptors open
+// their accounts with it.
+func (r Request) AccountBudget(own int, trust bool) int {
+	if own == 0 {
+		own = DefaultHopBudget
+	}
+	own = max(own, 0)
+	if r.HasBudget && (trust || r.Budget < own) {
+		return r.Budget
+	}
+	return own
+}

@@ -411,3 +411,25 @@ func TestWriteHeaderMatchesWrite(t *testing.T) {
 		}
 	}
 }
+
+func TestAccountBudget(t *testing.T) {
+	tests := []struct {
+		in    Request
+		own   int
+		trust bool
+		want  int
+	}{
+		{Request{}, 0, false, DefaultHopBudget},            // an edge, configured with nothing
+		{Request{}, 5, false, 5},                           // an edge with a budget of its own
+		{Request{}, -1, false, 0},                          // negative means zero
+		{Request{Budget: 1, HasBudget: true}, 5, false, 1}, // lowered by the caller
+		{Request{Budget: 9, HasBudget: true}, 5, false, 5}, // never raised by an untrusted one
+		{Request{Budget: 9, HasBudget: true}, 5, true, 9},  // a trusted caller's as it is
+		{Request{Budget: 0, HasBudget: true}, 0, false, 0}, // a budget of 0 is a budget
+	}
+	for _, tt := range tests {
+		if got := tt.in.AccountBudget(tt.own, tt.trust); got != tt.want {
+			t.Errorf("%+v.AccountBudget(%d, %v) = %d, want %d", tt.in, tt.own, tt.trust, got, tt.want)
+		}
+	}
+}

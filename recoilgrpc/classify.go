@@ -61,8 +61,9 @@ type StatusError struct {
 	NoRetry bool
 	// NoRetryReason says which, when NoRetry is set.
 	NoRetryReason string
-	// AttemptTimeout reports that the attempt was cut off by the policy's
-	// AttemptTimeout, not by the caller or the server.
+	// AttemptTimeout reports that the attempt was cut off by the retry
+	// loop — the policy's AttemptTimeout, or its Timeout — not by the
+	// caller or the server.
 	AttemptTimeout bool
 	// Trailer is the attempt's trailer metadata, nil if none arrived.
 	Trailer metadata.MD
@@ -166,8 +167,8 @@ func DefaultRetryable() []codes.Code { return []codes.Code{codes.Unavailable} }
 //   - a server that asked not to be retried (a negative or malformed
 //     pushback, several pushback values, recoil-retry: no) is obeyed:
 //     permanent, Code CodeDoNotRetry (gRFC A6);
-//   - an attempt cut off by the policy's AttemptTimeout is transient, with
-//     Timeout set;
+//   - an attempt cut off by the policy's AttemptTimeout (or Timeout) is
+//     transient, with Timeout set;
 //   - the server's wait is the pushback, else a google.rpc.RetryInfo
 //     detail's retry_delay; it is never shortened;
 //   - a code in retryable is transient (RESOURCE_EXHAUSTED there is

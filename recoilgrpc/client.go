@@ -71,7 +71,7 @@ type Client struct {
 	Hop bool
 	// EdgeBudget is the retry budget for the whole call tree when a call's
 	// context carries no hop.Account and Hop is set; zero means the
-	// policy's MaxAttempts-1, negative means zero.
+	// policy's MaxAttempts-1, negative means zero (hop.EdgeBudget).
 	EdgeBudget int
 	// MaxReplayBytes bounds the messages a stream keeps to replay on a
 	// retry; zero means DefaultMaxReplayBytes. A stream that has sent more,
@@ -98,26 +98,24 @@ func (c *Client) policy() *recoil.Policy {
 	return &c.own
 }
 
-// edgeBudget is the retry budget for the whole call tree at an edge.
-func (c *Client) edgeBudget(p *recoil.Policy) int {
-	if c.EdgeBudget != 0 {
-		return max(c.EdgeBudget, 0)
-	}
-	if p.MaxAttempts <= 0 {
-		return recoil.DefaultMaxAttempts - 1
-	}
-	return p.MaxAttempts - 1
-}
-
-// account returns the hop.Account the call spends from, and ctx carrying
-// it: the one ctx carries, or at an edge with Hop set a new one.
-func (c *Client) account(ctx context.Context, p *recoil.Policy) (context.Context, *hop.Account) {
+// account returns the hop.Account the call spends from: the one ctx
+// carries (the Server interceptors' or the HTTP Middleware's, serving the
+// request this call is for), or at an edge with Hop set a new one. The
+// call's driver hands it to the loop (requestBudget).
+func (c *Client) account(ctx context.Context, p *recoil.Policy) *hop.Account {
 	a := hop.AccountFrom(ctx)
 	if a == nil && c.Hop {
-		a = hop.NewAccount(c.edgeBudget(p))
-		ctx = hop.WithAccount(ctx, a) // the loop spends from it
+		a = hop.NewAccount(hop.EdgeBudget(c.EdgeBudget, p.MaxRetries()))
 	}
-	return ctx, a
+	return a
+}
+
+// requestBudget is a call's request budget for the loop: a, or none.
+func requestBudget(a *hop.Account) recoil.Budget {
+	if a == nil {
+		return nil
+	}
+	return a
 }
 
 // checkStacked warns once when the channel's service config gives method
@@ -173,7 +171,7 @@ func (c *Client) Unary(ctx context.Context, method string, req, reply any, cc *g
 	c.checkStacked(ctx, cc, method)
 	u := unaries.Get().(*unary)
 	u.c, u.method, u.req, u.reply, u.cc, u.invoker, u.opts = c, method, req, reply, cc, invoker, opts
-	ctx, u.acct = c.account(ctx, p)
+	u.acct = c.account(ctx, p)
 	_, err := recoil.Drive(ctx, p, u)
 	*u = unary{} // hold nothing of the call's while pooled
 	unaries.Put(u)
@@ -224,7 +222,7 @@ type unary struct {
 	acct       *hop.Account
 	optBuf     [4]grpc.CallOption
 	trailer    metadata.MD
-	cut        bool // the last attempt ran out of its own time
+	cut        bool // the last attempt ran out of the loop's time (AttemptTimeout or Timeout)
 }
 
 // Attempt invokes attempt n, cut off at deadline when that comes before
@@ -250,9 +248,14 @@ func (u *unary) Attempt(ctx context.Context, n int, deadline time.Time) (struct{
 	return struct{}{}, err
 }
 
+// RequestBudget returns the call's hop account, if any.
+func (u *unary) RequestBudget() recoil.Budget { return requestBudget(u.acct) }
+
 // Verdict reads the attempt's trailer (the retries spent below, the
-// server's pushback) and classifies a failure (see Classify).
-func (u *unary) Verdict(_ struct{}, err error) (error, recoil.Verdict) {
+// server's pushback) and classifies a failure once: the policy's Classify,
+// then the package's (see Classify), then the built-in rules. A unary
+// request can always be sent again: no guard.
+func (u *unary) Verdict(p *recoil.Policy, _ struct{}, err error) (recoil.Verdict, error) {
 	var back hop.Response
 	if len(u.trailer) > 0 {
 		back, _ = hop.ParseResponse(hop.Metadata(u.trailer)) // malformed fields read as absent
@@ -261,24 +264,22 @@ func (u *unary) Verdict(_ struct{}, err error) (error, recoil.Verdict) {
 		}
 	}
 	if err == nil {
-		return nil, recoil.Verdict{}
+		return recoil.Verdict{}, nil
 	}
-	return failure(err, u.trailer, back, u.cut, u.c.Retryable)
+	v, f := failure(err, u.trailer, back, u.cut, u.c.Retryable)
+	return p.Verdict(f, v), f
 }
 
-// failure is the error and verdict an attempt that failed with err is
-// recorded with.
-func failure(err error, trailer metadata.MD, back hop.Response, cut bool, retryable []codes.Code) (error, recoil.Verdict) {
+// failure is the package's verdict on an attempt that failed with err, and
+// the error to record it with.
+func failure(err error, trailer metadata.MD, back hop.Response, cut bool, retryable []codes.Code) (recoil.Verdict, error) {
 	se := statusError(err, trailer, back)
 	if se == nil {
-		return err, recoil.Verdict{} // no status: the built-in rules decide
+		return recoil.Verdict{}, err // no status: the built-in rules decide
 	}
 	se.AttemptTimeout = cut
-	return se, se.verdict(retryable)
+	return se.verdict(retryable), se
 }
-
-// Guard keeps every verdict: a unary request can always be sent again.
-func (u *unary) Guard(v recoil.Verdict) recoil.Verdict { return v }
 
 // Discard does nothing: a failed unary attempt holds nothing.
 func (u *unary) Discard(struct{}) {}

@@ -45,7 +45,8 @@ type Server struct {
 	// way back; zero means hop.DefaultDeadlineMargin.
 	Margin time.Duration
 	// Budget is this hop's own retry budget for the calls it serves, used
-	// when a call carries none; zero means 2, negative means zero.
+	// when a call carries none; zero means hop.DefaultHopBudget (2),
+	// negative means zero (hop.Request.AccountBudget).
 	Budget int
 	// TrustIncoming takes a call's budget as it is. When false (the
 	// default), an incoming budget can only lower this hop's own Budget:
@@ -168,16 +169,7 @@ func (s *Server) begin(ctx context.Context, method string) (context.Context, *ho
 		release()
 		return ctx, nil, nil, err
 	}
-	own := s.Budget
-	if own == 0 {
-		own = 2
-	}
-	own = max(own, 0)
-	b := own
-	if in.HasBudget && (s.TrustIncoming || in.Budget < own) {
-		b = in.Budget
-	}
-	acct := hop.NewAccount(b)
+	acct := hop.NewAccount(in.AccountBudget(s.Budget, s.TrustIncoming))
 	ctx = hop.WithAccount(ctx, acct)
 	if !in.HasDeadline {
 		return ctx, acct, release, nil

@@ -46,7 +46,7 @@ func (c *Client) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.Cli
 	if s.limit <= 0 {
 		s.limit = DefaultMaxReplayBytes
 	}
-	s.ctx, s.acct = c.account(ctx, p)
+	s.ctx, s.acct = ctx, c.account(ctx, p)
 	go s.loop(p)
 	for {
 		s.mu.Lock()
@@ -66,7 +66,7 @@ func (c *Client) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.Cli
 // (run by loop) and the grpc.ClientStream the caller holds.
 type stream struct {
 	c        *Client
-	ctx      context.Context // the caller's, with the hop.Account if any
+	ctx      context.Context // the caller's
 	desc     *grpc.StreamDesc
 	cc       *grpc.ClientConn
 	method   string
@@ -188,25 +188,36 @@ type attemptEnd struct {
 func (e *attemptEnd) Error() string { return e.err.Error() }
 func (e *attemptEnd) Unwrap() error { return e.err }
 
-// Verdict reads a failed attempt's trailer and classifies it (Classify).
-func (s *stream) Verdict(_ struct{}, err error) (error, recoil.Verdict) {
-	var end *attemptEnd
-	if !errors.As(err, &end) {
-		if err == nil {
-			return nil, recoil.Verdict{}
+// RequestBudget returns the stream's hop account, if any.
+func (s *stream) RequestBudget() recoil.Budget { return requestBudget(s.acct) }
+
+// Verdict reads a failed attempt's trailer and classifies it once: the
+// policy's Classify, then the package's (Classify), then the built-in
+// rules, and last the guard of a stream whose messages cannot be replayed.
+func (s *stream) Verdict(p *recoil.Policy, _ struct{}, err error) (recoil.Verdict, error) {
+	var (
+		end *attemptEnd
+		v   recoil.Verdict
+		f   error
+	)
+	switch {
+	case err == nil:
+		return recoil.Verdict{}, nil
+	case !errors.As(err, &end):
+		v, f = failure(err, nil, hop.Response{}, false, s.c.Retryable) // the stream did not open
+	default:
+		back, _ := hop.ParseResponse(hop.Metadata(end.trailer)) // malformed fields read as absent
+		if s.acct != nil {
+			s.acct.Below(back.Spent)
 		}
-		return failure(err, nil, hop.Response{}, false, s.c.Retryable) // the stream did not open
+		v, f = failure(end.err, end.trailer, back, end.cut, s.c.Retryable)
 	}
-	back, _ := hop.ParseResponse(hop.Metadata(end.trailer)) // malformed fields read as absent
-	if s.acct != nil {
-		s.acct.Below(back.Spent)
-	}
-	return failure(end.err, end.trailer, back, end.cut, s.c.Retryable)
+	return s.guard(p.Verdict(f, v)), f
 }
 
-// Guard makes a retryable verdict permanent when the messages sent cannot
+// guard makes a retryable verdict permanent when the messages sent cannot
 // be replayed.
-func (s *stream) Guard(v recoil.Verdict) recoil.Verdict {
+func (s *stream) guard(v recoil.Verdict) recoil.Verdict {
 	s.mu.Lock()
 	why := s.noReplay
 	s.mu.Unlock()

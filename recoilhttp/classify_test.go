@@ -145,3 +145,14 @@ func TestClassifyError(t *testing.T) {
 		})
 	}
 }
+
+func TestIdempotentMethod(t *testing.T) {
+	for m, want := range map[string]bool{
+		"": true, "GET": true, "HEAD": true, "OPTIONS": true, "TRACE": true, "PUT": true, "DELETE": true,
+		"POST": false, "PATCH": false, "CONNECT": false, "get": false,
+	} {
+		if got := recoilhttp.IdempotentMethod(m); got != want {
+			t.Errorf("IdempotentMethod(%q) = %v, want %v", m, got, want)
+		}
+	}
+}

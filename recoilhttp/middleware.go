@@ -35,7 +35,8 @@ type MiddlewareConfig struct {
 	// way back; zero means hop.DefaultDeadlineMargin.
 	Margin time.Duration
 	// Budget is this hop's own retry budget for the requests it serves,
-	// used when a request carries none; zero means 2, negative means zero.
+	// used when a request carries none; zero means hop.DefaultHopBudget (2),
+	// negative means zero (hop.Request.AccountBudget).
 	Budget int
 	// TrustIncoming takes a request's budget as it is. When false (the
 	// default), an incoming budget can only lower this hop's own Budget:
@@ -76,16 +77,7 @@ func (m *Middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "retry refused: the server is shedding retries", http.StatusServiceUnavailable)
 		return
 	}
-	own := m.cfg.Budget
-	if own == 0 {
-		own = 2
-	}
-	own = max(own, 0)
-	b := own
-	if in.HasBudget && (m.cfg.TrustIncoming || in.Budget < own) {
-		b = in.Budget
-	}
-	acct := hop.NewAccount(b)
+	acct := hop.NewAccount(in.AccountBudget(m.cfg.Budget, m.cfg.TrustIncoming))
 	ctx := hop.WithAccount(r.Context(), acct)
 	if in.HasDeadline {
 		margin := m.cfg.Margin

@@ -47,12 +47,12 @@ func writeEvery(w io.Writer, msg string, interval time.Duration, n int) int {
 	return total
 }
 
-// readFor reads body to its end, reporting the bytes, the error and how long
-// (in the bubble's virtual time) it took.
-func readFor(body io.Reader) (int64, error, time.Duration) {
+// readFor reads body to its end, reporting the bytes, how long (in the
+// bubble's virtual time) it took and the error.
+func readFor(body io.Reader) (int64, time.Duration, error) {
 	start := time.Now()
 	n, err := io.Copy(io.Discard, body)
-	return n, err, time.Since(start)
+	return n, time.Since(start), err
 }
 
 // checkIdle checks that err is the idle error for timeout, wrapped in a
@@ -90,7 +90,7 @@ func TestIdleBodyStall(t *testing.T) {
 		body := IdleBody(pr, timeout)
 		defer body.Close()
 		bubbleGo(t, func() { writeEvery(pw, "chunk", time.Second, 3) }) // bytes at 0, 1 and 2 s, then nothing
-		n, err, took := readFor(body)
+		n, took, err := readFor(body)
 		if want := 2*time.Second + timeout; took != want {
 			t.Errorf("idle error after %v, want %v", took, want)
 		}
@@ -121,7 +121,7 @@ func TestIdleBodyCountsFromWrap(t *testing.T) {
 				body := tt.wrap(pr, timeout)
 				defer body.Close()
 				bubbleGo(t, func() { writeEvery(pw, tt.before, 0, 1) })
-				n, err, took := readFor(body)
+				n, took, err := readFor(body)
 				if took != timeout {
 					t.Errorf("idle error after %v, want %v", took, timeout)
 				}
@@ -167,7 +167,7 @@ func TestIdleBodySteady(t *testing.T) {
 					writeEvery(pw, tt.msg, time.Second, 100)
 					pw.Close()
 				})
-				n, err, took := readFor(body)
+				n, took, err := readFor(body)
 				if err != nil || n != int64(100*len(tt.msg)) || took != 100*time.Second {
 					t.Errorf("read %d bytes in %v, error %v, want %d in 100s, nil", n, took, err, 100*len(tt.msg))
 				}
@@ -204,7 +204,7 @@ func TestSSEIdleBodyKeepAlives(t *testing.T) {
 					time.Sleep(500 * time.Millisecond)
 					writeEvery(pw, tt.msg, time.Second, -1) // until the body is closed
 				})
-				n, err, took := readFor(body)
+				n, took, err := readFor(body)
 				if took != timeout {
 					t.Errorf("idle error after %v, want %v", took, timeout)
 				}
@@ -228,7 +228,7 @@ func TestSSEIdleBodyKeepAlives(t *testing.T) {
 			}
 			pw.Close()
 		})
-		if n, err, took := readFor(body); err != nil || took != 40*time.Second {
+		if n, took, err := readFor(body); err != nil || took != 40*time.Second {
 			t.Errorf("read %d bytes in %v, error %v, want all in 40s, nil", n, took, err)
 		}
 	})
@@ -250,7 +250,7 @@ func TestSSEIdleBodySplitEvents(t *testing.T) {
 			// Then half an event, and a stall.
 			io.WriteString(pw, "data: half")
 		})
-		n, err, took := readFor(body)
+		n, took, err := readFor(body)
 		// The last full event ends at its blank line's CR, the last byte but one.
 		last := time.Duration(len(stream)-2) * 10 * time.Millisecond
 		if took != last+timeout {
@@ -285,7 +285,7 @@ func TestIdleBodyErrors(t *testing.T) {
 					time.Sleep(time.Second)
 					pw.CloseWithError(errBoom)
 				})
-				n, err, took := readFor(body)
+				n, took, err := readFor(body)
 				if n != int64(len(tt.before)) || !errors.Is(err, errBoom) || took != time.Second {
 					t.Fatalf("read %d bytes in %v, error %v, want %d in 1s, %v", n, took, err, len(tt.before), errBoom)
 				}
@@ -352,7 +352,7 @@ func TestIdleBodyClose(t *testing.T) {
 				time.Sleep(time.Second)
 				body.Close()
 			})
-			_, err, took := readFor(body)
+			_, took, err := readFor(body)
 			if err == nil || errors.Is(err, ErrIdle) || took != time.Second {
 				t.Errorf("Read during Close = %v after %v, want a non-idle error after 1s", err, took)
 			}
@@ -375,7 +375,7 @@ func TestIdleBodyNoTimeout(t *testing.T) {
 			io.WriteString(pw, "b")
 			pw.Close()
 		})
-		if n, err, took := readFor(body); n != 2 || err != nil || took != time.Hour {
+		if n, took, err := readFor(body); n != 2 || err != nil || took != time.Hour {
 			t.Errorf("read %d bytes in %v, error %v, want 2 in 1h, nil", n, took, err)
 		}
 	})

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -106,7 +107,7 @@ type Transport struct {
 	Hop bool
 	// EdgeBudget is the retry budget for the whole call tree when a request
 	// arrives without one and Hop is set; zero means the policy's
-	// MaxAttempts-1, negative means zero.
+	// MaxAttempts-1, negative means zero (hop.EdgeBudget).
 	EdgeBudget int
 	// Observe receives one Summary per logical request, with the request's
 	// context; nil means none. The policy's Observe, if set, receives the
@@ -157,8 +158,12 @@ func (t *Transport) policy() *recoil.Policy {
 	return &t.own
 }
 
-// idempotentMethod reports the methods RFC 9110 defines as idempotent.
-func idempotentMethod(m string) bool {
+// IdempotentMethod reports whether m is a method RFC 9110 defines as
+// idempotent (GET, HEAD, OPTIONS, TRACE, PUT, DELETE), the empty method
+// (GET, for net/http) included: a request that running twice leaves as
+// running once. The Transport retries others only under an idempotency key
+// or an opt-in.
+func IdempotentMethod(m string) bool {
 	switch m {
 	case "", http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
 		return true
@@ -188,13 +193,14 @@ type request struct {
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	p := t.policy()
-	r := &request{
+	r := requests.Get().(*request)
+	*r = request{
 		t:          t,
 		orig:       req,
 		replayable: req.Body == nil || req.Body == http.NoBody || req.GetBody != nil,
 		keyed:      hasIdempotencyKey(req),
 	}
-	r.mayRepeat = idempotentMethod(req.Method) || r.keyed
+	r.mayRepeat = IdempotentMethod(req.Method) || r.keyed
 	if !r.mayRepeat && t.IdempotencyKey {
 		r.key = newKey()
 		r.mayRepeat, r.keyed = true, true
@@ -202,14 +208,16 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !r.mayRepeat && (ctx.Value(allowRetryKey{}) != nil || (t.RetryNonIdempotent != nil && t.RetryNonIdempotent(req))) {
 		r.mayRepeat = true
 	}
-	r.acct = hop.AccountFrom(ctx)
+	r.acct = hop.AccountFrom(ctx) // the Middleware's, serving the request this one is for
 	if r.acct == nil && t.Hop {
-		r.acct = hop.NewAccount(t.edgeBudget(p))
-		ctx = hop.WithAccount(ctx, r.acct) // the loop spends from it
+		r.acct = hop.NewAccount(hop.EdgeBudget(t.EdgeBudget, p.MaxRetries()))
 	}
 	r.note = t.stackedNote(req)
 	resp, err := recoil.Drive(ctx, p, r)
-	if r.sent == 0 && req.Body != nil {
+	sent := r.sent
+	*r = request{} // hold nothing of the request's while pooled
+	requests.Put(r)
+	if sent == 0 && req.Body != nil {
 		// No attempt reached Base, which would have closed it.
 		_ = req.Body.Close()
 	}
@@ -227,6 +235,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// unread, with a nil error (the RoundTripper contract).
 	return t.wrapBody(resp), nil
 }
+
+// requests recycles the drivers of logical requests, which escape to the
+// heap through recoil.Drive: the healthy path then allocates nothing of
+// the Transport's own.
+var requests = sync.Pool{New: func() any { return new(request) }}
 
 // RefusedWaitHeader is set on a response RoundTrip returns after the loop
 // refused the server's wait (longer than MaxServerWait, or past the
@@ -253,24 +266,23 @@ func formatSeconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Round(time.Millisecond).Seconds(), 'f', -1, 64)
 }
 
-// edgeBudget is the retry budget for the whole call tree at an edge.
-func (t *Transport) edgeBudget(p *recoil.Policy) int {
-	b := t.EdgeBudget
-	if b == 0 {
-		b = max(p.MaxAttempts, 1) - 1
-		if p.MaxAttempts == 0 {
-			b = recoil.DefaultMaxAttempts - 1
-		}
+// RequestBudget returns the hop account the request's retries are spent
+// from, if any: the one its context carries, or at an edge with Hop set
+// one of its own.
+func (r *request) RequestBudget() recoil.Budget {
+	if r.acct == nil {
+		return nil
 	}
-	return max(b, 0)
+	return r.acct
 }
 
-// Attempt sends attempt n, cut off at deadline (until its response headers
-// arrive) when that comes before the request's own deadline.
-func (r *request) Attempt(_ context.Context, n int, deadline time.Time) (*http.Response, error) {
+// Attempt sends attempt n under ctx (the request's), cut off at deadline
+// (until its response headers arrive) when that comes before ctx's own
+// deadline: the one cut-off, for the policy's AttemptTimeout and Timeout
+// alike, since recoil.Drive derives no context.
+func (r *request) Attempt(ctx context.Context, n int, deadline time.Time) (*http.Response, error) {
 	t, req := r.t, r.orig
 	r.sent = n
-	ctx := req.Context()
 	cut := !deadline.IsZero()
 	if dl, ok := ctx.Deadline(); ok && cut && !deadline.Before(dl) {
 		cut = false // the request's own context already ends then
@@ -339,10 +351,23 @@ func (r *request) Attempt(_ context.Context, n int, deadline time.Time) (*http.R
 	return resp, err
 }
 
-// Verdict classifies an attempt (see Classify): the Transport's Classify
-// first, then the package's rules. It returns the error to record a failure
+// Verdict classifies an attempt once, for recoil.Drive: the policy's
+// Classify first, then the HTTP rules (the Transport's Classify, then the
+// package's: see Classify), then the built-in ones (Policy.Verdict), and
+// last the guard of a request that may not be sent again. It returns the
+// error to record a failure with, nil for a success.
+func (r *request) Verdict(p *recoil.Policy, resp *http.Response, err error) (recoil.Verdict, error) {
+	v, failure := r.own(resp, err)
+	if failure == nil {
+		return recoil.Verdict{}, nil
+	}
+	return r.guard(p.Verdict(failure, v)), failure
+}
+
+// own is the HTTP rules' verdict on an attempt: the Transport's Classify
+// first, then the package's. It returns the error to record a failure
 // with, nil for a success.
-func (r *request) Verdict(resp *http.Response, err error) (error, recoil.Verdict) {
+func (r *request) own(resp *http.Response, err error) (recoil.Verdict, error) {
 	t := r.t
 	r.answered = resp != nil
 	if resp != nil {
@@ -376,10 +401,10 @@ func (r *request) Verdict(resp *http.Response, err error) (error, recoil.Verdict
 	case !t.NoStreamCheck && isEventStream(resp):
 		v, failure = t.streamStart(resp)
 	default:
-		return nil, recoil.Verdict{}
+		return recoil.Verdict{}, nil
 	}
 	if failure == nil {
-		return nil, recoil.Verdict{}
+		return recoil.Verdict{}, nil
 	}
 	if se, ok := failure.(*StatusError); ok {
 		r.provider = se.Provider.Message
@@ -387,13 +412,13 @@ func (r *request) Verdict(resp *http.Response, err error) (error, recoil.Verdict
 	if resp != nil {
 		hold(resp)
 	}
-	return failure, v
+	return v, failure
 }
 
-// Guard keeps a retryable verdict only for a request that may be sent
+// guard keeps a retryable verdict only for a request that may be sent
 // again: its body can be replayed, and running it twice is harmless or it
 // was not sent.
-func (r *request) Guard(v recoil.Verdict) recoil.Verdict {
+func (r *request) guard(v recoil.Verdict) recoil.Verdict {
 	if !v.Class.Retryable() {
 		return v
 	}

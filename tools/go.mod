@@ -2,12 +2,11 @@ module github.com/recoil-go/recoil/tools
 
 go 1.26.0
 
-require github.com/recoil-go/recoil v0.1.0
-
 require (
-	github.com/chromedp/cdproto v0.160.3
-	github.com/chromedp/chromedp v0.23.1
+	github.com/chromedp/cdproto v0.159.0
+	github.com/chromedp/chromedp v0.23.0
 	github.com/prometheus/client_golang v1.25.0
+	github.com/recoil-go/recoil v0.1.0
 	github.com/recoil-go/recoil/recoilprom v0.1.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/mod v0.41.0
@@ -31,10 +30,10 @@ require (
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
-	gonum.org/v1/gonum v0.17.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-replace github.com/recoil-go/recoil => ..
-
-replace github.com/recoil-go/recoil/recoilprom => ../recoilprom
+replace (
+	github.com/recoil-go/recoil => ..
+	github.com/recoil-go/recoil/recoilprom => ../recoilprom
+)

@@ -30,6 +30,9 @@ const (
 	GRPC      = "grpc"
 )
 
+// noRequestBudget is why Do cannot express a request budget.
+const noRequestBudget = "Do takes no request budget: a driver of the hop protocol (the Transport, the gRPC interceptors, the simulator) gives the Call its request's own"
+
 // Kind is how one attempt ends.
 type Kind uint8
 
@@ -359,9 +362,10 @@ func Rows() []Row {
 			Attempts: 3, Waited: exactly(2 * step)},
 		{Name: "request budget of 0: no retry", Policy: base, Script: []Outcome{s500}, RequestBudget: budgetOf(0),
 			Attempts: 1, Reason: recoil.ReasonBudget, Waited: none,
-			Cannot: map[string]string{Sim: "in the simulator a hop budget of 0 turns the protocol off; the budget-of-1 row covers it"}},
+			Cannot: map[string]string{Sim: "in the simulator a hop budget of 0 turns the protocol off; the budget-of-1 row covers it", Do: noRequestBudget}},
 		{Name: "request budget of 1: one retry", Policy: base, Script: []Outcome{s500}, RequestBudget: budgetOf(1),
-			Attempts: 2, Reason: recoil.ReasonBudget, Waited: exactly(step)},
+			Attempts: 2, Reason: recoil.ReasonBudget, Waited: exactly(step),
+			Cannot: map[string]string{Do: noRequestBudget}},
 		{Name: "Breaker open before the first attempt", Policy: with(func(p *recoil.Policy) { p.Breaker = openBreaker() }),
 			Script:   []Outcome{ok},
 			Attempts: 0, Reason: recoil.ReasonCircuitOpen, Waited: none},

@@ -66,8 +66,8 @@ func serve(t *testing.T, cfg idemgrpc.Config, charge chargeFunc) *grpc.ClientCon
 }
 
 // call invokes the method with a key (none if empty) and returns the
-// reply's value, the error and the trailer.
-func call(t *testing.T, conn *grpc.ClientConn, key, in string) (string, error, metadata.MD) {
+// reply's value, the trailer and the error.
+func call(t *testing.T, conn *grpc.ClientConn, key, in string) (string, metadata.MD, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if key != "" {
@@ -76,7 +76,7 @@ func call(t *testing.T, conn *grpc.ClientConn, key, in string) (string, error, m
 	out := new(wrapperspb.StringValue)
 	var trailer metadata.MD
 	err := conn.Invoke(ctx, method, wrapperspb.String(in), out, grpc.Trailer(&trailer))
-	return out.GetValue(), err, trailer
+	return out.GetValue(), trailer, err
 }
 
 func TestUnary(t *testing.T) {
@@ -109,7 +109,7 @@ func TestUnary(t *testing.T) {
 		{"so the retry runs", "k3", "down", "", codes.Unavailable, 4},
 	}
 	for _, tt := range tests {
-		got, err, _ := call(t, conn, tt.key, tt.in)
+		got, _, err := call(t, conn, tt.key, tt.in)
 		if got != tt.want || status.Code(err) != tt.code || runs.Load() != tt.runs {
 			t.Fatalf("%s: = %q, %v after %d runs; want %q, %v after %d", tt.name, got, err, runs.Load(), tt.want, tt.code, tt.runs)
 		}
@@ -133,7 +133,7 @@ func TestInProgress(t *testing.T) {
 		first <- v
 	}()
 	<-started
-	_, err, trailer := call(t, conn, "k", "x")
+	_, trailer, err := call(t, conn, "k", "x")
 	if status.Code(err) != codes.Aborted || len(trailer.Get(idemgrpc.PushbackKey)) != 1 || trailer.Get(idemgrpc.PushbackKey)[0] != "1500" {
 		t.Fatalf("duplicate while running = %v, trailer %v; want Aborted with pushback 1500 ms", err, trailer)
 	}
@@ -141,7 +141,7 @@ func TestInProgress(t *testing.T) {
 	if v := <-first; v != "done" {
 		t.Fatalf("first = %q", v)
 	}
-	if v, err, _ := call(t, conn, "k", "x"); v != "done" || err != nil {
+	if v, _, err := call(t, conn, "k", "x"); v != "done" || err != nil {
 		t.Fatalf("after = %q, %v; want the replay", v, err)
 	}
 }
@@ -164,7 +164,7 @@ func TestConcurrentDuplicates(t *testing.T) {
 		go func() {
 			<-start
 			for {
-				v, err, trailer := call(t, conn, "dup", "x")
+				v, trailer, err := call(t, conn, "dup", "x")
 				if status.Code(err) != codes.Aborted {
 					got <- v + fmt.Sprint(err)
 					return

@@ -26,7 +26,7 @@ func BenchmarkGateway(b *testing.B) {
 		drive(b, "http://"+ln.Addr().String()+"/v1/messages")
 	})
 	b.Run("counting", func(b *testing.B) {
-		g := New(Config{})
+		g := mustNew(b, Config{})
 		ln, cancel, done := serveUntil(b, g)
 		defer func() { cancel(); <-done }()
 		drive(b, "http://"+ln.Addr().String()+"/v1/messages")
@@ -92,7 +92,7 @@ func BenchmarkHandler(b *testing.B) {
 		h    func() http.Handler
 	}{
 		{"bare", Bare},
-		{"counting", func() http.Handler { return New(Config{}) }},
+		{"counting", func() http.Handler { return mustNew(b, Config{}) }},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			h := tc.h()

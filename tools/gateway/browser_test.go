@@ -162,10 +162,13 @@ func TestPageInBrowser(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping the browser test in -short mode")
 	}
-	g := gateway.New(gateway.Config{
+	g, err := gateway.New(gateway.Config{
 		Outages: []gateway.Outage{{Start: 300 * time.Millisecond, Duration: 600 * time.Millisecond}},
 		Seed:    1,
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	url, stop, err := g.Start()
 	if err != nil {
 		t.Fatal(err)

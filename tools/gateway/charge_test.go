@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/recoil-go/recoil/tools/tally"
 )
 
 // chargeOnce sends one attempt at the charge route with the given request
@@ -16,9 +18,9 @@ func chargeOnce(t *testing.T, tr http.RoundTripper, url, id, key string) (string
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set(DefaultClientHeader, "caller-1")
+	req.Header.Set(tally.DefaultClientHeader, "caller-1")
 	if id != "" {
-		req.Header.Set(DefaultRequestHeader, id)
+		req.Header.Set(tally.DefaultRequestHeader, id)
 	}
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)

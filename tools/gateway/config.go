@@ -3,6 +3,7 @@ package gateway
 import (
 	"errors"
 	"fmt"
+	"github.com/recoil-go/recoil/tools/tally"
 	"math"
 	"net/http"
 	"strconv"
@@ -15,22 +16,12 @@ const (
 	// DefaultAddr is where Listen binds when Config.Addr is empty: loopback,
 	// on a port the system chooses.
 	DefaultAddr = "127.0.0.1:0"
-	// DefaultWindow is the span over which attempts are counted together:
-	// "how many landed inside the same 200 milliseconds" (docs/why.md, section 6).
-	DefaultWindow = 200 * time.Millisecond
-	// MaxWindow is the longest Window a Config may ask for.
-	MaxWindow = time.Minute
 	// DefaultOutageStatus is the status an outage answers with when its
 	// Status is zero.
 	DefaultOutageStatus = http.StatusServiceUnavailable
 	// DefaultFailureStatus is the status of a random failure when
 	// Config.FailureStatus is zero.
 	DefaultFailureStatus = http.StatusInternalServerError
-	// DefaultClientHeader names the header a client identifies itself with.
-	DefaultClientHeader = "X-Client-Id"
-	// DefaultRequestHeader names the header that identifies a logical
-	// request; Idempotency-Key and X-Idempotency-Key are read after it.
-	DefaultRequestHeader = "X-Request-Id"
 	// DefaultMaxKeys bounds how many distinct clients, and separately how
 	// many logical requests, are counted one by one.
 	DefaultMaxKeys = 100_000
@@ -182,8 +173,9 @@ type Config struct {
 	AllowRemote bool
 
 	// Window is the span attempts are counted over, for the peak and for
-	// an outage's Recovery; zero means DefaultWindow. It is rounded down to
-	// whole milliseconds, and must be between 1 ms and MaxWindow.
+	// an outage's Recovery; zero means tally.DefaultWindow. It is rounded down
+	// to whole milliseconds, and must be between tally.MinWindow (1 ms) and
+	// tally.MaxWindow.
 	Window time.Duration
 	// Seed seeds the random choices (failures, partial outages, latency,
 	// stalls): a PCG drawn from in the order attempts arrive.
@@ -227,10 +219,10 @@ type Config struct {
 	Charge Charge
 
 	// ClientHeader names the header a client identifies itself with; empty
-	// means DefaultClientHeader. Without it a client is its remote IP.
+	// means tally.DefaultClientHeader. Without it a client is its remote IP.
 	ClientHeader string
 	// RequestHeader names the header that identifies a logical request;
-	// empty means DefaultRequestHeader. Idempotency-Key and
+	// empty means tally.DefaultRequestHeader. Idempotency-Key and
 	// X-Idempotency-Key are read when it is absent. An attempt with none
 	// of them is counted in total but not per logical request.
 	RequestHeader string
@@ -264,8 +256,8 @@ func validRate(r float64) bool { return r >= 0 && r <= 1 && !math.IsNaN(r) }
 // Validate reports the first field of c that is not valid, in an error that
 // names it and matches ErrConfig.
 func (c *Config) Validate() error {
-	if c.Window < 0 || c.Window > MaxWindow || (c.Window > 0 && c.Window < time.Millisecond) {
-		return bad("window", "%v is not between 1ms and %v", c.Window, MaxWindow)
+	if c.Window < 0 || c.Window > tally.MaxWindow || (c.Window > 0 && c.Window < tally.MinWindow) {
+		return bad("window", "%v is not between %v and %v", c.Window, tally.MinWindow, tally.MaxWindow)
 	}
 	for i, o := range c.Outages {
 		f := "outages[" + strconv.Itoa(i) + "]"
@@ -349,7 +341,7 @@ func (c Config) withDefaults() Config {
 		c.Addr = DefaultAddr
 	}
 	if c.Window == 0 {
-		c.Window = DefaultWindow
+		c.Window = tally.DefaultWindow
 	}
 	c.Window = c.Window.Truncate(time.Millisecond)
 	c.Outages = append([]Outage(nil), c.Outages...)
@@ -371,10 +363,10 @@ func (c Config) withDefaults() Config {
 		c.Stream.Events = DefaultStreamEvents
 	}
 	if c.ClientHeader == "" {
-		c.ClientHeader = DefaultClientHeader
+		c.ClientHeader = tally.DefaultClientHeader
 	}
 	if c.RequestHeader == "" {
-		c.RequestHeader = DefaultRequestHeader
+		c.RequestHeader = tally.DefaultRequestHeader
 	}
 	if c.MaxKeys == 0 {
 		c.MaxKeys = DefaultMaxKeys

@@ -28,16 +28,18 @@
 // attempt number of the hop protocol (Recoil-Attempt, package hop), and as
 // the peak within any window: a sliding window at millisecond resolution,
 // so the peak is the most attempts whose arrival times fall within any
-// 200 ms span, wherever it starts. Window is the counter, usable alone.
+// 200 ms span, wherever it starts (package tally, whose Window is the
+// counter usable alone).
 // The counts are exact under concurrency: the time-dependent state is
 // updated under one short lock, the per-key maps are sharded under their
 // own locks, the rest are atomic counters.
 //
 // # Usage
 //
-//	g := gateway.New(gateway.Config{
+//	g, err := gateway.New(gateway.Config{
 //		Outages: []gateway.Outage{{Duration: 700 * time.Millisecond}},
 //	})
+//	if err != nil { ... } // a field not valid: see New
 //	ln, err := g.Listen() // 127.0.0.1 on a port the system chooses
 //	if err != nil { ... }
 //	go g.Serve(ctx, ln)   // until ctx is done

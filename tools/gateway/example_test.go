@@ -22,9 +22,12 @@ import (
 // times without waiting: the gateway counts every attempt, and when they
 // arrived.
 func Example() {
-	g := gateway.New(gateway.Config{
+	g, err := gateway.New(gateway.Config{
 		Outages: []gateway.Outage{{Duration: time.Hour}}, // 503 from the first attempt
 	})
+	if err != nil {
+		panic(err)
+	}
 	ln, err := g.Listen() // 127.0.0.1, a port the system chooses
 	if err != nil {
 		panic(err)
@@ -67,24 +70,6 @@ func Example() {
 	// serve: <nil>
 }
 
-// Window counts on its own: here, the receiving side's question — how many
-// landed within the same 200 ms — for attempts at known instants. Fixed windows
-// from 0 would count 6 and 3; the burst straddles their boundary, and the
-// sliding window finds all 8 of it.
-func ExampleWindow() {
-	w := gateway.NewWindow(200 * time.Millisecond)
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, ms := range []int{0, 150, 160, 170, 180, 190, 210, 220, 230} {
-		w.AddAt(start.Add(time.Duration(ms) * time.Millisecond))
-	}
-	n, at := w.Peak()
-	fmt.Println("attempts:", w.Total())
-	fmt.Printf("peak: %d, in the span from %v\n", n, at)
-	// Output:
-	// attempts: 9
-	// peak: 8, in the span from 31ms
-}
-
 func ExampleParseTimeline() {
 	cfg, err := gateway.ParseTimeline("gateway-outage.yaml", []byte(`
 outages:
@@ -123,7 +108,10 @@ func ExampleBare() {
 // Here its validator rejects any request that uses the field "strict",
 // with a 400 in the provider's shape, as a real one does.
 func ExampleNew() {
-	g := gateway.New(gateway.Config{RejectField: "strict"})
+	g, err := gateway.New(gateway.Config{RejectField: "strict"})
+	if err != nil {
+		panic(err)
+	}
 	defer g.Close()
 	for _, body := range []string{
 		`{"tools":[{"name":"lookup","input_schema":{"type":"object"}}]}`,
@@ -167,17 +155,4 @@ func ExampleLoadTimeline() {
 	// Output:
 	// 2s 0.1
 	// true
-}
-
-// NewWindow keeps its span in whole milliseconds: zero means the default,
-// a fraction is rounded down, and a millisecond is the least.
-func ExampleNewWindow() {
-	for _, span := range []time.Duration{0, time.Second, 1500 * time.Microsecond, time.Microsecond} {
-		fmt.Println(span, "->", gateway.NewWindow(span).Span())
-	}
-	// Output:
-	// 0s -> 200ms
-	// 1s -> 1s
-	// 1.5ms -> 1ms
-	// 1µs -> 1ms
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/recoil-go/recoil/hop"
+	"github.com/recoil-go/recoil/tools/tally"
 )
 
 // fault is what answered an attempt.
@@ -62,8 +63,8 @@ type Gateway struct {
 	mu       sync.Mutex
 	begun    bool
 	epoch    time.Time // the first attempt
-	attempts window
-	accepted window
+	attempts *tally.Buckets
+	accepted *tally.Buckets
 	outages  []outageState
 	rng      *rand.Rand
 	allow    map[string]*tokens
@@ -123,31 +124,43 @@ type tokens struct {
 	last time.Time
 }
 
-// New returns a Gateway configured by cfg. It panics if cfg is not valid:
-// check it first with cfg.Validate (ParseTimeline returns valid configs).
-func New(cfg Config) *Gateway {
+// New returns a Gateway configured by cfg, or, if cfg is not valid, an
+// error that names the first field that is not and matches ErrConfig
+// (Config.Validate). Not valid are: a Window below tally.MinWindow or above
+// tally.MaxWindow (zero means tally.DefaultWindow); a negative outage Start,
+// Duration, Recovery.Below or Recovery.For; an outage Status or
+// FailureStatus that is not zero or 400 to 599; an outage Rate,
+// FailureRate, Stream.StallRate or Charge.DropRate outside [0, 1]; a
+// Latency.Dist other than constant, uniform or exponential; a negative
+// Latency.Mean, Min or Max, or a Max below Min; a Serial below zero or
+// above MaxSerial; a negative Allowance, MaxKeys, Stream.Interval,
+// StallAfter, StallFor or StallPing; Stream.Events below zero or above
+// MaxStreamEvents; and a Charge.Path that does not start with / or is one
+// of the gateway's own (/, /stats, /metrics). ParseTimeline returns valid
+// configs.
+func New(cfg Config) (*Gateway, error) {
 	if err := cfg.Validate(); err != nil {
-		panic(err)
+		return nil, err
 	}
 	cfg = cfg.withDefaults()
 	g := &Gateway{
 		cfg:   cfg,
-		k:     int64(cfg.Window / resolution),
+		k:     int64(cfg.Window / tally.Resolution),
 		rng:   rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		allow: make(map[string]*tokens),
 		quit:  make(chan struct{}),
 		lane:  newLane(cfg.Serial),
 	}
-	g.attempts.init(g.k)
-	g.accepted.init(g.k)
+	g.attempts = tally.NewBuckets(g.k)
+	g.accepted = tally.NewBuckets(g.k)
 	for _, o := range cfg.Outages {
 		s := outageState{
 			Outage: o,
-			start:  int64(o.Start / resolution),
-			minEnd: int64((o.Start + o.Duration) / resolution),
+			start:  int64(o.Start / tally.Resolution),
+			minEnd: int64((o.Start + o.Duration) / tally.Resolution),
 		}
 		if o.Recovery.Below > 0 {
-			s.below, s.forB = int64(o.Recovery.Below), int64(o.Recovery.For/resolution)
+			s.below, s.forB = int64(o.Recovery.Below), int64(o.Recovery.For/tally.Resolution)
 		}
 		g.outages = append(g.outages, s)
 	}
@@ -156,7 +169,7 @@ func New(cfg Config) *Gateway {
 	g.initCharges()
 	g.events = streamEvents(cfg.Stream.Events)
 	g.initMetrics()
-	return g
+	return g, nil
 }
 
 // Config returns the gateway's configuration, with its defaults filled in.
@@ -294,8 +307,8 @@ func (g *Gateway) decide(now time.Time, a *attempt) decision {
 	if !g.begun {
 		g.begun, g.epoch = true, now
 	}
-	b := max(int64(now.Sub(g.epoch)/resolution), 0)
-	t := max(b, g.attempts.cur) // the timeline only moves forward
+	b := max(int64(now.Sub(g.epoch)/tally.Resolution), 0)
+	t := max(b, g.attempts.Newest()) // the timeline only moves forward
 
 	d := decision{status: http.StatusOK}
 	for i := range g.outages {
@@ -306,7 +319,7 @@ func (g *Gateway) decide(now time.Time, a *attempt) decision {
 			break
 		}
 	}
-	g.attempts.add(b)
+	g.attempts.Add(b)
 	g.trackLoad()
 
 	if d.fault == faultNone && g.cfg.Allowance > 0 {
@@ -332,7 +345,7 @@ func (g *Gateway) decide(now time.Time, a *attempt) decision {
 		if a.charge && g.cfg.Charge.DropRate > 0 && g.rng.Float64() < g.cfg.Charge.DropRate {
 			d.drop = true
 		}
-		g.accepted.add(b)
+		g.accepted.Add(b)
 	}
 	return d
 }
@@ -343,13 +356,13 @@ func (g *Gateway) decide(now time.Time, a *attempt) decision {
 // instant the outage could end by (its minimum end less the time the load
 // must stay low).
 func (g *Gateway) trackLoad() {
-	w := &g.attempts
+	w := g.attempts
 	for i := range g.outages {
 		o := &g.outages[i]
-		if o.below == 0 || o.ended || w.cur+g.k <= o.minEnd-o.forB || w.sum < o.below {
+		if o.below == 0 || o.ended || w.Newest()+g.k <= o.minEnd-o.forB || w.Recent() < o.below {
 			continue
 		}
-		o.hotUntil = max(o.hotUntil, w.coolFrom(o.below))
+		o.hotUntil = max(o.hotUntil, w.CoolFrom(o.below))
 	}
 }
 

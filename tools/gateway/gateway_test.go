@@ -20,12 +20,23 @@ import (
 	"github.com/recoil-go/recoil/backoff"
 	"github.com/recoil-go/recoil/hop"
 	"github.com/recoil-go/recoil/recoilhttp"
+	"github.com/recoil-go/recoil/tools/tally"
 )
+
+// mustNew returns New(cfg), failing the test if cfg is not valid.
+func mustNew(t testing.TB, cfg Config) *Gateway {
+	t.Helper()
+	g, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
 
 // serve starts g on a loopback port and stops it when the test ends.
 func serve(t testing.TB, cfg Config) (*Gateway, string) {
 	t.Helper()
-	g := New(cfg)
+	g := mustNew(t, cfg)
 	url, stop, err := g.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -46,9 +57,9 @@ func client(t testing.TB) *http.Transport {
 	return tr
 }
 
-// tally is what the client side counted: every attempt the retrying
+// clientCount is what the client side counted: every attempt the retrying
 // Transport sent, with the headers it sent it with and the status it got.
-type tally struct {
+type clientCount struct {
 	mu       sync.Mutex
 	base     http.RoundTripper
 	attempts int64
@@ -58,12 +69,12 @@ type tally struct {
 	numbers  []uint64
 }
 
-func newTally(base http.RoundTripper) *tally {
-	return &tally{base: base, clients: map[string]KeyStats{}, requests: map[string]KeyStats{},
+func newTally(base http.RoundTripper) *clientCount {
+	return &clientCount{base: base, clients: map[string]KeyStats{}, requests: map[string]KeyStats{},
 		numbers: make([]uint64, hop.HistogramAttempts+1)}
 }
 
-func (c *tally) RoundTrip(req *http.Request) (*http.Response, error) {
+func (c *clientCount) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := c.base.RoundTrip(req)
 	n, _ := strconv.Atoi(req.Header.Get(hop.HeaderAttempt))
 	ok := err == nil && resp.StatusCode == http.StatusOK
@@ -82,8 +93,8 @@ func (c *tally) RoundTrip(req *http.Request) (*http.Response, error) {
 	if ok {
 		c.accepted++
 	}
-	bump(c.clients, req.Header.Get(DefaultClientHeader))
-	bump(c.requests, req.Header.Get(DefaultRequestHeader))
+	bump(c.clients, req.Header.Get(tally.DefaultClientHeader))
+	bump(c.requests, req.Header.Get(tally.DefaultRequestHeader))
 	c.numbers[min(max(n, 1), hop.HistogramAttempts+1)-1]++
 	return resp, err
 }
@@ -128,8 +139,8 @@ func TestCountsExactUnderConcurrency(t *testing.T) {
 				wg.Go(func() {
 					for j := range tt.requests {
 						req, _ := http.NewRequest(http.MethodGet, url+"/v1/things", nil)
-						req.Header.Set(DefaultClientHeader, fmt.Sprintf("client-%d", i))
-						req.Header.Set(DefaultRequestHeader, fmt.Sprintf("request-%d-%d", i, j))
+						req.Header.Set(tally.DefaultClientHeader, fmt.Sprintf("client-%d", i))
+						req.Header.Set(tally.DefaultRequestHeader, fmt.Sprintf("request-%d-%d", i, j))
 						resp, err := rt.RoundTrip(req)
 						if err != nil {
 							t.Errorf("RoundTrip: %v", err)
@@ -272,7 +283,7 @@ func TestAllowanceAnswers429WithRetryAfter(t *testing.T) {
 	rt := &recoilhttp.Transport{Base: client(t), Policy: p, Hop: true, Observe: obs.add}
 	get := func() *http.Response {
 		req, _ := http.NewRequest(http.MethodGet, url+"/v1/models", nil)
-		req.Header.Set(DefaultClientHeader, "c")
+		req.Header.Set(tally.DefaultClientHeader, "c")
 		resp, err := rt.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
@@ -421,7 +432,7 @@ func TestStatsJSON(t *testing.T) {
 	rt := &recoilhttp.Transport{Base: client(t), Policy: fast(2), Hop: true}
 	for i := range 3 {
 		req, _ := http.NewRequest(http.MethodGet, url+"/x", nil)
-		req.Header.Set(DefaultRequestHeader, "r"+strconv.Itoa(i))
+		req.Header.Set(tally.DefaultRequestHeader, "r"+strconv.Itoa(i))
 		resp, err := rt.RoundTrip(req)
 		if err != nil {
 			t.Fatal(err)
@@ -585,7 +596,7 @@ func TestListen(t *testing.T) {
 		{"127.0.0.1", false, false}, // no port
 	}
 	for _, tt := range tests {
-		ln, err := New(Config{Addr: tt.addr, AllowRemote: tt.remote}).Listen()
+		ln, err := mustNew(t, Config{Addr: tt.addr, AllowRemote: tt.remote}).Listen()
 		if got := err == nil; got != tt.ok {
 			t.Errorf("Listen(%q, remote %v) = %v, want ok %v", tt.addr, tt.remote, err, tt.ok)
 		}
@@ -614,7 +625,7 @@ func serveUntil(t testing.TB, g *Gateway) (ln net.Listener, cancel func(), done 
 func TestServeStopsStalledStreams(t *testing.T) {
 	// A stream that stalls forever must not hold Serve up once its
 	// context is done.
-	g := New(Config{Stream: Stream{StallRate: 1, StallAfter: 1}})
+	g := mustNew(t, Config{Stream: Stream{StallRate: 1, StallAfter: 1}})
 	ln, cancel, done := serveUntil(t, g)
 	tr := client(t)
 	resp, err := tr.RoundTrip(mustGet(t, "http://"+ln.Addr().String()+"/stream"))
@@ -640,7 +651,7 @@ func TestServeStopsStalledStreams(t *testing.T) {
 // net/http's Shutdown alone waits five seconds for one. Serve closes it
 // and returns as soon as the request in progress on another finishes.
 func TestServeClosesSilentConnections(t *testing.T) {
-	g := New(Config{})
+	g := mustNew(t, Config{})
 	ln, cancel, done := serveUntil(t, g)
 	// One connection that served a request and is idle, three silent ones.
 	tr := client(t)
@@ -712,12 +723,18 @@ func TestScanBody(t *testing.T) {
 	}
 }
 
-func TestNewPanicsOnInvalidConfig(t *testing.T) {
-	defer func() {
-		err, _ := recover().(error)
-		if !errors.Is(err, ErrConfig) {
-			t.Errorf("New with FailureRate 2 panicked with %v, want an ErrConfig", err)
+func TestNewRefusesInvalidConfig(t *testing.T) {
+	for _, cfg := range []Config{
+		{FailureRate: 2},
+		{Window: -time.Millisecond},
+		{Window: 2 * time.Minute},
+		{Outages: []Outage{{Status: 200}}},
+		{Serial: -1},
+		{Charge: Charge{Path: "/stats"}},
+	} {
+		g, err := New(cfg)
+		if g != nil || !errors.Is(err, ErrConfig) {
+			t.Errorf("New(%+v) = %v, %v; want nil and an ErrConfig", cfg, g, err)
 		}
-	}()
-	New(Config{FailureRate: 2})
+	}
 }

@@ -72,14 +72,6 @@ func (k *keyed) add(key string, accepted bool, attempt int) uint64 {
 	return e.Attempts
 }
 
-func (k *keyed) get(key string) (KeyStats, bool) {
-	s := &k.shards[maphash.String(k.seed, key)&(nShards-1)]
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e, ok := s.m[key]
-	return e, ok
-}
-
 func (k *keyed) len() int { return int(k.n.Load()) }
 
 // each calls f for every key, one shard locked at a time.

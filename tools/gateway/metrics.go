@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/recoil-go/recoil/hop"
+	"github.com/recoil-go/recoil/tools/tally"
 )
 
 // The Prometheus metrics, all under one prefix, recoil_gateway_. Counters
@@ -63,10 +64,11 @@ func (c collector) Describe(ch chan<- *prometheus.Desc) {
 func (c collector) Collect(ch chan<- prometheus.Metric) {
 	g := c.g
 	g.mu.Lock()
-	attempts, accepted, peak := g.attempts.total, g.accepted.total, g.attempts.peak
+	attempts, accepted := g.attempts.Total(), g.accepted.Total()
+	peak, _ := g.attempts.Peak()
 	down := false
 	if g.begun {
-		t := max(int64(time.Since(g.epoch)/resolution), g.attempts.cur)
+		t := max(int64(time.Since(g.epoch)/tally.Resolution), g.attempts.Newest())
 		for i := range g.outages {
 			down = down || g.outages[i].activeAt(t)
 		}

@@ -103,7 +103,7 @@ func TestRecoveryWaitsForLoadToFall(t *testing.T) {
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := New(Config{Outages: []Outage{tt.outage}})
+			g := mustNew(t, Config{Outages: []Outage{tt.outage}})
 			o := tt.outage
 			start, minEnd := o.Start.Milliseconds(), (o.Start + o.Duration).Milliseconds()
 			last := tt.arrivals[len(tt.arrivals)-1]
@@ -154,7 +154,7 @@ func TestPartialOutageAndFailureRate(t *testing.T) {
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	for _, tt := range tests {
 		count := func() int {
-			g := New(tt.cfg)
+			g := mustNew(t, tt.cfg)
 			failed := 0
 			for i := range 10000 {
 				if g.decide(base.Add(time.Duration(i)*time.Millisecond), &attempt{client: "c"}).status != http.StatusOK {
@@ -175,7 +175,7 @@ func TestPartialOutageAndFailureRate(t *testing.T) {
 
 func TestAllowanceRefill(t *testing.T) {
 	// 60 per minute: a bucket of 60 refilled at one a second.
-	g := New(Config{Allowance: 60})
+	g := mustNew(t, Config{Allowance: 60})
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	at := func(d time.Duration) decision { return g.decide(base.Add(d), &attempt{client: "c", allowKey: "k"}) }
 	for i := range 60 {
@@ -236,7 +236,7 @@ func TestLatencyDistributions(t *testing.T) {
 		{name: "exponential capped", l: Latency{Dist: Exponential, Mean: 20 * ms, Max: 30 * ms}, lo: 0, hi: 30 * ms, meanLo: 14 * ms, meanHi: 16 * ms},
 	}
 	for _, tt := range tests {
-		g := New(Config{Latency: tt.l, Seed: 9})
+		g := mustNew(t, Config{Latency: tt.l, Seed: 9})
 		var sum time.Duration
 		const n = 5000
 		for range n {

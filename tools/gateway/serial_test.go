@@ -47,7 +47,7 @@ func TestSerial(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				g := New(Config{Serial: tt.serial, Window: 10 * ms})
+				g := mustNew(t, Config{Serial: tt.serial, Window: 10 * ms})
 				defer g.Close()
 				start := time.Now()
 				got := make([]time.Duration, tt.n)
@@ -99,7 +99,7 @@ func TestSerial(t *testing.T) {
 // and an attempt that waited past the outage's end is accepted.
 func TestSerialIsCheckedBeforeTheFaults(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		g := New(Config{Serial: 30 * time.Millisecond, Outages: []Outage{{Duration: 50 * time.Millisecond}}})
+		g := mustNew(t, Config{Serial: 30 * time.Millisecond, Outages: []Outage{{Duration: 50 * time.Millisecond}}})
 		defer g.Close()
 		codes := make([]int, 3)
 		var wg sync.WaitGroup

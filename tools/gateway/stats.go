@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/recoil-go/recoil/tools/internal/textfmt"
+	"github.com/recoil-go/recoil/tools/tally"
 )
 
 // Stats is what a Gateway counted, from the receiving side: a plain value,
@@ -29,7 +30,7 @@ type Stats struct {
 	// not a stream then stalled).
 	Accepted int64
 	// Peak is the most attempts within any span of Window: a sliding
-	// window at millisecond resolution (see Window, the type).
+	// window at millisecond resolution (see tally.Window).
 	Peak int64
 	// PeakAt is when the first span holding Peak attempts began, since
 	// Started.
@@ -97,26 +98,26 @@ type OutageStatus struct {
 }
 
 // Stats returns what the gateway has counted so far.
-func (g *Gateway) Stats() Stats { return g.statsAt(time.Now(), seriesLen, true) }
+func (g *Gateway) Stats() Stats { return g.statsAt(time.Now(), tally.SeriesLen, true) }
 
 // statsAt returns the stats at now, with at most series windows and the
 // per-request counts only if requests is set.
 func (g *Gateway) statsAt(now time.Time, series int, requests bool) Stats {
 	s := Stats{Window: g.cfg.Window}
 	g.mu.Lock()
-	s.Attempts, s.Accepted = g.attempts.total, g.accepted.total
+	s.Attempts, s.Accepted = g.attempts.Total(), g.accepted.Total()
 	if g.begun {
 		s.Started = g.epoch
 		s.Elapsed = now.Sub(g.epoch)
-		s.Peak = g.attempts.peak
-		s.PeakAt = time.Duration(g.attempts.peakStart()) * resolution
-		t := max(int64(s.Elapsed/resolution), g.attempts.cur)
+		peak, start := g.attempts.Peak()
+		s.Peak, s.PeakAt = peak, time.Duration(start)*tally.Resolution
+		t := max(int64(s.Elapsed/tally.Resolution), g.attempts.Newest())
 		last := t / g.k
 		for n := max(last-int64(series)+1, 0); n <= last && series > 0; n++ {
 			s.Series = append(s.Series, WindowCount{
-				Start:    time.Duration(n*g.k) * resolution,
-				Attempts: g.attempts.seriesAt(n),
-				Accepted: g.accepted.seriesAt(n),
+				Start:    time.Duration(n*g.k) * tally.Resolution,
+				Attempts: g.attempts.SeriesAt(n),
+				Accepted: g.accepted.SeriesAt(n),
 			})
 		}
 		for i := range g.outages {
@@ -124,9 +125,9 @@ func (g *Gateway) statsAt(now time.Time, series int, requests bool) Stats {
 			st := OutageStatus{Outage: o.Outage, Active: o.activeAt(t)}
 			switch {
 			case o.below == 0 && t >= o.minEnd:
-				st.Ended, st.End = true, time.Duration(o.minEnd)*resolution
+				st.Ended, st.End = true, time.Duration(o.minEnd)*tally.Resolution
 			case o.ended:
-				st.Ended, st.End = true, time.Duration(o.end)*resolution
+				st.Ended, st.End = true, time.Duration(o.end)*tally.Resolution
 			}
 			s.Down = s.Down || st.Active
 			s.Outages = append(s.Outages, st)
@@ -170,39 +171,42 @@ func (g *Gateway) statsAt(now time.Time, series int, requests bool) Stats {
 // MarshalJSON writes the stats in the convention of every recoil -json
 // output (package internal/textfmt): durations in float milliseconds in
 // fields ending in _ms, map keys as strings. It is the /stats format.
+// windowJSON, recoveryJSON, outageJSON and peakJSON are how Stats.MarshalJSON
+// writes a window, an outage and the peak: durations in milliseconds.
+type windowJSON struct {
+	StartMS  float64 `json:"start_ms"`
+	Attempts int64   `json:"attempts"`
+	Accepted int64   `json:"accepted"`
+}
+type recoveryJSON struct {
+	Below int     `json:"below"`
+	ForMS float64 `json:"for_ms"`
+}
+type outageJSON struct {
+	StartMS    float64       `json:"start_ms"`
+	DurationMS float64       `json:"duration_ms"`
+	Status     int           `json:"status"`
+	Rate       float64       `json:"rate"`
+	Recovery   *recoveryJSON `json:"recovery,omitempty"`
+	Active     bool          `json:"active"`
+	Ended      bool          `json:"ended"`
+	EndMS      *float64      `json:"end_ms"`
+}
+type peakJSON struct {
+	Attempts int64   `json:"attempts"`
+	StartMS  float64 `json:"start_ms"`
+	WindowMS float64 `json:"window_ms"`
+	How      string  `json:"how"`
+}
+
 func (s Stats) MarshalJSON() ([]byte, error) {
-	type window struct {
-		StartMS  float64 `json:"start_ms"`
-		Attempts int64   `json:"attempts"`
-		Accepted int64   `json:"accepted"`
-	}
-	type recovery struct {
-		Below int     `json:"below"`
-		ForMS float64 `json:"for_ms"`
-	}
-	type outage struct {
-		StartMS    float64   `json:"start_ms"`
-		DurationMS float64   `json:"duration_ms"`
-		Status     int       `json:"status"`
-		Rate       float64   `json:"rate"`
-		Recovery   *recovery `json:"recovery,omitempty"`
-		Active     bool      `json:"active"`
-		Ended      bool      `json:"ended"`
-		EndMS      *float64  `json:"end_ms"`
-	}
-	type peak struct {
-		Attempts int64   `json:"attempts"`
-		StartMS  float64 `json:"start_ms"`
-		WindowMS float64 `json:"window_ms"`
-		How      string  `json:"how"`
-	}
 	v := struct {
 		Started            *time.Time          `json:"started"`
 		ElapsedMS          float64             `json:"elapsed_ms"`
 		WindowMS           float64             `json:"window_ms"`
 		Attempts           int64               `json:"attempts"`
 		Accepted           int64               `json:"accepted"`
-		Peak               peak                `json:"peak"`
+		Peak               peakJSON            `json:"peak"`
 		AttemptNumbers     []uint64            `json:"attempt_numbers"`
 		MalformedHop       uint64              `json:"malformed_hop"`
 		Statuses           map[string]uint64   `json:"statuses"`
@@ -215,15 +219,15 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Requests           map[string]KeyStats `json:"requests,omitempty"`
 		UntrackedClients   uint64              `json:"untracked_clients"`
 		UntrackedRequests  uint64              `json:"untracked_requests"`
-		Series             []window            `json:"series"`
-		Outages            []outage            `json:"outages"`
+		Series             []windowJSON        `json:"series"`
+		Outages            []outageJSON        `json:"outages"`
 		Down               bool                `json:"down"`
 	}{
 		ElapsedMS:          textfmt.Millis(s.Elapsed),
 		WindowMS:           textfmt.Millis(s.Window),
 		Attempts:           s.Attempts,
 		Accepted:           s.Accepted,
-		Peak:               peak{s.Peak, textfmt.Millis(s.PeakAt), textfmt.Millis(s.Window), "sliding window, 1 ms resolution"},
+		Peak:               peakJSON{s.Peak, textfmt.Millis(s.PeakAt), textfmt.Millis(s.Window), "sliding window, 1 ms resolution"},
 		AttemptNumbers:     s.AttemptNumbers,
 		MalformedHop:       s.MalformedHop,
 		Statuses:           make(map[string]uint64, len(s.Statuses)),
@@ -235,8 +239,8 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Requests:           s.Requests,
 		UntrackedClients:   s.UntrackedClients,
 		UntrackedRequests:  s.UntrackedRequests,
-		Series:             make([]window, 0, len(s.Series)),
-		Outages:            make([]outage, 0, len(s.Outages)),
+		Series:             make([]windowJSON, 0, len(s.Series)),
+		Outages:            outagesJSON(s.Outages),
 		Down:               s.Down,
 	}
 	if !s.Started.IsZero() {
@@ -250,20 +254,26 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		v.LogicalRequests += n
 	}
 	for _, w := range s.Series {
-		v.Series = append(v.Series, window{textfmt.Millis(w.Start), w.Attempts, w.Accepted})
+		v.Series = append(v.Series, windowJSON{textfmt.Millis(w.Start), w.Attempts, w.Accepted})
 	}
-	for _, o := range s.Outages {
-		j := outage{StartMS: textfmt.Millis(o.Start), DurationMS: textfmt.Millis(o.Duration), Status: o.Status, Rate: o.Rate, Active: o.Active, Ended: o.Ended}
+	return json.Marshal(v)
+}
+
+// outagesJSON returns the outages as Stats.MarshalJSON writes them.
+func outagesJSON(outages []OutageStatus) []outageJSON {
+	out := make([]outageJSON, 0, len(outages))
+	for _, o := range outages {
+		j := outageJSON{StartMS: textfmt.Millis(o.Start), DurationMS: textfmt.Millis(o.Duration), Status: o.Status, Rate: o.Rate, Active: o.Active, Ended: o.Ended}
 		if o.Recovery.Below > 0 {
-			j.Recovery = &recovery{o.Recovery.Below, textfmt.Millis(o.Recovery.For)}
+			j.Recovery = &recoveryJSON{o.Recovery.Below, textfmt.Millis(o.Recovery.For)}
 		}
 		if o.Ended {
 			end := textfmt.Millis(o.End)
 			j.EndMS = &end
 		}
-		v.Outages = append(v.Outages, j)
+		out = append(out, j)
 	}
-	return json.Marshal(v)
+	return out
 }
 
 // defaultSeries is how many windows /stats returns unless asked.
@@ -278,7 +288,7 @@ func (g *Gateway) serveStats(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "series: want a count of windows", http.StatusBadRequest)
 			return
 		}
-		series = min(n, seriesLen)
+		series = min(n, tally.SeriesLen)
 	}
 	requests := q.Get("requests") == "1" || q.Get("requests") == "true"
 	b, err := json.Marshal(g.statsAt(time.Now(), series, requests))

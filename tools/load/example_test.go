@@ -22,7 +22,10 @@ import (
 // through; the gateway counts on arrival what the callers counted as they
 // sent.
 func ExampleRun() {
-	g := gateway.New(gateway.Config{})
+	g, err := gateway.New(gateway.Config{})
+	if err != nil {
+		panic(err)
+	}
 	ln, err := g.Listen()
 	if err != nil {
 		panic(err)
@@ -58,7 +61,7 @@ func ExampleRun() {
 }
 
 func ExamplePreset() {
-	for _, name := range load.Presets {
+	for _, name := range policyspec.Presets() {
 		p, err := load.Preset(name)
 		if err != nil {
 			panic(err)
@@ -114,7 +117,8 @@ func ExampleWriteTable() {
 // draws from the same stream, whatever the other callers do.
 func ExampleJitterSource() {
 	first := func(seed uint64, caller int) uint64 { return rand.New(load.JitterSource(seed, caller)).Uint64() }
-	fmt.Println("same seed, same caller:", first(7, 2) == first(7, 2))
+	again, other := first(7, 2), first(7, 2)
+	fmt.Println("same seed, same caller:", again == other)
 	fmt.Println("same seed, another caller:", first(7, 2) == first(7, 3))
 	// Output:
 	// same seed, same caller: true

@@ -4,15 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
-	"math"
 	"math/rand/v2"
 	"net/http"
-	"net/url"
-	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,162 +15,9 @@ import (
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/backoff"
 	"github.com/recoil-go/recoil/recoilhttp"
-	"github.com/recoil-go/recoil/tools/gateway"
+	"github.com/recoil-go/recoil/tools/internal/hist"
+	"github.com/recoil-go/recoil/tools/tally"
 )
-
-// Defaults for a Config's zero fields.
-const (
-	// DefaultPause is how long a caller waits before it starts a new
-	// logical request after one that was not accepted.
-	DefaultPause = 100 * time.Millisecond
-	// DefaultMaxRequests bounds the logical requests of a run.
-	DefaultMaxRequests = 10_000
-	// DefaultDuration bounds a run's time.
-	DefaultDuration = time.Minute
-	// DefaultTimeout bounds each logical request, waits included.
-	DefaultTimeout = 30 * time.Second
-	// DefaultProgressEvery is how often Progress is called.
-	DefaultProgressEvery = 250 * time.Millisecond
-)
-
-// Limits of a Config, which Validate enforces: a run within them holds a
-// bounded number of goroutines, connections and latencies in memory.
-const (
-	// MaxCallers is the most closed-loop callers a run may have.
-	MaxCallers = 10_000
-	// MaxRate is the highest open-loop arrival rate, calls per second.
-	MaxRate = 10_000
-	// MaxLogicalRequests is the highest MaxRequests.
-	MaxLogicalRequests = 10_000_000
-	// MaxDuration is the longest Duration, Timeout or Pause.
-	MaxDuration = 24 * time.Hour
-	// MinWindow is the shortest Window; gateway.MaxWindow is the longest.
-	MinWindow = time.Millisecond
-	// MaxBody is the largest request Body, in bytes.
-	MaxBody = 32 << 20
-)
-
-// Config describes a run: who calls, how often, through what policy, and
-// the bounds. Every zero field means its documented default; URL is
-// required.
-//
-// A run makes calls. In a closed loop (Rate zero) Callers callers each
-// make calls one after another; in an open loop calls arrive at Rate per
-// second (exponential gaps drawn from Seed). A call is one logical request
-// — one RoundTrip through a recoilhttp.Transport under Policy, which makes
-// the attempts — or, with UntilAccepted, as many logical requests as it
-// takes to have one accepted, each begun after a pause when the one before
-// was not: callers that each need one payment through, and try again when
-// the retry loop gives up. An until-accepted caller makes one
-// call and is done; so is each open-loop arrival; a closed-loop caller
-// without UntilAccepted goes on until the bounds.
-//
-// The bounds: at most MaxRequests logical requests in all, the run's
-// Duration, each logical request's Timeout.
-//
-// A Config is a plain value; Run does not keep it.
-type Config struct {
-	// URL is where the requests go.
-	URL string
-	// Method is the requests' method; empty means GET, or POST when Body
-	// is set. A request whose method is not idempotent is sent with an
-	// Idempotency-Key (the request id), so the Transport may retry it,
-	// unless NoIdempotencyKey is set.
-	Method string
-	// NoIdempotencyKey sends requests whose method is not idempotent
-	// without an Idempotency-Key and lets the Transport retry them anyway
-	// (recoilhttp.Transport.RetryNonIdempotent), as a retry loop that does
-	// not know about keys does: against a server that performs a side
-	// effect, a retry after a lost answer does it twice.
-	NoIdempotencyKey bool
-	// Body is each request's body.
-	Body []byte
-	// Header is added to each request.
-	Header http.Header
-
-	// Callers is the number of closed-loop callers; zero means 1 when Rate
-	// is zero. Set Callers or Rate, not both.
-	Callers int
-	// Rate is the open-loop arrival rate, calls per second.
-	Rate float64
-	// UntilAccepted makes each job repeat logical requests until one is
-	// accepted.
-	UntilAccepted bool
-	// Pause is the wait before a caller's next logical request after one
-	// that was not accepted; zero means DefaultPause, negative means none.
-	// It is the same every time: a caller's own loop, written plainly.
-	Pause time.Duration
-
-	// MaxRequests bounds the logical requests; zero means
-	// DefaultMaxRequests.
-	MaxRequests int
-	// Duration bounds the run; zero means DefaultDuration. Requests in
-	// progress when it ends are cancelled.
-	Duration time.Duration
-	// Timeout bounds each logical request; zero means DefaultTimeout.
-	Timeout time.Duration
-
-	// Policy is the retry policy; a zero Policy means Preset("default").
-	Policy Policy
-	// Window is the span the peak is counted over; zero means
-	// gateway.DefaultWindow (200 ms).
-	Window time.Duration
-	// Seed seeds the jitter and the open-loop arrivals.
-	Seed uint64
-
-	// Base sends each attempt; nil means an http.Transport of the run's
-	// own, sized for its callers, closed when the run ends.
-	Base http.RoundTripper
-	// ClientHeader and RequestHeader name the headers that carry the
-	// caller's id ("caller-3", "arrival-17") and the logical request's id;
-	// empty means gateway.DefaultClientHeader and
-	// gateway.DefaultRequestHeader.
-	ClientHeader, RequestHeader string
-
-	// Progress, if set, is called every ProgressEvery while the run lasts,
-	// from a goroutine of its own.
-	Progress func(Progress)
-	// ProgressEvery is how often Progress is called; zero means
-	// DefaultProgressEvery.
-	ProgressEvery time.Duration
-}
-
-// Progress is a run's state while it runs: a plain value.
-type Progress struct {
-	Elapsed  time.Duration // since the run began
-	Calls    int64         // calls begun
-	OK       int64         // calls that succeeded
-	Failed   int64         // calls that ended without success
-	Requests int64         // logical requests started
-	Attempts int64         // attempts sent
-	// TransportErrors counts the attempts that got no response (see
-	// Result.TransportErrors).
-	TransportErrors int64
-}
-
-// ErrConfig is matched by the errors Validate and Run return for a Config
-// that is not valid.
-var ErrConfig = errors.New("load: invalid config")
-
-// ConfigError reports a Config field that is not valid. It matches
-// ErrConfig with errors.Is. It is a plain value.
-type ConfigError struct {
-	Field  string // the Config field, e.g. "Callers"
-	Value  any    // the value it held
-	Reason string // what it must be, e.g. "must be at most 10000"
-}
-
-// Error names the field, its value and what it must be.
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("load: Config.%s %v: %s", e.Field, e.Value, e.Reason)
-}
-
-// Is reports whether target is ErrConfig.
-func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
-
-func configErr(field string, v any, format string, args ...any) error {
-	return &ConfigError{Field: field, Value: v, Reason: fmt.Sprintf(format, args...)}
-}
 
 // Stop reasons in Result.Stopped.
 const (
@@ -196,13 +38,13 @@ type run struct {
 	accepted atomic.Int64 // logical requests accepted
 	attempts atomic.Int64
 	capped   atomic.Bool
-	window   *gateway.Window
+	window   *tally.Window
 
 	mu        sync.Mutex
 	calls     int64 // calls begun
 	ok        int64 // calls that succeeded
 	failed    int64 // calls that ended without success
-	latencies []time.Duration
+	latencies hist.Hist
 	stops     map[string]int
 	statuses  map[int]int64
 	transport map[string]int64 // attempts without a response, by TransportErrorKind
@@ -245,7 +87,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r := &run{
 		cfg:       cfg,
 		method:    cfg.Method,
-		window:    gateway.NewWindow(cfg.Window),
+		window:    tally.NewWindow(cfg.Window),
 		stops:     map[string]int{},
 		statuses:  map[int]int64{},
 		transport: map[string]int64{},
@@ -306,143 +148,6 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		res.Stopped = StoppedMaxRequests
 	}
 	return res, nil
-}
-
-var errDuration = errors.New("load: the run's duration is over")
-
-// Validate reports the first field of c that is not valid, in a
-// *ConfigError that names it. Zero fields are valid: they mean their
-// defaults. Validate does not modify c.
-func (c *Config) Validate() error {
-	u, err := url.Parse(c.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return configErr("URL", strconv.Quote(c.URL), "want an http or https URL with a host")
-	}
-	if c.Method != "" {
-		if _, err := http.NewRequest(c.Method, c.URL, nil); err != nil {
-			return configErr("Method", strconv.Quote(c.Method), "not a valid HTTP method")
-		}
-	}
-	switch {
-	case c.Callers < 0:
-		return configErr("Callers", c.Callers, "must not be negative")
-	case c.Callers > MaxCallers:
-		return configErr("Callers", c.Callers, "must be at most %d", MaxCallers)
-	case !(c.Rate >= 0): // also rejects NaN
-		return configErr("Rate", c.Rate, "must not be negative")
-	case c.Rate > MaxRate:
-		return configErr("Rate", c.Rate, "must be at most %d per second", MaxRate)
-	case c.Callers > 0 && c.Rate > 0:
-		return configErr("Rate", c.Rate, "set Callers (closed loop) or Rate (open loop), not both")
-	case c.MaxRequests < 0:
-		return configErr("MaxRequests", c.MaxRequests, "must not be negative")
-	case c.MaxRequests > MaxLogicalRequests:
-		return configErr("MaxRequests", c.MaxRequests, "must be at most %d", MaxLogicalRequests)
-	case c.Duration < 0:
-		return configErr("Duration", c.Duration, "must not be negative")
-	case c.Timeout < 0:
-		return configErr("Timeout", c.Timeout, "must not be negative")
-	case c.Duration > MaxDuration:
-		return configErr("Duration", c.Duration, "must be at most %v", MaxDuration)
-	case c.Timeout > MaxDuration:
-		return configErr("Timeout", c.Timeout, "must be at most %v", MaxDuration)
-	case c.Pause > MaxDuration:
-		return configErr("Pause", c.Pause, "must be at most %v", MaxDuration)
-	case c.Window != 0 && (c.Window < MinWindow || c.Window > gateway.MaxWindow):
-		return configErr("Window", c.Window, "must be between %v and %v", MinWindow, gateway.MaxWindow)
-	case len(c.Body) > MaxBody:
-		return configErr("Body", fmt.Sprintf("of %d bytes", len(c.Body)), "must be at most %d bytes", MaxBody)
-	case c.ProgressEvery < 0:
-		return configErr("ProgressEvery", c.ProgressEvery, "must not be negative")
-	}
-	for name, vs := range c.Header {
-		if !validHeaderName(name) {
-			return configErr("Header", strconv.Quote(name), "not a valid header name")
-		}
-		for _, v := range vs {
-			if !validHeaderValue(v) {
-				return configErr("Header", strconv.Quote(name+": "+v), "a header value may not hold control characters")
-			}
-		}
-	}
-	for _, h := range []struct{ field, name string }{{"ClientHeader", c.ClientHeader}, {"RequestHeader", c.RequestHeader}} {
-		if h.name != "" && !validHeaderName(h.name) {
-			return configErr(h.field, strconv.Quote(h.name), "not a valid header name")
-		}
-	}
-	return nil
-}
-
-// validHeaderName reports whether s is an HTTP field name: a token
-// (RFC 9110, section 5.1).
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// validHeaderValue reports whether s may be sent as a field value: no
-// control characters but tab (RFC 9110, section 5.5).
-func validHeaderValue(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; (c < ' ' && c != '\t') || c == 0x7f {
-			return false
-		}
-	}
-	return true
-}
-
-// normalize fills in the defaults of a valid Config's zero fields.
-func normalize(c *Config) {
-	if c.Callers == 0 && c.Rate == 0 {
-		c.Callers = 1
-	}
-	if c.Method == "" {
-		c.Method = http.MethodGet
-		if len(c.Body) > 0 {
-			c.Method = http.MethodPost
-		}
-	}
-	if c.Pause == 0 {
-		c.Pause = DefaultPause
-	}
-	if c.MaxRequests == 0 {
-		c.MaxRequests = DefaultMaxRequests
-	}
-	if c.Duration == 0 {
-		c.Duration = DefaultDuration
-	}
-	if c.Timeout == 0 {
-		c.Timeout = DefaultTimeout
-	}
-	if c.Policy.Policy == nil && c.Policy.Name == "" {
-		c.Policy, _ = Preset(PresetDefault)
-	}
-	if c.Policy.Policy == nil {
-		c.Policy.Policy = &recoil.Policy{}
-	}
-	if c.Policy.Policy.Rand == nil {
-		c.Policy.Policy.Rand = &lockedRand{r: rand.New(JitterSource(c.Seed, -1))}
-	}
-	if c.ClientHeader == "" {
-		c.ClientHeader = gateway.DefaultClientHeader
-	}
-	if c.RequestHeader == "" {
-		c.RequestHeader = gateway.DefaultRequestHeader
-	}
-	if c.ProgressEvery <= 0 {
-		c.ProgressEvery = DefaultProgressEvery
-	}
 }
 
 // JitterSource returns the random source a run of the given seed draws
@@ -582,10 +287,10 @@ func (r *run) endCall(out outcome, d time.Duration) {
 	case accepted:
 		r.ok++
 		r.lastOK = max(r.lastOK, time.Since(r.start))
-		r.latencies = append(r.latencies, d)
+		r.latencies.Add(d)
 	case failed:
 		r.failed++
-		r.latencies = append(r.latencies, d)
+		r.latencies.Add(d)
 	}
 }
 
@@ -608,7 +313,7 @@ func (r *run) logical(ctx context.Context, client string, seq int64) outcome {
 	id := r.idPrefix + strconv.FormatInt(seq, 10)
 	req.Header.Set(r.cfg.ClientHeader, client)
 	req.Header.Set(r.cfg.RequestHeader, id)
-	if !idempotent(r.method) && !r.cfg.NoIdempotencyKey && req.Header.Get("Idempotency-Key") == "" {
+	if !recoilhttp.IdempotentMethod(r.method) && !r.cfg.NoIdempotencyKey && req.Header.Get("Idempotency-Key") == "" {
 		req.Header.Set("Idempotency-Key", id)
 	}
 	resp, err := r.tr.RoundTrip(req)
@@ -637,145 +342,8 @@ func (r *run) logical(ctx context.Context, client string, seq int64) outcome {
 	return out
 }
 
-func idempotent(m string) bool {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace, http.MethodPut, http.MethodDelete:
-		return true
-	}
-	return false
-}
-
 func (r *run) stop(why string) {
 	r.mu.Lock()
 	r.stops[why]++
 	r.mu.Unlock()
-}
-
-// observe receives the Transport's summary of each logical request, and
-// counts why the ones that failed stopped.
-func (r *run) observe(_ context.Context, s recoilhttp.Summary) {
-	switch s.Reason {
-	case recoil.ReasonNone:
-	case recoil.ReasonCanceled:
-		// The logical request's own timeout ran out during an attempt or
-		// a wait; the run's end or its caller's cancellation cut it off
-		// (a call left unfinished, not a failure).
-		if errors.Is(s.Err, context.DeadlineExceeded) {
-			r.stop("timeout")
-		}
-	default:
-		r.stop(s.Reason.String())
-	}
-}
-
-// counting sends each attempt and counts it, on the client side: when it
-// left and what came back.
-type counting struct {
-	base http.RoundTripper
-	r    *run
-}
-
-func (c counting) RoundTrip(req *http.Request) (*http.Response, error) {
-	c.r.attempts.Add(1)
-	c.r.window.Add()
-	resp, err := c.base.RoundTrip(req)
-	status := 0
-	if err == nil {
-		status = resp.StatusCode
-	}
-	c.r.mu.Lock()
-	c.r.statuses[status]++
-	c.r.mu.Unlock()
-	if err != nil {
-		c.r.transportError(req, err)
-	}
-	return resp, err
-}
-
-// transportError counts an attempt that got err instead of a response,
-// unless the run's end cut it off (its context, or its duration).
-func (r *run) transportError(req *http.Request, err error) {
-	kind := TransportErrorKind(err)
-	if kind == TransportCanceled || errors.Is(context.Cause(req.Context()), errDuration) {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.transport[kind]++
-	if r.firstErr == "" {
-		r.firstErr = err.Error()
-	}
-}
-
-func (r *run) report(stop <-chan struct{}) {
-	t := time.NewTicker(r.cfg.ProgressEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-			r.mu.Lock()
-			p := Progress{Elapsed: time.Since(r.start), Calls: r.calls, OK: r.ok, Failed: r.failed,
-				Requests: r.started.Load(), Attempts: r.attempts.Load()}
-			for _, n := range r.transport {
-				p.TransportErrors += n
-			}
-			r.mu.Unlock()
-			r.cfg.Progress(p)
-		}
-	}
-}
-
-func (r *run) result(elapsed time.Duration) *Result {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	res := &Result{
-		Policy:              r.cfg.Policy.Name,
-		URL:                 r.cfg.URL,
-		Callers:             r.cfg.Callers,
-		Rate:                r.cfg.Rate,
-		UntilAccepted:       r.cfg.UntilAccepted,
-		NoIdempotencyKey:    r.cfg.NoIdempotencyKey && !idempotent(r.method),
-		Seed:                r.cfg.Seed,
-		Calls:               r.calls,
-		OK:                  r.ok,
-		Failed:              r.failed,
-		Unfinished:          r.calls - r.ok - r.failed,
-		Requests:            r.started.Load(),
-		Accepted:            r.accepted.Load(),
-		Attempts:            r.attempts.Load(),
-		Stops:               r.stops,
-		Statuses:            r.statuses,
-		TransportErrors:     r.transport,
-		FirstTransportError: r.firstErr,
-		Window:              r.window.Span(),
-		Elapsed:             elapsed,
-	}
-	if r.cfg.Rate > 0 {
-		res.Callers = 0
-	}
-	if r.cfg.UntilAccepted {
-		res.Resubmitted = res.Requests - (res.Calls - res.Unfinished)
-	}
-	res.Peak, res.PeakAt = r.window.Peak()
-	res.AllOK = res.Calls > 0 && res.OK == res.Calls
-	if res.AllOK {
-		res.AllOKAt = r.lastOK
-	}
-	res.Latency = percentiles(r.latencies)
-	return res
-}
-
-// percentiles returns the nearest-rank percentiles of d (sorting it).
-func percentiles(d []time.Duration) Percentiles {
-	if len(d) == 0 {
-		return Percentiles{}
-	}
-	slices.Sort(d)
-	at := func(p float64) time.Duration {
-		i := int(math.Ceil(p*float64(len(d)))) - 1
-		return d[min(max(i, 0), len(d)-1)]
-	}
-	return Percentiles{Count: len(d), P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: d[len(d)-1]}
 }

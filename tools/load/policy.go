@@ -32,8 +32,9 @@ type Policy struct {
 	// own (the recoil default).
 	Policy *recoil.Policy
 	// Hop is the hop protocol's budget for each logical request's call
-	// tree (recoilhttp.Transport.EdgeBudget); zero means the policy's own
-	// retries, so sending the headers never limits what the policy allows.
+	// tree (recoilhttp.Transport.EdgeBudget, hop.EdgeBudget); zero means the
+	// policy's own retries, so sending the headers never limits what the
+	// policy allows.
 	Hop int
 	// IdleTimeout fails a response body that delivers nothing for this
 	// long (for a stream, no content event); zero means none.
@@ -41,7 +42,7 @@ type Policy struct {
 }
 
 // Preset names, for Preset: the policy language's presets (see package
-// policyspec for what each is).
+// policyspec for what each is; policyspec.Presets lists them).
 const (
 	PresetImmediate   = policyspec.PresetImmediate
 	PresetWrapper     = policyspec.PresetWrapper
@@ -50,14 +51,9 @@ const (
 	PresetDefault     = policyspec.PresetDefault
 )
 
-// Presets lists the preset names, in the order of the table they are
-// usually compared in.
-var Presets = policyspec.Presets()
-
-// ErrUnknownPreset is returned by Preset for a name not in Presets.
-var ErrUnknownPreset = policyspec.ErrUnknownPreset
-
-// Preset returns the named preset policy, with fresh state.
+// Preset returns the named preset policy, with fresh state, or an error
+// that matches policyspec.ErrUnknownPreset for a name that is not one of
+// policyspec.Presets.
 func Preset(name string) (Policy, error) {
 	s, err := policyspec.Preset(name)
 	if err != nil {
@@ -81,21 +77,13 @@ func NewPolicy(s *policyspec.Spec) (Policy, error) {
 // base under p, with the hop protocol's headers on, so that a receiving
 // gateway can count attempts by number.
 func (p Policy) Transport(base http.RoundTripper) *recoilhttp.Transport {
-	t := &recoilhttp.Transport{
+	return &recoilhttp.Transport{
 		Base:        base,
 		Policy:      p.Policy,
 		IdleTimeout: p.IdleTimeout,
 		Hop:         true,
+		EdgeBudget:  p.Hop,
 	}
-	switch {
-	case p.Hop > 0:
-		t.EdgeBudget = p.Hop
-	case t.Policy != nil:
-		// The hop budget for the call tree is the policy's own retries, so
-		// sending the headers never limits what the policy allows.
-		t.EdgeBudget = max(t.Policy.MaxAttempts, recoil.DefaultMaxAttempts) - 1
-	}
-	return t
 }
 
 // LoadPolicy reads and parses the policy file at path (see ParsePolicy);

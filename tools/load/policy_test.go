@@ -14,6 +14,7 @@ import (
 	"github.com/recoil-go/recoil/backoff"
 	"github.com/recoil-go/recoil/breaker"
 	"github.com/recoil-go/recoil/budget"
+	"github.com/recoil-go/recoil/hop"
 	"github.com/recoil-go/recoil/recoilhttp"
 	"github.com/recoil-go/recoil/tools/policyspec"
 )
@@ -34,8 +35,8 @@ func TestPresets(t *testing.T) {
 		{PresetFullJitter, 8, backoff.FullJitter{Base: 60 * time.Millisecond, Max: 10 * time.Second}, false, true, false, 7},
 		{PresetDefault, 0, nil, false, false, true, 2},
 	}
-	if len(tests) != len(Presets) {
-		t.Errorf("%d presets tested, %d listed", len(tests), len(Presets))
+	if len(tests) != len(policyspec.Presets()) {
+		t.Errorf("%d presets tested, %d listed", len(tests), len(policyspec.Presets()))
 	}
 	for _, tt := range tests {
 		p, err := Preset(tt.name)
@@ -52,13 +53,15 @@ func TestPresets(t *testing.T) {
 		if q.Policy == rp {
 			t.Errorf("Preset(%q) returned the same *recoil.Policy twice", tt.name)
 		}
+		// The edge budget is the Transport's rule (hop.EdgeBudget): the
+		// policy's own retries unless the spec sets one.
 		tr := p.Transport(http.DefaultTransport)
-		if !tr.Hop || tr.EdgeBudget != tt.edge || tr.Classify != nil {
-			t.Errorf("Preset(%q).Transport: hop %v, edge budget %d (want %d), HTTP classify set %v", tt.name, tr.Hop, tr.EdgeBudget, tt.edge, tr.Classify != nil)
+		if edge := hop.EdgeBudget(tr.EdgeBudget, tr.Policy.MaxRetries()); !tr.Hop || edge != tt.edge || tr.Classify != nil {
+			t.Errorf("Preset(%q).Transport: hop %v, edge budget %d (want %d), HTTP classify set %v", tt.name, tr.Hop, edge, tt.edge, tr.Classify != nil)
 		}
 	}
-	if _, err := Preset("hurried"); !errors.Is(err, ErrUnknownPreset) {
-		t.Errorf("Preset(hurried) = %v, want ErrUnknownPreset", err)
+	if _, err := Preset("hurried"); !errors.Is(err, policyspec.ErrUnknownPreset) {
+		t.Errorf("Preset(hurried) = %v, want policyspec.ErrUnknownPreset", err)
 	}
 	if _, err := Preset("hurried"); err == nil || !strings.HasPrefix(err.Error(), `load: unknown preset "hurried" (want one of immediate, wrapper,`) {
 		t.Errorf("Preset(hurried) = %v, want it to name the presets", err)

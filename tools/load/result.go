@@ -12,6 +12,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/recoil-go/recoil/recoilhttp"
+	"github.com/recoil-go/recoil/tools/internal/hist"
 	"github.com/recoil-go/recoil/tools/internal/textfmt"
 )
 
@@ -70,7 +72,7 @@ type Result struct {
 	// Window is the span the peak is counted over.
 	Window time.Duration
 	// Peak is the most attempts sent within any span of Window (sliding,
-	// 1 ms resolution; gateway.Window), and PeakAt when the first such
+	// 1 ms resolution; tally.Window), and PeakAt when the first such
 	// span began, since the first attempt.
 	Peak   int64
 	PeakAt time.Duration
@@ -93,7 +95,9 @@ type Result struct {
 }
 
 // Percentiles are nearest-rank percentiles of a set of durations, and
-// their count.
+// their count. The percentiles are read from a log-linear histogram, so a
+// run holds its latencies in fixed memory: each is within 0.8 % of the
+// true value; the count and the maximum are exact.
 type Percentiles struct {
 	Count              int
 	P50, P90, P99, Max time.Duration
@@ -321,4 +325,69 @@ func byCount(m map[string]int64) string {
 		parts[i] = fmt.Sprintf("%s ×%d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+func (r *run) report(stop <-chan struct{}) {
+	t := time.NewTicker(r.cfg.ProgressEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			r.mu.Lock()
+			p := Progress{Elapsed: time.Since(r.start), Calls: r.calls, OK: r.ok, Failed: r.failed,
+				Requests: r.started.Load(), Attempts: r.attempts.Load()}
+			for _, n := range r.transport {
+				p.TransportErrors += n
+			}
+			r.mu.Unlock()
+			r.cfg.Progress(p)
+		}
+	}
+}
+
+func (r *run) result(elapsed time.Duration) *Result {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	res := &Result{
+		Policy:              r.cfg.Policy.Name,
+		URL:                 r.cfg.URL,
+		Callers:             r.cfg.Callers,
+		Rate:                r.cfg.Rate,
+		UntilAccepted:       r.cfg.UntilAccepted,
+		NoIdempotencyKey:    r.cfg.NoIdempotencyKey && !recoilhttp.IdempotentMethod(r.method),
+		Seed:                r.cfg.Seed,
+		Calls:               r.calls,
+		OK:                  r.ok,
+		Failed:              r.failed,
+		Unfinished:          r.calls - r.ok - r.failed,
+		Requests:            r.started.Load(),
+		Accepted:            r.accepted.Load(),
+		Attempts:            r.attempts.Load(),
+		Stops:               r.stops,
+		Statuses:            r.statuses,
+		TransportErrors:     r.transport,
+		FirstTransportError: r.firstErr,
+		Window:              r.window.Span(),
+		Elapsed:             elapsed,
+	}
+	if r.cfg.Rate > 0 {
+		res.Callers = 0
+	}
+	if r.cfg.UntilAccepted {
+		res.Resubmitted = res.Requests - (res.Calls - res.Unfinished)
+	}
+	res.Peak, res.PeakAt = r.window.Peak()
+	res.AllOK = res.Calls > 0 && res.OK == res.Calls
+	if res.AllOK {
+		res.AllOKAt = r.lastOK
+	}
+	res.Latency = percentiles(&r.latencies)
+	return res
+}
+
+// percentiles summarises the durations h counted.
+func percentiles(h *hist.Hist) Percentiles {
+	return Percentiles{Count: int(h.Count()), P50: h.Quantile(0.50), P90: h.Quantile(0.90), P99: h.Quantile(0.99), Max: h.Max()}
 }

@@ -30,7 +30,7 @@ type Pos = strictyaml.Pos
 // limiter state, so one Spec can serve every caller of a simulation or
 // every run of a load test.
 //
-// The zero Spec is recoil's default policy (recoil.Default's settings):
+// The zero Spec is recoil's default policy (recoil.Default()'s settings):
 // every zero field means the default recoil.Policy documents. Decode and
 // Parse read a Spec from YAML; the field tags are its spelling there. A
 // Spec is a plain value: safe to read from several goroutines, not to
@@ -42,11 +42,11 @@ type Spec struct {
 	// recoil.DefaultMaxAttempts (3), 1 turns retrying off.
 	MaxAttempts int `yaml:"max_attempts" json:"max_attempts,omitempty"`
 	// Backoff is the schedule after a transient failure; nil means
-	// recoil.DefaultBackoff (full jitter from 100 ms to 20 s).
+	// recoil.DefaultBackoff() (full jitter from 100 ms to 20 s).
 	Backoff *Backoff `yaml:"backoff" json:"backoff,omitempty"`
 	// OverloadBackoff is the schedule after an overloaded or throttled
 	// failure that came without a server-directed wait; nil means
-	// recoil.DefaultOverloadBackoff (full jitter from 1 s to 20 s) — not
+	// recoil.DefaultOverloadBackoff() (full jitter from 1 s to 20 s) — not
 	// Backoff.
 	OverloadBackoff *Backoff `yaml:"overload_backoff" json:"overload_backoff,omitempty"`
 	// MaxServerWait is the longest server-directed wait (Retry-After)

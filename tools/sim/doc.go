@@ -13,7 +13,7 @@
 //	if err != nil {
 //		return err
 //	}
-//	res.WriteText(os.Stdout) // or WriteJSON, WriteCSV (the time series), WriteChart
+//	res.WriteText(os.Stdout) // or WriteJSON, WriteCSV (the time series)
 //
 // The command "recoil sim" does the same from the shell, with the built-in
 // scenarios (package scenarios) available by name:

@@ -98,8 +98,8 @@ func (p *policy) build(rp *recoil.Policy, rnd *rand.Rand) {
 		rp.AttemptTimeout = p.attemptTimeout
 	}
 	if p.brooker {
-		rp.Backoff = brookerSchedule{cmp.Or[backoff.Schedule](rp.Backoff, recoil.DefaultBackoff)}
-		rp.OverloadBackoff = brookerSchedule{cmp.Or[backoff.Schedule](rp.OverloadBackoff, recoil.DefaultOverloadBackoff)}
+		rp.Backoff = brookerSchedule{cmp.Or[backoff.Schedule](rp.Backoff, recoil.DefaultBackoff())}
+		rp.OverloadBackoff = brookerSchedule{cmp.Or[backoff.Schedule](rp.OverloadBackoff, recoil.DefaultOverloadBackoff())}
 	}
 }
 

@@ -164,25 +164,6 @@ func (h *times) Pop() any {
 	return x
 }
 
-func TestHistQuantiles(t *testing.T) {
-	var h hist
-	for v := int64(1); v <= 100_000; v++ {
-		h.add(v * 1000) // 1µs … 100ms
-	}
-	for _, q := range []float64{0.5, 0.9, 0.99} {
-		got, want := float64(h.quantile(q)), q*100_000*1000
-		if got < want*0.99 || got > want*1.01 {
-			t.Errorf("quantile(%v) = %v, want %v ± 1%%", q, got, want)
-		}
-	}
-	if got, want := h.quantile(1), int64(100_000*1000); int64(got) != want {
-		t.Errorf("quantile(1) = %v, want the maximum %v", got, want)
-	}
-	if got, want := h.mean(), 50_000_500*1.0; float64(got) != want {
-		t.Errorf("mean = %v, want %v", float64(got), want)
-	}
-}
-
 // TestQueueTiesLastInFirstOut pins the tie order in a form that does not
 // depend on how the queue is built: of the events of one time, the one
 // pushed last comes out first. (Events of one time always sit in one

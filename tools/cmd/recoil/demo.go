@@ -105,6 +105,13 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if cfg.Progress != nil {
 		fmt.Fprintf(stderr, "\r%-60s\r", "")
 	}
+	return writeDemo(ctx, rep, err, len(ns)*len(demoPolicies), *asJSON, out, format, *chart, stdout, stderr)
+}
+
+// writeDemo writes the report of a demo of total rows that ended with
+// err: the table or JSON, then the chart to out (named path), unless ctx
+// ended first.
+func writeDemo(ctx context.Context, rep *demo.Report, err error, total int, asJSON bool, out *output, format, path string, stdout, stderr io.Writer) error {
 	interrupted := ctx.Err() != nil
 	if err != nil && !interrupted {
 		return err
@@ -112,15 +119,14 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if rep == nil {
 		rep = &demo.Report{}
 	}
-	total := len(ns) * len(demoPolicies)
-	if interrupted && !*asJSON {
+	if interrupted && !asJSON {
 		if len(rep.Rows) == 0 {
 			fmt.Fprintf(stdout, "INTERRUPTED before the first of %d rows was measured: nothing to show.\n", total)
 			return fmt.Errorf("%w before the first row was measured", errInterrupted)
 		}
 		fmt.Fprintf(stdout, "INTERRUPTED: %d of %d rows measured; the table shows those.\n\n", len(rep.Rows), total)
 	}
-	if *asJSON {
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(rep)
@@ -141,7 +147,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if out != nil {
-		fmt.Fprintf(stderr, "chart written to %s\n", *chart)
+		fmt.Fprintf(stderr, "chart written to %s\n", path)
 	}
 	return nil
 }

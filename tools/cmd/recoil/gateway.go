@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/recoil-go/recoil/tools/gateway"
+	"github.com/recoil-go/recoil/tools/tally"
 )
 
 func init() {
@@ -152,7 +153,7 @@ func (g *gatewayFlags) define(fs *flags) {
 	fs.StringVar(&g.addr, "addr", gateway.DefaultAddr, "address to listen on; loopback unless -allow-remote")
 	fs.BoolVar(&g.allowRemote, "allow-remote", false, "allow -addr to bind beyond loopback")
 	fs.StringVar(&g.timeline, "timeline", "", "YAML timeline `file` (gateway.ParseTimeline); flags given override its fields")
-	fs.DurationVar(&g.window, "window", gateway.DefaultWindow, fmt.Sprintf("span the peak is counted over, 1ms to %v", gateway.MaxWindow))
+	fs.DurationVar(&g.window, "window", tally.DefaultWindow, fmt.Sprintf("span the peak is counted over, 1ms to %v", tally.MaxWindow))
 	fs.Uint64Var(&g.seed, "seed", 0, "seed for the random faults")
 	fs.Var(&g.outages, "outage", "an outage `START+DURATION[:STATUS]` counted from the first attempt (e.g. 0s+700ms:503); repeatable")
 	fs.IntVar(&g.recoverBelow, "recover-below", 0, "each -outage lasts, past its duration, until attempts per window stay below `N` (default: a fixed length)")
@@ -170,8 +171,8 @@ func (g *gatewayFlags) define(fs *flags) {
 	fs.IntVar(&g.stallAfter, "stall-after", 0, "events a stalling stream sends before it stalls (with -stall-rate)")
 	fs.DurationVar(&g.stallFor, "stall-for", 0, "how long a stall lasts (default: until the client goes away; with -stall-rate)")
 	fs.DurationVar(&g.stallPing, "stall-ping", 0, "send an SSE ping this often during a stall (default: none; with -stall-rate)")
-	fs.StringVar(&g.clientHeader, "client-header", gateway.DefaultClientHeader, "header that names the client")
-	fs.StringVar(&g.requestHeader, "request-header", gateway.DefaultRequestHeader, "header that names the logical request")
+	fs.StringVar(&g.clientHeader, "client-header", tally.DefaultClientHeader, "header that names the client")
+	fs.StringVar(&g.requestHeader, "request-header", tally.DefaultRequestHeader, "header that names the logical request")
 	fs.StringVar(&g.chargePath, "charge-path", gateway.DefaultChargePath, "`path` of the charge route, whose success makes a counted charge (a side effect)")
 	fs.Float64Var(&g.chargeDropRate, "charge-drop-rate", 0, "fraction, 0 to 1, of charges whose connection is dropped after the charge, before the answer")
 	fs.BoolVar(&g.chargeIdempotency, "charge-idempotency", false, "honour Idempotency-Key on the charge route (package idempotency, a memory store): a retry under the same key is replayed, not charged")
@@ -290,7 +291,7 @@ func (g *gatewayFlags) check(fs *flags) error {
 		return nil
 	}
 	if err := fs.noZero(map[string]string{
-		"window":        fmt.Sprintf("must be 1ms to %v", gateway.MaxWindow),
+		"window":        fmt.Sprintf("must be 1ms to %v", tally.MaxWindow),
 		"fail-status":   "must be 400 to 599",
 		"stream-events": fmt.Sprintf("must be 1 to %d", gateway.MaxStreamEvents),
 	}); err != nil {
@@ -338,7 +339,10 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	if g.bare {
-		gw := gateway.New(gateway.Config{Addr: g.addr, AllowRemote: g.allowRemote})
+		gw, err := gateway.New(gateway.Config{Addr: g.addr, AllowRemote: g.allowRemote})
+		if err != nil {
+			return err
+		}
 		ln, err := listen(gw)
 		if err != nil {
 			return err
@@ -357,7 +361,10 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 
-	gw := gateway.New(cfg)
+	gw, err := gateway.New(cfg)
+	if err != nil {
+		return err
+	}
 	ln, err := listen(gw)
 	if err != nil {
 		return err

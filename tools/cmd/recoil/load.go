@@ -19,6 +19,8 @@ import (
 	"github.com/recoil-go/recoil/recoilprom"
 	"github.com/recoil-go/recoil/tools/gateway"
 	"github.com/recoil-go/recoil/tools/load"
+	"github.com/recoil-go/recoil/tools/policyspec"
+	"github.com/recoil-go/recoil/tools/tally"
 )
 
 func init() {
@@ -86,95 +88,125 @@ var loadFields = map[string]string{
 }
 
 func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("load", stdout, loadHelp)
-	target := fs.String("url", "", "the `URL` to drive (required), e.g. http://127.0.0.1:8080/v1/messages")
-	callers := fs.Int("callers", 0, fmt.Sprintf("closed-loop callers, 1 to %d (default 1 unless -rate)", load.MaxCallers))
-	rate := fs.Float64("rate", 0, fmt.Sprintf("open-loop arrivals per second, more than 0 and at most %d, instead of -callers", load.MaxRate))
-	policy := fs.String("policy", load.PresetDefault, "retry policy preset: "+strings.Join(load.Presets, ", "))
-	policyFile := fs.String("policy-file", "", "YAML policy `file` (load.ParsePolicy), instead of -policy")
-	until := fs.Bool("until-accepted", false, "each caller repeats logical requests, after -pause, until one is accepted")
-	pause := fs.Duration("pause", load.DefaultPause, "a caller's pause before its next logical request after one not accepted (0: none)")
-	requests := fs.Int("requests", load.DefaultMaxRequests, fmt.Sprintf("at most this many logical requests, 1 to %d", load.MaxLogicalRequests))
-	duration := fs.Duration("duration", load.DefaultDuration, fmt.Sprintf("at most this long, up to %v", load.MaxDuration))
-	timeout := fs.Duration("timeout", load.DefaultTimeout, fmt.Sprintf("deadline of each logical request, waits included, up to %v", load.MaxDuration))
-	method := fs.String("method", "", "request method (default GET, or POST with a body)")
-	body := fs.String("body", "", "request body")
-	bodyFile := fs.String("body-file", "", fmt.Sprintf("read the request body from `file` (at most %d MiB)", load.MaxBody>>20))
-	header := headerFlags{}
-	fs.Var(header, "header", "a request header `Name: value`; repeatable")
-	window := fs.Duration("window", gateway.DefaultWindow, fmt.Sprintf("span the peak is counted over, %v to %v", load.MinWindow, gateway.MaxWindow))
-	seed := fs.Uint64("seed", 1, "seed for jitter and arrivals")
-	asJSON := fs.Bool("json", false, "write the result as JSON")
-	gwStats := fs.Bool("gateway-stats", false, "after the run, read what a recoil gateway at the URL's host counted (GET /stats) and report it beside the callers' counts")
-	metricsAddr := fs.String("metrics-addr", "", "while the run lasts, serve Prometheus metrics of the callers' retries (recoil_attempts_total, recoil_stops_total, …) at http://`host:port`/metrics")
-	keys := fs.Bool("idempotency-keys", true, "send each POST with an Idempotency-Key, the same on every attempt; =false sends none and retries POSTs anyway, as a retry loop unaware of keys does")
+	fs, o := newLoadFlags(stdout)
 	if err := fs.parse(args); err != nil {
 		return err
 	}
-	if err := checkLoadFlags(fs, *target, *pause); err != nil {
+	if err := checkLoadFlags(fs, *o.target, *o.pause); err != nil {
 		return err
 	}
-	var p load.Policy
-	var err error
-	if *policyFile != "" {
-		if p, err = load.LoadPolicy(*policyFile); err != nil {
-			return usagef("-policy-file %s: %v", *policyFile, err)
-		}
-	} else if p, err = load.Preset(*policy); err != nil {
-		return usagef("-policy %s: %v", *policy, err)
+	cfg, err := o.config()
+	if err != nil {
+		return err
 	}
-	b := []byte(*body)
-	if *bodyFile != "" {
-		if b, err = readBody(*bodyFile); err != nil {
-			return err
-		}
-	}
-	cfg := load.Config{
-		URL: *target, Method: *method, Body: b, Header: http.Header(header),
-		Callers: *callers, Rate: *rate, UntilAccepted: *until, Pause: *pause,
-		MaxRequests: *requests, Duration: *duration, Timeout: *timeout,
-		Policy: p, Window: *window, Seed: *seed, NoIdempotencyKey: !*keys,
-	}
-	if *pause == 0 {
-		cfg.Pause = -1 // no pause asked for
-	}
-	if err := cfg.Validate(); err != nil {
-		var ce *load.ConfigError
-		if errors.As(err, &ce) && loadFields[ce.Field] != "" {
-			return usagef("-%s %v: %s", loadFields[ce.Field], ce.Value, ce.Reason)
-		}
-		return usagef("%v", err)
-	}
-
-	if *gwStats {
-		// A recoil gateway answers GET / with its live page and counts
-		// nothing there: a run at it would measure the page.
-		if u, uerr := url.Parse(*target); uerr == nil && (u.Path == "" || u.Path == "/") &&
-			(cfg.Method == "" || cfg.Method == http.MethodGet || cfg.Method == http.MethodHead) && len(b) == 0 {
-			return usagef("-url %s: a recoil gateway serves its live page at /, which it does not count as an attempt; send the attempts to another path, such as %s",
-				*target, strings.TrimSuffix(*target, "/")+"/v1/charges")
-		}
-	}
-
-	if *metricsAddr != "" {
-		stop, err := serveLoadMetrics(*metricsAddr, p, stderr)
+	if *o.metricsAddr != "" {
+		stop, err := serveLoadMetrics(*o.metricsAddr, cfg.Policy, stderr)
 		if err != nil {
 			return err
 		}
 		defer stop()
 	}
-
 	if terminal(stderr) {
 		cfg.Progress = func(p load.Progress) {
 			fmt.Fprintf(stderr, "\r%6.1fs  calls %d  ok %d  failed %d  logical requests %d  attempts %d  no response %d ",
 				p.Elapsed.Seconds(), p.Calls, p.OK, p.Failed, p.Requests, p.Attempts, p.TransportErrors)
 		}
 	}
+	return o.run(ctx, cfg, stdout, stderr)
+}
+
+// loadOptions are recoil load's flags.
+type loadOptions struct {
+	target, policy, policyFile, method, body, bodyFile, metricsAddr *string
+	callers, requests                                               *int
+	rate                                                            *float64
+	until, asJSON, gwStats, keys                                    *bool
+	pause, duration, timeout, window                                *time.Duration
+	seed                                                            *uint64
+	header                                                          headerFlags
+}
+
+// newLoadFlags defines recoil load's flags.
+func newLoadFlags(stdout io.Writer) (*flags, *loadOptions) {
+	fs := newFlags("load", stdout, loadHelp)
+	o := &loadOptions{header: headerFlags{}}
+	o.target = fs.String("url", "", "the `URL` to drive (required), e.g. http://127.0.0.1:8080/v1/messages")
+	o.callers = fs.Int("callers", 0, fmt.Sprintf("closed-loop callers, 1 to %d (default 1 unless -rate)", load.MaxCallers))
+	o.rate = fs.Float64("rate", 0, fmt.Sprintf("open-loop arrivals per second, more than 0 and at most %d, instead of -callers", load.MaxRate))
+	o.policy = fs.String("policy", load.PresetDefault, "retry policy preset: "+strings.Join(policyspec.Presets(), ", "))
+	o.policyFile = fs.String("policy-file", "", "YAML policy `file` (load.ParsePolicy), instead of -policy")
+	o.until = fs.Bool("until-accepted", false, "each caller repeats logical requests, after -pause, until one is accepted")
+	o.pause = fs.Duration("pause", load.DefaultPause, "a caller's pause before its next logical request after one not accepted (0: none)")
+	o.requests = fs.Int("requests", load.DefaultMaxRequests, fmt.Sprintf("at most this many logical requests, 1 to %d", load.MaxLogicalRequests))
+	o.duration = fs.Duration("duration", load.DefaultDuration, fmt.Sprintf("at most this long, up to %v", load.MaxDuration))
+	o.timeout = fs.Duration("timeout", load.DefaultTimeout, fmt.Sprintf("deadline of each logical request, waits included, up to %v", load.MaxDuration))
+	o.method = fs.String("method", "", "request method (default GET, or POST with a body)")
+	o.body = fs.String("body", "", "request body")
+	o.bodyFile = fs.String("body-file", "", fmt.Sprintf("read the request body from `file` (at most %d MiB)", load.MaxBody>>20))
+	fs.Var(o.header, "header", "a request header `Name: value`; repeatable")
+	o.window = fs.Duration("window", tally.DefaultWindow, fmt.Sprintf("span the peak is counted over, %v to %v", tally.MinWindow, tally.MaxWindow))
+	o.seed = fs.Uint64("seed", 1, "seed for jitter and arrivals")
+	o.asJSON = fs.Bool("json", false, "write the result as JSON")
+	o.gwStats = fs.Bool("gateway-stats", false, "after the run, read what a recoil gateway at the URL's host counted (GET /stats) and report it beside the callers' counts")
+	o.metricsAddr = fs.String("metrics-addr", "", "while the run lasts, serve Prometheus metrics of the callers' retries (recoil_attempts_total, recoil_stops_total, …) at http://`host:port`/metrics")
+	o.keys = fs.Bool("idempotency-keys", true, "send each POST with an Idempotency-Key, the same on every attempt; =false sends none and retries POSTs anyway, as a retry loop unaware of keys does")
+	return fs, o
+}
+
+// config returns the run the flags ask for, validated: a usage error names
+// the flag at fault.
+func (o *loadOptions) config() (load.Config, error) {
+	var p load.Policy
+	var err error
+	if *o.policyFile != "" {
+		if p, err = load.LoadPolicy(*o.policyFile); err != nil {
+			return load.Config{}, usagef("-policy-file %s: %v", *o.policyFile, err)
+		}
+	} else if p, err = load.Preset(*o.policy); err != nil {
+		return load.Config{}, usagef("-policy %s: %v", *o.policy, err)
+	}
+	b := []byte(*o.body)
+	if *o.bodyFile != "" {
+		if b, err = readBody(*o.bodyFile); err != nil {
+			return load.Config{}, err
+		}
+	}
+	cfg := load.Config{
+		URL: *o.target, Method: *o.method, Body: b, Header: http.Header(o.header),
+		Callers: *o.callers, Rate: *o.rate, UntilAccepted: *o.until, Pause: *o.pause,
+		MaxRequests: *o.requests, Duration: *o.duration, Timeout: *o.timeout,
+		Policy: p, Window: *o.window, Seed: *o.seed, NoIdempotencyKey: !*o.keys,
+	}
+	if *o.pause == 0 {
+		cfg.Pause = -1 // no pause asked for
+	}
+	if err := cfg.Validate(); err != nil {
+		var ce *load.ConfigError
+		if errors.As(err, &ce) && loadFields[ce.Field] != "" {
+			return load.Config{}, usagef("-%s %v: %s", loadFields[ce.Field], ce.Value, ce.Reason)
+		}
+		return load.Config{}, usagef("%v", err)
+	}
+	if *o.gwStats {
+		// A recoil gateway answers GET / with its live page and counts
+		// nothing there: a run at it would measure the page.
+		if u, uerr := url.Parse(*o.target); uerr == nil && (u.Path == "" || u.Path == "/") &&
+			(cfg.Method == "" || cfg.Method == http.MethodGet || cfg.Method == http.MethodHead) && len(b) == 0 {
+			return load.Config{}, usagef("-url %s: a recoil gateway serves its live page at /, which it does not count as an attempt; send the attempts to another path, such as %s",
+				*o.target, strings.TrimSuffix(*o.target, "/")+"/v1/charges")
+		}
+	}
+	return cfg, nil
+}
+
+// run runs cfg, with what the gateway counted if -gateway-stats, and
+// writes the result.
+func (o *loadOptions) run(ctx context.Context, cfg load.Config, stdout, stderr io.Writer) error {
 	var before json.RawMessage
-	if *gwStats {
+	if *o.gwStats {
 		// What the gateway had counted before, so that its charges can be
 		// told per run; a gateway that cannot be read yet is read after.
-		before, _ = gatewayStats(ctx, *target, time.Second)
+		before, _ = gatewayStats(ctx, *o.target, time.Second)
 	}
 	res, err := load.Run(ctx, cfg)
 	if cfg.Progress != nil {
@@ -185,17 +217,17 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	var counted json.RawMessage
-	if *gwStats {
+	if *o.gwStats {
 		wait := 5 * time.Second
 		if interrupted {
 			wait = 500 * time.Millisecond // still within a second of the interrupt
 		}
 		var serr error
-		if counted, serr = gatewayStats(ctx, *target, wait); serr != nil {
+		if counted, serr = gatewayStats(ctx, *o.target, wait); serr != nil {
 			fmt.Fprintf(stderr, "recoil load: -gateway-stats: %v\n", serr)
 		}
 	}
-	if err := writeLoad(stdout, res, counted, chargesDuring(before, counted), *asJSON, interrupted); err != nil {
+	if err := writeLoad(stdout, res, counted, chargesDuring(before, counted), *o.asJSON, interrupted); err != nil {
 		return err
 	}
 	switch {
@@ -250,7 +282,7 @@ func checkLoadFlags(fs *flags, target string, pause time.Duration) error {
 		"requests": fmt.Sprintf("must be 1 to %d", load.MaxLogicalRequests),
 		"duration": fmt.Sprintf("must be more than 0s and at most %v", load.MaxDuration),
 		"timeout":  fmt.Sprintf("must be more than 0s and at most %v", load.MaxDuration),
-		"window":   fmt.Sprintf("must be %v to %v", load.MinWindow, gateway.MaxWindow),
+		"window":   fmt.Sprintf("must be %v to %v", tally.MinWindow, tally.MaxWindow),
 	}); err != nil {
 		return err
 	}

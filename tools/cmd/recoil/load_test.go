@@ -23,7 +23,10 @@ import (
 // loadGateway serves a gateway for the test and returns its URL.
 func loadGateway(t *testing.T, cfg gateway.Config) (*gateway.Gateway, string) {
 	t.Helper()
-	g := gateway.New(cfg)
+	g, err := gateway.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	url, stop, err := g.Start()
 	if err != nil {
 		t.Fatal(err)

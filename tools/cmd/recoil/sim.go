@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/recoil-go/recoil/tools/cmd/recoil/internal/simchart"
 	"github.com/recoil-go/recoil/tools/scenarios"
 	"github.com/recoil-go/recoil/tools/sim"
 )
@@ -27,11 +28,11 @@ const (
 	simMaxWindow = time.Minute
 )
 
-// The chart metrics sim.WriteChart draws over time, and those it draws
+// The chart metrics simchart.Write draws over time, and those it draws
 // against a numeric sweep.
 var (
-	timeMetrics  = []string{sim.ChartAttempts, sim.ChartThrottled, sim.ChartSucceeded, sim.ChartQueue, sim.ChartBusy}
-	sweepMetrics = []string{sim.ChartAttempts, sim.ChartPerCall, sim.ChartPeak, sim.ChartP99, sim.ChartMax, sim.ChartGoodput, sim.ChartFailed}
+	timeMetrics  = []string{simchart.Attempts, simchart.Throttled, simchart.Succeeded, simchart.Queue, simchart.Busy}
+	sweepMetrics = []string{simchart.Attempts, simchart.PerCall, simchart.Peak, simchart.P99, simchart.Max, simchart.Goodput, simchart.Failed}
 )
 
 var simHelp = help{
@@ -105,7 +106,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	opts := sim.ChartOptions{Format: format, Metric: *metric, Service: *service}
+	opts := simchart.Options{Format: format, Metric: *metric, Service: *service}
 	if chartOut != nil {
 		if err := checkChart(s, opts); err != nil {
 			return err
@@ -115,12 +116,24 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	bar := newProgress(stderr)
 	res, err := sim.Run(ctx, s, sim.Options{Seed: *seed, Window: *window, Progress: bar.update})
 	bar.done()
+	return writeSim(ctx, runsOf(s), res, err, simOutputs{asJSON: *asJSON, csv: csvOut, chart: chartOut, opts: opts}, stdout)
+}
+
+// simOutputs are where recoil sim writes a result, and the chart's options.
+type simOutputs struct {
+	asJSON     bool
+	csv, chart *output
+	opts       simchart.Options
+}
+
+// writeSim writes the result of a run of total runs that ended with err:
+// the tables or JSON, then the CSV and the chart, unless ctx ended first.
+func writeSim(ctx context.Context, total int, res *sim.Result, err error, out simOutputs, stdout io.Writer) error {
 	interrupted := ctx.Err() != nil
 	if err != nil && !interrupted {
 		return err
 	}
-	total := runsOf(s)
-	if interrupted && !*asJSON {
+	if interrupted && !out.asJSON {
 		if res == nil || len(res.Runs) == 0 {
 			fmt.Fprintf(stdout, "INTERRUPTED before the first of %d runs finished: nothing to show.\n", total)
 			return fmt.Errorf("%w before the first run finished", errInterrupted)
@@ -128,7 +141,7 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fmt.Fprintf(stdout, "INTERRUPTED: %d of %d runs finished; the tables show those.\n\n", len(res.Runs), total)
 	}
 	if res != nil {
-		if *asJSON {
+		if out.asJSON {
 			err = res.WriteJSON(stdout)
 		} else {
 			err = res.WriteText(stdout)
@@ -143,15 +156,15 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			n = len(res.Runs)
 		}
 		msg := fmt.Sprintf("%d of %d runs finished", n, total)
-		if chartOut != nil || csvOut != nil {
+		if out.chart != nil || out.csv != nil {
 			msg += "; no -o or -csv file written"
 		}
 		return fmt.Errorf("%w: %s", errInterrupted, msg)
 	}
-	if err := csvOut.write(res.WriteCSV); err != nil {
+	if err := out.csv.write(res.WriteCSV); err != nil {
 		return err
 	}
-	return chartOut.write(func(w io.Writer) error { return res.WriteChart(w, opts) })
+	return out.chart.write(func(w io.Writer) error { return simchart.Write(w, res, out.opts) })
 }
 
 // checkSimFlags checks the scenario arguments and the flags that need no
@@ -181,13 +194,13 @@ func checkSimFlags(fs *flags, pos []string, window time.Duration) error {
 }
 
 // checkChart checks, before the simulation, that the chart o asks for can
-// be drawn for scenario s, as (*sim.Result).WriteChart draws it: a metric
+// be drawn for scenario s, as simchart.Write draws it: a metric
 // over time of a service of the scenario, or a metric against a sweep of
 // at least three numbers.
-func checkChart(s *sim.Scenario, o sim.ChartOptions) error {
+func checkChart(s *sim.Scenario, o simchart.Options) error {
 	metric := o.Metric
 	if metric == "" {
-		metric = sim.ChartAttempts
+		metric = simchart.Attempts
 	}
 	overTime := slices.Contains(timeMetrics, metric)
 	swept := slices.Contains(sweepMetrics, metric) && numericSweep(s.Sweep)

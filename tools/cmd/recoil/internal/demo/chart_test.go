@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recoil-go/recoil/tools/internal/chart"
+	"github.com/recoil-go/recoil/tools/cmd/recoil/internal/chart"
 	"github.com/recoil-go/recoil/tools/load"
 )
 

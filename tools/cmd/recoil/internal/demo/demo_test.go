@@ -74,7 +74,12 @@ func TestGatewayOutageOnLoopback(t *testing.T) {
 			t.Errorf("%d callers: simulated full-jitter %v/%v against immediate %v/%v", n, s.Attempts, s.Peak, h.Attempts, h.Peak)
 		}
 	}
-	if d := rowOf(t, rep, 200, load.PresetDefault); d.Measured.Attempts.Median != 400 || d.Simulated.Attempts.Median != 400 {
+	// Under -race the machine's pace is the race detector's: at 5 ms an
+	// attempt, answering 200 first attempts takes as long as the breaker
+	// stays open (1 s), so some callers meet it half-open and fewer
+	// attempts are made, and predicted (339 at 5 ms an attempt; 400 up to
+	// 3 ms). .ci/run holds both to 400 without -race.
+	if d := rowOf(t, rep, 200, load.PresetDefault); !raceEnabled && (d.Measured.Attempts.Median != 400 || d.Simulated.Attempts.Median != 400) {
 		t.Errorf("200 callers, default: %v attempts measured, %v simulated; want 400, one before the breaker opened and one after",
 			d.Measured.Attempts, d.Simulated.Attempts)
 	}

@@ -45,10 +45,13 @@ func TestPublishedRunOnLoopback(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := gateway.New(gateway.Config{
+			g, err := gateway.New(gateway.Config{
 				Serial:  12 * time.Millisecond,
 				Outages: []gateway.Outage{{Duration: 700 * time.Millisecond}},
 			})
+			if err != nil {
+				t.Fatal(err)
+			}
 			url, stop, err := g.Start()
 			if err != nil {
 				t.Fatal(err)

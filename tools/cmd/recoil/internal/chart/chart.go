@@ -2,8 +2,9 @@
 // slide: a title, one or more panels, and one legend below the panels,
 // where it cannot cover data; ticks on round numbers, whole numbers printed
 // as whole numbers; sans-serif text, which the SVG names together with the
-// fonts a renderer falls back to. The simulator's charts (package sim) and
-// the demo's (package internal/demo) are drawn through it.
+// fonts a renderer falls back to. The simulator's charts (package simchart)
+// and the demo's (package demo) are drawn through it; all three are the
+// recoil command's own.
 //
 // Panels are gonum.org/v1/plot plots made with NewPanel; a Figure places
 // them and draws its legend.

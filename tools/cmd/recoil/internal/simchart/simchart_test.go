@@ -1,4 +1,4 @@
-package sim
+package simchart
 
 import (
 	"bytes"
@@ -9,29 +9,31 @@ import (
 	"testing"
 	"time"
 
-	"github.com/recoil-go/recoil/tools/internal/chart"
+	"github.com/recoil-go/recoil/tools/cmd/recoil/internal/chart"
+	"github.com/recoil-go/recoil/tools/scenarios"
+	"github.com/recoil-go/recoil/tools/sim"
 )
 
 // series returns samples of one window each from 0 to end, with arrivals
 // per window, and the queue as a level.
-func series(end, window time.Duration, arrivals int64) []Sample {
-	var out []Sample
+func series(end, window time.Duration, arrivals int64) []sim.Sample {
+	var out []sim.Sample
 	for t := window; t <= end; t += window {
-		out = append(out, Sample{T: t, Dt: window, Arrivals: arrivals, Throttled: arrivals / 2, Succeeded: arrivals / 4, Queue: 3, Busy: 5})
+		out = append(out, sim.Sample{T: t, Dt: window, Arrivals: arrivals, Throttled: arrivals / 2, Succeeded: arrivals / 4, Queue: 3, Busy: 5})
 	}
 	return out
 }
 
 // sweepResult is a result shaped like occ-contention's: clients contending
 // for a record, swept from 10 to 190.
-func sweepResult() *Result {
-	r := &Result{Scenario: "occ-contention", Window: 200 * time.Millisecond, Target: "record", SweepPath: "clients[writers].callers"}
+func sweepResult() *sim.Result {
+	r := &sim.Result{Scenario: "occ-contention", Window: 200 * time.Millisecond, Target: "record", SweepPath: "clients[writers].callers"}
 	for n := 10; n <= 190; n += 20 {
 		for i, p := range []string{"no backoff", "exponential", "full jitter"} {
-			r.Runs = append(r.Runs, RunResult{
+			r.Runs = append(r.Runs, sim.RunResult{
 				Policy: p, SweepValue: strconv.Itoa(n), Calls: int64(n), Succeeded: int64(n),
-				Attempts: int64(n * n / (i + 1)), Peak: int64(n), Goodput: 20, Latency: Percentiles{P99: time.Second, Max: 2 * time.Second},
-				Services: []ServiceResult{{Name: "record", Writes: int64(n), Series: series(2*time.Second, 200*time.Millisecond, int64(n))}},
+				Attempts: int64(n * n / (i + 1)), Peak: int64(n), Goodput: 20, Latency: sim.Percentiles{P99: time.Second, Max: 2 * time.Second},
+				Services: []sim.ServiceResult{{Name: "record", Writes: int64(n), Series: series(2*time.Second, 200*time.Millisecond, int64(n))}},
 			})
 		}
 	}
@@ -40,16 +42,16 @@ func sweepResult() *Result {
 
 // timeResult is a result shaped like gateway-outage's: values callers
 // swept, three policies, the gateway down for the first 700 ms.
-func timeResult(values ...string) *Result {
-	r := &Result{Scenario: "gateway-outage", Window: 200 * time.Millisecond, Target: "gateway", SweepPath: "clients[callers].callers"}
+func timeResult(values ...string) *sim.Result {
+	r := &sim.Result{Scenario: "gateway-outage", Window: 200 * time.Millisecond, Target: "gateway", SweepPath: "clients[callers].callers"}
 	for _, v := range values {
 		n, _ := strconv.ParseInt(v, 10, 64)
 		for i, p := range []string{"immediate 20ms", "exp+full jitter 60ms", "recoil default"} {
-			r.Runs = append(r.Runs, RunResult{
+			r.Runs = append(r.Runs, sim.RunResult{
 				Policy: p, SweepValue: v, Calls: n, Succeeded: n,
-				Services: []ServiceResult{{
+				Services: []sim.ServiceResult{{
 					Name: "gateway", Series: series(time.Duration(i+1)*time.Second, 200*time.Millisecond, 6*n/int64(i+1)),
-					Outages: []OutageResult{{End: 700 * time.Millisecond, Recovered: true, RecoveredAt: 700 * time.Millisecond}},
+					Outages: []sim.OutageResult{{End: 700 * time.Millisecond, Recovered: true, RecoveredAt: 700 * time.Millisecond}},
 				}},
 			})
 		}
@@ -62,23 +64,23 @@ func figures(t *testing.T) map[string]*chart.Figure {
 	t.Helper()
 	tests := []struct {
 		name string
-		r    *Result
-		o    ChartOptions
+		r    *sim.Result
+		o    Options
 	}{
-		{"sweep attempts", sweepResult(), ChartOptions{}},
-		{"sweep per-call", sweepResult(), ChartOptions{Metric: ChartPerCall}},
-		{"sweep peak", sweepResult(), ChartOptions{Metric: ChartPeak}},
-		{"sweep p99", sweepResult(), ChartOptions{Metric: ChartP99}},
-		{"sweep goodput", sweepResult(), ChartOptions{Metric: ChartGoodput}},
-		{"sweep over time", sweepResult(), ChartOptions{OverTime: true}},
-		{"two panels", timeResult("4", "1000"), ChartOptions{}},
-		{"one panel", timeResult("4"), ChartOptions{Metric: ChartThrottled}},
-		{"four panels", timeResult("4", "40", "400", "4000"), ChartOptions{Metric: ChartQueue}},
-		{"busy", timeResult("4", "1000"), ChartOptions{Metric: ChartBusy}},
+		{"sweep attempts", sweepResult(), Options{}},
+		{"sweep per-call", sweepResult(), Options{Metric: PerCall}},
+		{"sweep peak", sweepResult(), Options{Metric: Peak}},
+		{"sweep p99", sweepResult(), Options{Metric: P99}},
+		{"sweep goodput", sweepResult(), Options{Metric: Goodput}},
+		{"sweep over time", sweepResult(), Options{OverTime: true}},
+		{"two panels", timeResult("4", "1000"), Options{}},
+		{"one panel", timeResult("4"), Options{Metric: Throttled}},
+		{"four panels", timeResult("4", "40", "400", "4000"), Options{Metric: Queue}},
+		{"busy", timeResult("4", "1000"), Options{Metric: Busy}},
 	}
 	figs := map[string]*chart.Figure{}
 	for _, tt := range tests {
-		f, err := tt.r.figure(tt.o)
+		f, err := figure(tt.r, tt.o)
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}
@@ -181,7 +183,7 @@ func TestChartSVG(t *testing.T) {
 }
 
 func TestChartOutageShaded(t *testing.T) {
-	f, err := timeResult("4", "1000").figure(ChartOptions{})
+	f, err := figure(timeResult("4", "1000"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,19 +206,19 @@ func TestChartOutageShaded(t *testing.T) {
 // levels come out as means.
 func TestBinSeries(t *testing.T) {
 	const w = 200 * time.Millisecond
-	decimated := []Sample{{T: 400 * time.Millisecond, Dt: 400 * time.Millisecond, Arrivals: 20, Queue: 2}, {T: 800 * time.Millisecond, Dt: 400 * time.Millisecond, Arrivals: 40, Queue: 4}}
+	decimated := []sim.Sample{{T: 400 * time.Millisecond, Dt: 400 * time.Millisecond, Arrivals: 20, Queue: 2}, {T: 800 * time.Millisecond, Dt: 400 * time.Millisecond, Arrivals: 40, Queue: 4}}
 	tests := []struct {
 		name    string
-		samples []Sample
+		samples []sim.Sample
 		metric  string
 		bin     time.Duration
 		want    []float64
 	}{
-		{"one window each", series(time.Second, w, 7), ChartAttempts, w, []float64{7, 7, 7, 7, 7}},
-		{"two windows a sample", decimated, ChartAttempts, 2 * w, []float64{10, 20}},
-		{"a step of two samples", decimated, ChartAttempts, 4 * w, []float64{15}},
-		{"levels averaged", decimated, ChartQueue, 4 * w, []float64{3}},
-		{"429s", series(time.Second, w, 8), ChartThrottled, 5 * w, []float64{4}},
+		{"one window each", series(time.Second, w, 7), Attempts, w, []float64{7, 7, 7, 7, 7}},
+		{"two windows a sample", decimated, Attempts, 2 * w, []float64{10, 20}},
+		{"a step of two samples", decimated, Attempts, 4 * w, []float64{15}},
+		{"levels averaged", decimated, Queue, 4 * w, []float64{3}},
+		{"429s", series(time.Second, w, 8), Throttled, 5 * w, []float64{4}},
 	}
 	for _, tt := range tests {
 		var got []float64
@@ -250,25 +252,35 @@ func TestBinWidth(t *testing.T) {
 // TestChartShippedScenario draws a cheap shipped scenario end to end.
 func TestChartShippedScenario(t *testing.T) {
 	t.Parallel()
-	s := builtin(t, "gateway-outage")
+	data, err := scenarios.FS.ReadFile("gateway-outage.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := sim.Parse("gateway-outage.yaml", data)
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.Sweep.Values = []string{"4", "40"}
-	r := run(t, s, 1)
+	r, err := sim.Run(t.Context(), s, sim.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, format := range []string{"svg", "png"} {
 		var b bytes.Buffer
-		if err := r.WriteChart(&b, ChartOptions{Format: format}); err != nil {
+		if err := Write(&b, r, Options{Format: format}); err != nil {
 			t.Fatalf("%s: %v", format, err)
 		}
 		if b.Len() < 1000 {
 			t.Errorf("%s: %d bytes", format, b.Len())
 		}
 	}
-	if err := r.WriteChart(&bytes.Buffer{}, ChartOptions{Format: "gif"}); err == nil {
+	if err := Write(&bytes.Buffer{}, r, Options{Format: "gif"}); err == nil {
 		t.Error("format gif: nil error")
 	}
-	if err := r.WriteChart(&bytes.Buffer{}, ChartOptions{Metric: ChartP99, OverTime: true}); err == nil {
+	if err := Write(&bytes.Buffer{}, r, Options{Metric: P99, OverTime: true}); err == nil {
 		t.Error("p99 over time: nil error")
 	}
-	if err := r.WriteChart(&bytes.Buffer{}, ChartOptions{Service: "nope"}); err == nil {
+	if err := Write(&bytes.Buffer{}, r, Options{Service: "nope"}); err == nil {
 		t.Error("unknown service: nil error")
 	}
 }

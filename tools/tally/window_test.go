@@ -1,6 +1,7 @@
-package gateway
+package tally
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -178,15 +179,14 @@ func TestNewWindowSpan(t *testing.T) {
 }
 
 func TestWindowSeries(t *testing.T) {
-	var w window
-	w.init(200)
+	w := NewBuckets(200)
 	for _, b := range []int64{0, 10, 199, 200, 450, 10, 1000} {
-		w.add(b)
+		w.Add(b)
 	}
 	want := []int64{4, 1, 1, 0, 0, 1} // windows 0-199, 200-399, 400-599, ..., 1000-1199
 	for n, c := range want {
-		if got := w.seriesAt(int64(n)); got != c {
-			t.Errorf("seriesAt(%d) = %d, want %d", n, got, c)
+		if got := w.SeriesAt(int64(n)); got != c {
+			t.Errorf("SeriesAt(%d) = %d, want %d", n, got, c)
 		}
 	}
 }
@@ -203,15 +203,15 @@ func TestWindowCoolFrom(t *testing.T) {
 		{"drop two", []int64{0, 1, 2, 3}, 3, 11},
 		{"already below", []int64{0, 1}, 3, 1},
 		{"below one", []int64{5, 5, 5}, 1, 15},
+		{"never below zero", []int64{5}, 0, math.MaxInt64},
 	}
 	for _, tt := range tests {
-		var w window
-		w.init(10)
+		w := NewBuckets(10)
 		for _, b := range tt.events {
-			w.add(b)
+			w.Add(b)
 		}
-		if got := w.coolFrom(tt.below); got != tt.want {
-			t.Errorf("%s: coolFrom(%d) = %d, want %d", tt.name, tt.below, got, tt.want)
+		if got := w.CoolFrom(tt.below); got != tt.want {
+			t.Errorf("%s: CoolFrom(%d) = %d, want %d", tt.name, tt.below, got, tt.want)
 		}
 	}
 }

@@ -1,0 +1,240 @@
+package simchart
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/recoil-go/recoil/tools/cmd/recoil/internal/chart"
+	"github.com/recoil-go/recoil/tools/sim"
+)
+
+func sweepMetric(m string) bool {
+	switch m {
+	case Attempts, PerCall, Peak, P99, Max, Goodput, Failed:
+		return true
+	}
+	return false
+}
+
+// numericSweep reports whether r's runs sweep at least three numbers.
+func numericSweep(r *sim.Result) bool {
+	if r.SweepPath == "" {
+		return false
+	}
+	seen := map[string]bool{}
+	for _, run := range r.Runs {
+		if _, err := strconv.ParseFloat(run.SweepValue, 64); err != nil {
+			return false
+		}
+		seen[run.SweepValue] = true
+	}
+	return len(seen) >= 3
+}
+
+func sweepChart(r *sim.Result, metric string) (*chart.Figure, error) {
+	ax := sweepAxis(r)
+	noun, yTitle := sweepMetricTitle(r, metric)
+	p := chart.NewPanel("", ax.title, yTitle)
+	fig := &chart.Figure{
+		Title:  r.Scenario + ": " + noun + " against " + ax.noun,
+		Panels: []*plot.Plot{p},
+		Width:  chartWidth, Height: chartHeight,
+	}
+	var order []string
+	lines := map[string]plotter.XYs{}
+	lo, hi, top := math.Inf(1), math.Inf(-1), 0.0
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		x, _ := strconv.ParseFloat(run.SweepValue, 64)
+		x *= ax.scale
+		if _, ok := lines[run.Policy]; !ok {
+			order = append(order, run.Policy)
+		}
+		y := sweepValue(run, metric)
+		lines[run.Policy] = append(lines[run.Policy], plotter.XY{X: x, Y: y})
+		lo, hi, top = min(lo, x), max(hi, x), max(top, y)
+	}
+	for i, name := range order {
+		l, pts, err := plotter.NewLinePoints(lines[name])
+		if err != nil {
+			return nil, err
+		}
+		l.Color, pts.Color = chart.Color(i), chart.Color(i)
+		l.Width = vg.Points(chart.LineWidth)
+		pts.Shape = plotutil.Shape(i)
+		pts.Radius = vg.Points(3)
+		p.Add(l, pts)
+		fig.Legend = append(fig.Legend, chart.Entry{Label: policyName(name), Thumbs: []plot.Thumbnailer{l, pts}})
+	}
+	p.X.Min, p.X.Max = chart.Extend(lo, hi)
+	p.Y.Min, p.Y.Max = chart.Extend(0, top)
+	return fig, nil
+}
+
+func sweepValue(run *sim.RunResult, metric string) float64 {
+	switch metric {
+	case PerCall:
+		if run.Calls == 0 {
+			return 0
+		}
+		return float64(run.Attempts) / float64(run.Calls)
+	case Peak:
+		return float64(run.Peak)
+	case P99:
+		return run.Latency.P99.Seconds()
+	case Max:
+		return run.Latency.Max.Seconds()
+	case Goodput:
+		return run.Goodput
+	case Failed:
+		return float64(run.Failed)
+	}
+	return float64(run.Attempts)
+}
+
+// sweepMetricTitle returns what a sweep chart's metric is called in its
+// title and on its axis.
+func sweepMetricTitle(r *sim.Result, metric string) (noun, axis string) {
+	at := " at " + r.Target
+	switch metric {
+	case PerCall:
+		return "attempts per call", "attempts" + at + " per call"
+	case Peak:
+		return "the busiest " + chart.Duration(r.Window) + " window", "most attempts" + at + " in one " + chart.Duration(r.Window) + " window"
+	case P99:
+		return "p99 latency", "p99 latency of a call (s)"
+	case Max:
+		return "the slowest call", "slowest call (s)"
+	case Goodput:
+		return "goodput", "calls that succeeded per second"
+	case Failed:
+		return "failed calls", "calls that failed, in all"
+	}
+	return "attempts", "attempts" + at + ", in all"
+}
+
+// axis says in words what a sweep varies.
+type axis struct {
+	title string  // on the axis, with its unit: "failure rate at backend (%)"
+	noun  string  // in a title, without it: "failure rate at backend"
+	scale float64 // what a value is multiplied by to be drawn (100 for a fraction drawn as a percentage)
+	unit  string  // "%" or ""
+}
+
+// value writes a sweep value as the axis counts it: "1,000", "5%".
+func (a axis) value(v string) string {
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return v
+	}
+	x *= a.scale
+	dec := 0
+	for dec < 6 && math.Abs(x*math.Pow10(dec)-math.Round(x*math.Pow10(dec))) > 1e-9 {
+		dec++
+	}
+	return chart.Format(x, dec) + a.unit
+}
+
+// fieldWords are the numeric fields a sweep may vary, in words, and
+// whether the value is a fraction drawn as a percentage.
+var fieldWords = map[string]struct {
+	words    string
+	fraction bool
+}{
+	"callers":       {"callers", false},
+	"calls":         {"calls per caller", false},
+	"rate":          {"arrivals per second", false},
+	"workers":       {"workers", false},
+	"queue":         {"queue limit", false},
+	"failure":       {"failure rate", true},
+	"allowance":     {"allowance per second", false},
+	"recover_below": {"recovery threshold per second", false},
+	"attempts":      {"attempts allowed per call", false},
+	"hop":           {"retries per call tree", false},
+	"limit":         {"concurrency limit", false},
+	"tokens":        {"budget tokens", false},
+	"ratio":         {"budget ratio", false},
+	"percent":       {"retry budget (% of requests)", false},
+	"multiplier":    {"backoff multiplier", false},
+	"jitter":        {"jitter", false},
+	"failures":      {"failures that open the breaker", false},
+	"failure_rate":  {"failure rate that opens the breaker", true},
+	"min_requests":  {"requests before the breaker judges", false},
+	"capacity":      {"quota capacity", false},
+	"retry_cost":    {"quota cost of a retry", false},
+	"timeout_cost":  {"quota cost of a timeout", false},
+	"throttle_cost": {"quota cost of a 429", false},
+	"min_per_sec":   {"retries per second always allowed", false},
+	"k":             {"throttling factor K", false},
+}
+
+// sweepAxis says in words what the result's sweep varies: never the path
+// itself ("clients[writers].callers"), but "contending clients".
+func sweepAxis(r *sim.Result) axis {
+	contention := false // the target is a record that clients contend for
+	for i := range r.Runs {
+		if s := serviceNamed(&r.Runs[i], r.Target); s != nil && s.Writes > 0 {
+			contention = true
+		}
+	}
+	return describeSweep(r.SweepPath, contention)
+}
+
+// describeSweep turns a sweep path into words. contention says the swept
+// clients contend for one record.
+func describeSweep(path string, contention bool) axis {
+	var keys []string
+	var kind, owner string
+	for i, part := range strings.Split(path, ".") {
+		key, name, _ := strings.Cut(strings.TrimSuffix(part, "]"), "[")
+		if i == 0 && name != "" {
+			kind, owner = key, name
+			continue
+		}
+		keys = append(keys, key)
+	}
+	a := axis{scale: 1}
+	last := ""
+	if len(keys) > 0 {
+		last = keys[len(keys)-1]
+	}
+	words := spaced(strings.Join(keys, " "))
+	if f, ok := fieldWords[last]; ok {
+		words = f.words
+		if len(keys) > 1 { // a field of a nested mapping: "backoff base"
+			if parent := strings.TrimSuffix(spaced(keys[len(keys)-2]), "s"); !strings.Contains(words, parent) {
+				words = parent + " " + words
+			}
+		}
+		if f.fraction {
+			a.scale, a.unit = 100, "%"
+		}
+	}
+	if _, err := strconv.Atoi(owner); err == nil { // an index, not a name
+		owner = strings.TrimSuffix(kind, "s") + " " + owner
+	}
+	switch {
+	case kind == "clients" && last == "callers" && contention:
+		words = "contending clients"
+	case kind == "services" && owner != "":
+		words += " at " + owner
+	case (kind == "clients" || kind == "policies") && owner != "" && owner != last:
+		words += " (" + owner + ")"
+	}
+	if words == "" {
+		words = "swept value"
+	}
+	a.noun, a.title = words, words
+	if a.unit != "" {
+		a.title += " (" + a.unit + ")"
+	}
+	return a
+}
+
+func spaced(key string) string { return strings.ReplaceAll(key, "_", " ") }

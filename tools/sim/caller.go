@@ -1,0 +1,295 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/hop"
+	"github.com/recoil-go/recoil/tools/internal/hist"
+)
+
+// call is one logical call: a client's, or a layer's call below on behalf
+// of one of its jobs. It drives a real recoil.Call on virtual time.
+type call struct {
+	rc      recoil.Call
+	rp      *recoil.Policy
+	pol     *policy
+	acct    *hop.Account // the hop protocol's account, nil when off
+	start   int64
+	gen     uint32
+	target  int32
+	owner   int32 // the job this call serves, or -1 for a client's call
+	client  int32
+	left    int32 // closed loop: calls still to make; -1 means unlimited
+	ep      uint16
+	last    uint8 // the last attempt's result
+	out     bool  // an attempt is outstanding
+	closed  bool  // a closed-loop caller's slot, kept between calls
+	counted bool  // begun after the warmup
+	again   bool  // a closed-loop caller's resubmission of a failed call
+	task    int64 // when a closed-loop caller began the call it is resubmitting
+
+	// The answer of the outstanding attempt, on its way (see answer).
+	res   uint8
+	spent int32
+	wait  int64
+
+	// jit is a closed-loop caller's own jitter stream
+	// (Scenario.JitterSource); nil means its policy's.
+	jit *rand.Rand
+
+	// own is a closed-loop caller's own policy, when it has one: kept in
+	// the caller's slot, next to the call that uses it. It comes last, so
+	// that the run loop need not load it when no caller has one.
+	own recoil.Policy
+}
+
+type client struct {
+	spec     *ClientSpec
+	ep       uint16
+	target   int32
+	perNs    float64
+	rnd      *rand.Rand
+	pol      *policy
+	rp       *recoil.Policy   // the first replica's
+	rps      []*recoil.Policy // every replica's, when there are several
+	next     int              // the replica the next open-loop call goes to
+	start    sampler
+	think    sampler
+	resubmit sampler
+	serial   *serial // its serialising transport, if it has one
+
+	calls, ok, failed, attempts, throttled, resubmits int64
+	reasons                                           [16]int64
+	lat                                               hist.Hist
+}
+
+// arrival begins an open-loop client's call and schedules the next.
+func (w *world) arrival(id int32) {
+	cl := &w.clients[id]
+	rp := cl.rp
+	if len(cl.rps) > 1 { // deal the calls to the replicas in turn
+		rp = cl.rps[cl.next]
+		cl.next = (cl.next + 1) % len(cl.rps)
+	}
+	ci := w.newCall(-1, id, cl.target, cl.pol, rp, cl.ep)
+	if next := w.now + int64(cl.rnd.ExpFloat64()/cl.perNs); next < w.until {
+		w.schedule(next, evArrival, id, 0)
+	}
+	w.begin(ci)
+}
+
+// newCall takes a call slot, keeping its generation counter.
+func (w *world) newCall(owner, cli, target int32, pol *policy, rp *recoil.Policy, ep uint16) int32 {
+	ci := w.calls.alloc()
+	c := w.calls.get(ci)
+	c.owner, c.client, c.target, c.pol, c.rp, c.ep, c.left = owner, cli, target, pol, rp, ep, -1
+	c.acct, c.out, c.closed, c.counted, c.again, c.jit = nil, false, false, false, false, nil
+	return ci
+}
+
+// begin starts a logical call and its first attempt.
+func (w *world) begin(ci int32) {
+	c := w.calls.get(ci)
+	now := w.now
+	c.start = now
+	var parent *job
+	var dl time.Time
+	if c.owner >= 0 {
+		parent = w.jobs.get(c.owner)
+		// The caller's deadline, less the protocol's margin for the answer
+		// to travel back (hop.DefaultDeadlineMargin).
+		if parent.deadline > 0 {
+			dl = vt(max(parent.deadline-int64(hop.DefaultDeadlineMargin), now+1))
+		}
+	}
+	// The policy's Timeout, if any, comes off the same deadline.
+	c.rc = c.rp.Begin(vt(now), dl)
+	if c.jit != nil {
+		c.rc.SetJitter(c.jit)
+	}
+	c.acct = nil
+	if c.pol.hop > 0 {
+		switch {
+		case parent != nil && parent.acct != nil:
+			c.acct = parent.acct // the account of the request this layer serves
+		case parent != nil && parent.budget >= 0:
+			parent.acct = hop.NewAccount(int(parent.budget))
+			c.acct = parent.acct
+		default: // an edge, or a caller that does not speak the protocol
+			c.acct = hop.NewAccount(c.pol.hop)
+			if parent != nil {
+				parent.acct = c.acct
+			}
+		}
+		c.rc.SetRequestBudget(c.acct)
+	}
+	if c.owner < 0 && !c.again {
+		c.task = now
+		c.counted = now >= w.warm
+		if c.counted {
+			w.clients[c.client].calls++
+		}
+	}
+	c.again = false
+	w.attempt(ci)
+}
+
+// attempt does what the call's engine says next: send its next attempt, or
+// end the call (a budget, breaker or limiter refused it, or its deadline
+// passed).
+func (w *world) attempt(ci int32) {
+	c := w.calls.get(ci)
+	now := w.now
+	s := c.rc.Next(vt(now))
+	if s.Kind != recoil.StepAttempt {
+		w.end(ci, false, reasonOf(s.Err))
+		return
+	}
+	c.gen = (c.gen + 1) & genMask
+	c.out = true
+	if c.owner < 0 && c.counted {
+		w.clients[c.client].attempts++
+	}
+	var tmo int64
+	if !s.Deadline.IsZero() {
+		tmo = s.Deadline.Sub(epoch).Nanoseconds()
+		w.schedule(tmo, evTimeout, ci, c.gen)
+	}
+	ji := w.jobs.alloc()
+	j := w.jobs.get(ji)
+	*j = job{call: ci, cgen: c.gen, node: c.target, ep: c.ep, budget: -1}
+	j.gone = tmo
+	if c.acct != nil {
+		j.budget = int32(c.acct.Remaining())
+		j.deadline = tmo
+	}
+	if w.serialSend(ci, ji) {
+		return
+	}
+	n := &w.nodes[c.target]
+	switch {
+	case n.record:
+		w.schedule(now+n.latency.draw(w.rnd), evRead, ji, 0)
+	case !n.latency.zero():
+		w.schedule(now+n.latency.draw(w.rnd), evReach, ji, 0)
+	default:
+		w.reach(ji)
+	}
+}
+
+func reasonOf(err error) recoil.Reason {
+	if e, ok := err.(*recoil.Error); ok {
+		return e.Reason
+	}
+	return recoil.ReasonNone
+}
+
+// verdictOf is how a careful transport classifies what came back.
+func verdictOf(res uint8, wait int64) recoil.Verdict {
+	switch res {
+	case resThrottled:
+		return recoil.Verdict{Class: recoil.ClassThrottled, Wait: time.Duration(wait), Code: "rate_limit", Reason: "over the organisation's allowance"}
+	case resPermanent:
+		return recoil.Verdict{Class: recoil.ClassPermanent, Code: "invalid_request", Reason: "validator rejected the request"}
+	case resFull, resRefused:
+		return recoil.Verdict{Class: recoil.ClassOverloaded, Reason: "overloaded"}
+	case resDown:
+		return recoil.Verdict{Class: recoil.ClassTransient, Reason: "down"}
+	case resDown503:
+		return recoil.Verdict{Class: recoil.ClassOverloaded, Reason: "down"}
+	case resTimeout:
+		return recoil.Verdict{Class: recoil.ClassTransient, Timeout: true, Reason: "attempt timed out"}
+	case resExpired:
+		return recoil.Verdict{Class: recoil.ClassTransient, Timeout: true, Reason: "deadline exceeded"}
+	case resConflict:
+		return recoil.Verdict{Class: recoil.ClassTransient, Code: "conflict", Reason: "version changed"}
+	default:
+		return recoil.Verdict{Class: recoil.ClassTransient, Reason: resNames[res]}
+	}
+}
+
+// result reports an attempt's outcome to the call's engine and does what it
+// says: schedule the retry after its wait, or end the call.
+func (w *world) result(ci int32, res uint8, wait int64, spent int32) {
+	c := w.calls.get(ci)
+	c.out = false
+	c.last = res
+	if c.acct != nil && spent > 0 {
+		c.acct.Below(int(spent))
+	}
+	now := vt(w.now)
+	if c.owner < 0 && res == resThrottled && c.counted {
+		w.clients[c.client].throttled++
+	}
+	if res == resOK {
+		c.rc.Success(now)
+		w.end(ci, true, recoil.ReasonNone)
+		return
+	}
+	s := c.rc.Fail(now, resErr[res], *c.pol.verdict(c.rp, res, wait))
+	if s.Kind == recoil.StepDone {
+		w.end(ci, false, reasonOf(s.Err))
+		return
+	}
+	w.schedule(w.now+int64(s.Wait), evAttempt, ci, 0)
+}
+
+// end finishes a logical call: a layer's job carries on with its answer; a
+// client counts it and, closed-loop, thinks and calls again.
+func (w *world) end(ci int32, ok bool, reason recoil.Reason) {
+	c := w.calls.get(ci)
+	if c.owner >= 0 {
+		ji := c.owner
+		j := w.jobs.get(ji)
+		switch {
+		case ok:
+			j.res = resOK
+		case reason == recoil.ReasonPermanent || c.last == resPermanent:
+			j.res = resPermanent
+		case reason == recoil.ReasonBudget || reason == recoil.ReasonCircuitOpen || reason == recoil.ReasonLimit,
+			c.last == resThrottled || c.last == resFull || c.last == resRefused || c.last == resDown503:
+			j.res = resRefused
+		default:
+			j.res = resUpstream
+		}
+		w.calls.release(ci)
+		w.finish(ji)
+		return
+	}
+	cl := &w.clients[c.client]
+	if c.closed && !ok && !cl.resubmit.zero() {
+		// The app begins the call again later; it is one call, still open.
+		if c.counted {
+			cl.resubmits++
+			cl.reasons[reason&15]++
+		}
+		c.again = true
+		w.schedule(w.now+cl.resubmit.draw(cl.rnd), evBegin, ci, 0)
+		return
+	}
+	if c.counted {
+		if ok {
+			cl.ok++
+		} else {
+			cl.failed++
+			cl.reasons[reason&15]++
+		}
+		start := c.start
+		if c.closed {
+			start = c.task
+		}
+		cl.lat.Add(time.Duration(w.now - start))
+	}
+	if !c.closed {
+		w.calls.release(ci)
+		return
+	}
+	if c.left > 0 {
+		c.left--
+	}
+	if c.left != 0 {
+		w.schedule(w.now+cl.think.draw(cl.rnd), evBegin, ci, 0)
+	}
+}
