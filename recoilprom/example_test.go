@@ -119,8 +119,10 @@ func ExampleObserver_Instrument() {
 	for _, f := range families {
 		if f.GetName() == "recoil_limiter_queue_wait_seconds" {
 			h := f.GetMetric()[0].GetHistogram()
-			fmt.Println("queued:", h.GetSampleCount(), "for at least 20 ms:", h.GetSampleSum() >= 0.02)
+			// The wait began when Do asked for the slot, which on a busy
+			// machine may be most of the 20 ms after it was taken.
+			fmt.Println("queued:", h.GetSampleCount(), "waited:", h.GetSampleSum() > 0)
 		}
 	}
-	// Output: queued: 1 for at least 20 ms: true
+	// Output: queued: 1 waited: true
 }
