@@ -144,6 +144,42 @@ func (r Request) WriteHeader(h map[string][]string) {
 	}
 }
 
+// TimeLeft returns how long the hop that received r may work on it: the
+// caller's remaining deadline less margin (zero or less means
+// DefaultDeadlineMargin), and whether r carries a deadline at all. A
+// deadline that leaves zero or less means the hop must answer at once,
+// without starting work (docs/hop-protocol.md, "Deadline propagation").
+func (r Request) TimeLeft(margin time.Duration) (time.Duration, bool) {
+	if !r.HasDeadline {
+		return 0, false
+	}
+	if margin <= 0 {
+		margin = DefaultDeadlineMargin
+	}
+	return r.Deadline - margin, true
+}
+
+// ReplaceHeader removes the protocol's request headers (HeaderBudget,
+// HeaderDeadline, HeaderAttempt) from the HTTP header map h and writes r's
+// instead (WriteHeader). A hop that does not trust its callers replaces
+// what it received with its own figures, so that nothing a client sent
+// travels on through a handler that forwards headers (a reverse proxy).
+func (r Request) ReplaceHeader(h map[string][]string) {
+	delete(h, HeaderBudget)
+	delete(h, HeaderDeadline)
+	delete(h, HeaderAttempt)
+	r.WriteHeader(h)
+}
+
+// ReplaceMetadata is ReplaceHeader for gRPC metadata, whose keys are lower
+// case.
+func (r Request) ReplaceMetadata(m Metadata) {
+	for _, k := range [...]string{HeaderBudget, HeaderDeadline, HeaderAttempt} {
+		delete(m, lower(k))
+	}
+	r.Write(m)
+}
+
 // Response is what a response carries in the hop protocol. The zero Response
 // carries nothing: no retries were spent below, and retrying is not refused.
 type Response struct {

@@ -49,8 +49,12 @@ type Server struct {
 	// negative means zero (hop.Request.AccountBudget).
 	Budget int
 	// TrustIncoming takes a call's budget as it is. When false (the
-	// default), an incoming budget can only lower this hop's own Budget:
-	// the metadata comes from outside.
+	// default), an incoming budget can only lower this hop's own Budget,
+	// and the protocol's incoming metadata is replaced by this hop's own
+	// figures before the handler runs (the budget its account starts at,
+	// the deadline less Margin, no attempt number), so a handler that
+	// forwards its incoming metadata carries nothing the client sent: the
+	// metadata comes from outside.
 	TrustIncoming bool
 	// MaxConcurrent is the number of calls in flight at which the server
 	// refuses even first attempts; zero means no limit.
@@ -169,20 +173,26 @@ func (s *Server) begin(ctx context.Context, method string) (context.Context, *ho
 		release()
 		return ctx, nil, nil, err
 	}
-	acct := hop.NewAccount(in.AccountBudget(s.Budget, s.TrustIncoming))
-	ctx = hop.WithAccount(ctx, acct)
-	if !in.HasDeadline {
-		return ctx, acct, release, nil
-	}
-	margin := s.Margin
-	if margin <= 0 {
-		margin = hop.DefaultDeadlineMargin
-	}
-	if in.Deadline-margin <= 0 {
+	left, hasDeadline := in.TimeLeft(s.Margin)
+	if hasDeadline && left <= 0 {
 		release()
 		return ctx, nil, nil, status.Error(codes.DeadlineExceeded, "recoilgrpc: the caller's deadline leaves no time to serve the call")
 	}
-	ctx, cancel := context.WithTimeout(ctx, in.Deadline-margin)
+	budget := in.AccountBudget(s.Budget, s.TrustIncoming)
+	if !s.TrustIncoming {
+		// What the client sent stops here: a handler that forwards its
+		// incoming metadata carries this hop's figures on, never the
+		// client's.
+		md = md.Copy()
+		hop.Request{Budget: budget, HasBudget: true, Deadline: left, HasDeadline: hasDeadline}.ReplaceMetadata(hop.Metadata(md))
+		ctx = metadata.NewIncomingContext(ctx, md)
+	}
+	acct := hop.NewAccount(budget)
+	ctx = hop.WithAccount(ctx, acct)
+	if !hasDeadline {
+		return ctx, acct, release, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, left)
 	return ctx, acct, func() { cancel(); release() }, nil
 }
 

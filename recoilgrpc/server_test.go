@@ -119,3 +119,67 @@ func TestServerSheds(t *testing.T) {
 		t.Errorf("a retry while shedding: %v, want UNAVAILABLE", err)
 	}
 }
+
+// A Server that does not trust its callers (the default) replaces the hop
+// protocol's incoming metadata with its own figures before the handler
+// runs, so a handler that forwards its incoming metadata (a proxy) carries
+// this hop's budget on, never the client's; one that trusts them leaves it
+// as sent. A call with no time left never reaches the handler.
+func TestServerReplacesIncomingMetadata(t *testing.T) {
+	tests := []struct {
+		name       string
+		trust      bool
+		md         []string
+		budget     string // recoil-retry-budget the handler sees
+		attempt    string // recoil-attempt the handler sees
+		deadlineMs bool   // whether it sees recoil-deadline-ms
+	}{
+		{"untrusted: the client's 9 becomes the server's 2", false, []string{"recoil-retry-budget", "9", "recoil-attempt", "1"}, "2", "", false},
+		{"untrusted: a plain call gets the server's budget", false, nil, "2", "", false},
+		{"untrusted: a lower budget is kept, the deadline less the margin", false, []string{"recoil-retry-budget", "1", "recoil-deadline-ms", "5000"}, "1", "", true},
+		{"trusted: as sent", true, []string{"recoil-retry-budget", "9", "recoil-attempt", "1"}, "9", "1", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			hs := &recoilgrpc.Server{TrustIncoming: tt.trust}
+			seen := make(chan metadata.MD, 1)
+			addr := serve(t, &testServer{call: func(ctx context.Context, in *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+				md, _ := metadata.FromIncomingContext(ctx)
+				seen <- md
+				return in, nil
+			}}, grpc.ChainUnaryInterceptor(hs.Unary))
+			cc := dial(t, addr)
+			ctx := metadata.AppendToOutgoingContext(t.Context(), tt.md...)
+			if err := cc.Invoke(ctx, callMethod, wrapperspb.String("x"), new(wrapperspb.StringValue)); err != nil {
+				t.Fatal(err)
+			}
+			md := <-seen
+			if got := first(md, "recoil-retry-budget"); got != tt.budget {
+				t.Errorf("handler saw recoil-retry-budget %q, want %q", got, tt.budget)
+			}
+			if got := first(md, "recoil-attempt"); got != tt.attempt {
+				t.Errorf("handler saw recoil-attempt %q, want %q", got, tt.attempt)
+			}
+			if got := first(md, "recoil-deadline-ms"); (got != "") != tt.deadlineMs || got == "5000" {
+				t.Errorf("handler saw recoil-deadline-ms %q, want one only if sent, less the margin", got)
+			}
+			// No time left: refused before the handler.
+			ctx = metadata.AppendToOutgoingContext(t.Context(), "recoil-deadline-ms", "3")
+			if err := cc.Invoke(ctx, callMethod, wrapperspb.String("x"), new(wrapperspb.StringValue)); status.Code(err) != codes.DeadlineExceeded {
+				t.Errorf("a call with 3 ms left: %v, want DEADLINE_EXCEEDED", err)
+			}
+			select {
+			case <-seen:
+				t.Error("the handler ran for a call with no time left")
+			default:
+			}
+		})
+	}
+}
+
+func first(md metadata.MD, key string) string {
+	if v := md.Get(key); len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}

@@ -39,8 +39,12 @@ type MiddlewareConfig struct {
 	// negative means zero (hop.Request.AccountBudget).
 	Budget int
 	// TrustIncoming takes a request's budget as it is. When false (the
-	// default), an incoming budget can only lower this hop's own Budget:
-	// the headers come from outside.
+	// default), an incoming budget can only lower this hop's own Budget,
+	// and the protocol's request headers are replaced by this hop's own
+	// figures before the handler runs (the budget its account starts at,
+	// the deadline less Margin, no attempt number), so a handler that
+	// forwards the request (httputil.ReverseProxy) carries nothing the
+	// client sent: the headers come from outside.
 	TrustIncoming bool
 	// Shed, if set, is asked for every retry (attempt number above 1); true
 	// refuses it. SetShedding refuses every retry.
@@ -77,15 +81,26 @@ func (m *Middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "retry refused: the server is shedding retries", http.StatusServiceUnavailable)
 		return
 	}
-	acct := hop.NewAccount(in.AccountBudget(m.cfg.Budget, m.cfg.TrustIncoming))
+	left, hasDeadline := in.TimeLeft(m.cfg.Margin)
+	if hasDeadline && left <= 0 {
+		h := w.Header()
+		hop.Response{NoRetry: true}.Write(h)
+		h.Set("X-Should-Retry", "false")
+		http.Error(w, "no time left: the caller's deadline leaves this hop nothing to serve the request with", http.StatusGatewayTimeout)
+		return
+	}
+	budget := in.AccountBudget(m.cfg.Budget, m.cfg.TrustIncoming)
+	if !m.cfg.TrustIncoming {
+		// What the client sent stops here: a handler that forwards the
+		// request's headers (httputil.ReverseProxy) carries this hop's
+		// figures on, never the client's.
+		hop.Request{Budget: budget, HasBudget: true, Deadline: left, HasDeadline: hasDeadline}.ReplaceHeader(r.Header)
+	}
+	acct := hop.NewAccount(budget)
 	ctx := hop.WithAccount(r.Context(), acct)
-	if in.HasDeadline {
-		margin := m.cfg.Margin
-		if margin <= 0 {
-			margin = hop.DefaultDeadlineMargin
-		}
+	if hasDeadline {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, in.Deadline-margin)
+		ctx, cancel = context.WithTimeout(ctx, left)
 		defer cancel()
 	}
 	sw := &spentWriter{ResponseWriter: w, acct: acct}

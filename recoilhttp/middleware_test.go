@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -210,5 +212,80 @@ func TestTransportHonoursShedding(t *testing.T) {
 	}
 	if got := mw.Histogram().Snapshot(); got[0] != 1 || got[1] != 1 {
 		t.Errorf("histogram = %v", got)
+	}
+}
+
+// A client claims a budget of 9 to an edge whose Middleware does not trust
+// it (the default) and whose handler is a reverse proxy: the proxy forwards
+// the request's headers to an internal hop that trusts its callers, whose
+// handler calls a failing leaf with up to 10 attempts. The edge replaced
+// the client's headers with its own figures, so the leaf sees at most
+// 1 + the edge's budget of 2. A request with no time left is answered at
+// the edge, 504 and no retry, without entering the proxy.
+func TestMiddlewareBehindAProxy(t *testing.T) {
+	var c chain
+	defer c.close()
+	var leafHits, proxied atomic.Int64
+	leaf := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leafHits.Add(1)
+		http.Error(w, "down", http.StatusInternalServerError)
+	}))
+	c.servers = append(c.servers, leaf)
+	tr := c.transport(true)
+	tr.Policy.MaxAttempts = 10
+	internal := httptest.NewServer(recoilhttp.NewMiddleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		req, _ := http.NewRequestWithContext(r.Context(), "GET", leaf.URL, nil)
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+	}), recoilhttp.MiddlewareConfig{TrustIncoming: true}))
+	c.servers = append(c.servers, internal)
+	target, _ := url.Parse(internal.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxyBase := &http.Transport{}
+	c.bases = append(c.bases, proxyBase)
+	proxy.Transport = proxyBase
+	edge := httptest.NewServer(recoilhttp.NewMiddleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxied.Add(1)
+		proxy.ServeHTTP(w, r)
+	}), recoilhttp.MiddlewareConfig{Budget: 2}))
+	c.servers = append(c.servers, edge)
+
+	send := func(headers ...string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequest("GET", edge.URL, nil)
+		for i := 0; i < len(headers); i += 2 {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+
+	if resp := send(hop.HeaderBudget, "9", hop.HeaderAttempt, "1"); resp.StatusCode != http.StatusInternalServerError {
+		t.Errorf("status %d, want the leaf's 500", resp.StatusCode)
+	}
+	if got := leafHits.Load(); got < 1 || got > 3 {
+		t.Errorf("the leaf saw %d attempts, want 1 to 3 (1 + the edge's budget of 2, not the client's 9)", got)
+	}
+	t.Logf("leaf attempts behind the proxy: %d (edge budget 2, client claimed 9)", leafHits.Load())
+
+	for _, ms := range []string{"0", "3"} {
+		before := proxied.Load()
+		resp := send(hop.HeaderDeadline, ms)
+		if resp.StatusCode != http.StatusGatewayTimeout || resp.Header.Get(hop.HeaderRetry) != "no" {
+			t.Errorf("%s: %s: status %d, %s %q; want 504 and no", hop.HeaderDeadline, ms, resp.StatusCode, hop.HeaderRetry, resp.Header.Get(hop.HeaderRetry))
+		}
+		if proxied.Load() != before {
+			t.Errorf("%s: %s: the handler ran, want it answered at once", hop.HeaderDeadline, ms)
+		}
 	}
 }
