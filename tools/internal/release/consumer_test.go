@@ -203,6 +203,17 @@ func TestConsumers(t *testing.T) {
 		}, true)
 		g := c.graph()
 		t.Logf("go list -m all of a consumer of the core:\n%s", strings.Join(g, "\n"))
+		sum, err := os.ReadFile(filepath.Join(c.dir, "go.sum"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(sum)), "\n")
+		t.Logf("its go.sum: %d lines", len(lines))
+		for _, l := range lines {
+			if !strings.HasPrefix(l, recoil+" ") {
+				t.Errorf("go.sum of a consumer of the core holds %q", l)
+			}
+		}
 		if want := []string{recoil + " " + version}; !slices.Equal(g, want) {
 			t.Errorf("the core brings %q, want only %q", g, want)
 		}
