@@ -10,6 +10,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -288,9 +289,16 @@ func fullLimiter(c limit.Config) *limit.Limiter {
 
 const noCancel = "the simulator's callers have no context to cancel: a call ends by its deadline (Timeout) or its outcome"
 
+// none is the Waited of a row that never waits.
+var none = exactly(0)
+
 // Rows is the table.
 func Rows() []Row {
-	none := exactly(0)
+	return slices.Concat(attemptRows(), waitRows(), timeRows(), guardRows(), cancelRows(), classifyRows())
+}
+
+// attemptRows are the rows on the attempt count and what is permanent.
+func attemptRows() []Row {
 	return []Row{
 		{Name: "success at once", Policy: base, Script: []Outcome{ok},
 			Attempts: 1, Waited: none},
@@ -306,6 +314,12 @@ func Rows() []Row {
 			Attempts: 1, Reason: recoil.ReasonPermanent, Waited: none},
 		{Name: "a 404 is permanent", Policy: base, Script: []Outcome{s404},
 			Attempts: 1, Reason: recoil.ReasonPermanent, Waited: none},
+	}
+}
+
+// waitRows are the rows on backoff schedules and server-directed waits.
+func waitRows() []Row {
+	return []Row{
 		{Name: "Backoff: exponential schedule", Policy: with(func(p *recoil.Policy) {
 			p.Backoff = backoff.Exponential{Base: 10 * time.Millisecond}
 		}), Script: []Outcome{s500, s500, ok},
@@ -325,6 +339,12 @@ func Rows() []Row {
 		{Name: "MaxServerWait: a server wait too long", Policy: with(func(p *recoil.Policy) { p.MaxServerWait = time.Second }),
 			Script:   []Outcome{after(429, 5*time.Second)},
 			Attempts: 1, Reason: recoil.ReasonWaitTooLong, Waited: none, Refused: 5 * time.Second},
+	}
+}
+
+// timeRows are the rows on the call's and the attempt's time bounds.
+func timeRows() []Row {
+	return []Row{
 		{Name: "Timeout: a server wait past the deadline", Policy: with(func(p *recoil.Policy) { p.Timeout = 300 * time.Millisecond }),
 			Script:   []Outcome{after(429, 500*time.Millisecond)},
 			Attempts: 1, Reason: recoil.ReasonDeadline, Waited: none, Refused: 500 * time.Millisecond},
@@ -351,6 +371,12 @@ func Rows() []Row {
 		{Name: "AttemptTimeout until attempts run out", Policy: with(func(p *recoil.Policy) { p.AttemptTimeout = attemptCut }),
 			Script:   []Outcome{hang},
 			Attempts: 3, Reason: recoil.ReasonAttempts, Waited: exactly(2 * step)},
+	}
+}
+
+// guardRows are the rows on budgets, the breaker and the limiter.
+func guardRows() []Row {
+	return []Row{
 		{Name: "Budget refuses the retry", Policy: with(func(p *recoil.Policy) { p.Budget = refuseRetries{admit: true} }),
 			Script:   []Outcome{s500},
 			Attempts: 1, Reason: recoil.ReasonBudget, Waited: none},
@@ -390,6 +416,12 @@ func Rows() []Row {
 		{Name: "Limiter with a free slot, held per attempt", Policy: with(func(p *recoil.Policy) { p.Limiter = limit.Must(limit.New(limit.Config{Capacity: 1})) }),
 			Script:   []Outcome{s500, s500, ok},
 			Attempts: 3, Waited: exactly(2 * step)},
+	}
+}
+
+// cancelRows are the rows on the caller leaving.
+func cancelRows() []Row {
+	return []Row{
 		{Name: "cancelled during an attempt", Policy: base, Script: []Outcome{hang}, CancelAt: 50 * time.Millisecond,
 			Attempts: 1, Reason: recoil.ReasonCanceled, Waited: none,
 			Cannot: map[string]string{Sim: noCancel}},
@@ -397,6 +429,12 @@ func Rows() []Row {
 			Script: []Outcome{s500}, CancelAt: attemptCut,
 			Attempts: 1, Reason: recoil.ReasonCanceled, Waited: exactly(5 * time.Second),
 			Cannot: map[string]string{Sim: noCancel}},
+	}
+}
+
+// classifyRows are the rows on the policy's Classify and Unknown.
+func classifyRows() []Row {
+	return []Row{
 		{Name: "Classify overrides: a 400 retried", Policy: with(func(p *recoil.Policy) { p.Classify = retryAll }),
 			Script:   []Outcome{s400, s400, ok},
 			Attempts: 3, Waited: exactly(2 * step)},
