@@ -2,9 +2,13 @@ package fleet
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,7 +54,9 @@ type Config struct {
 	// local share, as when Redis is down.
 	Redis redis.UniversalClient
 	// Prefix begins every key written; zero means DefaultPrefix. Give each
-	// deployment (or test run) its own.
+	// deployment (or test run) its own. It may not hold a brace ('{' or
+	// '}'), which would break the hash tag that keeps an object's keys in
+	// one Redis Cluster slot.
 	Prefix string
 	// Timeout bounds each Redis call; no decision waits on Redis longer.
 	// Zero or less means DefaultTimeout.
@@ -75,6 +81,23 @@ type Config struct {
 	// last write; zero or less means DefaultStateTTL. A budget left alone
 	// that long starts again full.
 	StateTTL time.Duration
+	// Logger receives one warning, the first time a decision falls back to
+	// the local share although Redis answered (an error reply: a script the
+	// server refused, a key of the wrong type, a cluster that cannot serve
+	// the keys). Nil means no log; Stats counts every such decision.
+	Logger *slog.Logger
+}
+
+// Stats counts a Client's Redis calls that ended in a decision from the
+// local share. Export them as metrics (a Prometheus CounterFunc of each,
+// say): Refused above zero means a healthy Redis is being bypassed.
+type Stats struct {
+	// Unreachable counts calls that got no answer in time (a timeout, a
+	// refused connection): each marked Redis down until the probe found it.
+	Unreachable uint64
+	// Refused counts calls Redis answered with an error reply; Redis stays
+	// up, and the decision is made from the local share.
+	Refused uint64
 }
 
 // Client holds the connection to Redis that a process's allowances and
@@ -87,6 +110,9 @@ type Client struct {
 	rdb  redis.UniversalClient
 	cfg  Config // defaults resolved
 	down atomic.Bool
+
+	unreachable, refused atomic.Uint64
+	warned               atomic.Bool // the Logger has had its one line
 
 	mu      sync.Mutex
 	probing bool
@@ -104,6 +130,9 @@ func New(c Config) (*Client, error) {
 	}
 	if c.LeaseShare < 0 || c.LeaseShare > 1 || math.IsNaN(c.LeaseShare) {
 		return nil, fmt.Errorf("fleet: LeaseShare %v is not in (0, 1]", c.LeaseShare)
+	}
+	if strings.ContainsAny(c.Prefix, "{}") {
+		return nil, fmt.Errorf("fleet: Prefix %q holds a brace, which would break the hash tag that keeps an object's keys in one Redis Cluster slot", c.Prefix)
 	}
 	if c.Prefix == "" {
 		c.Prefix = DefaultPrefix
@@ -189,10 +218,26 @@ func (c *Client) call(deadline time.Time, f func(ctx context.Context, r redis.Un
 	err := f(ctx, c.rdb)
 	cancel()
 	if err != nil && !errors.Is(err, redis.Nil) {
+		var reply redis.Error
+		if errors.As(err, &reply) {
+			// Redis answered: it is up, and marking it down would only
+			// have the probe find it again. Count and say so.
+			c.refused.Add(1)
+			if c.cfg.Logger != nil && c.warned.CompareAndSwap(false, true) {
+				c.cfg.Logger.Warn("fleet: Redis refused a call; deciding from the local share (Client.Stats counts each)", "err", err)
+			}
+			return err
+		}
+		c.unreachable.Add(1)
 		c.fail()
 		return err
 	}
 	return nil
+}
+
+// Stats returns what the Client has counted so far.
+func (c *Client) Stats() Stats {
+	return Stats{Unreachable: c.unreachable.Load(), Refused: c.refused.Load()}
 }
 
 // fail marks Redis down and starts the probe if it is not running.
@@ -236,10 +281,13 @@ func (c *Client) probe() {
 	}
 }
 
-// key is the Redis key for a named object's part. The name is in a hash tag
-// so that an object's keys live in one Redis Cluster slot.
+// key is the Redis key for a named object's part. The hash tag, which keeps
+// an object's keys in one Redis Cluster slot, is derived from the name (96
+// bits of its SHA-256, in hex), so no byte of a name can break it; the name
+// follows it, for whoever reads the keys.
 func (c *Client) key(name, part string) string {
-	return c.cfg.Prefix + "{" + name + "}:" + part
+	sum := sha256.Sum256([]byte(name))
+	return c.cfg.Prefix + "{" + hex.EncodeToString(sum[:12]) + "}" + name + ":" + part
 }
 
 // lease returns the units one lease takes out of capacity.

@@ -22,7 +22,7 @@ type redisServer struct {
 	cmd  *exec.Cmd
 }
 
-func startRedis(t *testing.T, port int) *redisServer {
+func startRedis(t *testing.T, port int, args ...string) *redisServer {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -40,7 +40,7 @@ func startRedis(t *testing.T, port int) *redisServer {
 		l.Close()
 	}
 	s := &redisServer{t: t, port: port}
-	s.cmd = exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	s.cmd = exec.Command(bin, append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}, args...)...)
 	if err := s.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
