@@ -186,6 +186,10 @@ type request struct {
 	status     int  // the last response's status
 	provider   string
 	note       string
+	// reads bounds the Transport's own reads of the attempt's response
+	// (an error body it holds, a stream prefix it inspects) by the
+	// attempt's cut-off; Verdict stops it once they are done.
+	reads *time.Timer
 }
 
 // RoundTrip implements http.RoundTripper: it runs the one retry loop
@@ -277,7 +281,8 @@ func (r *request) RequestBudget() recoil.Budget {
 }
 
 // Attempt sends attempt n under ctx (the request's), cut off at deadline
-// (until its response headers arrive) when that comes before ctx's own
+// (until its response headers arrive, and then until the Transport's own
+// reads of the response are done) when that comes before ctx's own
 // deadline: the one cut-off, for the policy's AttemptTimeout and Timeout
 // alike, since recoil.Drive derives no context.
 func (r *request) Attempt(ctx context.Context, n int, deadline time.Time) (*http.Response, error) {
@@ -292,11 +297,13 @@ func (r *request) Attempt(ctx context.Context, n int, deadline time.Time) (*http
 	}
 	var cancel context.CancelFunc
 	var stopTimer func() bool
+	var tm *time.Timer
 	if cut {
-		// Not a context deadline: once the headers are in, the body is the
+		// Not a context deadline: once the headers are in and the
+		// Transport's own reads are done (Verdict), the body is the
 		// caller's to read for as long as it takes.
 		ctx, cancel = context.WithCancel(ctx)
-		tm := time.AfterFunc(time.Until(deadline), cancel)
+		tm = time.AfterFunc(time.Until(deadline), cancel)
 		stopTimer = tm.Stop
 	}
 	// A shallow copy with a header map of its own: the caller's request and
@@ -342,8 +349,16 @@ func (r *request) Attempt(ctx context.Context, n int, deadline time.Time) (*http
 			cancel()
 		case resp != nil:
 			// Headers arrived in time: the context lives until the body is
-			// closed.
+			// closed, and the cut-off stays armed until Verdict has done
+			// the Transport's own reads of it (a trickling error body must
+			// not hold the call past its deadline).
 			resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+			if left := time.Until(deadline); left > 0 {
+				r.reads = tm
+				tm.Reset(left)
+			} else {
+				cancel()
+			}
 		default:
 			cancel()
 		}
@@ -358,6 +373,10 @@ func (r *request) Attempt(ctx context.Context, n int, deadline time.Time) (*http
 // error to record a failure with, nil for a success.
 func (r *request) Verdict(p *recoil.Policy, resp *http.Response, err error) (recoil.Verdict, error) {
 	v, failure := r.own(resp, err)
+	if r.reads != nil { // the Transport's reads are done: the body is the caller's
+		r.reads.Stop()
+		r.reads = nil
+	}
 	if failure == nil {
 		return recoil.Verdict{}, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -550,4 +551,77 @@ func TestTransportLogLineRefusedWaitAndTrace(t *testing.T) {
 			t.Errorf("RefusedWait = %v, %v; want 2m0s", d, ok)
 		}
 	})
+}
+
+// The Transport's own reads of a response (the error body it holds, the
+// stream prefix it inspects) obey the attempt's cut-off and the call's
+// Timeout: a 503 whose body trickles in, or a stream that sends its headers
+// and then a byte at a time, ends the call near its bound, not when the
+// server stops.
+func TestTransportReadsObeyTheCutOff(t *testing.T) {
+	const trickle = 30 * time.Second // how long the server would go on
+	tests := []struct {
+		name                    string
+		attemptTimeout, timeout time.Duration
+		bound                   time.Duration
+	}{
+		{"AttemptTimeout alone", time.Second, 0, time.Second},
+		{"Timeout alone", 0, 2 * time.Second, 2 * time.Second},
+		{"both", time.Second, 2 * time.Second, time.Second},
+	}
+	bodies := []struct {
+		name        string
+		status      int
+		contentType string
+		first       string
+	}{
+		{"trickling error body", http.StatusServiceUnavailable, "application/json", `{"error":{"type":"overloaded_error","message":"`},
+		{"trickling stream prefix", http.StatusOK, "text/event-stream", ": "},
+	}
+	for _, b := range bodies {
+		for _, tt := range tests {
+			t.Run(b.name+"/"+tt.name, func(t *testing.T) {
+				t.Parallel()
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", b.contentType)
+					w.WriteHeader(b.status)
+					io.WriteString(w, b.first)
+					w.(http.Flusher).Flush()
+					tick := time.NewTicker(100 * time.Millisecond)
+					defer tick.Stop()
+					end := time.After(trickle)
+					for {
+						select {
+						case <-r.Context().Done():
+							return
+						case <-end:
+							return
+						case <-tick.C:
+							io.WriteString(w, " ")
+							w.(http.Flusher).Flush()
+						}
+					}
+				}))
+				defer srv.Close()
+				base := &http.Transport{}
+				defer base.CloseIdleConnections()
+				p := &recoil.Policy{MaxAttempts: 1, AttemptTimeout: tt.attemptTimeout, Timeout: tt.timeout}
+				tr := &recoilhttp.Transport{Base: base, Policy: p}
+				req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+				start := time.Now()
+				resp, err := tr.RoundTrip(req)
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				elapsed := time.Since(start)
+				// Generous slack for a loaded machine, far below the
+				// server's 30 s.
+				if elapsed > tt.bound+3*time.Second {
+					t.Errorf("the call took %v, want about %v", elapsed, tt.bound)
+				}
+				t.Logf("returned after %v (bound %v; the server would trickle for %v)", elapsed.Round(time.Millisecond), tt.bound, trickle)
+			})
+		}
+	}
 }
