@@ -95,6 +95,7 @@ func BenchmarkMiddleware(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			req := httptest.NewRequest(http.MethodPost, "/v1/charges", strings.NewReader(body))
+			req.Header["Authorization"] = []string{"Bearer sk-bench-client"} // the default scope
 			if k := key(i); k != "" {
 				req.Header["Idempotency-Key"] = []string{k}
 			}

@@ -9,12 +9,16 @@
 // of the handlers whose requests have side effects:
 //
 //	h, err := idempotency.NewMiddleware(charges, idempotency.Config{
-//		Store:    store,                                // nil: a bounded memory store
-//		Required: true,                                 // no key: 400
-//		Scope:    idempotency.ScopeHeader("X-Api-Key"), // keys are per client
+//		Store:    store, // nil: a bounded memory store
+//		Required: true,  // no key: 400
 //	})
 //
-// A finished key replays the stored status, headers and body exactly; a
+// Keys are per client: by default the caller's credentials (its
+// Authorization, X-Api-Key or TLS client certificate, hashed before they
+// reach the store) are the key's scope, a key on a request without
+// credentials is refused, and InsecureSharedScope — named for what it
+// risks — puts every client in one scope. A finished key replays the
+// stored status, headers, body and trailer exactly, to its own client; a
 // key whose original is still running gets 409 with Retry-After; a key
 // reused with another method, path or body gets 422; errors are
 // application/problem+json.

@@ -2,6 +2,7 @@ package idempotency_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -31,6 +32,7 @@ func ExampleNewMiddleware() {
 
 	for _, key := range []string{`"order-42"`, `"order-42"`, ""} {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/charges", strings.NewReader(`{"amount":100}`))
+		req.Header.Set("Authorization", "Bearer sk-client-1") // keys are scoped by the caller's credentials
 		if key != "" {
 			req.Header.Set("Idempotency-Key", key)
 		}
@@ -233,4 +235,96 @@ func ExampleWithClaim() {
 	c, _ := idempotency.ClaimFrom(ctx)
 	fmt.Println(c.Scope, c.Key)
 	// Output: tenant-4 nightly-invoice-2026-12-01
+}
+
+// The default scope is the caller's credentials: two API keys that pick
+// the same Idempotency-Key get two runs, and a key on a request with no
+// credentials is refused rather than shared.
+func ExampleScopeByCredentials() {
+	runs := 0
+	h, err := idempotency.NewMiddleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		runs++
+		fmt.Fprintf(w, "run %d", runs)
+	}), idempotency.Config{}) // Scope: nil means idempotency.ScopeByCredentials
+	if err != nil {
+		panic(err)
+	}
+	for _, auth := range []string{"Bearer sk-alice", "Bearer sk-bob", "Bearer sk-alice", ""} {
+		r := httptest.NewRequest(http.MethodPost, "/v1/charges", strings.NewReader(`{}`))
+		r.Header.Set("Idempotency-Key", `"charge-1"`)
+		if auth != "" {
+			r.Header.Set("Authorization", auth)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		fmt.Println(rec.Code, strings.SplitN(rec.Body.String(), ",", 2)[0])
+	}
+	// Output:
+	// 200 run 1
+	// 200 run 2
+	// 200 run 1
+	// 400 {"type":"https://github.com/recoil-go/recoil/blob/main/docs/idempotency.md#errors"
+}
+
+// An internal service whose only clients are your own, each sending a
+// random key, may share one scope — and says so in its configuration.
+func ExampleInsecureSharedScope() {
+	runs := 0
+	h, err := idempotency.NewMiddleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		runs++
+		fmt.Fprintf(w, "run %d", runs)
+	}), idempotency.Config{Scope: idempotency.InsecureSharedScope})
+	if err != nil {
+		panic(err)
+	}
+	for range 2 {
+		r := httptest.NewRequest(http.MethodPost, "/internal/jobs", strings.NewReader(`{}`))
+		r.Header.Set("Idempotency-Key", `"6f1c9e0a-5b7d-4e2a-9f3c-1d2e3f4a5b6c"`)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, r)
+		fmt.Println(rec.Body.String())
+	}
+	// Output:
+	// run 1
+	// run 1
+}
+
+// A gRPC front end, or any other, scopes a caller the way the HTTP
+// Middleware does, and hands the store only the hash.
+func ExampleCredentialScope() {
+	alice := idempotency.CredentialScope(nil, []string{"Bearer sk-alice"}, nil)
+	bob := idempotency.CredentialScope(nil, []string{"Bearer sk-bob"}, nil)
+	none := idempotency.CredentialScope(nil, nil, nil)
+	fmt.Println(alice != bob, none == "")
+	fmt.Println(len(idempotency.HashScope(alice)), strings.Contains(idempotency.HashScope(alice), "alice"))
+	// Output:
+	// true true
+	// 64 false
+}
+
+// One scope is always one hash, and two scopes two hashes.
+func ExampleHashScope() {
+	a, again, b := idempotency.HashScope("acct_1"), idempotency.HashScope("acct_1"), idempotency.HashScope("acct_2")
+	fmt.Println(a == again, a == b, len(a))
+	// Output: true false 64
+}
+
+// A store keeps a header exactly: a Latin-1 filename survives, as JSON
+// would not let it.
+func ExampleMarshalHeader() {
+	h := http.Header{"Content-Disposition": {"attachment; filename=\"caf\xe9.txt\""}, "Set-Cookie": {"b=2", "a=1"}}
+	back, err := idempotency.UnmarshalHeader(idempotency.MarshalHeader(h))
+	fmt.Printf("%q %q %v\n", back.Get("Content-Disposition"), back.Values("Set-Cookie"), err)
+	// Output: "attachment; filename=\"caf\xe9.txt\"" ["b=2" "a=1"] <nil>
+}
+
+// A header stored as JSON by an earlier version still replays.
+func ExampleUnmarshalHeader() {
+	h, err := idempotency.UnmarshalHeader([]byte(`{"Content-Type":["application/json"]}`))
+	fmt.Println(h.Get("Content-Type"), err)
+	_, err = idempotency.UnmarshalHeader([]byte{0x01, 0x05})
+	fmt.Println(errors.Is(err, idempotency.ErrHeaderEncoding))
+	// Output:
+	// application/json <nil>
+	// true
 }

@@ -5,6 +5,7 @@ import (
 	"container/list"
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 )
@@ -75,7 +76,9 @@ func NewMemory(cfg MemoryConfig) (*Memory, error) {
 	return &Memory{max: cfg.MaxEntries, retention: cfg.Retention, m: make(map[string]*memEntry)}, nil
 }
 
-func memKey(scope, key string) string { return scope + "\x00" + key }
+// memKey joins scope and key with the scope's length first, so that no
+// two pairs spell one key whatever bytes they hold.
+func memKey(scope, key string) string { return strconv.Itoa(len(scope)) + ":" + scope + key }
 
 // Begin implements Store.
 func (s *Memory) Begin(_ context.Context, scope, key, fingerprint string, lease time.Duration) (Begun, error) {
@@ -188,5 +191,5 @@ func (r *Response) clone() *Response {
 	if r == nil {
 		return &Response{}
 	}
-	return &Response{Status: r.Status, Header: r.Header.Clone(), Body: bytes.Clone(r.Body)}
+	return &Response{Status: r.Status, Header: r.Header.Clone(), Body: bytes.Clone(r.Body), Trailer: r.Trailer.Clone()}
 }

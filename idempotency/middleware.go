@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -52,10 +53,17 @@ type Config struct {
 	// Required makes a protected request without a key a 400; false lets
 	// it through unprotected.
 	Required bool
-	// Scope names the client a request comes from, so that two clients'
-	// keys never meet (an API key's id, an account); nil means one scope
-	// for everyone, which is right only when keys are random (UUIDs) or
-	// clients are trusted. ScopeHeader is a ready one.
+	// Scope names the client a request comes from, so that one client's
+	// keys never meet another's: what one stores under a key is never
+	// replayed to another, and a key one used never makes another's
+	// request a 422. Nil means ScopeByCredentials, the request's
+	// Authorization, X-Api-Key or client certificate. A request whose
+	// Scope is "" gets 400 (idempotency_scope_missing) if it carries a
+	// key: a key that cannot be scoped is refused, not shared. Only a
+	// SHA-256 of the scope reaches the store (HashScope). Set
+	// InsecureSharedScope to put every client in one scope, or
+	// ScopeHeader, or a function of your own that returns the account
+	// your authentication resolved.
 	Scope func(*http.Request) string
 	// MaxKeyLen bounds a key; zero means DefaultMaxKeyLen.
 	MaxKeyLen int
@@ -85,12 +93,6 @@ func DefaultKeep(status int) bool {
 	return status < 500 && status != http.StatusRequestTimeout && status != http.StatusTooManyRequests
 }
 
-// ScopeHeader returns a Scope function that scopes keys by the value of
-// the named request header (an API key id, an account id).
-func ScopeHeader(name string) func(*http.Request) string {
-	return func(r *http.Request) string { return r.Header.Get(name) }
-}
-
 // Middleware makes a retried request a no-op on the server: it honours
 // the Idempotency-Key header of the IETF draft
 // (draft-ietf-httpapi-idempotency-key-header). For a protected request
@@ -99,18 +101,21 @@ func ScopeHeader(name string) func(*http.Request) string {
 //   - the first request under the key runs the handler, and its response
 //     (status, headers, body) is stored once the handler returns, before
 //     the client sees it;
-//   - a request under a finished key gets the stored response, exactly,
-//     and the handler does not run;
+//   - a request under a finished key, from the same client (Config.Scope),
+//     gets the stored response exactly — status, headers, Set-Cookie
+//     included, body and trailer — and the handler does not run; another
+//     client's request under the same key is a request of its own;
 //   - a request under a key whose original is still running gets 409 with
 //     Retry-After (recoil's Transport waits and retries);
 //   - a key reused with another method, path or body gets 422;
-//   - a missing key gets 400 if Config.Required, a malformed one 400,
+//   - a missing key gets 400 if Config.Required, a malformed one 400, a
+//     key on a request the Scope cannot place 400,
 //     a body over Config.MaxBody 413, one that cannot be read 400, a
 //     store that fails 503 with Retry-After (the handler does not run).
 //
 // Errors are application/problem+json (RFC 9457) with a "code" member
 // (idempotency_key_missing, idempotency_key_malformed,
-// idempotency_key_in_use, idempotency_key_reused, request_too_large,
+// idempotency_scope_missing, idempotency_key_in_use, idempotency_key_reused, request_too_large,
 // idempotency_store_unavailable, idempotency_outcome_not_stored,
 // idempotency_lease_lost) and a "message" member repeating the detail,
 // for clients that read provider-style error bodies.
@@ -159,7 +164,7 @@ func NewMiddleware(next http.Handler, cfg Config) (*Middleware, error) {
 		cfg.Methods = []string{http.MethodPost, http.MethodPatch}
 	}
 	if cfg.Scope == nil {
-		cfg.Scope = func(*http.Request) string { return "" }
+		cfg.Scope = ScopeByCredentials
 	}
 	if cfg.MaxBody == 0 {
 		cfg.MaxBody = DefaultMaxBody
@@ -205,6 +210,13 @@ func (m *Middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, "idempotency_key_malformed", "Idempotency-Key is malformed", "Idempotency-Key: "+ke.Reason, 0)
 		return
 	}
+	scope := m.cfg.Scope(r)
+	if scope == "" {
+		writeProblem(w, http.StatusBadRequest, "idempotency_scope_missing", "Idempotency-Key cannot be scoped",
+			"this server keeps each client's Idempotency-Keys apart by the client's credentials, and this request carries none; the request was not run", 0)
+		return
+	}
+	scope = HashScope(scope)
 	body, tooLarge, err := m.readBody(r)
 	switch {
 	case tooLarge:
@@ -216,7 +228,6 @@ func (m *Middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeProblem(w, http.StatusBadRequest, "request_body_unreadable", "Request body could not be read", err.Error(), 0)
 		return
 	}
-	scope := m.cfg.Scope(r)
 	ctx := r.Context()
 	b, err := m.cfg.Store.Begin(ctx, scope, key, Fingerprint(r.Method, r.URL.RequestURI(), body), m.cfg.Lease)
 	if err != nil {
@@ -358,6 +369,11 @@ func (r *recorder) Header() http.Header { return r.header }
 func (r *recorder) WriteHeader(status int) {
 	if r.status == 0 && status >= 200 {
 		r.status, r.sent = status, r.header.Clone()
+		for k := range r.sent {
+			if strings.HasPrefix(k, http.TrailerPrefix) {
+				delete(r.sent, k)
+			}
+		}
 	}
 }
 
@@ -366,14 +382,51 @@ func (r *recorder) Write(p []byte) (int, error) {
 	return r.body.Write(p)
 }
 
+// response is what the handler sent: the headers as they were when the
+// status was written, the body, and the trailer as net/http would send
+// it — the fields declared in the Trailer header and those set under
+// http.TrailerPrefix, with their values when the handler returned.
 func (r *recorder) response() *Response {
 	if r.status == 0 {
 		r.WriteHeader(http.StatusOK)
 	}
-	return &Response{Status: r.status, Header: r.sent, Body: r.body.Bytes()}
+	var trailer http.Header
+	add := func(k string, v []string) {
+		if len(v) > 0 {
+			if trailer == nil {
+				trailer = make(http.Header)
+			}
+			trailer[http.CanonicalHeaderKey(k)] = slices.Clone(v)
+		}
+	}
+	for _, k := range declaredTrailers(r.sent) {
+		add(k, r.header[k])
+	}
+	for k, v := range r.header {
+		if name, ok := strings.CutPrefix(k, http.TrailerPrefix); ok {
+			add(name, v)
+		}
+	}
+	return &Response{Status: r.status, Header: r.sent, Body: r.body.Bytes(), Trailer: trailer}
 }
 
-// replay writes a stored response.
+// declaredTrailers returns the canonical names a header's Trailer field
+// declares.
+func declaredTrailers(h http.Header) []string {
+	var names []string
+	for _, v := range h.Values("Trailer") {
+		for name := range strings.SplitSeq(v, ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				names = append(names, http.CanonicalHeaderKey(name))
+			}
+		}
+	}
+	return names
+}
+
+// replay writes a stored response: its headers, status and body, then
+// its trailer, each field the way the original was sent (declared in
+// the Trailer header, or under http.TrailerPrefix).
 func replay(w http.ResponseWriter, resp *Response) {
 	h := w.Header()
 	for k, v := range resp.Header {
@@ -381,6 +434,13 @@ func replay(w http.ResponseWriter, resp *Response) {
 	}
 	w.WriteHeader(resp.Status)
 	_, _ = w.Write(resp.Body)
+	declared := declaredTrailers(resp.Header)
+	for k, v := range resp.Trailer {
+		if !slices.Contains(declared, k) {
+			k = http.TrailerPrefix + k
+		}
+		h[k] = slices.Clone(v)
+	}
 }
 
 // problemJSON is an RFC 9457 problem, with the code and message members

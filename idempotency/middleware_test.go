@@ -2,6 +2,8 @@ package idempotency_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -35,10 +37,20 @@ func (c *counted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "charge %d", n)
 }
 
+// do sends a request from the client "Bearer client-a" unless header
+// names another Authorization, or "" for none.
 func do(h http.Handler, method, target, body string, header ...string) *httptest.ResponseRecorder {
 	req := httptest.NewRequest(method, target, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer client-a")
 	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Add(header[i], header[i+1])
+		switch {
+		case header[i] == "Authorization" && header[i+1] == "":
+			req.Header.Del("Authorization")
+		case header[i] == "Authorization":
+			req.Header.Set("Authorization", header[i+1])
+		default:
+			req.Header.Add(header[i], header[i+1])
+		}
 	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
@@ -131,6 +143,7 @@ func TestMiddlewareBodyErrors(t *testing.T) {
 			r := httptest.NewRequest("POST", "/v1/charges", nil)
 			r.Body = tc.body(w)
 			r.Header.Set("Idempotency-Key", "k")
+			r.Header.Set("Authorization", "Bearer client-a")
 			m.ServeHTTP(w, r)
 			var p problemBody
 			if err := json.Unmarshal(w.Body.Bytes(), &p); err != nil || w.Code != tc.wantCode || p.Code != tc.wantType || h.n.Load() != 0 {
@@ -161,6 +174,75 @@ func TestMiddlewareReplay(t *testing.T) {
 	}
 	if w := do(m, "POST", "/v1/charges?x=1", "x", "Idempotency-Key", "k1", "X-Client", "a"); w.Code != http.StatusUnprocessableEntity {
 		t.Fatalf("same key, another query = %d, want 422", w.Code)
+	}
+}
+
+// TestMiddlewareScopes: who shares a key under each Scope. Two requests
+// under one key and with one body are sent by two callers; the second
+// gets the first's replay only when both are one client.
+func TestMiddlewareScopes(t *testing.T) {
+	certA := &x509.Certificate{RawSubjectPublicKeyInfo: []byte("public key A"), Raw: []byte("cert A")}
+	certA2 := &x509.Certificate{RawSubjectPublicKeyInfo: []byte("public key A"), Raw: []byte("cert A, renewed")}
+	certB := &x509.Certificate{RawSubjectPublicKeyInfo: []byte("public key B"), Raw: []byte("cert A")}
+	type caller struct {
+		header []string
+		cert   *x509.Certificate
+	}
+	bearer := func(v string) caller { return caller{header: []string{"Authorization", v}} }
+	none := caller{header: []string{"Authorization", ""}}
+	tests := []struct {
+		name          string
+		scope         func(*http.Request) string
+		first, second caller
+		want          string // the second's answer: "replay", "own run", or a problem code
+	}{
+		{"one bearer token", nil, bearer("Bearer a"), bearer("Bearer a"), "replay"},
+		{"two bearer tokens", nil, bearer("Bearer a"), bearer("Bearer b"), "own run"},
+		{"two API keys", nil, caller{header: []string{"Authorization", "", "X-Api-Key", "sk-a"}}, caller{header: []string{"Authorization", "", "X-Api-Key", "sk-b"}}, "own run"},
+		{"token and the same token as API key", nil, bearer("sk-a"), caller{header: []string{"Authorization", "", "X-Api-Key", "sk-a"}}, "own run"},
+		{"one client key, certificate renewed", nil, caller{header: none.header, cert: certA}, caller{header: none.header, cert: certA2}, "replay"},
+		{"two client keys", nil, caller{header: none.header, cert: certA}, caller{header: none.header, cert: certB}, "own run"},
+		{"no credentials", nil, bearer("Bearer a"), none, "idempotency_scope_missing"},
+		{"ScopeHeader, header absent", idempotency.ScopeHeader("X-Account"), caller{header: []string{"X-Account", "acct_1"}}, bearer("Bearer a"), "idempotency_scope_missing"},
+		{"ScopeHeader, two accounts", idempotency.ScopeHeader("X-Account"), caller{header: []string{"X-Account", "acct_1"}}, caller{header: []string{"X-Account", "acct_2"}}, "own run"},
+		{"InsecureSharedScope", idempotency.InsecureSharedScope, bearer("Bearer a"), none, "replay"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := &counted{}
+			m := mustMiddleware(t, h, idempotency.Config{Scope: tt.scope})
+			send := func(c caller) *httptest.ResponseRecorder {
+				req := httptest.NewRequest("POST", "/v1/charges", strings.NewReader("x"))
+				req.Header.Set("Idempotency-Key", "k")
+				for i := 0; i+1 < len(c.header); i += 2 {
+					if c.header[i+1] != "" {
+						req.Header.Set(c.header[i], c.header[i+1])
+					}
+				}
+				if c.cert != nil {
+					req.TLS = &tls.ConnectionState{PeerCertificates: []*x509.Certificate{c.cert}}
+				}
+				w := httptest.NewRecorder()
+				m.ServeHTTP(w, req)
+				return w
+			}
+			if w := send(tt.first); w.Code != 201 || w.Body.String() != "charge 1" {
+				t.Fatalf("first = %d %s", w.Code, w.Body)
+			}
+			w := send(tt.second)
+			var p problemBody
+			_ = json.Unmarshal(w.Body.Bytes(), &p)
+			got := p.Code
+			switch {
+			case w.Code == 201 && w.Body.String() == "charge 1":
+				got = "replay"
+			case w.Code == 201 && w.Body.String() == "charge 2":
+				got = "own run"
+			}
+			if got != tt.want {
+				t.Fatalf("second = %d %s (%s); want %s", w.Code, w.Body, got, tt.want)
+			}
+		})
 	}
 }
 
@@ -362,6 +444,7 @@ func TestTransportHonoursInProgress(t *testing.T) {
 		close(release)
 	}()
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/charges", strings.NewReader(`{"amount":1}`))
+	req.Header.Set("Authorization", "Bearer client-a")
 	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(`{"amount":1}`)), nil }
 	start := time.Now()
 	resp, err := tr.RoundTrip(req)

@@ -59,6 +59,10 @@ type Response struct {
 	Header http.Header
 	// Body is the whole body.
 	Body []byte
+	// Trailer is the trailer the response ended with (nil if none): the
+	// fields the handler declared in a Trailer header, or set under
+	// http.TrailerPrefix, with their values at the end of the body.
+	Trailer http.Header
 }
 
 // Begun is what Begin found under a key.
@@ -78,7 +82,10 @@ type Begun struct {
 
 // Store keeps the state of each key: who holds it, under which lease, with
 // what fingerprint, and the response once done. Keys are scoped: the same
-// key in two scopes (two clients) is two keys. Implementations must make
+// key in two scopes (two clients) is two keys, and nothing one scope does
+// under a key shows in another. Scope, key and every byte of the response
+// (header values need not be UTF-8) are kept exactly; the storetest
+// package holds a store to all of this. Implementations must make
 // Begin atomic — of concurrent Begin calls on a free key exactly one
 // reports StateNew — and must be safe for concurrent use. This package's
 // Memory, redisstore.Store and pgstore.Store implement it.

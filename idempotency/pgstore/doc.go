@@ -4,7 +4,7 @@
 // in Postgres", 2017):
 //
 //	store, err := pgstore.New(pool, pgstore.Config{Table: "idempotency_keys"})
-//	err = store.Migrate(ctx) // creates the table; never assumes one
+//	err = store.Migrate(ctx) // creates the table (or upgrades an earlier layout); never assumes one
 //	go idempotency.RunReaper(ctx, time.Hour, store, nil)
 //	h, err := idempotency.NewMiddleware(charges, idempotency.Config{Store: store})
 //
@@ -19,4 +19,7 @@
 // A retry after a crash (once the lease has run out) skips the steps that
 // were recorded, so the charge above is made once even if the process died
 // before the response was stored.
+//
+// Scope, key, headers, trailer and body are stored as bytea, so a replay is
+// the original to the byte (a header value need not be UTF-8).
 package pgstore

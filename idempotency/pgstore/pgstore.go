@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
@@ -72,19 +71,26 @@ func New(pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	return &Store{pool: pool, table: cfg.Table, retention: cfg.Retention}, nil
 }
 
-// Migrate creates the store's table and its index if they do not exist.
-// Run it once at start-up; it is safe to run again.
+// Migrate creates the store's table and its index if they do not exist,
+// and brings a table an earlier version created to the layout of this
+// one (scope and key as bytea, the header in MarshalHeader's encoding, a
+// trailer column), keeping its rows. Run it once at start-up; it is safe
+// to run again.
+//
+// Scope, key, header and body are bytea, so what is stored is exact to
+// the byte: a scope or key that is not UTF-8, a header value in Latin-1.
 func (s *Store) Migrate(ctx context.Context) error {
 	_, err := s.pool.Exec(ctx, fmt.Sprintf(`
 CREATE TABLE IF NOT EXISTS %[1]s (
-	scope        text        NOT NULL,
-	key          text        NOT NULL,
+	scope        bytea       NOT NULL,
+	key          bytea       NOT NULL,
 	fingerprint  text        NOT NULL,
 	token        text        NOT NULL,
 	locked_until timestamptz,
 	phases       text[]      NOT NULL DEFAULT '{}',
 	status       integer,
-	header       jsonb,
+	header       bytea,
+	trailer      bytea,
 	body         bytea,
 	created_at   timestamptz NOT NULL DEFAULT now(),
 	expires_at   timestamptz NOT NULL,
@@ -94,7 +100,28 @@ CREATE INDEX IF NOT EXISTS %[1]s_expires_at ON %[1]s (expires_at);`, s.table))
 	if err != nil {
 		return fmt.Errorf("pgstore: migrate: %w", err)
 	}
+	if err := s.upgrade(ctx); err != nil {
+		return fmt.Errorf("pgstore: migrate %s to bytea: %w", s.table, err)
+	}
 	return nil
+}
+
+// upgrade converts a table of the first layout (scope and key text, the
+// header jsonb, no trailer): text to its UTF-8 bytes, the header to the
+// bytes of its JSON, which idempotency.UnmarshalHeader still reads.
+func (s *Store) upgrade(ctx context.Context) error {
+	var old bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM information_schema.columns
+WHERE table_schema = current_schema() AND table_name = $1 AND column_name = 'scope' AND data_type = 'text')`, s.table).Scan(&old)
+	if err != nil || !old {
+		return err
+	}
+	_, err = s.pool.Exec(ctx, fmt.Sprintf(`ALTER TABLE %s
+	ALTER COLUMN scope TYPE bytea USING convert_to(scope, 'UTF8'),
+	ALTER COLUMN key TYPE bytea USING convert_to(key, 'UTF8'),
+	ALTER COLUMN header TYPE bytea USING convert_to(header::text, 'UTF8'),
+	ADD COLUMN IF NOT EXISTS trailer bytea`, s.table))
+	return err
 }
 
 // Begin implements idempotency.Store. A finished key (or one used with
@@ -104,8 +131,8 @@ CREATE INDEX IF NOT EXISTS %[1]s_expires_at ON %[1]s (expires_at);`, s.table))
 // it.
 func (s *Store) Begin(ctx context.Context, scope, key, fingerprint string, lease time.Duration) (idempotency.Begun, error) {
 	var r row
-	err := s.pool.QueryRow(ctx, fmt.Sprintf(`SELECT fingerprint, status, header, body, false, expires_at <= now(), 0::float8
-FROM %s WHERE scope = $1 AND key = $2`, s.table), scope, key).Scan(r.dest()...)
+	err := s.pool.QueryRow(ctx, fmt.Sprintf(`SELECT fingerprint, status, header, trailer, body, false, expires_at <= now(), 0::float8
+FROM %s WHERE scope = $1 AND key = $2`, s.table), []byte(scope), []byte(key)).Scan(r.dest()...)
 	switch {
 	case err == nil && !r.expired && (r.fp != fingerprint || r.status != nil):
 		b, err := r.settled(fingerprint)
@@ -120,7 +147,7 @@ FROM %s WHERE scope = $1 AND key = $2`, s.table), scope, key).Scan(r.dest()...)
 	var b idempotency.Begun
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		b, err = s.begin(ctx, tx, scope, key, fingerprint, token, lease)
+		b, err = s.begin(ctx, tx, []byte(scope), []byte(key), fingerprint, token, lease)
 		return err
 	})
 	if err != nil {
@@ -131,15 +158,15 @@ FROM %s WHERE scope = $1 AND key = $2`, s.table), scope, key).Scan(r.dest()...)
 
 // row is what Begin reads of a key's row.
 type row struct {
-	fp            string
-	status        *int32
-	header, body  []byte
-	held, expired bool
-	retryMS       float64
+	fp                    string
+	status                *int32
+	header, trailer, body []byte
+	held, expired         bool
+	retryMS               float64
 }
 
 func (r *row) dest() []any {
-	return []any{&r.fp, &r.status, &r.header, &r.body, &r.held, &r.expired, &r.retryMS}
+	return []any{&r.fp, &r.status, &r.header, &r.trailer, &r.body, &r.held, &r.expired, &r.retryMS}
 }
 
 // settled reports a row that is finished or used with another
@@ -148,14 +175,19 @@ func (r *row) settled(fp string) (idempotency.Begun, error) {
 	if r.fp != fp {
 		return idempotency.Begun{State: idempotency.StateMismatch}, nil
 	}
-	resp := &idempotency.Response{Status: int(*r.status), Body: r.body}
-	if err := json.Unmarshal(r.header, &resp.Header); err != nil {
-		return idempotency.Begun{}, fmt.Errorf("stored header malformed: %w", err)
+	header, err := idempotency.UnmarshalHeader(r.header)
+	if err != nil {
+		return idempotency.Begun{}, err
 	}
+	trailer, err := idempotency.UnmarshalHeader(r.trailer)
+	if err != nil {
+		return idempotency.Begun{}, err
+	}
+	resp := &idempotency.Response{Status: int(*r.status), Header: header, Body: r.body, Trailer: trailer}
 	return idempotency.Begun{State: idempotency.StateDone, Response: resp}, nil
 }
 
-func (s *Store) begin(ctx context.Context, tx pgx.Tx, scope, key, fp, token string, lease time.Duration) (idempotency.Begun, error) {
+func (s *Store) begin(ctx context.Context, tx pgx.Tx, scope, key []byte, fp, token string, lease time.Duration) (idempotency.Begun, error) {
 	leaseMS, keepMS := max(lease.Milliseconds(), 1), s.retention.Milliseconds()
 	tag, err := tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (scope, key, fingerprint, token, locked_until, expires_at)
 VALUES ($1, $2, $3, $4, now() + $5 * interval '1 millisecond', now() + $6 * interval '1 millisecond')
@@ -167,7 +199,7 @@ ON CONFLICT (scope, key) DO NOTHING`, s.table), scope, key, fp, token, leaseMS, 
 		return idempotency.Begun{State: idempotency.StateNew, Token: token}, nil
 	}
 	var r row
-	err = tx.QueryRow(ctx, fmt.Sprintf(`SELECT fingerprint, status, header, body,
+	err = tx.QueryRow(ctx, fmt.Sprintf(`SELECT fingerprint, status, header, trailer, body,
 	COALESCE(locked_until > now(), false), expires_at <= now(),
 	COALESCE(EXTRACT(EPOCH FROM locked_until - now()) * 1000, 0)
 FROM %s WHERE scope = $1 AND key = $2 FOR UPDATE`, s.table), scope, key).Scan(r.dest()...)
@@ -183,7 +215,7 @@ FROM %s WHERE scope = $1 AND key = $2 FOR UPDATE`, s.table), scope, key).Scan(r.
 	case r.expired:
 		// Past its retention but not reaped yet: a fresh start.
 		_, err = tx.Exec(ctx, fmt.Sprintf(`UPDATE %s SET fingerprint = $3, token = $4, locked_until = now() + $5 * interval '1 millisecond',
-	phases = '{}', status = NULL, header = NULL, body = NULL, created_at = now(), expires_at = now() + $6 * interval '1 millisecond'
+	phases = '{}', status = NULL, header = NULL, trailer = NULL, body = NULL, created_at = now(), expires_at = now() + $6 * interval '1 millisecond'
 WHERE scope = $1 AND key = $2`, s.table), scope, key, fp, token, leaseMS, keepMS)
 		return idempotency.Begun{State: idempotency.StateNew, Token: token}, err
 	case r.fp != fp || r.status != nil:
@@ -200,22 +232,19 @@ WHERE scope = $1 AND key = $2`, s.table), scope, key, token, leaseMS)
 
 // Complete implements idempotency.Store.
 func (s *Store) Complete(ctx context.Context, scope, key, token string, resp *idempotency.Response) error {
-	header, err := json.Marshal(resp.Header)
-	if err != nil {
-		return err
-	}
 	body := resp.Body
 	if body == nil {
 		body = []byte{}
 	}
 	var done bool
-	err = s.pool.QueryRow(ctx, fmt.Sprintf(`WITH done AS (
-	UPDATE %[1]s SET status = $4, header = $5, body = $6, locked_until = NULL, expires_at = now() + $7 * interval '1 millisecond'
+	err := s.pool.QueryRow(ctx, fmt.Sprintf(`WITH done AS (
+	UPDATE %[1]s SET status = $4, header = $5, trailer = $6, body = $7, locked_until = NULL, expires_at = now() + $8 * interval '1 millisecond'
 	WHERE scope = $1 AND key = $2 AND token = $3 AND status IS NULL
 	RETURNING true
 )
 SELECT EXISTS (SELECT 1 FROM done) OR EXISTS (SELECT 1 FROM %[1]s WHERE scope = $1 AND key = $2 AND token = $3 AND status IS NOT NULL)`, s.table),
-		scope, key, token, resp.Status, header, body, s.retention.Milliseconds()).Scan(&done)
+		[]byte(scope), []byte(key), token, resp.Status, idempotency.MarshalHeader(resp.Header), idempotency.MarshalHeader(resp.Trailer), body,
+		s.retention.Milliseconds()).Scan(&done)
 	switch {
 	case err != nil:
 		return fmt.Errorf("pgstore: complete: %w", err)
@@ -234,7 +263,7 @@ func (s *Store) Release(ctx context.Context, scope, key, token string) error {
 ), freed AS (
 	UPDATE %[1]s SET locked_until = now() WHERE scope = $1 AND key = $2 AND token = $3 AND status IS NULL AND cardinality(phases) > 0 RETURNING 1
 )
-SELECT 1 FROM gone UNION ALL SELECT 1 FROM freed`, s.table), scope, key, token)
+SELECT 1 FROM gone UNION ALL SELECT 1 FROM freed`, s.table), []byte(scope), []byte(key), token)
 	switch {
 	case err != nil:
 		return fmt.Errorf("pgstore: release: %w", err)
@@ -276,7 +305,7 @@ func (s *Store) Phase(ctx context.Context, name string, fn func(ctx context.Cont
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var phases []string
 		err := tx.QueryRow(ctx, fmt.Sprintf(`SELECT phases FROM %s WHERE scope = $1 AND key = $2 AND token = $3 AND status IS NULL FOR UPDATE`, s.table),
-			c.Scope, c.Key, c.Token).Scan(&phases)
+			[]byte(c.Scope), []byte(c.Key), c.Token).Scan(&phases)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 			return idempotency.ErrLeaseLost
@@ -288,7 +317,7 @@ func (s *Store) Phase(ctx context.Context, name string, fn func(ctx context.Cont
 		if err := fn(ctx, tx); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, fmt.Sprintf(`UPDATE %s SET phases = array_append(phases, $3) WHERE scope = $1 AND key = $2`, s.table), c.Scope, c.Key, name)
+		_, err = tx.Exec(ctx, fmt.Sprintf(`UPDATE %s SET phases = array_append(phases, $3) WHERE scope = $1 AND key = $2`, s.table), []byte(c.Scope), []byte(c.Key), name)
 		return err
 	})
 }
@@ -300,7 +329,7 @@ func (s *Store) Phases(ctx context.Context) ([]string, error) {
 		return nil, ErrNoClaim
 	}
 	var phases []string
-	err := s.pool.QueryRow(ctx, fmt.Sprintf(`SELECT phases FROM %s WHERE scope = $1 AND key = $2`, s.table), c.Scope, c.Key).Scan(&phases)
+	err := s.pool.QueryRow(ctx, fmt.Sprintf(`SELECT phases FROM %s WHERE scope = $1 AND key = $2`, s.table), []byte(c.Scope), []byte(c.Key)).Scan(&phases)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: phases: %w", err)
 	}

@@ -100,6 +100,38 @@ func TestMigrateTwice(t *testing.T) {
 	}
 }
 
+// TestMigrateFromFirstLayout: a table of the first layout (scope and key
+// text, header jsonb) is brought to bytea by Migrate, and a key it held
+// still replays, its header read from the JSON it was stored as.
+func TestMigrateFromFirstLayout(t *testing.T) {
+	f := newFixture(t, pgstore.Config{})
+	ctx := context.Background()
+	_, err := f.pool.Exec(ctx, `DROP TABLE `+f.table+`;
+CREATE TABLE `+f.table+` (
+	scope text NOT NULL, key text NOT NULL, fingerprint text NOT NULL, token text NOT NULL,
+	locked_until timestamptz, phases text[] NOT NULL DEFAULT '{}', status integer, header jsonb, body bytea,
+	created_at timestamptz NOT NULL DEFAULT now(), expires_at timestamptz NOT NULL, PRIMARY KEY (scope, key));
+INSERT INTO `+f.table+` VALUES ('client-1', 'k1', 'fp', 'tok', NULL, '{}', 201, '{"Content-Type":["application/json"],"X-Two":["a","b"]}', 'body',
+	now(), now() + interval '1 hour');`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second Migrate finds the new layout and changes nothing
+		if err := f.store.Migrate(ctx); err != nil {
+			t.Fatalf("Migrate on the first layout: %v", err)
+		}
+	}
+	b, err := f.store.Begin(ctx, "client-1", "k1", "fp", time.Minute)
+	if err != nil || b.State != idempotency.StateDone || b.Response.Status != 201 || string(b.Response.Body) != "body" ||
+		b.Response.Header.Get("Content-Type") != "application/json" || strings.Join(b.Response.Header.Values("X-Two"), ",") != "a,b" {
+		t.Fatalf("a key stored before the migration = %+v, %v; want its 201 replayed", b, err)
+	}
+	var scopeType string
+	if err := f.pool.QueryRow(ctx, `SELECT data_type FROM information_schema.columns WHERE table_name = $1 AND column_name = 'scope'`, f.table).Scan(&scopeType); err != nil || scopeType != "bytea" {
+		t.Fatalf("scope's type after Migrate = %q, %v; want bytea", scopeType, err)
+	}
+}
+
 func TestReap(t *testing.T) {
 	f := newFixture(t, pgstore.Config{Retention: time.Hour})
 	ctx := context.Background()
@@ -165,6 +197,7 @@ func TestRecoveryPoints(t *testing.T) {
 	post := func() (int, string, error) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("x"))
 		req.Header.Set("Idempotency-Key", `"rp-1"`)
+		req.Header.Set("Authorization", "Bearer client-a")
 		resp, err := srv.Client().Do(req)
 		if err != nil {
 			return 0, "", err

@@ -2,10 +2,8 @@ package redisstore
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -73,14 +71,14 @@ func (s *Store) redisKey(scope, key string) string {
 // begin locks a free key, or reports what holds it. Run again after a
 // lost reply, it finds its own token and reports the key new.
 var begin = redis.NewScript(`
-local h = redis.call('HMGET', KEYS[1], 'fp', 'token', 'status', 'header', 'body')
+local h = redis.call('HMGET', KEYS[1], 'fp', 'token', 'status', 'header', 'body', 'trailer')
 if not h[1] then
   redis.call('HSET', KEYS[1], 'fp', ARGV[1], 'token', ARGV[2])
   redis.call('PEXPIRE', KEYS[1], ARGV[3])
   return {0}
 end
 if h[1] ~= ARGV[1] then return {3} end
-if h[3] then return {2, h[3], h[4], h[5]} end
+if h[3] then return {2, h[3], h[4], h[5], h[6] or ''} end
 if h[2] == ARGV[2] then return {0} end
 return {1, redis.call('PTTL', KEYS[1])}
 `)
@@ -90,7 +88,7 @@ var complete = redis.NewScript(`
 local h = redis.call('HMGET', KEYS[1], 'token', 'status')
 if h[1] ~= ARGV[1] then return 0 end
 if h[2] then return 1 end
-redis.call('HSET', KEYS[1], 'status', ARGV[2], 'header', ARGV[3], 'body', ARGV[4])
+redis.call('HSET', KEYS[1], 'status', ARGV[2], 'header', ARGV[3], 'body', ARGV[4], 'trailer', ARGV[6])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 return 1
 `)
@@ -127,31 +125,37 @@ func (s *Store) Begin(ctx context.Context, scope, key, fingerprint string, lease
 	return idempotency.Begun{State: idempotency.StateMismatch}, nil
 }
 
+// decode reads a stored response: status, header, body and trailer (a
+// key stored before trailers were kept has none; its header is JSON,
+// which idempotency.UnmarshalHeader still reads).
 func decode(v []any) (*idempotency.Response, error) {
-	if len(v) != 3 {
+	if len(v) != 4 {
 		return nil, errors.New("redisstore: stored response malformed")
 	}
 	st, _ := v[0].(string)
 	hdr, _ := v[1].(string)
 	body, _ := v[2].(string)
+	tr, _ := v[3].(string)
 	status, err := strconv.Atoi(st)
 	if err != nil {
 		return nil, errors.New("redisstore: stored status malformed")
 	}
-	var h http.Header
-	if err := json.Unmarshal([]byte(hdr), &h); err != nil {
-		return nil, fmt.Errorf("redisstore: stored header malformed: %w", err)
+	h, err := idempotency.UnmarshalHeader([]byte(hdr))
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: %w", err)
 	}
-	return &idempotency.Response{Status: status, Header: h, Body: []byte(body)}, nil
+	trailer, err := idempotency.UnmarshalHeader([]byte(tr))
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: trailer: %w", err)
+	}
+	return &idempotency.Response{Status: status, Header: h, Body: []byte(body), Trailer: trailer}, nil
 }
 
-// Complete implements idempotency.Store.
+// Complete implements idempotency.Store. Header and trailer are stored in
+// idempotency.MarshalHeader's encoding, exact to the byte.
 func (s *Store) Complete(ctx context.Context, scope, key, token string, resp *idempotency.Response) error {
-	hdr, err := json.Marshal(resp.Header)
-	if err != nil {
-		return err
-	}
-	n, err := complete.Run(ctx, s.rdb, []string{s.redisKey(scope, key)}, token, resp.Status, hdr, resp.Body, s.retention.Milliseconds()).Int()
+	n, err := complete.Run(ctx, s.rdb, []string{s.redisKey(scope, key)}, token, resp.Status,
+		idempotency.MarshalHeader(resp.Header), resp.Body, s.retention.Milliseconds(), idempotency.MarshalHeader(resp.Trailer)).Int()
 	return held("complete", n, err)
 }
 

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +80,30 @@ func TestRetention(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after 5 s the key is still %v, %v; want it expired (new)", b.State, err)
 		}
+	}
+}
+
+// TestKeyStoredByAnEarlierVersion: a finished key written before headers
+// were kept exactly (its header JSON, no trailer field) still replays.
+func TestKeyStoredByAnEarlierVersion(t *testing.T) {
+	s, rdb := newStore(t, redisstore.Config{})
+	ctx := context.Background()
+	b, err := s.Begin(ctx, "client-1", "k", "fp", time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := rdb.Keys(ctx, "recoil-test:"+t.Name()+":*").Result()
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("keys = %v, %v; want the one Begin wrote", keys, err)
+	}
+	// What the earlier Complete wrote: status, JSON header, body.
+	if err := rdb.HSet(ctx, keys[0], "token", b.Token, "status", "201", "header", `{"X-Two":["a","b"]}`, "body", "old").Err(); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Begin(ctx, "client-1", "k", "fp", time.Minute)
+	if err != nil || got.State != idempotency.StateDone || got.Response.Status != 201 || string(got.Response.Body) != "old" ||
+		strings.Join(got.Response.Header.Values("X-Two"), ",") != "a,b" || got.Response.Trailer != nil {
+		t.Fatalf("Begin on the earlier version's key = %+v, %v; want its 201 replayed", got.Response, err)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +41,9 @@ func Run(t *testing.T, newStore NewStore) {
 	}{
 		{"lifecycle", lifecycle},
 		{"scopes", scopes},
+		{"bytes kept exactly", exactBytes},
+		{"clients apart", clientsApart},
+		{"trailers replayed", trailers},
 		{"lease taken over", leaseTakenOver},
 		{"100 concurrent duplicates", concurrentDuplicates},
 		{"payload mismatch", mismatch},
@@ -107,22 +111,88 @@ func lifecycle(t *testing.T, s idempotency.Store) {
 }
 
 func sameResponse(a, b *idempotency.Response) bool {
-	if a == nil || b == nil || a.Status != b.Status || !bytes.Equal(a.Body, b.Body) || len(a.Header) != len(b.Header) {
+	return a != nil && b != nil && a.Status == b.Status && bytes.Equal(a.Body, b.Body) &&
+		sameHeader(a.Header, b.Header) && sameHeader(a.Trailer, b.Trailer)
+}
+
+// sameHeader reports whether two headers hold the same names with the
+// same values in the same order, byte for byte.
+func sameHeader(a, b http.Header) bool {
+	if len(a) != len(b) {
 		return false
 	}
-	for k, v := range b.Header {
-		if strings.Join(a.Header[k], "\x00") != strings.Join(v, "\x00") {
+	for k, v := range b {
+		if !slices.Equal(a[k], v) {
 			return false
 		}
 	}
 	return true
 }
 
+// scopes: a key in one scope is a key of its own in every other, and no
+// two scope and key pairs spell one stored key, whatever bytes they hold.
 func scopes(t *testing.T, s idempotency.Store) {
 	c := ctx(t)
 	for _, scope := range []string{"a", "b", ""} {
 		if b, err := s.Begin(c, scope, "same", "fp", time.Minute); err != nil || b.State != idempotency.StateNew {
 			t.Fatalf("Begin(scope %q) = %+v, %v; want new: scopes are apart", scope, b, err)
+		}
+	}
+	for _, pair := range [][2][2]string{
+		{{"a\x00b", "c"}, {"a", "b\x00c"}},
+		{{"a:b", "c"}, {"a", "b:c"}},
+		{{"1:a", "b"}, {"1", "a:b"}},
+		{{"ab", "c"}, {"a", "bc"}},
+	} {
+		first, second := pair[0], pair[1]
+		b, err := s.Begin(c, first[0], first[1], "fp-first", time.Minute)
+		if err != nil || b.State != idempotency.StateNew {
+			t.Fatalf("Begin(%q, %q) = %+v, %v; want new", first[0], first[1], b, err)
+		}
+		if err := s.Complete(c, first[0], first[1], b.Token, &idempotency.Response{Status: 201, Body: []byte("first")}); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := s.Begin(c, second[0], second[1], "fp-second", time.Minute); err != nil || b.State != idempotency.StateNew {
+			t.Fatalf("Begin(%q, %q) after (%q, %q) finished = %+v, %v; want new: the pairs are two keys", second[0], second[1], first[0], first[1], b, err)
+		}
+	}
+}
+
+// exactBytes: scope, key and every byte of the response come back as
+// they went in — a binary body, header values that are not UTF-8 (a
+// Latin-1 filename), a name that is not either, repeated fields in their
+// order, and a trailer.
+func exactBytes(t *testing.T, s idempotency.Store) {
+	c := ctx(t)
+	body := make([]byte, 512)
+	for i := range body {
+		body[i] = byte(i * 7)
+	}
+	want := &idempotency.Response{
+		Status: 200,
+		Header: http.Header{
+			"Content-Disposition": {"attachment; filename=\"caf\xe9 \xff.txt\""},
+			"Set-Cookie":          {"z=1", "a=2", "m=3"},
+			"X-Caf\xe9":           {"\x80\x00\x01", ""},
+			"Trailer":             {"X-Checksum"},
+		},
+		Body:    body,
+		Trailer: http.Header{"X-Checksum": {"\xfe\xed", "second"}, "Grpc-Status": {"0"}},
+	}
+	for _, k := range []struct{ scope, key string }{{"\xff\xfe scope", "\x80key"}, {"caf\xe9", "k"}} {
+		b, err := s.Begin(c, k.scope, k.key, "fp", time.Minute)
+		if err != nil || b.State != idempotency.StateNew {
+			t.Fatalf("Begin(%q, %q) = %+v, %v; want new: any bytes are a scope and a key", k.scope, k.key, b, err)
+		}
+		if err := s.Complete(c, k.scope, k.key, b.Token, want); err != nil {
+			t.Fatalf("Complete(%q, %q): %v", k.scope, k.key, err)
+		}
+		b, err = s.Begin(c, k.scope, k.key, "fp", time.Minute)
+		if err != nil || b.State != idempotency.StateDone {
+			t.Fatalf("Begin(%q, %q) on the finished key = %+v, %v; want done", k.scope, k.key, b, err)
+		}
+		if !sameResponse(b.Response, want) {
+			t.Fatalf("stored (%q, %q) = %#v, want %#v byte for byte", k.scope, k.key, *b.Response, *want)
 		}
 	}
 }
@@ -199,12 +269,19 @@ func serve(t *testing.T, s idempotency.Store, lease time.Duration, h http.Handle
 
 // got is one response, read whole.
 type got struct {
-	status int
-	header http.Header
-	body   string
+	status  int
+	header  http.Header
+	body    string
+	trailer http.Header
 }
 
+// post sends a request from the client "Bearer client-a".
 func post(t *testing.T, c *http.Client, url, key, body string) (got, error) {
+	return postAs(t, c, "Bearer client-a", url, key, body)
+}
+
+// postAs sends a request with the Authorization given ("" for none).
+func postAs(t *testing.T, c *http.Client, authorization, url, key, body string) (got, error) {
 	req, err := http.NewRequestWithContext(ctx(t), http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		return got{}, err
@@ -212,13 +289,121 @@ func post(t *testing.T, c *http.Client, url, key, body string) (got, error) {
 	if key != "" {
 		req.Header.Set("Idempotency-Key", `"`+key+`"`)
 	}
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		return got{}, err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	return got{resp.StatusCode, resp.Header, string(b)}, err
+	return got{resp.StatusCode, resp.Header, string(b), resp.Trailer}, err
+}
+
+// scopeSpy records the scopes a store is given.
+type scopeSpy struct {
+	idempotency.Store
+	mu     sync.Mutex
+	scopes []string
+}
+
+func (s *scopeSpy) Begin(ctx context.Context, scope, key, fp string, lease time.Duration) (idempotency.Begun, error) {
+	s.mu.Lock()
+	s.scopes = append(s.scopes, scope)
+	s.mu.Unlock()
+	return s.Store.Begin(ctx, scope, key, fp, lease)
+}
+
+// clientsApart: under the Middleware's default scope (the caller's
+// credentials), a client that sends another's key — reused or guessed —
+// gets a run of its own: not the other's response, not its Set-Cookie,
+// not a 422 that would tell it the key exists. Each client's repeat
+// replays its own response. A key on a request without credentials is
+// refused, and the store never sees a credential.
+func clientsApart(t *testing.T, s idempotency.Store) {
+	var runs atomic.Int64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		n := runs.Add(1)
+		w.Header().Set("Set-Cookie", fmt.Sprintf("session=%s-%d", body, n))
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, "charge %d for %s", n, body)
+	})
+	spy := &scopeSpy{Store: s}
+	srv := serve(t, spy, 10*time.Second, h)
+	c := srv.Client()
+	const alice, mallory = "Bearer alice-secret", "Bearer mallory-secret"
+	steps := []struct {
+		who, body  string
+		status     int
+		wantBody   string
+		wantCookie string
+	}{
+		{alice, "alice", 201, "charge 1 for alice", "session=alice-1"},
+		{mallory, "alice", 201, "charge 2 for alice", "session=alice-2"},                            // the same request, another client: its own run
+		{mallory, "mallory", 422, "", ""},                                                           // its own key, reused: its own 422
+		{"Bearer eve-secret", "other body", 201, "charge 3 for other body", "session=other body-3"}, // never 422 for another's key
+		{alice, "alice", 201, "charge 1 for alice", "session=alice-1"},                              // alice's replay is alice's
+		{mallory, "alice", 201, "charge 2 for alice", "session=alice-2"},
+		{"", "alice", 400, "", ""}, // no credential: the key cannot be scoped
+	}
+	for i, st := range steps {
+		r, err := postAs(t, c, st.who, srv.URL+"/v1/charges", "shared-key", st.body)
+		if err != nil {
+			t.Fatalf("step %d (%s): %v", i+1, st.who, err)
+		}
+		if r.status != st.status || (st.wantBody != "" && (r.body != st.wantBody || r.header.Get("Set-Cookie") != st.wantCookie)) {
+			t.Fatalf("step %d (%q sends %q) = %d %q Set-Cookie %q; want %d %q Set-Cookie %q", i+1, st.who, st.body,
+				r.status, r.body, r.header.Get("Set-Cookie"), st.status, st.wantBody, st.wantCookie)
+		}
+		if st.status == 400 && !strings.Contains(r.body, "idempotency_scope_missing") {
+			t.Fatalf("step %d: a key without credentials = %s; want idempotency_scope_missing", i+1, r.body)
+		}
+	}
+	if runs.Load() != 3 {
+		t.Fatalf("handler runs = %d, want 3 (one per client)", runs.Load())
+	}
+	spy.mu.Lock()
+	defer spy.mu.Unlock()
+	for _, scope := range spy.scopes {
+		if strings.Contains(scope, "secret") || strings.Contains(scope, "Bearer") {
+			t.Fatalf("the store was given the scope %q: a credential in the clear", scope)
+		}
+	}
+}
+
+// trailers: a response's trailer — declared in a Trailer header, or set
+// under http.TrailerPrefix — is stored and replayed with it.
+func trailers(t *testing.T, s idempotency.Store) {
+	var runs atomic.Int64
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := runs.Add(1)
+		w.Header().Set("Trailer", "X-Checksum")
+		w.WriteHeader(http.StatusOK)
+		fmt.Fprintf(w, "run %d", n)
+		w.Header().Set("X-Checksum", fmt.Sprintf("sum-%d", n))
+		w.Header().Add(http.TrailerPrefix+"X-Usage", "tokens=42")
+		w.Header().Add(http.TrailerPrefix+"X-Usage", "cached=7")
+	})
+	srv := serve(t, s, 10*time.Second, h)
+	var first got
+	for i := range 2 {
+		r, err := post(t, srv.Client(), srv.URL, "t-1", "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = r
+			if r.body != "run 1" || r.trailer.Get("X-Checksum") != "sum-1" || !slices.Equal(r.trailer.Values("X-Usage"), []string{"tokens=42", "cached=7"}) {
+				t.Fatalf("first = %q trailer %v; want run 1 with its trailer", r.body, r.trailer)
+			}
+			continue
+		}
+		if r.body != first.body || !sameHeader(r.trailer, first.trailer) || runs.Load() != 1 {
+			t.Fatalf("replay = %q trailer %v after %d runs; want %q trailer %v after 1", r.body, r.trailer, runs.Load(), first.body, first.trailer)
+		}
+	}
 }
 
 func concurrentDuplicates(t *testing.T, s idempotency.Store) {
@@ -467,6 +652,7 @@ func ExpectUnavailable(t *testing.T, url string) {
 	defer cancel()
 	req, _ := http.NewRequestWithContext(c, http.MethodPost, url, strings.NewReader("x"))
 	req.Header.Set("Idempotency-Key", `"while-down"`)
+	req.Header.Set("Authorization", "Bearer client-a")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("POST while the store is down: %v", err)

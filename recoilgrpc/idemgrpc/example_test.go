@@ -26,7 +26,9 @@ func ExampleUnaryServerInterceptor() {
 		fmt.Println("charging", req.(*wrapperspb.StringValue).GetValue())
 		return wrapperspb.String("ch_1"), nil
 	}
-	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs(idemgrpc.MetadataKey, `"order-42"`))
+	// The caller's credentials scope its keys (Config.Scope nil:
+	// ScopeByCredentials).
+	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs(idemgrpc.MetadataKey, `"order-42"`, "authorization", "Bearer sk-shop"))
 	info := &grpc.UnaryServerInfo{FullMethod: "/shop.Payments/Charge"}
 	for range 2 {
 		reply, err := idem(ctx, wrapperspb.String("100"), info, charge)
@@ -54,7 +56,7 @@ func ExampleDefaultKeep() {
 		}
 		return wrapperspb.String("shipment 7"), nil
 	}
-	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs(idemgrpc.MetadataKey, `"ship-order-42"`))
+	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs(idemgrpc.MetadataKey, `"ship-order-42"`, "x-api-key", "sk-warehouse"))
 	info := &grpc.UnaryServerInfo{FullMethod: "/shop.Shipping/Ship"}
 	for range 3 {
 		reply, err := idem(ctx, wrapperspb.String("order-42"), info, ship)
@@ -92,4 +94,56 @@ func ExampleScopeMetadata() {
 	// acme invoice 1
 	// globex invoice 2
 	// acme invoice 1
+}
+
+// The default scope is the caller's credentials: two API keys that send
+// the same idempotency key get two runs, and a key on a call with no
+// credentials is refused rather than shared.
+func ExampleScopeByCredentials() {
+	idem, err := idemgrpc.UnaryServerInterceptor(idemgrpc.Config{}) // Scope: ScopeByCredentials
+	if err != nil {
+		panic(err)
+	}
+	runs := 0
+	charge := func(ctx context.Context, req any) (any, error) {
+		runs++
+		return wrapperspb.String(fmt.Sprint("charge ", runs)), nil
+	}
+	info := &grpc.UnaryServerInfo{FullMethod: "/shop.Payments/Charge"}
+	for _, apiKey := range []string{"sk-alice", "sk-bob", "sk-alice", ""} {
+		md := metadata.Pairs(idemgrpc.MetadataKey, `"charge-1"`)
+		if apiKey != "" {
+			md.Set("x-api-key", apiKey)
+		}
+		reply, err := idem(metadata.NewIncomingContext(context.Background(), md), wrapperspb.String("100"), info, charge)
+		v, _ := reply.(*wrapperspb.StringValue)
+		fmt.Printf("%q %v\n", v.GetValue(), status.Code(err))
+	}
+	// Output:
+	// "charge 1" OK
+	// "charge 2" OK
+	// "charge 1" OK
+	// "" InvalidArgument
+}
+
+// A service whose only callers are your own jobs, each sending a random
+// key, may share one scope — and says so in its configuration.
+func ExampleInsecureSharedScope() {
+	idem, err := idemgrpc.UnaryServerInterceptor(idemgrpc.Config{Scope: idemgrpc.InsecureSharedScope})
+	if err != nil {
+		panic(err)
+	}
+	runs := 0
+	run := func(ctx context.Context, req any) (any, error) {
+		runs++
+		return wrapperspb.String(fmt.Sprint("run ", runs)), nil
+	}
+	ctx := metadata.NewIncomingContext(context.Background(), metadata.Pairs(idemgrpc.MetadataKey, `"6f1c9e0a-5b7d-4e2a"`))
+	for range 2 {
+		reply, _ := idem(ctx, wrapperspb.String("job"), &grpc.UnaryServerInfo{FullMethod: "/jobs.Runner/Run"}, run)
+		fmt.Println(reply.(*wrapperspb.StringValue).GetValue())
+	}
+	// Output:
+	// run 1
+	// run 1
 }

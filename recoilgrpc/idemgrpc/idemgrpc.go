@@ -2,15 +2,19 @@ package idemgrpc
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	spb "google.golang.org/genproto/googleapis/rpc/status"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -50,8 +54,14 @@ type Config struct {
 	// Required makes a protected call without a key InvalidArgument;
 	// false lets it through unprotected.
 	Required bool
-	// Scope names the client a call comes from; nil means one scope for
-	// everyone. ScopeMetadata is a ready one.
+	// Scope names the client a call comes from, so that one client's keys
+	// never meet another's; nil means ScopeByCredentials (the call's
+	// authorization or x-api-key metadata, or its TLS client
+	// certificate). A call whose Scope is "" gets InvalidArgument if it
+	// carries a key: a key that cannot be scoped is refused, not shared.
+	// Only a hash of the scope reaches the store
+	// (idempotency.HashScope). ScopeMetadata scopes by a metadata key of
+	// your choice; InsecureSharedScope puts every client in one scope.
 	Scope func(ctx context.Context) string
 	// MaxKeyLen bounds a key; zero means idempotency.DefaultMaxKeyLen.
 	MaxKeyLen int
@@ -78,17 +88,48 @@ func DefaultKeep(c codes.Code) bool {
 	return false
 }
 
-// ScopeMetadata returns a Scope function that scopes keys by the first
-// value of the named incoming metadata key.
+// ScopeMetadata returns a Scope function that scopes keys by the values
+// of the named incoming metadata key; a call without it has no scope, and
+// a key on it is refused. Use it only for metadata a client cannot set for
+// another: a secret of its own, or one your proxy overwrites.
 func ScopeMetadata(name string) func(context.Context) string {
 	return func(ctx context.Context) string {
 		md, _ := metadata.FromIncomingContext(ctx)
 		if v := md.Get(name); len(v) > 0 {
-			return v[0]
+			return name + ":" + strings.Join(v, "\x00")
 		}
 		return ""
 	}
 }
+
+// ScopeByCredentials is the Scope the interceptor uses when Config.Scope
+// is nil: the caller's own credentials — the public key of its TLS client
+// certificate (the handshake proved it holds the private key), every
+// authorization value and every x-api-key value of its metadata —
+// combined by idempotency.CredentialScope, as the HTTP Middleware's
+// default combines the same three. It returns "" when the call carries
+// none of them.
+//
+// A client that sends its retry with a new token is a new scope; scope by
+// the account your authentication resolves to keep keys across token
+// refreshes.
+func ScopeByCredentials(ctx context.Context) string {
+	md, _ := metadata.FromIncomingContext(ctx)
+	var cert *x509.Certificate
+	if p, ok := peer.FromContext(ctx); ok {
+		if ti, ok := p.AuthInfo.(credentials.TLSInfo); ok && len(ti.State.PeerCertificates) > 0 {
+			cert = ti.State.PeerCertificates[0]
+		}
+	}
+	return idempotency.CredentialScope(cert, md.Get("authorization"), md.Get("x-api-key"))
+}
+
+// InsecureSharedScope puts every client's keys in one scope. Set it as
+// Config.Scope only when every client is trusted and every key random:
+// under it, a client that reuses or guesses another's key is replayed the
+// other's outcome, and a client whose key another used first is refused
+// with FailedPrecondition, which tells it the key exists.
+func InsecureSharedScope(context.Context) string { return "*shared*" }
 
 // UnaryServerInterceptor returns an interceptor that makes a retried unary
 // call a no-op: the idempotency.Middleware's rules in gRPC terms. For a
@@ -133,6 +174,9 @@ func UnaryServerInterceptor(cfg Config) (grpc.UnaryServerInterceptor, error) {
 	if cfg.Keep == nil {
 		cfg.Keep = DefaultKeep
 	}
+	if cfg.Scope == nil {
+		cfg.Scope = ScopeByCredentials
+	}
 	if cfg.StoreTimeout == 0 {
 		cfg.StoreTimeout = idempotency.DefaultStoreTimeout
 	}
@@ -165,10 +209,11 @@ func (i *interceptor) unary(ctx context.Context, req any, info *grpc.UnaryServer
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "idemgrpc: request does not encode: %v", err)
 	}
-	scope := ""
-	if i.cfg.Scope != nil {
-		scope = i.cfg.Scope(ctx)
+	scope := i.cfg.Scope(ctx)
+	if scope == "" {
+		return nil, status.Error(codes.InvalidArgument, "idempotency-key cannot be scoped: this server keeps each client's keys apart by the client's credentials, and this call carries none; the call was not run")
 	}
+	scope = idempotency.HashScope(scope)
 	b, err := i.cfg.Store.Begin(ctx, scope, key, idempotency.Fingerprint("grpc", info.FullMethod, body), i.cfg.Lease)
 	if err != nil {
 		return nil, status.Errorf(codes.Unavailable, "the call was not run: its idempotency key could not be checked (%v)", err)

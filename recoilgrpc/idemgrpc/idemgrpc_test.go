@@ -2,6 +2,8 @@ package idemgrpc_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net"
 	"strconv"
@@ -12,8 +14,10 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 	"google.golang.org/grpc/test/bufconn"
 	"google.golang.org/protobuf/types/known/wrapperspb"
@@ -65,11 +69,19 @@ func serve(t *testing.T, cfg idemgrpc.Config, charge chargeFunc) *grpc.ClientCon
 	return conn
 }
 
-// call invokes the method with a key (none if empty) and returns the
-// reply's value, the trailer and the error.
+// call invokes the method as the client "Bearer client-a" with a key
+// (none if empty) and returns the reply's value, the trailer and the
+// error.
 func call(t *testing.T, conn *grpc.ClientConn, key, in string) (string, metadata.MD, error) {
+	return callAs(t, conn, []string{"authorization", "Bearer client-a"}, key, in)
+}
+
+// callAs is call with the metadata given instead of the default
+// credentials.
+func callAs(t *testing.T, conn *grpc.ClientConn, md []string, key, in string) (string, metadata.MD, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	ctx = metadata.AppendToOutgoingContext(ctx, md...)
 	if key != "" {
 		ctx = metadata.AppendToOutgoingContext(ctx, idemgrpc.MetadataKey, key)
 	}
@@ -205,6 +217,77 @@ func TestMethodsAndScope(t *testing.T) {
 	_ = scoped.Invoke(ctx, method, wrapperspb.String("x"), out2)
 	if out1.GetValue() == out2.GetValue() {
 		t.Fatalf("two clients' same key shared an outcome: %q", out1.GetValue())
+	}
+}
+
+// TestScopes: under the default scope two callers' same key is two keys,
+// a call without credentials that sends a key is refused, and
+// InsecureSharedScope shares.
+func TestScopes(t *testing.T) {
+	alice := []string{"authorization", "Bearer alice"}
+	bob := []string{"x-api-key", "sk-bob"}
+	tests := []struct {
+		name          string
+		scope         func(context.Context) string
+		first, second []string
+		want          string // the second's reply, or its code
+	}{
+		{"one caller", nil, alice, alice, "1"},
+		{"two callers", nil, alice, bob, "2"},
+		{"no credentials", nil, alice, nil, codes.InvalidArgument.String()},
+		{"ScopeMetadata, absent", idemgrpc.ScopeMetadata("x-client"), []string{"x-client", "a"}, alice, codes.InvalidArgument.String()},
+		{"InsecureSharedScope", idemgrpc.InsecureSharedScope, alice, nil, "1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var runs atomic.Int64
+			conn := serve(t, idemgrpc.Config{Scope: tt.scope}, func(ctx context.Context, in *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+				return wrapperspb.String(strconv.FormatInt(runs.Add(1), 10)), nil
+			})
+			if v, _, err := callAs(t, conn, tt.first, "k", "x"); v != "1" || err != nil {
+				t.Fatalf("first = %q, %v", v, err)
+			}
+			v, _, err := callAs(t, conn, tt.second, "k", "x")
+			if err != nil {
+				v = status.Code(err).String()
+			}
+			if v != tt.want {
+				t.Fatalf("second = %q (%v); want %q", v, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestScopeByCredentials: the TLS client certificate's public key is a
+// credential (a renewed certificate with the same key is the same
+// caller), as are the authorization and x-api-key metadata.
+func TestScopeByCredentials(t *testing.T) {
+	withCert := func(spki, raw string) context.Context {
+		cert := &x509.Certificate{RawSubjectPublicKeyInfo: []byte(spki), Raw: []byte(raw)}
+		return peer.NewContext(context.Background(), &peer.Peer{AuthInfo: credentials.TLSInfo{State: tls.ConnectionState{PeerCertificates: []*x509.Certificate{cert}}}})
+	}
+	withMD := func(kv ...string) context.Context {
+		return metadata.NewIncomingContext(context.Background(), metadata.Pairs(kv...))
+	}
+	scope := idemgrpc.ScopeByCredentials
+	if scope(context.Background()) != "" {
+		t.Fatal("a call without credentials has a scope")
+	}
+	for _, tt := range []struct {
+		name string
+		a, b context.Context
+		same bool
+	}{
+		{"certificate renewed, same key", withCert("key A", "cert 1"), withCert("key A", "cert 2"), true},
+		{"two client keys", withCert("key A", "cert"), withCert("key B", "cert"), false},
+		{"two tokens", withMD("authorization", "Bearer a"), withMD("authorization", "Bearer b"), false},
+		{"token and API key of one value", withMD("authorization", "k"), withMD("x-api-key", "k"), false},
+		{"one API key", withMD("x-api-key", "k"), withMD("x-api-key", "k"), true},
+	} {
+		a, b := scope(tt.a), scope(tt.b)
+		if a == "" || b == "" || (a == b) != tt.same {
+			t.Errorf("%s: scopes %q and %q; want same %v", tt.name, a, b, tt.same)
+		}
 	}
 }
 
