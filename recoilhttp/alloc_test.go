@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,9 +21,20 @@ func (staticRT) RoundTrip(*http.Request) (*http.Response, error) {
 	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: http.NoBody}, nil
 }
 
+// bodyRT answers with a body, which the Transport wraps in its idle limit.
+var bodyRT http.RoundTripper = bodyStaticRT{}
+
+type bodyStaticRT struct{}
+
+func (bodyStaticRT) RoundTrip(*http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: io.NopCloser(strings.NewReader("{}"))}, nil
+}
+
 // What the Transport itself allocates per request, over what its base
 // allocates: an untouched request costs nothing (the retry loop's driver
-// is pooled); the hop headers add a shallow request copy (1), a header map
+// is pooled); a response with a body adds its idle limit (the wrapper, its
+// timer and the timer's function: 3), which NoIdleTimeout turns off; the
+// hop headers add a shallow request copy (1), a header map
 // of its own (2), the values (2: one backing array, one string) and the
 // per-request budget account (1), which the driver hands to the loop.
 func TestTransportAllocs(t *testing.T) {
@@ -31,13 +43,17 @@ func TestTransportAllocs(t *testing.T) {
 	req, _ := http.NewRequestWithContext(ctx, "GET", "http://example.com/v1/models", nil)
 	req.Header.Set("Authorization", "Bearer x")
 	base := testing.AllocsPerRun(200, func() { baseRT.RoundTrip(req) })
+	withBody := testing.AllocsPerRun(200, func() { bodyRT.RoundTrip(req) })
 	for _, tt := range []struct {
 		name string
 		tr   *recoilhttp.Transport
+		base float64
 		max  float64
 	}{
-		{"untouched", &recoilhttp.Transport{Base: staticRT{}}, 0},
-		{"hop headers", &recoilhttp.Transport{Base: staticRT{}, Hop: true}, 6},
+		{"untouched", &recoilhttp.Transport{Base: staticRT{}}, base, 0},
+		{"a body, under the default idle limit", &recoilhttp.Transport{Base: bodyStaticRT{}}, withBody, 3},
+		{"a body, NoIdleTimeout", &recoilhttp.Transport{Base: bodyStaticRT{}, IdleTimeout: recoilhttp.NoIdleTimeout}, withBody, 0},
+		{"hop headers", &recoilhttp.Transport{Base: staticRT{}, Hop: true}, base, 6},
 	} {
 		got := testing.AllocsPerRun(200, func() {
 			resp, err := tt.tr.RoundTrip(req)
@@ -46,7 +62,9 @@ func TestTransportAllocs(t *testing.T) {
 			}
 			io.Copy(io.Discard, resp.Body)
 		})
-		if extra := got - base; extra > tt.max {
+		extra := got - tt.base
+		t.Logf("%s: %.0f allocations over the base's", tt.name, extra)
+		if extra > tt.max {
 			t.Errorf("%s: %.0f allocations over the base's, want at most %.0f", tt.name, extra, tt.max)
 		}
 	}

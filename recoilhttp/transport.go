@@ -36,8 +36,8 @@ const MaxDrain = 64 << 10
 // rules), the budget, Breaker, Limiter (a slot per attempt), Observe and
 // OnAttempt. Timeout bounds the retry loop and AttemptTimeout each attempt,
 // both until the response headers arrive: the body of the response
-// RoundTrip returns is the caller's to read (IdleTimeout bounds a stalled
-// one).
+// RoundTrip returns is the caller's to read, and IdleTimeout (five minutes
+// unless set) fails a read that waits on a peer that stopped sending.
 //
 // Each attempt after the first sends a copy of req with a header map of its
 // own and a fresh body from GetBody; the first is sent as it is when nothing
@@ -86,10 +86,13 @@ type Transport struct {
 	// every attempt, so a server that honours keys runs it at most once. Such
 	// a request may then be retried.
 	IdempotencyKey bool
-	// IdleTimeout, if positive, fails a response body with an *IdleError
-	// when no bytes arrive for that long (for text/event-stream, no content
-	// event: pings and comments do not count) — an inactivity limit that
-	// never cuts off a slow stream that keeps arriving.
+	// IdleTimeout fails a response body with an *IdleError when no bytes
+	// arrive for that long (for text/event-stream, no content event: pings
+	// and comments do not count) — an inactivity limit that never cuts off
+	// a slow stream that keeps arriving. Zero means DefaultIdleTimeout, so
+	// that no read of a body the Transport returns can block for ever on a
+	// peer that stopped sending; NoIdleTimeout (any negative value) turns
+	// the limit off, for a caller that bounds every read itself.
 	IdleTimeout time.Duration
 	// NoStreamCheck turns off reading the first event of a text/event-stream
 	// response before returning it. With the check on, an error that
@@ -513,8 +516,8 @@ func (e errReader) Read(p []byte) (int, error) {
 // the caller, no retry is possible and failures reach the reader as
 // *StreamError.
 func (t *Transport) streamStart(resp *http.Response) (recoil.Verdict, error) {
-	if t.IdleTimeout > 0 {
-		resp.Body = SSEIdleBody(resp.Body, t.IdleTimeout)
+	if idle := t.idleTimeout(); idle > 0 {
+		resp.Body = SSEIdleBody(resp.Body, idle)
 	}
 	ev, body, err := FirstEvent(resp.Body, MaxErrorBody)
 	resp.Body = &wrapped{body}
@@ -564,18 +567,45 @@ type wrapped struct{ io.ReadCloser }
 
 // wrapBody applies the idle limit to a body handed to the caller.
 func (t *Transport) wrapBody(resp *http.Response) *http.Response {
-	if t.IdleTimeout <= 0 || resp.Body == nil || resp.Body == http.NoBody {
+	idle := t.idleTimeout()
+	if idle <= 0 || resp.Body == nil || resp.Body == http.NoBody {
 		return resp
 	}
 	if _, ok := resp.Body.(*wrapped); ok {
 		return resp
 	}
 	if isEventStream(resp) {
-		resp.Body = SSEIdleBody(resp.Body, t.IdleTimeout)
+		resp.Body = SSEIdleBody(resp.Body, idle)
 	} else {
-		resp.Body = IdleBody(resp.Body, t.IdleTimeout)
+		resp.Body = IdleBody(resp.Body, idle)
 	}
 	return resp
+}
+
+// Idle limits for Transport.IdleTimeout.
+const (
+	// DefaultIdleTimeout is the idle limit of a Transport whose IdleTimeout
+	// is zero: five minutes without a byte (or, on a text/event-stream,
+	// without a content event) is a peer that stopped sending, not a slow
+	// one — longer than any model's silence before its first token that
+	// providers keep a connection open for, far shorter than for ever.
+	DefaultIdleTimeout = 5 * time.Minute
+	// NoIdleTimeout, as Transport.IdleTimeout, turns the idle limit off: a
+	// read of the body then waits as long as the peer and the request's
+	// context let it. Use it only when every read is bounded another way.
+	NoIdleTimeout time.Duration = -1
+)
+
+// idleTimeout is the idle limit in force: IdleTimeout, its default, or
+// none (zero).
+func (t *Transport) idleTimeout() time.Duration {
+	switch {
+	case t.IdleTimeout == 0:
+		return DefaultIdleTimeout
+	case t.IdleTimeout < 0:
+		return 0
+	}
+	return t.IdleTimeout
 }
 
 // stackedNote reports, once per Transport, a retry layer stacked on this

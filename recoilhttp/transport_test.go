@@ -625,3 +625,62 @@ func TestTransportReadsObeyTheCutOff(t *testing.T) {
 		}
 	}
 }
+
+// stalledRT answers with headers and a body that never sends a byte, as a
+// peer that stopped mid-response.
+type stalledRT struct{ contentType string }
+
+func (s stalledRT) RoundTrip(*http.Request) (*http.Response, error) {
+	r, _ := io.Pipe() // nothing is ever written
+	return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {s.contentType}}, Body: r}, nil
+}
+
+// TestTransportIdleTimeoutByDefault: a body whose peer stopped sending
+// fails after DefaultIdleTimeout when IdleTimeout is zero, after the limit
+// set when it is set, and only when the caller gives up under
+// NoIdleTimeout. A read with no deadline is not the default.
+func TestTransportIdleTimeoutByDefault(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		idle        time.Duration
+		contentType string
+		want        time.Duration // 0: the read blocks until the caller's own bound (an hour here)
+	}{
+		{"zero means the default", 0, "application/json", recoilhttp.DefaultIdleTimeout},
+		{"zero means the default, on a stream", 0, "text/event-stream", recoilhttp.DefaultIdleTimeout},
+		{"set", 30 * time.Second, "application/json", 30 * time.Second},
+		{"NoIdleTimeout", recoilhttp.NoIdleTimeout, "application/json", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				tr := &recoilhttp.Transport{Base: stalledRT{tt.contentType}, IdleTimeout: tt.idle, NoStreamCheck: true}
+				req, _ := http.NewRequest(http.MethodGet, "http://api.example/v1/models", nil)
+				resp, err := tr.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				done := make(chan error, 1)
+				go func() {
+					_, err := resp.Body.Read(make([]byte, 8))
+					done <- err
+				}()
+				var readErr error
+				select {
+				case readErr = <-done:
+				case <-time.After(time.Hour):
+					resp.Body.Close() // the caller's own bound
+					readErr = <-done
+				}
+				took := time.Since(start)
+				var idle *recoilhttp.IdleError
+				switch {
+				case tt.want > 0 && (!errors.As(readErr, &idle) || took != tt.want):
+					t.Fatalf("read = %v after %v; want an *IdleError after %v", readErr, took, tt.want)
+				case tt.want == 0 && (errors.As(readErr, &idle) || took != time.Hour):
+					t.Fatalf("read = %v after %v; want no idle limit (the caller's hour)", readErr, took)
+				}
+			})
+		})
+	}
+}

@@ -79,7 +79,8 @@ type Spec struct {
 	// gives the tree the policy's own retries.
 	Hop int `yaml:"hop" json:"hop,omitempty"`
 	// IdleTimeout fails an HTTP response body that delivers nothing for
-	// this long (recoilhttp.Transport.IdleTimeout); zero means none. It
+	// this long (recoilhttp.Transport.IdleTimeout); zero means the
+	// Transport's default, recoilhttp.DefaultIdleTimeout (5 minutes). It
 	// applies to HTTP calls only: the simulator has no streams and refuses
 	// it.
 	IdleTimeout time.Duration `yaml:"idle_timeout" json:"idle_timeout,omitempty"`
