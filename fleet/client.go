@@ -84,13 +84,16 @@ type Config struct {
 	// Logger receives one warning, the first time a decision falls back to
 	// the local share although Redis answered (an error reply: a script the
 	// server refused, a key of the wrong type, a cluster that cannot serve
-	// the keys). Nil means no log; Stats counts every such decision.
+	// the keys). Nil means no log; Stats and Fallbacks count every such
+	// decision.
 	Logger *slog.Logger
 }
 
 // Stats counts a Client's Redis calls that ended in a decision from the
-// local share. Export them as metrics (a Prometheus CounterFunc of each,
-// say): Refused above zero means a healthy Redis is being bypassed.
+// local share: Refused above zero means a healthy Redis is being bypassed.
+// To export them as the metric recoil_fleet_fallbacks_total, pass the
+// Client to recoilprom's or recoilotel's Metrics.Fleet, which read
+// Fallbacks at each collection.
 type Stats struct {
 	// Unreachable counts calls that got no answer in time (a timeout, a
 	// refused connection): each marked Redis down until the probe found it.
@@ -238,6 +241,15 @@ func (c *Client) call(deadline time.Time, f func(ctx context.Context, r redis.Un
 // Stats returns what the Client has counted so far.
 func (c *Client) Stats() Stats {
 	return Stats{Unreachable: c.unreachable.Load(), Refused: c.refused.Load()}
+}
+
+// Fallbacks returns Stats' two counts, Unreachable and Refused, as plain
+// values: the method the metrics adapters (recoilprom's and recoilotel's
+// Metrics.Fleet) take a Client by, through an interface of their own, so
+// that they need not import this package and go-redis with it. Both counts
+// only grow.
+func (c *Client) Fallbacks() (unreachable, refused uint64) {
+	return c.unreachable.Load(), c.refused.Load()
 }
 
 // fail marks Redis down and starts the probe if it is not running.

@@ -134,11 +134,72 @@ func TestRefusedCallsAreCounted(t *testing.T) {
 	if s := c.Stats(); s.Refused == 0 || s.Unreachable != 0 {
 		t.Errorf("Stats() = %+v after WRONGTYPE replies, want Refused > 0 and nothing unreachable", s)
 	}
+	if u, r := c.Fallbacks(); u != c.Stats().Unreachable || r != c.Stats().Refused {
+		t.Errorf("Fallbacks() = %d, %d, want Stats() %+v", u, r, c.Stats())
+	}
 	if !c.Shared() {
 		t.Error("Redis answered, but the Client marked it down")
 	}
 	if n := strings.Count(log.String(), "\n"); n != 1 || !strings.Contains(log.String(), "WRONGTYPE") {
 		t.Errorf("logged %d lines, want one naming the reply:\n%s", n, log.String())
+	}
+}
+
+// Fallbacks, the method the metrics adapters read, returns Stats' counts
+// whatever the cause of the fallback.
+func TestFallbacksAgreeWithStats(t *testing.T) {
+	tests := []struct {
+		name string
+		// setup returns a Client and a function that makes it fall back.
+		setup          func(t *testing.T) (*Client, func())
+		wantUnr, wantR uint64
+	}{{
+		name: "no Redis",
+		setup: func(t *testing.T) (*Client, func()) {
+			c := localClient(t, 1)
+			a := mustAllowance(t, c, AllowanceConfig{Name: "local", Limit: 10})
+			return c, func() { a.Allow(Interactive) }
+		},
+	}, {
+		name: "nothing listening",
+		setup: func(t *testing.T) (*Client, func()) {
+			r, _ := newRedis(t, "127.0.0.1:1")
+			c := must(New(Config{Redis: r, Timeout: 100 * time.Millisecond}))(t)
+			t.Cleanup(func() { c.Close() })
+			a := mustAllowance(t, c, AllowanceConfig{Name: "away", Limit: 10})
+			return c, func() { a.Allow(Interactive) } // after the first, decided without a call
+		},
+		wantUnr: 1,
+	}, {
+		name: "wrong type",
+		setup: func(t *testing.T) (*Client, func()) {
+			r, _ := newRedis(t, testsvc.Redis(t))
+			c := must(New(Config{Redis: r, Prefix: testPrefix(t), Timeout: time.Second}))(t)
+			t.Cleanup(func() { c.Close() })
+			a := mustAllowance(t, c, AllowanceConfig{Name: "wrong-type", Limit: 1000, Lease: 1})
+			key := c.key("wrong-type", "tat")
+			if err := r.RPush(context.Background(), key, "x").Err(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { r.Del(context.Background(), key) })
+			return c, func() { a.Allow(Interactive) }
+		},
+		wantR: 3,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, fallBack := tt.setup(t)
+			for range 3 {
+				fallBack()
+			}
+			u, r := c.Fallbacks()
+			if s := c.Stats(); u != s.Unreachable || r != s.Refused {
+				t.Errorf("Fallbacks() = %d, %d, want Stats() %+v", u, r, s)
+			}
+			if u != tt.wantUnr || r != tt.wantR {
+				t.Errorf("Fallbacks() = %d, %d, want %d, %d", u, r, tt.wantUnr, tt.wantR)
+			}
+		})
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"net/http/httptest"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/backoff"
 	"github.com/recoil-go/recoil/budget"
@@ -170,4 +172,27 @@ func ExampleLearner() {
 	fmt.Println("status:", resp.StatusCode, "limit learned:", a.Limit())
 	// Output:
 	// status: 200 limit learned: 3000
+}
+
+// Fallbacks counts the Redis calls whose decision fell back to the local
+// share. Here nothing listens where the Redis client points, so the first
+// decision's call goes unanswered, is counted as unreachable and marks
+// Redis down; the decisions after it are local without a call, until the
+// probe finds Redis again. To export the counts, pass the Client to
+// recoilprom's or recoilotel's Metrics.Fleet:
+//
+//	m.Fleet("main", c) // recoil_fleet_fallbacks_total{fleet="main",cause="unreachable"|"refused"}
+func ExampleClient_Fallbacks() {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", ContextTimeoutEnabled: true, MaxRetries: -1, DialerRetries: 1})
+	defer rdb.Close()
+	c, _ := fleet.New(fleet.Config{Redis: rdb, Timeout: 100 * time.Millisecond})
+	defer c.Close()
+	a, _ := c.Allowance(fleet.AllowanceConfig{Name: "org-42/openai", Limit: 600})
+	for range 3 {
+		a.Allow(fleet.Interactive)
+	}
+	unreachable, refused := c.Fallbacks()
+	fmt.Println("unreachable:", unreachable, "refused:", refused, "using Redis:", c.Shared())
+	// Output:
+	// unreachable: 1 refused: 0 using Redis: false
 }

@@ -34,6 +34,12 @@
 //	client := &http.Client{Transport: recoilotel.NewTransport(&recoilhttp.Transport{Policy: p})}
 //	resp, err := client.Do(req.WithContext(ctx)) // one span per attempt under ctx's span
 //
+// Metrics.Fleet reports a fleet client's decisions that fell back to the
+// local share (recoil.fleet.fallbacks, by cause: Redis unreachable, or
+// Redis answering with an error), read from the client at each collection.
+// It takes the client through the FleetCounter interface, so this package
+// does not import the fleet module or its Redis client.
+//
 // Recording a metric takes no allocation: every attribute set is built
 // when the policy's Observer is. A span costs what the SDK's spans cost;
 // docs/benchmarks.md measures both.

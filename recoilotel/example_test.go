@@ -236,3 +236,42 @@ func ExampleWithTracerProvider() {
 	// Output:
 	// GET client github.com/recoil-go/recoil
 }
+
+// clientStats stands for a *fleet.Client (github.com/recoil-go/recoil/fleet),
+// whose Fallbacks method Metrics.Fleet reads.
+type clientStats struct{ unreachable, refused atomic.Uint64 }
+
+func (c *clientStats) Fallbacks() (unreachable, refused uint64) {
+	return c.unreachable.Load(), c.refused.Load()
+}
+
+// The counter's callback reads the fleet client's counts at each
+// collection.
+func ExampleMetrics_Fleet() {
+	reader := sdkmetric.NewManualReader()
+	m, _ := recoilotel.NewMetrics(recoilotel.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))))
+
+	c := &clientStats{} // in a program: c, err := fleet.New(fleet.Config{Redis: rdb, …})
+	if err := m.Fleet("main", c); err != nil {
+		fmt.Println(err)
+		return
+	}
+	c.refused.Add(3) // Redis answered three calls with an error reply
+
+	var rm metricdata.ResourceMetrics
+	_ = reader.Collect(context.Background(), &rm)
+	for _, mt := range rm.ScopeMetrics[0].Metrics {
+		if s, ok := mt.Data.(metricdata.Sum[int64]); ok {
+			for _, p := range s.DataPoints {
+				fleet, _ := p.Attributes.Value(recoilotel.FleetKey)
+				cause, _ := p.Attributes.Value(recoilotel.CauseKey)
+				fmt.Printf("%s{fleet=%s cause=%s} %d\n", mt.Name, fleet.AsString(), cause.AsString(), p.Value)
+			}
+		}
+	}
+	fmt.Println(m.Fleet("main", c)) // one name per client
+	// Unordered output:
+	// recoil.fleet.fallbacks{fleet=main cause=unreachable} 0
+	// recoil.fleet.fallbacks{fleet=main cause=refused} 3
+	// recoilotel: fleet "main": a fleet client of that name is already exported
+}

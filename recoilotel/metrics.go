@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -28,11 +29,18 @@ const (
 	ReasonKey = attribute.Key("recoil.reason")
 	// StateKey is the breaker state a transition entered.
 	StateKey = attribute.Key("recoil.state")
+	// FleetKey labels a fleet client's fallbacks with the name given to
+	// Metrics.Fleet.
+	FleetKey = attribute.Key("recoil.fleet")
+	// CauseKey is why a fleet client's decision fell back to the local
+	// share: "unreachable" or "refused".
+	CauseKey = attribute.Key("recoil.cause")
 )
 
 // Metrics is recoil's OpenTelemetry instruments, from one meter. Take an
-// Observer per policy with Policy. Create it with NewMetrics; the zero
-// Metrics is not usable. It is safe for concurrent use.
+// Observer per policy with Policy, and report each fleet client with
+// Fleet. Create it with NewMetrics; the zero Metrics is not usable. It is
+// safe for concurrent use.
 type Metrics struct {
 	attempts    metric.Int64Counter
 	retries     metric.Int64Histogram
@@ -43,6 +51,7 @@ type Metrics struct {
 	state       metric.Int64Gauge
 	transitions metric.Int64Counter
 	queueWait   metric.Float64Histogram
+	fleets      *metricdef.Fleets // read by the fallbacks counter's callback
 }
 
 // NewMetrics creates recoil's instruments with the meter provider of opts
@@ -51,8 +60,8 @@ type Metrics struct {
 // them.
 func NewMetrics(opts ...Option) (*Metrics, error) {
 	meter := config.New(opts).MeterProvider.Meter(config.ScopeName)
-	var m Metrics
-	var errs [9]error
+	m := Metrics{fleets: new(metricdef.Fleets)}
+	var errs [10]error
 	m.attempts, errs[0] = meter.Int64Counter("recoil.attempts", metric.WithUnit("{attempt}"),
 		metric.WithDescription("Attempts made, by outcome: success, or the failure's class."))
 	m.retries, errs[1] = meter.Int64Histogram("recoil.call.retries", metric.WithUnit("{retry}"),
@@ -75,10 +84,57 @@ func NewMetrics(opts ...Option) (*Metrics, error) {
 	m.queueWait, errs[8] = meter.Float64Histogram("recoil.limiter.queue_wait", metric.WithUnit("s"),
 		metric.WithDescription("Time attempts waited in the concurrency limiter's queue."),
 		metric.WithExplicitBucketBoundaries(metricdef.QueueWaitBuckets...))
+	_, errs[9] = meter.Int64ObservableCounter(metricdef.FleetFallbacksOTel, metric.WithUnit(metricdef.FleetFallbacksUnit),
+		metric.WithDescription(metricdef.FleetFallbacksHelp),
+		metric.WithInt64Callback(m.observeFleets))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("recoilotel: %w", err)
 	}
 	return &m, nil
+}
+
+// observeFleets is the fallbacks counter's callback: it reads each fleet
+// client's counts as the reader collects.
+func (m *Metrics) observeFleets(_ context.Context, o metric.Int64Observer) error {
+	m.fleets.Each(func(name string, unreachable, refused uint64) {
+		fleet := FleetKey.String(name)
+		o.Observe(toInt64(unreachable), metric.WithAttributeSet(attribute.NewSet(fleet, CauseKey.String(metricdef.CauseUnreachable))))
+		o.Observe(toInt64(refused), metric.WithAttributeSet(attribute.NewSet(fleet, CauseKey.String(metricdef.CauseRefused))))
+	})
+	return nil
+}
+
+// toInt64 is n, or the largest int64 for a count beyond it.
+func toInt64(n uint64) int64 { return int64(min(n, math.MaxInt64)) }
+
+// FleetCounter is what Fleet reads: the calls a fleet client made to Redis
+// that ended in a decision from the process's local share, by cause.
+// *fleet.Client (package github.com/recoil-go/recoil/fleet) has the method;
+// taking it through this interface keeps that module, and its Redis
+// client, out of the builds of recoilotel's users who do not use it.
+type FleetCounter interface {
+	// Fallbacks returns the calls that got no answer in time and the calls
+	// Redis answered with an error reply. Both only grow.
+	Fallbacks() (unreachable, refused uint64)
+}
+
+// Fleet exports c's fallbacks as recoil.fleet.fallbacks, an asynchronous
+// counter with the attributes recoil.fleet=name and recoil.cause=
+// "unreachable" or "refused". Its callback reads c's counts each time the
+// meter provider's readers collect, so each collection sees them as they
+// are then; both series are reported from the first collection, at zero.
+// A refused count above zero means decisions fall back while Redis
+// answers: a healthy Redis is being bypassed.
+//
+// name must be 1 to 64 letters, digits, '_', '-' or '.', as a policy's
+// name must be, and not already given to Fleet; c must not be nil. There
+// is no way to remove a fleet client: export one per Client, for the
+// life of the process.
+func (m *Metrics) Fleet(name string, c FleetCounter) error {
+	if err := m.fleets.Add(name, c); err != nil {
+		return fmt.Errorf("recoilotel: fleet %q: %w", name, err)
+	}
+	return nil
 }
 
 // Policy returns the Observer that records the calls of one policy with

@@ -9,6 +9,7 @@ import (
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/recoil-go/recoil/internal/metricdef"
 	"github.com/recoil-go/recoil/internal/metricdef/metrictest"
 	"github.com/recoil-go/recoil/recoilotel"
 )
@@ -78,6 +79,20 @@ func TestScripts(t *testing.T) {
 			t.Fatal(err)
 		}
 		return o, func(t *testing.T) map[string]float64 { return collect(t, r) }
+	})
+}
+
+// TestFleet holds Fleet to the script both adapters share: the callback
+// reads the counts at each collection, under the same names and labels.
+func TestFleet(t *testing.T) {
+	metrictest.RunFleet(t, func(t *testing.T) (metrictest.FleetAdder, func(*testing.T) map[string]float64) {
+		r := sdkmetric.NewManualReader()
+		m, err := recoilotel.NewMetrics(recoilotel.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		add := func(name string, c metricdef.FleetCounter) error { return m.Fleet(name, c) }
+		return add, func(t *testing.T) map[string]float64 { return collect(t, r) }
 	})
 }
 

@@ -26,4 +26,19 @@
 //
 // A policy's series are created with its Observer, at zero, so rate() sees
 // the first increment. Recording takes no allocation.
+//
+// # Fleet fallbacks
+//
+// Metrics.Fleet exports a fleet client's decisions that fell back to the
+// local share (recoil_fleet_fallbacks_total, by cause: Redis unreachable,
+// or Redis answering with an error), read from the client at each scrape:
+//
+//	c, err := fleet.New(fleet.Config{Redis: rdb})
+//	…
+//	if err := m.Fleet("main", c); err != nil {
+//		return err
+//	}
+//
+// It takes the client through the FleetCounter interface, so this package
+// does not import the fleet module or its Redis client.
 package recoilprom

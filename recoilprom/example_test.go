@@ -25,6 +25,9 @@ func printSeries(reg *prometheus.Registry) {
 			labels := ""
 			for _, l := range m.GetLabel() {
 				if l.GetName() != "policy" {
+					if labels != "" {
+						labels += ","
+					}
 					labels += fmt.Sprintf("%s=%q", l.GetName(), l.GetValue())
 				}
 			}
@@ -125,4 +128,29 @@ func ExampleObserver_Instrument() {
 		}
 	}
 	// Output: queued: 1 waited: true
+}
+
+// clientStats stands for a *fleet.Client (github.com/recoil-go/recoil/fleet),
+// whose Fallbacks method Metrics.Fleet reads.
+type clientStats struct{ unreachable, refused uint64 }
+
+func (c *clientStats) Fallbacks() (unreachable, refused uint64) { return c.unreachable, c.refused }
+
+func ExampleMetrics_Fleet() {
+	m := recoilprom.NewMetrics()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+
+	c := &clientStats{} // in a program: c, err := fleet.New(fleet.Config{Redis: rdb, …})
+	if err := m.Fleet("main", c); err != nil {
+		fmt.Println(err)
+		return
+	}
+	c.refused = 3 // Redis answered three calls with an error reply
+	printSeries(reg)
+
+	fmt.Println(m.Fleet("main", c)) // one name per client
+	// Output:
+	// recoil_fleet_fallbacks_total{cause="refused",fleet="main"} 3
+	// recoilprom: fleet "main": a fleet client of that name is already exported
 }

@@ -14,8 +14,9 @@ import (
 
 // Metrics is the set of recoil's Prometheus metrics, labelled by policy. It
 // is a prometheus.Collector: register it once, then take an Observer per
-// policy with Policy. Create it with NewMetrics; the zero Metrics is not
-// usable. It is safe for concurrent use.
+// policy with Policy, and export each fleet client with Fleet. Create it
+// with NewMetrics; the zero Metrics is not usable. It is safe for
+// concurrent use.
 type Metrics struct {
 	attempts    *prometheus.CounterVec
 	retries     *prometheus.HistogramVec
@@ -26,6 +27,8 @@ type Metrics struct {
 	state       *prometheus.GaugeVec
 	transitions *prometheus.CounterVec
 	queueWait   *prometheus.HistogramVec
+	fleetDesc   *prometheus.Desc
+	fleets      metricdef.Fleets
 }
 
 // NewMetrics returns recoil's metrics, unregistered; see
@@ -59,6 +62,8 @@ func NewMetrics() *Metrics {
 		queueWait: histogram("recoil_limiter_queue_wait_seconds",
 			"Time attempts waited in the concurrency limiter's queue (attempts that found a free slot do not wait and are not observed).",
 			metricdef.QueueWaitBuckets),
+		fleetDesc: prometheus.NewDesc(metricdef.FleetFallbacksProm, metricdef.FleetFallbacksHelp,
+			[]string{"fleet", "cause"}, nil),
 	}
 }
 
@@ -81,13 +86,48 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, c := range m.collectors() {
 		c.Describe(ch)
 	}
+	ch <- m.fleetDesc
 }
 
-// Collect implements prometheus.Collector.
+// Collect implements prometheus.Collector. It reads each fleet client's
+// counts (Fleet) as it collects.
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	for _, c := range m.collectors() {
 		c.Collect(ch)
 	}
+	m.fleets.Each(func(name string, unreachable, refused uint64) {
+		ch <- prometheus.MustNewConstMetric(m.fleetDesc, prometheus.CounterValue, float64(unreachable), name, metricdef.CauseUnreachable)
+		ch <- prometheus.MustNewConstMetric(m.fleetDesc, prometheus.CounterValue, float64(refused), name, metricdef.CauseRefused)
+	})
+}
+
+// FleetCounter is what Fleet reads: the calls a fleet client made to Redis
+// that ended in a decision from the process's local share, by cause.
+// *fleet.Client (package github.com/recoil-go/recoil/fleet) has the method;
+// taking it through this interface keeps that module, and its Redis
+// client, out of the builds of recoilprom's users who do not use it.
+type FleetCounter interface {
+	// Fallbacks returns the calls that got no answer in time and the calls
+	// Redis answered with an error reply. Both only grow.
+	Fallbacks() (unreachable, refused uint64)
+}
+
+// Fleet exports c's fallbacks as recoil_fleet_fallbacks_total, a counter
+// labelled fleet="name" and cause="unreachable" or cause="refused". The
+// counts are read from c each time Metrics is collected, so a scrape sees
+// them as they are then; both series are exported from the first scrape,
+// at zero. A refused count above zero means decisions fall back while
+// Redis answers: a healthy Redis is being bypassed.
+//
+// name must be 1 to 64 letters, digits, '_', '-' or '.', as a policy's
+// name must be, and not already given to Fleet; c must not be nil. There
+// is no way to remove a fleet client: export one per Client, for the
+// life of the process.
+func (m *Metrics) Fleet(name string, c FleetCounter) error {
+	if err := m.fleets.Add(name, c); err != nil {
+		return fmt.Errorf("recoilprom: fleet %q: %w", name, err)
+	}
+	return nil
 }
 
 // Policy returns the Observer that records the calls of one policy under

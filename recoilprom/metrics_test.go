@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/recoil-go/recoil/internal/metricdef"
 	"github.com/recoil-go/recoil/internal/metricdef/metrictest"
 	"github.com/recoil-go/recoil/recoilprom"
 )
@@ -72,12 +73,27 @@ func TestScripts(t *testing.T) {
 	})
 }
 
+// TestFleet holds Fleet to the script both adapters share: the counts are
+// read at each scrape, under the same names and labels.
+func TestFleet(t *testing.T) {
+	metrictest.RunFleet(t, func(t *testing.T) (metrictest.FleetAdder, func(*testing.T) map[string]float64) {
+		m := recoilprom.NewMetrics()
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(m)
+		add := func(name string, c metricdef.FleetCounter) error { return m.Fleet(name, c) }
+		return add, func(t *testing.T) map[string]float64 { return scrape(t, reg) }
+	})
+}
+
 // TestLint runs client_golang's metric linter, the one promtool check
 // metrics runs, over a scrape with every series present.
 func TestLint(t *testing.T) {
 	m, _, o := observed(t)
 	o.BreakerHook()
 	o.Limiter(nil)
+	if err := m.Fleet("main", &metrictest.FakeFleet{}); err != nil {
+		t.Fatal(err)
+	}
 	problems, err := testutil.CollectAndLint(m)
 	if err != nil {
 		t.Fatal(err)
@@ -120,9 +136,12 @@ func TestPromtool(t *testing.T) {
 	if err != nil {
 		t.Skip("promtool is not installed; TestLint runs the same linter")
 	}
-	_, reg, o := observed(t)
+	m, reg, o := observed(t)
 	o.BreakerHook()
 	o.Limiter(nil)
+	if err := m.Fleet("main", &metrictest.FakeFleet{}); err != nil {
+		t.Fatal(err)
+	}
 	rec := httptest.NewRecorder()
 	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

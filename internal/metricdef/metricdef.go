@@ -1,14 +1,15 @@
 // Package metricdef holds what recoil's two metrics adapters, recoilotel and
 // recoilprom, must agree on so their metrics mean the same: the label values
 // for an attempt's outcome and a call's stop reason, the breaker state's
-// number, the histogram buckets, the check on a policy's name, and the
-// chaining of a policy's hooks.
+// number, the histogram buckets, the check on a policy's name, the fleet
+// fallback metric, and the chaining of a policy's hooks.
 package metricdef
 
 import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/recoil-go/recoil"
@@ -108,15 +109,111 @@ var ErrPolicyName = errors.New("policy name must be 1 to 64 letters, digits, '_'
 // passed by mistake is refused rather than exported as a label of
 // unbounded cardinality.
 func CheckPolicy(name string) error {
-	if name == "" || len(name) > MaxPolicyLen {
-		return ErrPolicyName
-	}
-	if strings.IndexFunc(name, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.')
-	}) >= 0 {
+	if !shortName(name) {
 		return ErrPolicyName
 	}
 	return nil
+}
+
+// shortName reports whether name is 1 to MaxPolicyLen letters, digits, '_',
+// '-' and '.'.
+func shortName(name string) bool {
+	if name == "" || len(name) > MaxPolicyLen {
+		return false
+	}
+	return strings.IndexFunc(name, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.')
+	}) < 0
+}
+
+// The fleet fallback metric: the calls a fleet.Client made to Redis that
+// ended in a decision from the local share, by cause, read from the
+// Client's Fallbacks when metrics are collected. The adapters take the
+// Client through an interface of that one method, so neither imports the
+// fleet module (and go-redis with it).
+const (
+	// FleetFallbacksProm is the Prometheus counter's name.
+	FleetFallbacksProm = "recoil_fleet_fallbacks_total"
+	// FleetFallbacksOTel is the OpenTelemetry counter's name; its
+	// Prometheus exporter derives FleetFallbacksProm from it.
+	FleetFallbacksOTel = "recoil.fleet.fallbacks"
+	// FleetFallbacksUnit is the OpenTelemetry counter's unit.
+	FleetFallbacksUnit = "{call}"
+	// FleetFallbacksHelp describes the counter in both adapters.
+	FleetFallbacksHelp = "Calls to Redis by a fleet client that ended in a decision from the local share, by cause: unreachable (no answer in time; Redis was marked down) or refused (Redis answered with an error reply, so a healthy Redis was bypassed)."
+
+	// CauseUnreachable labels the calls that got no answer in time.
+	CauseUnreachable = "unreachable"
+	// CauseRefused labels the calls Redis answered with an error reply.
+	CauseRefused = "refused"
+)
+
+// ErrFleetName is returned for a fleet name that is not a short name.
+var ErrFleetName = errors.New("fleet name must be 1 to 64 letters, digits, '_', '-' or '.' (a name for the fleet client, never a Redis address or a key)")
+
+// CheckFleet reports whether name may label a fleet client's metrics: a
+// short name, as CheckPolicy requires of a policy's.
+func CheckFleet(name string) error {
+	if !shortName(name) {
+		return ErrFleetName
+	}
+	return nil
+}
+
+// FleetCounter is what the adapters read a fleet client's fallbacks from;
+// *fleet.Client has the method.
+type FleetCounter interface {
+	Fallbacks() (unreachable, refused uint64)
+}
+
+// ErrFleetDuplicate is returned for a fleet name already added.
+var ErrFleetDuplicate = errors.New("a fleet client of that name is already exported")
+
+// ErrFleetNil is returned for a nil FleetCounter.
+var ErrFleetNil = errors.New("nil fleet client")
+
+// Fleets is the fleet clients an adapter exports, by name. The zero Fleets
+// is empty and ready; it is safe for concurrent use.
+type Fleets struct {
+	mu   sync.Mutex
+	list []fleet
+}
+
+type fleet struct {
+	name string
+	c    FleetCounter
+}
+
+// Add adds c under name, which must pass CheckFleet and not be in f yet.
+func (f *Fleets) Add(name string, c FleetCounter) error {
+	if err := CheckFleet(name); err != nil {
+		return err
+	}
+	if c == nil {
+		return ErrFleetNil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range f.list {
+		if e.name == name {
+			return ErrFleetDuplicate
+		}
+	}
+	f.list = append(f.list, fleet{name, c})
+	return nil
+}
+
+// Each reads every fleet client's counts, in the order they were added,
+// and passes them to yield. The counts are read outside f's lock, so a
+// slow or re-entrant Fallbacks blocks no Add.
+func (f *Fleets) Each(yield func(name string, unreachable, refused uint64)) {
+	f.mu.Lock()
+	list := f.list[:len(f.list):len(f.list)]
+	f.mu.Unlock()
+	for _, e := range list {
+		u, r := e.c.Fallbacks()
+		yield(e.name, u, r)
+	}
 }
 
 // Chain returns a hook that calls first, when set, and then next.

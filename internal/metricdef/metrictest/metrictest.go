@@ -1,7 +1,8 @@
-// Package metrictest is the script of calls both metrics adapters are
-// tested with, and the values each must then export, in the names and
-// labels Prometheus shows: the native collectors' and those OpenTelemetry's
-// Prometheus exporter derives, which are the same.
+// Package metrictest is the script of calls (and of fleet clients' counts,
+// RunFleet) both metrics adapters are tested with, and the values each must
+// then export, in the names and labels Prometheus shows: the native
+// collectors' and those OpenTelemetry's Prometheus exporter derives, which
+// are the same.
 package metrictest
 
 import (
