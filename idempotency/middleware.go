@@ -109,13 +109,14 @@ func DefaultKeep(status int) bool {
 //     Retry-After (recoil's Transport waits and retries);
 //   - a key reused with another method, path or body gets 422;
 //   - a missing key gets 400 if Config.Required, a malformed one 400, a
-//     key on a request the Scope cannot place 400,
-//     a body over Config.MaxBody 413, one that cannot be read 400, a
-//     store that fails 503 with Retry-After (the handler does not run).
+//     key on a request the Scope cannot place 400, a body over
+//     Config.MaxBody 413, one that cannot be read 400, a store that fails
+//     503 with Retry-After (the handler does not run).
 //
 // Errors are application/problem+json (RFC 9457) with a "code" member
 // (idempotency_key_missing, idempotency_key_malformed,
-// idempotency_scope_missing, idempotency_key_in_use, idempotency_key_reused, request_too_large,
+// idempotency_scope_missing, idempotency_key_in_use,
+// idempotency_key_reused, request_too_large,
 // idempotency_store_unavailable, idempotency_outcome_not_stored,
 // idempotency_lease_lost) and a "message" member repeating the detail,
 // for clients that read provider-style error bodies.
