@@ -662,7 +662,9 @@ func TestServeClosesSilentConnections(t *testing.T) {
 	_, _ = io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	var silent []net.Conn
+	var dialed time.Time // the last silent connection's dial
 	for range 3 {
+		dialed = time.Now()
 		c, err := net.Dial("tcp", ln.Addr().String())
 		if err != nil {
 			t.Fatal(err)
@@ -677,13 +679,16 @@ func TestServeClosesSilentConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	start := time.Now()
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Serve = %v, want nil", err)
 	}
-	if took := time.Since(start); took >= 2*time.Second {
-		t.Errorf("Serve took %v to stop with silent connections open, want well under net/http's five seconds", took)
+	// net/http's Shutdown closes a silent connection once it is five
+	// seconds old: a Serve that left them to it returns five seconds after
+	// the last was dialed at the earliest, however fast the machine; one
+	// that closes them returns as soon as the machine lets it.
+	if took := time.Since(dialed); took >= 5*time.Second {
+		t.Errorf("Serve stopped %v after the last silent connection was dialed, want before net/http's five seconds closed it", took)
 	}
 	for i, c := range silent {
 		if _, err := c.Read(make([]byte, 1)); err == nil {

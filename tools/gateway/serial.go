@@ -136,9 +136,11 @@ func (l *lane) queued() int {
 
 // serialise takes r, which reached the gateway at now, through the lane
 // when Config.Serial is set: it waits its turn, holds the lane for Serial
-// and frees it. It returns when the attempt reaches the dependency, and
-// false if the client went away first: the attempt is then neither served
-// nor counted. Without a lane it returns now at once.
+// and frees it. It returns the instant the attempt reached the dependency
+// — when its hold was scheduled to end, not when this goroutine was woken
+// after it, a delay that is the machine's and not the lane's — and false if
+// the client went away first: the attempt is then neither served nor
+// counted. Without a lane it returns now at once.
 func (g *Gateway) serialise(r *http.Request, now time.Time) (time.Time, bool) {
 	l := g.lane
 	if l == nil {
@@ -149,15 +151,21 @@ func (g *Gateway) serialise(r *http.Request, now time.Time) (time.Time, bool) {
 		return now, false
 	}
 	defer l.release()
-	t := time.NewTimer(time.Until(l.begin(now)))
+	end := l.begin(now)
+	t := time.NewTimer(time.Until(end))
 	defer t.Stop()
 	select {
 	case <-t.C:
+		// It left the lane when its hold ended, however late a busy
+		// machine woke this goroutine: counted then, the attempts are
+		// one Serial apart, as the lane delivers them.
+		return end, true
 	case <-g.quit: // closed: carry it at once
-		l.cut(time.Now())
+		now = time.Now()
+		l.cut(now)
+		return now, true
 	case <-done:
 		l.cut(time.Now())
 		return now, false
 	}
-	return time.Now(), true
 }

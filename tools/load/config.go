@@ -93,7 +93,9 @@ type Config struct {
 	UntilAccepted bool
 	// Pause is the wait before a caller's next logical request after one
 	// that was not accepted; zero means DefaultPause, negative means none.
-	// It is the same every time: a caller's own loop, written plainly.
+	// It is the same every time: a caller's own loop, written plainly. No
+	// caller pauses once MaxRequests logical requests have started: the run
+	// ends with its last request, not a pause after it.
 	Pause time.Duration
 
 	// MaxRequests bounds the logical requests; zero means

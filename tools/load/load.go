@@ -209,6 +209,19 @@ func (r *run) reserve() (int64, bool) {
 	return seq, true
 }
 
+// spent reports whether the bound allows no more logical requests, and if
+// so marks the run stopped by it, as reserve does when it refuses one: a
+// caller about to pause before its next logical request checks first, so
+// that the run ends when its last request does and not a pause later, and
+// no call's latency holds a pause after its last request.
+func (r *run) spent() bool {
+	if r.started.Load() < int64(r.cfg.MaxRequests) {
+		return false
+	}
+	r.capped.Store(true)
+	return true
+}
+
 // job runs one caller's or arrival's calls, the first logical request
 // numbered seq if it is not zero (an arrival's, reserved when it arrived).
 func (r *run) job(ctx context.Context, client string, seq int64) {
@@ -245,6 +258,9 @@ func (r *run) job(ctx context.Context, client string, seq int64) {
 				break
 			}
 			if r.cfg.Pause > 0 {
+				if r.spent() {
+					break // no pause before a request that cannot start
+				}
 				if pause == nil {
 					pause = time.NewTimer(r.cfg.Pause)
 				} else {
@@ -265,6 +281,9 @@ func (r *run) job(ctx context.Context, client string, seq int64) {
 			return
 		}
 		if out == failed && r.cfg.Pause > 0 {
+			if r.spent() {
+				return // no pause before a call that cannot start
+			}
 			if pause == nil {
 				pause = time.NewTimer(r.cfg.Pause)
 			} else {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/recoil-go/recoil/tools/gateway"
@@ -87,37 +88,46 @@ func TestEveryCallerGetsThroughA700msOutage(t *testing.T) {
 	}
 }
 
+// A validator's 400 is the same every time. A policy that classifies
+// tries it once; one that retries everything tries it until the request's
+// deadline: immediate's attempts leave every 20 ms, at 0, 20, …, 180 ms of
+// a 200 ms Timeout, and after the tenth the next wait and the least time
+// an attempt needs (recoil.DefaultMinAttempt, 10 ms) no longer fit, so the
+// policy stops with "deadline".
+//
+// On the bubble's clock (serveInBubble): on loopback a busy machine makes
+// the attempts and the waits late, so fewer fit, and the deadline can
+// pass during one ("timeout") — the count and the reason measured the
+// scheduler, not the policy.
 func TestValidatorCostsWhatThePolicyRetries(t *testing.T) {
-	// A validator's 400 is the same every time. A policy that
-	// classifies tries it once; one that retries everything tries it until
-	// the request's deadline.
 	tests := []struct {
 		policy       string
-		wantAttempts func(int64) bool
+		wantAttempts int64
 		wantStop     string
 	}{
-		{PresetDefault, func(n int64) bool { return n == 1 }, "permanent error"},
-		{PresetFullJitter, func(n int64) bool { return n == 1 }, "permanent error"},
-		{PresetImmediate, func(n int64) bool { return n > 3 }, "deadline"},
+		{PresetDefault, 1, "permanent error"},
+		{PresetFullJitter, 1, "permanent error"},
+		{PresetImmediate, 10, "deadline"},
 	}
 	body := []byte(`{"tools":[{"name":"f","input_schema":{"type":"object","strict":true}}]}`)
 	for _, tt := range tests {
 		t.Run(tt.policy, func(t *testing.T) {
-			t.Parallel()
-			g, url := serve(t, gateway.Config{RejectField: "strict"})
-			res, err := Run(context.Background(), Config{
-				URL: url + "/v1/messages", Body: body, MaxRequests: 1,
-				Timeout: 200 * time.Millisecond, Policy: preset(t, tt.policy),
+			synctest.Test(t, func(t *testing.T) {
+				g, url, base := serveInBubble(t, gateway.Config{RejectField: "strict"})
+				res, err := Run(context.Background(), Config{
+					URL: url + "/v1/messages", Body: body, MaxRequests: 1, Base: base,
+					Timeout: 200 * time.Millisecond, Policy: preset(t, tt.policy),
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if res.Attempts != tt.wantAttempts || res.Stops[tt.wantStop] != 1 || res.Accepted != 0 || res.Failed != 1 {
+					t.Errorf("%d attempts, stops %v, %d accepted, %d failed; want %d, %q, 0, 1", res.Attempts, res.Stops, res.Accepted, res.Failed, tt.wantAttempts, tt.wantStop)
+				}
+				if s := g.Stats(); s.Attempts != res.Attempts || s.Statuses[400] != uint64(res.Attempts) {
+					t.Errorf("gateway: %d attempts, %d 400s; callers sent %d", s.Attempts, s.Statuses[400], res.Attempts)
+				}
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !tt.wantAttempts(res.Attempts) || res.Stops[tt.wantStop] != 1 || res.Accepted != 0 || res.Failed != 1 {
-				t.Errorf("%d attempts, stops %v, %d accepted; want the policy's count, %q, 0", res.Attempts, res.Stops, res.Accepted, tt.wantStop)
-			}
-			if s := g.Stats(); s.Attempts != res.Attempts || s.Statuses[400] != uint64(res.Attempts) {
-				t.Errorf("gateway: %d attempts, %d 400s; callers sent %d", s.Attempts, s.Statuses[400], res.Attempts)
-			}
 		})
 	}
 }
@@ -259,9 +269,13 @@ func blockingBase(first func()) http.RoundTripper {
 	})
 }
 
-// A run stops within moments of its end — its Duration, its context's
-// cancellation — with the most callers, some of them perhaps not yet
-// started, and leaves no goroutine behind (TestMain checks).
+// A run stops at its end — its Duration, its context's cancellation — with
+// the most callers, some of them perhaps not yet started, and leaves no
+// goroutine behind (TestMain checks). On the bubble's clock, where it is
+// exact: nothing the run waits for after its end may be a timer, and a run
+// that kept waiting for its callers would deadlock the bubble. On the
+// machine's clock the bound would measure how fast a busy machine unwinds
+// 10,000 callers under -race, which takes seconds.
 func TestRunStopsWhileStartingCallers(t *testing.T) {
 	tests := []struct {
 		name        string
@@ -276,42 +290,44 @@ func TestRunStopsWhileStartingCallers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			var ended time.Time
-			var mu sync.Mutex
-			first := func() {
-				if tt.cancel {
-					mu.Lock()
-					ended = time.Now()
-					mu.Unlock()
+			synctest.Test(t, func(t *testing.T) {
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				var ended time.Time
+				var mu sync.Mutex
+				first := func() {
+					if tt.cancel {
+						mu.Lock()
+						ended = time.Now()
+						mu.Unlock()
+						cancel()
+					}
+				}
+				start := time.Now()
+				if tt.before {
+					ended = start
 					cancel()
 				}
-			}
-			start := time.Now()
-			if tt.before {
-				ended = start
-				cancel()
-			}
-			res, err := Run(ctx, Config{URL: "http://example.invalid/x", Callers: MaxCallers, Duration: tt.duration,
-				Base: blockingBase(first), Policy: preset(t, PresetImmediate)})
-			if (tt.cancel || tt.before) != (err != nil) {
-				t.Errorf("Run = %v", err)
-			}
-			mu.Lock()
-			if ended.IsZero() {
-				ended = start.Add(tt.duration)
-			}
-			mu.Unlock()
-			if took := time.Since(ended); took > time.Second {
-				t.Errorf("the run ended %v after it should have, want within a second", took)
-			}
-			if res == nil || res.Stopped != tt.wantStopped || res.OK != 0 || len(res.TransportErrors) != 0 {
-				t.Errorf("result %+v; want stopped %q, nothing ok, no transport error counted (the run's end cut them off)", res, tt.wantStopped)
-			}
-			if tt.before && res != nil && res.Calls != 0 {
-				t.Errorf("%d calls began after the run's context was done", res.Calls)
-			}
+				res, err := Run(ctx, Config{URL: "http://example.invalid/x", Callers: MaxCallers, Duration: tt.duration,
+					Base: blockingBase(first), Policy: preset(t, PresetImmediate)})
+				if (tt.cancel || tt.before) != (err != nil) {
+					t.Errorf("Run = %v", err)
+				}
+				mu.Lock()
+				if ended.IsZero() {
+					ended = start.Add(tt.duration)
+				}
+				mu.Unlock()
+				if took := time.Since(ended); took != 0 {
+					t.Errorf("the run ended %v after it should have, want at once", took)
+				}
+				if res == nil || res.Stopped != tt.wantStopped || res.OK != 0 || len(res.TransportErrors) != 0 {
+					t.Errorf("result %+v; want stopped %q, nothing ok, no transport error counted (the run's end cut them off)", res, tt.wantStopped)
+				}
+				if tt.before && res != nil && res.Calls != 0 {
+					t.Errorf("%d calls began after the run's context was done", res.Calls)
+				}
+			})
 		})
 	}
 }
@@ -424,10 +440,15 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// Load feeding back into the outage, on real sockets: the gateway recovers only
-// once fewer than 20 attempts per 200 ms have arrived for 200 ms. Twenty
-// callers retrying every 20 ms keep it down for as long as they keep at
-// it; backing off lets it recover, and everyone through.
+// Load feeding back into the outage: the gateway recovers only once fewer
+// than 20 attempts per 200 ms have arrived for 200 ms. Twenty callers
+// retrying every 20 ms (200 attempts a window) keep it down for as long as
+// they keep at it; backing off lets it recover, and everyone through.
+//
+// On the bubble's clock (serveInBubble), through the real Transport, HTTP
+// client and gateway: on loopback a busy machine that runs the test's
+// process late for a window's length shows the gateway a quiet window that
+// the callers never made, and the outage ends under the hammering.
 func TestHammeringKeepsARecoveringOutageDown(t *testing.T) {
 	tests := []struct {
 		policy   string
@@ -440,40 +461,50 @@ func TestHammeringKeepsARecoveringOutageDown(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.policy, func(t *testing.T) {
-			t.Parallel()
-			g, url := serve(t, gateway.Config{Outages: []gateway.Outage{{Duration: 700 * time.Millisecond,
-				Recovery: gateway.Recovery{Below: 20, For: 200 * time.Millisecond}}}})
-			res, err := Run(context.Background(), Config{URL: url + "/x", Callers: 20, UntilAccepted: true,
-				Policy: preset(t, tt.policy), Duration: tt.duration, Seed: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := g.Stats().Outages[0]
-			if o.Ended != tt.wantUp || res.AllOK != tt.wantUp {
-				t.Errorf("outage ended %v (at %v), all through %v (%d of %d); want %v", o.Ended, o.End, res.AllOK, res.OK, res.Calls, tt.wantUp)
-			}
-			if !tt.wantUp && (res.OK != 0 || res.Stopped != StoppedDuration) {
-				t.Errorf("%d callers through while it was down, stopped %q", res.OK, res.Stopped)
-			}
-			t.Logf("%s: %d attempts, peak %d, outage ended %v at %v, all ok %v at %v", tt.policy, res.Attempts, res.Peak, o.Ended, o.End, res.AllOK, res.AllOKAt)
+			synctest.Test(t, func(t *testing.T) {
+				g, url, base := serveInBubble(t, gateway.Config{Outages: []gateway.Outage{{Duration: 700 * time.Millisecond,
+					Recovery: gateway.Recovery{Below: 20, For: 200 * time.Millisecond}}}})
+				res, err := Run(context.Background(), Config{URL: url + "/x", Callers: 20, UntilAccepted: true, Base: base,
+					Policy: preset(t, tt.policy), Duration: tt.duration, Seed: 1})
+				if err != nil {
+					t.Fatal(err)
+				}
+				o := g.Stats().Outages[0]
+				if o.Ended != tt.wantUp || res.AllOK != tt.wantUp {
+					t.Errorf("outage ended %v (at %v), all through %v (%d of %d); want %v", o.Ended, o.End, res.AllOK, res.OK, res.Calls, tt.wantUp)
+				}
+				if !tt.wantUp && (res.OK != 0 || res.Stopped != StoppedDuration) {
+					t.Errorf("%d callers through while it was down, stopped %q", res.OK, res.Stopped)
+				}
+				t.Logf("%s: %d attempts, peak %d, outage ended %v at %v, all ok %v at %v", tt.policy, res.Attempts, res.Peak, o.Ended, o.End, res.AllOK, res.AllOKAt)
+			})
 		})
 	}
 }
 
+// Each attempt takes 300 ms; the logical request may take 100 ms: it fails
+// with "timeout", and its one attempt reached the gateway. On the bubble's
+// clock (serveInBubble): on loopback a busy machine can take the 100 ms to
+// connect and send, and the gateway never sees the attempt.
 func TestTimeoutIsAFailure(t *testing.T) {
-	// Each attempt takes 300 ms; the logical request may take 100 ms.
-	g, url := serve(t, gateway.Config{Latency: gateway.Latency{Mean: 300 * time.Millisecond}})
-	res, err := Run(context.Background(), Config{URL: url + "/x", MaxRequests: 1, Timeout: 100 * time.Millisecond,
-		Policy: preset(t, PresetFullJitter)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Failed != 1 || res.Unfinished != 0 || res.Stops["timeout"] != 1 || res.Stopped != StoppedMaxRequests {
-		t.Errorf("failed %d, unfinished %d, stops %v, stopped %q; want 1, 0, a timeout, %q", res.Failed, res.Unfinished, res.Stops, res.Stopped, StoppedMaxRequests)
-	}
-	if s := g.Stats(); s.Attempts != 1 {
-		t.Errorf("gateway counted %d attempts, want 1", s.Attempts)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		g, url, base := serveInBubble(t, gateway.Config{Latency: gateway.Latency{Mean: 300 * time.Millisecond}})
+		start := time.Now()
+		res, err := Run(context.Background(), Config{URL: url + "/x", MaxRequests: 1, Timeout: 100 * time.Millisecond,
+			Base: base, Policy: preset(t, PresetFullJitter)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Failed != 1 || res.Unfinished != 0 || res.Stops["timeout"] != 1 || res.Stopped != StoppedMaxRequests {
+			t.Errorf("failed %d, unfinished %d, stops %v, stopped %q; want 1, 0, a timeout, %q", res.Failed, res.Unfinished, res.Stops, res.Stopped, StoppedMaxRequests)
+		}
+		if took := time.Since(start); took != 100*time.Millisecond {
+			t.Errorf("the run took %v, want the Timeout, 100ms", took)
+		}
+		if s := g.Stats(); s.Attempts != 1 {
+			t.Errorf("gateway counted %d attempts, want 1", s.Attempts)
+		}
+	})
 }
 
 // With NoIdempotencyKey a POST goes without a key and is retried anyway

@@ -199,6 +199,14 @@ func (o *loadOptions) config() (load.Config, error) {
 	return cfg, nil
 }
 
+// How long recoil load waits for a gateway's stats (-gateway-stats) after
+// its run; after an interrupt, less, so that it still returns within a
+// second of the interrupt.
+const (
+	statsWait            = 5 * time.Second
+	statsWaitInterrupted = 500 * time.Millisecond
+)
+
 // run runs cfg, with what the gateway counted if -gateway-stats, and
 // writes the result.
 func (o *loadOptions) run(ctx context.Context, cfg load.Config, stdout, stderr io.Writer) error {
@@ -218,9 +226,9 @@ func (o *loadOptions) run(ctx context.Context, cfg load.Config, stdout, stderr i
 	}
 	var counted json.RawMessage
 	if *o.gwStats {
-		wait := 5 * time.Second
+		wait := statsWait
 		if interrupted {
-			wait = 500 * time.Millisecond // still within a second of the interrupt
+			wait = statsWaitInterrupted
 		}
 		var serr error
 		if counted, serr = gatewayStats(ctx, *o.target, wait); serr != nil {

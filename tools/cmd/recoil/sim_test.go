@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 func TestSim(t *testing.T) {
@@ -161,8 +160,9 @@ sweep: {path: "services[s].workers", values: [2, 4, 8]}
 	}
 }
 
-// Ctrl-C: the simulation stops within a second and prints the runs it
-// finished, labelled; no -o or -csv file is written.
+// Ctrl-C: the simulation stops at once (stopBound: its second run is hours
+// of work) and prints the runs it finished, labelled; no -o or -csv file is
+// written.
 func TestSimInterrupted(t *testing.T) {
 	fakeTerminal(t)
 	dir := t.TempDir()
@@ -184,8 +184,8 @@ sweep: {path: "clients[c].rate", values: [1/min, 5000/s]}
 	svg, csv := filepath.Join(dir, "x.svg"), filepath.Join(dir, "x.csv")
 	var stdout bytes.Buffer
 	code := run(ctx, []string{"sim", "-o", svg, "-csv", csv, slow}, &stdout, stderr)
-	if took := stderr.since(); took < 0 || took > time.Second {
-		t.Errorf("sim returned %v after the interrupt, want within a second", took)
+	if took := stderr.since(); took < 0 || took >= stopBound {
+		t.Errorf("sim returned %v after the interrupt (-1: never interrupted), want less than %v", took, stopBound)
 	}
 	if code != exitInterrupted {
 		t.Errorf("exit %d, want %d; stderr:\n%s", code, exitInterrupted, stderr)

@@ -104,7 +104,10 @@ func TestBandNotes(t *testing.T) {
 // every 100 ms while the breaker is open, ten thousand a second: the run's
 // bound on logical requests (the load driver's default is 10,000) leaves
 // room for every one until everyone is accepted, through a three-second
-// outage.
+// outage. What the bound decides is whether the run stopped on it; whether
+// everyone got through within the run's 30 s after the outage is the
+// machine's pace, and a machine slowed enough (the race detector, other
+// work) begins fewer again than the default bound, and cannot tell.
 func TestManyCallersAllAccepted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a thousand callers on loopback")
@@ -116,13 +119,14 @@ func TestManyCallersAllAccepted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !m.everyone {
-		t.Errorf("%d callers, default: not everyone accepted (%d begun again)", n, m.resubmits)
+	if m.stopped == load.StoppedMaxRequests {
+		t.Errorf("%d callers, default: the run stopped on its bound on logical requests (%d begun again), everyone accepted %v", n, m.resubmits, m.everyone)
 	}
 	if m.resubmits+n < load.DefaultMaxRequests {
-		// A machine slowed enough (the race detector, other work) begins
-		// fewer again than the default bound: the run could not tell.
 		t.Skipf("only %d begun again, within the load driver's default bound: this run does not test the demo's", m.resubmits)
+	}
+	if !m.everyone {
+		t.Errorf("%d callers, default: not everyone accepted (%d begun again, stopped %q)", n, m.resubmits, m.stopped)
 	}
 }
 

@@ -15,16 +15,23 @@ import (
 // attempts, which leave together (startGate): a pace run paceWindows
 // windows and calibrationSlack, to count the windows after the first (in
 // which the connections open) and before the last (which the run's end
-// cuts short); a lone caller loneRun, about 25 cycles of 20 ms. Each run
-// ends at calibrationRun from its start if that is sooner. What a run
+// cuts short); a lone caller loneRun, about 25 cycles of 20 ms. What a run
 // measures is an average over its span; the machine drifts far more than
 // that between the paces before the rows and after (357 µs and 646 µs an
 // attempt in one demo), which the prediction's band spans.
+//
+// The span is counted from the first attempts, not from the run's start:
+// a machine busy with other work (or the race detector) takes a second
+// or more to start 200 callers, and a run bounded from its start then
+// ended before they had sent anything, or with too few windows to count
+// ("the calibration run sent nothing", "was too short to measure"): the
+// slower the machine, the surer the calibration failed. calibrationLimit
+// bounds a run whose callers never all start.
 const (
-	calibrationRun   = time.Second
 	paceWindows      = 3
 	calibrationSlack = 50 * time.Millisecond
 	loneRun          = 500 * time.Millisecond
+	calibrationLimit = time.Minute
 )
 
 // calibrationCallers is how many callers the calibrator saturates the
@@ -135,7 +142,7 @@ var errCounted = errors.New("demo: calibration run counted")
 
 // countDown runs n callers of the immediate preset against a gateway that
 // is down throughout, until span after their first attempts left (or
-// calibrationRun from the start, if sooner), and returns the time between
+// calibrationLimit from the start, if sooner), and returns the time between
 // the first attempt sent and the last, over the attempts in between (the
 // time per attempt), and the attempts the gateway counted in each window.
 func countDown(ctx context.Context, cfg Config, n int, span time.Duration) (time.Duration, []int64, error) {
@@ -157,7 +164,7 @@ func countDown(ctx context.Context, cfg Config, n int, span time.Duration) (time
 	runCtx, cancel := context.WithCancelCause(ctx)
 	ended := endAfterOpen(runCtx, cancel, gate, span)
 	_, err = load.Run(runCtx, load.Config{
-		URL: url + "/v1/charges", Callers: n, Duration: calibrationRun,
+		URL: url + "/v1/charges", Callers: n, Duration: calibrationLimit,
 		Policy: pol, Window: cfg.Window, Seed: cfg.Seed, Base: gate,
 	})
 	cancel(nil)

@@ -2,13 +2,16 @@ package demo_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/recoil-go/recoil/internal/leakcheck"
 	"github.com/recoil-go/recoil/tools/cmd/recoil/internal/demo"
 	"github.com/recoil-go/recoil/tools/load"
+	"github.com/recoil-go/recoil/tools/policyspec"
 )
 
 func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
@@ -27,10 +30,45 @@ func rowOf(t *testing.T, rep *demo.Report, n int, p string) demo.Row {
 	return demo.Row{}
 }
 
+// carries reports whether the machine, as the demo calibrated it for the
+// rows of n callers, carries at least half of what retrying immediately
+// asks of it: n attempts per 20 ms wait at its pace (PerAttempt, before
+// the rows and after), and a lone caller's cycle (the wait, PerAttempt and
+// RoundTrip) at most twice the wait. Otherwise how many of immediate's
+// attempts arrive, and how many in a window, is bounded by how fast the
+// machine serves them, and can fall to full jitter's: comparing the
+// policies would measure the machine. Under -race 200 callers ask 10,000
+// attempts a second of a machine that serves about 500 to 1,000, and a
+// machine busy with other work can be that slow at 4 callers too; an idle
+// one serves 200 callers without -race (about 130 µs an attempt) and 4
+// with it. Why not, if not.
+func carries(m demo.Machine, n int) (bool, string) {
+	wait := immediateWait()
+	per := max(m.PerAttempt, m.PerAttemptAfter)
+	if load := time.Duration(n) * per; load > 2*wait {
+		return false, fmt.Sprintf("%d attempts at %v an attempt take %v, more than twice immediate's %v wait", n, per, load, wait)
+	}
+	if late := per + m.RoundTrip; late > wait {
+		return false, fmt.Sprintf("a lone caller's %v cycle is late by %v, more than its wait", wait, late)
+	}
+	return true, ""
+}
+
+// immediateWait is the immediate preset's wait between attempts.
+func immediateWait() time.Duration {
+	p, err := policyspec.Preset(load.PresetImmediate)
+	if err != nil {
+		panic(err)
+	}
+	return p.Backoff.Base
+}
+
 // The gateway-outage experiment on real loopback HTTP, each row measured
 // once: every caller gets through under every policy; backoff lowers both
 // the total attempts and the peak in any 200 ms window, at 4 callers and at
-// 200; the recoil default makes exactly one attempt per caller before its
+// 200, wherever the machine carries what retrying immediately asks of it
+// (carries: on a machine too slow, the comparison measures the machine);
+// the recoil default makes exactly one attempt per caller before its
 // breaker opens and one after (the callers' first attempts leave together,
 // so no run races the breaker); and the simulator predicts the same
 // ordering.
@@ -49,25 +87,15 @@ func TestGatewayOutageOnLoopback(t *testing.T) {
 	}
 	for _, n := range []int{4, 200} {
 		hammer := rowOf(t, rep, n, load.PresetImmediate)
+		if ok, why := carries(hammer.Machine, n); !ok {
+			t.Logf("%d callers: the policies not compared: %s (machine %+v)", n, why, hammer.Machine)
+			continue
+		}
 		for _, p := range []string{load.PresetFullJitter, load.PresetDefault} {
 			polite := rowOf(t, rep, n, p)
-			if raceEnabled && n == 200 {
-				// How many of immediate's 2,000-a-window attempts arrive is
-				// bounded by how fast the machine serves them, and under
-				// -race that can fall below full jitter's count: the
-				// comparison would measure the race detector. .ci/run runs
-				// this test again without -race, where it holds.
-				continue
-			}
 			if m, h := polite.Measured, hammer.Measured; m.Attempts.Median >= h.Attempts.Median || m.Peak.Median >= h.Peak.Median {
 				t.Errorf("%d callers: %s made %v attempts, peak %v; immediate %v, peak %v: want both lower", n, p, m.Attempts, m.Peak, h.Attempts, h.Peak)
 			}
-		}
-		if raceEnabled && n == 200 {
-			// The simulation models the machine as calibrated, and under
-			// -race the calibration measures the race detector's pace too:
-			// see above.
-			continue
 		}
 		// The simulator predicted the same ordering.
 		if s, h := rowOf(t, rep, n, load.PresetFullJitter).Simulated, hammer.Simulated; s.Attempts.Median >= h.Attempts.Median || s.Peak.Median > h.Peak.Median {
@@ -78,10 +106,15 @@ func TestGatewayOutageOnLoopback(t *testing.T) {
 	// attempt, answering 200 first attempts takes as long as the breaker
 	// stays open (1 s), so some callers meet it half-open and fewer
 	// attempts are made, and predicted (339 at 5 ms an attempt; 400 up to
-	// 3 ms). .ci/run holds both to 400 without -race.
-	if d := rowOf(t, rep, 200, load.PresetDefault); !raceEnabled && (d.Measured.Attempts.Median != 400 || d.Simulated.Attempts.Median != 400) {
-		t.Errorf("200 callers, default: %v attempts measured, %v simulated; want 400, one before the breaker opened and one after",
-			d.Measured.Attempts, d.Simulated.Attempts)
+	// 3 ms). .ci/run holds both to 400 without -race, on a machine that
+	// carries 200 callers.
+	if d := rowOf(t, rep, 200, load.PresetDefault); !raceEnabled {
+		if ok, why := carries(d.Machine, 200); !ok {
+			t.Logf("200 callers, default: the attempts not held to 400: %s", why)
+		} else if d.Measured.Attempts.Median != 400 || d.Simulated.Attempts.Median != 400 {
+			t.Errorf("200 callers, default: %v attempts measured, %v simulated; want 400, one before the breaker opened and one after",
+				d.Measured.Attempts, d.Simulated.Attempts)
+		}
 	}
 
 	var text, chart bytes.Buffer

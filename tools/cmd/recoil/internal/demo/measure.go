@@ -15,6 +15,7 @@ type measured struct {
 	attempts, peak, resubmits int64
 	allOK                     time.Duration
 	everyone                  bool
+	stopped                   string // load.Result.Stopped
 	series                    []int64
 }
 
@@ -87,7 +88,7 @@ func measure(ctx context.Context, cfg Config, n int, name string, seed uint64) (
 		return measured{}, err
 	}
 	m := measured{attempts: st.Attempts, peak: st.Peak, resubmits: res.Resubmitted, allOK: res.AllOKAt,
-		everyone: res.AllOK && res.OK == int64(n) && st.Accepted == int64(n)}
+		everyone: res.AllOK && res.OK == int64(n) && st.Accepted == int64(n), stopped: res.Stopped}
 	for _, w := range st.Series {
 		m.series = append(m.series, w.Attempts)
 	}

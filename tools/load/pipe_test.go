@@ -1,0 +1,90 @@
+package load
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"sync"
+	"testing"
+
+	"github.com/recoil-go/recoil/tools/gateway"
+)
+
+// serveInBubble serves a gateway for cfg over in-memory connections
+// (net.Pipe pairs) and returns it, its URL and the transport that dials it,
+// for a run's Config.Base. Inside a synctest bubble both ends of every
+// connection wait durably, so the bubble's clock runs only when the callers
+// and the gateway are all waiting: what the gateway counts in a window is
+// what the policy sends in it, however late a busy machine runs the test,
+// where on loopback a stall of the process longer than a window shows the
+// gateway a quiet window the policy never made. The gateway, the server
+// and the transport's connections are closed when the test ends.
+func serveInBubble(t *testing.T, cfg gateway.Config) (*gateway.Gateway, string, http.RoundTripper) {
+	t.Helper()
+	g, err := gateway.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+	srv := &http.Server{Handler: g}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(pl) }()
+	tr := &http.Transport{DialContext: pl.DialContext}
+	t.Cleanup(func() {
+		tr.CloseIdleConnections()
+		g.Close()
+		if err := srv.Close(); err != nil {
+			t.Errorf("closing the server: %v", err)
+		}
+		if err := <-served; err != http.ErrServerClosed {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return g, "http://gateway.test", tr
+}
+
+// pipeListener is a net.Listener whose connections are made in memory by
+// its DialContext.
+type pipeListener struct {
+	conns chan net.Conn
+	once  sync.Once
+	done  chan struct{}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+// DialContext connects to the listener, whatever the address.
+func (l *pipeListener) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
+	client, server := net.Pipe()
+	select {
+	case l.conns <- server:
+		return client, nil
+	case <-l.done:
+	case <-ctx.Done():
+	}
+	_ = client.Close()
+	_ = server.Close()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return nil, net.ErrClosed
+}
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "gateway.test" }
