@@ -45,8 +45,8 @@ func rowOf(t *testing.T, rep *demo.Report, n int, p string) demo.Row {
 func carries(m demo.Machine, n int) (bool, string) {
 	wait := immediateWait()
 	per := max(m.PerAttempt, m.PerAttemptAfter)
-	if load := time.Duration(n) * per; load > 2*wait {
-		return false, fmt.Sprintf("%d attempts at %v an attempt take %v, more than twice immediate's %v wait", n, per, load, wait)
+	if round := time.Duration(n) * per; round > 2*wait {
+		return false, fmt.Sprintf("%d attempts at %v an attempt take %v, more than twice immediate's %v wait", n, per, round, wait)
 	}
 	if late := per + m.RoundTrip; late > wait {
 		return false, fmt.Sprintf("a lone caller's %v cycle is late by %v, more than its wait", wait, late)
