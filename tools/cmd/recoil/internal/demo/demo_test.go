@@ -38,15 +38,15 @@ func rowOf(t *testing.T, rep *demo.Report, n int, p string) demo.Row {
 // attempts arrive, and how many in a window, is bounded by how fast the
 // machine serves them, and can fall to full jitter's: comparing the
 // policies would measure the machine. Under -race 200 callers ask 10,000
-// attempts a second of a machine that serves about 500 to 1,000, and a
+// attempts a second of a machine that serves about 300 to 1,000, and a
 // machine busy with other work can be that slow at 4 callers too; an idle
 // one serves 200 callers without -race (about 130 µs an attempt) and 4
-// with it. Why not, if not.
+// with it. If it does not carry them, carries says why.
 func carries(m demo.Machine, n int) (bool, string) {
 	wait := immediateWait()
 	per := max(m.PerAttempt, m.PerAttemptAfter)
-	if load := time.Duration(n) * per; load > 2*wait {
-		return false, fmt.Sprintf("%d attempts at %v an attempt take %v, more than twice immediate's %v wait", n, per, load, wait)
+	if round := time.Duration(n) * per; round > 2*wait {
+		return false, fmt.Sprintf("%d attempts at %v an attempt take %v, more than twice immediate's %v wait", n, per, round, wait)
 	}
 	if late := per + m.RoundTrip; late > wait {
 		return false, fmt.Sprintf("a lone caller's %v cycle is late by %v, more than its wait", wait, late)
@@ -107,10 +107,11 @@ func TestGatewayOutageOnLoopback(t *testing.T) {
 	// stays open (1 s), so some callers meet it half-open and fewer
 	// attempts are made, and predicted (339 at 5 ms an attempt; 400 up to
 	// 3 ms). .ci/run holds both to 400 without -race, on a machine that
-	// carries 200 callers.
+	// answers the 200 first attempts within 400 ms (2 ms an attempt, before
+	// the rows and after), well inside the breaker's open second.
 	if d := rowOf(t, rep, 200, load.PresetDefault); !raceEnabled {
-		if ok, why := carries(d.Machine, 200); !ok {
-			t.Logf("200 callers, default: the attempts not held to 400: %s", why)
+		if first := 200 * max(d.Machine.PerAttempt, d.Machine.PerAttemptAfter); first > 400*time.Millisecond {
+			t.Logf("200 callers, default: the attempts not held to 400: the first attempts take %v to answer", first)
 		} else if d.Measured.Attempts.Median != 400 || d.Simulated.Attempts.Median != 400 {
 			t.Errorf("200 callers, default: %v attempts measured, %v simulated; want 400, one before the breaker opened and one after",
 				d.Measured.Attempts, d.Simulated.Attempts)
