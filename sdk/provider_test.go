@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	aoption "github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/openai/openai-go/v3"
 	ooption "github.com/openai/openai-go/v3/option"
+	"github.com/recoil-go/recoil/internal/testsvc"
 )
 
 // The tests drive the real SDK clients, with their own retries off, against
@@ -185,7 +185,7 @@ func (r *recorder) last() (*http.Request, *http.Response) {
 // test ends.
 func pipeServer(t *testing.T, h http.Handler) (string, *http.Client) {
 	t.Helper()
-	pl := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+	pl := testsvc.NewPipeListener()
 	srv := httptest.NewUnstartedServer(h)
 	_ = srv.Listener.Close() // the loopback listener it made; pl replaces it
 	srv.Listener = pl
@@ -197,49 +197,3 @@ func pipeServer(t *testing.T, h http.Handler) (string, *http.Client) {
 	})
 	return srv.URL, &http.Client{Transport: tr}
 }
-
-// pipeListener is a net.Listener whose connections are made in memory by
-// its DialContext.
-type pipeListener struct {
-	conns chan net.Conn
-	once  sync.Once
-	done  chan struct{}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-// DialContext connects to the listener, whatever the address.
-func (l *pipeListener) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.done:
-	case <-ctx.Done():
-	}
-	_ = client.Close()
-	_ = server.Close()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return nil, net.ErrClosed
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "provider.test" }

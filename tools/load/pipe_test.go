@@ -1,12 +1,10 @@
 package load
 
 import (
-	"context"
-	"net"
 	"net/http"
-	"sync"
 	"testing"
 
+	"github.com/recoil-go/recoil/internal/testsvc"
 	"github.com/recoil-go/recoil/tools/gateway"
 )
 
@@ -25,7 +23,7 @@ func serveInBubble(t *testing.T, cfg gateway.Config) (*gateway.Gateway, string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+	pl := testsvc.NewPipeListener()
 	srv := &http.Server{Handler: g}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(pl) }()
@@ -42,49 +40,3 @@ func serveInBubble(t *testing.T, cfg gateway.Config) (*gateway.Gateway, string, 
 	})
 	return g, "http://gateway.test", tr
 }
-
-// pipeListener is a net.Listener whose connections are made in memory by
-// its DialContext.
-type pipeListener struct {
-	conns chan net.Conn
-	once  sync.Once
-	done  chan struct{}
-}
-
-func (l *pipeListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.conns:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *pipeListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
-
-// DialContext connects to the listener, whatever the address.
-func (l *pipeListener) DialContext(ctx context.Context, _, _ string) (net.Conn, error) {
-	client, server := net.Pipe()
-	select {
-	case l.conns <- server:
-		return client, nil
-	case <-l.done:
-	case <-ctx.Done():
-	}
-	_ = client.Close()
-	_ = server.Close()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	return nil, net.ErrClosed
-}
-
-type pipeAddr struct{}
-
-func (pipeAddr) Network() string { return "pipe" }
-func (pipeAddr) String() string  { return "gateway.test" }
