@@ -18,6 +18,7 @@ import (
 
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/idempotency"
+	"github.com/recoil-go/recoil/internal/testsvc"
 	"github.com/recoil-go/recoil/recoilhttp"
 )
 
@@ -419,44 +420,56 @@ func TestNewMiddlewareRejects(t *testing.T) {
 }
 
 // TestTransportHonoursInProgress runs recoil's Transport against the
-// middleware on loopback: the Transport's generated key is sent bare, the
-// duplicate's 409 is retried after its Retry-After, and the logical request
-// ends with the replay of the one run.
+// middleware over a real HTTP connection: the Transport's generated key is
+// sent bare, the duplicate's 409 is retried after its Retry-After, and the
+// logical request ends with the replay of the one run. It runs in a
+// synctest bubble over an in-memory connection, so the handler's 500 ms of
+// work, the attempt's 200 ms cut-off and the 1 s Retry-After keep their
+// order however late a busy machine runs the goroutines.
 func TestTransportHonoursInProgress(t *testing.T) {
-	h := &counted{}
-	release := make(chan struct{})
-	gate := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		<-release
-		h.ServeHTTP(w, r)
+	synctest.Test(t, func(t *testing.T) {
+		h := &counted{}
+		gate := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			tm := time.NewTimer(500 * time.Millisecond) // the handler's work
+			<-tm.C
+			h.ServeHTTP(w, r)
+		})
+		pl := testsvc.NewPipeListener()
+		srv := &http.Server{Handler: mustMiddleware(t, gate, idempotency.Config{Required: true})}
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(pl) }()
+		base := &http.Transport{DialContext: pl.DialContext}
+		defer func() {
+			base.CloseIdleConnections()
+			if err := srv.Close(); err != nil {
+				t.Errorf("closing the server: %v", err)
+			}
+			if err := <-served; err != http.ErrServerClosed {
+				t.Errorf("Serve: %v", err)
+			}
+		}()
+		var attempts atomic.Int64
+		// The first attempt is cut off by its own timeout while the handler
+		// runs; the Transport retries under the same key into a 409, waits
+		// its Retry-After, and finds the replay.
+		tr := &recoilhttp.Transport{Base: base, IdempotencyKey: true,
+			Policy: &recoil.Policy{MaxAttempts: 5, Budget: recoil.NoBudget, AttemptTimeout: 200 * time.Millisecond,
+				OnAttempt: func(context.Context, recoil.AttemptEvent) { attempts.Add(1) }}}
+		req, _ := http.NewRequest(http.MethodPost, "http://charges.test/v1/charges", strings.NewReader(`{"amount":1}`))
+		req.Header.Set("Authorization", "Bearer client-a")
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(`{"amount":1}`)), nil }
+		start := time.Now()
+		resp, err := tr.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 201 || string(body) != "charge 1" || h.n.Load() != 1 {
+			t.Fatalf("= %d %q after %d runs, want 201 charge 1 after one", resp.StatusCode, body, h.n.Load())
+		}
+		if attempts.Load() < 3 || time.Since(start) < time.Second {
+			t.Fatalf("%d attempts in %v: want a timeout, a 409 waited out for its Retry-After (1 s), then the replay", attempts.Load(), time.Since(start))
+		}
 	})
-	srv := httptest.NewServer(mustMiddleware(t, gate, idempotency.Config{Required: true}))
-	defer srv.Close()
-	var attempts atomic.Int64
-	tr := &recoilhttp.Transport{Base: srv.Client().Transport, IdempotencyKey: true,
-		Policy: &recoil.Policy{MaxAttempts: 5, Budget: recoil.NoBudget, OnAttempt: func(context.Context, recoil.AttemptEvent) { attempts.Add(1) }}}
-	// The first attempt is cut off by its own timeout while the handler
-	// runs; the Transport retries under the same key into a 409, waits
-	// its Retry-After, and finds the replay.
-	tr.Policy.AttemptTimeout = 200 * time.Millisecond
-	go func() {
-		tm := time.NewTimer(500 * time.Millisecond) // the handler's work
-		<-tm.C
-		close(release)
-	}()
-	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/charges", strings.NewReader(`{"amount":1}`))
-	req.Header.Set("Authorization", "Bearer client-a")
-	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(`{"amount":1}`)), nil }
-	start := time.Now()
-	resp, err := tr.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 201 || string(body) != "charge 1" || h.n.Load() != 1 {
-		t.Fatalf("= %d %q after %d runs, want 201 charge 1 after one", resp.StatusCode, body, h.n.Load())
-	}
-	if attempts.Load() < 3 || time.Since(start) < time.Second {
-		t.Fatalf("%d attempts in %v: want a timeout, a 409 waited out for its Retry-After (1 s), then the replay", attempts.Load(), time.Since(start))
-	}
 }
