@@ -24,13 +24,19 @@ func TestConformanceDo(t *testing.T) {
 				time.AfterFunc(row.CancelAt, func() { cancel(conformance.ErrCallerLeft) })
 			}
 			n := 0
-			err := recoil.Do(ctx, p, func(ctx context.Context) error {
+			op := func(ctx context.Context) error {
 				n++
 				if o := row.Next(n); o.Kind != conformance.Hang {
 					return o.Err()
 				}
 				return conformance.Block(ctx)
-			})
+			}
+			var err error
+			if p.Fallback != nil {
+				err = recoil.DoTarget(ctx, p, func(ctx context.Context, _ *recoil.Target) error { return op(ctx) })
+			} else {
+				err = recoil.Do(ctx, p, op)
+			}
 			if n != row.Attempts {
 				t.Errorf("op called %d times, want %d", n, row.Attempts)
 			}

@@ -140,7 +140,7 @@ func (p *Policy) fastSuccess() {
 // limiter, breaker, timeouts or observers, and a budget that never refuses
 // a first attempt (the default token bucket, or none).
 func (p *Policy) plain() bool {
-	if p.Limiter != nil || p.Breaker != nil || p.Timeout > 0 || p.AttemptTimeout > 0 || p.Observe != nil || p.OnAttempt != nil {
+	if p.Limiter != nil || p.Breaker != nil || p.Timeout > 0 || p.AttemptTimeout > 0 || p.Observe != nil || p.OnAttempt != nil || p.Fallback != nil {
 		return false
 	}
 	switch p.Budget.(type) {
@@ -149,3 +149,49 @@ func (p *Policy) plain() bool {
 	}
 	return false
 }
+
+// DoTarget is Do for a policy with a Fallback: op receives, besides the
+// attempt's context, the target the attempt is to go to (nil under a
+// policy without a Fallback), and every attempt on every target counts
+// against the one policy. It returns what Do returns; a *Error also says,
+// in Targets, which targets were tried and why each was left.
+func DoTarget(ctx context.Context, p *Policy, op func(ctx context.Context, t *Target) error) error {
+	_, err := drive(ctx, p, &targetDriver[struct{}]{op: func(ctx context.Context, t *Target) (struct{}, error) {
+		return struct{}{}, op(ctx, t)
+	}}, struct{}{}, nil)
+	return err
+}
+
+// GetTarget is Get for a policy with a Fallback: op receives the target
+// the attempt is to go to (nil under a policy without a Fallback). It
+// returns the value of the first successful attempt, or the zero T with
+// the error.
+func GetTarget[T any](ctx context.Context, p *Policy, op func(ctx context.Context, t *Target) (T, error)) (T, error) {
+	var zero T
+	v, err := drive(ctx, p, &targetDriver[T]{op: op}, zero, nil)
+	if err != nil {
+		return zero, err
+	}
+	return v, nil
+}
+
+// targetDriver drives DoTarget's and GetTarget's op: Drive tells it each
+// attempt's target.
+type targetDriver[T any] struct {
+	op func(context.Context, *Target) (T, error)
+	t  *Target
+}
+
+func (d *targetDriver[T]) SetTarget(t *Target) { d.t = t }
+
+func (d *targetDriver[T]) Attempt(ctx context.Context, _ int, deadline time.Time) (T, error) {
+	if !sooner(ctx, deadline) {
+		return d.op(ctx, d.t)
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	return d.op(ctx, d.t)
+}
+
+func (*targetDriver[T]) Verdict(p *Policy, _ T, err error) (Verdict, error) { return opVerdict(p, err) }
+func (*targetDriver[T]) Discard(T)                                          {}

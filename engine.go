@@ -2,6 +2,7 @@ package recoil
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/recoil-go/recoil/backoff"
@@ -88,14 +89,15 @@ type Call struct {
 	// Verdict is too large to live in registers, and each copy of one
 	// just written stalls the processor on the store.
 	verdicts [2]Verdict
-	last     uint8
 	err      error
 	admitted bool // the budget admitted the call
 	held     bool // a limiter slot is held for the attempt
 	inFlight bool // an attempt was started and not yet reported
 	done     bool
 	reason   Reason      // why the call ended, once done
+	last     uint8       // beside the flags, where a field of its own would pad to a word
 	final    error       // what the call ended with, once done
+	route    *route      // the call's targets, under a Fallback only
 	cut      time.Time   // the attempt under way must be cut off then; zero for never
 	timer    *time.Timer // Wait's, made on the first wait that needs one
 	reporter Reporter    // Drive's driver, when it wants the Summary
@@ -154,6 +156,12 @@ func (c *Call) SetRequestBudget(b Budget) { c.request = b }
 // deadline and the policy's Timeout; zero for none.
 func (c *Call) Deadline() time.Time { return c.deadline }
 
+// Target returns the target of the attempt in flight, or of the last one
+// made, under a policy with a Fallback; nil otherwise, and before the
+// first attempt. A driver on a clock of its own sends the attempt Next
+// starts to it.
+func (c *Call) Target() *Target { return c.route.target() }
+
 // Attempts returns the number of attempts started so far.
 func (c *Call) Attempts() int { return c.attempts }
 
@@ -166,6 +174,9 @@ func (c *Call) Waited() time.Duration { return c.waited }
 func (c *Call) Summary(now time.Time) Summary {
 	s := Summary{Attempts: c.attempts, Reason: c.reason, Waited: c.waited, RefusedWait: c.refused,
 		Verdict: c.verdicts[c.last], LastErr: c.err, Err: c.final}
+	if c.route != nil {
+		s.Targets = c.route.reports
+	}
 	if !c.start.IsZero() {
 		s.Elapsed = clock(now).Sub(c.start)
 	}
@@ -217,6 +228,17 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 	if p.Breaker != nil && !p.Breaker.AllowAt(now) {
 		return c.end(now, ReasonCircuitOpen, 0)
 	}
+	if p.Fallback != nil {
+		if c.route == nil {
+			c.route = routeFor(p.Fallback)
+		}
+		if ok, r := c.route.choose(now, c.after); !ok {
+			if p.Breaker != nil {
+				p.Breaker.RecordAt(now, breaker.Ignored) // its admission goes unused
+			}
+			return c.end(now, r, 0)
+		}
+	}
 	c.attempts++
 	c.inFlight = true
 	c.cut = c.deadline
@@ -239,8 +261,11 @@ func (c *Call) Success(now time.Time) {
 	if p.Breaker != nil {
 		p.Breaker.RecordAt(now, breaker.Success)
 	}
+	if c.route != nil {
+		c.route.record(now, c.attempts, budget.Success, breaker.Success, c.after)
+	}
 	if p.OnAttempt != nil {
-		p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts})
+		p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts, Target: c.targetName()})
 	}
 	c.finish(now, ReasonNone, nil)
 }
@@ -275,7 +300,14 @@ func (c *Call) fail(now time.Time, err error, v *Verdict) (wait time.Duration, r
 	if p.Breaker != nil {
 		p.Breaker.RecordAt(now, breakerOutcome(v.Class))
 	}
-	var d Decision
+	if c.route != nil {
+		c.route.record(now, c.attempts, budgetResult(v.Class), breakerOutcome(v.Class), c.after)
+	}
+	var (
+		d       Decision
+		decided bool   // the Fallback's rule decided
+		left    string // why the call leaves its target, when it does
+	)
 	if !c.deadline.IsZero() {
 		// The deadline rule needs the time; nothing else here does.
 		if now = clock(now); !now.Before(c.deadline) {
@@ -283,22 +315,75 @@ func (c *Call) fail(now time.Time, err error, v *Verdict) (wait time.Duration, r
 		}
 	}
 	if d.Reason == ReasonNone {
-		d = p.decide(c.attempts, v, now, c.deadline, c.prev, c.rnd)
-		if d.Retry && !c.charge(now, v) {
-			d = Decision{Reason: ReasonBudget}
+		if c.route != nil {
+			if d, decided = c.leave(now, v); d.Retry {
+				left = c.route.reports[c.route.leg].Left
+			}
+		}
+		if !decided {
+			d = p.decide(c.attempts, v, now, c.deadline, c.prev, c.rnd)
+			if d.Retry && !c.charge(now, v) {
+				d = Decision{Reason: ReasonBudget}
+			}
 		}
 	}
 	if p.OnAttempt != nil {
-		p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts, Err: err, Verdict: *v, Retry: d.Retry, Wait: d.Wait, Reason: d.Reason})
+		p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts, Err: err, Verdict: *v, Retry: d.Retry, Wait: d.Wait, Reason: d.Reason,
+			Target: c.targetName(), Left: left})
 	}
 	if !d.Retry {
 		c.end(now, d.Reason, d.Wait)
 		return 0, false
 	}
+	if c.route != nil && left == "" {
+		c.route.stay = true // the retry goes to the same target
+	}
 	c.prev = d.Wait
 	c.waited += d.Wait
 	c.after = cause(v.Timeout, v.Class)
 	return d.Wait, true
+}
+
+// leave applies the Fallback's rule to the failure v of the attempt just
+// made: it cools the target as the rule says and, when the rule moves the
+// call and a target remains, decides the move — at once, but like any
+// retry within MaxAttempts, the deadline and the budgets — and returns
+// reports whether it decided. A failure it does not decide is decided as
+// without a Fallback.
+func (c *Call) leave(now time.Time, v *Verdict) (d Decision, decided bool) {
+	r, p := c.route, c.p
+	if p.class(v.Class) == ClassCanceled {
+		return d, false
+	}
+	lv := r.f.rule(v)
+	if lv.Cool != 0 {
+		r.f.cool(r.cur, now, lv.Cool)
+	}
+	if !lv.Move || !r.canMove(lv.Longer) {
+		return d, false
+	}
+	switch {
+	case c.attempts >= p.maxAttempts():
+		d.Reason = ReasonAttempts
+	case !c.deadline.IsZero() && c.deadline.Sub(now) < p.minAttempt():
+		d.Reason = ReasonDeadline
+	case !c.charge(now, v):
+		d.Reason = ReasonBudget
+	default:
+		d.Retry = true
+		r.leave(&lv)
+	}
+	// A refused move stops the call where it is, for the reason it was
+	// refused.
+	return d, true
+}
+
+// targetName is the name of the attempt's target, "" without a Fallback.
+func (c *Call) targetName() string {
+	if c.route == nil || c.route.cur < 0 {
+		return ""
+	}
+	return c.route.reports[c.route.leg].Target
 }
 
 // charge asks the policy's budget and then the request's for a retry
@@ -330,11 +415,14 @@ func (c *Call) Abort(now time.Time, cause error) {
 		if p.Breaker != nil {
 			p.Breaker.RecordAt(now, breaker.Ignored)
 		}
+		if c.route != nil {
+			c.route.record(now, c.attempts, budget.Ignored, breaker.Ignored, c.after)
+		}
 		if p.OnAttempt != nil {
 			// The attempt was sent: an observer counting attempts counts
 			// it, as canceled.
 			p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts, Err: cause,
-				Verdict: Verdict{Class: ClassCanceled, Reason: "the caller gave up"}, Reason: ReasonCanceled})
+				Verdict: Verdict{Class: ClassCanceled, Reason: "the caller gave up"}, Reason: ReasonCanceled, Target: c.targetName()})
 		}
 	}
 	c.finish(now, ReasonCanceled, cause)
@@ -380,6 +468,9 @@ func (c *Call) end(now time.Time, r Reason, refused time.Duration) StepKind {
 	c.release() // a slot taken for an attempt that will not go
 	c.refused = refused
 	e := &Error{Attempts: c.attempts, Reason: r, Waited: c.waited, RefusedWait: refused, Verdict: c.verdicts[c.last], Err: c.err}
+	if c.route != nil {
+		e.Targets = c.route.reports
+	}
 	c.finish(now, r, e)
 	return StepDone
 }
@@ -442,6 +533,14 @@ type Reporter interface {
 	Report(ctx context.Context, s Summary)
 }
 
+// A Targeter is a Driver that can send an attempt to any of a Fallback's
+// targets: under a policy with a Fallback, Drive calls SetTarget with the
+// attempt's target before each attempt. A driver that is not one cannot
+// run such a call: it stops with ErrNoTarget before any attempt.
+type Targeter interface {
+	SetTarget(t *Target)
+}
+
 // A RequestBudgeter is a Driver whose call spends its retries from a
 // budget of the request's own as well as from the policy's: a driver of
 // the hop protocol returns the request's hop.Account. Drive gives it to
@@ -490,6 +589,13 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 		c.request = b.RequestBudget()
 	}
 	jitter := false // whether the context's jitter source was looked for
+	var router Targeter
+	if p.Fallback != nil {
+		var ok bool
+		if router, ok = any(d).(Targeter); !ok {
+			return last, c.stop(none, ReasonNoTarget, errNoRouter)
+		}
+	}
 	for {
 		k := c.next(none, true)
 		if k == stepAcquire {
@@ -505,6 +611,9 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 			d.Discard(last)
 			var zero T
 			last, holding = zero, false
+		}
+		if router != nil {
+			router.SetTarget(c.route.target())
 		}
 		var (
 			v   T
@@ -545,6 +654,10 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 		}
 	}
 }
+
+// errNoRouter is the error of a call under a Fallback whose driver cannot
+// route attempts.
+var errNoRouter = errors.New("recoil: the policy has a Fallback but the driver cannot send an attempt to a target (use DoTarget, GetTarget or recoilhttp.Transport)")
 
 // admit takes the limiter slot the step asked for and returns the step
 // after it; a non-nil error ends the call, already recorded: the caller's

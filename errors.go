@@ -35,11 +35,17 @@ const (
 	// context.Cause(ctx) itself in that case; the reason appears in the
 	// Summary an observer receives.
 	ReasonCanceled
+	// ReasonNoTarget: the policy's Fallback had no target the call could
+	// use — each was left, out until restored, cooling down with nothing
+	// else to try, refused by its allowance, or too small for the request
+	// — or the driver cannot send an attempt to a target. Error.Targets
+	// says why each was passed over.
+	ReasonNoTarget
 )
 
 var reasonNames = [...]string{
 	"none", "attempts exhausted", "permanent error", "deadline", "retry budget exhausted",
-	"circuit open", "server wait too long", "concurrency limit", "canceled",
+	"circuit open", "server wait too long", "concurrency limit", "canceled", "no target",
 }
 
 // String returns the reason in a few words.
@@ -61,6 +67,7 @@ var (
 	ErrCircuitOpen       = errors.New("recoil: circuit open")
 	ErrWaitTooLong       = errors.New("recoil: server wait too long")
 	ErrLimit             = errors.New("recoil: concurrency limit reached")
+	ErrNoTarget          = errors.New("recoil: no fallback target available")
 )
 
 var sentinels = [...]error{
@@ -71,6 +78,7 @@ var sentinels = [...]error{
 	ReasonCircuitOpen: ErrCircuitOpen,
 	ReasonWaitTooLong: ErrWaitTooLong,
 	ReasonLimit:       ErrLimit,
+	ReasonNoTarget:    ErrNoTarget,
 }
 
 // Sentinel returns the sentinel error for r, or nil for ReasonNone and
@@ -102,6 +110,10 @@ type Error struct {
 	Verdict Verdict
 	// Err is the last attempt's error.
 	Err error
+	// Targets, for a call under a policy with a Fallback, is each target
+	// the call went to or passed over, in order, with its attempts and
+	// why the call left it; nil otherwise.
+	Targets []TargetReport
 }
 
 // Error formats the error as one line: why it stopped, after how many
@@ -124,6 +136,10 @@ func (e *Error) Error() string {
 	if e.RefusedWait > 0 {
 		b = append(b, ", refused wait "...)
 		b = append(b, e.RefusedWait.String()...)
+	}
+	if len(e.Targets) > 0 {
+		b = append(b, ", targets "...)
+		b = appendTargets(b, e.Targets)
 	}
 	if e.Err != nil {
 		b = append(b, ": "...)

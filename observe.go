@@ -28,6 +28,10 @@ type Summary struct {
 	LastErr error
 	// Err is what the call returned: nil on success.
 	Err error
+	// Targets, for a call under a policy with a Fallback, is each target
+	// the call went to or passed over, in order, with its attempts and
+	// why the call left it; nil otherwise.
+	Targets []TargetReport
 }
 
 // AttemptEvent reports one attempt to Policy.OnAttempt.
@@ -45,6 +49,12 @@ type AttemptEvent struct {
 	Wait time.Duration
 	// Reason is why the call stops after this attempt, if it does.
 	Reason Reason
+	// Target is the name of the Fallback target the attempt went to; ""
+	// under a policy without one.
+	Target string
+	// Left, when the call leaves Target for the next one after this
+	// attempt, says why ("model not found", "overloaded"); "" otherwise.
+	Left string
 }
 
 // SlogObserver returns an Observe function that writes each call's Summary as
@@ -89,9 +99,11 @@ func (s Summary) Message() string {
 // Attrs returns s as log attributes: attempts, waited, elapsed (when
 // known), reason (when the call stopped), refused_wait (when it stopped
 // over a wait), and for the last failure its class, why (the verdict's
-// reason), code (when set) and error (its own message).
+// reason), code (when set) and error (its own message); and, for a call
+// under a Fallback, targets: each target in order with its attempts and
+// why it was left ("a:1 (model not found) b:1").
 func (s Summary) Attrs() []slog.Attr {
-	attrs := make([]slog.Attr, 0, 10)
+	attrs := make([]slog.Attr, 0, 11)
 	attrs = append(attrs, slog.Int("attempts", s.Attempts), slog.Duration("waited", s.Waited))
 	if s.Elapsed > 0 {
 		attrs = append(attrs, slog.Duration("elapsed", s.Elapsed))
@@ -108,6 +120,9 @@ func (s Summary) Attrs() []slog.Attr {
 			attrs = append(attrs, slog.String("code", s.Verdict.Code))
 		}
 		attrs = append(attrs, slog.String("error", s.LastErr.Error()))
+	}
+	if len(s.Targets) > 0 {
+		attrs = append(attrs, slog.String("targets", string(appendTargets(nil, s.Targets))))
 	}
 	return attrs
 }

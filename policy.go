@@ -136,6 +136,15 @@ type Policy struct {
 	// Limiter caps concurrent attempts; nil means none (package limit has
 	// one).
 	Limiter Limiter
+	// Fallback, if set, is the ordered list of targets the call's attempts
+	// go to, and the rule for when a call leaves one for the next (a
+	// retired model, a refused key, an overloaded provider); nil means one
+	// target, the one the driver knows. Every attempt on every target
+	// counts against this policy's MaxAttempts, budgets, limiter and
+	// deadline. It needs a driver that routes attempts (DoTarget,
+	// GetTarget, recoilhttp.Transport); under another the call stops with
+	// ErrNoTarget before any attempt.
+	Fallback *Fallback
 	// Rand is the random source for jitter; nil means math/rand/v2's global
 	// generator. It must be safe for concurrent use if calls run concurrently.
 	Rand backoff.Source

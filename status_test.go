@@ -34,7 +34,7 @@ func TestClassifyStatusCarryingErrors(t *testing.T) {
 		code string
 	}{
 		{"StatusCode 400", codeError{400}, recoil.ClassPermanent, ""},
-		{"StatusCode 401", codeError{401}, recoil.ClassPermanent, ""},
+		{"StatusCode 401", codeError{401}, recoil.ClassPermanent, "unauthorized"},
 		{"StatusCode 404", codeError{404}, recoil.ClassPermanent, "not_found"},
 		{"StatusCode 408", codeError{408}, recoil.ClassTransient, ""},
 		{"StatusCode 429", codeError{429}, recoil.ClassThrottled, ""},
@@ -42,7 +42,7 @@ func TestClassifyStatusCarryingErrors(t *testing.T) {
 		{"StatusCode 501", codeError{501}, recoil.ClassPermanent, ""},
 		{"StatusCode 503", codeError{503}, recoil.ClassOverloaded, ""},
 		{"StatusCode 529", codeError{529}, recoil.ClassOverloaded, ""},
-		{"HTTPStatusCode 403", awsError{403}, recoil.ClassPermanent, ""},
+		{"HTTPStatusCode 403", awsError{403}, recoil.ClassPermanent, "forbidden"},
 		{"HTTPStatusCode 502", awsError{502}, recoil.ClassTransient, ""},
 		{"wrapped", fmt.Errorf("calling the model: %w", codeError{400}), recoil.ClassPermanent, ""},
 		{"joined", errors.Join(errors.New("x"), codeError{404}), recoil.ClassPermanent, "not_found"},

@@ -268,9 +268,12 @@ func classify(v *Verdict, err error, unknown Class) {
 //   - 503 and 529 are overloaded: the dependency is at capacity;
 //   - 501 and 505 are permanent: the server will not do this at all;
 //   - every other 5xx is transient;
-//   - every other 4xx — 400, 401, 403, 404 (Code "not_found": a retired
-//     model, so fall back to another), 409, 413, 422 — is permanent: the
-//     request itself is refused, and a second try sends the same request.
+//   - every other 4xx — 400, 401, 403, 404, 409, 413, 422 — is permanent:
+//     the request itself is refused, and a second try sends the same
+//     request. Those a Fallback moves on from carry a Code saying why:
+//     "not_found" (404: a retired model), "unauthorized" (401: a revoked
+//     key), "payment_required" (402), "forbidden" (403) and "too_large"
+//     (413: the request is too long for this target).
 func StatusVerdict(code int) Verdict {
 	s := "HTTP " + strconv.Itoa(code)
 	switch {
@@ -288,6 +291,14 @@ func StatusVerdict(code int) Verdict {
 		return Verdict{Class: ClassTransient, Reason: s + ": server error"}
 	case code == 404:
 		return Verdict{Class: ClassPermanent, Code: "not_found", Reason: s + ": not found"}
+	case code == 401:
+		return Verdict{Class: ClassPermanent, Code: "unauthorized", Reason: s + ": the credentials were refused"}
+	case code == 402:
+		return Verdict{Class: ClassPermanent, Code: "payment_required", Reason: s + ": payment required"}
+	case code == 403:
+		return Verdict{Class: ClassPermanent, Code: "forbidden", Reason: s + ": the credentials may not do this"}
+	case code == 413:
+		return Verdict{Class: ClassPermanent, Code: "too_large", Reason: s + ": the request is too large"}
 	default:
 		return Verdict{Class: ClassPermanent, Reason: s + ": the request was refused; the same request will be refused again"}
 	}

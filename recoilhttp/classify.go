@@ -55,7 +55,20 @@ const (
 	CodeConnectionLost = "connection_lost" // reset, EOF, header timeout after sending
 	CodeStreamError    = "stream_error"    // an SSE "event: error" before any content
 	CodeInProgress     = "in_progress"     // 409: the same idempotency key is still running
+	// CodeContextLength marks a 400 whose provider message says the input
+	// is longer than the model's context (Anthropic's "prompt is too
+	// long", OpenAI's "maximum context length"), as OpenAI's own code
+	// context_length_exceeded does: a Fallback moves such a call to a
+	// target with a longer context.
+	CodeContextLength = "context_length_exceeded"
 )
+
+// contextTooLong reports whether a 400's provider error says the input is
+// longer than the model's context.
+func contextTooLong(pe ProviderError) bool {
+	return strings.EqualFold(pe.Code, CodeContextLength) || containsFold(pe.Message, "prompt is too long") ||
+		containsFold(pe.Message, "maximum context length") || containsFold(pe.Message, "context window")
+}
 
 // Classify decides what one HTTP attempt came to, for a request req that
 // either produced resp or failed with err. It reads at most MaxErrorBody of an
@@ -78,7 +91,11 @@ const (
 //   - 400, 401, 402, 403, 404, 413 and 422 are permanent; a 400 whose body is
 //     not JSON says so (Code non_json_400: a proxy's page, not the payload's
 //     fault); a 404 has Code not_found, so a fallback model can
-//     be chosen; other 4xx are permanent too;
+//     be chosen; a 400 whose message says the prompt is longer than the
+//     context has Code context_length_exceeded; 401, 402, 403 and 413 have
+//     StatusVerdict's code (unauthorized, payment_required, forbidden,
+//     too_large: the status says more than a provider's generic error
+//     type), the rest the provider's; other 4xx are permanent too;
 //   - 503 and 529 are overloaded; 501 and 505 are permanent; every other 5xx
 //     is transient.
 //
@@ -164,8 +181,12 @@ func classifyStatus(req *http.Request, resp *http.Response, keyed bool, now time
 	}
 	reason := status + " " + describe(pe, fallback)
 	if !base.Class.Retryable() {
-		if code == http.StatusNotFound {
+		switch {
+		case code == http.StatusNotFound:
 			reason += ": a retired model? fall back to another"
+			return permanent(base.Code, reason)
+		case code == http.StatusBadRequest && contextTooLong(pe):
+			return permanent(CodeContextLength, reason)
 		}
 		return permanent(base.Code, reason)
 	}

@@ -37,9 +37,18 @@ func (b *closeCounter) Close() error { b.closes.Add(1); return nil }
 func TestConformanceTransport(t *testing.T) {
 	conformance.Run(t, conformance.Transport, func(t *testing.T, row *conformance.Row, p *recoil.Policy) {
 		t.Parallel()
-		var seen atomic.Int32
+		var (
+			seen  atomic.Int32
+			mu    sync.Mutex // guards copies and route
+			route []string   // the target each attempt reached, under a Fallback
+		)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			io.Copy(io.Discard, r.Body)
+			if target, _, ok := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/v1/"); ok {
+				mu.Lock()
+				route = append(route, target)
+				mu.Unlock()
+			}
 			o := row.Next(int(seen.Add(1)))
 			switch o.Kind {
 			case conformance.Hang:
@@ -54,13 +63,24 @@ func TestConformanceTransport(t *testing.T) {
 			}
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(o.Status)
-			io.WriteString(w, `{"error":{"type":"scripted","message":"scripted `+strconv.Itoa(o.Status)+`"}}`)
+			io.WriteString(w, `{"error":{"type":"scripted","code":"`+o.Code+`","message":"scripted `+strconv.Itoa(o.Status)+`"}}`)
 		}))
 		defer srv.Close()
+		if p.Fallback != nil {
+			// Each target is a path on the one server: what it counts is
+			// where each attempt arrived.
+			for i := range p.Fallback.Targets {
+				tg := &p.Fallback.Targets[i]
+				ep, err := recoilhttp.NewEndpoint(srv.URL+"/"+tg.Name, nil, "")
+				if err != nil {
+					t.Fatal(err)
+				}
+				tg.Value = ep
+			}
+		}
 		base := &http.Transport{}
 		defer base.CloseIdleConnections()
 
-		var mu sync.Mutex // guards copies
 		tr := &recoilhttp.Transport{Base: base, Policy: p}
 
 		ctx, cancel := context.WithCancelCause(t.Context())
@@ -93,6 +113,9 @@ func TestConformanceTransport(t *testing.T) {
 		defer mu.Unlock()
 		if got := int(seen.Load()); got != row.Attempts {
 			t.Errorf("the server saw %d attempts, want %d", got, row.Attempts)
+		}
+		if got := strings.Join(route, " "); p.Fallback != nil && got != row.Route {
+			t.Errorf("the server saw attempts at %q, want %q", got, row.Route)
 		}
 		// The contract: a response in hand is returned with a nil error;
 		// otherwise the error says why.

@@ -193,6 +193,13 @@ type request struct {
 	// (an error body it holds, a stream prefix it inspects) by the
 	// attempt's cut-off; Verdict stops it once they are done.
 	reads *time.Timer
+	// Under a policy with a Fallback: the attempt's endpoint (nil sends
+	// the request as its caller made it), the first target's, and the
+	// request's body when the Transport read it (to replay or rewrite it).
+	ep, first *Endpoint
+	body      []byte
+	buffered  bool // the body was read: every attempt sends a copy
+	origSent  bool // an attempt was handed the caller's own body
 }
 
 // RoundTrip implements http.RoundTripper: it runs the one retry loop
@@ -220,12 +227,19 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		r.acct = hop.NewAccount(hop.EdgeBudget(t.EdgeBudget, p.MaxRetries()))
 	}
 	r.note = t.stackedNote(req)
+	if p.Fallback != nil {
+		if err := r.prepareRoutes(p.Fallback); err != nil {
+			*r = request{}
+			requests.Put(r)
+			return nil, err
+		}
+	}
 	resp, err := recoil.Drive(ctx, p, r)
-	sent := r.sent
+	closeBody := !r.origSent && !r.buffered
 	*r = request{} // hold nothing of the request's while pooled
 	requests.Put(r)
-	if sent == 0 && req.Body != nil {
-		// No attempt reached Base, which would have closed it.
+	if closeBody && req.Body != nil {
+		// No attempt handed Base the caller's body, which it would have closed.
 		_ = req.Body.Close()
 	}
 	switch re, stopped := err.(*recoil.Error); {
@@ -295,7 +309,8 @@ func (r *request) Attempt(ctx context.Context, n int, deadline time.Time) (*http
 	if dl, ok := ctx.Deadline(); ok && cut && !deadline.Before(dl) {
 		cut = false // the request's own context already ends then
 	}
-	if !(n > 1 || r.key != "" || t.Hop || cut) {
+	if !(n > 1 || r.key != "" || t.Hop || cut || r.ep != nil || r.buffered) {
+		r.origSent = true
 		return t.base().RoundTrip(req)
 	}
 	var cancel context.CancelFunc
@@ -316,16 +331,28 @@ func (r *request) Attempt(ctx context.Context, n int, deadline time.Time) (*http
 	for k, v := range req.Header {
 		out.Header[k] = v
 	}
-	if n > 1 && req.GetBody != nil {
-		body, err := req.GetBody()
-		if err != nil {
-			if cancel != nil {
-				stopTimer()
-				cancel()
-			}
-			return nil, err
+	var err error
+	own := false // out carries the caller's own body
+	switch {
+	case r.buffered:
+		out.Body = io.NopCloser(bytes.NewReader(r.body))
+	case n > 1 && req.GetBody != nil:
+		out.Body, err = req.GetBody()
+	default:
+		own = true
+	}
+	if err == nil && r.ep != nil {
+		var rewritten bool
+		rewritten, err = r.route(out, own)
+		own = own && !rewritten
+	}
+	r.origSent = r.origSent || own
+	if err != nil {
+		if cancel != nil {
+			stopTimer()
+			cancel()
 		}
-		out.Body = body
+		return nil, err
 	}
 	if r.key != "" {
 		out.Header["Idempotency-Key"] = []string{r.key}
@@ -367,6 +394,66 @@ func (r *request) Attempt(ctx context.Context, n int, deadline time.Time) (*http
 		}
 	}
 	return resp, err
+}
+
+// SetTarget routes the attempts that follow to t, for recoil.Drive under a
+// policy with a Fallback: to its *Endpoint, or as the caller made the
+// request when it has none.
+func (r *request) SetTarget(t *recoil.Target) {
+	r.ep, _ = t.Value.(*Endpoint)
+}
+
+// prepareRoutes readies a request for a Fallback's targets: it finds the
+// first target's endpoint, and reads a body that cannot otherwise be sent
+// twice (no GetBody) into memory, up to 32 MiB, so the call can move to
+// another target. A larger one is sent as it is, once.
+func (r *request) prepareRoutes(f *recoil.Fallback) error {
+	if len(f.Targets) > 0 {
+		r.first, _ = f.Targets[0].Value.(*Endpoint)
+	}
+	req := r.orig
+	if r.replayable || req.Body == nil || req.Body == http.NoBody {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(req.Body, maxRewriteBody+1))
+	if err != nil {
+		return err
+	}
+	if len(b) > maxRewriteBody {
+		req.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(b), req.Body), req.Body}
+		return nil
+	}
+	_ = req.Body.Close()
+	r.body, r.buffered, r.replayable = b, true, true
+	return nil
+}
+
+// route points the attempt out at the endpoint the call chose. When the
+// endpoint names a model, the body is read once (through GetBody, or
+// already buffered) and rewritten; the body out carried is then not
+// sent: a copy is closed here, and the caller's own (own) is left for
+// RoundTrip to close.
+func (r *request) route(out *http.Request, own bool) (rewritten bool, err error) {
+	if r.ep.model == "" || out.Body == nil || out.Body == http.NoBody {
+		r.ep.route(out, r.orig, r.first, nil)
+		return false, nil
+	}
+	if r.body == nil {
+		if r.orig.GetBody == nil { // a body over 32 MiB that could not be buffered
+			return false, errRewriteBody
+		}
+		if r.body, err = readBody(r.orig); err != nil {
+			return false, err
+		}
+	}
+	if !own {
+		_ = out.Body.Close()
+	}
+	r.ep.route(out, r.orig, r.first, r.body)
+	return true, nil
 }
 
 // Verdict classifies an attempt once, for recoil.Drive: the policy's

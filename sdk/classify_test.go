@@ -253,7 +253,7 @@ func TestClassifyErrors(t *testing.T) {
 		{"openai 429 status only", &openai.Error{StatusCode: 429}, recoil.Verdict{Class: recoil.ClassThrottled}},
 		{"openai 429 insufficient_quota fields", &openai.Error{StatusCode: 429, Type: "insufficient_quota", Code: "insufficient_quota"}, recoil.Verdict{Class: recoil.ClassPermanent, Code: "insufficient_quota"}},
 		{"openai 500 status only", &openai.Error{StatusCode: 500}, recoil.Verdict{Class: recoil.ClassTransient}},
-		{"wrapped openai 401", fmt.Errorf("summarize: %w", &openai.Error{StatusCode: 401}), recoil.Verdict{Class: recoil.ClassPermanent}},
+		{"wrapped openai 401", fmt.Errorf("summarize: %w", &openai.Error{StatusCode: 401}), recoil.Verdict{Class: recoil.ClassPermanent, Code: "unauthorized"}},
 		{"joined anthropic 503", errors.Join(plain, &anthropic.Error{StatusCode: 503}), recoil.Verdict{Class: recoil.ClassOverloaded}},
 		// The caller's mark wins: Classify has no opinion, and the policy's
 		// built-in rules apply the mark.

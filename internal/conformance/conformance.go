@@ -12,6 +12,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -54,6 +55,9 @@ type Outcome struct {
 	Kind       Kind
 	Status     int           // for Status: 400, 404, 429, 500, 503
 	RetryAfter time.Duration // a server-directed wait, with Status
+	// Code is the provider's error code in the body, with Status:
+	// insufficient_quota, context_length_exceeded.
+	Code string
 }
 
 // Shorthands for scripts.
@@ -66,6 +70,11 @@ var (
 	s500 = Outcome{Kind: Status, Status: 500}
 	s503 = Outcome{Kind: Status, Status: 503}
 	unk  = Outcome{Kind: Unknown}
+	s401 = Outcome{Kind: Status, Status: 401, Code: "invalid_api_key"}
+	// quota is OpenAI's 429 for a spent quota; tooLong a prompt longer
+	// than the model's context.
+	quota   = Outcome{Kind: Status, Status: 429, Code: "insufficient_quota"}
+	tooLong = Outcome{Kind: Status, Status: 400, Code: "context_length_exceeded"}
 )
 
 func after(status int, d time.Duration) Outcome {
@@ -96,6 +105,9 @@ type Row struct {
 	Waited [2]time.Duration
 	// Refused is the wait the call stopped over, if any.
 	Refused time.Duration
+	// Route, for a row whose policy has a Fallback, is the target each
+	// attempt goes to, by name, separated by spaces.
+	Route string
 	// Cannot names the drivers that cannot express the row, and why.
 	Cannot map[string]string
 }
@@ -117,7 +129,13 @@ func Run(t *testing.T, driver string, call func(t *testing.T, row *Row, p *recoi
 			)
 			p.Observe = func(_ context.Context, s recoil.Summary) { mu.Lock(); sums = append(sums, s); mu.Unlock() }
 			events := 0
-			p.OnAttempt = func(context.Context, recoil.AttemptEvent) { mu.Lock(); events++; mu.Unlock() }
+			var route []string
+			p.OnAttempt = func(_ context.Context, e recoil.AttemptEvent) {
+				mu.Lock()
+				events++
+				route = append(route, e.Target)
+				mu.Unlock()
+			}
 			l, _ := p.Limiter.(*limit.Limiter)
 			var held int
 			if l != nil {
@@ -139,6 +157,9 @@ func Run(t *testing.T, driver string, call func(t *testing.T, row *Row, p *recoi
 			// the caller abandoned mid-flight as canceled.
 			if want := row.Attempts; events != want {
 				t.Errorf("OnAttempt called %d times, want %d", events, want)
+			}
+			if got := strings.Join(route, " "); p.Fallback != nil && got != row.Route {
+				t.Errorf("attempts went to %q, want %q", got, row.Route)
 			}
 		})
 	}
@@ -215,6 +236,16 @@ func (o Outcome) Err() error {
 	switch o.Kind {
 	case Status:
 		err := error(&StatusError{Code: o.Status})
+		if o.Code != "" {
+			// As recoilhttp.Classify reads the provider's body: the
+			// code is kept, and a 429 for a spent quota is permanent.
+			v := recoil.StatusVerdict(o.Status)
+			v.Code = o.Code
+			if o.Status == 429 {
+				v.Class = recoil.ClassPermanent
+			}
+			return recoil.Mark(err, v)
+		}
 		if o.RetryAfter > 0 {
 			v := recoil.StatusVerdict(o.Status)
 			v.Wait = o.RetryAfter
@@ -294,7 +325,7 @@ var none = exactly(0)
 
 // Rows is the table.
 func Rows() []Row {
-	return slices.Concat(attemptRows(), waitRows(), timeRows(), guardRows(), cancelRows(), classifyRows())
+	return slices.Concat(attemptRows(), waitRows(), timeRows(), guardRows(), cancelRows(), classifyRows(), fallbackRows())
 }
 
 // attemptRows are the rows on the attempt count and what is permanent.
@@ -481,4 +512,86 @@ func nothingRetried(error) recoil.Verdict {
 func Block(ctx context.Context) error {
 	<-ctx.Done()
 	return ctx.Err()
+}
+
+// Chain returns a Fallback over targets named by names: each name may end
+// in "=N" to declare a MaxContext of N.
+func Chain(names ...string) *recoil.Fallback {
+	f := &recoil.Fallback{}
+	for _, n := range names {
+		t := recoil.Target{Name: n}
+		if name, size, ok := strings.Cut(n, "="); ok {
+			t.Name = name
+			t.MaxContext, _ = strconv.Atoi(size)
+		}
+		f.Targets = append(f.Targets, t)
+	}
+	return f
+}
+
+// NoFallback is why a driver cannot express the fallback rows.
+const (
+	noFallbackSim  = "the simulator's callers reach one dependency: its scenarios do not model a second upstream to fall back to"
+	noFallbackGRPC = "recoilgrpc does not route attempts to a Fallback's targets: a gRPC call goes to the one connection it was made on"
+)
+
+func fallback(names ...string) func(p *recoil.Policy) {
+	return func(p *recoil.Policy) { p.Fallback = Chain(names...) }
+}
+
+// fallbackRows are the rows on a Fallback: which failures move a call to
+// the next target, and how the whole chain stays under one policy.
+func fallbackRows() []Row {
+	cannot := map[string]string{Sim: noFallbackSim, GRPC: noFallbackGRPC}
+	rows := []Row{
+		{Name: "fallback: a retired model's 404 moves on at once", Policy: with(fallback("a", "b")), Script: []Outcome{s404, ok},
+			Attempts: 2, Waited: none, Route: "a b"},
+		{Name: "fallback: a refused key moves on", Policy: with(fallback("a", "b")), Script: []Outcome{s401, ok},
+			Attempts: 2, Waited: none, Route: "a b"},
+		{Name: "fallback: an exhausted quota moves on", Policy: with(fallback("a", "b")), Script: []Outcome{quota, ok},
+			Attempts: 2, Waited: none, Route: "a b"},
+		{Name: "fallback: context too long moves once to a longer context", Policy: with(fallback("a=8000", "b=8000", "c=200000")),
+			Script: []Outcome{tooLong, ok}, Attempts: 2, Waited: none, Route: "a c"},
+		{Name: "fallback: overloaded moves on", Policy: with(fallback("a", "b")), Script: []Outcome{s503, ok},
+			Attempts: 2, Waited: none, Route: "a b"},
+		{Name: "fallback: overloaded on the last target is retried there", Policy: with(fallback("a", "b")), Script: []Outcome{s503, s503, ok},
+			Attempts: 3, Waited: exactly(overload), Route: "a b b"},
+		{Name: "fallback: a 500 is retried on the same target", Policy: with(fallback("a", "b")), Script: []Outcome{s500, ok},
+			Attempts: 2, Waited: exactly(step), Route: "a a"},
+		{Name: "fallback: a validator's 400 stops on every target alike", Policy: with(fallback("a", "b")), Script: []Outcome{s400},
+			Attempts: 1, Reason: recoil.ReasonPermanent, Waited: none, Route: "a"},
+		{Name: "fallback: the whole chain counts against MaxAttempts", Policy: with(fallback("a", "b", "c", "d")), Script: []Outcome{s404},
+			Attempts: 3, Reason: recoil.ReasonAttempts, Waited: none, Route: "a b c"},
+		{Name: "fallback: the retry budget refuses the move", Policy: with(func(p *recoil.Policy) {
+			fallback("a", "b")(p)
+			p.Budget = refuseRetries{admit: true}
+		}), Script: []Outcome{s404}, Attempts: 1, Reason: recoil.ReasonBudget, Waited: none, Route: "a"},
+		{Name: "fallback: a request budget of 0 refuses the move", Policy: with(fallback("a", "b")), Script: []Outcome{s404}, RequestBudget: budgetOf(0),
+			Attempts: 1, Reason: recoil.ReasonBudget, Waited: none, Route: "a", Cannot: map[string]string{Do: noRequestBudget}},
+		{Name: "fallback: the deadline bounds the chain", Policy: with(func(p *recoil.Policy) {
+			fallback("a", "b")(p)
+			p.Timeout = 300 * time.Millisecond
+		}), Script: []Outcome{s404, hang}, Attempts: 2, Reason: recoil.ReasonDeadline, Waited: none, Route: "a b"},
+		{Name: "fallback: an open breaker passes its target over", Policy: with(func(p *recoil.Policy) {
+			fallback("a", "b")(p)
+			p.Fallback.Targets[0].Breaker = openBreaker()
+		}), Script: []Outcome{ok}, Attempts: 1, Waited: none, Route: "b"},
+		{Name: "fallback: every target's breaker open", Policy: with(func(p *recoil.Policy) {
+			fallback("a", "b")(p)
+			p.Fallback.Targets[0].Breaker, p.Fallback.Targets[1].Breaker = openBreaker(), openBreaker()
+		}), Script: []Outcome{ok}, Attempts: 0, Reason: recoil.ReasonCircuitOpen, Waited: none, Route: ""},
+		{Name: "fallback: an exhausted allowance passes its target over", Policy: with(func(p *recoil.Policy) {
+			fallback("a", "b")(p)
+			p.Fallback.Targets[0].Allowance = refuseRetries{}
+		}), Script: []Outcome{ok}, Attempts: 1, Waited: none, Route: "b"},
+	}
+	for i := range rows {
+		if rows[i].Cannot == nil {
+			rows[i].Cannot = map[string]string{}
+		}
+		for k, v := range cannot {
+			rows[i].Cannot[k] = v
+		}
+	}
+	return rows
 }

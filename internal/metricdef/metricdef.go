@@ -57,7 +57,7 @@ func Outcomes() []string {
 
 // NumReasons is the number of stop reasons recoil defines, ReasonNone
 // included.
-const NumReasons = int(recoil.ReasonCanceled) + 1
+const NumReasons = int(recoil.ReasonNoTarget) + 1
 
 // Reasons returns every stop reason's label (Reason.String), indexed by
 // Reason.

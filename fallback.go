@@ -1,0 +1,475 @@
+package recoil
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/recoil-go/recoil/breaker"
+	"github.com/recoil-go/recoil/budget"
+)
+
+// A Target is one upstream a call may be sent to: a model, an API key, a
+// region, a self-hosted server. A Fallback orders them; the driver knows
+// how to reach each (Value).
+type Target struct {
+	// Name identifies the target in errors, summaries, events and
+	// Fallback.Restore; "" is shown as "target N".
+	Name string
+	// Breaker, if set, is the target's own circuit breaker, asked before
+	// each attempt to it besides the policy's: a target whose breaker is
+	// open is passed over for the next.
+	Breaker Breaker
+	// Allowance, if set, is the target's own allowance (a fleet.Guard, a
+	// per-key rate limit): its AdmitAt is asked before the call's first
+	// attempt to the target, its RetryAt before each further one, and a
+	// refusal passes the target over, cooling it down. It hears every
+	// attempt's outcome.
+	Allowance Budget
+	// MaxContext is the longest input the target accepts, in the
+	// provider's units (tokens); zero means unknown. After a "context too
+	// long" failure the call moves only to a target declaring more than the
+	// one that refused.
+	MaxContext int
+	// Value is what the driver needs to reach the target: a
+	// *recoilhttp.Endpoint for the HTTP Transport, anything for DoTarget.
+	Value any
+}
+
+// Durations a FallbackRule may give in Leave.Cool.
+const (
+	// CoolForever keeps a target out of every later call until
+	// Fallback.Restore: a revoked key or an exhausted quota does not heal
+	// by waiting.
+	CoolForever time.Duration = -1
+	// DefaultCooldown is how long a target that was overloaded, rate
+	// limited or out of allowance is passed over when the Fallback's
+	// Cooldown is zero: long enough for a provider's capacity to turn over
+	// (LiteLLM's router cools a deployment for seconds; a 529 storm lasts
+	// longer), short enough that a recovered primary is back within a
+	// minute.
+	DefaultCooldown = 15 * time.Second
+	// RetiredCooldown is how long DefaultFallbackRule passes over a target
+	// that answered "model not found": a retired model stays retired, but
+	// a 404 from a misrouted deployment should not outlive its fix by
+	// much.
+	RetiredCooldown = 10 * time.Minute
+)
+
+// Leave is a FallbackRule's answer about one failure: whether the call
+// leaves its target for the next, and how long later calls pass the target
+// over.
+type Leave struct {
+	// Move sends the call's next attempt to the next target, at once (no
+	// backoff: a different upstream is not the one that failed). It
+	// applies only when a target the call may use remains; otherwise the
+	// failure is decided as without a Fallback (a permanent one stops, a
+	// retryable one waits and retries the same target).
+	Move bool
+	// Cool passes the target over in later calls for that long, whether or
+	// not this call moves: zero not at all, CoolForever until
+	// Fallback.Restore. A call passes a cooling target over while another
+	// remains; when every target is cooling it tries the one that cools
+	// soonest.
+	Cool time.Duration
+	// Longer moves the call only to a target whose MaxContext is larger
+	// than this one's (the request is too long for it), and only once.
+	Longer bool
+	// Why says why, in a few words ("model not found"); it reaches
+	// TargetReport.Left and AttemptEvent.Left.
+	Why string
+}
+
+// A FallbackRule decides, for a failed attempt's verdict, whether the call
+// leaves its target. cooldown is the Fallback's (its Cooldown, or
+// DefaultCooldown) for rules that scale from it.
+type FallbackRule func(v Verdict, cooldown time.Duration) Leave
+
+// Error codes DefaultFallbackRule reads from Verdict.Code: recoil's own
+// status codes (StatusVerdict) and the providers' error types and codes.
+var (
+	retiredCodes = []string{"not_found", "model_not_found", "not_found_error"}
+	revokedCodes = []string{"unauthorized", "forbidden", "invalid_api_key", "authentication_error",
+		"permission_error", "permission_denied", "invalid_authentication", "account_deactivated"}
+	quotaCodes   = []string{"payment_required", "insufficient_quota", "credit_balance_exhausted", "billing_error"}
+	contextCodes = []string{"context_length_exceeded", "context_too_long", "too_large", "request_too_large"}
+)
+
+// DefaultFallbackRule is the rule of a Fallback whose Rule is nil. By the
+// verdict's code first, then its class:
+//
+//   - model not found (404, model_not_found): move, and pass the target
+//     over for RetiredCooldown;
+//   - a key refused (401, 403, invalid_api_key, authentication_error,
+//     permission_error): move, and keep the target out until Restore;
+//   - a quota exhausted (402, insufficient_quota, credit_balance_exhausted,
+//     billing_error): move, out until Restore;
+//   - the request too long (413, context_length_exceeded): move once, to a
+//     target declaring a longer MaxContext; the target stays in for others;
+//   - overloaded (503, 529): move, and cool the target for the server's
+//     wait or cooldown, whichever is longer;
+//   - throttled (429 with or without Retry-After): likewise;
+//   - anything else — a transient 500, a timeout, a validator's 400 —
+//     stays: a 500 is retried on the same target as the policy says (its
+//     breaker, if it has one, takes a failing target out), and a request
+//     the validator refused is refused by every target alike.
+func DefaultFallbackRule(v Verdict, cooldown time.Duration) Leave {
+	switch code := v.Code; {
+	case code == "":
+	case hasCode(retiredCodes, code):
+		return Leave{Move: true, Cool: RetiredCooldown, Why: "model not found"}
+	case hasCode(revokedCodes, code):
+		return Leave{Move: true, Cool: CoolForever, Why: "key refused"}
+	case hasCode(quotaCodes, code):
+		return Leave{Move: true, Cool: CoolForever, Why: "quota exhausted"}
+	case hasCode(contextCodes, code):
+		return Leave{Move: true, Longer: true, Why: "context too long"}
+	}
+	switch v.Class {
+	case ClassOverloaded:
+		return Leave{Move: true, Cool: max(v.Wait, cooldown), Why: "overloaded"}
+	case ClassThrottled:
+		return Leave{Move: true, Cool: max(v.Wait, cooldown), Why: "rate limited"}
+	}
+	return Leave{}
+}
+
+func hasCode(codes []string, code string) bool {
+	for _, c := range codes {
+		if strings.EqualFold(c, code) {
+			return true
+		}
+	}
+	return false
+}
+
+// A Fallback is an ordered list of targets for one logical call, and the
+// rule for when a call leaves one for the next. Set it as Policy.Fallback
+// and call through a driver that routes attempts (DoTarget, GetTarget,
+// recoilhttp.Transport). Every attempt, on whichever target, counts against
+// the policy's MaxAttempts, retry budget, hop budget, limiter and deadline:
+// a chain of three targets under MaxAttempts 3 makes three attempts in all,
+// not three each.
+//
+// A Fallback remembers, across calls, which targets are cooling down or out
+// until restored; it is safe for concurrent use. Do not change its fields
+// after first use, and do not copy it.
+type Fallback struct {
+	// Targets are tried in order: a call starts at the first one not
+	// passed over and only ever moves forward.
+	Targets []Target
+	// Rule decides which failures move a call on; nil means
+	// DefaultFallbackRule.
+	Rule FallbackRule
+	// Cooldown is the cooldown given to the rule; zero means
+	// DefaultCooldown.
+	Cooldown time.Duration
+
+	once  sync.Once
+	until []atomic.Int64 // per target: Unix nanoseconds it cools until; math.MaxInt64 while out until restored
+}
+
+// TargetReport is what one call did with one target.
+type TargetReport struct {
+	// Target is the target's name.
+	Target string
+	// Attempts is how many attempts the call sent to it.
+	Attempts int
+	// Left says why the call left it or passed it over ("model not found",
+	// "cooling down", "circuit open"); "" for the target the call ended on.
+	Left string
+}
+
+// String formats the report as "name:attempts (why)".
+func (r TargetReport) String() string {
+	return string(appendTarget(nil, r))
+}
+
+func appendTarget(b []byte, r TargetReport) []byte {
+	b = append(b, r.Target...)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(r.Attempts), 10)
+	if r.Left != "" {
+		b = append(b, " ("...)
+		b = append(b, r.Left...)
+		b = append(b, ')')
+	}
+	return b
+}
+
+func appendTargets(b []byte, rs []TargetReport) []byte {
+	for i, r := range rs {
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = appendTarget(b, r)
+	}
+	return b
+}
+
+// Restore puts the named target back in use at once, whatever cooled it or
+// kept it out (a key that was rotated, a quota topped up), and reports
+// whether a target of that name exists.
+func (f *Fallback) Restore(name string) bool {
+	f.init()
+	found := false
+	for i := range f.Targets {
+		if f.name(i) == name {
+			f.until[i].Store(0)
+			found = true
+		}
+	}
+	return found
+}
+
+// TargetStatus is one target's state, as Fallback.Status reports it.
+type TargetStatus struct {
+	// Target is the target's name.
+	Target string
+	// Out reports that the target is out until restored.
+	Out bool
+	// Cooling is how long the target is still passed over; zero when it is
+	// in use (or Out).
+	Cooling time.Duration
+}
+
+// Status reports each target's state at now (zero: the current time), in
+// order: for a dashboard, or to decide what to Restore.
+func (f *Fallback) Status(now time.Time) []TargetStatus {
+	f.init()
+	now = clock(now)
+	out := make([]TargetStatus, len(f.Targets))
+	for i := range f.Targets {
+		out[i].Target = f.name(i)
+		switch u := f.until[i].Load(); {
+		case u == math.MaxInt64:
+			out[i].Out = true
+		case u > now.UnixNano():
+			out[i].Cooling = time.Duration(u - now.UnixNano())
+		}
+	}
+	return out
+}
+
+func (f *Fallback) init() {
+	f.once.Do(func() { f.until = make([]atomic.Int64, len(f.Targets)) })
+}
+
+func (f *Fallback) name(i int) string {
+	if n := f.Targets[i].Name; n != "" {
+		return n
+	}
+	return "target " + strconv.Itoa(i+1)
+}
+
+func (f *Fallback) rule(v *Verdict) Leave {
+	if f.Rule != nil {
+		return f.Rule(*v, f.cooldown())
+	}
+	return DefaultFallbackRule(*v, f.cooldown())
+}
+
+func (f *Fallback) cooldown() time.Duration {
+	if f.Cooldown <= 0 {
+		return DefaultCooldown
+	}
+	return f.Cooldown
+}
+
+// cool passes target i over until now+d (CoolForever: until restored),
+// never shortening a longer cool-down already set.
+func (f *Fallback) cool(i int, now time.Time, d time.Duration) {
+	until := int64(math.MaxInt64)
+	if d != CoolForever {
+		until = clock(now).Add(d).UnixNano()
+	}
+	for {
+		old := f.until[i].Load()
+		if old >= until || f.until[i].CompareAndSwap(old, until) {
+			return
+		}
+	}
+}
+
+// route is a call's state under a Fallback: which target its attempts go
+// to and what it did with each. Only a call under a Fallback has one, so
+// the common path carries none of it.
+type route struct {
+	f       *Fallback
+	cur     int    // the target of the attempt in flight or last made; -1 before the first
+	stay    bool   // the next attempt goes to cur again
+	atLeast int    // the next target must declare at least this MaxContext; 0: any
+	from    int    // the next target is searched for from here
+	leg     int    // reports[leg] is cur's report
+	admits  uint64 // the targets (of the first 64) whose allowance admitted the call
+	reports []TargetReport
+	own     [4]TargetReport
+}
+
+// routeFor starts a call's route under f.
+func routeFor(f *Fallback) *route {
+	f.init()
+	r := &route{f: f, cur: -1}
+	r.reports = r.own[:0]
+	return r
+}
+
+// target is the target of the attempt in flight or last made; nil before
+// the first.
+func (r *route) target() *Target {
+	if r == nil || r.cur < 0 {
+		return nil
+	}
+	return &r.f.Targets[r.cur]
+}
+
+// pass records that the call passed target i over, and why.
+func (r *route) pass(i int, why string) {
+	r.reports = append(r.reports, TargetReport{Target: r.f.name(i), Left: why})
+}
+
+// choose picks the target of the next attempt at now, after a failure
+// priced k (for the allowance's RetryAt); false means no target may be
+// used, with the reason the call stops for.
+func (r *route) choose(now time.Time, k budget.Cause) (bool, Reason) {
+	f := r.f
+	open, other := false, false
+	if r.stay {
+		r.stay = false
+		why := r.admit(r.cur, now, k)
+		if why == "" {
+			r.reports[r.leg].Attempts++
+			return true, ReasonNone
+		}
+		r.reports[r.leg].Left = why
+		r.from = r.cur + 1
+		open, other = why == whyOpen, why != whyOpen
+	}
+	nowNs := clock(now).UnixNano()
+	soonest, at, until := -1, 0, int64(0)
+	for i := r.from; i < len(f.Targets); i++ {
+		if f.Targets[i].MaxContext < r.atLeast {
+			continue // too short for the request: not a candidate
+		}
+		switch u := f.until[i].Load(); {
+		case u == math.MaxInt64:
+			r.pass(i, "out until restored")
+			other = true
+			continue
+		case u > nowNs:
+			if soonest < 0 || u < until {
+				soonest, at, until = i, len(r.reports), u
+			}
+			r.pass(i, "cooling down")
+			continue
+		}
+		why := r.admit(i, now, k)
+		if why == "" {
+			r.take(i, len(r.reports))
+			return true, ReasonNone
+		}
+		r.pass(i, why)
+		open, other = open || why == whyOpen, other || why != whyOpen
+	}
+	// Every candidate is cooling down, out or refusing: the one that cools
+	// soonest is tried rather than none. The targets passed over after it
+	// are left to be considered again if the call moves on.
+	if soonest >= 0 {
+		why := r.admit(soonest, now, k)
+		if why == "" {
+			r.reports = r.reports[:at]
+			r.take(soonest, at)
+			return true, ReasonNone
+		}
+		r.reports[at].Left = "cooling down, then " + why
+		open, other = open || why == whyOpen, other || why != whyOpen
+	}
+	if open && !other {
+		return false, ReasonCircuitOpen
+	}
+	return false, ReasonNoTarget
+}
+
+const whyOpen = "circuit open"
+
+// take makes target i the attempt's, reported at reports[at].
+func (r *route) take(i, at int) {
+	r.cur, r.from, r.leg = i, i+1, at
+	r.reports = append(r.reports, TargetReport{Target: r.f.name(i), Attempts: 1})
+}
+
+// admit asks target i's breaker and allowance whether an attempt may go
+// at now; "" means it may, anything else is why not. An allowance asked
+// before the call's first attempt to the target admits the call; before a
+// further one, it prices the retry at k. A refusal cools the target.
+func (r *route) admit(i int, now time.Time, k budget.Cause) string {
+	t := &r.f.Targets[i]
+	if t.Breaker != nil && !t.Breaker.AllowAt(now) {
+		return whyOpen
+	}
+	if t.Allowance == nil {
+		return ""
+	}
+	var ok bool
+	if bit := uint64(1) << (i % 64); i < 64 && r.admits&bit != 0 {
+		ok = t.Allowance.RetryAt(now, k)
+	} else {
+		ok = t.Allowance.AdmitAt(now)
+		if i < 64 {
+			r.admits |= bit
+		}
+	}
+	if ok {
+		return ""
+	}
+	if t.Breaker != nil {
+		t.Breaker.RecordAt(now, breaker.Ignored) // the probe it let through does not go
+	}
+	r.f.cool(i, now, r.f.cooldown())
+	return "allowance exhausted"
+}
+
+// record reports an attempt's outcome to its target's breaker and
+// allowance.
+func (r *route) record(now time.Time, n int, o budget.Result, b breaker.Outcome, after budget.Cause) {
+	t := &r.f.Targets[r.cur]
+	if t.Breaker != nil {
+		t.Breaker.RecordAt(now, b)
+	}
+	if t.Allowance != nil {
+		t.Allowance.RecordAt(now, budget.Outcome{Attempt: n, Result: o, After: after})
+	}
+}
+
+// canMove reports whether a target after the current one may still take
+// the call: not out until restored and, after a "context too long", one
+// declaring a longer context. Breakers and allowances are asked only when
+// the call gets there.
+func (r *route) canMove(longer bool) bool {
+	f := r.f
+	need := r.atLeast
+	if longer {
+		need = f.Targets[r.cur].MaxContext + 1
+	}
+	for i := r.cur + 1; i < len(f.Targets); i++ {
+		if f.Targets[i].MaxContext >= need && f.until[i].Load() != math.MaxInt64 {
+			return true
+		}
+	}
+	return false
+}
+
+// leave moves the call off its target after a failure, for lv.
+func (r *route) leave(lv *Leave) {
+	r.reports[r.leg].Left = lv.Why
+	if lv.Why == "" {
+		r.reports[r.leg].Left = "moved on"
+	}
+	r.from = r.cur + 1
+	if lv.Longer {
+		r.atLeast = r.f.Targets[r.cur].MaxContext + 1
+	}
+}
