@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/backoff"
@@ -63,6 +64,59 @@ func BenchmarkDecide(b *testing.B) {
 	for b.Loop() {
 		if d := p.Decide(f); !d.Retry {
 			b.Fatal(d)
+		}
+	}
+}
+
+// BenchmarkDoTargetSuccess is a call under a Fallback of two targets that
+// succeeds at once on the first: it must cost what BenchmarkDoSuccess
+// costs, with no allocation.
+func BenchmarkDoTargetSuccess(b *testing.B) {
+	ctx := context.Background()
+	p := &recoil.Policy{Fallback: &recoil.Fallback{Targets: []recoil.Target{{Name: "a"}, {Name: "b"}}}}
+	op := func(context.Context, *recoil.Target) error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := recoil.DoTarget(ctx, p, op); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDoTargetMove is a call that moves from a retired model to the
+// next target: a failure, a move, a success.
+func BenchmarkDoTargetMove(b *testing.B) {
+	ctx := context.Background()
+	retired := recoil.Mark(errFlaky, recoil.StatusVerdict(404))
+	f := &recoil.Fallback{Targets: []recoil.Target{{Name: "a"}, {Name: "b"}}, Rule: func(v recoil.Verdict, _ time.Duration) recoil.Leave {
+		return recoil.Leave{Move: v.Code == "not_found", Why: "model not found"} // no cool-down: every call moves
+	}}
+	p := &recoil.Policy{Budget: recoil.NoBudget, Fallback: f}
+	op := func(_ context.Context, t *recoil.Target) error {
+		if t.Name == "a" {
+			return retired
+		}
+		return nil
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := recoil.DoTarget(ctx, p, op); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDoHedgedSuccess is a call under a Hedge that answers before the
+// hedge delay: what racing costs when no race is needed (the attempt runs
+// in a goroutine of its own).
+func BenchmarkDoHedgedSuccess(b *testing.B) {
+	ctx := context.Background()
+	p := &recoil.Policy{Hedge: &recoil.Hedge{Delay: time.Second}}
+	op := func(context.Context) error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := recoil.Do(ctx, p, op); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package recoil_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -23,10 +24,19 @@ func TestConformanceDo(t *testing.T) {
 			if row.CancelAt > 0 {
 				time.AfterFunc(row.CancelAt, func() { cancel(conformance.ErrCallerLeft) })
 			}
-			n := 0
+			var calls atomic.Int32 // a hedged call runs attempts at once
 			op := func(ctx context.Context) error {
-				n++
-				if o := row.Next(n); o.Kind != conformance.Hang {
+				o := row.Next(int(calls.Add(1)))
+				if o.After > 0 {
+					tm := time.NewTimer(o.After)
+					defer tm.Stop()
+					select {
+					case <-tm.C:
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				}
+				if o.Kind != conformance.Hang {
 					return o.Err()
 				}
 				return conformance.Block(ctx)
@@ -37,7 +47,7 @@ func TestConformanceDo(t *testing.T) {
 			} else {
 				err = recoil.Do(ctx, p, op)
 			}
-			if n != row.Attempts {
+			if n := int(calls.Load()); n != row.Attempts {
 				t.Errorf("op called %d times, want %d", n, row.Attempts)
 			}
 			switch want := row.Is(); {

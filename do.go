@@ -137,10 +137,34 @@ func (p *Policy) fastSuccess() {
 }
 
 // plain reports a policy whose first attempt needs nothing around it: no
-// limiter, breaker, timeouts or observers, and a budget that never refuses
-// a first attempt (the default token bucket, or none).
+// limiter, breaker, timeouts, observers, targets or hedges, and a budget
+// that never refuses a first attempt (the default token bucket, or none).
 func (p *Policy) plain() bool {
-	if p.Limiter != nil || p.Breaker != nil || p.Timeout > 0 || p.AttemptTimeout > 0 || p.Observe != nil || p.OnAttempt != nil || p.Fallback != nil {
+	return p.Fallback == nil && p.plainCall()
+}
+
+// plainTarget returns the target of a first attempt under p, a plain
+// policy but for its Fallback, when that attempt needs nothing around it
+// either: the first target was never cooled and has no breaker or
+// allowance to ask. Otherwise, or for a nil p, it returns nil.
+func (p *Policy) plainTarget() *Target {
+	if p == nil || p.Fallback == nil || !p.plainCall() {
+		return nil
+	}
+	f := p.Fallback
+	if len(f.Targets) == 0 {
+		return nil
+	}
+	f.init()
+	if t := &f.Targets[0]; t.Breaker == nil && t.Allowance == nil && f.until[0].Load() == 0 {
+		return t
+	}
+	return nil
+}
+
+// plainCall is plain without the Fallback.
+func (p *Policy) plainCall() bool {
+	if p.Limiter != nil || p.Breaker != nil || p.Timeout > 0 || p.AttemptTimeout > 0 || p.Observe != nil || p.OnAttempt != nil || p.Hedge != nil {
 		return false
 	}
 	switch p.Budget.(type) {
@@ -154,11 +178,22 @@ func (p *Policy) plain() bool {
 // attempt's context, the target the attempt is to go to (nil under a
 // policy without a Fallback), and every attempt on every target counts
 // against the one policy. It returns what Do returns; a *Error also says,
-// in Targets, which targets were tried and why each was left.
+// in Targets, which targets were tried and why each was left. Under a
+// Hedge, op may run several times at once.
 func DoTarget(ctx context.Context, p *Policy, op func(ctx context.Context, t *Target) error) error {
-	_, err := drive(ctx, p, &targetDriver[struct{}]{op: func(ctx context.Context, t *Target) (struct{}, error) {
-		return struct{}{}, op(ctx, t)
-	}}, struct{}{}, nil)
+	if t := p.plainTarget(); t != nil {
+		// As Do's healthy path: the first target, needing nothing asked.
+		err := op(ctx, t)
+		if err == nil {
+			if p.Budget == nil && !p.bucket.Full() {
+				p.fastSuccess()
+			}
+			return nil
+		}
+		_, err = drive(ctx, p, errTargetDriver{op}, struct{}{}, err)
+		return err
+	}
+	_, err := drive(ctx, p, errTargetDriver{op}, struct{}{}, nil)
 	return err
 }
 
@@ -167,31 +202,67 @@ func DoTarget(ctx context.Context, p *Policy, op func(ctx context.Context, t *Ta
 // returns the value of the first successful attempt, or the zero T with
 // the error.
 func GetTarget[T any](ctx context.Context, p *Policy, op func(ctx context.Context, t *Target) (T, error)) (T, error) {
-	var zero T
-	v, err := drive(ctx, p, &targetDriver[T]{op: op}, zero, nil)
+	var (
+		zero  T
+		v     T
+		first error
+	)
+	if t := p.plainTarget(); t != nil {
+		if v, first = op(ctx, t); first == nil {
+			if p.Budget == nil && !p.bucket.Full() {
+				p.fastSuccess()
+			}
+			return v, nil
+		}
+	}
+	v, err := drive(ctx, p, targetDriver[T]{op}, v, first)
 	if err != nil {
 		return zero, err
 	}
 	return v, nil
 }
 
-// targetDriver drives DoTarget's and GetTarget's op: Drive tells it each
-// attempt's target.
+// targetDriver drives GetTarget's op, and errTargetDriver DoTarget's:
+// Drive gives each attempt its target (AttemptTo). One func each, so a
+// driver boxed in an interface allocates nothing.
 type targetDriver[T any] struct {
 	op func(context.Context, *Target) (T, error)
-	t  *Target
 }
 
-func (d *targetDriver[T]) SetTarget(t *Target) { d.t = t }
+func (d targetDriver[T]) Attempt(ctx context.Context, n int, deadline time.Time) (T, error) {
+	return d.AttemptTo(ctx, n, nil, deadline)
+}
 
-func (d *targetDriver[T]) Attempt(ctx context.Context, _ int, deadline time.Time) (T, error) {
+func (d targetDriver[T]) AttemptTo(ctx context.Context, _ int, t *Target, deadline time.Time) (T, error) {
 	if !sooner(ctx, deadline) {
-		return d.op(ctx, d.t)
+		return d.op(ctx, t)
 	}
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	return d.op(ctx, d.t)
+	return d.op(ctx, t)
 }
 
-func (*targetDriver[T]) Verdict(p *Policy, _ T, err error) (Verdict, error) { return opVerdict(p, err) }
-func (*targetDriver[T]) Discard(T)                                          {}
+func (targetDriver[T]) Verdict(p *Policy, _ T, err error) (Verdict, error) { return opVerdict(p, err) }
+func (targetDriver[T]) Discard(T)                                          {}
+
+type errTargetDriver struct {
+	op func(context.Context, *Target) error
+}
+
+func (d errTargetDriver) Attempt(ctx context.Context, n int, deadline time.Time) (struct{}, error) {
+	return d.AttemptTo(ctx, n, nil, deadline)
+}
+
+func (d errTargetDriver) AttemptTo(ctx context.Context, _ int, t *Target, deadline time.Time) (struct{}, error) {
+	if !sooner(ctx, deadline) {
+		return struct{}{}, d.op(ctx, t)
+	}
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	return struct{}{}, d.op(ctx, t)
+}
+
+func (errTargetDriver) Verdict(p *Policy, _ struct{}, err error) (Verdict, error) {
+	return opVerdict(p, err)
+}
+func (errTargetDriver) Discard(struct{}) {}

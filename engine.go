@@ -40,6 +40,9 @@ const (
 	// StepDone: the call is over; Step.Err is nil after a success, a *Error
 	// when it gave up, or the cause its caller abandoned it with.
 	StepDone
+	// StepPending: an attempt failed while others of the call (hedges) are
+	// still in flight; wait for one of them to report.
+	StepPending
 	// stepAcquire: every limiter slot is held; a driver that can block
 	// waits for one (Drive), then asks again.
 	stepAcquire
@@ -96,8 +99,9 @@ type Call struct {
 	done     bool
 	reason   Reason      // why the call ended, once done
 	last     uint8       // beside the flags, where a field of its own would pad to a word
+	tgt      uint16      // 1 + the target of a first attempt sent with no route (Fallback's common path); 0 for none
 	final    error       // what the call ended with, once done
-	route    *route      // the call's targets, under a Fallback only
+	route    *route      // the call's targets and attempts in flight, under a Fallback or a Hedge
 	cut      time.Time   // the attempt under way must be cut off then; zero for never
 	timer    *time.Timer // Wait's, made on the first wait that needs one
 	reporter Reporter    // Drive's driver, when it wants the Summary
@@ -160,7 +164,12 @@ func (c *Call) Deadline() time.Time { return c.deadline }
 // made, under a policy with a Fallback; nil otherwise, and before the
 // first attempt. A driver on a clock of its own sends the attempt Next
 // starts to it.
-func (c *Call) Target() *Target { return c.route.target() }
+func (c *Call) Target() *Target {
+	if c.tgt != 0 {
+		return &c.p.Fallback.Targets[c.tgt-1]
+	}
+	return c.route.target()
+}
 
 // Attempts returns the number of attempts started so far.
 func (c *Call) Attempts() int { return c.attempts }
@@ -175,7 +184,9 @@ func (c *Call) Summary(now time.Time) Summary {
 	s := Summary{Attempts: c.attempts, Reason: c.reason, Waited: c.waited, RefusedWait: c.refused,
 		Verdict: c.verdicts[c.last], LastErr: c.err, Err: c.final}
 	if c.route != nil {
-		s.Targets = c.route.reports
+		s.Targets, s.Hedges, s.Wasted, s.RefusedHedges = c.route.reports, c.route.hedges, c.route.wasted, c.route.refused
+	} else if c.tgt != 0 {
+		s.Targets = []TargetReport{{Target: c.p.Fallback.name(int(c.tgt) - 1), Attempts: 1}}
 	}
 	if !c.start.IsZero() {
 		s.Elapsed = clock(now).Sub(c.start)
@@ -228,10 +239,18 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 	if p.Breaker != nil && !p.Breaker.AllowAt(now) {
 		return c.end(now, ReasonCircuitOpen, 0)
 	}
-	if p.Fallback != nil {
-		if c.route == nil {
-			c.route = routeFor(p.Fallback)
+	if c.route == nil && c.tgt == 0 && c.attempts == 0 && p.Hedge == nil && p.Fallback != nil && p.Fallback.quick(now) {
+		// The first target is in use: the first attempt goes there with
+		// no route made, which a call that succeeds at once never needs.
+		c.tgt = 1
+	} else if c.route == nil && (p.Fallback != nil || p.Hedge != nil) {
+		c.route = routeFor(p.Fallback)
+		if c.tgt != 0 {
+			c.route.resume()
+			c.tgt = 0
 		}
+	}
+	if c.route != nil && p.Fallback != nil {
 		if ok, r := c.route.choose(now, c.after); !ok {
 			if p.Breaker != nil {
 				p.Breaker.RecordAt(now, breaker.Ignored) // its admission goes unused
@@ -241,32 +260,39 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 	}
 	c.attempts++
 	c.inFlight = true
-	c.cut = c.deadline
-	if p.AttemptTimeout > 0 {
-		if d := clock(now).Add(p.AttemptTimeout); c.cut.IsZero() || d.Before(c.cut) {
-			c.cut = d
-		}
+	if p.Hedge != nil {
+		now = clock(now)
+		c.route.flight = append(c.route.flight, flight{n: c.attempts, at: now})
 	}
+	c.cut = c.cutAt(now)
 	return StepAttempt
 }
 
 // Success reports that the attempt Next started succeeded; the call is over.
-func (c *Call) Success(now time.Time) {
+func (c *Call) Success(now time.Time) { c.succeed(now, c.attempts) }
+
+// succeed is Success for attempt n.
+func (c *Call) succeed(now time.Time, n int) {
 	p := c.p
-	c.release()
-	c.inFlight = false
+	at := c.landed(n)
 	if c.budget != nil {
-		c.budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budget.Success, After: c.after})
+		c.budget.RecordAt(now, budget.Outcome{Attempt: n, Result: budget.Success, After: c.after})
 	}
 	if p.Breaker != nil {
 		p.Breaker.RecordAt(now, breaker.Success)
 	}
 	if c.route != nil {
-		c.route.record(now, c.attempts, budget.Success, breaker.Success, c.after)
+		c.route.record(now, n, budget.Success, breaker.Success, c.after)
+		if !at.IsZero() {
+			p.Hedge.Observe(clock(now).Sub(at))
+		}
+	} else if c.tgt != 0 {
+		p.Fallback.record(int(c.tgt)-1, now, n, budget.Success, breaker.Success, c.after)
 	}
 	if p.OnAttempt != nil {
-		p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts, Target: c.targetName()})
+		p.OnAttempt(c.context(), AttemptEvent{Attempt: n, Target: c.targetName()})
 	}
+	c.abandon(now, "another attempt answered first", nil, ReasonNone)
 	c.finish(now, ReasonNone, nil)
 }
 
@@ -277,31 +303,46 @@ func (c *Call) Success(now time.Time) {
 // retry Decide allows, as the budgets say — the policy's and then the
 // request's are asked, and each charged, here and nowhere else.
 func (c *Call) Fail(now time.Time, err error, v Verdict) Step {
-	if wait, retry := c.fail(now, err, &v); retry {
-		return Step{Kind: StepWait, Wait: wait}
-	}
-	return Step{Kind: StepDone, Err: c.final}
+	return c.FailOf(now, c.attempts, err, v)
 }
 
-// fail is Fail with the verdict by reference, and the step as the wait and
-// whether to retry after it. A verdict already in the Call's spare slot
-// (Drive's) is not copied.
-func (c *Call) fail(now time.Time, err error, v *Verdict) (wait time.Duration, retry bool) {
+// fail is FailOf with the verdict by reference, and the step as the wait
+// and its kind: StepWait to retry after it, StepPending, or StepDone. A
+// verdict already in the Call's spare slot (Drive's) is not copied.
+func (c *Call) fail(now time.Time, n int, err error, v *Verdict) (time.Duration, StepKind) {
 	p := c.p
-	c.release()
+	if c.tgt != 0 {
+		// The first attempt went out with no route: make it now.
+		c.route = routeFor(p.Fallback)
+		c.route.resume()
+		c.tgt = 0
+	}
+	c.landed(n)
 	if spare := &c.verdicts[c.last^1]; v != spare {
 		*spare = *v
 	}
 	c.last ^= 1
-	c.err, c.inFlight, v = err, false, &c.verdicts[c.last]
+	c.err, v = err, &c.verdicts[c.last]
 	if c.budget != nil {
-		c.budget.RecordAt(now, budget.Outcome{Attempt: c.attempts, Result: budgetResult(v.Class), After: c.after})
+		c.budget.RecordAt(now, budget.Outcome{Attempt: n, Result: budgetResult(v.Class), After: c.after})
 	}
 	if p.Breaker != nil {
 		p.Breaker.RecordAt(now, breakerOutcome(v.Class))
 	}
+	behind := false // hedges in flight are left behind, whatever is decided
 	if c.route != nil {
-		c.route.record(now, c.attempts, budgetResult(v.Class), breakerOutcome(v.Class), c.after)
+		c.route.record(now, n, budgetResult(v.Class), breakerOutcome(v.Class), c.after)
+		if c.inFlight {
+			// Hedges are in flight: a retryable failure waits for them;
+			// any other decision leaves them behind.
+			if p.class(v.Class).Retryable() && (c.deadline.IsZero() || clock(now).Before(c.deadline)) {
+				if p.OnAttempt != nil {
+					p.OnAttempt(c.context(), AttemptEvent{Attempt: n, Err: err, Verdict: *v, Target: c.targetName()})
+				}
+				return 0, StepPending
+			}
+			behind = true
+		}
 	}
 	var (
 		d       Decision
@@ -315,7 +356,7 @@ func (c *Call) fail(now time.Time, err error, v *Verdict) (wait time.Duration, r
 		}
 	}
 	if d.Reason == ReasonNone {
-		if c.route != nil {
+		if c.route != nil && c.route.f != nil {
 			if d, decided = c.leave(now, v); d.Retry {
 				left = c.route.reports[c.route.leg].Left
 			}
@@ -328,20 +369,23 @@ func (c *Call) fail(now time.Time, err error, v *Verdict) (wait time.Duration, r
 		}
 	}
 	if p.OnAttempt != nil {
-		p.OnAttempt(c.context(), AttemptEvent{Attempt: c.attempts, Err: err, Verdict: *v, Retry: d.Retry, Wait: d.Wait, Reason: d.Reason,
+		p.OnAttempt(c.context(), AttemptEvent{Attempt: n, Err: err, Verdict: *v, Retry: d.Retry, Wait: d.Wait, Reason: d.Reason,
 			Target: c.targetName(), Left: left})
+	}
+	if behind {
+		c.abandon(now, "another attempt decided the call", nil, ReasonNone)
 	}
 	if !d.Retry {
 		c.end(now, d.Reason, d.Wait)
-		return 0, false
+		return 0, StepDone
 	}
-	if c.route != nil && left == "" {
+	if c.route != nil && c.route.f != nil && left == "" {
 		c.route.stay = true // the retry goes to the same target
 	}
 	c.prev = d.Wait
 	c.waited += d.Wait
 	c.after = cause(v.Timeout, v.Class)
-	return d.Wait, true
+	return d.Wait, StepWait
 }
 
 // leave applies the Fallback's rule to the failure v of the attempt just
@@ -380,7 +424,10 @@ func (c *Call) leave(now time.Time, v *Verdict) (d Decision, decided bool) {
 
 // targetName is the name of the attempt's target, "" without a Fallback.
 func (c *Call) targetName() string {
-	if c.route == nil || c.route.cur < 0 {
+	if c.tgt != 0 {
+		return c.p.Fallback.name(int(c.tgt) - 1)
+	}
+	if c.route == nil || c.route.f == nil || c.route.cur < 0 {
 		return ""
 	}
 	return c.route.reports[c.route.leg].Target
@@ -406,6 +453,9 @@ func (c *Call) Abort(now time.Time, cause error) {
 		return
 	}
 	p := c.p
+	if c.route != nil && c.route.flight != nil {
+		c.abandon(now, "the caller gave up", cause, ReasonCanceled)
+	}
 	c.release()
 	if c.inFlight {
 		c.inFlight = false
@@ -417,6 +467,8 @@ func (c *Call) Abort(now time.Time, cause error) {
 		}
 		if c.route != nil {
 			c.route.record(now, c.attempts, budget.Ignored, breaker.Ignored, c.after)
+		} else if c.tgt != 0 {
+			p.Fallback.record(int(c.tgt)-1, now, c.attempts, budget.Ignored, breaker.Ignored, c.after)
 		}
 		if p.OnAttempt != nil {
 			// The attempt was sent: an observer counting attempts counts
@@ -465,11 +517,14 @@ func (c *Call) stop(now time.Time, r Reason, err error) error {
 
 // end gives the call up for reason r: its *Error becomes c.final.
 func (c *Call) end(now time.Time, r Reason, refused time.Duration) StepKind {
-	c.release() // a slot taken for an attempt that will not go
+	c.abandon(now, "the call ended", nil, r) // hedges still in flight, if any
+	c.release()                              // a slot taken for an attempt that will not go
 	c.refused = refused
 	e := &Error{Attempts: c.attempts, Reason: r, Waited: c.waited, RefusedWait: refused, Verdict: c.verdicts[c.last], Err: c.err}
 	if c.route != nil {
 		e.Targets = c.route.reports
+	} else if c.tgt != 0 {
+		e.Targets = []TargetReport{{Target: c.p.Fallback.name(int(c.tgt) - 1), Attempts: 1}}
 	}
 	c.finish(now, r, e)
 	return StepDone
@@ -533,12 +588,13 @@ type Reporter interface {
 	Report(ctx context.Context, s Summary)
 }
 
-// A Targeter is a Driver that can send an attempt to any of a Fallback's
-// targets: under a policy with a Fallback, Drive calls SetTarget with the
-// attempt's target before each attempt. A driver that is not one cannot
-// run such a call: it stops with ErrNoTarget before any attempt.
-type Targeter interface {
-	SetTarget(t *Target)
+// A TargetDriver is a Driver that can send an attempt to any of a
+// Fallback's targets: under a policy with a Fallback, Drive calls
+// AttemptTo, with the attempt's target, in place of Attempt. A driver that
+// is not one cannot run such a call: it stops with ErrNoTarget before any
+// attempt.
+type TargetDriver[T any] interface {
+	AttemptTo(ctx context.Context, n int, t *Target, deadline time.Time) (T, error)
 }
 
 // A RequestBudgeter is a Driver whose call spends its retries from a
@@ -589,12 +645,16 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 		c.request = b.RequestBudget()
 	}
 	jitter := false // whether the context's jitter source was looked for
-	var router Targeter
+	var router TargetDriver[T]
 	if p.Fallback != nil {
 		var ok bool
-		if router, ok = any(d).(Targeter); !ok {
+		if router, ok = any(d).(TargetDriver[T]); !ok {
 			return last, c.stop(none, ReasonNoTarget, errNoRouter)
 		}
+	}
+	if p.Hedge != nil {
+		// A hedged policy is never plain: no first attempt was made.
+		return driveHedged(ctx, p, d, &c, router)
 	}
 	for {
 		k := c.next(none, true)
@@ -612,16 +672,16 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 			var zero T
 			last, holding = zero, false
 		}
-		if router != nil {
-			router.SetTarget(c.route.target())
-		}
 		var (
 			v   T
 			err error
 		)
-		if firstErr != nil {
+		switch {
+		case firstErr != nil:
 			v, err, firstErr = first, firstErr, nil
-		} else {
+		case router != nil:
+			v, err = router.AttemptTo(ctx, c.attempts, c.Target(), c.cut)
+		default:
 			v, err = d.Attempt(ctx, c.attempts, c.cut)
 		}
 		// The verdict goes straight into the Call's spare slot.
@@ -644,8 +704,8 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 				c.rnd = r
 			}
 		}
-		wait, retry := c.fail(none, failure, &c.verdicts[c.last^1])
-		if !retry {
+		wait, k := c.fail(none, c.attempts, failure, &c.verdicts[c.last^1])
+		if k != StepWait {
 			return last, c.final
 		}
 		if c.Wait(ctx, wait) != nil {

@@ -294,33 +294,44 @@ func (f *Fallback) cool(i int, now time.Time, d time.Duration) {
 	}
 }
 
-// route is a call's state under a Fallback: which target its attempts go
-// to and what it did with each. Only a call under a Fallback has one, so
-// the common path carries none of it.
+// route is a call's state under a Fallback or a Hedge: which target its
+// attempts go to and what it did with each, and which attempts are in
+// flight. Only a call under one of them has one, so the common path
+// carries none of it.
 type route struct {
-	f       *Fallback
-	cur     int    // the target of the attempt in flight or last made; -1 before the first
-	stay    bool   // the next attempt goes to cur again
-	atLeast int    // the next target must declare at least this MaxContext; 0: any
-	from    int    // the next target is searched for from here
-	leg     int    // reports[leg] is cur's report
-	admits  uint64 // the targets (of the first 64) whose allowance admitted the call
+	f       *Fallback // nil under a Hedge alone
+	cur     int       // the target of the attempt in flight or last made; -1 before the first
+	stay    bool      // the next attempt goes to cur again
+	atLeast int       // the next target must declare at least this MaxContext; 0: any
+	from    int       // the next target is searched for from here
+	leg     int       // reports[leg] is cur's report
+	admits  uint64    // the targets (of the first 64) whose allowance admitted the call
 	reports []TargetReport
 	own     [4]TargetReport
+
+	flight  []flight  // the attempts in flight, under a Hedge
+	hedges  int       // hedges started
+	refused int       // hedges the budget, limiter or breaker refused
+	wasted  int       // attempts abandoned when another answered
+	extra   int       // limiter slots held by hedges
+	ownFl   [3]flight // flight's first backing array
 }
 
 // routeFor starts a call's route under f.
 func routeFor(f *Fallback) *route {
-	f.init()
 	r := &route{f: f, cur: -1}
-	r.reports = r.own[:0]
+	if f != nil {
+		f.init()
+		r.reports = r.own[:0]
+	}
+	r.flight = r.ownFl[:0]
 	return r
 }
 
 // target is the target of the attempt in flight or last made; nil before
 // the first.
 func (r *route) target() *Target {
-	if r == nil || r.cur < 0 {
+	if r == nil || r.f == nil || r.cur < 0 {
 		return nil
 	}
 	return &r.f.Targets[r.cur]
@@ -435,7 +446,39 @@ func (r *route) admit(i int, now time.Time, k budget.Cause) string {
 // record reports an attempt's outcome to its target's breaker and
 // allowance.
 func (r *route) record(now time.Time, n int, o budget.Result, b breaker.Outcome, after budget.Cause) {
-	t := &r.f.Targets[r.cur]
+	if r.f != nil {
+		r.f.record(r.cur, now, n, o, b, after)
+	}
+}
+
+// quick reports whether a call's first attempt may go to the first target
+// without a route: it is neither cooling nor out, has no allowance to ask,
+// and its breaker lets the attempt go. The clock is read only for a target
+// that was ever cooled.
+func (f *Fallback) quick(now time.Time) bool {
+	if len(f.Targets) == 0 {
+		return false
+	}
+	f.init()
+	if u := f.until[0].Load(); u != 0 {
+		if u > clock(now).UnixNano() {
+			return false
+		}
+		f.until[0].CompareAndSwap(u, 0) // cooled down: the next call needs no clock
+	}
+	t := &f.Targets[0]
+	return t.Allowance == nil && (t.Breaker == nil || t.Breaker.AllowAt(now))
+}
+
+// resume makes the route of a call whose first attempt went to the first
+// target without one.
+func (r *route) resume() {
+	r.take(0, 0)
+}
+
+// record reports attempt n's outcome to target i's breaker and allowance.
+func (f *Fallback) record(i int, now time.Time, n int, o budget.Result, b breaker.Outcome, after budget.Cause) {
+	t := &f.Targets[i]
 	if t.Breaker != nil {
 		t.Breaker.RecordAt(now, b)
 	}

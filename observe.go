@@ -32,6 +32,15 @@ type Summary struct {
 	// the call went to or passed over, in order, with its attempts and
 	// why the call left it; nil otherwise.
 	Targets []TargetReport
+	// Hedges is the number of hedges the call started (under a Hedge);
+	// they are among Attempts.
+	Hedges int
+	// RefusedHedges is the number of hedges the budget, the limiter or the
+	// breaker refused.
+	RefusedHedges int
+	// Wasted is the number of attempts abandoned in flight when another
+	// answered first: work the dependency may have done for nobody.
+	Wasted int
 }
 
 // AttemptEvent reports one attempt to Policy.OnAttempt.
@@ -101,7 +110,8 @@ func (s Summary) Message() string {
 // over a wait), and for the last failure its class, why (the verdict's
 // reason), code (when set) and error (its own message); and, for a call
 // under a Fallback, targets: each target in order with its attempts and
-// why it was left ("a:1 (model not found) b:1").
+// why it was left ("a:1 (model not found) b:1"); and, for a call that
+// hedged, hedges, refused_hedges and wasted.
 func (s Summary) Attrs() []slog.Attr {
 	attrs := make([]slog.Attr, 0, 11)
 	attrs = append(attrs, slog.Int("attempts", s.Attempts), slog.Duration("waited", s.Waited))
@@ -123,6 +133,9 @@ func (s Summary) Attrs() []slog.Attr {
 	}
 	if len(s.Targets) > 0 {
 		attrs = append(attrs, slog.String("targets", string(appendTargets(nil, s.Targets))))
+	}
+	if s.Hedges > 0 || s.RefusedHedges > 0 {
+		attrs = append(attrs, slog.Int("hedges", s.Hedges), slog.Int("refused_hedges", s.RefusedHedges), slog.Int("wasted", s.Wasted))
 	}
 	return attrs
 }

@@ -145,6 +145,11 @@ type Policy struct {
 	// GetTarget, recoilhttp.Transport); under another the call stops with
 	// ErrNoTarget before any attempt.
 	Fallback *Fallback
+	// Hedge, if set, races an attempt that is slow to answer with another
+	// copy of it, paid from the retry budget; nil means none. Hedge only
+	// what is safe to run twice at once. Drivers that can run attempts
+	// concurrently honour it (Do, Get, DoTarget, GetTarget; see Hedge).
+	Hedge *Hedge
 	// Rand is the random source for jitter; nil means math/rand/v2's global
 	// generator. It must be safe for concurrent use if calls run concurrently.
 	Rand backoff.Source

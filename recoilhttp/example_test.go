@@ -321,3 +321,60 @@ func ExampleSlogObserver() {
 	// Output:
 	// level=WARN msg="call gave up" attempts=1 waited=0s reason="permanent error" class=permanent why="400 invalid_request_error: max_tokens: must be positive" code=invalid_request_error error="400 Bad Request invalid_request_error: max_tokens: must be positive" method=POST status=400 provider="max_tokens: must be positive"
 }
+
+// A Transport that falls back from a retired model at one provider to a
+// self-hosted server: the calling code posts to the primary as always.
+// The self-hosted server gets the model it serves and none of the
+// primary's credentials.
+func ExampleNewTarget() {
+	primary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		io.WriteString(w, `{"error":{"type":"invalid_request_error","code":"model_not_found","message":"The model old-model does not exist"}}`)
+	}))
+	defer primary.Close()
+	local := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		fmt.Printf("local got %s %s, Authorization %q\n", r.URL.Path, body, r.Header.Get("Authorization"))
+		io.WriteString(w, `{"choices":[]}`)
+	}))
+	defer local.Close()
+
+	first, _ := recoilhttp.NewTarget("primary", primary.URL+"/v1", nil, "")
+	second, err := recoilhttp.NewTarget("local", local.URL+"/openai/v1", nil, "llama-3")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	client := &http.Client{Transport: &recoilhttp.Transport{Base: base, Policy: &recoil.Policy{
+		Fallback: &recoil.Fallback{Targets: []recoil.Target{first, second}},
+	}}}
+	req, _ := http.NewRequest(http.MethodPost, primary.URL+"/v1/chat/completions", strings.NewReader(`{"model":"old-model","messages":[]}`))
+	req.Header.Set("Authorization", "Bearer sk-primary")
+	resp, err := client.Do(req)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	resp.Body.Close()
+	fmt.Println(resp.StatusCode)
+	// Output:
+	// local got /openai/v1/chat/completions {"model":"llama-3","messages":[]}, Authorization ""
+	// 200
+}
+
+// An Endpoint is the Value of a recoil.Target: here, an Azure OpenAI
+// deployment whose api-version rides in the base URL's query and whose key
+// goes in its own header. Credentials in the URL itself are refused.
+func ExampleNewEndpoint() {
+	ep, err := recoilhttp.NewEndpoint("https://example.openai.azure.com/openai/deployments/gpt-4o?api-version=2024-10-21",
+		http.Header{"Api-Key": {"azure-key"}}, "")
+	fmt.Println(ep.BaseURL(), err)
+	_, err = recoilhttp.NewEndpoint("https://user:secret@example.com/v1", nil, "")
+	fmt.Println(err)
+	// Output:
+	// https://example.openai.azure.com/openai/deployments/gpt-4o?api-version=2024-10-21 <nil>
+	// recoilhttp: endpoint base URL "https://user:xxxxx@example.com/v1": put credentials in the header, not the URL, where they would reach logs
+}

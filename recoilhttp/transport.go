@@ -396,11 +396,15 @@ func (r *request) Attempt(ctx context.Context, n int, deadline time.Time) (*http
 	return resp, err
 }
 
-// SetTarget routes the attempts that follow to t, for recoil.Drive under a
-// policy with a Fallback: to its *Endpoint, or as the caller made the
-// request when it has none.
-func (r *request) SetTarget(t *recoil.Target) {
-	r.ep, _ = t.Value.(*Endpoint)
+// AttemptTo sends attempt n to t, for recoil.Drive under a policy with a
+// Fallback: to its *Endpoint, or as the caller made the request when it
+// has none.
+func (r *request) AttemptTo(ctx context.Context, n int, t *recoil.Target, deadline time.Time) (*http.Response, error) {
+	r.ep = nil
+	if t != nil {
+		r.ep, _ = t.Value.(*Endpoint)
+	}
+	return r.Attempt(ctx, n, deadline)
 }
 
 // prepareRoutes readies a request for a Fallback's targets: it finds the

@@ -58,6 +58,8 @@ type Outcome struct {
 	// Code is the provider's error code in the body, with Status:
 	// insufficient_quota, context_length_exceeded.
 	Code string
+	// After is how long the attempt takes to answer; zero answers at once.
+	After time.Duration
 }
 
 // Shorthands for scripts.
@@ -108,6 +110,9 @@ type Row struct {
 	// Route, for a row whose policy has a Fallback, is the target each
 	// attempt goes to, by name, separated by spaces.
 	Route string
+	// Hedges, for a row whose policy has a Hedge, is how many hedges the
+	// call starts.
+	Hedges int
 	// Cannot names the drivers that cannot express the row, and why.
 	Cannot map[string]string
 }
@@ -203,6 +208,9 @@ func (r *Row) Check(s recoil.Summary) []string {
 	}
 	if s.Waited < r.Waited[0] || s.Waited > r.Waited[1] {
 		bad = append(bad, "waited "+s.Waited.String()+", want within ["+r.Waited[0].String()+", "+r.Waited[1].String()+"]")
+	}
+	if s.Hedges != r.Hedges {
+		bad = append(bad, "hedges = "+strconv.Itoa(s.Hedges)+", want "+strconv.Itoa(r.Hedges))
 	}
 	if s.RefusedWait != r.Refused {
 		bad = append(bad, "refused wait "+s.RefusedWait.String()+", want "+r.Refused.String())
@@ -325,7 +333,7 @@ var none = exactly(0)
 
 // Rows is the table.
 func Rows() []Row {
-	return slices.Concat(attemptRows(), waitRows(), timeRows(), guardRows(), cancelRows(), classifyRows(), fallbackRows())
+	return slices.Concat(attemptRows(), waitRows(), timeRows(), guardRows(), cancelRows(), classifyRows(), fallbackRows(), hedgeRows())
 }
 
 // attemptRows are the rows on the attempt count and what is permanent.
@@ -594,4 +602,52 @@ func fallbackRows() []Row {
 		}
 	}
 	return rows
+}
+
+// slow is o answering after d.
+func slow(o Outcome, d time.Duration) Outcome {
+	o.After = d
+	return o
+}
+
+const (
+	noHedgeHTTP = "the Transport does not hedge yet: its attempts share one request's state"
+	noHedgeSim  = "the simulator's callers keep one attempt in flight"
+	noHedgeGRPC = "recoilgrpc does not hedge yet: a service config's hedgingPolicy is refused"
+	hedgeDelay  = 100 * time.Millisecond
+)
+
+func hedged(f func(p *recoil.Policy)) func() *recoil.Policy {
+	return with(func(p *recoil.Policy) {
+		p.Hedge = &recoil.Hedge{Delay: hedgeDelay}
+		if f != nil {
+			f(p)
+		}
+	})
+}
+
+// hedgeRows are the rows on a Hedge: an attempt slow to answer is raced
+// by another, and every hedge is an attempt of the one policy.
+func hedgeRows() []Row {
+	cannot := map[string]string{Transport: noHedgeHTTP, Sim: noHedgeSim, GRPC: noHedgeGRPC}
+	return []Row{
+		{Name: "hedge: the hedge wins", Policy: hedged(nil), Script: []Outcome{slow(ok, 5*time.Second), slow(ok, 50*time.Millisecond)},
+			Attempts: 2, Hedges: 1, Waited: none, Cannot: cannot},
+		{Name: "hedge: the first attempt wins", Policy: hedged(nil), Script: []Outcome{slow(ok, 150*time.Millisecond), slow(ok, 5*time.Second)},
+			Attempts: 2, Hedges: 1, Waited: none, Cannot: cannot},
+		{Name: "hedge: an attempt that answers in time is not raced", Policy: hedged(nil), Script: []Outcome{slow(ok, 50*time.Millisecond)},
+			Attempts: 1, Waited: none, Cannot: cannot},
+		{Name: "hedge: the budget refuses the hedge, not the call", Policy: hedged(func(p *recoil.Policy) { p.Budget = refuseRetries{admit: true} }),
+			Script: []Outcome{slow(ok, time.Second)}, Attempts: 1, Waited: none, Cannot: cannot},
+		{Name: "hedge: cancelled by the caller", Policy: hedged(nil), Script: []Outcome{hang}, CancelAt: 300 * time.Millisecond,
+			Attempts: 2, Hedges: 1, Reason: recoil.ReasonCanceled, Waited: none, Cannot: cannot},
+		{Name: "hedge: a failure waits for the hedge in flight", Policy: hedged(nil), Script: []Outcome{slow(s500, 200*time.Millisecond), slow(ok, 300*time.Millisecond)},
+			Attempts: 2, Hedges: 1, Waited: none, Cannot: cannot},
+		{Name: "hedge: MaxAttempts counts hedges", Policy: hedged(func(p *recoil.Policy) {
+			p.MaxAttempts, p.Hedge.MaxHedges, p.Timeout = 2, 5, time.Second
+		}), Script: []Outcome{hang}, Attempts: 2, Hedges: 1, Reason: recoil.ReasonDeadline, Waited: none, Cannot: cannot},
+		{Name: "hedge: a full limiter refuses the hedge", Policy: hedged(func(p *recoil.Policy) {
+			p.Limiter = limit.Must(limit.New(limit.Config{Capacity: 1}))
+		}), Script: []Outcome{slow(ok, time.Second)}, Attempts: 1, Waited: none, Cannot: cannot},
+	}
 }

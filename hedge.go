@@ -1,0 +1,433 @@
+package recoil
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/recoil-go/recoil/backoff"
+	"github.com/recoil-go/recoil/breaker"
+	"github.com/recoil-go/recoil/budget"
+)
+
+// DefaultHedgeDelay is how long an attempt runs before a Hedge with
+// neither Delay nor enough latencies for its Quantile races it.
+const DefaultHedgeDelay = time.Second
+
+// hedgeWindow is how many recent latencies a Hedge's Quantile is taken
+// over, and hedgeSamples how many it needs before it is used.
+const (
+	hedgeWindow  = 256
+	hedgeSamples = 20
+)
+
+// A Hedge races an attempt that is slow to answer with another copy of
+// it: after the hedge delay, while the attempt is still in flight, the
+// call starts a second attempt to the same target, and the first to
+// succeed wins; the others are cancelled. Set it as Policy.Hedge.
+//
+// A hedge is an attempt like any other: it counts against MaxAttempts, is
+// paid from the retry budget and the hop budget (priced as a retry after
+// a timeout; a budget that refuses it refuses only the hedge, not the
+// call), takes a limiter slot of its own (a hedge never waits for one),
+// asks the breaker, and must fit before the deadline. Hedge only what is
+// safe to run twice at once — idempotent requests, or requests carrying an
+// idempotency key — and only where the slow tail is the dependency's
+// variance, not its overload: under overload a hedge is more load, which is
+// why the budget pays for it.
+//
+// A Hedge remembers the latencies of recent successful attempts, for
+// Quantile; it is safe for concurrent use. Do not copy it after first use.
+type Hedge struct {
+	// Delay is how long an attempt runs before it is raced. With Quantile
+	// set, it is the delay used until enough latencies are known. Zero
+	// means DefaultHedgeDelay.
+	Delay time.Duration
+	// Quantile, between 0 and 1 (0.95, say), races an attempt once it has
+	// run longer than that quantile of the recent successful attempts'
+	// latencies (the last 256, once there are 20): the attempts in the slow
+	// tail, and only those. Zero means the fixed Delay.
+	Quantile float64
+	// MaxHedges is the most hedges one call starts; zero means 1.
+	MaxHedges int
+
+	mu      sync.Mutex
+	ring    [hedgeWindow]time.Duration
+	n       int           // latencies recorded
+	fresh   int           // recorded since the quantile was computed
+	current time.Duration // the quantile, as last computed
+}
+
+func (h *Hedge) maxHedges() int {
+	if h.MaxHedges <= 0 {
+		return 1
+	}
+	return h.MaxHedges
+}
+
+// After returns the hedge delay now: the Quantile of recent latencies when
+// it is set and known, else Delay (or DefaultHedgeDelay).
+func (h *Hedge) After() time.Duration {
+	fixed := h.Delay
+	if fixed <= 0 {
+		fixed = DefaultHedgeDelay
+	}
+	if h.Quantile <= 0 || h.Quantile >= 1 {
+		return fixed
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.n < hedgeSamples {
+		return fixed
+	}
+	if h.fresh > 0 && (h.current == 0 || h.fresh >= 8) {
+		// Recomputed every few samples: a sort of 256 durations per call
+		// would cost more than the hedge saves.
+		s := slices.Clone(h.ring[:min(h.n, hedgeWindow)])
+		slices.Sort(s)
+		h.current = max(s[int(h.Quantile*float64(len(s)-1))], time.Millisecond)
+		h.fresh = 0
+	}
+	return h.current
+}
+
+// Observe records the latency of a successful attempt; the engine calls it
+// for every success of a call under this Hedge.
+func (h *Hedge) Observe(latency time.Duration) {
+	if h.Quantile <= 0 {
+		return
+	}
+	h.mu.Lock()
+	h.ring[h.n%hedgeWindow] = latency
+	h.n++
+	h.fresh++
+	h.mu.Unlock()
+}
+
+// flight is one attempt in flight of a call under a Hedge.
+type flight struct {
+	n  int       // its number
+	at time.Time // when it started
+}
+
+// HedgeAfter returns how long the driver should let the attempts in
+// flight run before asking Hedge for another; zero when the call may start
+// no hedge (no Hedge, its MaxHedges or the policy's MaxAttempts reached).
+func (c *Call) HedgeAfter() time.Duration {
+	p, r := c.p, c.route
+	if p.Hedge == nil || r == nil || c.done || len(r.flight) == 0 || r.hedges >= p.Hedge.maxHedges() || c.attempts >= p.maxAttempts() {
+		return 0
+	}
+	return p.Hedge.After()
+}
+
+// Hedge asks, once HedgeAfter has passed with attempts still in flight,
+// for a hedge: another attempt to the same target. It returns the
+// StepAttempt to make and true, or false when the call may not hedge now —
+// no Hedge or hedges left, MaxAttempts reached, too close to the deadline,
+// no free limiter slot, the breaker or the budgets refusing. A refused
+// hedge is not a failure: the attempts in flight go on.
+func (c *Call) Hedge(now time.Time) (Step, bool) {
+	p, r := c.p, c.route
+	if c.HedgeAfter() == 0 {
+		return Step{}, false
+	}
+	now = clock(now)
+	if !c.deadline.IsZero() && c.deadline.Sub(now) < p.minAttempt() {
+		return Step{}, false
+	}
+	if p.Limiter != nil && !p.Limiter.TryAcquire() {
+		r.refused++
+		return Step{}, false
+	}
+	undo := func() {
+		if p.Limiter != nil {
+			p.Limiter.Release()
+		}
+		r.refused++
+	}
+	if p.Breaker != nil && !p.Breaker.AllowAt(now) {
+		undo()
+		return Step{}, false
+	}
+	k := budget.CauseTimeout
+	if r.f != nil {
+		if why := r.admit(r.cur, now, k); why != "" {
+			if p.Breaker != nil {
+				p.Breaker.RecordAt(now, breaker.Ignored)
+			}
+			undo()
+			return Step{}, false
+		}
+	}
+	if c.budget != nil && !c.budget.RetryAt(now, k) || c.request != nil && !c.request.RetryAt(now, k) {
+		if p.Breaker != nil {
+			p.Breaker.RecordAt(now, breaker.Ignored)
+		}
+		if r.f != nil && r.f.Targets[r.cur].Breaker != nil {
+			r.f.Targets[r.cur].Breaker.RecordAt(now, breaker.Ignored)
+		}
+		undo()
+		return Step{}, false
+	}
+	if p.Limiter != nil {
+		r.extra++
+	}
+	c.attempts++
+	r.hedges++
+	r.flight = append(r.flight, flight{n: c.attempts, at: now})
+	if r.f != nil {
+		r.reports[r.leg].Attempts++
+	}
+	return Step{Kind: StepAttempt, Attempt: c.attempts, Deadline: c.cutAt(now)}, true
+}
+
+// SuccessOf reports that attempt n succeeded, under a Hedge: the call is
+// over, and the attempts still in flight are abandoned — counted for
+// nothing in the budgets and breakers, reported to OnAttempt as canceled
+// and to the Summary as wasted. The driver cancels them.
+func (c *Call) SuccessOf(now time.Time, n int) { c.succeed(now, n) }
+
+// FailOf reports that attempt n failed, under a Hedge. While other
+// attempts are in flight a retryable failure decides nothing: it returns
+// StepPending, and the call waits for them. Otherwise it is Fail: the
+// others, if any, are abandoned (a permanent failure ends the call, a
+// move to another target leaves them behind).
+func (c *Call) FailOf(now time.Time, n int, err error, v Verdict) Step {
+	switch wait, k := c.fail(now, n, err, &v); k {
+	case StepWait:
+		return Step{Kind: StepWait, Wait: wait}
+	case StepPending:
+		return Step{Kind: StepPending}
+	}
+	return Step{Kind: StepDone, Err: c.final}
+}
+
+// landed takes attempt n out of those in flight and gives back a limiter
+// slot; it returns when n started, under a Hedge (zero otherwise).
+func (c *Call) landed(n int) (at time.Time) {
+	r := c.route
+	if r == nil || r.flight == nil {
+		c.release()
+		c.inFlight = false
+		return at
+	}
+	for i, f := range r.flight {
+		if f.n == n {
+			at = f.at
+			r.flight = slices.Delete(r.flight, i, i+1)
+			break
+		}
+	}
+	c.inFlight = len(r.flight) > 0
+	if r.extra > 0 {
+		r.extra--
+		c.p.Limiter.Release()
+	} else {
+		c.release()
+	}
+	return at
+}
+
+// abandon gives up the attempts still in flight, for why: each counts for
+// nothing in the budgets and breakers and reaches OnAttempt as canceled,
+// with cause as its error.
+func (c *Call) abandon(now time.Time, why string, cause error, r Reason) {
+	ro := c.route
+	if ro == nil || len(ro.flight) == 0 {
+		return
+	}
+	p := c.p
+	for _, f := range ro.flight {
+		if c.budget != nil {
+			c.budget.RecordAt(now, budget.Outcome{Attempt: f.n, Result: budget.Ignored})
+		}
+		if p.Breaker != nil {
+			p.Breaker.RecordAt(now, breaker.Ignored)
+		}
+		ro.record(now, f.n, budget.Ignored, breaker.Ignored, c.after)
+		if p.OnAttempt != nil {
+			p.OnAttempt(c.context(), AttemptEvent{Attempt: f.n, Err: cause,
+				Verdict: Verdict{Class: ClassCanceled, Reason: why}, Reason: r, Target: c.targetName()})
+		}
+		if r != ReasonCanceled {
+			ro.wasted++
+		}
+	}
+	ro.flight = ro.flight[:0]
+	for ; ro.extra > 0; ro.extra-- {
+		p.Limiter.Release()
+	}
+	c.release()
+	c.inFlight = false
+}
+
+// cutAt is when an attempt starting at now must be cut off: the sooner of
+// its AttemptTimeout and the call's deadline; zero for never.
+func (c *Call) cutAt(now time.Time) time.Time {
+	cut := c.deadline
+	if c.p.AttemptTimeout > 0 {
+		if d := clock(now).Add(c.p.AttemptTimeout); cut.IsZero() || d.Before(cut) {
+			cut = d
+		}
+	}
+	return cut
+}
+
+// outcome is one attempt's result, as a hedged call's goroutines send it.
+type outcome[T any] struct {
+	n   int
+	v   T
+	err error
+}
+
+// driveHedged is Drive for a policy with a Hedge: each attempt runs in a
+// goroutine of its own, so that a hedge can start while it is in flight,
+// and the first success wins. The losers' contexts are cancelled, and
+// driveHedged returns only once every attempt it started has returned, so
+// the driver is never used after the call. The driver's Attempt must be
+// safe to call concurrently; its Verdict and Discard are called from this
+// goroutine only.
+func driveHedged[T any, D Driver[T]](ctx context.Context, p *Policy, d D, c *Call, router TargetDriver[T]) (T, error) {
+	var (
+		none    time.Time
+		last    T
+		holding bool
+		running int
+		results = make(chan outcome[T], p.maxAttempts())
+		cancels = make(map[int]context.CancelFunc, 2)
+		timer   *time.Timer
+		jitter  bool // whether the context's jitter source was looked for
+	)
+	start := func(n int, deadline time.Time) {
+		actx, cancel := context.WithCancel(ctx)
+		cancels[n] = cancel
+		running++
+		t := c.Target() // a hedge goes where the attempt it races went
+		go func() {
+			var o outcome[T]
+			if router != nil {
+				o.v, o.err = router.AttemptTo(actx, n, t, deadline)
+			} else {
+				o.v, o.err = d.Attempt(actx, n, deadline)
+			}
+			o.n = n
+			results <- o
+		}()
+	}
+	// settle cancels every attempt still in flight and waits for each to
+	// return, discarding its outcome.
+	settle := func() {
+		for _, cancel := range cancels {
+			cancel()
+		}
+		for ; running > 0; running-- {
+			o := <-results
+			d.Discard(o.v)
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+	}
+	keep := func(v T) {
+		if holding {
+			d.Discard(last)
+		}
+		last, holding = v, true
+	}
+	for {
+		k := c.next(none, true)
+		if k == stepAcquire {
+			var err error
+			if k, err = c.admit(ctx); err != nil {
+				return last, err
+			}
+		}
+		if k == StepDone {
+			return last, c.final
+		}
+		start(c.attempts, c.cut)
+		var hedge <-chan time.Time
+		arm := func() {
+			hedge = nil
+			if after := c.HedgeAfter(); after > 0 {
+				if timer == nil {
+					timer = time.NewTimer(after)
+				} else {
+					timer.Reset(after)
+				}
+				hedge = timer.C
+			}
+		}
+		arm()
+		var (
+			wait  time.Duration
+			retry bool
+		)
+		for running > 0 {
+			select {
+			case o := <-results:
+				running--
+				cancel := cancels[o.n]
+				delete(cancels, o.n)
+				v, failure := d.Verdict(p, o.v, o.err)
+				if failure == nil {
+					c.succeed(none, o.n)
+					settle()
+					cancel()
+					if holding {
+						d.Discard(last)
+					}
+					return o.v, nil
+				}
+				cancel()
+				keep(o.v)
+				if ctx.Err() != nil {
+					settle()
+					c.Abort(none, context.Cause(ctx))
+					return last, context.Cause(ctx)
+				}
+				if !jitter {
+					jitter = true
+					if r, ok := ctx.Value(jitterKey{}).(backoff.Source); ok {
+						c.rnd = r
+					}
+				}
+				var k StepKind
+				wait, k = c.fail(none, o.n, failure, &v)
+				switch k {
+				case StepDone:
+					settle()
+					return last, c.final
+				case StepWait:
+					retry = true // nothing is in flight
+				}
+			case <-hedge:
+				// A refused hedge is not asked for again while these
+				// attempts run: the next chance comes with the next attempt.
+				hedge = nil
+				if s, ok := c.Hedge(none); ok {
+					start(s.Attempt, s.Deadline)
+					arm()
+				}
+			case <-ctx.Done():
+				settle()
+				c.Abort(none, context.Cause(ctx))
+				return last, context.Cause(ctx)
+			}
+		}
+		if !retry {
+			return last, c.final
+		}
+		if c.Wait(ctx, wait) != nil {
+			c.Abort(none, context.Cause(ctx))
+			return last, context.Cause(ctx)
+		}
+		if holding {
+			d.Discard(last)
+			var zero T
+			last, holding = zero, false
+		}
+	}
+}
