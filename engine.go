@@ -597,6 +597,16 @@ type TargetDriver[T any] interface {
 	AttemptTo(ctx context.Context, n int, t *Target, deadline time.Time) (T, error)
 }
 
+// A HedgeGuard is a Driver that says whether its call may be hedged: run
+// twice, at once. Under a policy with a Hedge, Drive hedges a call only if
+// its driver is not a HedgeGuard or MayHedge reports true; otherwise it
+// runs the call one attempt at a time. The HTTP Transport is one: it
+// hedges only a request that may be repeated (an idempotent method, or an
+// idempotency key) and whose body can be sent again.
+type HedgeGuard interface {
+	MayHedge() bool
+}
+
 // A RequestBudgeter is a Driver whose call spends its retries from a
 // budget of the request's own as well as from the policy's: a driver of
 // the hop protocol returns the request's hop.Account. Drive gives it to
@@ -652,7 +662,7 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 			return last, c.stop(none, ReasonNoTarget, errNoRouter)
 		}
 	}
-	if p.Hedge != nil {
+	if p.Hedge != nil && mayHedge(d) {
 		// A hedged policy is never plain: no first attempt was made.
 		return driveHedged(ctx, p, d, &c, router)
 	}

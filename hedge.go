@@ -275,6 +275,12 @@ func (c *Call) cutAt(now time.Time) time.Time {
 	return cut
 }
 
+// mayHedge reports whether d's call may be hedged (see HedgeGuard).
+func mayHedge(d any) bool {
+	g, ok := d.(HedgeGuard)
+	return !ok || g.MayHedge()
+}
+
 // outcome is one attempt's result, as a hedged call's goroutines send it.
 type outcome[T any] struct {
 	n   int
@@ -283,12 +289,13 @@ type outcome[T any] struct {
 }
 
 // driveHedged is Drive for a policy with a Hedge: each attempt runs in a
-// goroutine of its own, so that a hedge can start while it is in flight,
-// and the first success wins. The losers' contexts are cancelled, and
-// driveHedged returns only once every attempt it started has returned, so
-// the driver is never used after the call. The driver's Attempt must be
-// safe to call concurrently; its Verdict and Discard are called from this
-// goroutine only.
+// goroutine of its own, under a context of its own, so that a hedge can
+// start while it is in flight, and the first success wins. The losers'
+// contexts are cancelled, and driveHedged returns only once every attempt
+// it started has returned, so the driver is never used after the call; the
+// outcome it returns keeps its context until the driver releases it
+// (Holder). The driver's Attempt must be safe to call concurrently; its
+// Verdict, Discard and Hold are called from this goroutine only.
 func driveHedged[T any, D Driver[T]](ctx context.Context, p *Policy, d D, c *Call, router TargetDriver[T]) (T, error) {
 	var (
 		none    time.Time
@@ -330,23 +337,47 @@ func driveHedged[T any, D Driver[T]](ctx context.Context, p *Policy, d D, c *Cal
 			timer.Stop()
 		}
 	}
-	keep := func(v T) {
+	var lastCancel context.CancelFunc // the context of last's attempt
+	// release hands an outcome Drive returns its attempt's context: to a
+	// Holder, to cancel when the outcome is done with; otherwise cancelled.
+	release := func(v T, cancel context.CancelFunc) {
+		if h, ok := any(d).(Holder[T]); ok {
+			h.Hold(v, cancel)
+		} else {
+			cancel()
+		}
+	}
+	drop := func() {
 		if holding {
 			d.Discard(last)
+			lastCancel()
+			var zero T
+			last, lastCancel, holding = zero, nil, false
 		}
-		last, holding = v, true
+	}
+	keep := func(v T, cancel context.CancelFunc) {
+		drop()
+		last, lastCancel, holding = v, cancel, true
+	}
+	// give returns last, handing its context over.
+	give := func() T {
+		if holding {
+			release(last, lastCancel)
+		}
+		return last
 	}
 	for {
 		k := c.next(none, true)
 		if k == stepAcquire {
 			var err error
 			if k, err = c.admit(ctx); err != nil {
-				return last, err
+				return give(), err
 			}
 		}
 		if k == StepDone {
-			return last, c.final
+			return give(), c.final
 		}
+		drop() // the last failure goes only once the next attempt does
 		start(c.attempts, c.cut)
 		var hedge <-chan time.Time
 		arm := func() {
@@ -375,18 +406,15 @@ func driveHedged[T any, D Driver[T]](ctx context.Context, p *Policy, d D, c *Cal
 				if failure == nil {
 					c.succeed(none, o.n)
 					settle()
-					cancel()
-					if holding {
-						d.Discard(last)
-					}
+					drop()
+					release(o.v, cancel)
 					return o.v, nil
 				}
-				cancel()
-				keep(o.v)
+				keep(o.v, cancel)
 				if ctx.Err() != nil {
 					settle()
 					c.Abort(none, context.Cause(ctx))
-					return last, context.Cause(ctx)
+					return give(), context.Cause(ctx)
 				}
 				if !jitter {
 					jitter = true
@@ -399,7 +427,7 @@ func driveHedged[T any, D Driver[T]](ctx context.Context, p *Policy, d D, c *Cal
 				switch k {
 				case StepDone:
 					settle()
-					return last, c.final
+					return give(), c.final
 				case StepWait:
 					retry = true // nothing is in flight
 				}
@@ -414,20 +442,26 @@ func driveHedged[T any, D Driver[T]](ctx context.Context, p *Policy, d D, c *Cal
 			case <-ctx.Done():
 				settle()
 				c.Abort(none, context.Cause(ctx))
-				return last, context.Cause(ctx)
+				return give(), context.Cause(ctx)
 			}
 		}
 		if !retry {
-			return last, c.final
+			return give(), c.final
 		}
 		if c.Wait(ctx, wait) != nil {
 			c.Abort(none, context.Cause(ctx))
-			return last, context.Cause(ctx)
-		}
-		if holding {
-			d.Discard(last)
-			var zero T
-			last, holding = zero, false
+			return give(), context.Cause(ctx)
 		}
 	}
+}
+
+// A Holder is a Driver whose outcome outlives its attempt's context: an
+// HTTP response, whose body the caller reads after the call. Under a
+// Hedge each attempt runs under a context of its own, which Drive cancels
+// to stop a loser; the context of the outcome Drive returns is handed to
+// Hold instead, with the function that cancels it, for the driver to call
+// once the outcome is done with. For a driver that is not a Holder, Drive
+// cancels it as it returns.
+type Holder[T any] interface {
+	Hold(v T, release context.CancelFunc)
 }

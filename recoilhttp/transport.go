@@ -184,22 +184,19 @@ type request struct {
 	keyed      bool   // carries an idempotency key, the caller's or generated
 	key        string // generated idempotency key, if any
 	acct       *hop.Account
-	sent       int  // attempts handed to Base
+	hedged     bool // attempts may run at once (a Hedge on a request that may repeat)
 	answered   bool // the last attempt produced a response
 	status     int  // the last response's status
 	provider   string
 	note       string
-	// reads bounds the Transport's own reads of the attempt's response
-	// (an error body it holds, a stream prefix it inspects) by the
-	// attempt's cut-off; Verdict stops it once they are done.
-	reads *time.Timer
-	// Under a policy with a Fallback: the attempt's endpoint (nil sends
-	// the request as its caller made it), the first target's, and the
-	// request's body when the Transport read it (to replay or rewrite it).
-	ep, first *Endpoint
-	body      []byte
-	buffered  bool // the body was read: every attempt sends a copy
-	origSent  bool // an attempt was handed the caller's own body
+	// Under a policy with a Fallback: the first target's endpoint, and
+	// the request's body when the Transport read it (to replay or rewrite
+	// it; bodyMu guards reading it, which hedges to one target may race).
+	first    *Endpoint
+	body     []byte
+	bodyMu   sync.Mutex
+	buffered bool // the body was read: every attempt sends a copy
+	origSent bool // attempt 1 was handed the caller's own body (only attempt 1 writes it)
 }
 
 // RoundTrip implements http.RoundTripper: it runs the one retry loop
@@ -222,6 +219,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !r.mayRepeat && (ctx.Value(allowRetryKey{}) != nil || (t.RetryNonIdempotent != nil && t.RetryNonIdempotent(req))) {
 		r.mayRepeat = true
 	}
+	r.hedged = p.Hedge != nil && r.MayHedge()
 	r.acct = hop.AccountFrom(ctx) // the Middleware's, serving the request this one is for
 	if r.acct == nil && t.Hop {
 		r.acct = hop.NewAccount(hop.EdgeBudget(t.EdgeBudget, p.MaxRetries()))
@@ -301,21 +299,28 @@ func (r *request) RequestBudget() recoil.Budget {
 // (until its response headers arrive, and then until the Transport's own
 // reads of the response are done) when that comes before ctx's own
 // deadline: the one cut-off, for the policy's AttemptTimeout and Timeout
-// alike, since recoil.Drive derives no context.
+// alike, since recoil.Drive derives no context. Under a Hedge, attempts
+// run at once: each keeps its own state, and only attempt 1 sends the
+// caller's own body.
 func (r *request) Attempt(ctx context.Context, n int, deadline time.Time) (*http.Response, error) {
+	return r.attempt(ctx, n, nil, deadline)
+}
+
+// attempt is Attempt to the endpoint ep (nil: the request as its caller
+// made it).
+func (r *request) attempt(ctx context.Context, n int, ep *Endpoint, deadline time.Time) (*http.Response, error) {
 	t, req := r.t, r.orig
-	r.sent = n
 	cut := !deadline.IsZero()
 	if dl, ok := ctx.Deadline(); ok && cut && !deadline.Before(dl) {
 		cut = false // the request's own context already ends then
 	}
-	if !(n > 1 || r.key != "" || t.Hop || cut || r.ep != nil || r.buffered) {
+	if !(n > 1 || r.key != "" || t.Hop || cut || ep != nil || r.buffered || r.hedged) {
 		r.origSent = true
 		return t.base().RoundTrip(req)
 	}
 	var cancel context.CancelFunc
 	var stopTimer func() bool
-	var tm *time.Timer
+	var tm, reads *time.Timer
 	if cut {
 		// Not a context deadline: once the headers are in and the
 		// Transport's own reads are done (Verdict), the body is the
@@ -339,14 +344,16 @@ func (r *request) Attempt(ctx context.Context, n int, deadline time.Time) (*http
 	case n > 1 && req.GetBody != nil:
 		out.Body, err = req.GetBody()
 	default:
-		own = true
+		own = req.Body != nil && req.Body != http.NoBody
 	}
-	if err == nil && r.ep != nil {
+	if err == nil && ep != nil {
 		var rewritten bool
-		rewritten, err = r.route(out, own)
+		rewritten, err = r.route(out, ep, own)
 		own = own && !rewritten
 	}
-	r.origSent = r.origSent || own
+	if own {
+		r.origSent = true
+	}
 	if err != nil {
 		if cancel != nil {
 			stopTimer()
@@ -382,10 +389,12 @@ func (r *request) Attempt(ctx context.Context, n int, deadline time.Time) (*http
 			// closed, and the cut-off stays armed until Verdict has done
 			// the Transport's own reads of it (a trickling error body must
 			// not hold the call past its deadline).
-			resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+			cb := &cancelBody{ReadCloser: resp.Body, cancel: cancel}
+			resp.Body = cb
 			if left := time.Until(deadline); left > 0 {
-				r.reads = tm
+				cb.reads = tm
 				tm.Reset(left)
+				reads = tm
 			} else {
 				cancel()
 			}
@@ -393,18 +402,50 @@ func (r *request) Attempt(ctx context.Context, n int, deadline time.Time) (*http
 			cancel()
 		}
 	}
+	if err == nil && r.hedged && !t.NoStreamCheck && resp.StatusCode < 400 && isEventStream(resp) {
+		// A hedged stream is decided on its first content: read it here,
+		// in the attempt, so that a stream slow to start is raced.
+		v, failure := t.streamStart(resp)
+		if reads != nil { // the Transport's own reads are done
+			reads.Stop()
+		}
+		resp.Body = &peeked{ReadCloser: resp.Body, v: v, failure: failure}
+	}
 	return resp, err
+}
+
+// peeked is the body of a hedged stream whose first event the attempt read
+// (Transport.streamStart), with what it came to.
+type peeked struct {
+	io.ReadCloser
+	v       recoil.Verdict
+	failure error
+}
+
+// MayHedge reports whether the request may be hedged: run twice at once.
+// Only a request that may be repeated (an idempotent method, an
+// idempotency key, an opt-in) and whose body can be sent again may.
+func (r *request) MayHedge() bool { return r.mayRepeat && r.replayable }
+
+// Hold gives the response of a hedged call its attempt's context, to be
+// cancelled when the caller closes the body.
+func (r *request) Hold(resp *http.Response, release context.CancelFunc) {
+	if resp == nil || resp.Body == nil {
+		release()
+		return
+	}
+	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: release}
 }
 
 // AttemptTo sends attempt n to t, for recoil.Drive under a policy with a
 // Fallback: to its *Endpoint, or as the caller made the request when it
 // has none.
 func (r *request) AttemptTo(ctx context.Context, n int, t *recoil.Target, deadline time.Time) (*http.Response, error) {
-	r.ep = nil
+	var ep *Endpoint
 	if t != nil {
-		r.ep, _ = t.Value.(*Endpoint)
+		ep, _ = t.Value.(*Endpoint)
 	}
-	return r.Attempt(ctx, n, deadline)
+	return r.attempt(ctx, n, ep, deadline)
 }
 
 // prepareRoutes readies a request for a Fallback's targets: it finds the
@@ -440,23 +481,28 @@ func (r *request) prepareRoutes(f *recoil.Fallback) error {
 // already buffered) and rewritten; the body out carried is then not
 // sent: a copy is closed here, and the caller's own (own) is left for
 // RoundTrip to close.
-func (r *request) route(out *http.Request, own bool) (rewritten bool, err error) {
-	if r.ep.model == "" || out.Body == nil || out.Body == http.NoBody {
-		r.ep.route(out, r.orig, r.first, nil)
+func (r *request) route(out *http.Request, ep *Endpoint, own bool) (rewritten bool, err error) {
+	if ep.model == "" || out.Body == nil || out.Body == http.NoBody {
+		ep.route(out, r.orig, r.first, nil)
 		return false, nil
 	}
+	r.bodyMu.Lock()
 	if r.body == nil {
 		if r.orig.GetBody == nil { // a body over 32 MiB that could not be buffered
-			return false, errRewriteBody
+			err = errRewriteBody
+		} else {
+			r.body, err = readBody(r.orig)
 		}
-		if r.body, err = readBody(r.orig); err != nil {
-			return false, err
-		}
+	}
+	body := r.body
+	r.bodyMu.Unlock()
+	if err != nil {
+		return false, err
 	}
 	if !own {
 		_ = out.Body.Close()
 	}
-	r.ep.route(out, r.orig, r.first, r.body)
+	ep.route(out, r.orig, r.first, body)
 	return true, nil
 }
 
@@ -466,10 +512,21 @@ func (r *request) route(out *http.Request, own bool) (rewritten bool, err error)
 // last the guard of a request that may not be sent again. It returns the
 // error to record a failure with, nil for a success.
 func (r *request) Verdict(p *recoil.Policy, resp *http.Response, err error) (recoil.Verdict, error) {
-	v, failure := r.own(resp, err)
-	if r.reads != nil { // the Transport's reads are done: the body is the caller's
-		r.reads.Stop()
-		r.reads = nil
+	var (
+		reads *time.Timer // the attempt's cut-off, armed for the Transport's own reads
+		pk    *peeked     // a hedged stream's first event, read by the attempt
+	)
+	if resp != nil {
+		if pk, _ = resp.Body.(*peeked); pk != nil {
+			resp.Body = pk.ReadCloser
+		}
+		if cb, ok := resp.Body.(*cancelBody); ok {
+			reads = cb.reads
+		}
+	}
+	v, failure := r.own(resp, err, pk)
+	if reads != nil { // the Transport's reads are done: the body is the caller's
+		reads.Stop()
 	}
 	if failure == nil {
 		return recoil.Verdict{}, nil
@@ -479,8 +536,9 @@ func (r *request) Verdict(p *recoil.Policy, resp *http.Response, err error) (rec
 
 // own is the HTTP rules' verdict on an attempt: the Transport's Classify
 // first, then the package's. It returns the error to record a failure
-// with, nil for a success.
-func (r *request) own(resp *http.Response, err error) (recoil.Verdict, error) {
+// with, nil for a success. pk, if not nil, is what the attempt already
+// made of a hedged stream's first event.
+func (r *request) own(resp *http.Response, err error, pk *peeked) (recoil.Verdict, error) {
 	t := r.t
 	r.answered = resp != nil
 	if resp != nil {
@@ -511,6 +569,8 @@ func (r *request) own(resp *http.Response, err error) (recoil.Verdict, error) {
 		var se *StatusError
 		v, se = classifyStatus(r.orig, resp, r.keyed, time.Now())
 		failure = se
+	case pk != nil:
+		v, failure = pk.v, pk.failure
 	case !t.NoStreamCheck && isEventStream(resp):
 		v, failure = t.streamStart(resp)
 	default:
@@ -739,6 +799,7 @@ func discard(resp *http.Response) {
 type cancelBody struct {
 	io.ReadCloser
 	cancel context.CancelFunc
+	reads  *time.Timer // the attempt's cut-off, while the Transport reads the body itself
 }
 
 func (b *cancelBody) Close() error {

@@ -611,7 +611,6 @@ func slow(o Outcome, d time.Duration) Outcome {
 }
 
 const (
-	noHedgeHTTP = "the Transport does not hedge yet: its attempts share one request's state"
 	noHedgeSim  = "the simulator's callers keep one attempt in flight"
 	noHedgeGRPC = "recoilgrpc does not hedge yet: a service config's hedgingPolicy is refused"
 	hedgeDelay  = 100 * time.Millisecond
@@ -629,7 +628,7 @@ func hedged(f func(p *recoil.Policy)) func() *recoil.Policy {
 // hedgeRows are the rows on a Hedge: an attempt slow to answer is raced
 // by another, and every hedge is an attempt of the one policy.
 func hedgeRows() []Row {
-	cannot := map[string]string{Transport: noHedgeHTTP, Sim: noHedgeSim, GRPC: noHedgeGRPC}
+	cannot := map[string]string{Sim: noHedgeSim, GRPC: noHedgeGRPC}
 	return []Row{
 		{Name: "hedge: the hedge wins", Policy: hedged(nil), Script: []Outcome{slow(ok, 5*time.Second), slow(ok, 50*time.Millisecond)},
 			Attempts: 2, Hedges: 1, Waited: none, Cannot: cannot},
