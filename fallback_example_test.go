@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/recoil-go/recoil"
@@ -90,4 +91,26 @@ func ExampleDefaultFallbackRule() {
 	// 404: move true, cool 10m0s (model not found)
 	// 500: move false, cool 0s ()
 	// 529: move true, cool 15s (overloaded)
+}
+
+func ExampleHedge() {
+	// Race an attempt that has not answered within 50 ms with one copy of
+	// it. The hedge is paid from the policy's retry budget and counts
+	// against its three attempts.
+	search := &recoil.Policy{
+		Hedge:   &recoil.Hedge{Delay: 50 * time.Millisecond},
+		Observe: func(_ context.Context, s recoil.Summary) { fmt.Println(s.Attempts, "attempts,", s.Hedges, "hedge,", s.Wasted, "wasted") },
+	}
+	var calls atomic.Int32
+	answer, err := recoil.Get(context.Background(), search, func(ctx context.Context) (string, error) {
+		if calls.Add(1) == 1 {
+			<-ctx.Done() // the first attempt is stuck in the slow tail
+			return "", ctx.Err()
+		}
+		return "found", nil
+	})
+	fmt.Println(answer, err)
+	// Output:
+	// 2 attempts, 1 hedge, 1 wasted
+	// found <nil>
 }
