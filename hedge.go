@@ -326,8 +326,9 @@ func driveHedged[T any, D Driver[T]](ctx context.Context, p *Policy, d D, c *Cal
 	// settle cancels every attempt still in flight and waits for each to
 	// return, discarding its outcome.
 	settle := func() {
-		for _, cancel := range cancels {
+		for n, cancel := range cancels {
 			cancel()
+			delete(cancels, n)
 		}
 		for ; running > 0; running-- {
 			o := <-results
@@ -429,7 +430,10 @@ func driveHedged[T any, D Driver[T]](ctx context.Context, p *Policy, d D, c *Cal
 					settle()
 					return give(), c.final
 				case StepWait:
-					retry = true // nothing is in flight
+					// The retry or the move to another target goes alone:
+					// the Call gave up any hedge still in flight.
+					settle()
+					retry = true
 				}
 			case <-hedge:
 				// A refused hedge is not asked for again while these

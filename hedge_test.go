@@ -242,3 +242,45 @@ func TestHedgeCallerLeaves(t *testing.T) {
 		}
 	})
 }
+
+// TestHedgeMoveLeavesTheHedge: a failure that moves the call to the next
+// target while a hedge to the first is in flight leaves that hedge behind
+// (cancelled, counted once) and goes on at once.
+func TestHedgeMoveLeavesTheHedge(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := &recoil.Policy{Budget: recoil.NoBudget, Hedge: &recoil.Hedge{Delay: 100 * time.Millisecond}, Fallback: targets("a", "b")}
+		var sum recoil.Summary
+		events := 0
+		p.Observe = func(_ context.Context, s recoil.Summary) { sum = s }
+		p.OnAttempt = func(context.Context, recoil.AttemptEvent) { events++ }
+		var mu sync.Mutex
+		n := 0
+		start := time.Now()
+		v, err := recoil.GetTarget(t.Context(), p, func(ctx context.Context, tg *recoil.Target) (string, error) {
+			mu.Lock()
+			n++
+			me := n
+			mu.Unlock()
+			switch {
+			case me == 1: // a's model is retired, said after 150 ms
+				tm := time.NewTimer(150 * time.Millisecond)
+				defer tm.Stop()
+				<-tm.C
+				return "", errRetired
+			case tg.Name == "a": // the hedge to a hangs
+				<-ctx.Done()
+				return "", ctx.Err()
+			}
+			return "b", nil
+		})
+		if err != nil || v != "b" {
+			t.Fatalf("GetTarget() = %q, %v; want b", v, err)
+		}
+		if took := time.Since(start); took != 150*time.Millisecond {
+			t.Errorf("took %v, want 150ms: the move goes at once, without waiting for the hedge", took)
+		}
+		if sum.Attempts != 3 || sum.Hedges != 1 || sum.Wasted != 1 || events != 3 {
+			t.Errorf("Summary: %d attempts, %d hedges, %d wasted, %d events; want 3, 1, 1, 3", sum.Attempts, sum.Hedges, sum.Wasted, events)
+		}
+	})
+}
