@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -28,16 +29,46 @@ const PushbackKey = "grpc-retry-pushback-ms"
 // server interceptors read it when recoil-attempt is absent.
 const PreviousAttemptsKey = "grpc-previous-rpc-attempts"
 
-// Verdict codes the classification gives, for recoil.Verdict.Code.
+// Verdict codes the classification gives, for recoil.Verdict.Code. Those
+// a Fallback moves on from carry the code recoil.DefaultFallbackRule
+// reads for the same meaning in HTTP (not_found, unauthorized, forbidden,
+// too_large); FallbackRule reads CodeUnavailable and CodeResourceExhausted
+// besides. A status with a google.rpc.ErrorInfo detail carries its reason
+// instead, except where the status says more (NOT_FOUND, UNAUTHENTICATED,
+// PERMISSION_DENIED, UNAVAILABLE): see Classify.
 const (
 	// CodeDoNotRetry: the server said not to retry (a negative or
 	// malformed pushback, or recoil-retry: no).
 	CodeDoNotRetry = "do_not_retry"
 	// CodeResourceExhausted: RESOURCE_EXHAUSTED without pushback or
-	// RetryInfo, a quota that waiting does not refill.
+	// RetryInfo, a quota that waiting does not refill. It is not one of
+	// DefaultFallbackRule's codes — a rate limit without pushback may lift
+	// in a minute, and a target kept out until Restore for it would be
+	// lost to every later call — so that rule stops on it; FallbackRule
+	// moves on and cools the target for the Fallback's cooldown. A server
+	// that knows the quota is spent says so with an ErrorInfo reason such
+	// as "insufficient_quota", which DefaultFallbackRule keeps out until
+	// Restore.
 	CodeResourceExhausted = "resource_exhausted"
-	// CodeNotFound: NOT_FOUND, as the HTTP table's 404.
+	// CodeNotFound: NOT_FOUND, as the HTTP table's 404: a Fallback moves
+	// on, and passes the target over for recoil.RetiredCooldown.
 	CodeNotFound = "not_found"
+	// CodeUnauthenticated: UNAUTHENTICATED, as the HTTP table's 401: the
+	// credentials were refused; a Fallback moves on and keeps the target
+	// out until Restore.
+	CodeUnauthenticated = "unauthorized"
+	// CodePermissionDenied: PERMISSION_DENIED, as the HTTP table's 403;
+	// a Fallback moves on and keeps the target out until Restore.
+	CodePermissionDenied = "forbidden"
+	// CodeTooLarge: RESOURCE_EXHAUSTED for a message over a size limit
+	// (grpc-go's "larger than max"), as the HTTP table's 413: permanent
+	// whatever the retryable set, since the same message is as large again;
+	// a Fallback moves once to a target declaring a larger MaxContext.
+	CodeTooLarge = "too_large"
+	// CodeUnavailable: UNAVAILABLE, gRPC's equivalent of HTTP 503 (a
+	// channel that cannot connect, a server draining or shedding load):
+	// retryable in the default set; FallbackRule moves on from it.
+	CodeUnavailable = "unavailable"
 	// CodeNotReplayable: a stream whose sent messages cannot be replayed.
 	CodeNotReplayable = "not_replayable"
 )
@@ -136,22 +167,34 @@ func quote(v string) string {
 	return strconv.Quote(v)
 }
 
-// retryInfo returns the delay of the first valid google.rpc.RetryInfo
-// detail in st. A detail whose delay is missing, invalid or negative is
-// ignored, as though absent.
-func retryInfo(st *status.Status) (time.Duration, bool) {
+// details returns the delay of the first valid google.rpc.RetryInfo
+// detail in st, and the reason of its first google.rpc.ErrorInfo detail.
+// A RetryInfo whose delay is missing, invalid or negative is ignored, as
+// though absent.
+func details(st *status.Status) (delay time.Duration, ok bool, reason string) {
 	for _, d := range st.Details() {
-		ri, ok := d.(*errdetails.RetryInfo)
-		if !ok {
-			continue
+		switch d := d.(type) {
+		case *errdetails.RetryInfo:
+			rd := d.GetRetryDelay()
+			if ok || rd == nil || rd.CheckValid() != nil || rd.AsDuration() < 0 {
+				continue
+			}
+			delay, ok = rd.AsDuration(), true
+		case *errdetails.ErrorInfo:
+			if reason == "" {
+				reason = d.GetReason()
+			}
 		}
-		rd := ri.GetRetryDelay()
-		if rd == nil || rd.CheckValid() != nil || rd.AsDuration() < 0 {
-			continue
-		}
-		return rd.AsDuration(), true
 	}
-	return 0, false
+	return delay, ok, reason
+}
+
+// tooLarge reports whether a RESOURCE_EXHAUSTED message is about a
+// message over a size limit: grpc-go's "larger than max", grpc-java's
+// "exceeds maximum size".
+func tooLarge(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "larger than max") || strings.Contains(m, "exceeds maximum size")
 }
 
 // DefaultRetryable is the retryable set of a Client whose Retryable field
@@ -169,6 +212,8 @@ func DefaultRetryable() []codes.Code { return []codes.Code{codes.Unavailable} }
 //     permanent, Code CodeDoNotRetry (gRFC A6);
 //   - an attempt cut off by the policy's AttemptTimeout (or Timeout) is
 //     transient, with Timeout set;
+//   - RESOURCE_EXHAUSTED for a message over a size limit is permanent,
+//     Code CodeTooLarge: the same message is too large again;
 //   - the server's wait is the pushback, else a google.rpc.RetryInfo
 //     detail's retry_delay; it is never shortened;
 //   - a code in retryable is transient (RESOURCE_EXHAUSTED there is
@@ -176,10 +221,28 @@ func DefaultRetryable() []codes.Code { return []codes.Code{codes.Unavailable} }
 //   - RESOURCE_EXHAUSTED outside it is throttled when the server sent a
 //     wait, and otherwise permanent (Code CodeResourceExhausted): a quota
 //     does not refill by waiting;
-//   - every other code is permanent (NOT_FOUND with Code CodeNotFound), as
-//     gRFC A6 retries no code its policy does not name. A CANCELED or
-//     DEADLINE_EXCEEDED from the caller's own context never gets here: the
-//     loop stops for the caller first.
+//   - every other code is permanent, as gRFC A6 retries no code its policy
+//     does not name. A CANCELED or DEADLINE_EXCEEDED from the caller's own
+//     context never gets here: the loop stops for the caller first.
+//
+// The verdict's Code says what a Fallback needs to know, as the HTTP
+// table's does:
+//
+//	status                         Code                under DefaultFallbackRule
+//	NOT_FOUND                      not_found           move; pass over for RetiredCooldown
+//	UNAUTHENTICATED                unauthorized        move; out until Restore
+//	PERMISSION_DENIED              forbidden           move; out until Restore
+//	RESOURCE_EXHAUSTED, too large  too_large           move once, to a longer MaxContext
+//	RESOURCE_EXHAUSTED, a wait     ""                  move; cool (throttled)
+//	RESOURCE_EXHAUSTED, no wait    resource_exhausted  stop (FallbackRule: move; cool)
+//	UNAVAILABLE                    unavailable         retry in place (FallbackRule: move; cool)
+//
+// A status that carries a google.rpc.ErrorInfo detail — gRPC's way to give
+// a provider's error code — has its reason as the Code instead, except for
+// NOT_FOUND, UNAUTHENTICATED, PERMISSION_DENIED and UNAVAILABLE, whose
+// status says more: RESOURCE_EXHAUSTED with the reason
+// "insufficient_quota" is a spent quota, INVALID_ARGUMENT with
+// "context_length_exceeded" a request too long for the target.
 //
 // An error with no gRPC status in it gets the zero Verdict: the built-in
 // rules (recoil.Classify) decide.
@@ -206,9 +269,33 @@ func (e *StatusError) verdict(retryable []codes.Code) recoil.Verdict {
 	case e.AttemptTimeout:
 		return recoil.Verdict{Class: recoil.ClassTransient, Timeout: true, Reason: name + ": attempt timed out"}
 	}
-	wait, waited := e.Pushback, e.HasPushback
-	if !waited {
-		wait, waited = retryInfo(e.Status)
+	wait, waited, reason := details(e.Status)
+	if e.HasPushback {
+		wait, waited = e.Pushback, true
+	}
+	v := e.class(code, name, wait, waited, retryable)
+	switch code {
+	case codes.NotFound:
+		v.Code = CodeNotFound
+	case codes.Unauthenticated:
+		v.Code = CodeUnauthenticated
+	case codes.PermissionDenied:
+		v.Code = CodePermissionDenied
+	case codes.Unavailable:
+		v.Code = CodeUnavailable
+	default:
+		if reason != "" {
+			v.Code = reason
+		}
+	}
+	return v
+}
+
+// class is the verdict on a status code without a code of its own: its
+// class, wait and reason.
+func (e *StatusError) class(code codes.Code, name string, wait time.Duration, waited bool, retryable []codes.Code) recoil.Verdict {
+	if code == codes.ResourceExhausted && tooLarge(e.Status.Message()) {
+		return recoil.Verdict{Class: recoil.ClassPermanent, Code: CodeTooLarge, Reason: name + ": a message over the size limit"}
 	}
 	if retryable == nil {
 		retryable = defaultRetryable[:]
@@ -233,7 +320,7 @@ func (e *StatusError) verdict(retryable []codes.Code) recoil.Verdict {
 		return recoil.Verdict{Class: recoil.ClassPermanent, Code: CodeResourceExhausted,
 			Reason: name + " without pushback or RetryInfo: a quota does not refill by waiting"}
 	case code == codes.NotFound:
-		return recoil.Verdict{Class: recoil.ClassPermanent, Code: CodeNotFound, Reason: name + ": not found"}
+		return recoil.Verdict{Class: recoil.ClassPermanent, Reason: name + ": not found"}
 	}
 	return recoil.Verdict{Class: recoil.ClassPermanent, Reason: name + ": not in the retryable set"}
 }

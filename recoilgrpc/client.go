@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"reflect"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,7 +13,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/hop"
@@ -32,7 +35,11 @@ const DefaultMaxReplayBytes = 256 << 10
 // means here what it means in recoil.Do: MaxAttempts, the schedules,
 // MaxServerWait, MinAttempt, Unknown, Classify (asked before this
 // package's Classify), the budget, Breaker, Limiter (a slot per attempt),
-// Timeout, AttemptTimeout, Observe and OnAttempt. Attempts are classified
+// Timeout, AttemptTimeout, Observe and OnAttempt; Fallback, whose targets'
+// attempts go to their Channels (see Channel; FallbackRule moves on from
+// UNAVAILABLE too); and, for unary calls, Hedge, whose attempts run at once
+// and whose losers are cancelled (see Unary; a stream is not hedged, see
+// Stream). Attempts are classified
 // by status code as gRFC A6 does (see Classify): the codes in Retryable
 // are retried, a server's pushback (grpc-retry-pushback-ms) or
 // google.rpc.RetryInfo is a wait the loop honours and never shortens, and a
@@ -165,14 +172,28 @@ func (c *Client) outgoing(ctx context.Context, acct *hop.Account, n int, deadlin
 }
 
 // Unary is a grpc.UnaryClientInterceptor: it makes the call under the
-// Client's policy, retrying as the type's documentation says.
+// Client's policy, retrying as the type's documentation says. Under a
+// policy with a Fallback each attempt goes to its target's Channel; under a
+// Hedge the attempts run at once, each decoding into a reply of its own,
+// and the winner's reply, header, trailer and peer are the caller's.
 func (c *Client) Unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if routed(ctx) {
+		// An attempt another Client sent to this channel: that Client
+		// retries it, not this one.
+		return invoker(ctx, method, req, reply, cc, opts...)
+	}
 	p := c.policy()
 	c.checkStacked(ctx, cc, method)
 	u := unaries.Get().(*unary)
 	u.c, u.method, u.req, u.reply, u.cc, u.invoker, u.opts = c, method, req, reply, cc, invoker, opts
 	u.acct = c.account(ctx, p)
-	_, err := recoil.Drive(ctx, p, u)
+	if p.Hedge != nil {
+		u.hedge()
+	}
+	r, err := recoil.Drive(ctx, p, u)
+	if u.hedged {
+		u.deliver(r, err == nil)
+	}
 	*u = unary{} // hold nothing of the call's while pooled
 	unaries.Put(u)
 	return callError(ctx, err)
@@ -221,13 +242,87 @@ type unary struct {
 	opts       []grpc.CallOption
 	acct       *hop.Account
 	optBuf     [4]grpc.CallOption
-	trailer    metadata.MD
-	cut        bool // the last attempt ran out of the loop's time (AttemptTimeout or Timeout)
+	one        result // the attempt's, while attempts run one at a time
+
+	// Under a Hedge, attempts run at once: each has a result of its own,
+	// and what grpc-go would write to the caller's memory is written once,
+	// from the winner (deliver).
+	hedged  bool
+	hopts   []grpc.CallOption // the caller's options, less those written from the winner
+	header  *metadata.MD      // the caller's grpc.Header, if any
+	trailer *metadata.MD      // the caller's grpc.Trailer, if any
+	peer    *peer.Peer        // the caller's grpc.Peer, if any
 }
 
-// Attempt invokes attempt n, cut off at deadline when that comes before
-// ctx's own deadline.
-func (u *unary) Attempt(ctx context.Context, n int, deadline time.Time) (struct{}, error) {
+// result is one attempt's: what Verdict reads, and under a Hedge what the
+// caller gets if the attempt wins.
+type result struct {
+	trailer metadata.MD
+	header  metadata.MD // under a Hedge, when the caller asked for it
+	peer    peer.Peer   // likewise
+	reply   any         // what the attempt decoded into
+	cut     bool        // it ran out of the loop's time (AttemptTimeout or Timeout)
+}
+
+// hedge readies the call for attempts at once: the caller's options that
+// write to its memory are set aside, to be written from the winner, and an
+// OnFinish callback is called by one attempt at a time.
+func (u *unary) hedge() {
+	u.hedged = true
+	u.hopts = make([]grpc.CallOption, 0, len(u.opts))
+	var mu sync.Mutex
+	for _, o := range u.opts {
+		switch o := o.(type) {
+		case grpc.HeaderCallOption:
+			u.header = o.HeaderAddr
+		case grpc.TrailerCallOption:
+			u.trailer = o.TrailerAddr
+		case grpc.PeerCallOption:
+			u.peer = o.PeerAddr
+		case grpc.OnFinishCallOption:
+			f := o.OnFinish
+			u.hopts = append(u.hopts, grpc.OnFinish(func(err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				f(err)
+			}))
+		default:
+			u.hopts = append(u.hopts, o)
+		}
+	}
+}
+
+// deliver gives the caller what the hedged call ended with: the winner's
+// reply, and the header, trailer and peer of r, the attempt the call ended
+// on (nil if none).
+func (u *unary) deliver(r *result, won bool) {
+	if r == nil {
+		return
+	}
+	if won && r.reply != u.reply {
+		copyReply(u.reply, r.reply)
+	}
+	if u.header != nil {
+		*u.header = r.header
+	}
+	if u.trailer != nil {
+		*u.trailer = r.trailer
+	}
+	if u.peer != nil {
+		*u.peer = r.peer
+	}
+}
+
+// Attempt invokes attempt n on the call's own connection.
+func (u *unary) Attempt(ctx context.Context, n int, deadline time.Time) (*result, error) {
+	return u.AttemptTo(ctx, n, nil, deadline)
+}
+
+// AttemptTo invokes attempt n on t's Channel (see Channel), cut off at
+// deadline when that comes before ctx's own deadline. Under a Hedge it is
+// called for several attempts at once: the first decodes into the
+// caller's reply, every other into a reply of its own.
+func (u *unary) AttemptTo(ctx context.Context, n int, t *recoil.Target, deadline time.Time) (*result, error) {
 	actx, own := ctx, false
 	if !deadline.IsZero() {
 		if dl, ok := ctx.Deadline(); !ok || deadline.Before(dl) {
@@ -237,16 +332,59 @@ func (u *unary) Attempt(ctx context.Context, n int, deadline time.Time) (struct{
 			own = true
 		}
 	}
+	r := &u.one
+	if u.hedged {
+		r = &result{reply: u.reply}
+		if n > 1 {
+			r.reply = newReply(u.reply)
+		}
+	} else {
+		*r = result{reply: u.reply}
+	}
 	actx = u.c.outgoing(actx, u.acct, n, deadline)
-	u.trailer = nil
-	// The trailer carries the pushback and the retries spent below.
-	opts := append(append(u.optBuf[:0], u.opts...), grpc.Trailer(&u.trailer))
-	err := u.invoker(actx, u.method, u.req, u.reply, u.cc, opts...)
+	var (
+		conn grpc.ClientConnInterface
+		opts []grpc.CallOption
+	)
+	ch := channelOf(t)
+	switch {
+	case ch == nil && !u.hedged:
+		// The trailer carries the pushback and the retries spent below.
+		opts = append(append(u.optBuf[:0], u.opts...), grpc.Trailer(&r.trailer))
+	default:
+		base := u.opts
+		if u.hedged {
+			base = u.hopts
+		}
+		if ch == nil {
+			ch = &ownChannel
+		}
+		actx, conn, opts = ch.prepare(actx, u.cc, base, 3)
+		if cc, ok := conn.(*grpc.ClientConn); ok {
+			u.c.checkStacked(ctx, cc, u.method)
+		}
+		opts = append(opts, grpc.Trailer(&r.trailer))
+		if u.header != nil {
+			opts = append(opts, grpc.Header(&r.header))
+		}
+		if u.peer != nil {
+			opts = append(opts, grpc.Peer(&r.peer))
+		}
+	}
+	var err error
+	if conn == nil {
+		err = u.invoker(actx, u.method, u.req, r.reply, u.cc, opts...)
+	} else {
+		err = conn.Invoke(actx, u.method, u.req, r.reply, opts...)
+	}
 	// The server may see the deadline (grpc-timeout) pass before the
 	// client's timer does: either way the attempt ran out of its own time.
-	u.cut = err != nil && own && ctx.Err() == nil && (actx.Err() != nil || status.Code(err) == codes.DeadlineExceeded)
-	return struct{}{}, err
+	r.cut = err != nil && own && ctx.Err() == nil && (actx.Err() != nil || status.Code(err) == codes.DeadlineExceeded)
+	return r, err
 }
+
+// ownChannel is the call's own connection with nothing added.
+var ownChannel Channel
 
 // RequestBudget returns the call's hop account, if any.
 func (u *unary) RequestBudget() recoil.Budget { return requestBudget(u.acct) }
@@ -255,10 +393,10 @@ func (u *unary) RequestBudget() recoil.Budget { return requestBudget(u.acct) }
 // server's pushback) and classifies a failure once: the policy's Classify,
 // then the package's (see Classify), then the built-in rules. A unary
 // request can always be sent again: no guard.
-func (u *unary) Verdict(p *recoil.Policy, _ struct{}, err error) (recoil.Verdict, error) {
+func (u *unary) Verdict(p *recoil.Policy, r *result, err error) (recoil.Verdict, error) {
 	var back hop.Response
-	if len(u.trailer) > 0 {
-		back, _ = hop.ParseResponse(hop.Metadata(u.trailer)) // malformed fields read as absent
+	if len(r.trailer) > 0 {
+		back, _ = hop.ParseResponse(hop.Metadata(r.trailer)) // malformed fields read as absent
 		if u.acct != nil {
 			u.acct.Below(back.Spent)
 		}
@@ -266,7 +404,7 @@ func (u *unary) Verdict(p *recoil.Policy, _ struct{}, err error) (recoil.Verdict
 	if err == nil {
 		return recoil.Verdict{}, nil
 	}
-	v, f := failure(err, u.trailer, back, u.cut, u.c.Retryable)
+	v, f := failure(err, r.trailer, back, r.cut, u.c.Retryable)
 	return p.Verdict(f, v), f
 }
 
@@ -281,5 +419,36 @@ func failure(err error, trailer metadata.MD, back hop.Response, cut bool, retrya
 	return se.verdict(retryable), se
 }
 
-// Discard does nothing: a failed unary attempt holds nothing.
-func (u *unary) Discard(struct{}) {}
+// Discard does nothing: a failed attempt holds nothing to release.
+func (u *unary) Discard(*result) {}
+
+// newReply returns an empty reply of reply's type, for a hedge to decode
+// into: a new message of a proto.Message's type, a new value of a
+// pointer's. Anything else, which no codec can decode into, is reply
+// itself.
+func newReply(reply any) any {
+	if m, ok := reply.(proto.Message); ok {
+		return m.ProtoReflect().New().Interface()
+	}
+	if v := reflect.ValueOf(reply); v.Kind() == reflect.Pointer {
+		return reflect.New(v.Type().Elem()).Interface()
+	}
+	return reply
+}
+
+// copyReply makes dst, the caller's reply, what src decoded: a proto
+// message is reset and merged (what unmarshalling into it gives), any
+// other pointer's value is set.
+func copyReply(dst, src any) {
+	if d, ok := dst.(proto.Message); ok {
+		if s, ok := src.(proto.Message); ok && d.ProtoReflect().IsValid() {
+			proto.Reset(d)
+			proto.Merge(d, s)
+		}
+		return
+	}
+	dv, sv := reflect.ValueOf(dst), reflect.ValueOf(src)
+	if dv.Kind() == reflect.Pointer && !dv.IsNil() && sv.Type() == dv.Type() && !sv.IsNil() {
+		dv.Elem().Set(sv.Elem())
+	}
+}

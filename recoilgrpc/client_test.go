@@ -60,9 +60,9 @@ func TestPushback(t *testing.T) {
 		refused  time.Duration
 	}{
 		{name: "positive: waits at least that long", st: status.New(codes.Unavailable, "busy"), pushback: []string{"120"},
-			attempts: 2, waited: 120 * time.Millisecond},
+			attempts: 2, code: recoilgrpc.CodeUnavailable, waited: 120 * time.Millisecond},
 		{name: "zero: retries at once", st: status.New(codes.Unavailable, "busy"), pushback: []string{"0"},
-			attempts: 2},
+			attempts: 2, code: recoilgrpc.CodeUnavailable},
 		{name: "negative: stops", st: status.New(codes.Unavailable, "busy"), pushback: []string{"-1"},
 			attempts: 1, reason: recoil.ReasonPermanent, code: recoilgrpc.CodeDoNotRetry},
 		{name: "malformed: stops", st: status.New(codes.Unavailable, "busy"), pushback: []string{"soon"},
@@ -70,7 +70,7 @@ func TestPushback(t *testing.T) {
 		{name: "two values: stops", st: status.New(codes.Unavailable, "busy"), pushback: []string{"10", "20"},
 			attempts: 1, reason: recoil.ReasonPermanent, code: recoilgrpc.CodeDoNotRetry},
 		{name: "RetryInfo: waits at least its delay", st: retryInfo(120 * time.Millisecond),
-			attempts: 2, waited: 120 * time.Millisecond},
+			attempts: 2, code: recoilgrpc.CodeUnavailable, waited: 120 * time.Millisecond},
 		{name: "RESOURCE_EXHAUSTED without a wait is a quota: permanent", st: status.New(codes.ResourceExhausted, "quota"),
 			attempts: 1, reason: recoil.ReasonPermanent, code: recoilgrpc.CodeResourceExhausted},
 		{name: "RESOURCE_EXHAUSTED with pushback is throttled: retried after it", st: status.New(codes.ResourceExhausted, "slow down"), pushback: []string{"80"},
@@ -79,7 +79,7 @@ func TestPushback(t *testing.T) {
 		// one can run out during the attempt), the pushback far past it
 		// and within recoil.DefaultMaxServerWait.
 		{name: "a pushback past the deadline is refused at once", st: status.New(codes.Unavailable, "busy"), pushback: []string{"50000"},
-			timeout: 10 * time.Second, attempts: 1, reason: recoil.ReasonDeadline, refused: 50 * time.Second},
+			timeout: 10 * time.Second, attempts: 1, reason: recoil.ReasonDeadline, code: recoilgrpc.CodeUnavailable, refused: 50 * time.Second},
 		{name: "INTERNAL is not in the default set", st: status.New(codes.Internal, "bug"),
 			attempts: 1, reason: recoil.ReasonPermanent},
 	}

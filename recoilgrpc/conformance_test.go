@@ -2,11 +2,16 @@ package recoilgrpc_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
@@ -16,18 +21,24 @@ import (
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/hop"
 	"github.com/recoil-go/recoil/internal/conformance"
+	"github.com/recoil-go/recoil/internal/testsvc"
 	"github.com/recoil-go/recoil/recoilgrpc"
 )
 
 // statusOf maps a row's HTTP-ish outcome to what a gRPC server says: 400
-// INVALID_ARGUMENT, 404 NOT_FOUND, 500 INTERNAL (which the harness's Client
-// retries, as a policy naming INTERNAL in its retryable set does), 503
-// UNAVAILABLE, and 429 RESOURCE_EXHAUSTED, with the server wait as
-// grpc-retry-pushback-ms (gRFC A6).
+// INVALID_ARGUMENT, 401 UNAUTHENTICATED, 403 PERMISSION_DENIED, 404
+// NOT_FOUND, 500 INTERNAL (which the harness's Client retries, as a policy
+// naming INTERNAL in its retryable set does), 503 UNAVAILABLE, and 429
+// RESOURCE_EXHAUSTED, with the server wait as grpc-retry-pushback-ms
+// (gRFC A6).
 func statusOf(o conformance.Outcome) codes.Code {
 	switch o.Status {
 	case 400:
 		return codes.InvalidArgument
+	case 401:
+		return codes.Unauthenticated
+	case 403:
+		return codes.PermissionDenied
 	case 404:
 		return codes.NotFound
 	case 429:
@@ -36,6 +47,21 @@ func statusOf(o conformance.Outcome) codes.Code {
 		return codes.Unavailable
 	}
 	return codes.Internal
+}
+
+// statusErr is the error a server answers o with: its status and, when
+// the row gives the provider's error code, that code as the reason of a
+// google.rpc.ErrorInfo detail — gRPC's way to say what an HTTP API says in
+// its error body.
+func statusErr(o conformance.Outcome) error {
+	st := status.New(statusOf(o), "scripted "+strconv.Itoa(o.Status))
+	if o.Code != "" {
+		var err error
+		if st, err = st.WithDetails(&errdetails.ErrorInfo{Reason: o.Code, Domain: "conformance.test"}); err != nil {
+			panic(err)
+		}
+	}
+	return st.Err()
 }
 
 // rowContext is the context a row's call is made with: cancelled with
@@ -53,55 +79,127 @@ func rowContext(t *testing.T, row *conformance.Row) context.Context {
 	return ctx
 }
 
-// The rows run one after another, not in parallel: their timings are tens
-// of milliseconds, and forty gRPC servers and clients at once under the
-// race detector on a small machine miss them.
+// rowServer answers each attempt as a row's script says, in the order the
+// attempts arrive, and records the target each reached.
+type rowServer struct {
+	row   *conformance.Row
+	seen  atomic.Int32
+	mu    sync.Mutex
+	route []string // the x-target metadata of each attempt, under a Fallback
+}
+
+// arrive counts an attempt and returns its outcome.
+func (rs *rowServer) arrive(ctx context.Context) conformance.Outcome {
+	if v := metadata.ValueFromIncomingContext(ctx, "x-target"); len(v) > 0 {
+		rs.mu.Lock()
+		rs.route = append(rs.route, v[0])
+		rs.mu.Unlock()
+	}
+	return rs.row.Next(int(rs.seen.Add(1)))
+}
+
+// answer takes o.After (or until the attempt is cancelled) and returns how
+// the attempt ends, nil for OK; trailer sets the trailer.
+func answer(ctx context.Context, o conformance.Outcome, trailer func(metadata.MD)) error {
+	if o.After > 0 {
+		t := time.NewTimer(o.After)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		}
+	}
+	switch o.Kind {
+	case conformance.Hang:
+		<-ctx.Done()
+		return status.FromContextError(ctx.Err()).Err()
+	case conformance.OK:
+		return nil
+	}
+	if o.RetryAfter > 0 {
+		trailer(metadata.Pairs(recoilgrpc.PushbackKey, strconv.FormatInt(o.RetryAfter.Milliseconds(), 10)))
+	}
+	return statusErr(o)
+}
+
+// routeTargets gives each target of p's Fallback, if any, a Channel: the
+// first on the call's own connection cc, each other on a connection of its
+// own to the same server, each naming itself in x-target metadata.
+func routeTargets(t *testing.T, p *recoil.Policy, l *testsvc.PipeListener) {
+	if p.Fallback == nil {
+		return
+	}
+	for i := range p.Fallback.Targets {
+		tg := &p.Fallback.Targets[i]
+		var conn grpc.ClientConnInterface // the call's own
+		if i > 0 {
+			conn = dialPipe(t, l)
+		}
+		tg.Value = recoilgrpc.NewChannel(conn, metadata.Pairs("x-target", tg.Name))
+	}
+}
+
+// checkRoute compares the targets the server saw with the row's.
+func (rs *rowServer) checkRoute(t *testing.T, p *recoil.Policy) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if got := strings.Join(rs.route, " "); p.Fallback != nil && got != rs.row.Route {
+		t.Errorf("the servers saw attempts at %q, want %q", got, rs.row.Route)
+	}
+	if n := int(rs.seen.Load()); n != rs.row.Attempts {
+		t.Errorf("the server saw %d attempts, want %d", n, rs.row.Attempts)
+	}
+}
+
+// The rows run in testing/synctest bubbles, on virtual time, over
+// in-memory connections between grpc-go's own client and server (HTTP/2,
+// metadata, cancellation and all): their waits, cut-offs and hedge delays
+// are exact however busy the machine, so they run in parallel.
 
 // Every row of the conformance table through the unary interceptor, over
-// a real gRPC server on loopback that answers each attempt as the row's
-// script says: the same attempts, stop reason, error identity and waits as
-// recoil.Do, the HTTP Transport and the simulator. The call's error must
+// a real gRPC server that answers each attempt as the row's script says
+// (after Outcome.After, for the hedge rows): the same attempts, stop
+// reason, error identity and waits as recoil.Do, the HTTP Transport and
+// the simulator. A Fallback's targets are Channels, the first on the
+// call's own connection and each other on one of its own, and the server
+// sees each attempt at the target the row says. The call's error must
 // also carry the last attempt's status code when an attempt answered.
 func TestConformanceGRPC(t *testing.T) {
 	conformance.Run(t, conformance.GRPC, func(t *testing.T, row *conformance.Row, p *recoil.Policy) {
-		var seen atomic.Int32
-		addr := serve(t, &testServer{call: func(ctx context.Context, in *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
-			o := row.Next(int(seen.Add(1)))
-			switch o.Kind {
-			case conformance.Hang:
-				<-ctx.Done()
-				return nil, status.FromContextError(ctx.Err()).Err()
-			case conformance.OK:
+		t.Parallel()
+		synctest.Test(t, func(t *testing.T) {
+			rs := &rowServer{row: row}
+			l := servePipe(t, &testServer{call: func(ctx context.Context, in *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+				o := rs.arrive(ctx)
+				if err := answer(ctx, o, func(md metadata.MD) { grpc.SetTrailer(ctx, md) }); err != nil {
+					return nil, err
+				}
 				return wrapperspb.String("ok"), nil
-			}
-			if o.RetryAfter > 0 {
-				grpc.SetTrailer(ctx, metadata.Pairs(recoilgrpc.PushbackKey, strconv.FormatInt(o.RetryAfter.Milliseconds(), 10)))
-			}
-			return nil, status.Error(statusOf(o), "scripted "+strconv.Itoa(o.Status))
-		}})
-		rc := &recoilgrpc.Client{Policy: p, Retryable: []codes.Code{codes.Unavailable, codes.Internal}}
-		cc := dial(t, addr, grpc.WithUnaryInterceptor(rc.Unary))
+			}})
+			rc := &recoilgrpc.Client{Policy: p, Retryable: []codes.Code{codes.Unavailable, codes.Internal}}
+			cc := dialPipe(t, l, grpc.WithUnaryInterceptor(rc.Unary))
+			routeTargets(t, p, l)
 
-		ctx := rowContext(t, row)
-		got, err := call(ctx, cc, "hello")
+			ctx := rowContext(t, row)
+			got, err := call(ctx, cc, "hello")
 
-		if n := int(seen.Load()); n != row.Attempts {
-			t.Errorf("the server saw %d attempts, want %d", n, row.Attempts)
-		}
-		last := conformance.Outcome{Kind: conformance.Hang}
-		if row.Attempts > 0 {
-			last = row.Next(row.Attempts)
-		}
-		switch {
-		case row.Reason == recoil.ReasonNone && (err != nil || got != "ok"):
-			t.Errorf("call = %q, %v; want ok", got, err)
-		case row.Reason == recoil.ReasonCanceled && status.Code(err) != codes.Canceled:
-			t.Errorf("status.Code(err) = %v, want Canceled (err %v)", status.Code(err), err)
-		case row.Reason != recoil.ReasonNone && row.Reason != recoil.ReasonCanceled && last.Kind == conformance.Status && status.Code(err) != statusOf(last):
-			t.Errorf("status.Code(err) = %v, want the last attempt's %v (err %v)", status.Code(err), statusOf(last), err)
-		case row.Attempts == 0 && status.Code(err) != codes.Unavailable:
-			t.Errorf("status.Code(err) = %v, want Unavailable for a call stopped before any attempt (err %v)", status.Code(err), err)
-		}
+			rs.checkRoute(t, p)
+			last := conformance.Outcome{Kind: conformance.Hang}
+			if row.Attempts > 0 {
+				last = row.Next(row.Attempts)
+			}
+			switch {
+			case row.Reason == recoil.ReasonNone && (err != nil || got != "ok"):
+				t.Errorf("call = %q, %v; want ok", got, err)
+			case row.Reason == recoil.ReasonCanceled && status.Code(err) != codes.Canceled:
+				t.Errorf("status.Code(err) = %v, want Canceled (err %v)", status.Code(err), err)
+			case row.Reason != recoil.ReasonNone && row.Reason != recoil.ReasonCanceled && last.Kind == conformance.Status && status.Code(err) != statusOf(last):
+				t.Errorf("status.Code(err) = %v, want the last attempt's %v (err %v)", status.Code(err), statusOf(last), err)
+			case row.Attempts == 0 && status.Code(err) != codes.Unavailable:
+				t.Errorf("status.Code(err) = %v, want Unavailable for a call stopped before any attempt (err %v)", status.Code(err), err)
+			}
+		})
 	})
 }
 
@@ -109,52 +207,59 @@ func TestConformanceGRPC(t *testing.T) {
 // bidirectional stream whose server answers as the script says — one
 // message for OK, a status (with pushback) before any message, or nothing
 // until the attempt is cut — and the caller sends one message, closes,
-// and receives. The loop must decide exactly as for a unary call.
+// and receives. The loop must decide exactly as for a unary call. The
+// stream interceptor does not hedge: a hedge row checks that it refuses
+// (ErrStreamHedge) and stops there.
 func TestConformanceGRPCStream(t *testing.T) {
 	conformance.Run(t, conformance.GRPC, func(t *testing.T, row *conformance.Row, p *recoil.Policy) {
-		var seen atomic.Int32
-		addr := serve(t, &testServer{chat: func(ss grpc.ServerStream) error {
-			o := row.Next(int(seen.Add(1)))
-			in := new(wrapperspb.StringValue)
-			if err := ss.RecvMsg(in); err != nil {
-				return err
-			}
-			switch o.Kind {
-			case conformance.Hang:
-				<-ss.Context().Done()
-				return status.FromContextError(ss.Context().Err()).Err()
-			case conformance.OK:
+		t.Parallel()
+		synctest.Test(t, func(t *testing.T) {
+			rs := &rowServer{row: row}
+			l := servePipe(t, &testServer{chat: func(ss grpc.ServerStream) error {
+				o := rs.arrive(ss.Context())
+				in := new(wrapperspb.StringValue)
+				if err := ss.RecvMsg(in); err != nil {
+					return err
+				}
+				if err := answer(ss.Context(), o, ss.SetTrailer); err != nil {
+					return err
+				}
 				return ss.SendMsg(wrapperspb.String("ok"))
-			}
-			if o.RetryAfter > 0 {
-				ss.SetTrailer(metadata.Pairs(recoilgrpc.PushbackKey, strconv.FormatInt(o.RetryAfter.Milliseconds(), 10)))
-			}
-			return status.Error(statusOf(o), "scripted "+strconv.Itoa(o.Status))
-		}})
-		rc := &recoilgrpc.Client{Policy: p, Retryable: []codes.Code{codes.Unavailable, codes.Internal}}
-		cc := dial(t, addr, grpc.WithStreamInterceptor(rc.Stream))
+			}})
+			rc := &recoilgrpc.Client{Policy: p, Retryable: []codes.Code{codes.Unavailable, codes.Internal}}
+			cc := dialPipe(t, l, grpc.WithStreamInterceptor(rc.Stream))
+			routeTargets(t, p, l)
 
-		ctx := rowContext(t, row)
-		var got string
-		cs, err := chat(ctx, cc)
-		if err == nil {
-			if err = cs.SendMsg(wrapperspb.String("hello")); err == nil {
-				cs.CloseSend()
-				out := new(wrapperspb.StringValue)
-				err = cs.RecvMsg(out)
-				got = out.GetValue()
+			ctx := rowContext(t, row)
+			if p.Hedge != nil {
+				_, err := chat(ctx, cc)
+				if !errors.Is(err, recoilgrpc.ErrStreamHedge) || status.Code(err) != codes.Unimplemented {
+					t.Errorf("a stream under a Hedge: %v (%v), want ErrStreamHedge with UNIMPLEMENTED", err, status.Code(err))
+				}
+				return
 			}
-		}
-		if n := int(seen.Load()); n != row.Attempts {
-			t.Errorf("the server saw %d attempts, want %d", n, row.Attempts)
-		}
-		switch {
-		case row.Reason == recoil.ReasonNone && (err != nil || got != "ok"):
-			t.Errorf("stream = %q, %v; want ok", got, err)
-		case row.Reason == recoil.ReasonCanceled && status.Code(err) != codes.Canceled:
-			t.Errorf("status.Code(err) = %v, want Canceled (err %v)", status.Code(err), err)
-		case row.Reason != recoil.ReasonNone && err == nil:
-			t.Errorf("stream succeeded, want it to stop for %v", row.Reason)
+			var got string
+			cs, err := chat(ctx, cc)
+			if err == nil {
+				if err = cs.SendMsg(wrapperspb.String("hello")); err == nil {
+					cs.CloseSend()
+					out := new(wrapperspb.StringValue)
+					err = cs.RecvMsg(out)
+					got = out.GetValue()
+				}
+			}
+			rs.checkRoute(t, p)
+			switch {
+			case row.Reason == recoil.ReasonNone && (err != nil || got != "ok"):
+				t.Errorf("stream = %q, %v; want ok", got, err)
+			case row.Reason == recoil.ReasonCanceled && status.Code(err) != codes.Canceled:
+				t.Errorf("status.Code(err) = %v, want Canceled (err %v)", status.Code(err), err)
+			case row.Reason != recoil.ReasonNone && err == nil:
+				t.Errorf("stream succeeded, want it to stop for %v", row.Reason)
+			}
+		})
+		if p.Hedge != nil && !t.Failed() {
+			t.Skip("the stream interceptor does not hedge: it refuses with ErrStreamHedge, as checked; TestConformanceGRPC runs this row")
 		}
 	})
 }

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -153,4 +155,157 @@ func ExampleDefaultRetryable() {
 	// Output:
 	// default: permanent
 	// widened: throttled
+}
+
+// A Client that falls back across channels: the primary region no longer
+// serves the method (NOT_FOUND), so the call moves at once to a second
+// region's connection, which gets its own API key and never the caller's.
+func ExampleNewTarget() {
+	primary, stopA := exampleServer(&testServer{call: func(context.Context, *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+		return nil, status.Error(codes.NotFound, "retired in this region")
+	}})
+	defer stopA()
+	secondary, stopB := exampleServer(&testServer{call: func(ctx context.Context, in *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+		key := metadata.ValueFromIncomingContext(ctx, "x-api-key")
+		return wrapperspb.String(fmt.Sprintf("hello, %s (key %v)", in.GetValue(), key)), nil
+	}})
+	defer stopB()
+
+	insecureCreds := grpc.WithTransportCredentials(insecure.NewCredentials())
+	region2, err := grpc.NewClient("passthrough:///"+secondary, insecureCreds)
+	if err != nil {
+		panic(err)
+	}
+	defer region2.Close()
+	fb := &recoil.Fallback{Targets: []recoil.Target{
+		recoilgrpc.NewTarget("region-1", nil, nil), // the call's own connection
+		recoilgrpc.NewTarget("region-2", region2, metadata.Pairs("x-api-key", "key-2")),
+	}}
+	rc := &recoilgrpc.Client{Policy: &recoil.Policy{Fallback: fb}}
+	cc, err := grpc.NewClient("passthrough:///"+primary, insecureCreds, grpc.WithDisableRetry(), grpc.WithChainUnaryInterceptor(rc.Unary))
+	if err != nil {
+		panic(err)
+	}
+	defer cc.Close()
+
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "x-api-key", "key-1")
+	out := new(wrapperspb.StringValue)
+	err = cc.Invoke(ctx, callMethod, wrapperspb.String("gopher"), out)
+	fmt.Println(out.GetValue(), err)
+	for _, s := range fb.Status(time.Time{}) {
+		fmt.Println(s.Target, "cooling:", s.Cooling > 0)
+	}
+	// Output:
+	// hello, gopher (key [key-2]) <nil>
+	// region-1 cooling: true
+	// region-2 cooling: false
+}
+
+// A second API key on the same connection: a Channel with no connection of
+// its own sends the attempt down the call's own, with its metadata in
+// place of the caller's.
+func ExampleNewChannel() {
+	addr, stop := exampleServer(&testServer{call: func(ctx context.Context, in *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+		if key := metadata.ValueFromIncomingContext(ctx, "x-api-key"); len(key) != 1 || key[0] != "second" {
+			return nil, status.Errorf(codes.Unauthenticated, "key %v revoked", key)
+		}
+		return wrapperspb.String("hello, " + in.GetValue()), nil
+	}})
+	defer stop()
+
+	fb := &recoil.Fallback{Targets: []recoil.Target{
+		{Name: "first key"}, // no Value: the call as its caller made it
+		{Name: "second key", Value: recoilgrpc.NewChannel(nil, metadata.Pairs("x-api-key", "second"))},
+	}}
+	rc := &recoilgrpc.Client{Policy: &recoil.Policy{Fallback: fb}}
+	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDisableRetry(), grpc.WithChainUnaryInterceptor(rc.Unary))
+	if err != nil {
+		panic(err)
+	}
+	defer cc.Close()
+
+	ctx := metadata.AppendToOutgoingContext(context.Background(), "x-api-key", "first")
+	out := new(wrapperspb.StringValue)
+	err = cc.Invoke(ctx, callMethod, wrapperspb.String("gopher"), out)
+	fmt.Println(out.GetValue(), err)
+	fmt.Println("first key out until restored:", fb.Status(time.Time{})[0].Out)
+	// Output:
+	// hello, gopher <nil>
+	// first key out until restored: true
+}
+
+// FallbackRule moves a call on from UNAVAILABLE, which gRFC A6 makes
+// transient and DefaultFallbackRule therefore retries where it is.
+func ExampleFallbackRule() {
+	v := recoilgrpc.Classify(status.Error(codes.Unavailable, "connection refused"), nil)
+	fmt.Printf("%s, code %q\n", v.Class, v.Code)
+	fmt.Printf("default: %+v\n", recoil.DefaultFallbackRule(v, recoil.DefaultCooldown))
+	fmt.Printf("gRPC:    %+v\n", recoilgrpc.FallbackRule(v, recoil.DefaultCooldown))
+
+	fb := &recoil.Fallback{Targets: []recoil.Target{{Name: "us-east"}, {Name: "eu-west"}}, Rule: recoilgrpc.FallbackRule}
+	_ = &recoilgrpc.Client{Policy: &recoil.Policy{Fallback: fb}}
+	// Output:
+	// transient, code "unavailable"
+	// default: {Move:false Cool:0s Longer:false Why:}
+	// gRPC:    {Move:true Cool:15s Longer:false Why:unavailable}
+}
+
+// A service config's hedgingPolicy, as a recoil.Policy: three attempts in
+// all, a hedge every 50 ms while none has answered, and UNAVAILABLE the one
+// non-fatal code.
+func ExamplePolicyFromServiceConfig_hedging() {
+	sc := []byte(`{
+	  "methodConfig": [{
+	    "name": [{"service": "pkg.Search"}],
+	    "hedgingPolicy": {
+	      "maxAttempts": 3, "hedgingDelay": "0.05s",
+	      "nonFatalStatusCodes": ["UNAVAILABLE"]
+	    }
+	  }]
+	}`)
+	p, err := recoilgrpc.PolicyFromServiceConfig(sc, "/pkg.Search/Query")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(p.MaxAttempts, p.Hedge.Delay, p.Hedge.MaxHedges)
+	fmt.Println(p.Classify(status.Error(codes.Unavailable, "")).Class, p.Classify(status.Error(codes.Internal, "")).Class)
+	// Output:
+	// 3 50ms 2
+	// transient permanent
+}
+
+// A Client whose policy hedges: the first attempt is stuck, a second is
+// sent after the delay and answers, and the stuck one is cancelled.
+func ExampleClient_hedging() {
+	cancelled := make(chan string, 1)
+	addr, stop := exampleServer(&testServer{call: func(ctx context.Context, in *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+		if len(metadata.ValueFromIncomingContext(ctx, recoilgrpc.PreviousAttemptsKey)) == 0 {
+			<-ctx.Done() // the first attempt is stuck
+			cancelled <- "the stuck attempt was cancelled"
+			return nil, ctx.Err()
+		}
+		return wrapperspb.String("hello, " + in.GetValue()), nil
+	}})
+	defer stop()
+
+	rc := &recoilgrpc.Client{Policy: &recoil.Policy{Hedge: &recoil.Hedge{Delay: 20 * time.Millisecond}}}
+	cc, err := grpc.NewClient("passthrough:///"+addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDisableRetry(), grpc.WithChainUnaryInterceptor(rc.Unary))
+	if err != nil {
+		panic(err)
+	}
+	defer cc.Close()
+	cc.Connect() // so the first attempt is on the wire before the hedge
+	for s := cc.GetState(); s != connectivity.Ready; s = cc.GetState() {
+		cc.WaitForStateChange(context.Background(), s)
+	}
+
+	out := new(wrapperspb.StringValue)
+	err = cc.Invoke(context.Background(), callMethod, wrapperspb.String("gopher"), out)
+	fmt.Println(out.GetValue(), err)
+	fmt.Println(<-cancelled)
+	// Output:
+	// hello, gopher <nil>
+	// the stuck attempt was cancelled
 }

@@ -3,15 +3,26 @@ package recoilgrpc
 import (
 	"errors"
 	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/backoff"
 )
 
 // FuzzPolicyFromServiceConfig: any bytes give a policy or an error that
 // wraps ErrServiceConfig, never a panic; a policy has 1 to 5 attempts and
-// schedules that never wait less than zero.
+// schedules that never wait less than zero; a hedged one has 2 to 5
+// attempts, one fewer hedges, a positive hedge delay and no backoff; and
+// its Classify gives every status a class.
 func FuzzPolicyFromServiceConfig(f *testing.F) {
 	f.Add([]byte(`{"methodConfig":[{"name":[{"service":"s"}],"retryPolicy":{"maxAttempts":4,"initialBackoff":"0.1s","maxBackoff":"1s","backoffMultiplier":2,"retryableStatusCodes":["UNAVAILABLE",4]}}],"retryThrottling":{"maxTokens":10,"tokenRatio":0.1}}`), "/s/m")
 	f.Add([]byte(`{"methodConfig":[{"name":[{}],"timeout":"1.5s"}]}`), "/a/b")
 	f.Add([]byte(`{"methodConfig":[{"name":[{"service":"s"}],"hedgingPolicy":{}}]}`), "/s/m")
+	f.Add([]byte(`{"methodConfig":[{"name":[{"service":"s"}],"hedgingPolicy":{"maxAttempts":4,"hedgingDelay":".5s","nonFatalStatusCodes":["UNAVAILABLE","INTERNAL",10]}}]}`), "/s/m")
+	f.Add([]byte(`{"methodConfig":[{"name":[{}],"hedgingPolicy":{"maxAttempts":7,"hedgingDelay":"0s"}}],"retryThrottling":{"maxTokens":5,"tokenRatio":0.5}}`), "/a/b")
+	f.Add([]byte(`{"methodConfig":[{"name":[{}],"hedgingPolicy":{"maxAttempts":2},"retryPolicy":{"maxAttempts":2}}]}`), "/a/b")
 	f.Add([]byte(`{}`), "")
 	f.Fuzz(func(t *testing.T, js []byte, method string) {
 		p, err := PolicyFromServiceConfig(js, method)
@@ -33,6 +44,26 @@ func FuzzPolicyFromServiceConfig(f *testing.F) {
 		}
 		if p.Timeout < 0 {
 			t.Fatalf("Timeout = %v, want at least 0", p.Timeout)
+		}
+		if h := p.Hedge; h != nil {
+			switch {
+			case p.MaxAttempts < 2:
+				t.Fatalf("a Hedge with MaxAttempts %d, want at least 2", p.MaxAttempts)
+			case h.MaxHedges != p.MaxAttempts-1:
+				t.Fatalf("MaxHedges = %d with MaxAttempts %d, want one fewer", h.MaxHedges, p.MaxAttempts)
+			case h.Delay <= 0:
+				t.Fatalf("hedge Delay = %v, want above 0 (zero would mean recoil's default)", h.Delay)
+			case p.Backoff != (backoff.None{}):
+				t.Fatalf("a hedged policy's Backoff = %v, want none", p.Backoff)
+			}
+		}
+		if p.Classify != nil {
+			for c := codes.OK; c <= codes.Unauthenticated; c++ {
+				v := p.Classify(status.Error(c, "fuzz"))
+				if (c == codes.OK) != (v.Class == recoil.ClassUnknown) {
+					t.Fatalf("Classify(%v) = %v", c, v)
+				}
+			}
 		}
 	})
 }

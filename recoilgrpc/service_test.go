@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	"github.com/recoil-go/recoil/internal/testsvc"
 )
 
 // The test service, defined without protoc: a hand-written ServiceDesc
@@ -71,7 +73,34 @@ func serve(t testing.TB, ts *testServer, opts ...grpc.ServerOption) string {
 // dial connects to addr with opts; the connection closes when the test ends.
 func dial(t testing.TB, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
 	t.Helper()
-	cc, err := grpc.NewClient("passthrough:///"+addr, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)...)
+	return dialReady(t, "passthrough:///"+addr, opts...)
+}
+
+// servePipe starts a gRPC server for ts on an in-memory listener, for a
+// test inside a testing/synctest bubble, where real sockets cannot go; it
+// stops when the test ends.
+func servePipe(t testing.TB, ts *testServer, opts ...grpc.ServerOption) *testsvc.PipeListener {
+	t.Helper()
+	l := testsvc.NewPipeListener()
+	srv := grpc.NewServer(opts...)
+	srv.RegisterService(&testDesc, ts)
+	go srv.Serve(l)
+	t.Cleanup(srv.Stop)
+	return l
+}
+
+// dialPipe connects to the server on l with opts, as dial does.
+func dialPipe(t testing.TB, l *testsvc.PipeListener, opts ...grpc.DialOption) *grpc.ClientConn {
+	t.Helper()
+	dialer := grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) { return l.DialContext(ctx, "pipe", addr) })
+	return dialReady(t, "passthrough:///pipe", append([]grpc.DialOption{dialer}, opts...)...)
+}
+
+// dialReady connects to target with opts and waits until the connection
+// is ready; it closes when the test ends.
+func dialReady(t testing.TB, target string, opts ...grpc.DialOption) *grpc.ClientConn {
+	t.Helper()
+	cc, err := grpc.NewClient(target, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +111,7 @@ func dial(t testing.TB, addr string, opts ...grpc.DialOption) *grpc.ClientConn {
 	cc.Connect()
 	for s := cc.GetState(); s != connectivity.Ready; s = cc.GetState() {
 		if !cc.WaitForStateChange(ctx, s) {
-			t.Fatalf("no connection to %s: %v", addr, s)
+			t.Fatalf("no connection to %s: %v", target, s)
 		}
 	}
 	return cc

@@ -21,9 +21,16 @@ import (
 // recoil.Policy cannot do.
 var ErrServiceConfig = errors.New("recoilgrpc: bad service config")
 
-// MaxServiceConfigAttempts caps a retryPolicy's maxAttempts, as grpc-go
-// does by default (gRFC A6: "values greater than 5 are treated as 5").
+// MaxServiceConfigAttempts caps a retryPolicy's or a hedgingPolicy's
+// maxAttempts, as grpc-go does by default (gRFC A6: "values greater than 5
+// are treated as 5").
 const MaxServiceConfigAttempts = 5
+
+// ZeroHedgingDelay is the recoil.Hedge.Delay a hedgingPolicy whose
+// hedgingDelay is "0s" or unset is given: gRFC A6 sends all its attempts at
+// once, and a Hedge whose Delay is zero means recoil.DefaultHedgeDelay, so
+// the smallest delay stands for none.
+const ZeroHedgingDelay = time.Nanosecond
 
 // ServiceConfigError reports what is wrong with a service config, and
 // where: Path is the JSON path of the field, such as
@@ -53,10 +60,10 @@ type serviceConfig struct {
 }
 
 type methodConfig struct {
-	Name          []methodName    `json:"name"`
-	Timeout       *string         `json:"timeout"`
-	RetryPolicy   *retryPolicy    `json:"retryPolicy"`
-	HedgingPolicy json.RawMessage `json:"hedgingPolicy"`
+	Name          []methodName   `json:"name"`
+	Timeout       *string        `json:"timeout"`
+	RetryPolicy   *retryPolicy   `json:"retryPolicy"`
+	HedgingPolicy *hedgingPolicy `json:"hedgingPolicy"`
 }
 
 type methodName struct {
@@ -72,6 +79,12 @@ type retryPolicy struct {
 	RetryableStatusCodes []json.RawMessage `json:"retryableStatusCodes"`
 }
 
+type hedgingPolicy struct {
+	MaxAttempts         *float64          `json:"maxAttempts"`
+	HedgingDelay        *string           `json:"hedgingDelay"`
+	NonFatalStatusCodes []json.RawMessage `json:"nonFatalStatusCodes"`
+}
+
 type retryThrottling struct {
 	MaxTokens  *float64 `json:"maxTokens"`
 	TokenRatio *float64 `json:"tokenRatio"`
@@ -79,9 +92,10 @@ type retryThrottling struct {
 
 // PolicyFromServiceConfig reads a gRPC service config (JSON, as given to
 // grpc.WithDefaultServiceConfig or served by a resolver) and returns the
-// recoil.Policy that retries method ("/package.Service/Method") as
-// grpc-go's built-in retry would, so a team can move from one to the
-// other and then turn grpc-go's off (grpc.WithDisableRetry):
+// recoil.Policy that retries or hedges method ("/package.Service/Method")
+// as gRFC A6 says, so a team can move from grpc-go's built-in retry (or a
+// config written for another gRPC implementation's hedging) to recoil's
+// loop and then turn grpc-go's off (grpc.WithDisableRetry):
 //
 //   - the methodConfig entry for method is found as grpc-go finds it: an
 //     exact name, else the service's default (a name with no method),
@@ -94,17 +108,40 @@ type retryThrottling struct {
 //     for Backoff and OverloadBackoff alike, as A6 has one schedule;
 //   - retryableStatusCodes (names such as "UNAVAILABLE", or numbers)
 //     become the policy's Classify: Classify with that set;
+//   - a hedgingPolicy instead becomes a Hedge (below);
 //   - retryThrottling's maxTokens and tokenRatio become a
-//     budget.TokenBucket; without it the policy keeps its own default
-//     budget (grpc-go would have none; set Budget to recoil.NoBudget for
-//     exactly that);
+//     budget.TokenBucket, which pays for retries and hedges alike; without
+//     it the policy keeps its own default budget (grpc-go would have none;
+//     set Budget to recoil.NoBudget for exactly that);
 //   - the method's timeout becomes Timeout.
 //
-// A method the config gives no retryPolicy gets a policy of one attempt.
-// A malformed config, or one grpc-go would reject (maxAttempts below 2, a
-// backoff that is not a positive duration such as "0.1s", an unknown
-// status code, a maxTokens outside (0, 1000], a hedgingPolicy, which
-// recoil does not do), returns a *ServiceConfigError naming the field.
+// A hedgingPolicy (gRFC A6, "Hedging Policy") becomes:
+//
+//   - maxAttempts: MaxAttempts (capped at MaxServiceConfigAttempts), and a
+//     recoil.Hedge whose MaxHedges is MaxAttempts-1: every hedge is an
+//     attempt, as every hedged RPC is in A6;
+//   - hedgingDelay: the Hedge's Delay, between the start of one attempt
+//     and the next; "0s" or unset sends them all at once
+//     (ZeroHedgingDelay);
+//   - nonFatalStatusCodes: the policy's Classify, Classify with that set:
+//     a non-fatal code is retryable, so the call waits for the attempts
+//     still in flight and, when none is, sends the next at once (Backoff
+//     and OverloadBackoff are backoff.None, as A6 shortcuts the delay);
+//     any other code is permanent and ends the call, cancelling the
+//     others. Unset or empty, every code is fatal (as grpc-java reads it).
+//
+// It differs from A6 in two details: a non-fatal failure while other
+// attempts are in flight waits for them rather than send the next hedge
+// early, and a server's pushback says when the next retry goes, not the
+// next hedge (a pushback that says not to retry ends the call, as a fatal
+// code does). Hedge only methods safe to run twice at once, as A6 says.
+//
+// A method the config gives neither policy gets a policy of one attempt.
+// A malformed config, or one gRPC would reject (maxAttempts below 2, a
+// backoff that is not a positive duration such as "0.1s", a negative
+// hedgingDelay, an unknown status code, OK among the nonFatalStatusCodes,
+// both a retryPolicy and a hedgingPolicy in one entry, a maxTokens outside
+// (0, 1000]), returns a *ServiceConfigError naming the field.
 func PolicyFromServiceConfig(serviceConfigJSON []byte, method string) (*recoil.Policy, error) {
 	var sc serviceConfig
 	dec := json.NewDecoder(bytes.NewReader(serviceConfigJSON))
@@ -139,8 +176,13 @@ func PolicyFromServiceConfig(serviceConfigJSON []byte, method string) (*recoil.P
 		}
 		p.Timeout = d
 	}
-	if mc.RetryPolicy != nil {
+	switch {
+	case mc.RetryPolicy != nil:
 		if err := mc.RetryPolicy.apply(p, path+".retryPolicy"); err != nil {
+			return nil, err
+		}
+	case mc.HedgingPolicy != nil:
+		if err := mc.HedgingPolicy.apply(p, path+".hedgingPolicy"); err != nil {
 			return nil, err
 		}
 	}
@@ -150,13 +192,15 @@ func PolicyFromServiceConfig(serviceConfigJSON []byte, method string) (*recoil.P
 // check validates an entry whether or not it applies, as grpc-go rejects
 // a whole config for one bad entry.
 func (mc methodConfig) check(path string) error {
-	if len(mc.HedgingPolicy) > 0 && string(mc.HedgingPolicy) != "null" {
-		return &ServiceConfigError{Path: path + ".hedgingPolicy", Msg: "hedging has no recoil equivalent"}
+	switch {
+	case mc.RetryPolicy != nil && mc.HedgingPolicy != nil:
+		return &ServiceConfigError{Path: path + ".hedgingPolicy", Msg: "set with a retryPolicy: only one of them may be set (gRFC A6)"}
+	case mc.RetryPolicy != nil:
+		return mc.RetryPolicy.apply(&recoil.Policy{}, path+".retryPolicy")
+	case mc.HedgingPolicy != nil:
+		return mc.HedgingPolicy.apply(&recoil.Policy{}, path+".hedgingPolicy")
 	}
-	if mc.RetryPolicy == nil {
-		return nil
-	}
-	return mc.RetryPolicy.apply(&recoil.Policy{}, path+".retryPolicy")
+	return nil
 }
 
 // match returns the index of the entry that applies to method, or -1.
@@ -184,12 +228,9 @@ func match(mcs []methodConfig, method string) int {
 
 // apply checks a retryPolicy as grpc-go does and sets p from it.
 func (rp *retryPolicy) apply(p *recoil.Policy, path string) error {
-	if rp.MaxAttempts == nil {
-		return &ServiceConfigError{Path: path + ".maxAttempts", Msg: "missing"}
-	}
-	ma := *rp.MaxAttempts
-	if ma != math.Trunc(ma) || ma < 2 {
-		return &ServiceConfigError{Path: path + ".maxAttempts", Msg: strconv.FormatFloat(ma, 'g', -1, 64) + ", want an integer of at least 2"}
+	attempts, err := maxAttempts(rp.MaxAttempts, path+".maxAttempts")
+	if err != nil {
+		return err
 	}
 	initial, err := positive(rp.InitialBackoff, path+".initialBackoff")
 	if err != nil {
@@ -209,20 +250,83 @@ func (rp *retryPolicy) apply(p *recoil.Policy, path string) error {
 	if len(rp.RetryableStatusCodes) == 0 {
 		return &ServiceConfigError{Path: path + ".retryableStatusCodes", Msg: "missing or empty"}
 	}
-	set := make([]codes.Code, 0, len(rp.RetryableStatusCodes))
-	for i, raw := range rp.RetryableStatusCodes {
-		c, err := statusCode(raw)
-		if err != nil {
-			return &ServiceConfigError{Path: path + ".retryableStatusCodes[" + strconv.Itoa(i) + "]", Msg: err.Error()}
-		}
-		set = append(set, c)
+	set, err := statusCodes(rp.RetryableStatusCodes, path+".retryableStatusCodes", false)
+	if err != nil {
+		return err
 	}
-	p.MaxAttempts = min(int(ma), MaxServiceConfigAttempts)
+	p.MaxAttempts = attempts
 	// A multiplier of 1 or less never grows; FullJitter reads 0 as 2.
 	s := backoff.FullJitter{Base: initial, Multiplier: mult, Max: most}
 	p.Backoff, p.OverloadBackoff = s, s
 	p.Classify = func(err error) recoil.Verdict { return Classify(err, set) }
 	return nil
+}
+
+// apply checks a hedgingPolicy as gRFC A6 (and grpc-java, which
+// implements it) does and sets p from it.
+func (hp *hedgingPolicy) apply(p *recoil.Policy, path string) error {
+	attempts, err := maxAttempts(hp.MaxAttempts, path+".maxAttempts")
+	if err != nil {
+		return err
+	}
+	delay := ZeroHedgingDelay
+	if hp.HedgingDelay != nil {
+		d, err := duration(*hp.HedgingDelay, path+".hedgingDelay")
+		switch {
+		case err != nil:
+			return err
+		case d < 0:
+			return &ServiceConfigError{Path: path + ".hedgingDelay", Msg: quote(*hp.HedgingDelay) + ", want a duration of at least 0"}
+		case d > 0:
+			delay = d
+		}
+	}
+	set, err := statusCodes(hp.NonFatalStatusCodes, path+".nonFatalStatusCodes", true)
+	if err != nil {
+		return err
+	}
+	p.MaxAttempts = attempts
+	p.Hedge = &recoil.Hedge{Delay: delay, MaxHedges: attempts - 1}
+	// A non-fatal failure with nothing else in flight sends the next
+	// attempt at once; a server's wait still holds it back.
+	p.Backoff, p.OverloadBackoff = backoff.None{}, backoff.None{}
+	p.Classify = func(err error) recoil.Verdict { return Classify(err, set) }
+	return nil
+}
+
+// maxAttempts reads a policy's maxAttempts: an integer of at least 2,
+// capped at MaxServiceConfigAttempts.
+func maxAttempts(v *float64, path string) (int, error) {
+	if v == nil {
+		return 0, &ServiceConfigError{Path: path, Msg: "missing"}
+	}
+	ma := *v
+	if ma != math.Trunc(ma) || ma < 2 {
+		return 0, &ServiceConfigError{Path: path, Msg: strconv.FormatFloat(ma, 'g', -1, 64) + ", want an integer of at least 2"}
+	}
+	return int(min(ma, MaxServiceConfigAttempts)), nil
+}
+
+// statusCodes reads a list of status codes at path. A retryPolicy's must
+// not be empty; a hedgingPolicy's may be (none is non-fatal), and may not
+// name OK. The set returned is never nil: Classify reads nil as
+// DefaultRetryable.
+func statusCodes(raws []json.RawMessage, path string, hedging bool) ([]codes.Code, error) {
+	if len(raws) == 0 && !hedging {
+		return nil, &ServiceConfigError{Path: path, Msg: "missing or empty"}
+	}
+	set := make([]codes.Code, 0, len(raws))
+	for i, raw := range raws {
+		c, err := statusCode(raw)
+		if err == nil && hedging && c == codes.OK {
+			err = errors.New("OK is not a failure")
+		}
+		if err != nil {
+			return nil, &ServiceConfigError{Path: path + "[" + strconv.Itoa(i) + "]", Msg: err.Error()}
+		}
+		set = append(set, c)
+	}
+	return set, nil
 }
 
 // statusCode reads a status code as a name ("UNAVAILABLE", any case) or
@@ -276,7 +380,9 @@ func positive(v *string, path string) (time.Duration, error) {
 }
 
 // duration reads a google.protobuf.Duration in its JSON form: decimal
-// seconds with up to nine fractional digits and an "s", such as "0.1s".
+// seconds with up to nine fractional digits and an "s", such as "0.1s" —
+// or ".1s", as gRFC A6's own examples write it and grpc-go reads it: the
+// whole or the fractional part may be left out, not both.
 func duration(v, path string) (time.Duration, error) {
 	bad := &ServiceConfigError{Path: path, Msg: quote(v) + `, want a duration such as "0.1s"`}
 	num, ok := strings.CutSuffix(v, "s")
@@ -286,8 +392,11 @@ func duration(v, path string) (time.Duration, error) {
 	neg := strings.HasPrefix(num, "-")
 	num = strings.TrimPrefix(num, "-")
 	whole, frac, _ := strings.Cut(num, ".")
-	if whole == "" || len(frac) > 9 || !digits(whole) || !digits(frac) {
+	if whole == "" && frac == "" || len(frac) > 9 || !digits(whole) || !digits(frac) {
 		return 0, bad
+	}
+	if whole == "" {
+		whole = "0"
 	}
 	sec, err := strconv.ParseInt(whole, 10, 64)
 	if err != nil || sec > math.MaxInt64/int64(time.Second)-1 {

@@ -38,8 +38,22 @@ import (
 // AttemptTimeout and Timeout bound each attempt until its first message,
 // not the stream after it. Header and Trailer report the current
 // attempt's; a retry may bring different ones.
+//
+// Under a policy with a Fallback each attempt opens on its target's
+// Channel (see Channel), with the messages sent so far replayed there. A
+// stream is not hedged: under a policy with a Hedge it fails at once with
+// ErrStreamHedge (status UNIMPLEMENTED), before any attempt; give the
+// stream interceptor a Client whose policy has none.
 func (c *Client) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	if routed(ctx) {
+		// An attempt another Client sent to this channel: that Client
+		// retries it, not this one.
+		return streamer(ctx, desc, cc, method, opts...)
+	}
 	p := c.policy()
+	if p.Hedge != nil {
+		return nil, &codedError{err: ErrStreamHedge, code: codes.Unimplemented}
+	}
 	c.checkStacked(ctx, cc, method)
 	s := &stream{c: c, desc: desc, cc: cc, method: method, streamer: streamer, opts: opts,
 		limit: c.MaxReplayBytes, changed: make(chan struct{})}
@@ -62,6 +76,11 @@ func (c *Client) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.Cli
 	}
 }
 
+// ErrStreamHedge is the error of a stream opened through a Client whose
+// policy has a Hedge: the interceptor does not race streams. Its status is
+// UNIMPLEMENTED.
+var ErrStreamHedge = errors.New("recoilgrpc: a stream is not hedged: give the stream interceptor a Client whose policy has no Hedge")
+
 // stream is one client stream: the driver of its attempts for recoil.Drive
 // (run by loop) and the grpc.ClientStream the caller holds.
 type stream struct {
@@ -74,6 +93,7 @@ type stream struct {
 	opts     []grpc.CallOption
 	acct     *hop.Account
 	limit    int
+	to       *Channel // the attempt's target, under a Fallback; nil for the call's own connection
 
 	mu        sync.Mutex
 	att       *attempt      // the open attempt; nil between attempts
@@ -123,7 +143,27 @@ func (s *stream) loop(p *recoil.Policy) {
 func (s *stream) Attempt(ctx context.Context, n int, deadline time.Time) (struct{}, error) {
 	actx, cancel := context.WithCancel(s.ctx)
 	actx = s.c.outgoing(actx, s.acct, n, time.Time{}) // the cut-off is not the stream's deadline
-	cs, err := s.streamer(actx, s.desc, s.cc, s.method, s.opts...)
+	var (
+		cs  grpc.ClientStream
+		err error
+	)
+	if s.to == nil {
+		cs, err = s.streamer(actx, s.desc, s.cc, s.method, s.opts...)
+	} else {
+		var (
+			conn grpc.ClientConnInterface
+			opts []grpc.CallOption
+		)
+		actx, conn, opts = s.to.prepare(actx, s.cc, s.opts, 0)
+		if conn == nil {
+			cs, err = s.streamer(actx, s.desc, s.cc, s.method, opts...)
+		} else {
+			if cc, ok := conn.(*grpc.ClientConn); ok {
+				s.c.checkStacked(s.ctx, cc, s.method)
+			}
+			cs, err = conn.NewStream(actx, s.desc, s.method, opts...)
+		}
+	}
 	if err != nil {
 		cancel()
 		return struct{}{}, err
@@ -176,6 +216,13 @@ func (s *stream) Attempt(ctx context.Context, n int, deadline time.Time) (struct
 		end.trailer = cs.Trailer()
 	}
 	return struct{}{}, end
+}
+
+// AttemptTo opens attempt n on t's Channel, as Attempt does on the call's
+// own connection.
+func (s *stream) AttemptTo(ctx context.Context, n int, t *recoil.Target, deadline time.Time) (struct{}, error) {
+	s.to = channelOf(t) // attempts run one at a time: the loop's goroutine alone reads it
+	return s.Attempt(ctx, n, deadline)
 }
 
 // attemptEnd carries a failed attempt's error and trailer to Verdict.

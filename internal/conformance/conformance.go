@@ -539,8 +539,11 @@ func Chain(names ...string) *recoil.Fallback {
 
 // NoFallback is why a driver cannot express the fallback rows.
 const (
-	noFallbackSim  = "the simulator's callers reach one dependency: its scenarios do not model a second upstream to fall back to"
-	noFallbackGRPC = "recoilgrpc does not route attempts to a Fallback's targets: a gRPC call goes to the one connection it was made on"
+	noFallbackSim = "the simulator's callers reach one dependency: its scenarios do not model a second upstream to fall back to"
+	// gRPC's "try again later" is UNAVAILABLE (HTTP 503 maps to it), which
+	// gRFC A6 makes transient: DefaultFallbackRule retries it on the same
+	// target, on the one backoff schedule.
+	noOverloadMoveGRPC = "gRPC has no status for an overloaded server apart from UNAVAILABLE, transient under gRFC A6, which DefaultFallbackRule retries on the same target on the policy's one schedule; recoilgrpc.FallbackRule moves on from it (recoilgrpc's TestFallbackChannels)"
 )
 
 func fallback(names ...string) func(p *recoil.Policy) {
@@ -550,7 +553,7 @@ func fallback(names ...string) func(p *recoil.Policy) {
 // fallbackRows are the rows on a Fallback: which failures move a call to
 // the next target, and how the whole chain stays under one policy.
 func fallbackRows() []Row {
-	cannot := map[string]string{Sim: noFallbackSim, GRPC: noFallbackGRPC}
+	cannot := map[string]string{Sim: noFallbackSim}
 	rows := []Row{
 		{Name: "fallback: a retired model's 404 moves on at once", Policy: with(fallback("a", "b")), Script: []Outcome{s404, ok},
 			Attempts: 2, Waited: none, Route: "a b"},
@@ -561,9 +564,9 @@ func fallbackRows() []Row {
 		{Name: "fallback: context too long moves once to a longer context", Policy: with(fallback("a=8000", "b=8000", "c=200000")),
 			Script: []Outcome{tooLong, ok}, Attempts: 2, Waited: none, Route: "a c"},
 		{Name: "fallback: overloaded moves on", Policy: with(fallback("a", "b")), Script: []Outcome{s503, ok},
-			Attempts: 2, Waited: none, Route: "a b"},
+			Attempts: 2, Waited: none, Route: "a b", Cannot: map[string]string{GRPC: noOverloadMoveGRPC}},
 		{Name: "fallback: overloaded on the last target is retried there", Policy: with(fallback("a", "b")), Script: []Outcome{s503, s503, ok},
-			Attempts: 3, Waited: exactly(overload), Route: "a b b"},
+			Attempts: 3, Waited: exactly(overload), Route: "a b b", Cannot: map[string]string{GRPC: noOverloadMoveGRPC}},
 		{Name: "fallback: a 500 is retried on the same target", Policy: with(fallback("a", "b")), Script: []Outcome{s500, ok},
 			Attempts: 2, Waited: exactly(step), Route: "a a"},
 		{Name: "fallback: a validator's 400 stops on every target alike", Policy: with(fallback("a", "b")), Script: []Outcome{s400},
@@ -612,7 +615,6 @@ func slow(o Outcome, d time.Duration) Outcome {
 
 const (
 	noHedgeSim  = "the simulator's callers keep one attempt in flight"
-	noHedgeGRPC = "recoilgrpc does not hedge yet: a service config's hedgingPolicy is refused"
 	hedgeDelay  = 100 * time.Millisecond
 )
 
@@ -628,7 +630,7 @@ func hedged(f func(p *recoil.Policy)) func() *recoil.Policy {
 // hedgeRows are the rows on a Hedge: an attempt slow to answer is raced
 // by another, and every hedge is an attempt of the one policy.
 func hedgeRows() []Row {
-	cannot := map[string]string{Sim: noHedgeSim, GRPC: noHedgeGRPC}
+	cannot := map[string]string{Sim: noHedgeSim}
 	return []Row{
 		{Name: "hedge: the hedge wins", Policy: hedged(nil), Script: []Outcome{slow(ok, 5*time.Second), slow(ok, 50*time.Millisecond)},
 			Attempts: 2, Hedges: 1, Waited: none, Cannot: cannot},
