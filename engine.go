@@ -727,7 +727,7 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 
 // errNoRouter is the error of a call under a Fallback whose driver cannot
 // route attempts.
-var errNoRouter = errors.New("recoil: the policy has a Fallback but the driver cannot send an attempt to a target (use DoTarget, GetTarget or recoilhttp.Transport)")
+var errNoRouter = errors.New("recoil: the policy has a Fallback but the driver cannot send an attempt to a target (use DoTarget, GetTarget, recoilhttp.Transport or the recoilgrpc interceptors)")
 
 // admit takes the limiter slot the step asked for and returns the step
 // after it; a non-nil error ends the call, already recorded: the caller's

@@ -142,13 +142,15 @@ type Policy struct {
 	// target, the one the driver knows. Every attempt on every target
 	// counts against this policy's MaxAttempts, budgets, limiter and
 	// deadline. It needs a driver that routes attempts (DoTarget,
-	// GetTarget, recoilhttp.Transport); under another the call stops with
-	// ErrNoTarget before any attempt.
+	// GetTarget, recoilhttp.Transport, the recoilgrpc interceptors); under
+	// another the call stops with ErrNoTarget before any attempt.
 	Fallback *Fallback
 	// Hedge, if set, races an attempt that is slow to answer with another
 	// copy of it, paid from the retry budget; nil means none. Hedge only
 	// what is safe to run twice at once. Drivers that can run attempts
-	// concurrently honour it (Do, Get, DoTarget, GetTarget; see Hedge).
+	// concurrently honour it: Do, Get, DoTarget and GetTarget; the HTTP
+	// Transport for a request that may repeat; recoilgrpc's unary
+	// interceptor (see Hedge).
 	Hedge *Hedge
 	// Rand is the random source for jitter; nil means math/rand/v2's global
 	// generator. It must be safe for concurrent use if calls run concurrently.
