@@ -261,8 +261,12 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 	c.attempts++
 	c.inFlight = true
 	if p.Hedge != nil {
-		now = clock(now)
-		c.route.flight = append(c.route.flight, flight{n: c.attempts, at: now})
+		var at time.Time // read only for a Quantile, the one use of it
+		if p.Hedge.Quantile > 0 {
+			now = clock(now)
+			at = now
+		}
+		c.route.flight = append(c.route.flight, flight{n: c.attempts, at: at})
 	}
 	c.cut = c.cutAt(now)
 	return StepAttempt

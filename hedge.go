@@ -108,7 +108,7 @@ func (h *Hedge) Observe(latency time.Duration) {
 // flight is one attempt in flight of a call under a Hedge.
 type flight struct {
 	n  int       // its number
-	at time.Time // when it started
+	at time.Time // when it started, under a Hedge with a Quantile; zero otherwise
 }
 
 // HedgeAfter returns how long the driver should let the attempts in
@@ -176,7 +176,11 @@ func (c *Call) Hedge(now time.Time) (Step, bool) {
 	}
 	c.attempts++
 	r.hedges++
-	r.flight = append(r.flight, flight{n: c.attempts, at: now})
+	at := now
+	if p.Hedge.Quantile <= 0 {
+		at = time.Time{}
+	}
+	r.flight = append(r.flight, flight{n: c.attempts, at: at})
 	if r.f != nil {
 		r.reports[r.leg].Attempts++
 	}
