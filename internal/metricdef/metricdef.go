@@ -2,7 +2,9 @@
 // recoilprom, must agree on so their metrics mean the same: the label values
 // for an attempt's outcome and a call's stop reason, the breaker state's
 // number, the histogram buckets, the check on a policy's name, the fleet
-// fallback metric, and the chaining of a policy's hooks.
+// fallback metric, the hedging and Fallback metrics with their bounded
+// target and why labels (fallback.go), and the chaining of a policy's
+// hooks.
 package metricdef
 
 import (
