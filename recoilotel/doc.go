@@ -2,9 +2,11 @@
 // CLIENT span per HTTP attempt (Transport; package grpcotel does the same
 // for gRPC), the waits between attempts and a call's giving up as events
 // on the caller's span, and metrics — attempts by outcome, retries per
-// call, retry delay, stop reasons, budget refusals, breaker state and
-// limiter queue wait — named in the style of gRFC A96 and labelled with a
-// policy name you choose (a dependency's name, never a URL or a key).
+// call, retry delay, stop reasons, budget refusals, breaker state,
+// limiter queue wait, hedges and wasted attempts, and under a Fallback the
+// attempts per target and the moves between targets by why — named in the
+// style of gRFC A96 and labelled with a policy name you choose (a
+// dependency's name, never a URL or a key).
 //
 // Package recoilprom exports the same metrics to Prometheus without
 // OpenTelemetry; through OpenTelemetry's Prometheus exporter these come out
@@ -41,6 +43,9 @@
 // does not import the fleet module or its Redis client.
 //
 // Recording a metric takes no allocation: every attribute set is built
-// when the policy's Observer is. A span costs what the SDK's spans cost;
+// when the policy's Observer is, or a Fallback target's when Instrument
+// or the first call meets it. A target's attribute is its name, cut to 64
+// bytes; a policy labels at most 16 targets, and the rest as "other". A
+// span costs what the SDK's spans cost;
 // docs/benchmarks.md measures both.
 package recoilotel

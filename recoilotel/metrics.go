@@ -35,6 +35,10 @@ const (
 	// CauseKey is why a fleet client's decision fell back to the local
 	// share: "unreachable" or "refused".
 	CauseKey = attribute.Key("recoil.cause")
+	// TargetKey is a Fallback's target: its name (Target.Name, or
+	// "target N"), cut to 64 bytes; "other" for targets past the first 16
+	// a policy reports.
+	TargetKey = attribute.Key("recoil.target")
 )
 
 // Metrics is recoil's OpenTelemetry instruments, from one meter. Take an
@@ -51,7 +55,13 @@ type Metrics struct {
 	state       metric.Int64Gauge
 	transitions metric.Int64Counter
 	queueWait   metric.Float64Histogram
+	hedges      metric.Int64Counter
+	hedgeRefuse metric.Int64Counter
+	wasted      metric.Int64Counter
+	tgtAttempts metric.Int64Counter
+	fallbacks   metric.Int64Counter
 	fleets      *metricdef.Fleets // read by the fallbacks counter's callback
+	targets     *metricdef.PolicyTargets[targetSeries]
 }
 
 // NewMetrics creates recoil's instruments with the meter provider of opts
@@ -60,8 +70,8 @@ type Metrics struct {
 // them.
 func NewMetrics(opts ...Option) (*Metrics, error) {
 	meter := config.New(opts).MeterProvider.Meter(config.ScopeName)
-	m := Metrics{fleets: new(metricdef.Fleets)}
-	var errs [10]error
+	m := Metrics{fleets: new(metricdef.Fleets), targets: new(metricdef.PolicyTargets[targetSeries])}
+	var errs [15]error
 	m.attempts, errs[0] = meter.Int64Counter("recoil.attempts", metric.WithUnit("{attempt}"),
 		metric.WithDescription("Attempts made, by outcome: success, or the failure's class."))
 	m.retries, errs[1] = meter.Int64Histogram("recoil.call.retries", metric.WithUnit("{retry}"),
@@ -87,10 +97,20 @@ func NewMetrics(opts ...Option) (*Metrics, error) {
 	_, errs[9] = meter.Int64ObservableCounter(metricdef.FleetFallbacksOTel, metric.WithUnit(metricdef.FleetFallbacksUnit),
 		metric.WithDescription(metricdef.FleetFallbacksHelp),
 		metric.WithInt64Callback(m.observeFleets))
+	m.hedges, errs[10] = counter(meter, metricdef.Hedges)
+	m.hedgeRefuse, errs[11] = counter(meter, metricdef.HedgeRefusals)
+	m.wasted, errs[12] = counter(meter, metricdef.WastedAttempts)
+	m.tgtAttempts, errs[13] = counter(meter, metricdef.TargetAttempts)
+	m.fallbacks, errs[14] = counter(meter, metricdef.Fallbacks)
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("recoilotel: %w", err)
 	}
 	return &m, nil
+}
+
+// counter creates c's counter with meter.
+func counter(meter metric.Meter, c metricdef.Counter) (metric.Int64Counter, error) {
+	return meter.Int64Counter(c.OTel, metric.WithUnit(c.Unit), metric.WithDescription(c.Help))
 }
 
 // observeFleets is the fallbacks counter's callback: it reads each fleet
@@ -155,7 +175,22 @@ func (m *Metrics) Policy(name string) (*Observer, error) {
 	}
 	o.add = addOpts(policy)
 	o.record = []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(policy))}
+	o.targets = m.targets.For(name, func(target string) *targetSeries {
+		tk := TargetKey.String(target)
+		ts := &targetSeries{attempts: addOpts(policy, tk)}
+		for i, why := range metricdef.Whys() {
+			ts.left[i] = addOpts(policy, tk, WhyKey.String(why))
+		}
+		return ts
+	})
 	return o, nil
+}
+
+// targetSeries is the options that attach one target's attributes, for
+// one policy.
+type targetSeries struct {
+	attempts []metric.AddOption
+	left     [metricdef.NumWhys][]metric.AddOption
 }
 
 // addOpts builds, once, the options that attach attrs to a measurement:
@@ -175,6 +210,7 @@ type Observer struct {
 	stops    [metricdef.NumReasons][]metric.AddOption
 	add      []metric.AddOption
 	record   []metric.RecordOption
+	targets  *metricdef.TargetSeries[targetSeries]
 }
 
 // Span event names and their attribute keys.
@@ -198,15 +234,22 @@ const (
 	ClassKey = attribute.Key("recoil.class")
 	// CodeKey is the failure's diagnosis code (recoil.Verdict.Code), when set.
 	CodeKey = attribute.Key("recoil.code")
-	// WhyKey is the verdict's reason, in words (recoil.Verdict.Reason).
+	// WhyKey is the verdict's reason, in words (recoil.Verdict.Reason), on
+	// the span events. On recoil.fallbacks it is why the call left the
+	// target, bounded: one of the reasons recoil's DefaultFallbackRule and
+	// Fallback give ("model not found", "overloaded", "cooling down", …),
+	// or "other".
 	WhyKey = attribute.Key("recoil.why")
 	// AttemptsKey is the number of attempts a call made.
 	AttemptsKey = attribute.Key("recoil.call.attempts")
 )
 
 // Observe records a call's Summary: its retries, its total wait, why it
-// stopped, and a budget refusal if that was why; when the call gave up it
-// adds EventGiveUp to the caller's span. It is a Policy.Observe hook.
+// stopped, and a budget refusal if that was why; under a Hedge, its
+// hedges, refused hedges and wasted attempts; under a Fallback, its
+// attempts on each target and each target it left or passed over, and
+// why. When the call gave up it adds EventGiveUp to the caller's span. It
+// is a Policy.Observe hook.
 func (o *Observer) Observe(ctx context.Context, s recoil.Summary) {
 	m := o.m
 	m.retries.Record(ctx, int64(max(s.Attempts-1, 0)), o.record...)
@@ -219,6 +262,12 @@ func (o *Observer) Observe(ctx context.Context, s recoil.Summary) {
 	if s.Reason == recoil.ReasonBudget {
 		m.refusals.Add(ctx, 1, o.add...)
 	}
+	if len(s.Targets) > 0 {
+		o.observeTargets(ctx, s.Targets)
+	}
+	if metricdef.Hedged(&s) {
+		o.observeHedges(ctx, &s)
+	}
 	if s.Err == nil || s.Reason == recoil.ReasonNone {
 		return
 	}
@@ -228,6 +277,36 @@ func (o *Observer) Observe(ctx context.Context, s recoil.Summary) {
 			attrs = append(attrs, WaitKey.Float64(s.RefusedWait.Seconds()))
 		}
 		span.AddEvent(EventGiveUp, trace.WithAttributes(verdictAttrs(attrs, s.Verdict, s.LastErr != nil)...))
+	}
+}
+
+// observeTargets records a call's attempts on each target and the targets
+// it left.
+func (o *Observer) observeTargets(ctx context.Context, ts []recoil.TargetReport) {
+	m := o.m
+	metricdef.Targets(ts, func(name string, attempts, why int) {
+		series := o.targets.Get(name)
+		if attempts > 0 {
+			m.tgtAttempts.Add(ctx, int64(attempts), series.attempts...)
+		}
+		if why >= 0 {
+			m.fallbacks.Add(ctx, 1, series.left[why]...)
+		}
+	})
+}
+
+// observeHedges records a call's hedges, refused hedges and wasted
+// attempts.
+func (o *Observer) observeHedges(ctx context.Context, s *recoil.Summary) {
+	m := o.m
+	if s.Hedges > 0 {
+		m.hedges.Add(ctx, int64(s.Hedges), o.add...)
+	}
+	if s.RefusedHedges > 0 {
+		m.hedgeRefuse.Add(ctx, int64(s.RefusedHedges), o.add...)
+	}
+	if s.Wasted > 0 {
+		m.wasted.Add(ctx, int64(s.Wasted), o.add...)
 	}
 }
 
@@ -297,9 +376,12 @@ func (o *Observer) Limiter(l recoil.Limiter) *Limiter {
 
 // Instrument makes p report to o: it sets p.Observe and p.OnAttempt to o's
 // (after the hooks p already has, which still run first), and wraps
-// p.Limiter, if set, with Limiter. A breaker's hook is set where the breaker
-// is made (BreakerHook). Call it before p is used.
+// p.Limiter, if set, with Limiter. If p has a Fallback, its named targets'
+// attribute sets are made now rather than at the first call. A breaker's
+// hook is set where the breaker is made (BreakerHook). Call it before p is
+// used.
 func (o *Observer) Instrument(p *recoil.Policy) {
+	metricdef.Register(o.targets, p)
 	metricdef.Instrument(p, o.Observe, o.OnAttempt, func(l recoil.Limiter) recoil.Limiter { return o.Limiter(l) })
 }
 

@@ -2,13 +2,16 @@ package recoilotel_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
+	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/internal/metricdef"
 	"github.com/recoil-go/recoil/internal/metricdef/metrictest"
 	"github.com/recoil-go/recoil/recoilotel"
@@ -122,4 +125,73 @@ func labels(attrs []attribute.KeyValue) map[string]string {
 		l[strings.TrimPrefix(string(a.Key), "recoil.")] = a.Value.String()
 	}
 	return l
+}
+
+// TestObserveAllocs holds Observe to no allocation, with the SDK's meter
+// provider, on every path, a Fallback's and a Hedge's included, once a
+// target has been met.
+func TestObserveAllocs(t *testing.T) {
+	m, err := recoilotel.NewMetrics(recoilotel.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := m.Policy(metrictest.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for name, s := range map[string]recoil.Summary{
+		"plain": {Attempts: 2, Waited: time.Second},
+		"fallback": {Attempts: 2, Targets: []recoil.TargetReport{
+			{Target: "primary", Attempts: 1, Left: "overloaded"},
+			{Target: "cold", Left: "cooling down, then circuit open"},
+			{Target: "secondary", Attempts: 1},
+		}},
+		"hedged": {Attempts: 3, Hedges: 2, RefusedHedges: 1, Wasted: 2},
+	} {
+		o.Observe(ctx, s) // meets the targets
+		if n := testing.AllocsPerRun(100, func() { o.Observe(ctx, s) }); n != 0 {
+			t.Errorf("Observe(%s) allocates %v times, want 0", name, n)
+		}
+	}
+}
+
+// TestFallbackAttributes checks the attributes the fallback counter's
+// points carry: recoil.policy, recoil.target and recoil.why, the last
+// bounded.
+func TestFallbackAttributes(t *testing.T) {
+	r := sdkmetric.NewManualReader()
+	m, err := recoilotel.NewMetrics(recoilotel.WithMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(r))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := m.Policy(metrictest.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Observe(context.Background(), recoil.Summary{Attempts: 2, Targets: []recoil.TargetReport{
+		{Target: "primary", Attempts: 1, Left: "sk-live-1234 was refused by tenant 42"},
+		{Target: "secondary", Attempts: 1},
+	}})
+	var rm metricdata.ResourceMetrics
+	if err := r.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, sm := range rm.ScopeMetrics {
+		for _, mt := range sm.Metrics {
+			if mt.Name != metricdef.Fallbacks.OTel {
+				continue
+			}
+			for _, p := range mt.Data.(metricdata.Sum[int64]).DataPoints {
+				for _, kv := range p.Attributes.ToSlice() {
+					got = append(got, string(kv.Key)+"="+kv.Value.String())
+				}
+			}
+		}
+	}
+	want := []string{"recoil.policy=" + metrictest.Policy, "recoil.target=primary", "recoil.why=other"}
+	if !slices.Equal(got, want) {
+		t.Errorf("attributes %v, want %v", got, want)
+	}
 }

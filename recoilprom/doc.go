@@ -1,8 +1,10 @@
 // Package recoilprom exports recoil's retry metrics as Prometheus
 // collectors: attempts by outcome, retries per call, the time calls spent
-// waiting, stop reasons, budget refusals, breaker state and limiter queue
-// waits, all labelled with a policy name you choose (a dependency's name,
-// never a URL or a key) so their cardinality stays bounded.
+// waiting, stop reasons, budget refusals, breaker state, limiter queue
+// waits, hedges and wasted attempts, and under a Fallback the attempts per
+// target and the moves between targets by why, all labelled with a policy
+// name you choose (a dependency's name, never a URL or a key) so their
+// cardinality stays bounded.
 //
 // The metrics mean what package recoilotel's OpenTelemetry metrics mean,
 // and their names are the ones OpenTelemetry's Prometheus exporter gives
@@ -25,7 +27,10 @@
 //	obs.Instrument(p) // Observe, OnAttempt, and the limiter's queue wait
 //
 // A policy's series are created with its Observer, at zero, so rate() sees
-// the first increment. Recording takes no allocation.
+// the first increment; a Fallback's targets' when Instrument is given the
+// policy (an unnamed target's when a call first reports it). A target's
+// label is its name, cut to 64 bytes; a policy labels at most 16 targets,
+// and the rest as target="other". Recording takes no allocation.
 //
 // # Fleet fallbacks
 //

@@ -27,8 +27,14 @@ type Metrics struct {
 	state       *prometheus.GaugeVec
 	transitions *prometheus.CounterVec
 	queueWait   *prometheus.HistogramVec
+	hedges      *prometheus.CounterVec
+	hedgeRefuse *prometheus.CounterVec
+	wasted      *prometheus.CounterVec
+	tgtAttempts *prometheus.CounterVec
+	fallbacks   *prometheus.CounterVec
 	fleetDesc   *prometheus.Desc
 	fleets      metricdef.Fleets
+	targets     metricdef.PolicyTargets[targetSeries]
 }
 
 // NewMetrics returns recoil's metrics, unregistered; see
@@ -62,6 +68,11 @@ func NewMetrics() *Metrics {
 		queueWait: histogram("recoil_limiter_queue_wait_seconds",
 			"Time attempts waited in the concurrency limiter's queue (attempts that found a free slot do not wait and are not observed).",
 			metricdef.QueueWaitBuckets),
+		hedges:      counter(metricdef.Hedges.Prom, metricdef.Hedges.Help),
+		hedgeRefuse: counter(metricdef.HedgeRefusals.Prom, metricdef.HedgeRefusals.Help),
+		wasted:      counter(metricdef.WastedAttempts.Prom, metricdef.WastedAttempts.Help),
+		tgtAttempts: counter(metricdef.TargetAttempts.Prom, metricdef.TargetAttempts.Help, "target"),
+		fallbacks:   counter(metricdef.Fallbacks.Prom, metricdef.Fallbacks.Help, "target", "why"),
 		fleetDesc: prometheus.NewDesc(metricdef.FleetFallbacksProm, metricdef.FleetFallbacksHelp,
 			[]string{"fleet", "cause"}, nil),
 	}
@@ -78,7 +89,8 @@ func histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
 }
 
 func (m *Metrics) collectors() []prometheus.Collector {
-	return []prometheus.Collector{m.attempts, m.retries, m.delay, m.waits, m.stops, m.refusals, m.state, m.transitions, m.queueWait}
+	return []prometheus.Collector{m.attempts, m.retries, m.delay, m.waits, m.stops, m.refusals, m.state, m.transitions, m.queueWait,
+		m.hedges, m.hedgeRefuse, m.wasted, m.tgtAttempts, m.fallbacks}
 }
 
 // Describe implements prometheus.Collector.
@@ -133,8 +145,9 @@ func (m *Metrics) Fleet(name string, c FleetCounter) error {
 // Policy returns the Observer that records the calls of one policy under
 // the label policy="name". name must be 1 to 64 letters, digits, '_', '-'
 // or '.': a dependency's name, never a URL or a key, so the label's values
-// stay few. Its series are created at zero. Asking twice for one name
-// returns Observers that share the series.
+// stay few. Its series are created at zero (a Fallback's targets' when
+// Instrument is given the policy, or when a call first reports them).
+// Asking twice for one name returns Observers that share the series.
 func (m *Metrics) Policy(name string) (*Observer, error) {
 	if err := metricdef.CheckPolicy(name); err != nil {
 		return nil, fmt.Errorf("recoilprom: %q: %w", name, err)
@@ -150,7 +163,23 @@ func (m *Metrics) Policy(name string) (*Observer, error) {
 	o.delay = m.delay.WithLabelValues(name)
 	o.waits = m.waits.WithLabelValues(name)
 	o.refusals = m.refusals.WithLabelValues(name)
+	o.hedges = m.hedges.WithLabelValues(name)
+	o.hedgeRefuse = m.hedgeRefuse.WithLabelValues(name)
+	o.wasted = m.wasted.WithLabelValues(name)
+	o.targets = m.targets.For(name, func(target string) *targetSeries {
+		ts := &targetSeries{attempts: m.tgtAttempts.WithLabelValues(name, target)}
+		for i, why := range metricdef.Whys() {
+			ts.left[i] = m.fallbacks.WithLabelValues(name, target, why)
+		}
+		return ts
+	})
 	return o, nil
+}
+
+// targetSeries is one target's series of one policy.
+type targetSeries struct {
+	attempts prometheus.Counter
+	left     [metricdef.NumWhys]prometheus.Counter
 }
 
 // Observer records one policy's calls into Metrics. Its methods are the
@@ -165,11 +194,18 @@ type Observer struct {
 	delay    prometheus.Observer
 	waits    prometheus.Observer
 	refusals prometheus.Counter
+
+	hedges      prometheus.Counter
+	hedgeRefuse prometheus.Counter
+	wasted      prometheus.Counter
+	targets     *metricdef.TargetSeries[targetSeries]
 }
 
 // Observe records a call's Summary: its retries, its total wait, why it
-// stopped, and a budget refusal if that was why. It is a Policy.Observe
-// hook.
+// stopped, and a budget refusal if that was why; under a Hedge, its
+// hedges, refused hedges and wasted attempts; and under a Fallback, its
+// attempts on each target and each target it left or passed over, and
+// why. It is a Policy.Observe hook.
 func (o *Observer) Observe(_ context.Context, s recoil.Summary) {
 	o.retries.Observe(float64(max(s.Attempts-1, 0)))
 	o.delay.Observe(s.Waited.Seconds())
@@ -180,6 +216,40 @@ func (o *Observer) Observe(_ context.Context, s recoil.Summary) {
 	}
 	if s.Reason == recoil.ReasonBudget {
 		o.refusals.Inc()
+	}
+	if len(s.Targets) > 0 {
+		o.observeTargets(s.Targets)
+	}
+	if metricdef.Hedged(&s) {
+		o.observeHedges(&s)
+	}
+}
+
+// observeTargets records a call's attempts on each target and the targets
+// it left.
+func (o *Observer) observeTargets(ts []recoil.TargetReport) {
+	metricdef.Targets(ts, func(name string, attempts, why int) {
+		series := o.targets.Get(name)
+		if attempts > 0 {
+			series.attempts.Add(float64(attempts))
+		}
+		if why >= 0 {
+			series.left[why].Inc()
+		}
+	})
+}
+
+// observeHedges records a call's hedges, refused hedges and wasted
+// attempts.
+func (o *Observer) observeHedges(s *recoil.Summary) {
+	if s.Hedges > 0 {
+		o.hedges.Add(float64(s.Hedges))
+	}
+	if s.RefusedHedges > 0 {
+		o.hedgeRefuse.Add(float64(s.RefusedHedges))
+	}
+	if s.Wasted > 0 {
+		o.wasted.Add(float64(s.Wasted))
 	}
 }
 
@@ -224,9 +294,11 @@ func (o *Observer) Limiter(l recoil.Limiter) *Limiter {
 
 // Instrument makes p report to o: it sets p.Observe and p.OnAttempt to o's
 // (after the hooks p already has, which still run first), and wraps
-// p.Limiter, if set, with Limiter. A breaker's hook is set where the breaker
+// p.Limiter, if set, with Limiter. If p has a Fallback, its named targets'
+// series are created, at zero. A breaker's hook is set where the breaker
 // is made (BreakerHook). Call it before p is used.
 func (o *Observer) Instrument(p *recoil.Policy) {
+	metricdef.Register(o.targets, p)
 	metricdef.Instrument(p, o.Observe, o.OnAttempt, func(l recoil.Limiter) recoil.Limiter { return o.Limiter(l) })
 }
 

@@ -3,6 +3,7 @@ package recoilprom_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/internal/metricdef"
 	"github.com/recoil-go/recoil/internal/metricdef/metrictest"
 	"github.com/recoil-go/recoil/recoilprom"
@@ -91,6 +93,7 @@ func TestLint(t *testing.T) {
 	m, _, o := observed(t)
 	o.BreakerHook()
 	o.Limiter(nil)
+	o.Instrument(&recoil.Policy{Fallback: &recoil.Fallback{Targets: []recoil.Target{{Name: "primary"}}}})
 	if err := m.Fleet("main", &metrictest.FakeFleet{}); err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +104,8 @@ func TestLint(t *testing.T) {
 	for _, p := range problems {
 		t.Errorf("lint: %s: %s", p.Metric, p.Text)
 	}
-	if n := testutil.CollectAndCount(m); n < 15 {
-		t.Errorf("CollectAndCount = %d series, want at least 15", n)
+	if n := testutil.CollectAndCount(m); n < 30 {
+		t.Errorf("CollectAndCount = %d series, want at least 30", n)
 	}
 }
 
@@ -139,6 +142,7 @@ func TestPromtool(t *testing.T) {
 	m, reg, o := observed(t)
 	o.BreakerHook()
 	o.Limiter(nil)
+	o.Instrument(&recoil.Policy{Fallback: &recoil.Fallback{Targets: []recoil.Target{{Name: "primary"}}}})
 	if err := m.Fleet("main", &metrictest.FakeFleet{}); err != nil {
 		t.Fatal(err)
 	}
@@ -150,5 +154,82 @@ func TestPromtool(t *testing.T) {
 	cmd.Stdin = rec.Body
 	if out, err := cmd.CombinedOutput(); err != nil || len(bytes.TrimSpace(out)) > 0 {
 		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+// summaries are a call's Summary on each path the observer records: no
+// Fallback or Hedge, a Fallback's moves, and a Hedge's counts.
+var summaries = map[string]recoil.Summary{
+	"plain": {Attempts: 2, Reason: recoil.ReasonNone, Waited: time.Second},
+	"fallback": {Attempts: 2, Targets: []recoil.TargetReport{
+		{Target: "primary", Attempts: 1, Left: "overloaded"},
+		{Target: "cold", Left: "cooling down, then circuit open"},
+		{Target: "secondary", Attempts: 1},
+	}},
+	"hedged": {Attempts: 3, Hedges: 2, RefusedHedges: 1, Wasted: 2},
+}
+
+// TestObserveAllocs holds Observe to no allocation on every path, a
+// Fallback's and a Hedge's included, once a target has been met.
+func TestObserveAllocs(t *testing.T) {
+	_, _, o := observed(t)
+	ctx := context.Background()
+	for name, s := range summaries {
+		o.Observe(ctx, s) // meets the targets
+		if n := testing.AllocsPerRun(100, func() { o.Observe(ctx, s) }); n != 0 {
+			t.Errorf("Observe(%s) allocates %v times, want 0", name, n)
+		}
+	}
+}
+
+// TestFallbackSeries checks what only the Prometheus adapter does: the
+// hedge series and the series of a Fallback's named targets exist at zero
+// once the policy is instrumented, and Observers of one policy share the
+// bound on its targets.
+func TestFallbackSeries(t *testing.T) {
+	m, reg, o := observed(t)
+	o.Instrument(&recoil.Policy{Fallback: &recoil.Fallback{Targets: []recoil.Target{{Name: "primary"}, {}, {Name: "secondary"}}}})
+	got := scrape(t, reg)
+	for _, key := range []string{
+		metrictest.Key(metricdef.Hedges.Prom, map[string]string{"policy": metrictest.Policy}),
+		metrictest.Key(metricdef.HedgeRefusals.Prom, map[string]string{"policy": metrictest.Policy}),
+		metrictest.Key(metricdef.WastedAttempts.Prom, map[string]string{"policy": metrictest.Policy}),
+		metrictest.Key(metricdef.TargetAttempts.Prom, map[string]string{"policy": metrictest.Policy, "target": "primary"}),
+		metrictest.Key(metricdef.TargetAttempts.Prom, map[string]string{"policy": metrictest.Policy, "target": "secondary"}),
+		metrictest.Key(metricdef.Fallbacks.Prom, map[string]string{"policy": metrictest.Policy, "target": "primary", "why": "overloaded"}),
+		metrictest.Key(metricdef.Fallbacks.Prom, map[string]string{"policy": metrictest.Policy, "target": "secondary", "why": metricdef.WhyOther}),
+	} {
+		if v, ok := got[key]; !ok || v != 0 {
+			t.Errorf("%s = %v (present %v), want 0", key, v, ok)
+		}
+	}
+	// The unnamed target is met when a call reports it.
+	if _, ok := got[metrictest.Key(metricdef.TargetAttempts.Prom, map[string]string{"policy": metrictest.Policy, "target": "target 2"})]; ok {
+		t.Error("an unnamed target's series exists before a call reports it")
+	}
+
+	// A second Observer of the policy, meeting more targets, shares the
+	// first one's bound: 2 named above, 14 more, then other.
+	o2, err := m.Policy(metrictest.Policy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reports []recoil.TargetReport
+	for i := range 20 {
+		reports = append(reports, recoil.TargetReport{Target: fmt.Sprintf("extra-%02d", i), Attempts: 1, Left: "overloaded"})
+	}
+	o2.Observe(context.Background(), recoil.Summary{Attempts: 20, Targets: reports})
+	targets := map[string]float64{}
+	for key, v := range scrape(t, reg) {
+		if strings.HasPrefix(key, metricdef.TargetAttempts.Prom+"{") {
+			targets[key] = v
+		}
+	}
+	if len(targets) != metricdef.MaxTargets+1 {
+		t.Errorf("%d target series, want %d: %v", len(targets), metricdef.MaxTargets+1, targets)
+	}
+	other := metrictest.Key(metricdef.TargetAttempts.Prom, map[string]string{"policy": metrictest.Policy, "target": metricdef.TargetOther})
+	if got, want := targets[other], float64(20-(metricdef.MaxTargets-2)); got != want {
+		t.Errorf("%s = %v, want %v", other, got, want)
 	}
 }

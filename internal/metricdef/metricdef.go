@@ -2,7 +2,9 @@
 // recoilprom, must agree on so their metrics mean the same: the label values
 // for an attempt's outcome and a call's stop reason, the breaker state's
 // number, the histogram buckets, the check on a policy's name, the fleet
-// fallback metric, and the chaining of a policy's hooks.
+// fallback metric, the hedging and Fallback metrics with their bounded
+// target and why labels (fallback.go), and the chaining of a policy's
+// hooks.
 package metricdef
 
 import (
@@ -26,7 +28,7 @@ const NumOutcomes = 1 + int(recoil.ClassCanceled) + 1
 // OutcomeIndex is the index of e's outcome among Outcomes, or -1 for a class
 // recoil does not define.
 func OutcomeIndex(e recoil.AttemptEvent) int {
-	if e.Err == nil {
+	if succeeded(e) {
 		return 0
 	}
 	if c := int(e.Verdict.Class); c <= int(recoil.ClassCanceled) {
@@ -39,10 +41,17 @@ func OutcomeIndex(e recoil.AttemptEvent) int {
 // failure's class ("transient", "throttled", "overloaded", "permanent",
 // "canceled").
 func Outcome(e recoil.AttemptEvent) string {
-	if e.Err == nil {
+	if succeeded(e) {
 		return OutcomeSuccess
 	}
 	return e.Verdict.Class.String()
+}
+
+// succeeded reports whether e is a success: no error and no verdict. An
+// attempt a hedge abandoned because another answered first comes with no
+// error but a ClassCanceled verdict; it is canceled, not a success.
+func succeeded(e recoil.AttemptEvent) bool {
+	return e.Err == nil && e.Verdict.Class == recoil.ClassUnknown
 }
 
 // Outcomes returns every outcome label, in OutcomeIndex order.

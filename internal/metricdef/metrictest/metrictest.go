@@ -111,6 +111,11 @@ func k(name string, labels ...string) string {
 
 // Scripts returns the scripted calls.
 func Scripts() []Script {
+	return append(retryScripts(), fallbackScripts()...)
+}
+
+// retryScripts are the calls of a policy without a Fallback or a Hedge.
+func retryScripts() []Script {
 	return []Script{{
 		Name: "first try",
 		Run: func(t *testing.T, o Observer) {
@@ -244,14 +249,31 @@ func must(t *testing.T, err, want error) {
 // Path is a call path the overhead benchmarks measure.
 type Path struct {
 	Name string
-	Op   func() func(context.Context) error
+	// Op makes the operation Do calls, for a path without a Fallback.
+	Op func() func(context.Context) error
+	// Targets, for a path under a Fallback, makes the Fallback and the
+	// operation DoTarget calls.
+	Targets func() (*recoil.Fallback, func(context.Context, *recoil.Target) error)
 }
 
-// Paths are the happy path (a first-try success) and the one-retry path
-// (one transient failure, a zero wait, then success).
+// tooLong is a provider's "prompt too long" refusal: under the default
+// rule it moves the call to a target with a longer context and cools
+// nothing, so every call of a benchmark takes the same path.
+var tooLong = recoil.Mark(errors.New("context_length_exceeded"), recoil.Verdict{Class: recoil.ClassPermanent, Code: "context_length_exceeded"})
+
+// twoModels is a Fallback over a short-context model and a long-context
+// one.
+func twoModels() *recoil.Fallback {
+	return &recoil.Fallback{Targets: []recoil.Target{{Name: "short", MaxContext: 8000}, {Name: "long", MaxContext: 200000}}}
+}
+
+// Paths are the happy path (a first-try success), the one-retry path (one
+// transient failure, a zero wait, then success), and two under a
+// Fallback: a success on the first target, and a move from the first
+// target (the prompt too long for it) to the second, which succeeds.
 var Paths = []Path{
-	{"HappyPath", func() func(context.Context) error { return func(context.Context) error { return nil } }},
-	{"OneRetry", func() func(context.Context) error {
+	{Name: "HappyPath", Op: func() func(context.Context) error { return func(context.Context) error { return nil } }},
+	{Name: "OneRetry", Op: func() func(context.Context) error {
 		fail := false
 		return func(context.Context) error {
 			if fail = !fail; fail {
@@ -260,26 +282,51 @@ var Paths = []Path{
 			return nil
 		}
 	}},
+	{Name: "FallbackFirst", Targets: func() (*recoil.Fallback, func(context.Context, *recoil.Target) error) {
+		return twoModels(), func(context.Context, *recoil.Target) error { return nil }
+	}},
+	{Name: "FallbackMove", Targets: func() (*recoil.Fallback, func(context.Context, *recoil.Target) error) {
+		return twoModels(), func(_ context.Context, t *recoil.Target) error {
+			if t.Name == "short" {
+				return tooLong
+			}
+			return nil
+		}
+	}},
 }
 
-// Bench runs Do under the policy that instrument returns, for each of
-// Paths; instrument nil means a policy without hooks, and the baseline
-// "hooks" has empty hooks set, so the loop takes the path it takes for an
-// adapter.
+// Bench runs Do (DoTarget for a path under a Fallback) under the policy
+// that instrument returns, for each of Paths; instrument nil means a
+// policy without hooks, and the baseline "hooks" has empty hooks set, so
+// the loop takes the path it takes for an adapter.
 func Bench(b *testing.B, adapters map[string]func(*recoil.Policy)) {
 	for _, path := range Paths {
 		for _, name := range slices.Sorted(maps.Keys(adapters)) {
 			b.Run(path.Name+"/"+name, func(b *testing.B) {
 				p := &recoil.Policy{Backoff: backoff.None{}, Budget: recoil.NoBudget}
+				var (
+					op       func(context.Context) error
+					targetOp func(context.Context, *recoil.Target) error
+				)
+				if path.Targets != nil {
+					p.Fallback, targetOp = path.Targets()
+				} else {
+					op = path.Op()
+				}
 				if instrument := adapters[name]; instrument != nil {
 					instrument(p)
 				}
-				op := path.Op()
 				ctx := context.Background()
 				b.ReportAllocs()
 				stop := ReportCPU(b)
 				for b.Loop() {
-					if err := recoil.Do(ctx, p, op); err != nil {
+					var err error
+					if targetOp != nil {
+						err = recoil.DoTarget(ctx, p, targetOp)
+					} else {
+						err = recoil.Do(ctx, p, op)
+					}
+					if err != nil {
 						b.Fatal(err)
 					}
 				}
