@@ -70,6 +70,11 @@ var (
 	ErrNoTarget          = errors.New("recoil: no fallback target available")
 )
 
+// ErrAbandoned is the error OnAttempt reports for an attempt a hedged call
+// gave up in flight because another attempt answered first or decided the
+// call: its Verdict's class is ClassCanceled and its Reason says which.
+var ErrAbandoned = errors.New("recoil: attempt abandoned in flight")
+
 var sentinels = [...]error{
 	ReasonAttempts:    ErrAttemptsExhausted,
 	ReasonPermanent:   ErrPermanent,

@@ -59,6 +59,26 @@ const (
 	RetiredCooldown = 10 * time.Minute
 )
 
+// The reasons recoil gives for leaving or passing over a target, in
+// TargetReport.Left and AttemptEvent.Left: DefaultFallbackRule's, then the
+// Fallback's own for a target passed over without an attempt. A target
+// tried as the last resort after cooling down and refused then reads
+// WhyCooling + ", then " + the refusal.
+const (
+	WhyRetired     = "model not found"
+	WhyKeyRefused  = "key refused"
+	WhyQuota       = "quota exhausted"
+	WhyContext     = "context too long"
+	WhyOverloaded  = "overloaded"
+	WhyThrottled   = "rate limited"
+	WhyCircuitOpen = "circuit open"
+	WhyAllowance   = "allowance exhausted"
+	WhyCooling     = "cooling down"
+	WhyOut         = "out until restored"
+	// WhyMovedOn is the reason of a move whose custom rule gave no Why.
+	WhyMovedOn = "moved on"
+)
+
 // Leave is a FallbackRule's answer about one failure: whether the call
 // leaves its target for the next, and how long later calls pass the target
 // over.
@@ -120,19 +140,19 @@ func DefaultFallbackRule(v Verdict, cooldown time.Duration) Leave {
 	switch code := v.Code; {
 	case code == "":
 	case hasCode(retiredCodes, code):
-		return Leave{Move: true, Cool: RetiredCooldown, Why: "model not found"}
+		return Leave{Move: true, Cool: RetiredCooldown, Why: WhyRetired}
 	case hasCode(revokedCodes, code):
-		return Leave{Move: true, Cool: CoolForever, Why: "key refused"}
+		return Leave{Move: true, Cool: CoolForever, Why: WhyKeyRefused}
 	case hasCode(quotaCodes, code):
-		return Leave{Move: true, Cool: CoolForever, Why: "quota exhausted"}
+		return Leave{Move: true, Cool: CoolForever, Why: WhyQuota}
 	case hasCode(contextCodes, code):
-		return Leave{Move: true, Longer: true, Why: "context too long"}
+		return Leave{Move: true, Longer: true, Why: WhyContext}
 	}
 	switch v.Class {
 	case ClassOverloaded:
-		return Leave{Move: true, Cool: max(v.Wait, cooldown), Why: "overloaded"}
+		return Leave{Move: true, Cool: max(v.Wait, cooldown), Why: WhyOverloaded}
 	case ClassThrottled:
-		return Leave{Move: true, Cool: max(v.Wait, cooldown), Why: "rate limited"}
+		return Leave{Move: true, Cool: max(v.Wait, cooldown), Why: WhyThrottled}
 	}
 	return Leave{}
 }
@@ -367,14 +387,14 @@ func (r *route) choose(now time.Time, k budget.Cause) (bool, Reason) {
 		}
 		switch u := f.until[i].Load(); {
 		case u == math.MaxInt64:
-			r.pass(i, "out until restored")
+			r.pass(i, WhyOut)
 			other = true
 			continue
 		case u > nowNs:
 			if soonest < 0 || u < until {
 				soonest, at, until = i, len(r.reports), u
 			}
-			r.pass(i, "cooling down")
+			r.pass(i, WhyCooling)
 			continue
 		}
 		why := r.admit(i, now, k)
@@ -395,7 +415,7 @@ func (r *route) choose(now time.Time, k budget.Cause) (bool, Reason) {
 			r.take(soonest, at)
 			return true, ReasonNone
 		}
-		r.reports[at].Left = "cooling down, then " + why
+		r.reports[at].Left = WhyCooling + ", then " + why
 		open, other = open || why == whyOpen, other || why != whyOpen
 	}
 	if open && !other {
@@ -404,7 +424,7 @@ func (r *route) choose(now time.Time, k budget.Cause) (bool, Reason) {
 	return false, ReasonNoTarget
 }
 
-const whyOpen = "circuit open"
+const whyOpen = WhyCircuitOpen
 
 // take makes target i the attempt's, reported at reports[at].
 func (r *route) take(i, at int) {
@@ -440,7 +460,7 @@ func (r *route) admit(i int, now time.Time, k budget.Cause) string {
 		t.Breaker.RecordAt(now, breaker.Ignored) // the probe it let through does not go
 	}
 	r.f.cool(i, now, r.f.cooldown())
-	return "allowance exhausted"
+	return WhyAllowance
 }
 
 // record reports an attempt's outcome to its target's breaker and
@@ -509,7 +529,7 @@ func (r *route) canMove(longer bool) bool {
 func (r *route) leave(lv *Leave) {
 	r.reports[r.leg].Left = lv.Why
 	if lv.Why == "" {
-		r.reports[r.leg].Left = "moved on"
+		r.reports[r.leg].Left = WhyMovedOn
 	}
 	r.from = r.cur + 1
 	if lv.Longer {

@@ -98,8 +98,10 @@ func ExampleHedge() {
 	// it. The hedge is paid from the policy's retry budget and counts
 	// against its three attempts.
 	search := &recoil.Policy{
-		Hedge:   &recoil.Hedge{Delay: 50 * time.Millisecond},
-		Observe: func(_ context.Context, s recoil.Summary) { fmt.Println(s.Attempts, "attempts,", s.Hedges, "hedge,", s.Wasted, "wasted") },
+		Hedge: &recoil.Hedge{Delay: 50 * time.Millisecond},
+		Observe: func(_ context.Context, s recoil.Summary) {
+			fmt.Println(s.Attempts, "attempts,", s.Hedges, "hedge,", s.Wasted, "wasted")
+		},
 	}
 	var calls atomic.Int32
 	answer, err := recoil.Get(context.Background(), search, func(ctx context.Context) (string, error) {

@@ -236,13 +236,16 @@ func (c *Call) landed(n int) (at time.Time) {
 
 // abandon gives up the attempts still in flight, for why: each counts for
 // nothing in the budgets and breakers and reaches OnAttempt as canceled,
-// with cause as its error.
+// with cause as its error (ErrAbandoned when nil).
 func (c *Call) abandon(now time.Time, why string, cause error, r Reason) {
 	ro := c.route
 	if ro == nil || len(ro.flight) == 0 {
 		return
 	}
 	p := c.p
+	if cause == nil {
+		cause = ErrAbandoned
+	}
 	for _, f := range ro.flight {
 		if c.budget != nil {
 			c.budget.RecordAt(now, budget.Outcome{Attempt: f.n, Result: budget.Ignored})

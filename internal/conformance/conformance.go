@@ -614,8 +614,8 @@ func slow(o Outcome, d time.Duration) Outcome {
 }
 
 const (
-	noHedgeSim  = "the simulator's callers keep one attempt in flight"
-	hedgeDelay  = 100 * time.Millisecond
+	noHedgeSim = "the simulator's callers keep one attempt in flight"
+	hedgeDelay = 100 * time.Millisecond
 )
 
 func hedged(f func(p *recoil.Policy)) func() *recoil.Policy {

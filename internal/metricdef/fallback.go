@@ -49,21 +49,21 @@ var (
 // reason, free text, cannot make a label value of its own.
 var whys = [...]string{
 	// DefaultFallbackRule's reasons.
-	"model not found",
-	"key refused",
-	"quota exhausted",
-	"context too long",
-	"overloaded",
-	"rate limited",
+	recoil.WhyRetired,
+	recoil.WhyKeyRefused,
+	recoil.WhyQuota,
+	recoil.WhyContext,
+	recoil.WhyOverloaded,
+	recoil.WhyThrottled,
 	// The Fallback's own, for a target passed over without an attempt
 	// (a target tried as the last resort after cooling down and refused
 	// then reads "cooling down, then circuit open": it counts as
 	// "cooling down").
-	"circuit open",
-	"allowance exhausted",
-	"cooling down",
-	"out until restored",
-	// Everything else: a custom rule's Why, or "moved on" for one that
+	recoil.WhyCircuitOpen,
+	recoil.WhyAllowance,
+	recoil.WhyCooling,
+	recoil.WhyOut,
+	// Everything else: a custom rule's Why, or WhyMovedOn for one that
 	// gave none.
 	WhyOther,
 }
@@ -79,13 +79,13 @@ func Whys() []string { return slices.Clone(whys[:]) }
 
 // whyCooling prefixes the reason of a target tried as the last resort
 // after cooling down, and refused then.
-const whyCooling = "cooling down, then "
+const whyCooling = recoil.WhyCooling + ", then "
 
 // WhyIndex is the index among Whys of the label for left, a
 // TargetReport.Left that is not "".
 func WhyIndex(left string) int {
 	if strings.HasPrefix(left, whyCooling) {
-		left = "cooling down"
+		left = recoil.WhyCooling
 	}
 	for i, w := range whys[:NumWhys-1] {
 		if w == left {
