@@ -76,6 +76,17 @@ type ClientResult struct {
 	Throttled int64       `json:"throttled"`
 	Goodput   float64     `json:"goodput_per_s"`
 	Latency   Percentiles `json:"latency"`
+	// MostAttempts is the most attempts one call made, on every target
+	// together; counted for calls under a policy that falls back or
+	// hedges, zero otherwise.
+	MostAttempts int64 `json:"most_attempts,omitempty"`
+	// Hedges counts the hedges the calls started, RefusedHedges those the
+	// budget, limiter, breaker or deadline refused, and Wasted the
+	// attempts dropped in flight when another answered or decided the
+	// call (recoil.Summary's, added up).
+	Hedges        int64 `json:"hedges,omitempty"`
+	RefusedHedges int64 `json:"refused_hedges,omitempty"`
+	Wasted        int64 `json:"wasted,omitempty"`
 }
 
 // ServiceResult is one service in a run.
@@ -125,6 +136,9 @@ type OutageResult struct {
 	End         time.Duration `json:"-"`
 	Recovered   bool          `json:"recovered"`
 	RecoveredAt time.Duration `json:"-"`
+	// Class is the outage's class as the scenario wrote it; "" for a
+	// transient one.
+	Class string `json:"-"`
 }
 
 // Sample is one point of a service's time series: the interval Dt ending at
