@@ -15,6 +15,9 @@ import (
 // bucket, classification honoured.
 //
 // The simulator honours every field but IdleTimeout (it has no streams).
+// A Fallback's targets each reach a service of the scenario, named by the
+// target's upstream (or its name); its retries: per-target runs the
+// gateways' nested loops (see route.go). A Hedge races slow attempts.
 // Classify's modes read the simulator's own outcomes: ClassifyTimeouts
 // retries the caller's attempt timeouts (and a hop deadline that passed)
 // and nothing else. Hop turns the hop protocol on with that edge budget: a
