@@ -168,13 +168,17 @@ func (w *world) launch(ci int32, c *call, node int32, n int, deadline time.Time)
 }
 
 // arm sets the hedged call's hedge timer for HedgeAfter from now, or
-// leaves it unset when the call may start no hedge.
+// leaves it unset when the call may start no hedge. The timer fires a
+// nanosecond after the delay: an attempt is raced once it has run longer
+// than the delay, and one answering at that very instant — a tie on
+// virtual time, as when every answer takes the same time and so does the
+// quantile of them — is not.
 func (w *world) arm(ci int32, c *call) {
 	after := c.rc.HedgeAfter()
 	h := w.hedgingOf(ci)
 	h.timer = (h.timer + 1) & genMask
 	if after > 0 {
-		w.schedule(w.now+int64(after), evHedge, ci, h.timer)
+		w.schedule(w.now+int64(after)+1, evHedge, ci, h.timer)
 	}
 }
 

@@ -253,3 +253,26 @@ func TestRouteErrors(t *testing.T) {
 		t.Errorf("Validate(chain to b) = %v, want target b refused", err)
 	}
 }
+
+// TestHedgeNotOnATie: an attempt is raced once it has run longer than the
+// hedge delay. When every answer takes 10 ms the p90 of them is 10 ms, and
+// an attempt answering at that very instant is not raced.
+func TestHedgeNotOnATie(t *testing.T) {
+	const src = `name: tie
+duration: 20s
+services: [{name: s, workers: 4, service: 10ms}]
+clients:
+  - name: c
+    target: s
+    rate: 20/s
+    policy: {hedge: {quantile: 0.9, delay: 10ms}}
+`
+	s, err := Parse("tie.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := clientOf(t, run(t, s, 1).Runs[0], "c")
+	if c.Hedges != 0 || c.Attempts != c.Calls {
+		t.Errorf("%d calls, %d attempts, %d hedges; want no hedge", c.Calls, c.Attempts, c.Hedges)
+	}
+}
