@@ -93,7 +93,7 @@ type policies struct {
 	cmp      *PolicySpec // the compared policy of the run; nil if none
 	def      *PolicySpec
 	compiled map[policyKey]*policy
-	svc      map[string]int32 // each service's index by name, for fallback chains
+	svc      map[string]int32 // each service's index by name, for fallback chains; made for the first
 }
 
 type policyKey struct {
@@ -102,11 +102,7 @@ type policyKey struct {
 }
 
 func newPolicies(s *Scenario, cmp *PolicySpec) *policies {
-	svc := make(map[string]int32, len(s.Services))
-	for i := range s.Services {
-		svc[s.Services[i].Name] = int32(i)
-	}
-	return &policies{s: s, cmp: cmp, def: &PolicySpec{Name: "default"}, compiled: map[policyKey]*policy{}, svc: svc}
+	return &policies{s: s, cmp: cmp, def: &PolicySpec{Name: "default"}, compiled: map[policyKey]*policy{}}
 }
 
 // pick returns the compiled policy ref names, with attempt timeout tmo if
@@ -122,6 +118,12 @@ func (c *policies) pick(ref PolicyRef, tmo time.Duration) *policy {
 	k := policyKey{ps, tmo}
 	if p, ok := c.compiled[k]; ok {
 		return p
+	}
+	if ps.Fallback != nil && c.svc == nil {
+		c.svc = make(map[string]int32, len(c.s.Services))
+		for i := range c.s.Services {
+			c.svc[c.s.Services[i].Name] = int32(i)
+		}
 	}
 	p := compile(ps, c.svc)
 	p.brooker = c.s.Schedules == SchedulesBrooker2015
