@@ -276,3 +276,27 @@ clients:
 		t.Errorf("%d calls, %d attempts, %d hedges; want no hedge", c.Calls, c.Attempts, c.Hedges)
 	}
 }
+
+// TestHedgeBudgetNeedsFailures pins the limit of what the budget does for
+// hedging: it stops hedges through failures. The same backend with a
+// queue of no bound answers no 503 when overloaded, only later, the token
+// bucket never empties, and at 250 a second the hedge at the p95 goes on
+// sending half as many attempts again as there are calls, with the budget
+// as without it.
+func TestHedgeBudgetNeedsFailures(t *testing.T) {
+	t.Parallel()
+	s := builtin(t, "slow-tail-hedge")
+	s.Duration = 90 * time.Second
+	s.Sweep.Values = []string{"250"}
+	s.Services[0].Queue = 0
+	res := run(t, s, 1)
+	on := clientOf(t, runOf(t, res, "no hedge", "250"), "app")
+	ob := clientOf(t, runOf(t, res, "hedge at p95", "250"), "app")
+	off := clientOf(t, runOf(t, res, "hedge at p95, no budget", "250"), "app")
+	t.Logf("unbounded queue at 250/s: hedges %d (refused %d) with the budget, %d without; attempts a call %.2f, %.2f, %.2f",
+		ob.Hedges, ob.RefusedHedges, off.Hedges, perCall(on), perCall(ob), perCall(off))
+	if ob.RefusedHedges != 0 || ob.Hedges != off.Hedges || perCall(ob) < 1.3*perCall(on) {
+		t.Errorf("with no failure to empty it the budget refused %d hedges and let %d through (%d without it), %.2f attempts a call against %.2f: want none refused, as many as without",
+			ob.RefusedHedges, ob.Hedges, off.Hedges, perCall(ob), perCall(on))
+	}
+}
