@@ -300,3 +300,59 @@ func TestHedgeBudgetNeedsFailures(t *testing.T) {
 			ob.RefusedHedges, ob.Hedges, off.Hedges, perCall(ob), perCall(on))
 	}
 }
+
+// FuzzRoute: whatever policy the language accepts — a chain of either
+// kind, a hedge, both, with a budget, a breaker, a limit, timeouts — a run
+// of it against two flaky services ends, every call it began counted as
+// through, failed or unfinished, and no call of a chain under one bound
+// makes more attempts than the bound.
+func FuzzRoute(f *testing.F) {
+	f.Add([]byte("fallback: {targets: [a, b]}\n"))
+	f.Add([]byte("fallback: {targets: [a, b], retries: per-target}\nmax_attempts: 2\nbackoff: none\n"))
+	f.Add([]byte("hedge: {quantile: 0.5, max_hedges: 3}\nmax_attempts: 5\nattempt_timeout: 30ms\n"))
+	f.Add([]byte("fallback: {targets: [a, {name: b, breaker: {consecutive_failures: 1, open: 100ms}}], cooldown: 50ms}\nhedge: {delay: 5ms}\nlimit: 2\ntimeout: 80ms\n"))
+	f.Add([]byte("fallback: {targets: [b, a], retries: per-target}\nhedge: {delay: 1ms, max_hedges: 2}\nbudget: none\nhop: 2\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ps, err := policyspec.Parse("p.yaml", data)
+		if err != nil {
+			return
+		}
+		if ps.Fallback != nil {
+			for i := range ps.Fallback.Targets {
+				if n := ps.Fallback.Targets[i].UpstreamName(); n != "a" && n != "b" {
+					return
+				}
+			}
+		}
+		ps.Name, ps.IdleTimeout = "p", 0
+		s := &Scenario{Name: "fuzz", Duration: 3 * time.Second, Policies: []PolicySpec{ps},
+			Services: []ServiceSpec{
+				{Name: "a", Workers: 2, Queue: 4, Service: Exponential(10 * time.Millisecond), Failure: 0.2,
+					Outages: []Outage{{Start: time.Second, Duration: 500 * time.Millisecond, Class: "quota"}}},
+				{Name: "b", Workers: 2, Service: Exponential(20 * time.Millisecond), Failure: 0.1,
+					Tail: &Tail{Share: 0.1, Service: Constant(200 * time.Millisecond)},
+					Outages: []Outage{{Start: 2 * time.Second, Duration: 300 * time.Millisecond, Class: "overloaded"}}},
+			},
+			Clients: []ClientSpec{{Name: "c", Target: "a", Rate: 40}, {Name: "k", Target: "b", Callers: 3, Think: Constant(50 * time.Millisecond)}},
+		}
+		if err := s.Validate(); err != nil {
+			return
+		}
+		res, err := Run(t.Context(), s, Options{Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bound := int64(ps.MaxAttempts)
+		if bound == 0 {
+			bound = 3
+		}
+		for _, c := range res.Runs[0].Clients {
+			if c.Succeeded+c.Failed+c.Unfinished != c.Calls {
+				t.Errorf("%s: %d through, %d failed, %d unfinished of %d calls", c.Name, c.Succeeded, c.Failed, c.Unfinished, c.Calls)
+			}
+			if !ps.Fallback.PerTarget() && c.MostAttempts > bound {
+				t.Errorf("%s: a call made %d attempts under max_attempts %d", c.Name, c.MostAttempts, bound)
+			}
+		}
+	})
+}
