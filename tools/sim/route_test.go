@@ -330,7 +330,7 @@ func FuzzRoute(f *testing.F) {
 				{Name: "a", Workers: 2, Queue: 4, Service: Exponential(10 * time.Millisecond), Failure: 0.2,
 					Outages: []Outage{{Start: time.Second, Duration: 500 * time.Millisecond, Class: "quota"}}},
 				{Name: "b", Workers: 2, Service: Exponential(20 * time.Millisecond), Failure: 0.1,
-					Tail: &Tail{Share: 0.1, Service: Constant(200 * time.Millisecond)},
+					Tail:    &Tail{Share: 0.1, Service: Constant(200 * time.Millisecond)},
 					Outages: []Outage{{Start: 2 * time.Second, Duration: 300 * time.Millisecond, Class: "overloaded"}}},
 			},
 			Clients: []ClientSpec{{Name: "c", Target: "a", Rate: 40}, {Name: "k", Target: "b", Callers: 3, Think: Constant(50 * time.Millisecond)}},
