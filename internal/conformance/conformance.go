@@ -539,7 +539,8 @@ func Chain(names ...string) *recoil.Fallback {
 
 // NoFallback is why a driver cannot express the fallback rows.
 const (
-	noFallbackSim = "the simulator's callers reach one dependency: its scenarios do not model a second upstream to fall back to"
+	noFallbackSim = "the simulator's requests have no size: no simulated upstream answers \"context too long\""
+	noHopZeroSim  = "in the simulator a hop budget of 0 turns the protocol off; the budget-of-1 row covers it"
 	// gRPC's "try again later" is UNAVAILABLE (HTTP 503 maps to it), which
 	// gRFC A6 makes transient: DefaultFallbackRule retries it on the same
 	// target, on the one backoff schedule.
@@ -553,7 +554,7 @@ func fallback(names ...string) func(p *recoil.Policy) {
 // fallbackRows are the rows on a Fallback: which failures move a call to
 // the next target, and how the whole chain stays under one policy.
 func fallbackRows() []Row {
-	cannot := map[string]string{Sim: noFallbackSim}
+	cannot := map[string]string{}
 	rows := []Row{
 		{Name: "fallback: a retired model's 404 moves on at once", Policy: with(fallback("a", "b")), Script: []Outcome{s404, ok},
 			Attempts: 2, Waited: none, Route: "a b"},
@@ -562,7 +563,7 @@ func fallbackRows() []Row {
 		{Name: "fallback: an exhausted quota moves on", Policy: with(fallback("a", "b")), Script: []Outcome{quota, ok},
 			Attempts: 2, Waited: none, Route: "a b"},
 		{Name: "fallback: context too long moves once to a longer context", Policy: with(fallback("a=8000", "b=8000", "c=200000")),
-			Script: []Outcome{tooLong, ok}, Attempts: 2, Waited: none, Route: "a c"},
+			Script: []Outcome{tooLong, ok}, Attempts: 2, Waited: none, Route: "a c", Cannot: map[string]string{Sim: noFallbackSim}},
 		{Name: "fallback: overloaded moves on", Policy: with(fallback("a", "b")), Script: []Outcome{s503, ok},
 			Attempts: 2, Waited: none, Route: "a b", Cannot: map[string]string{GRPC: noOverloadMoveGRPC}},
 		{Name: "fallback: overloaded on the last target is retried there", Policy: with(fallback("a", "b")), Script: []Outcome{s503, s503, ok},
@@ -578,7 +579,7 @@ func fallbackRows() []Row {
 			p.Budget = refuseRetries{admit: true}
 		}), Script: []Outcome{s404}, Attempts: 1, Reason: recoil.ReasonBudget, Waited: none, Route: "a"},
 		{Name: "fallback: a request budget of 0 refuses the move", Policy: with(fallback("a", "b")), Script: []Outcome{s404}, RequestBudget: budgetOf(0),
-			Attempts: 1, Reason: recoil.ReasonBudget, Waited: none, Route: "a", Cannot: map[string]string{Do: noRequestBudget}},
+			Attempts: 1, Reason: recoil.ReasonBudget, Waited: none, Route: "a", Cannot: map[string]string{Do: noRequestBudget, Sim: noHopZeroSim}},
 		{Name: "fallback: the deadline bounds the chain", Policy: with(func(p *recoil.Policy) {
 			fallback("a", "b")(p)
 			p.Timeout = 300 * time.Millisecond
@@ -614,7 +615,7 @@ func slow(o Outcome, d time.Duration) Outcome {
 }
 
 const (
-	noHedgeSim = "the simulator's callers keep one attempt in flight"
+	noHedgeSim = noCancel
 	hedgeDelay = 100 * time.Millisecond
 )
 
@@ -630,7 +631,8 @@ func hedged(f func(p *recoil.Policy)) func() *recoil.Policy {
 // hedgeRows are the rows on a Hedge: an attempt slow to answer is raced
 // by another, and every hedge is an attempt of the one policy.
 func hedgeRows() []Row {
-	cannot := map[string]string{Sim: noHedgeSim}
+	cannot := map[string]string{}
+	uncancellable := map[string]string{Sim: noHedgeSim}
 	return []Row{
 		{Name: "hedge: the hedge wins", Policy: hedged(nil), Script: []Outcome{slow(ok, 5*time.Second), slow(ok, 50*time.Millisecond)},
 			Attempts: 2, Hedges: 1, Waited: none, Cannot: cannot},
@@ -641,7 +643,7 @@ func hedgeRows() []Row {
 		{Name: "hedge: the budget refuses the hedge, not the call", Policy: hedged(func(p *recoil.Policy) { p.Budget = refuseRetries{admit: true} }),
 			Script: []Outcome{slow(ok, time.Second)}, Attempts: 1, Waited: none, Cannot: cannot},
 		{Name: "hedge: cancelled by the caller", Policy: hedged(nil), Script: []Outcome{hang}, CancelAt: 300 * time.Millisecond,
-			Attempts: 2, Hedges: 1, Reason: recoil.ReasonCanceled, Waited: none, Cannot: cannot},
+			Attempts: 2, Hedges: 1, Reason: recoil.ReasonCanceled, Waited: none, Cannot: uncancellable},
 		{Name: "hedge: a failure waits for the hedge in flight", Policy: hedged(nil), Script: []Outcome{slow(s500, 200*time.Millisecond), slow(ok, 300*time.Millisecond)},
 			Attempts: 2, Hedges: 1, Waited: none, Cannot: cannot},
 		{Name: "hedge: MaxAttempts counts hedges", Policy: hedged(func(p *recoil.Policy) {

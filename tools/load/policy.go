@@ -70,6 +70,15 @@ func NewPolicy(s *policyspec.Spec) (Policy, error) {
 	if err := s.Validate(); err != nil {
 		return Policy{}, err
 	}
+	// The load driver sends every attempt to its one URL through a
+	// Transport that does not hedge: a chain of upstreams or a hedge would
+	// be accepted and not honoured.
+	if s.Fallback != nil {
+		return Policy{}, s.Pos.Errorf("fallback", "the load driver sends to one URL: a fallback chain is for the simulator (recoil sim)")
+	}
+	if s.Hedge != nil {
+		return Policy{}, s.Pos.Errorf("hedge", "the load driver's Transport does not hedge: a hedge is for the simulator (recoil sim)")
+	}
 	return Policy{Name: s.Name, Policy: s.Policy(nil), Hop: s.Hop, IdleTimeout: s.IdleTimeout}, nil
 }
 

@@ -21,10 +21,13 @@ func (s *Spec) Policy(rnd *rand.Rand) *recoil.Policy {
 
 // Build sets up the zero policy p, in place, as the spec describes: every
 // recoil.Policy field the spec has, with fresh budget, breaker and limiter
-// state, and a Policy.Classify for the Classify mode. rnd, if not nil, is
+// state (a Fallback's cool-downs and its targets' breakers, a Hedge's
+// latencies), and a Policy.Classify for the Classify mode. rnd, if not nil, is
 // the policy's jitter source and the adaptive budget's; it must then not
 // be shared by goroutines. Hop and IdleTimeout are not Policy fields: the
-// driver reads them from the spec. Build expects a valid spec (Validate).
+// driver reads them from the spec; nor is a Fallback that retries per
+// target (Fallback.PerTarget), which leaves Policy.Fallback nil for the
+// driver to run as it says. Build expects a valid spec (Validate).
 func (s *Spec) Build(p *recoil.Policy, rnd *rand.Rand) {
 	p.MaxAttempts, p.MaxServerWait, p.MinAttempt = s.MaxAttempts, s.MaxServerWait, s.MinAttempt
 	p.Timeout, p.AttemptTimeout = s.Timeout, s.AttemptTimeout
@@ -51,6 +54,12 @@ func (s *Spec) Build(p *recoil.Policy, rnd *rand.Rand) {
 	}
 	if s.Limit > 0 {
 		p.Limiter = limit.Must(limit.New(limit.Config{Capacity: s.Limit})) // checked: 0 ≤ Limit
+	}
+	if s.Fallback != nil {
+		p.Fallback = s.Fallback.New()
+	}
+	if s.Hedge != nil {
+		p.Hedge = s.Hedge.New()
 	}
 }
 

@@ -80,6 +80,12 @@ func Decode(file string, n *yaml.Node, path string) (Spec, error) {
 			*p, err = decodeMapping[Budget](d, n, path, renamedBudget)
 		case **Breaker:
 			*p, err = decodeBreaker(d, n, path)
+		case **Fallback:
+			*p, err = decodeFallback(d, n, path)
+		case **Hedge:
+			h := new(Hedge)
+			h.Pos, err = d.Struct(n, path, reflect.ValueOf(h).Elem(), d.Scalar)
+			*p = h
 		default:
 			err = d.Scalar(n, path, f)
 		}

@@ -36,6 +36,14 @@
 //	classify: default            # or retry-everything, timeouts
 //	hop: 2                       # the hop protocol's retries for the whole call tree
 //	idle_timeout: 15s            # HTTP only: a body that delivers nothing this long fails
+//	fallback:                    # ordered targets, each an upstream (in a scenario, a service)
+//	  targets:
+//	    - primary                                       # shorthand for {name: primary}
+//	    - {name: second-key, upstream: provider-b, breaker: {consecutive_failures: 3, open: 30s}}
+//	    - {name: self-hosted, max_context: 32000}
+//	  cooldown: 15s              # how long an overloaded or rate-limited target is passed over
+//	  retries: shared            # or per-target: the gateways' nested loops (the simulator only)
+//	hedge: {quantile: 0.95, delay: 300ms, max_hedges: 1}  # race the slow tail with a copy
 //
 // Backoff kinds: none; constant (base); exponential, full-jitter and
 // equal-jitter (base, max, multiplier); decorrelated (base, max);

@@ -20,6 +20,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("budget: {kind: quota, capacity: 10, retry_cost: 5}\nbreaker: {consecutive_failures: -1, failure_rate: 50%, window: 1s}\nlimit: 2\n"))
 	f.Add([]byte("backoff: {kind: proportional, base: 1s, multiplier: 1.6, jitter: 0.2, max: 2m}\nclassify: timeouts\nhop: 3\n"))
 	f.Add([]byte("attempts: 3\nbackoff: {kind: full, base: 1s, cap: 2s}\n"))
+	f.Add([]byte("fallback:\n  targets:\n    - primary\n    - {name: b, upstream: p-b, max_context: 8000, breaker: {open: 1s}}\n  cooldown: 5s\n"))
+	f.Add([]byte("fallback: {targets: [a, b], retries: per-target}\nhedge: {delay: 100ms, quantile: 0.95, max_hedges: 2}\n"))
 	for _, name := range Presets() {
 		f.Add([]byte("preset: " + name + "\n"))
 	}

@@ -84,6 +84,13 @@ type Spec struct {
 	// applies to HTTP calls only: the simulator has no streams and refuses
 	// it.
 	IdleTimeout time.Duration `yaml:"idle_timeout" json:"idle_timeout,omitempty"`
+	// Fallback, if set, sends the call's attempts across ordered targets,
+	// each an upstream of its own (recoil.Policy.Fallback); nil means one
+	// upstream. See Fallback for the gateways' per-target retries.
+	Fallback *Fallback `yaml:"fallback" json:"fallback,omitempty"`
+	// Hedge, if set, races an attempt slow to answer with another copy of
+	// it (recoil.Policy.Hedge); nil means no hedging.
+	Hedge *Hedge `yaml:"hedge" json:"hedge,omitempty"`
 
 	// Pos is where the policy was read from; zero for a Spec built in Go.
 	Pos Pos `yaml:"-" json:"-"`
@@ -269,6 +276,12 @@ func (s *Spec) check(c *strictyaml.Checker) {
 	}
 	if s.Breaker != nil {
 		s.Breaker.check(c, at(p, "breaker", s.Breaker.Pos))
+	}
+	if s.Fallback != nil {
+		s.Fallback.check(c, at(p, "fallback", s.Fallback.Pos))
+	}
+	if s.Hedge != nil {
+		s.Hedge.check(c, at(p, "hedge", s.Hedge.Pos))
 	}
 }
 

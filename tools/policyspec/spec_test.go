@@ -34,6 +34,19 @@ func clearPos(s Spec) Spec {
 	if s.Breaker != nil {
 		s.Breaker.Pos = Pos{}
 	}
+	if s.Fallback != nil {
+		s.Fallback.Pos = Pos{}
+		for i := range s.Fallback.Targets {
+			t := &s.Fallback.Targets[i]
+			t.Pos = Pos{}
+			if t.Breaker != nil {
+				t.Breaker.Pos = Pos{}
+			}
+		}
+	}
+	if s.Hedge != nil {
+		s.Hedge.Pos = Pos{}
+	}
 	return s
 }
 
@@ -85,6 +98,23 @@ idle_timeout: 15s
 			return s
 		}()},
 		{"breaker none undoes the preset's", "preset: default\nbreaker: none\nname: mine\n", Spec{Name: "mine"}},
+		{"a fallback chain", `
+fallback:
+  targets:
+    - primary
+    - {name: second-key, upstream: provider-b, breaker: {consecutive_failures: 3, open: 30s}}
+    - name: self-hosted
+      max_context: 32000
+  cooldown: 5s
+`, Spec{Fallback: &Fallback{Cooldown: 5 * time.Second, Targets: []Target{
+			{Name: "primary"},
+			{Name: "second-key", Upstream: "provider-b", Breaker: &Breaker{ConsecutiveFailures: 3, Open: 30 * time.Second}},
+			{Name: "self-hosted", MaxContext: 32000},
+		}}}},
+		{"the gateways' retries per target", "fallback: {targets: [a, b], retries: per-target}\n",
+			Spec{Fallback: &Fallback{Targets: []Target{{Name: "a"}, {Name: "b"}}, Retries: RetriesPerTarget}}},
+		{"a hedge", "hedge: {delay: 300ms, quantile: 95%, max_hedges: 2}\n", Spec{Hedge: &Hedge{Delay: 300 * ms, Quantile: 0.95, MaxHedges: 2}}},
+		{"an empty hedge is recoil's default hedge", "hedge: {}\n", Spec{Hedge: &Hedge{}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -109,7 +139,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"syntax", "backoff: [1s\n", "p.yaml:1: did not find expected ',' or ']'"},
 		{"not a mapping", "- 1\n", "p.yaml:1: want a mapping, got a list"},
-		{"unknown field", "max_attempts: 3\nmax_attemps: 4\n", `p.yaml:2: max_attemps: unknown field "max_attemps" (want one of attempt_timeout, backoff, breaker, budget, classify, hop, idle_timeout, limit, max_attempts, max_server_wait, min_attempt, name, overload_backoff, preset, timeout)`},
+		{"unknown field", "max_attempts: 3\nmax_attemps: 4\n", `p.yaml:2: max_attemps: unknown field "max_attemps" (want one of attempt_timeout, backoff, breaker, budget, classify, fallback, hedge, hop, idle_timeout, limit, max_attempts, max_server_wait, min_attempt, name, overload_backoff, preset, timeout)`},
 		{"twice", "timeout: 1s\ntimeout: 2s\n", "p.yaml:2: timeout: given twice (first on line 1)"},
 		{"not a whole number", "max_attempts: many\n", `p.yaml:1: max_attempts: want a whole number, got "many"`},
 		{"negative attempts", "max_attempts: -1\n", "p.yaml:1: max_attempts: must not be negative (0 means recoil's default, 3)"},
@@ -140,6 +170,22 @@ func TestParseErrors(t *testing.T) {
 		{"unknown preset", "preset: hurried\n", `p.yaml:1: preset: unknown preset "hurried" (want one of immediate, wrapper, exponential, full-jitter, default)`},
 		{"preset not a name", "preset: {a: 1}\n", "p.yaml:1: preset: want a string, got a mapping"},
 		{"a second document", "name: a\n---\nname: b\n", "p.yaml:2: a file holds one YAML document"},
+		{"fallback without targets", "name: p\nfallback: {cooldown: 1s}\n", "p.yaml:2: fallback.targets: missing: a fallback needs at least one target"},
+		{"fallback not a mapping", "fallback: [a, b]\n", "p.yaml:1: fallback: want a mapping, got a list"},
+		{"targets not a list", "fallback:\n  targets: a\n", `p.yaml:2: fallback.targets: want a list, got "a"`},
+		{"a target twice", "fallback:\n  targets:\n    - a\n    - b\n    - a\n", `p.yaml:5: fallback.targets[2].name: target "a" is listed twice (first as target 1)`},
+		{"a target without a name", "fallback:\n  targets:\n    - {name: a}\n    - {upstream: b}\n", "p.yaml:4: fallback.targets[1].name: missing: each target needs a name"},
+		{"a target's unknown field", "fallback:\n  targets:\n    - name: a\n      max_ctx: 8000\n", `p.yaml:4: fallback.targets[0].max_ctx: unknown field "max_ctx" (want one of breaker, max_context, name, upstream)`},
+		{"a target's context", "fallback:\n  targets:\n    - {name: a, max_context: -1}\n", "p.yaml:3: fallback.targets[0].max_context: must not be negative (0 means unknown)"},
+		{"a target's breaker", "fallback:\n  targets:\n    - name: a\n      breaker:\n        failure_rate: 2\n", "p.yaml:5: fallback.targets[0].breaker.failure_rate: must be in [0, 1]"},
+		{"a target's breaker word", "fallback:\n  targets:\n    - {name: a, breaker: often}\n", `p.yaml:3: fallback.targets[0].breaker: want none, default or a mapping of settings, got "often"`},
+		{"cooldown", "fallback:\n  targets: [a]\n  cooldown: -1s\n", "p.yaml:3: fallback.cooldown: must not be negative (0 means recoil's default, 15s)"},
+		{"retries", "fallback:\n  targets: [a]\n  retries: nested\n", `p.yaml:3: fallback.retries: "nested" is not a way of retrying a chain (want one of per-target, shared)`},
+		{"hedge not a mapping", "hedge: fast\n", `p.yaml:1: hedge: want a mapping, got "fast"`},
+		{"hedge field", "hedge:\n  quantile: 0.9\n  dealy: 1s\n", `p.yaml:3: hedge.dealy: unknown field "dealy" (want one of delay, max_hedges, quantile)`},
+		{"hedge quantile", "hedge:\n  quantile: 1\n", "p.yaml:2: hedge.quantile: must be in [0, 1): 0.95 races the slowest 5 %; 0 means the fixed delay"},
+		{"hedge delay", "hedge: {delay: -1s}\n", "p.yaml:1: hedge.delay: must not be negative"},
+		{"max hedges", "hedge: {max_hedges: -1}\n", "p.yaml:1: hedge.max_hedges: must not be negative (0 means 1)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -193,6 +239,10 @@ func TestValidateBuiltInGo(t *testing.T) {
 		{Spec{Budget: &Budget{Kind: BudgetAdaptive, Percent: 0.1}}, "budget.percent: does not apply to a budget of kind adaptive (it is a ratio parameter)"},
 		{Spec{Breaker: &Breaker{MinRequests: -1}}, "breaker.min_requests: must not be negative"},
 		{Spec{Timeout: -time.Second}, "timeout: must not be negative"},
+		{Spec{Fallback: &Fallback{}}, "fallback.targets: missing: a fallback needs at least one target"},
+		{Spec{Fallback: &Fallback{Targets: []Target{{Name: "a"}, {}}}}, "fallback.targets[1].name: missing: each target needs a name"},
+		{Spec{Fallback: &Fallback{Targets: []Target{{Name: "a", Breaker: &Breaker{Open: -1}}}}}, "fallback.targets[0].breaker.open: must not be negative"},
+		{Spec{Hedge: &Hedge{Quantile: -0.5}}, "hedge.quantile: must be in [0, 1): 0.95 races the slowest 5 %; 0 means the fixed delay"},
 	}
 	for _, tt := range tests {
 		err := tt.s.Validate()
@@ -372,6 +422,46 @@ func TestClassifyModes(t *testing.T) {
 	}
 	if p := (&Spec{Classify: ClassifyDefault}).Policy(nil); p.Classify != nil {
 		t.Error("the default mode set a Classify")
+	}
+}
+
+// TestBuildFallbackAndHedge: a chain becomes a recoil.Fallback whose
+// targets carry their upstreams as Values and breakers of their own, fresh
+// for every policy; a chain that retries per target is no recoil.Fallback;
+// a hedge becomes a recoil.Hedge.
+func TestBuildFallbackAndHedge(t *testing.T) {
+	s, err := Parse("p.yaml", []byte(`
+fallback:
+  targets:
+    - primary
+    - {name: second, upstream: provider-b, max_context: 8000, breaker: {consecutive_failures: 2}}
+  cooldown: 3s
+hedge: {delay: 200ms, quantile: 0.9, max_hedges: 2}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, q := s.Policy(nil), s.Policy(nil)
+	f := p.Fallback
+	if f == nil || len(f.Targets) != 2 || f.Cooldown != 3*time.Second {
+		t.Fatalf("Fallback = %+v", f)
+	}
+	if a, b := f.Targets[0], f.Targets[1]; a.Name != "primary" || a.Value != "primary" || a.Breaker != nil ||
+		b.Name != "second" || b.Value != "provider-b" || b.MaxContext != 8000 || b.Breaker == nil {
+		t.Errorf("targets = %+v, %+v", a, b)
+	}
+	if q.Fallback == f || q.Fallback.Targets[1].Breaker == f.Targets[1].Breaker {
+		t.Error("two policies from one spec share a Fallback or a target's breaker")
+	}
+	if h := p.Hedge; h == nil || h.Delay != 200*ms || h.Quantile != 0.9 || h.MaxHedges != 2 || q.Hedge == h {
+		t.Errorf("Hedge = %+v, or shared between policies", h)
+	}
+	s.Fallback.Retries = RetriesPerTarget
+	if p := s.Policy(nil); p.Fallback != nil || !s.Fallback.PerTarget() {
+		t.Errorf("a chain retried per target built a recoil.Fallback: %+v", p.Fallback)
+	}
+	if (*Fallback)(nil).PerTarget() {
+		t.Error("no chain retries per target")
 	}
 }
 

@@ -80,7 +80,7 @@ func TestBrookerSchedules(t *testing.T) {
 	}
 	policies := map[string]*policy{}
 	for i := range s.Policies {
-		p := compile(&s.Policies[i])
+		p := compile(&s.Policies[i], nil)
 		p.brooker = true
 		policies[s.Policies[i].Name] = p
 	}
@@ -124,7 +124,7 @@ func TestBrookerSchedules(t *testing.T) {
 	// decorrelated jitter stays below the cap rather than landing on it.
 	own := map[string]*policy{}
 	for i := range s.Policies {
-		own[s.Policies[i].Name] = compile(&s.Policies[i])
+		own[s.Policies[i].Name] = compile(&s.Policies[i], nil)
 	}
 	rnd := rand.New(rand.NewPCG(5, 6))
 	if d := own["exponential"].newPolicy(rnd).Backoff.Delay(1, 0, rnd); d != base {

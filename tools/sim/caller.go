@@ -28,10 +28,13 @@ type call struct {
 	closed  bool  // a closed-loop caller's slot, kept between calls
 	counted bool  // begun after the warmup
 	again   bool  // a closed-loop caller's resubmission of a failed call
+	mode    uint8 // how the call routes and races its attempts (modeRouted...); 0 for neither
+	prior   int32 // the gateways' chain (modePerTarget): attempts made on the targets before this one
 	task    int64 // when a closed-loop caller began the call it is resubmitting
 
 	// The answer of the outstanding attempt, on its way (see answer).
 	res   uint8
+	leg   uint8 // the gateways' chain: the index of the target the call is on
 	spent int32
 	wait  int64
 
@@ -63,6 +66,10 @@ type client struct {
 	calls, ok, failed, attempts, throttled, resubmits int64
 	reasons                                           [16]int64
 	lat                                               hist.Hist
+
+	// Of the calls that fell back or hedged (see route.go): how many
+	// ended, the most attempts one made, and their hedges.
+	routed, most, hedges, refusedHedges, wasted int64
 }
 
 // arrival begins an open-loop client's call and schedules the next.
@@ -133,6 +140,9 @@ func (w *world) begin(ci int32) {
 		}
 	}
 	c.again = false
+	if c.mode = c.pol.mode; c.mode != 0 {
+		w.beginRouted(ci, c)
+	}
 	w.attempt(ci)
 }
 
@@ -145,6 +155,10 @@ func (w *world) attempt(ci int32) {
 	s := c.rc.Next(vt(now))
 	if s.Kind != recoil.StepAttempt {
 		w.end(ci, false, reasonOf(s.Err))
+		return
+	}
+	if c.mode != 0 {
+		w.attemptRouted(ci, c, &s)
 		return
 	}
 	c.gen = (c.gen + 1) & genMask
@@ -205,6 +219,14 @@ func verdictOf(res uint8, wait int64) recoil.Verdict {
 		return recoil.Verdict{Class: recoil.ClassTransient, Timeout: true, Reason: "deadline exceeded"}
 	case resConflict:
 		return recoil.Verdict{Class: recoil.ClassTransient, Code: "conflict", Reason: "version changed"}
+	case resNotFound:
+		return recoil.Verdict{Class: recoil.ClassPermanent, Code: "model_not_found", Reason: "model not found"}
+	case resUnauthorized:
+		return recoil.Verdict{Class: recoil.ClassPermanent, Code: "invalid_api_key", Reason: "key refused"}
+	case resQuota:
+		// A 429 for a spent quota is permanent, as recoilhttp reads the
+		// provider's body: waiting does not refill it.
+		return recoil.Verdict{Class: recoil.ClassPermanent, Code: "insufficient_quota", Reason: "quota exhausted"}
 	default:
 		return recoil.Verdict{Class: recoil.ClassTransient, Reason: resNames[res]}
 	}
@@ -240,6 +262,9 @@ func (w *world) result(ci int32, res uint8, wait int64, spent int32) {
 // client counts it and, closed-loop, thinks and calls again.
 func (w *world) end(ci int32, ok bool, reason recoil.Reason) {
 	c := w.calls.get(ci)
+	if c.mode != 0 && w.endRouted(ci, c, ok) {
+		return // the gateways' chain goes on to its next target
+	}
 	if c.owner >= 0 {
 		ji := c.owner
 		j := w.jobs.get(ji)

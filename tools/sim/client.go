@@ -86,7 +86,7 @@ func (s *Scenario) validateClients(v *validator, svc map[string]int, endpoints m
 		if c.Policy.Spec == nil {
 			compared = true
 		} else {
-			validatePolicy(v, c.Policy.Spec)
+			validatePolicy(v, c.Policy.Spec, svc)
 		}
 	}
 	return compared
@@ -202,6 +202,7 @@ func (w *world) clientResult(cl *client, span float64) ClientResult {
 		Name: cl.spec.Name, Endpoint: w.endpoints[cl.ep],
 		Calls: cl.calls, Succeeded: cl.ok, Failed: cl.failed, Unfinished: cl.calls - cl.ok - cl.failed,
 		Attempts: cl.attempts, Throttled: cl.throttled, Resubmitted: cl.resubmits, Latency: percentiles(&cl.lat),
+		MostAttempts: cl.most, Hedges: cl.hedges, RefusedHedges: cl.refusedHedges, Wasted: cl.wasted,
 	}
 	if span > 0 {
 		cr.Goodput = float64(cl.ok) / span

@@ -29,8 +29,11 @@
 // distribution (constant, exponential, lognormal, |normal|, uniform), a
 // failure probability, endpoints it always rejects (a validator's 400),
 // outage windows (failing, overloaded, or dropping requests, or slowing
-// them to a service time of their own; recovery can be held back while the
-// offered load stays above a threshold), and a
+// them to a service time of their own, or refusing them as a provider
+// does: a retired model's 404, a revoked key's 401, a spent quota's 429;
+// recovery can be held back while the offered load stays above a
+// threshold), a slow tail (a share of requests, all through the run, with
+// a service time of their own), and a
 // per-organisation allowance per minute (a 429 with Retry-After to the next
 // minute). A service may call another for each request with its own policy,
 // holding its worker until that call and its retries are over; layers stack.
@@ -41,6 +44,15 @@
 // policy of its own, or sharing one budget across the fleet (a budget of
 // scope fleet, as package fleet keeps in Redis); every replica draws on
 // the dependency's one allowance.
+//
+// A policy may send a call's attempts across several services, a fallback
+// chain whose targets each name the service they reach (recoil.Fallback:
+// each attempt goes to the service of Call.Target), or give each target a
+// whole call of its own in turn, as the LLM gateways nest their loops
+// (retries: per-target), to compare the two; and it may hedge: a call keeps
+// several attempts in flight, each reported with SuccessOf or FailOf, and
+// the attempts it drops carry on at their service as abandoned work
+// (route.go).
 //
 // Every logical call steps recoil's one retry loop (recoil.Call) on virtual
 // time, as recoil.Do and the HTTP Transport drive it on real time: Begin,

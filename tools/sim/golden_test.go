@@ -32,6 +32,8 @@ func TestGolden(t *testing.T) {
 		{"occ-contention", 1, []string{"txt"}, long()},
 		{"gateway-outage", 7, []string{"txt"}, true},
 		{"slow-provider", 1, []string{"txt", "json"}, true},
+		{"fallback-chain", 1, []string{"txt", "json"}, true},
+		{"slow-tail-hedge", 1, []string{"txt"}, long()},
 	}
 	for _, tt := range tests {
 		s := builtin(t, tt.scenario)

@@ -35,7 +35,9 @@ func (f *fifo) pop() int32 {
 type outageState struct {
 	start, end   int64
 	failure      float64
-	class        recoil.Class
+	res          uint8   // what a failed request is answered
+	class        string  // as the file wrote it, for reports
+	tail         bool    // the service's slow tail (ServiceSpec.Tail), not an outage
 	drop         bool    // no answer at all
 	slow         bool    // nothing fails; served requests take service
 	service      sampler // a slow outage's service time
@@ -69,9 +71,10 @@ type node struct {
 	rp        *recoil.Policy
 	version   uint64
 	// script, if set, answers every attempt in place of the model: the
-	// result of attempt n of its call, and a server wait (the conformance
-	// suite's scripted dependency). resDropped answers nothing.
-	script func(n int) (res uint8, wait int64)
+	// result of attempt n of its call, a server wait, and how long the
+	// answer takes (the conformance suite's scripted dependency).
+	// resDropped answers nothing.
+	script func(n int) (res uint8, wait, after int64)
 
 	// Arrivals per window: the current window and the one before.
 	win, winN, prevN int64
@@ -141,12 +144,19 @@ func (w *world) reach(ji int32) {
 	n := &w.nodes[j.node]
 	w.arrive(n, j)
 	if n.script != nil {
-		j.res, j.wait = n.script(w.calls.get(j.call).rc.Attempts())
-		if j.res == resDropped {
+		var after int64
+		j.res, j.wait, after = n.script(w.calls.get(j.call).rc.Attempts())
+		switch {
+		case j.res == resDropped:
 			w.jobs.release(ji)
-			return
+		case after > 0:
+			if j.counted {
+				n.m.res[j.res]++
+			}
+			w.answer(ji, after)
+		default:
+			w.refuse(n, ji, j)
 		}
-		w.refuse(n, ji, j)
 		return
 	}
 	if len(n.outages) > 0 {
@@ -159,10 +169,7 @@ func (w *world) reach(ji int32) {
 				w.jobs.release(ji) // never answered: the caller times out
 				return
 			}
-			j.res = resDown
-			if o.class == recoil.ClassOverloaded {
-				j.res = resDown503
-			}
+			j.res = o.res
 			w.refuse(n, ji, j)
 			return
 		}
@@ -253,8 +260,18 @@ func (w *world) startWork(n *node, ji int32, j *job) {
 // left reports whether the caller of j has stopped waiting for it: its
 // attempt timed out or ended.
 func (w *world) left(j *job) bool {
+	return !w.live(j) || (j.gone > 0 && w.now >= j.gone)
+}
+
+// live reports whether the caller of j still waits for its answer: j is
+// the attempt its call has outstanding, or one of a hedged call's attempts
+// in flight.
+func (w *world) live(j *job) bool {
+	if j.hedged {
+		return w.flying(j.call, j.cgen) >= 0
+	}
 	c := w.calls.get(j.call)
-	return !c.out || c.gen != j.cgen || (j.gone > 0 && w.now >= j.gone)
+	return c.out && c.gen == j.cgen
 }
 
 // work decides a job whose worker finished its own work: a permanent or a
@@ -297,7 +314,7 @@ func (w *world) finish(ji int32) {
 		if j.counted && j.res != resExpired && j.res != resCancelled {
 			// Work done for nobody: the caller's attempt timed out (or its
 			// call ended) while the job queued or was served.
-			if c := w.calls.get(j.call); !c.out || c.gen != j.cgen {
+			if !w.live(j) {
 				n.m.abandoned++
 			}
 		}
@@ -329,6 +346,10 @@ func (w *world) finish(ji int32) {
 // earlier one's, since it is sent later.
 func (w *world) answer(ji int32, d int64) {
 	j := w.jobs.get(ji)
+	if j.hedged {
+		w.hedgeAnswer(ji, j, d)
+		return
+	}
 	ci, gen := j.call, j.cgen
 	c := w.calls.get(ci)
 	live := c.out && c.gen == gen

@@ -16,7 +16,8 @@ type simSpec struct{ *PolicySpec }
 // stateless reports whether every instance of the policy behaves alike,
 // so one can serve many callers: no budget and no breaker state.
 func (ps simSpec) stateless() bool {
-	return ps.Budget != nil && ps.Budget.Kind == policyspec.BudgetNone && ps.Breaker == nil && ps.Limit == 0
+	return ps.Budget != nil && ps.Budget.Kind == policyspec.BudgetNone && ps.Breaker == nil && ps.Limit == 0 &&
+		ps.Fallback == nil && ps.Hedge == nil // a chain's cool-downs, a hedge's latencies
 }
 
 // retryEverything is the retry rule "anything that is not a 2xx": every
@@ -44,7 +45,11 @@ type policy struct {
 	spec           simSpec
 	attemptTimeout time.Duration
 	hop            int
-	brooker        bool // draw waits as Brooker's study did (SchedulesBrooker2015)
+	mode           uint8 // modeRouted, modePerTarget, modeHedged: how its calls are driven
+	brooker        bool  // draw waits as Brooker's study did (SchedulesBrooker2015)
+	// chain is the service each target of the spec's Fallback reaches, in
+	// order; nil without one.
+	chain []int32
 
 	// verdicts[res] is what the policy's Verdict makes of the outcome res,
 	// once asked (bit res of known). It depends on nothing else — the
@@ -71,8 +76,23 @@ func (p *policy) verdict(rp *recoil.Policy, res uint8, wait int64) *recoil.Verdi
 	return &p.verdicts[res]
 }
 
-func compile(ps *PolicySpec) *policy {
-	return &policy{spec: simSpec{ps}, hop: ps.Hop}
+// compile compiles ps, whose fallback targets reach the services svc
+// names (by index).
+func compile(ps *PolicySpec, svc map[string]int32) *policy {
+	p := &policy{spec: simSpec{ps}, hop: ps.Hop}
+	if f := ps.Fallback; f != nil {
+		p.mode |= modeRouted
+		if f.PerTarget() {
+			p.mode = modePerTarget
+		}
+		for i := range f.Targets {
+			p.chain = append(p.chain, svc[f.Targets[i].UpstreamName()]) // validated
+		}
+	}
+	if ps.Hedge != nil {
+		p.mode |= modeHedged
+	}
+	return p
 }
 
 // newPolicy returns a fresh recoil.Policy for p (see PolicySpec.Policy).
@@ -96,6 +116,12 @@ func (p *policy) build(rp *recoil.Policy, rnd *rand.Rand) {
 	}
 	if p.attemptTimeout > 0 {
 		rp.AttemptTimeout = p.attemptTimeout
+	}
+	if rp.Fallback != nil {
+		// Each target's Value is the service it reaches, for attemptRouted.
+		for i := range rp.Fallback.Targets {
+			rp.Fallback.Targets[i].Value = upstream(p.chain[i])
+		}
 	}
 	if p.brooker {
 		rp.Backoff = brookerSchedule{cmp.Or[backoff.Schedule](rp.Backoff, recoil.DefaultBackoff())}

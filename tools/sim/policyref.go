@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/recoil-go/recoil/tools/policyspec"
@@ -14,6 +15,9 @@ import (
 // bucket, classification honoured.
 //
 // The simulator honours every field but IdleTimeout (it has no streams).
+// A Fallback's targets each reach a service of the scenario, named by the
+// target's upstream (or its name); its retries: per-target runs the
+// gateways' nested loops (see route.go). A Hedge races slow attempts.
 // Classify's modes read the simulator's own outcomes: ClassifyTimeouts
 // retries the caller's attempt timeouts (and a hop deadline that passed)
 // and nothing else. Hop turns the hop protocol on with that edge budget: a
@@ -31,17 +35,42 @@ type PolicyRef struct {
 	Spec *PolicySpec
 }
 
-// validatePolicy checks a policy as the simulator runs it.
-func validatePolicy(v *validator, ps *PolicySpec) {
+// validatePolicy checks a policy as the simulator runs it: each target of
+// its fallback chain must reach one of the services svc names.
+func validatePolicy(v *validator, ps *PolicySpec, svc map[string]int) {
 	v.Add(ps.Validate())
 	if ps.IdleTimeout != 0 {
 		v.errf(ps.Pos, "idle_timeout", "applies to HTTP calls (a load policy file) only: the simulator has no streams")
+	}
+	if ps.Fallback == nil || v.Err() != nil {
+		return
+	}
+	for i := range ps.Fallback.Targets {
+		t := &ps.Fallback.Targets[i]
+		if _, ok := svc[t.UpstreamName()]; ok {
+			continue
+		}
+		p, field := t.Pos, "upstream"
+		if t.Upstream == "" {
+			field = "name"
+		}
+		if p.Lines == nil { // built in Go
+			p = Pos{File: ps.Pos.File, Line: ps.Pos.Line, Path: ps.Pos.Path + ".fallback.targets[" + strconv.Itoa(i) + "]"}
+			if ps.Pos.Path == "" {
+				p.Path = p.Path[1:]
+			}
+		}
+		if t.Upstream == "" {
+			v.errf(p, field, "no service named %q for the target to reach: name one, or give the target an upstream", t.Name)
+		} else {
+			v.errf(p, field, "no service named %q", t.Upstream)
+		}
 	}
 }
 
 // validatePolicies checks the compared policies: each named once, each as
 // the simulator runs it.
-func (s *Scenario) validatePolicies(v *validator) {
+func (s *Scenario) validatePolicies(v *validator, svc map[string]int) {
 	names := map[string]bool{}
 	for i := range s.Policies {
 		ps := &s.Policies[i]
@@ -52,7 +81,7 @@ func (s *Scenario) validatePolicies(v *validator) {
 			v.errf(ps.Pos, "name", "policy %q is listed twice", ps.Name)
 		}
 		names[ps.Name] = true
-		validatePolicy(v, ps)
+		validatePolicy(v, ps, svc)
 	}
 }
 
@@ -64,6 +93,7 @@ type policies struct {
 	cmp      *PolicySpec // the compared policy of the run; nil if none
 	def      *PolicySpec
 	compiled map[policyKey]*policy
+	svc      map[string]int32 // each service's index by name, for fallback chains; made for the first
 }
 
 type policyKey struct {
@@ -89,7 +119,13 @@ func (c *policies) pick(ref PolicyRef, tmo time.Duration) *policy {
 	if p, ok := c.compiled[k]; ok {
 		return p
 	}
-	p := compile(ps)
+	if ps.Fallback != nil && c.svc == nil {
+		c.svc = make(map[string]int32, len(c.s.Services))
+		for i := range c.s.Services {
+			c.svc[c.s.Services[i].Name] = int32(i)
+		}
+	}
+	p := compile(ps, c.svc)
 	p.brooker = c.s.Schedules == SchedulesBrooker2015
 	if tmo > 0 {
 		p.attemptTimeout = tmo

@@ -1,9 +1,5 @@
 package sim
 
-import (
-	"github.com/recoil-go/recoil"
-)
-
 // read: the read of a record arrives and sees the version.
 func (w *world) read(ji int32) {
 	j := w.jobs.get(ji)
@@ -11,10 +7,7 @@ func (w *world) read(ji int32) {
 	w.arrive(n, j)
 	if len(n.outages) > 0 {
 		if o := w.outage(n, false); o != nil && (o.failure >= 1 || w.rnd.Float64() < o.failure) {
-			j.res = resDown
-			if o.class == recoil.ClassOverloaded {
-				j.res = resDown503
-			}
+			j.res = o.res
 			w.refuse(n, ji, j)
 			return
 		}

@@ -76,6 +76,17 @@ type ClientResult struct {
 	Throttled int64       `json:"throttled"`
 	Goodput   float64     `json:"goodput_per_s"`
 	Latency   Percentiles `json:"latency"`
+	// MostAttempts is the most attempts one call made, on every target
+	// together; counted for calls under a policy that falls back or
+	// hedges, zero otherwise.
+	MostAttempts int64 `json:"most_attempts,omitempty"`
+	// Hedges counts the hedges the calls started, RefusedHedges those the
+	// budget, limiter, breaker or deadline refused, and Wasted the
+	// attempts dropped in flight when another answered or decided the
+	// call (recoil.Summary's, added up).
+	Hedges        int64 `json:"hedges,omitempty"`
+	RefusedHedges int64 `json:"refused_hedges,omitempty"`
+	Wasted        int64 `json:"wasted,omitempty"`
 }
 
 // ServiceResult is one service in a run.
@@ -125,6 +136,9 @@ type OutageResult struct {
 	End         time.Duration `json:"-"`
 	Recovered   bool          `json:"recovered"`
 	RecoveredAt time.Duration `json:"-"`
+	// Class is the outage's class as the scenario wrote it; "" for a
+	// transient one.
+	Class string `json:"-"`
 }
 
 // Sample is one point of a service's time series: the interval Dt ending at
@@ -219,6 +233,8 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	tw.Flush()
 
+	writeRouted(ew, r, head, first)
+
 	fmt.Fprintf(ew, "\nservices\n")
 	// The abandoned column appears when some service served an attempt
 	// for a caller who had stopped waiting.
@@ -252,6 +268,43 @@ func (r *Result) WriteText(w io.Writer) error {
 	}
 	tw.Flush()
 	return ew.err
+}
+
+// writeRouted writes, when some client's calls fell back or hedged, what
+// they did: the share of the calls that finished that were answered,
+// their attempts on every target together — per call, and the most one
+// call made — and their hedges.
+func writeRouted(ew *errWriter, r *Result, head string, first func(*RunResult) string) {
+	routed := false
+	for i := range r.Runs {
+		for _, c := range r.Runs[i].Clients {
+			routed = routed || c.MostAttempts > 0 || c.Hedges > 0 || c.RefusedHedges > 0
+		}
+	}
+	if !routed {
+		return
+	}
+	fmt.Fprintf(ew, "\nfallback and hedging (attempts on every target)\n")
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "%s\tclient\tcalls\tanswered of finished\tattempts\tper call\tmost in a call\thedges\trefused hedges\twasted\n", head)
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		for _, c := range run.Clients {
+			answered, per, most := "-", "-", "-"
+			if done := c.Succeeded + c.Failed; done > 0 {
+				answered = ffloat(100*float64(c.Succeeded)/float64(done), 2) + "%"
+			}
+			if c.Calls > 0 {
+				per = ffloat(float64(c.Attempts)/float64(c.Calls), 2)
+			}
+			if c.MostAttempts > 0 {
+				most = strconv.FormatInt(c.MostAttempts, 10)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\t%s\t%d\t%d\t%d\n", first(run), c.Name,
+				c.Calls, answered, c.Attempts, per, most, c.Hedges, c.RefusedHedges, c.Wasted)
+		}
+	}
+	tw.Flush()
 }
 
 func recovered(os []OutageResult) string {

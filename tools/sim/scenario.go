@@ -166,8 +166,8 @@ func (s *Scenario) Validate() error {
 
 func (s *Scenario) validate(v *validator) {
 	s.validateRun(v)
-	s.validatePolicies(v)
 	svc := s.serviceIndex(v)
+	s.validatePolicies(v, svc)
 	endpoints := map[string]bool{}
 	compared := s.validateClients(v, svc, endpoints)
 	if s.validateServices(v, svc, endpoints) {

@@ -40,3 +40,16 @@ func TestCallOwnLast(t *testing.T) {
 		t.Errorf("own ends at %d of a %d-byte call; move it to the end", got, want)
 	}
 }
+
+// TestCallSize: a call is the memory the run loop walks for every event
+// of every caller, and what falls back or hedges is kept in the padding of
+// the fields before it (mode, prior, leg) or beside the world (hedges):
+// the plain call does not grow.
+func TestCallSize(t *testing.T) {
+	if got, want := unsafe.Sizeof(call{}), uintptr(672); got != want {
+		t.Errorf("a call is %d bytes, want %d", got, want)
+	}
+	if got, want := unsafe.Sizeof(job{}), uintptr(80); got != want {
+		t.Errorf("a job is %d bytes, want %d", got, want)
+	}
+}

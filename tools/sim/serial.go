@@ -53,7 +53,7 @@ func (w *world) serialLeave(ji int32) {
 	for s.waiting.size > 0 {
 		next := s.waiting.pop()
 		nj := w.jobs.get(next)
-		if c := w.calls.get(nj.call); c.out && c.gen == nj.cgen {
+		if w.live(nj) {
 			w.serialStart(s, next)
 			break
 		}

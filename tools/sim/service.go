@@ -3,8 +3,6 @@ package sim
 import (
 	"math"
 	"time"
-
-	"github.com/recoil-go/recoil"
 )
 
 // Service kinds for ServiceSpec.Kind.
@@ -60,6 +58,12 @@ type ServiceSpec struct {
 	Allowance Rate `yaml:"allowance" json:"allowance,omitempty"`
 	// Outages are windows in which requests fail, or are slowed.
 	Outages []Outage `yaml:"outages" json:"outages,omitempty"`
+	// Tail, if set, is the service's slow tail: a share of the requests it
+	// serves, all through the run, take a service time of their own (a
+	// garbage-collection pause, a cold cache, a long generation). The
+	// tail is the service's own variance, not its load: it is what a
+	// hedge races.
+	Tail *Tail `yaml:"tail" json:"tail,omitempty"`
 	// CancelOnAbandon makes a worker notice when the caller of the request
 	// it holds has stopped waiting (the caller's cancellation reaching it,
 	// as a Go server's request context is cancelled when the client hangs
@@ -81,6 +85,45 @@ type ServiceSpec struct {
 	Pos Pos `yaml:"-" json:"-"`
 }
 
+// Tail is a service's slow tail (ServiceSpec.Tail). In a file:
+//
+//	tail: {share: 3%, service: {dist: uniform, min: 1s, max: 3s}}
+type Tail struct {
+	// Share is the share of the requests served that fall in the tail, in
+	// (0, 1].
+	Share float64 `yaml:"share" json:"share"`
+	// Service is the service time of a request in the tail, replacing
+	// ServiceSpec.Service.
+	Service Dist `yaml:"service" json:"service"`
+
+	Pos Pos `yaml:"-" json:"-"`
+}
+
+// validate checks the tail of service ss.
+func (t *Tail) validate(v *validator, ss *ServiceSpec) {
+	if ss.Kind == KindRecord {
+		v.errf(ss.Pos, "tail", "a record has no service time to slow")
+		return
+	}
+	if t.Share <= 0 || t.Share > 1 || math.IsNaN(t.Share) {
+		v.errf(t.Pos, "share", "must be a share in (0, 1], such as 3%%")
+	}
+	if t.Service.Kind == "" && t.Service.IsZero() {
+		v.errf(t.Pos, "service", "missing: the tail's service time, such as {dist: uniform, min: 1s, max: 3s}")
+		return
+	}
+	t.Service.validate(v)
+	if t.Service.IsZero() {
+		v.errf(t.Pos, "service", "must be more than zero")
+	}
+}
+
+// state is the tail as a run tracks it: a slow outage that lasts the
+// whole run and is not reported as one.
+func (t *Tail) state() outageState {
+	return outageState{end: math.MaxInt64, failure: t.Share, slow: true, service: t.Service.sampler(), tail: true, class: "slow"}
+}
+
 // Outage is a window in which a service fails requests at admission.
 type Outage struct {
 	// Start is when it begins, from the start of the run.
@@ -96,7 +139,13 @@ type Outage struct {
 	// database failover "dropping about one request in twenty"), or
 	// "slow": nothing fails, but a request that gets a worker while the
 	// outage lasts takes Service instead of the service's own time (a
-	// provider whose answers take 20 s instead of 2 s).
+	// provider whose answers take 20 s instead of 2 s). Three more say
+	// why a provider refuses, each an answer that comes at once (after
+	// FailTime) and that a retry of the same request does not change:
+	// "not-found", a 404 model_not_found (a retired model);
+	// "unauthorized", a 401 invalid_api_key (a revoked key); "quota", a
+	// 429 insufficient_quota (a spent quota). A fallback chain moves on
+	// from each (recoil.DefaultFallbackRule).
 	Class string `yaml:"class" json:"class,omitempty"`
 	// Service is the service time of a request slowed by a slow outage,
 	// replacing ServiceSpec.Service; it is required with class slow and
@@ -146,6 +195,9 @@ func (ss *ServiceSpec) validate(v *validator, svc map[string]int, endpoints map[
 	for i := range ss.Outages {
 		ss.Outages[i].validate(v, ss.Kind)
 	}
+	if ss.Tail != nil {
+		ss.Tail.validate(v, ss)
+	}
 	if ss.CancelOnAbandon && (ss.Calls != "" || ss.Kind == KindRecord) {
 		v.errf(p, "cancel_on_abandon", "applies only to a service that calls no other and is not a record")
 	}
@@ -160,7 +212,7 @@ func (ss *ServiceSpec) validate(v *validator, svc map[string]int, endpoints map[
 			v.errf(p, "calls", "no service named %q", ss.Calls)
 		}
 		if ss.Policy.Spec != nil {
-			validatePolicy(v, ss.Policy.Spec)
+			validatePolicy(v, ss.Policy.Spec, svc)
 		}
 	} else if ss.Policy.Spec != nil {
 		v.errf(p, "policy", "a policy applies only to a service that calls another (calls)")
@@ -230,7 +282,7 @@ func (o *Outage) validate(v *validator, kind string) {
 		v.errf(o.Pos, "failure", "must be a probability in [0, 1]")
 	}
 	switch o.Class {
-	case "", "transient", "overloaded", "drop":
+	case "", "transient", "overloaded", "drop", "not-found", "unauthorized", "quota":
 		if !o.Service.IsZero() {
 			v.errf(o.Pos, "service", "applies only to an outage of class slow")
 		}
@@ -247,7 +299,7 @@ func (o *Outage) validate(v *validator, kind string) {
 			}
 		}
 	default:
-		v.errf(o.Pos, "class", "unknown class %q (want transient, overloaded, drop or slow)", o.Class)
+		v.errf(o.Pos, "class", "unknown class %q (want transient, overloaded, drop, slow, not-found, unauthorized or quota)", o.Class)
 	}
 	if o.RecoverBelow < 0 {
 		v.errf(o.Pos, "recover_below", "must not be negative")
@@ -285,6 +337,10 @@ func (w *world) buildNode(b *builder, n *node, ss *ServiceSpec) {
 		n.outages = append(n.outages, o.state(b.window))
 		n.slowing = n.slowing || o.Class == "slow"
 	}
+	if ss.Tail != nil {
+		n.outages = append(n.outages, ss.Tail.state())
+		n.slowing = true
+	}
 	n.down = -1
 	if ss.Calls != "" {
 		n.down = b.svc[ss.Calls]
@@ -298,19 +354,26 @@ func (w *world) buildNode(b *builder, n *node, ss *ServiceSpec) {
 // state returns the outage as a run tracks it, its recovery threshold
 // counted per window.
 func (o Outage) state(window time.Duration) outageState {
-	st := outageState{start: int64(o.Start), end: int64(o.Start + o.Duration), failure: o.Failure, class: recoil.ClassTransient}
+	st := outageState{start: int64(o.Start), end: int64(o.Start + o.Duration), failure: o.Failure, res: resDown}
 	if st.failure == 0 {
 		st.failure = 1
 	}
 	switch o.Class {
 	case "overloaded":
-		st.class = recoil.ClassOverloaded
+		st.res = resDown503
+	case "not-found":
+		st.res = resNotFound
+	case "unauthorized":
+		st.res = resUnauthorized
+	case "quota":
+		st.res = resQuota
 	case "drop":
 		st.drop = true
 	case "slow":
 		st.slow, st.service = true, o.Service.sampler()
 	}
 	st.recoverBelow = float64(o.RecoverBelow) * window.Seconds()
+	st.class = o.Class
 	return st
 }
 
@@ -339,7 +402,10 @@ func (w *world) serviceResult(n *node, end int64) ServiceResult {
 	}
 	sr.ArrivalsBy, sr.ThrottledBy = w.byEndpoint(m.epArr), w.byEndpoint(m.epThr)
 	for _, o := range n.outages {
-		or := OutageResult{Start: time.Duration(o.start), End: time.Duration(o.end), Recovered: o.recovered, RecoveredAt: time.Duration(o.recoveredAt)}
+		if o.tail {
+			continue // a slow tail is the service's own, not an outage
+		}
+		or := OutageResult{Start: time.Duration(o.start), End: time.Duration(o.end), Recovered: o.recovered, RecoveredAt: time.Duration(o.recoveredAt), Class: o.class}
 		if !o.recovered && end >= o.end && o.recoverBelow == 0 {
 			or.Recovered, or.RecoveredAt = true, time.Duration(o.end)
 		}

@@ -22,7 +22,7 @@ func TestSlowOutageErrors(t *testing.T) {
 		{"slow without a service time", "      - {start: 1s, duration: 1s, class: slow}\n", 8, "services[s].outages[0].service", "a slow outage needs the service time"},
 		{"service time on a failing outage", "      - start: 1s\n        duration: 1s\n        service: 2s\n", 10, "services[s].outages[0].service", "applies only to an outage of class slow"},
 		{"bad slow service time", "      - start: 1s\n        duration: 1s\n        class: slow\n        service: {dist: lognormal, mean: 0s}\n", 11, "services[s].outages[0].service.mean", "must be positive"},
-		{"unknown class names slow", "      - {start: 1s, duration: 1s, class: sluggish}\n", 8, "services[s].outages[0].class", "want transient, overloaded, drop or slow"},
+		{"unknown class names slow", "      - {start: 1s, duration: 1s, class: sluggish}\n", 8, "services[s].outages[0].class", "want transient, overloaded, drop, slow, not-found, unauthorized or quota"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,39 +10,46 @@ import (
 
 // Event kinds.
 const (
-	evArrival uint8 = iota + 1 // an open-loop client's next call: id = client
-	evBegin                    // a closed-loop caller begins a call: id = call
-	evAttempt                  // a call's next attempt, after its wait: id = call
-	evTimeout                  // a call's attempt timed out: id = call, gen
-	evReach                    // an attempt reaches its service: id = job
-	evDone                     // a worker finished its own work on a job: id = job
-	evReply                    // an attempt's answer reaches the caller: id = call, gen
-	evRead                     // record: the read reaches the record: id = job
-	evWrite                    // record: the write reaches the record: id = job
-	evSample                   // take a sample of the time series
-	evSerial                   // an attempt leaves a serialising transport: id = job
+	evArrival  uint8 = iota + 1 // an open-loop client's next call: id = client
+	evBegin                     // a closed-loop caller begins a call: id = call
+	evAttempt                   // a call's next attempt, after its wait: id = call
+	evTimeout                   // a call's attempt timed out: id = call, gen
+	evReach                     // an attempt reaches its service: id = job
+	evDone                      // a worker finished its own work on a job: id = job
+	evReply                     // an attempt's answer reaches the caller: id = call, gen
+	evRead                      // record: the read reaches the record: id = job
+	evWrite                     // record: the write reaches the record: id = job
+	evSample                    // take a sample of the time series
+	evSerial                    // an attempt leaves a serialising transport: id = job
+	evHReply                    // a hedged call's attempt's answer reaches the caller: id = call, gen
+	evHTimeout                  // a hedged call's attempt timed out: id = call, gen
+	evHedge                     // a hedged call's hedge delay has passed: id = call, gen = its timer's
 )
 
 // What an attempt came to, at the service or at the caller.
 const (
-	resOK        uint8 = iota
-	resFail            // the service failed it: a 500
-	resDown            // an outage
-	resFull            // the queue was full: a 503
-	resThrottled       // over the allowance: a 429 with Retry-After
-	resPermanent       // a validator's 400
-	resExpired         // the caller's deadline had passed before work began (hop)
-	resConflict        // record: the version changed since the read
-	resUpstream        // a layer's call below failed: a 502
-	resRefused         // a layer's call below was refused or overloaded: a 503
-	resTimeout         // the caller's own attempt timeout
-	resDown503         // an outage that reads as overloaded
-	resDropped         // an outage that answers nothing
-	resCancelled       // the caller left and the worker noticed (CancelOnAbandon)
+	resOK           uint8 = iota
+	resFail               // the service failed it: a 500
+	resDown               // an outage
+	resFull               // the queue was full: a 503
+	resThrottled          // over the allowance: a 429 with Retry-After
+	resPermanent          // a validator's 400
+	resExpired            // the caller's deadline had passed before work began (hop)
+	resConflict           // record: the version changed since the read
+	resUpstream           // a layer's call below failed: a 502
+	resRefused            // a layer's call below was refused or overloaded: a 503
+	resTimeout            // the caller's own attempt timeout
+	resDown503            // an outage that reads as overloaded
+	resDropped            // an outage that answers nothing
+	resCancelled          // the caller left and the worker noticed (CancelOnAbandon)
+	resNotFound           // an outage answering 404 model_not_found: a retired model
+	resUnauthorized       // an outage answering 401 invalid_api_key: a revoked key
+	resQuota              // an outage answering 429 insufficient_quota: a spent quota
 	nRes
 )
 
-var resNames = [nRes]string{"ok", "500", "down", "queue full", "429", "400", "expired", "conflict", "502", "503", "timeout", "down 503", "dropped", "cancelled"}
+var resNames = [nRes]string{"ok", "500", "down", "queue full", "429", "400", "expired", "conflict", "502", "503", "timeout", "down 503", "dropped", "cancelled",
+	"404", "401", "quota"}
 
 var resErr = func() (e [nRes]error) {
 	for i, n := range resNames {
@@ -68,6 +75,7 @@ type job struct {
 	res      uint8
 	worker   bool
 	counted  bool
+	hedged   bool // an attempt of a hedged call: cgen names one of its flights
 }
 
 // slab stores entities in fixed chunks, so pointers stay valid while it
@@ -119,6 +127,9 @@ type world struct {
 	clients []client
 	calls   slab[call]
 	jobs    slab[job]
+	// hedges holds each hedged call's attempts in flight, by the call's
+	// index; empty when no policy hedges.
+	hedges []hedging
 
 	endpoints []string
 	target    int
@@ -187,6 +198,12 @@ func (w *world) run() {
 			w.takeSample()
 		case evSerial:
 			w.serialLeave(id)
+		case evHReply:
+			w.hedgeReply(id, e.gen(), false)
+		case evHTimeout:
+			w.hedgeReply(id, e.gen(), true)
+		case evHedge:
+			w.hedgeDue(id, e.gen())
 		}
 		if e.kind() != evSample {
 			w.last = w.now

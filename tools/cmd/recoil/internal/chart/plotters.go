@@ -16,13 +16,26 @@ import (
 var BandColor color.Color = color.Gray{Y: 0xDD}
 
 // Band shades the span [From, To] of the x axis across the whole height of
-// the data area, and writes Label inside it at the top. Add it before the
-// data, so the data is drawn over it, and leave headroom above the data
-// (see Headroom) so the label crosses no line. It is also a legend
-// thumbnail: a swatch of its colour.
+// the data area, and writes Label (or Short, if set) inside it at the top.
+// Add it before the data, so the data is drawn over it, and leave headroom
+// above the data (see Headroom) so the label crosses no line. It is also a
+// legend thumbnail: a swatch of its colour.
 type Band struct {
 	From, To float64
 	Label    string
+	// Short, if set, is written inside the band in place of Label: for a
+	// band too narrow for the legend's words.
+	Short string
+	// Color is the band's shade; nil means BandColor. Bands side by side
+	// take shades apart, so each reads as one.
+	Color color.Color
+}
+
+func (b Band) color() color.Color {
+	if b.Color == nil {
+		return BandColor
+	}
+	return b.Color
 }
 
 var (
@@ -37,20 +50,24 @@ func (b Band) Plot(c draw.Canvas, p *plot.Plot) {
 	if x1 <= x0 {
 		return
 	}
-	c.FillPolygon(BandColor, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
-	if b.Label == "" {
+	c.FillPolygon(b.color(), []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
+	text := b.Label
+	if b.Short != "" {
+		text = b.Short
+	}
+	if text == "" {
 		return
 	}
 	ts := style(noteSize)
 	ts.Color = color.Gray{Y: 0x40}
 	ts.XAlign, ts.YAlign = draw.XLeft, draw.YTop
-	c.FillText(ts, vg.Point{X: x0 + 3, Y: c.Max.Y - 3}, b.Label)
+	c.FillText(ts, vg.Point{X: x0 + 3, Y: c.Max.Y - 3}, text)
 }
 
 // Thumbnail implements plot.Thumbnailer.
 func (b Band) Thumbnail(c *draw.Canvas) {
 	r := c.Rectangle
-	c.FillPolygon(BandColor, []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
+	c.FillPolygon(b.color(), []vg.Point{r.Min, {X: r.Max.X, Y: r.Min.Y}, r.Max, {X: r.Min.X, Y: r.Max.Y}})
 }
 
 // Headroom is the share of a data area's height that Top leaves empty

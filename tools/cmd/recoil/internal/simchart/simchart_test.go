@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -204,6 +205,41 @@ func TestChartOutageShaded(t *testing.T) {
 
 // TestBinSeries: counts come out per window, whatever the samples' width;
 // levels come out as means.
+// TestOutageBandsOfTheService: a chart of a service with outages of its
+// own shades those alone, each kind in its own words, bands side by side
+// in shades apart; a chart of a service with none (a layer above the one
+// that fails) shades every service's.
+func TestOutageBandsOfTheService(t *testing.T) {
+	m := time.Minute
+	run := &sim.RunResult{Services: []sim.ServiceResult{
+		{Name: "primary", Outages: []sim.OutageResult{
+			{Start: 2 * m, End: 5 * m, Class: "overloaded"},
+			{Start: 5 * m, End: 8 * m, Class: "not-found"},
+			{Start: 8 * m, End: 12 * m, Class: "quota"},
+			{Start: 14 * m, End: 15 * m},
+		}},
+		{Name: "second", Outages: []sim.OutageResult{{Start: 10 * m, End: 11 * m, Class: "unauthorized"}}},
+		{Name: "app"},
+	}}
+	bands := outageBands(run, "primary", time.Minute)
+	var got []string
+	for _, b := range bands {
+		got = append(got, fmt.Sprintf("%s|%s|%v", b.Label, b.Short, b.Color))
+	}
+	want := []string{
+		"primary overloaded (503, 529)|overloaded|<nil>",
+		"primary answers 404 model_not_found|404 model not found|{196}",
+		"primary answers 429 insufficient_quota|429 quota spent|{236}",
+		"outage at primary||<nil>",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("bands of primary =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if bands := outageBands(run, "app", time.Minute); len(bands) != 5 || bands[4].Label != "second answers 401 invalid_api_key" {
+		t.Errorf("a service without outages shades %d bands, the last %q; want every service's 5", len(bands), bands[len(bands)-1].Label)
+	}
+}
+
 func TestBinSeries(t *testing.T) {
 	const w = 200 * time.Millisecond
 	decimated := []sim.Sample{{T: 400 * time.Millisecond, Dt: 400 * time.Millisecond, Arrivals: 20, Queue: 2}, {T: 800 * time.Millisecond, Dt: 400 * time.Millisecond, Arrivals: 40, Queue: 4}}

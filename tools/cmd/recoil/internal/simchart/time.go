@@ -2,6 +2,7 @@ package simchart
 
 import (
 	"fmt"
+	"image/color"
 	"slices"
 	"strconv"
 	"time"
@@ -39,7 +40,7 @@ func timeChart(r *sim.Result, metric, service string) (*chart.Figure, error) {
 		t.fig.Height += vg.Length(rows-1) * rowHeight
 	}
 	ax := sweepAxis(r)
-	bands := outageBands(&r.Runs[0], t.unit)
+	bands := outageBands(&r.Runs[0], service, t.unit)
 	tops := make([]float64, len(values))
 	for k, v := range values {
 		title := ""
@@ -264,19 +265,54 @@ func (b band) legend(unit time.Duration, unitName string) string {
 	return b.Label + ", from " + at(b.start) + " to " + at(b.end)
 }
 
-// outageBands returns the run's outages, at any service, as shaded bands:
-// the planned span, not a later recovery under load.
-func outageBands(run *sim.RunResult, unit time.Duration) []band {
+// outageBands returns the run's outages as shaded bands: the planned
+// span, not a later recovery under load. A chart of a service that has
+// outages of its own shades those; one of a service that has none (a
+// layer above the dependency that fails) shades every service's. Bands
+// that meet take shades apart.
+func outageBands(run *sim.RunResult, service string, unit time.Duration) []band {
 	var out []band
+	own := serviceNamed(run, service)
 	for _, s := range run.Services {
+		if own != nil && len(own.Outages) > 0 && s.Name != service {
+			continue
+		}
 		for _, o := range s.Outages {
-			// "outage", not "down": an outage may fail only a share of
-			// the attempts, which the result does not record.
-			out = append(out, band{
-				Band:  chart.Band{From: float64(o.Start) / float64(unit), To: float64(o.End) / float64(unit), Label: "outage at " + s.Name},
+			b := band{
+				Band:  chart.Band{From: float64(o.Start) / float64(unit), To: float64(o.End) / float64(unit)},
 				start: o.Start, end: o.End,
-			})
+			}
+			b.Label, b.Short = outageWords(s.Name, o.Class)
+			if k := len(out); k > 0 && o.Start <= out[k-1].end {
+				prev := out[k-1].Color
+				if prev == nil {
+					prev = chart.BandColor
+				}
+				b.Color = bandShades[(slices.Index(bandShades, prev)+1)%len(bandShades)]
+			}
+			out = append(out, b)
 		}
 	}
 	return out
+}
+
+// bandShades are the greys of bands side by side, the first the usual.
+var bandShades = []color.Color{chart.BandColor, color.Gray{Y: 0xC4}, color.Gray{Y: 0xEC}}
+
+// outageWords says what an outage of class at service s is, in the
+// legend and, shorter, inside its band ("" for the same words). "outage",
+// not "down", for the classes that fail: an outage may fail only a share
+// of the attempts, which the result does not record.
+func outageWords(s, class string) (label, short string) {
+	switch class {
+	case "overloaded":
+		return s + " overloaded (503, 529)", "overloaded"
+	case "not-found":
+		return s + " answers 404 model_not_found", "404 model not found"
+	case "unauthorized":
+		return s + " answers 401 invalid_api_key", "401 key refused"
+	case "quota":
+		return s + " answers 429 insufficient_quota", "429 quota spent"
+	}
+	return "outage at " + s, ""
 }
