@@ -27,10 +27,11 @@ const (
 // call starts a second attempt to the same target, and the first to
 // succeed wins; the others are cancelled. Set it as Policy.Hedge.
 //
-// A hedge is an attempt like any other: it counts against MaxAttempts, is
-// paid from the retry budget and the hop budget (priced as a retry after
-// a timeout; a budget that refuses it refuses only the hedge, not the
-// call), takes a limiter slot of its own (a hedge never waits for one),
+// A hedge is an attempt like any other: it counts against MaxAttempts,
+// asks the retry budget and the hop budget as a retry after a timeout does
+// (each charges it as it charges a retry; a budget that refuses it refuses
+// only the hedge, not the call), takes a limiter slot of its own (a hedge
+// never waits for one),
 // asks the breaker, and must fit before the deadline. Hedge only what is
 // safe to run twice at once — idempotent requests, or requests carrying an
 // idempotency key — and only where the slow tail is the dependency's

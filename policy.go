@@ -146,7 +146,7 @@ type Policy struct {
 	// another the call stops with ErrNoTarget before any attempt.
 	Fallback *Fallback
 	// Hedge, if set, races an attempt that is slow to answer with another
-	// copy of it, paid from the retry budget; nil means none. Hedge only
+	// copy of it, under the retry budget; nil means none. Hedge only
 	// what is safe to run twice at once. Drivers that can run attempts
 	// concurrently honour it: Do, Get, DoTarget and GetTarget; the HTTP
 	// Transport for a request that may repeat; recoilgrpc's unary
