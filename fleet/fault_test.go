@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -17,9 +18,10 @@ import (
 // redisServer is a redis-server this test starts on a port of its own, so
 // that it can pause and kill it without touching the shared one.
 type redisServer struct {
-	t    *testing.T
-	port int
-	cmd  *exec.Cmd
+	t      *testing.T
+	port   int
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once the process has exited and been waited for
 }
 
 func startRedis(t *testing.T, port int, args ...string) *redisServer {
@@ -31,40 +33,83 @@ func startRedis(t *testing.T, port int, args ...string) *redisServer {
 		}
 		t.Skipf("skipping: redis-server is not on PATH (%v); the fault test starts and kills a server of its own; RECOIL_REQUIRE_SERVICES=1 turns this skip into a failure", err)
 	}
-	if port == 0 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
+	// A port the system chose and this process let go of can be taken
+	// again before redis-server binds it (another test's outgoing
+	// connection gets ephemeral ports from the same range): a server that
+	// exits at once is started again on another port, a few times.
+	for try := 1; ; try++ {
+		p := port
+		if p == 0 {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p = l.Addr().(*net.TCPAddr).Port
+			l.Close()
+		}
+		s, err := launchRedis(t, bin, p, args)
+		if err == nil {
+			return s
+		}
+		if port != 0 || try == 5 {
 			t.Fatal(err)
 		}
-		port = l.Addr().(*net.TCPAddr).Port
-		l.Close()
+		t.Logf("try %d: %v; trying another port", try, err)
 	}
-	s := &redisServer{t: t, port: port}
+}
+
+// launchRedis starts redis-server on port and waits, bounded, until it
+// answers; an error says why it did not (it exited, with its output, or
+// did not answer in time).
+func launchRedis(t *testing.T, bin string, port int, args []string) (*redisServer, error) {
+	t.Helper()
+	s := &redisServer{t: t, port: port, exited: make(chan struct{})}
 	s.cmd = exec.Command(bin, append([]string{"--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir()}, args...)...)
+	var out bytes.Buffer
+	s.cmd.Stdout, s.cmd.Stderr = &out, &out
 	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	t.Cleanup(s.kill)
-	// Wait until it answers, bounded.
+	go func() {
+		_ = s.cmd.Wait()
+		close(s.exited)
+	}()
 	r := redis.NewClient(&redis.Options{Addr: s.addr(), MaxRetries: -1})
 	defer r.Close()
 	for deadline := time.Now().Add(10 * time.Second); ; {
+		select {
+		case <-s.exited:
+			return nil, fmt.Errorf("redis-server on port %d exited at once: %s", port, bytes.TrimSpace(lastLines(out.Bytes())))
+		default:
+		}
 		if r.Ping(context.Background()).Err() == nil {
-			return s
+			t.Cleanup(s.kill)
+			return s, nil
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("redis-server on port %d did not answer within 10 s", port)
+			s.kill()
+			return nil, fmt.Errorf("redis-server on port %d did not answer within 10 s", port)
 		}
 		time.Sleep(10 * time.Millisecond) // poll interval, not a wait for the condition
 	}
 }
 
+// lastLines is the end of a process's output, for an error.
+func lastLines(b []byte) []byte {
+	if len(b) > 400 {
+		b = b[len(b)-400:]
+	}
+	return b
+}
+
 func (s *redisServer) addr() string { return fmt.Sprintf("127.0.0.1:%d", s.port) }
 
 func (s *redisServer) kill() {
-	if s.cmd.ProcessState == nil {
-		s.cmd.Process.Kill()
-		s.cmd.Wait()
+	select {
+	case <-s.exited:
+	default:
+		_ = s.cmd.Process.Kill()
+		<-s.exited
 	}
 }
 
