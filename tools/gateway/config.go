@@ -67,6 +67,19 @@ type Latency struct {
 	// Max is the greatest wait (Uniform), or the cap on an Exponential
 	// wait (zero: none).
 	Max time.Duration
+	// Tail, if its Rate is set, is a slow tail: that fraction of the
+	// attempts wait a uniform time in [Tail.Min, Tail.Max] instead — a
+	// backend whose answers take 40 ms but 3 % take 1–2 s, the tail a
+	// hedge races.
+	Tail Tail
+}
+
+// Tail is a Latency's slow tail.
+type Tail struct {
+	// Rate is the fraction of attempts in the tail; zero means none.
+	Rate float64
+	// Min and Max bound a tail attempt's wait, uniformly.
+	Min, Max time.Duration
 }
 
 // Recovery makes an outage's end depend on the load offered to it — the
@@ -100,6 +113,13 @@ type Outage struct {
 	// (503). A 529 answers as an overloaded provider does (overloaded_error
 	// and x-should-retry: true).
 	Status int
+	// Code, if set, is the error type the answer's body gives, in place of
+	// the one the status implies (rate_limit_error for a 429, say): a 429
+	// with Code insufficient_quota is a spent quota rather than a rate
+	// limit, a 404 with Code model_not_found a retired model — what a
+	// client that falls back across providers tells apart. At most 64
+	// lower-case letters, digits and underscores.
+	Code string
 	// Rate is the fraction of attempts that fail during the outage; zero
 	// means 1 (all).
 	Rate float64
@@ -251,6 +271,18 @@ func bad(field, format string, args ...any) error {
 
 func validStatus(s int) bool { return s == 0 || (s >= 400 && s <= 599) }
 
+func validCode(c string) bool {
+	if len(c) > 64 {
+		return false
+	}
+	for _, r := range c {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
 func validRate(r float64) bool { return r >= 0 && r <= 1 && !math.IsNaN(r) }
 
 // Validate reports the first field of c that is not valid, in an error that
@@ -270,6 +302,8 @@ func (c *Config) Validate() error {
 			return bad(f+".status", "%d is not an error status (400 to 599)", o.Status)
 		case !validRate(o.Rate):
 			return bad(f+".rate", "%v is not between 0 and 1", o.Rate)
+		case !validCode(o.Code):
+			return bad(f+".code", "%q: want at most 64 lower-case letters, digits and underscores", o.Code)
 		case o.Recovery.Below < 0:
 			return bad(f+".recovery.below", "%d is negative", o.Recovery.Below)
 		case o.Recovery.For < 0:
@@ -299,6 +333,16 @@ func (c *Config) Validate() error {
 		return bad("latency.max", "%v is less than min %v", l.Max, l.Min)
 	case l.Dist == Exponential && l.Max > 0 && l.Max < l.Min:
 		return bad("latency.max", "%v is less than min %v", l.Max, l.Min)
+	}
+	switch t := l.Tail; {
+	case !validRate(t.Rate):
+		return bad("latency.tail.rate", "%v is not between 0 and 1", t.Rate)
+	case t.Min < 0:
+		return bad("latency.tail.min", "%v is negative", t.Min)
+	case t.Max < t.Min:
+		return bad("latency.tail.max", "%v is less than min %v", t.Max, t.Min)
+	case t.Rate == 0 && (t.Min > 0 || t.Max > 0):
+		return bad("latency.tail", "has no rate, so its min and max apply to no attempt")
 	}
 	if c.Serial < 0 || c.Serial > MaxSerial {
 		return bad("serial", "%v is not between 0 (off) and %v", c.Serial, MaxSerial)

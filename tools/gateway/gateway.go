@@ -200,6 +200,7 @@ type attempt struct {
 // decision is how the gateway answers one attempt.
 type decision struct {
 	status     int
+	code       string // an outage's Code, for the body; empty for the status's own
 	fault      fault
 	latency    time.Duration
 	stall      bool
@@ -314,7 +315,7 @@ func (g *Gateway) decide(now time.Time, a *attempt) decision {
 	for i := range g.outages {
 		if o := &g.outages[i]; o.activeAt(t) {
 			if o.Rate >= 1 || g.rng.Float64() < o.Rate {
-				d.status, d.fault = o.Status, faultOutage
+				d.status, d.fault, d.code = o.Status, faultOutage, o.Code
 			}
 			break
 		}
@@ -396,6 +397,9 @@ func (g *Gateway) admit(now time.Time, key string) (ok bool, wait time.Duration,
 // latency draws the wait before answering.
 func (g *Gateway) latency() time.Duration {
 	l := g.cfg.Latency
+	if t := l.Tail; t.Rate > 0 && g.rng.Float64() < t.Rate {
+		return t.Min + time.Duration(g.rng.Int64N(int64(t.Max-t.Min)+1))
+	}
 	switch l.Dist {
 	case Uniform:
 		if l.Max <= l.Min {

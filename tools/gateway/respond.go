@@ -91,6 +91,9 @@ func (g *Gateway) writeError(w http.ResponseWriter, a *attempt, d decision) {
 	h := w.Header()
 	h["Content-Type"] = jsonType
 	typ, msg := errorType(d.status)
+	if d.code != "" {
+		typ = d.code
+	}
 	switch d.fault {
 	case faultValidator:
 		msg = a.reject

@@ -26,12 +26,17 @@ const ShutdownTimeout = 5 * time.Second
 // including an empty host, which binds every interface — needs
 // Config.AllowRemote.
 func (g *Gateway) Listen() (net.Listener, error) {
-	addr := g.cfg.Addr
+	return listenOn(g.cfg.Addr, g.cfg.AllowRemote)
+}
+
+// listenOn opens a TCP listener on addr, refusing a host beyond loopback
+// unless allowRemote.
+func listenOn(addr string, allowRemote bool) (net.Listener, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: address %q: %w", addr, err)
 	}
-	if !g.cfg.AllowRemote && !loopback(host) {
+	if !allowRemote && !loopback(host) {
 		return nil, fmt.Errorf("%w: %q", ErrNotLoopback, addr)
 	}
 	return net.Listen("tcp", addr)
@@ -52,8 +57,14 @@ func loopback(host string) bool {
 // after a stop caused by ctx, or the error that stopped serving otherwise.
 // The server logs nothing.
 func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
+	return serveOn(ctx, ln, g, g.Close)
+}
+
+// serveOn serves h on ln until ctx is done, calling closeFn (which ends
+// stalls and waits) before shutting down, as Serve documents.
+func serveOn(ctx context.Context, ln net.Listener, h http.Handler, closeFn func()) error {
 	srv := &http.Server{
-		Handler:           g,
+		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          log.New(io.Discard, "", 0),
 	}
@@ -68,11 +79,11 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 	go func() { done <- srv.Serve(ln) }()
 	select {
 	case err := <-done:
-		g.Close()
+		closeFn()
 		return err
 	case <-ctx.Done():
 	}
-	g.Close()
+	closeFn()
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -88,13 +99,18 @@ func (g *Gateway) Serve(ctx context.Context, ln net.Listener) error {
 // function that stops serving, waits for it to end and returns Serve's
 // error.
 func (g *Gateway) Start() (url string, stop func() error, err error) {
-	ln, err := g.Listen()
+	return start(g.Listen, g.Serve)
+}
+
+// start listens and serves in the background (Start).
+func start(listen func() (net.Listener, error), run func(context.Context, net.Listener) error) (url string, stop func() error, err error) {
+	ln, err := listen()
 	if err != nil {
 		return "", nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- g.Serve(ctx, ln) }()
+	go func() { done <- run(ctx, ln) }()
 	return "http://" + ln.Addr().String(), func() error {
 		cancel()
 		return <-done

@@ -280,17 +280,10 @@ func outagesJSON(outages []OutageStatus) []outageJSON {
 const defaultSeries = 150
 
 func (g *Gateway) serveStats(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	series := defaultSeries
-	if v := q.Get("series"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			http.Error(w, "series: want a count of windows", http.StatusBadRequest)
-			return
-		}
-		series = min(n, tally.SeriesLen)
+	series, requests, ok := statsQuery(w, r)
+	if !ok {
+		return
 	}
-	requests := q.Get("requests") == "1" || q.Get("requests") == "true"
 	b, err := json.Marshal(g.statsAt(time.Now(), series, requests))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
@@ -299,4 +292,23 @@ func (g *Gateway) serveStats(w http.ResponseWriter, r *http.Request) {
 	w.Header()["Content-Type"] = jsonType
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(b)
+}
+
+// statsQuery reads a stats request's query: how many windows of the series
+// (?series=N, at most tally.SeriesLen) and whether to list each logical
+// request (?requests=1). A series that is not a count is answered 400 and
+// ok is false.
+func statsQuery(w http.ResponseWriter, r *http.Request) (series int, requests, ok bool) {
+	q := r.URL.Query()
+	series = defaultSeries
+	if v := q.Get("series"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			http.Error(w, "series: want a count of windows", http.StatusBadRequest)
+			return 0, false, false
+		}
+		series = min(n, tally.SeriesLen)
+	}
+	requests = q.Get("requests") == "1" || q.Get("requests") == "true"
+	return series, requests, true
 }

@@ -82,11 +82,12 @@ func ParseTimeline(name string, data []byte) (Config, error) {
 	}
 	d := &tdecoder{Decoder: strictyaml.Decoder{File: name}, lines: map[string]int{}}
 	err = d.mapping(root, "", fields{
-		"window":       d.duration(&c.Window),
-		"seed":         d.uint64(&c.Seed),
-		"outages":      d.outages(&c.Outages),
-		"failure":      d.sub(fields{"rate": d.float(&c.FailureRate), "status": d.int(&c.FailureStatus)}),
-		"latency":      d.sub(fields{"dist": d.dist(&c.Latency.Dist), "mean": d.duration(&c.Latency.Mean), "min": d.duration(&c.Latency.Min), "max": d.duration(&c.Latency.Max)}),
+		"window":  d.duration(&c.Window),
+		"seed":    d.uint64(&c.Seed),
+		"outages": d.outages(&c.Outages),
+		"failure": d.sub(fields{"rate": d.float(&c.FailureRate), "status": d.int(&c.FailureStatus)}),
+		"latency": d.sub(fields{"dist": d.dist(&c.Latency.Dist), "mean": d.duration(&c.Latency.Mean), "min": d.duration(&c.Latency.Min), "max": d.duration(&c.Latency.Max),
+			"tail": d.sub(fields{"rate": d.float(&c.Latency.Tail.Rate), "min": d.duration(&c.Latency.Tail.Min), "max": d.duration(&c.Latency.Tail.Max)})}),
 		"reject_field": d.string(&c.RejectField),
 		"serial":       d.duration(&c.Serial),
 		"allowance":    d.sub(fields{"per_minute": d.int(&c.Allowance), "header": d.string(&c.AllowanceHeader)}),
@@ -187,6 +188,7 @@ func (d *tdecoder) outages(p *[]Outage) decodeFunc {
 				"start":    d.duration(&o.Start),
 				"duration": d.duration(&o.Duration),
 				"status":   d.int(&o.Status),
+				"code":     d.string(&o.Code),
 				"rate":     d.float(&o.Rate),
 				"recovery": d.sub(fields{"below": d.int(&o.Recovery.Below), "for": d.duration(&o.Recovery.For)}),
 			})

@@ -21,6 +21,24 @@ func TestParseTimeline(t *testing.T) {
 			Outages: []Outage{{Duration: 700 * time.Millisecond, Status: 503, Recovery: Recovery{Below: 5, For: 300 * time.Millisecond}}},
 			Latency: Latency{Dist: Uniform, Min: time.Millisecond, Max: 5 * time.Millisecond},
 		}},
+		{"primary-provider.yaml", Config{
+			Window: 200 * time.Millisecond, Seed: 1,
+			Latency: Latency{Dist: Uniform, Min: 5 * time.Millisecond, Max: 15 * time.Millisecond},
+			Outages: []Outage{
+				{Start: time.Second, Duration: 3 * time.Second, Status: 529},
+				{Start: 4 * time.Second, Duration: 3 * time.Second, Status: 404, Code: "model_not_found"},
+				{Start: 7 * time.Second, Duration: 4 * time.Second, Status: 429, Code: "insufficient_quota"},
+			},
+		}},
+		{"backup-provider.yaml", Config{
+			Window: 200 * time.Millisecond, Seed: 2,
+			Latency: Latency{Dist: Uniform, Min: 10 * time.Millisecond, Max: 30 * time.Millisecond},
+		}},
+		{"slow-tail.yaml", Config{
+			Window: 200 * time.Millisecond, Seed: 3,
+			Latency: Latency{Dist: Uniform, Min: 30 * time.Millisecond, Max: 50 * time.Millisecond,
+				Tail: Tail{Rate: 0.03, Min: time.Second, Max: 2 * time.Second}},
+		}},
 		{"everything.yaml", Config{
 			Window: 100 * time.Millisecond, Seed: 7,
 			Outages: []Outage{
@@ -80,6 +98,9 @@ func TestParseTimelineErrorsNameTheLine(t *testing.T) {
 		{"not a mapping", "- 1\n- 2\n", 1, "", "want a mapping, got a list"},
 		{"a second document", "window: 1s\n---\nwindow: 2s\n", 2, "", "one YAML document"},
 		{"seed negative", "seed: -4\n", 1, "seed", `want a non-negative whole number, got "-4"`},
+		{"tail upside down", "latency:\n  tail: {rate: 0.1, min: 2s, max: 1s}\n", 2, "latency.tail.max", "less than min"},
+		{"tail without a rate", "latency:\n  tail:\n    min: 1s\n    max: 2s\n", 3, "latency.tail", "apply to no attempt"},
+		{"code not a code", "outages:\n  - duration: 1s\n    status: 429\n    code: Insufficient Quota\n", 4, "outages[0].code", "want at most 64 lower-case letters"},
 		{"recovery below negative", "outages:\n  - duration: 1s\n    recovery:\n      below: -3\n", 4, "outages[0].recovery.below", "negative"},
 	}
 	for _, tt := range tests {

@@ -231,6 +231,9 @@ func (c *Config) Validate() error {
 			return configErr(h.field, strconv.Quote(h.name), "not a valid header name")
 		}
 	}
+	if t, up := c.Policy.unrouted(); t != "" {
+		return configErr("Policy", strconv.Quote(c.Policy.Name), "fallback target %q reaches upstream %q, which has no URL: give it one with Policy.WithUpstreams (recoil load -upstream %s=URL)", t, up, up)
+	}
 	return nil
 }
 

@@ -12,6 +12,7 @@ import (
 // observe receives the Transport's summary of each logical request, and
 // counts why the ones that failed stopped.
 func (r *run) observe(_ context.Context, s recoilhttp.Summary) {
+	r.countCall(&s.Summary)
 	switch s.Reason {
 	case recoil.ReasonNone:
 	case recoil.ReasonCanceled:
@@ -62,5 +63,28 @@ func (r *run) transportError(req *http.Request, err error) {
 	r.transport[kind]++
 	if r.firstErr == "" {
 		r.firstErr = err.Error()
+	}
+}
+
+// countCall counts what one logical request did with its targets and
+// hedges.
+func (r *run) countCall(s *recoil.Summary) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.maxAttempts = max(r.maxAttempts, s.Attempts)
+	r.hedges += int64(s.Hedges)
+	r.refusedHedges += int64(s.RefusedHedges)
+	r.wasted += int64(s.Wasted)
+	for _, t := range s.Targets {
+		c := r.targets[t.Target]
+		if c == nil {
+			continue // not a target of the chain: nothing to count it under
+		}
+		c.Attempts += int64(t.Attempts)
+		if t.Left == "" {
+			c.Ended++
+		} else {
+			c.Left[t.Left]++
+		}
 	}
 }

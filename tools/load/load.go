@@ -50,6 +50,11 @@ type run struct {
 	transport map[string]int64 // attempts without a response, by TransportErrorKind
 	firstErr  string           // the first of them
 	lastOK    time.Duration    // when the last call succeeded
+
+	maxAttempts                   int
+	hedges, refusedHedges, wasted int64
+	targets                       map[string]*TargetCount // by name, under a Fallback
+	order                         []string                // the chain's order
 }
 
 // outcome is how a logical request ended.
@@ -91,6 +96,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		stops:     map[string]int{},
 		statuses:  map[int]int64{},
 		transport: map[string]int64{},
+	}
+	if p := cfg.Policy.Policy; p != nil && p.Fallback != nil {
+		r.targets = make(map[string]*TargetCount, len(p.Fallback.Targets))
+		for _, t := range p.Fallback.Targets {
+			r.targets[t.Name] = &TargetCount{Name: t.Name, Left: map[string]int64{}}
+			r.order = append(r.order, t.Name)
+		}
 	}
 	base := cfg.Base
 	if base == nil {

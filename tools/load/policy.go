@@ -39,6 +39,10 @@ type Policy struct {
 	// IdleTimeout fails a response body that delivers nothing for this
 	// long (for a stream, no content event); zero means none.
 	IdleTimeout time.Duration
+
+	// spec is what the policy was made from, for WithUpstreams; nil for a
+	// Policy made in Go.
+	spec *policyspec.Spec
 }
 
 // Preset names, for Preset: the policy language's presets (see package
@@ -70,16 +74,111 @@ func NewPolicy(s *policyspec.Spec) (Policy, error) {
 	if err := s.Validate(); err != nil {
 		return Policy{}, err
 	}
-	// The load driver sends every attempt to its one URL through a
-	// Transport that does not hedge: a chain of upstreams or a hedge would
-	// be accepted and not honoured.
-	if s.Fallback != nil {
-		return Policy{}, s.Pos.Errorf("fallback", "the load driver sends to one URL: a fallback chain is for the simulator (recoil sim)")
+	// A chain that retries per target is the LLM gateways' nested loops,
+	// which recoil does not run: accepting it would run something else.
+	if s.Fallback.PerTarget() {
+		return Policy{}, s.Fallback.Pos.Errorf("retries", "per-target is the LLM gateways' way, which recoil does not run: the simulator compares it (recoil sim); leave retries out for recoil's one bound")
 	}
-	if s.Hedge != nil {
-		return Policy{}, s.Pos.Errorf("hedge", "the load driver's Transport does not hedge: a hedge is for the simulator (recoil sim)")
+	spec := *s
+	p := Policy{Name: s.Name, Policy: s.Policy(nil), Hop: s.Hop, IdleTimeout: s.IdleTimeout, spec: &spec}
+	return p, p.route(nil)
+}
+
+// Upstreams returns the upstreams the policy's fallback targets reach that
+// are names rather than URLs, in the chain's order: each needs a base URL,
+// given with WithUpstreams, before the policy can run. Nil without a
+// fallback.
+func (p Policy) Upstreams() []string {
+	if p.spec == nil || p.spec.Fallback == nil {
+		return nil
 	}
-	return Policy{Name: s.Name, Policy: s.Policy(nil), Hop: s.Hop, IdleTimeout: s.IdleTimeout}, nil
+	var out []string
+	for i := range p.spec.Fallback.Targets {
+		if u := p.spec.Fallback.Targets[i].UpstreamName(); !isURL(u) {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// WithUpstreams returns the policy remade, with fresh state, its fallback
+// targets sending to base URLs: a target whose upstream is an http or
+// https URL ("http://127.0.0.1:8080/backup") is sent there, any other is
+// sent to the URL urls gives for its upstream's name. A target's attempts
+// go to its base URL joined with the request's path relative to the first
+// target's base path (recoilhttp.Endpoint), so the run's URL should be
+// under the first target's. A name urls lacks, or a URL that is not valid,
+// is an error; so is a name urls gives that no target reaches.
+func (p Policy) WithUpstreams(urls map[string]string) (Policy, error) {
+	if p.spec == nil || p.spec.Fallback == nil {
+		if len(urls) > 0 {
+			return Policy{}, fmt.Errorf("load: policy %s has no fallback targets to send to upstreams", p.Name)
+		}
+		return p, nil
+	}
+	q, err := NewPolicy(p.spec)
+	if err != nil {
+		return Policy{}, err
+	}
+	q.About = p.About
+	if q.Name == "" {
+		q.Name = p.Name
+	}
+	return q, q.route(urls)
+}
+
+func isURL(s string) bool { return strings.HasPrefix(s, "http://") || strings.HasPrefix(s, "https://") }
+
+// route makes the Value of each fallback target whose upstream has a URL
+// (its own, or one urls gives) a recoilhttp.Endpoint at that URL.
+func (p Policy) route(urls map[string]string) error {
+	if p.spec == nil || p.spec.Fallback == nil || p.Policy == nil || p.Policy.Fallback == nil {
+		return nil
+	}
+	used := map[string]bool{}
+	for i := range p.spec.Fallback.Targets {
+		st := &p.spec.Fallback.Targets[i]
+		up := st.UpstreamName()
+		base := up
+		if !isURL(up) {
+			u, ok := urls[up]
+			if !ok {
+				if urls == nil {
+					continue // left for WithUpstreams
+				}
+				return st.Pos.Errorf("upstream", "target %q reaches upstream %q, which has no URL: give one (recoil load -upstream %s=URL)", st.Name, up, up)
+			}
+			used[up], base = true, u
+		}
+		ep, err := recoilhttp.NewEndpoint(base, nil, "")
+		if err != nil {
+			return st.Pos.Errorf("upstream", "target %q: %v", st.Name, err)
+		}
+		p.Policy.Fallback.Targets[i].Value = ep
+	}
+	for name := range urls {
+		if !used[name] {
+			return fmt.Errorf("load: no fallback target of policy %s reaches upstream %q", p.Name, name)
+		}
+	}
+	return nil
+}
+
+// unrouted returns the first fallback target that has no Endpoint, or "".
+func (p Policy) unrouted() (target, upstream string) {
+	if p.Policy == nil || p.Policy.Fallback == nil {
+		return "", ""
+	}
+	for _, t := range p.Policy.Fallback.Targets {
+		if _, ok := t.Value.(*recoilhttp.Endpoint); !ok {
+			up := t.Name
+			if s, ok := t.Value.(string); ok && s != "" {
+				up = s
+			}
+			return t.Name, up
+		}
+	}
+	return "", ""
 }
 
 // Transport returns a recoilhttp.Transport that sends each attempt through

@@ -88,10 +88,37 @@ type Result struct {
 	Latency Percentiles
 	// Elapsed is the run's duration.
 	Elapsed time.Duration
+	// MaxCallAttempts is the most attempts one logical request made, on
+	// every target and hedge together: what the policy's MaxAttempts
+	// bounds.
+	MaxCallAttempts int
+	// Targets counts, under a policy with a Fallback, what the logical
+	// requests did with each target, in the chain's order; nil without.
+	Targets []TargetCount
+	// Hedges counts the hedges started, RefusedHedges those the policy
+	// did not start (its budget, limiter or breaker refused), and Wasted
+	// the attempts that were answered, or were still running, after
+	// another had answered: work done for nobody.
+	Hedges, RefusedHedges, Wasted int64
+
 	// Stopped says what ended the run before every call was done: one of
 	// StoppedMaxRequests, StoppedDuration, StoppedCanceled; empty if none
 	// did.
 	Stopped string
+}
+
+// TargetCount is what a run's logical requests did with one target of a
+// fallback chain.
+type TargetCount struct {
+	// Name is the target's name.
+	Name string
+	// Attempts counts the attempts sent to it.
+	Attempts int64
+	// Ended counts the logical requests that ended on it, answered or not.
+	Ended int64
+	// Left counts the logical requests that left it or passed it over, by
+	// why ("overloaded", "model not found", "cooling down", …).
+	Left map[string]int64
 }
 
 // Percentiles are nearest-rank percentiles of a set of durations, and
@@ -195,6 +222,20 @@ func WriteNotes(w io.Writer, results ...*Result) error {
 		if len(r.TransportErrors) > 0 {
 			parts = append(parts, fmt.Sprintf("no response: %s (first: %s)", textfmt.Counts(r.TransportErrors), r.FirstTransportError))
 		}
+		if r.MaxCallAttempts > 0 && (len(r.Targets) > 0 || r.Hedges > 0 || r.RefusedHedges > 0) {
+			// What bounds a chain or a hedge: said where there is one.
+			parts = append(parts, fmt.Sprintf("most attempts in one logical request: %d", r.MaxCallAttempts))
+		}
+		for _, t := range r.Targets {
+			tp := fmt.Sprintf("target %s: %d attempts, %d requests ended on it", t.Name, t.Attempts, t.Ended)
+			if len(t.Left) > 0 {
+				tp += ", left: " + byCount(t.Left)
+			}
+			parts = append(parts, tp)
+		}
+		if r.Hedges > 0 || r.RefusedHedges > 0 {
+			parts = append(parts, fmt.Sprintf("hedges: %d started, %d refused, %d attempts answered for nobody", r.Hedges, r.RefusedHedges, r.Wasted))
+		}
 		if r.Stopped != "" {
 			parts = append(parts, "stopped early: "+r.Stopped)
 		}
@@ -224,6 +265,16 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	statuses := make(map[string]int64, len(r.Statuses))
 	for code, n := range r.Statuses {
 		statuses[strconv.Itoa(code)] = n
+	}
+	type target struct {
+		Name     string           `json:"name"`
+		Attempts int64            `json:"attempts"`
+		Ended    int64            `json:"ended"`
+		Left     map[string]int64 `json:"left"`
+	}
+	var targets []target
+	for _, t := range r.Targets {
+		targets = append(targets, target{t.Name, t.Attempts, t.Ended, t.Left})
 	}
 	var all *float64
 	if r.AllOK {
@@ -259,13 +310,18 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		Latency       lat              `json:"latency"`
 		Goodput       float64          `json:"goodput_per_s"`
 		ElapsedMS     float64          `json:"elapsed_ms"`
+		MaxCall       int              `json:"max_call_attempts"`
+		Targets       []target         `json:"targets,omitempty"`
+		Hedges        int64            `json:"hedges"`
+		RefusedHedges int64            `json:"refused_hedges"`
+		Wasted        int64            `json:"wasted"`
 		Stopped       string           `json:"stopped,omitempty"`
 	}{
 		r.Policy, r.URL, r.Callers, r.Rate, r.UntilAccepted, r.NoIdempotencyKey, r.Seed,
 		r.Calls, r.OK, r.Failed, r.Unfinished, r.Resubmitted, r.Requests, r.Accepted, r.Attempts, r.PerCall(),
 		r.Stops, statuses, r.TransportErrors, r.FirstTransportError, textfmt.Millis(r.Window), r.Peak, textfmt.Millis(r.PeakAt), r.AllOK, all,
 		lat{r.Latency.Count, textfmt.Millis(r.Latency.P50), textfmt.Millis(r.Latency.P90), textfmt.Millis(r.Latency.P99), textfmt.Millis(r.Latency.Max)},
-		r.Goodput(), textfmt.Millis(r.Elapsed), r.Stopped,
+		r.Goodput(), textfmt.Millis(r.Elapsed), r.MaxCallAttempts, targets, r.Hedges, r.RefusedHedges, r.Wasted, r.Stopped,
 	})
 }
 
@@ -384,6 +440,11 @@ func (r *run) result(elapsed time.Duration) *Result {
 		res.AllOKAt = r.lastOK
 	}
 	res.Latency = percentiles(&r.latencies)
+	res.MaxCallAttempts = r.maxAttempts
+	res.Hedges, res.RefusedHedges, res.Wasted = r.hedges, r.refusedHedges, r.wasted
+	for _, n := range r.order {
+		res.Targets = append(res.Targets, *r.targets[n])
+	}
 	return res
 }
 

@@ -45,11 +45,16 @@ until interrupted (Ctrl-C), then prints what it counted.`,
   recoil gateway -charge-drop-rate 0.3 -charge-idempotency
       drop the answer of 3 charges in 10 after charging; retries under an Idempotency-Key are replayed
   recoil gateway -outage 700ms -serial 12ms
-      the same outage behind a transport that carries one attempt at a time, 12 ms each`,
+      the same outage behind a transport that carries one attempt at a time, 12 ms each
+  recoil gateway -target primary=primary.yaml -target backup
+      two providers on one port: /primary/ with the faults of primary.yaml, /backup/ healthy`,
 	notes: `
 -outage START+DURATION[:STATUS] counts START from the first attempt;
 DURATION[:STATUS] starts at it. Flags given override the fields of a
--timeline file. -recover-below and -recover-for apply to every -outage flag.`,
+-timeline file. -recover-below and -recover-for apply to every -outage flag.
+With -target, each target's faults come from its own timeline file, its
+timeline counts from its own first attempt, and only -addr and
+-allow-remote may be given besides.`,
 	exit: `130 when interrupted (Ctrl-C), its normal way to stop, after printing
 what it counted; 1 when it cannot serve (the address is in use); 2 usage
 error.`,
@@ -147,6 +152,33 @@ type gatewayFlags struct {
 	chargeDropRate                      float64
 	chargeIdempotency                   bool
 	serial                              time.Duration
+	targets                             targetFlags
+}
+
+// targetFlags collects -target values: NAME, a healthy target, or
+// NAME=FILE, a target with the faults of a timeline file.
+type targetFlags []gateway.Target
+
+func (t *targetFlags) String() string { return "" }
+
+func (t *targetFlags) Set(v string) error {
+	name, file, withFile := strings.Cut(v, "=")
+	tg := gateway.Target{Name: name}
+	if withFile {
+		if file == "" {
+			return fmt.Errorf("%q names no timeline file after =", v)
+		}
+		cfg, err := gateway.LoadTimeline(file)
+		if err != nil {
+			return fmt.Errorf("%s: %v", file, pathErr(err))
+		}
+		tg.Config = cfg
+	}
+	if _, err := gateway.NewSet("", false, []gateway.Target{tg}); err != nil {
+		return err
+	}
+	*t = append(*t, tg)
+	return nil
 }
 
 func (g *gatewayFlags) define(fs *flags) {
@@ -176,6 +208,7 @@ func (g *gatewayFlags) define(fs *flags) {
 	fs.StringVar(&g.chargePath, "charge-path", gateway.DefaultChargePath, "`path` of the charge route, whose success makes a counted charge (a side effect)")
 	fs.Float64Var(&g.chargeDropRate, "charge-drop-rate", 0, "fraction, 0 to 1, of charges whose connection is dropped after the charge, before the answer")
 	fs.BoolVar(&g.chargeIdempotency, "charge-idempotency", false, "honour Idempotency-Key on the charge route (package idempotency, a memory store): a retry under the same key is replayed, not charged")
+	fs.Var(&g.targets, "target", "serve several dependencies, each under /`NAME/` with its own timeline and counts: NAME (healthy) or NAME=TIMELINE.yaml; repeatable")
 	fs.BoolVar(&g.bare, "bare", false, "serve a bare handler that answers every request with the success body and counts nothing: the throughput baseline")
 }
 
@@ -281,6 +314,15 @@ func (g *gatewayFlags) config(fs *flags) (gateway.Config, error) {
 // check rejects flags that would be silently ignored, or silently replaced
 // by a default, given the others.
 func (g *gatewayFlags) check(fs *flags) error {
+	if len(g.targets) > 0 {
+		if f := fs.givenAny("bare", "timeline", "window", "seed", "outage", "recover-below", "recover-for", "fail-rate", "fail-status",
+			"latency", "serial", "reject-field", "allowance", "allowance-header", "stream-events", "stream-interval", "stall-rate",
+			"stall-after", "stall-for", "stall-ping", "client-header", "request-header",
+			"charge-path", "charge-drop-rate", "charge-idempotency"); f != "" {
+			return usagef("-target gives each target its faults in its own timeline file; -%s would apply to none of them (put it in the files)", f)
+		}
+		return nil
+	}
 	if g.bare {
 		if f := fs.givenAny("timeline", "window", "seed", "outage", "recover-below", "recover-for", "fail-rate", "fail-status",
 			"latency", "serial", "reject-field", "allowance", "allowance-header", "stream-events", "stream-interval", "stall-rate",
@@ -353,6 +395,9 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return fmt.Errorf("%w: stopped serving", errInterrupted)
 	}
+	if len(g.targets) > 0 {
+		return serveTargets(ctx, g, stdout)
+	}
 	cfg, err := g.config(fs)
 	if err != nil {
 		return err
@@ -379,7 +424,7 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stdout, "  serialised: one attempt at a time, each holding the lane %v before it is counted and answered\n", d)
 	}
 	for _, o := range gw.Config().Outages {
-		fmt.Fprintf(stdout, "  outage from %v for %v answering %d", o.Start, o.Duration, o.Status)
+		fmt.Fprintf(stdout, "  outage from %v for %v answering %d%s", o.Start, o.Duration, o.Status, withCode(o.Code))
 		if o.Recovery.Below > 0 {
 			fmt.Fprintf(stdout, ", then until attempts per %v stay below %d for %v", gw.Config().Window, o.Recovery.Below, o.Recovery.For)
 		}
@@ -396,6 +441,57 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			c.Effects, c.Duplicates, c.Doubled, c.Dropped)
 	}
 	return fmt.Errorf("%w: stopped serving", errInterrupted)
+}
+
+// serveTargets serves the -target gateways as one gateway.Set until ctx
+// is done, then prints what each counted.
+func serveTargets(ctx context.Context, g gatewayFlags, stdout io.Writer) error {
+	set, err := gateway.NewSet(g.addr, g.allowRemote, g.targets)
+	if err != nil {
+		return usagef("-target: %v", err)
+	}
+	ln, err := set.Listen()
+	if errors.Is(err, gateway.ErrNotLoopback) {
+		return usagef("-addr %s: not a loopback address; add -allow-remote to serve beyond this machine", set.Addr())
+	}
+	if err != nil {
+		return err
+	}
+	url := "http://" + ln.Addr().String()
+	fmt.Fprintf(stdout, "recoil gateway: serving on %s\n", url)
+	fmt.Fprintf(stdout, "  %d targets, each under its own path · index %s/ · stats of all %s/stats · metrics of all %s/metrics\n", len(g.targets), url, url, url)
+	for _, t := range g.targets {
+		gw := set.Gateway(t.Name)
+		fmt.Fprintf(stdout, "  %s: dependency %s/%s/v1/messages (any path under /%s/) · page %s/%s/\n", t.Name, url, t.Name, t.Name, url, t.Name)
+		for _, o := range gw.Config().Outages {
+			fmt.Fprintf(stdout, "    outage from %v for %v answering %d%s", o.Start, o.Duration, o.Status, withCode(o.Code))
+			if o.Recovery.Below > 0 {
+				fmt.Fprintf(stdout, ", then until attempts per %v stay below %d for %v", gw.Config().Window, o.Recovery.Below, o.Recovery.For)
+			}
+			fmt.Fprintf(stdout, " (from %s's first attempt)\n", t.Name)
+		}
+		if c := gw.Config(); c.FailureRate > 0 {
+			fmt.Fprintf(stdout, "    %g of attempts fail with %d\n", c.FailureRate, c.FailureStatus)
+		}
+	}
+	if err := set.Serve(ctx, ln); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "stopped (interrupted); counted:")
+	for _, ts := range set.Stats() {
+		s := ts.Stats
+		fmt.Fprintf(stdout, "  %s: %d attempts, %d answered with a success, peak %d in one %v (sliding), %d logical requests\n",
+			ts.Name, s.Attempts, s.Accepted, s.Peak, s.Window, len(s.Requests))
+	}
+	return fmt.Errorf("%w: stopped serving", errInterrupted)
+}
+
+// withCode formats an outage's error code after its status, if it has one.
+func withCode(code string) string {
+	if code == "" {
+		return ""
+	}
+	return " " + code
 }
 
 // honoured says whether the charge route honours Idempotency-Key.

@@ -122,6 +122,48 @@ func TestGatewayCommand(t *testing.T) {
 	}
 }
 
+// TestGatewayCommandTargets serves two targets, each under its prefix,
+// with its own faults, and prints what each counted.
+func TestGatewayCommandTargets(t *testing.T) {
+	gwNoLeaks(t)
+	dir := t.TempDir()
+	down := filepath.Join(dir, "down.yaml")
+	if err := os.WriteFile(down, []byte("outages:\n  - {duration: 1h, status: 429, code: insufficient_quota}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	url, out, stop := startGateway(t, "-target", "primary="+down, "-target", "backup")
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	for _, tc := range []struct {
+		path   string
+		status int
+	}{{"/primary/v1/messages", 429}, {"/primary/v1/messages", 429}, {"/backup/v1/messages", 200}} {
+		resp, err := tr.RoundTrip(mustRequest(t, http.MethodPost, url+tc.path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s: status %d, want %d", tc.path, resp.StatusCode, tc.status)
+		}
+	}
+	if err := stop(); !errors.Is(err, errInterrupted) {
+		t.Fatalf("runGateway = %v, want it interrupted after cancel", err)
+	}
+	for _, want := range []string{
+		"2 targets, each under its own path · index " + url + "/",
+		"primary: dependency " + url + "/primary/v1/messages",
+		"outage from 0s for 1h0m0s answering 429 insufficient_quota (from primary's first attempt)",
+		"primary: 2 attempts, 0 answered with a success",
+		"backup: 1 attempts, 1 answered with a success",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func mustRequest(t *testing.T, method, url string) *http.Request {
 	t.Helper()
 	req, err := http.NewRequest(method, url, nil)
@@ -221,6 +263,16 @@ func TestGatewayCommandUsage(t *testing.T) {
 		{[]string{"-allowance-header", "X-Key"}, "-allowance-header names the allowance's key; set -allowance"},
 		{[]string{"-client-header", ""}, "-client-header is empty: name a header (leave the flag out for X-Client-Id)"},
 		{[]string{"-latency", "uniform:9ms,1ms"}, "-latency uniform:9ms,1ms: gateway: latency.max: 1ms is less than min 9ms"},
+		// Several targets, each with its own timeline file.
+		{[]string{"-target", "Primary"}, `name "Primary": want 1 to 32 lower-case letters, digits, - or _, starting with a letter`},
+		{[]string{"-target", "stats"}, `name "stats" is one of the set's own paths`},
+		{[]string{"-target", "a", "-target", "a"}, `-target: gateway: targets: name "a" is given twice`},
+		{[]string{"-target", "a="}, `"a=" names no timeline file after =`},
+		{[]string{"-target", "a=" + filepath.Join(dir, "none.yaml")}, "none.yaml: no such file or directory"},
+		{[]string{"-target", "a=" + bad}, `bad.yaml:3: outages[0].durration: unknown field "durration"`},
+		{[]string{"-target", "a", "-fail-rate", "0.1"}, "-target gives each target its faults in its own timeline file; -fail-rate would apply to none of them"},
+		{[]string{"-target", "a", "-bare"}, "-bare would apply to none of them"},
+		{[]string{"-target", "a", "-addr", "0.0.0.0:0"}, "-addr 0.0.0.0:0: not a loopback address; add -allow-remote"},
 	}
 	for _, tt := range tests {
 		args := append([]string{"gateway"}, tt.args...)

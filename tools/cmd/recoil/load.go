@@ -56,7 +56,9 @@ after -requests logical requests or -duration, whichever comes first.`,
 	examples: `  recoil load -url http://127.0.0.1:8080/v1/charges -callers 4 -until-accepted -policy immediate -gateway-stats
   recoil load -url http://127.0.0.1:8080/v1/charges -body '{"amount":100}' -callers 8 -requests 200 -gateway-stats -idempotency-keys=false
   recoil load -url http://127.0.0.1:8080/v1/messages -rate 50 -duration 30s -body '{"model":"m"}' -json
-  recoil load -url https://api.example.com/health -policy-file patient.yaml -requests 100`,
+  recoil load -url https://api.example.com/health -policy-file patient.yaml -requests 100
+  recoil load -url http://127.0.0.1:8080/primary/v1/messages -body '{"model":"m"}' -callers 8 -duration 14s \
+      -policy-file fallback-chain.yaml -upstream primary=http://127.0.0.1:8080/primary -upstream backup=http://127.0.0.1:8080/backup`,
 	notes: `
 The -policy presets: immediate retries every 20 ms whatever failed, up to
 1000 attempts; wrapper is a five-attempt wrapper retrying anything that is
@@ -68,6 +70,13 @@ share — with a circuit breaker that opens for 1 s.
 
 Start a gateway to drive with "recoil gateway -outage 700ms" (a 700 ms
 payment-gateway outage) and pass the address it prints to -url.
+
+A policy file with a fallback chain names, for each target, the upstream it
+reaches; -upstream gives each name its base URL (a target whose upstream is
+a URL needs none). A target's attempts go to its base URL joined with -url's
+path relative to the first target's base path, so -url should lie under the
+first target's. Against "recoil gateway -target primary=... -target backup",
+the bases are the gateway's address with /primary and /backup.
 
 Against a gateway started with -charge-drop-rate (connections dropped after
 the charge) and -charge-idempotency, -gateway-stats reports the charges
@@ -124,12 +133,13 @@ type loadOptions struct {
 	pause, duration, timeout, window                                *time.Duration
 	seed                                                            *uint64
 	header                                                          headerFlags
+	upstreams                                                       upstreamFlags
 }
 
 // newLoadFlags defines recoil load's flags.
 func newLoadFlags(stdout io.Writer) (*flags, *loadOptions) {
 	fs := newFlags("load", stdout, loadHelp)
-	o := &loadOptions{header: headerFlags{}}
+	o := &loadOptions{header: headerFlags{}, upstreams: upstreamFlags{}}
 	o.target = fs.String("url", "", "the `URL` to drive (required), e.g. http://127.0.0.1:8080/v1/messages")
 	o.callers = fs.Int("callers", 0, fmt.Sprintf("closed-loop callers, 1 to %d (default 1 unless -rate)", load.MaxCallers))
 	o.rate = fs.Float64("rate", 0, fmt.Sprintf("open-loop arrivals per second, more than 0 and at most %d, instead of -callers", load.MaxRate))
@@ -144,6 +154,7 @@ func newLoadFlags(stdout io.Writer) (*flags, *loadOptions) {
 	o.body = fs.String("body", "", "request body")
 	o.bodyFile = fs.String("body-file", "", fmt.Sprintf("read the request body from `file` (at most %d MiB)", load.MaxBody>>20))
 	fs.Var(o.header, "header", "a request header `Name: value`; repeatable")
+	fs.Var(o.upstreams, "upstream", "the base URL of an upstream the policy's fallback targets name: `NAME=URL`, e.g. backup=http://127.0.0.1:8080/backup; repeatable")
 	o.window = fs.Duration("window", tally.DefaultWindow, fmt.Sprintf("span the peak is counted over, %v to %v", tally.MinWindow, tally.MaxWindow))
 	o.seed = fs.Uint64("seed", 1, "seed for jitter and arrivals")
 	o.asJSON = fs.Bool("json", false, "write the result as JSON")
@@ -164,6 +175,11 @@ func (o *loadOptions) config() (load.Config, error) {
 		}
 	} else if p, err = load.Preset(*o.policy); err != nil {
 		return load.Config{}, usagef("-policy %s: %v", *o.policy, err)
+	}
+	if len(o.upstreams) > 0 || len(p.Upstreams()) > 0 {
+		if p, err = p.WithUpstreams(o.upstreams); err != nil {
+			return load.Config{}, usagef("-upstream: %v", err)
+		}
 	}
 	b := []byte(*o.body)
 	if *o.bodyFile != "" {
@@ -376,24 +392,62 @@ func writeLoad(w io.Writer, res *load.Result, counted json.RawMessage, charges *
 		return err
 	}
 	if counted != nil {
-		var s struct {
-			Attempts int64   `json:"attempts"`
-			Accepted int64   `json:"accepted"`
-			WindowMS float64 `json:"window_ms"`
-			Peak     struct {
-				Attempts int64 `json:"attempts"`
-			} `json:"peak"`
-			Clients map[string]json.RawMessage `json:"clients"`
-		}
-		if jerr := json.Unmarshal(counted, &s); jerr == nil {
-			fmt.Fprintf(w, "the gateway counted, since its first attempt: %d attempts, %d answered with a success, peak %d per %vms, %d clients\n",
-				s.Attempts, s.Accepted, s.Peak.Attempts, s.WindowMS, len(s.Clients))
-		}
+		writeCounted(w, counted)
 	}
 	if c := charges; c != nil && c.Effects > 0 {
 		fmt.Fprintf(w, "charges during this run (%s, Idempotency-Key %s): %d made, %d duplicates (%d logical requests charged more than once), %d connections dropped after the charge\n",
 			c.Path, honoured(c.Idempotency), c.Effects, c.Duplicates, c.Doubled, c.Dropped)
 	}
+	return nil
+}
+
+// writeCounted writes what a gateway's /stats says it counted: one
+// gateway's, or each target's of a gateway serving several (-target).
+func writeCounted(w io.Writer, counted json.RawMessage) {
+	type stats struct {
+		Attempts int64   `json:"attempts"`
+		Accepted int64   `json:"accepted"`
+		WindowMS float64 `json:"window_ms"`
+		Peak     struct {
+			Attempts int64 `json:"attempts"`
+		} `json:"peak"`
+		Clients map[string]json.RawMessage `json:"clients"`
+	}
+	var set struct {
+		Targets []struct {
+			Name  string `json:"name"`
+			Stats stats  `json:"stats"`
+		} `json:"targets"`
+	}
+	if json.Unmarshal(counted, &set) == nil && len(set.Targets) > 0 {
+		for _, t := range set.Targets {
+			s := t.Stats
+			fmt.Fprintf(w, "the gateway's target %s counted, since its first attempt: %d attempts, %d answered with a success, peak %d per %vms\n",
+				t.Name, s.Attempts, s.Accepted, s.Peak.Attempts, s.WindowMS)
+		}
+		return
+	}
+	var s stats
+	if json.Unmarshal(counted, &s) == nil {
+		fmt.Fprintf(w, "the gateway counted, since its first attempt: %d attempts, %d answered with a success, peak %d per %vms, %d clients\n",
+			s.Attempts, s.Accepted, s.Peak.Attempts, s.WindowMS, len(s.Clients))
+	}
+}
+
+// upstreamFlags collects -upstream NAME=URL values.
+type upstreamFlags map[string]string
+
+func (u upstreamFlags) String() string { return "" }
+
+func (u upstreamFlags) Set(v string) error {
+	name, base, ok := strings.Cut(v, "=")
+	switch {
+	case !ok || name == "" || base == "":
+		return fmt.Errorf("%q: want NAME=URL, the base URL of the upstream a fallback target names", v)
+	case u[name] != "":
+		return fmt.Errorf("%q: upstream %s is given twice", v, name)
+	}
+	u[name] = base
 	return nil
 }
 

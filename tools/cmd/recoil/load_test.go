@@ -82,6 +82,46 @@ func TestLoadCommandEveryCallerGetsThrough(t *testing.T) {
 	}
 }
 
+// TestLoadCommandFallback drives a gateway serving two targets, the
+// primary overloaded throughout, with the shipped chain: every request is
+// answered, by the backup, and the notes say what each target did.
+func TestLoadCommandFallback(t *testing.T) {
+	gwNoLeaks(t)
+	set, err := gateway.NewSet("", false, []gateway.Target{
+		{Name: "primary", Config: gateway.Config{Outages: []gateway.Outage{{Duration: time.Hour, Status: 529}}}},
+		{Name: "backup"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url, stop, err := set.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	}()
+	var stdout bytes.Buffer
+	err = runLoad(context.Background(), []string{"-url", url + "/primary/v1/messages", "-body", `{"model":"m"}`, "-callers", "2", "-requests", "20",
+		"-policy-file", filepath.Join("..", "..", "load", "testdata", "fallback-chain.yaml"),
+		"-upstream", "primary=" + url + "/primary", "-upstream", "backup=" + url + "/backup", "-gateway-stats"}, &stdout, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"recoil chain: 20 logical requests, 20 accepted",
+		"most attempts in one logical request: 2",
+		"target backup: 20 attempts, 20 requests ended on it",
+		"the gateway's target backup counted, since its first attempt: 20 attempts, 20 answered with a success",
+	} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+}
+
 func TestLoadCommandTable(t *testing.T) {
 	gwNoLeaks(t)
 	_, url := loadGateway(t, gateway.Config{})
@@ -121,6 +161,7 @@ func TestLoadCommandUsage(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := []string{"-url", "http://127.0.0.1:1/x"}
+	chain := filepath.Join("..", "..", "load", "testdata", "fallback-chain.yaml")
 	tests := []struct {
 		args []string
 		want string
@@ -160,6 +201,13 @@ func TestLoadCommandUsage(t *testing.T) {
 		{append(u, "-window", "0s"), "-window 0s: must be 1ms to 1m0s"},
 		{append(u, "-callers", "2", "-rate", "5"), "-callers and -rate: give one"},
 		{append(u, "-rate", "5", "-pause", "1s"), "-pause is how long a caller waits before trying again; open-loop arrivals (-rate) try again only with -until-accepted"},
+		// A fallback chain's upstreams.
+		{append(u, "-upstream", "x"), `"x": want NAME=URL`},
+		{append(u, "-upstream", "a=http://x", "-upstream", "a=http://y"), "upstream a is given twice"},
+		{append(u, "-upstream", "a=http://x"), "-upstream: load: policy default has no fallback targets to send to upstreams"},
+		{append(u, "-policy-file", chain), `fallback.targets[0].upstream: target "primary" reaches upstream "primary", which has no URL: give one (recoil load -upstream primary=URL)`},
+		{append(u, "-policy-file", chain, "-upstream", "primary=http://x/p", "-upstream", "backup=ftp://x/b"), `target "backup": recoilhttp: endpoint`},
+		{append(u, "-policy-file", chain, "-upstream", "primary=http://x/p", "-upstream", "backup=http://x/b", "-upstream", "c=http://x/c"), `no fallback target of policy recoil chain reaches upstream "c"`},
 	}
 	for _, tt := range tests {
 		args := append([]string{"load"}, tt.args...)
