@@ -156,3 +156,44 @@ func ExampleLoadTimeline() {
 	// 2s 0.1
 	// true
 }
+
+// Two providers on one port: the primary spent its quota an hour ago, the
+// backup is healthy. A Transport with a fallback chain of the two sends
+// the caller's request on to the backup, and each target counts its own.
+func ExampleNewSet() {
+	set, err := gateway.NewSet("", false, []gateway.Target{
+		{Name: "primary", Config: gateway.Config{Outages: []gateway.Outage{{Duration: time.Hour, Status: 429, Code: "insufficient_quota"}}}},
+		{Name: "backup"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	url, stop, err := set.Start()
+	if err != nil {
+		panic(err)
+	}
+	defer stop()
+
+	primary, _ := recoilhttp.NewTarget("primary", url+"/primary", nil, "")
+	backup, _ := recoilhttp.NewTarget("backup", url+"/backup", nil, "")
+	base := &http.Transport{}
+	defer base.CloseIdleConnections()
+	rt := &recoilhttp.Transport{Base: base, Policy: &recoil.Policy{
+		Fallback: &recoil.Fallback{Targets: []recoil.Target{primary, backup}},
+	}}
+	resp, err := rt.RoundTrip(httptest.NewRequest(http.MethodGet, url+"/primary/v1/models", nil).WithContext(context.Background()))
+	if err != nil {
+		panic(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+
+	fmt.Println("status:", resp.StatusCode)
+	for _, t := range set.Stats() {
+		fmt.Printf("%s: %d attempts, %d accepted\n", t.Name, t.Stats.Attempts, t.Stats.Accepted)
+	}
+	// Output:
+	// status: 200
+	// primary: 1 attempts, 0 accepted
+	// backup: 1 attempts, 1 accepted
+}

@@ -163,6 +163,25 @@ func ExampleNewPolicy() {
 	// true backoff.base: must be positive
 }
 
+// A policy file's fallback chain names the upstreams its targets reach;
+// WithUpstreams gives each name a base URL (recoil load -upstream) and
+// returns the policy, with fresh state, ready to run.
+func ExamplePolicy_WithUpstreams() {
+	p, err := load.ParsePolicy("chain.yaml", []byte("fallback: {targets: [primary, backup]}\n"))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("needs URLs for:", p.Upstreams())
+	p, err = p.WithUpstreams(map[string]string{
+		"primary": "http://127.0.0.1:8080/primary",
+		"backup":  "http://127.0.0.1:8080/backup",
+	})
+	fmt.Println(err, len(p.Policy.Fallback.Targets))
+	// Output:
+	// needs URLs for: [primary backup]
+	// <nil> 2
+}
+
 // A run counts the attempts that got no response by kind, read from the
 // error's type and what it wraps, never its message.
 func ExampleTransportErrorKind() {
