@@ -151,13 +151,17 @@ func (p *Policy) plainTarget() *Target {
 	if p == nil || p.Fallback == nil || !p.plainCall() {
 		return nil
 	}
-	f := p.Fallback
-	if len(f.Targets) == 0 {
-		return nil
-	}
-	f.init()
-	if t := &f.Targets[0]; t.Breaker == nil && t.Allowance == nil && f.until[0].Load() == 0 {
-		return t
+	return p.Fallback.first()
+}
+
+// first returns the first target when an attempt may go to it without
+// asking anything: it is not cooling and has no breaker or allowance. Nil
+// before the Fallback's first call (which the loop then makes).
+func (f *Fallback) first() *Target {
+	if u := f.until.Load(); u != nil && len(*u) > 0 && (*u)[0].Load() == 0 {
+		if t := &f.Targets[0]; t.Breaker == nil && t.Allowance == nil {
+			return t
+		}
 	}
 	return nil
 }
@@ -181,7 +185,11 @@ func (p *Policy) plainCall() bool {
 // in Targets, which targets were tried and why each was left. Under a
 // Hedge, op may run several times at once.
 func DoTarget(ctx context.Context, p *Policy, op func(ctx context.Context, t *Target) error) error {
-	if t := p.plainTarget(); t != nil {
+	if p != nil && p.Fallback != nil && p.plainCall() {
+		t := p.Fallback.first()
+		if t == nil {
+			return doTargetRetry(ctx, p, op, nil)
+		}
 		// As Do's healthy path: the first target, needing nothing asked.
 		err := op(ctx, t)
 		if err == nil {
@@ -190,10 +198,16 @@ func DoTarget(ctx context.Context, p *Policy, op func(ctx context.Context, t *Ta
 			}
 			return nil
 		}
-		_, err = drive(ctx, p, errTargetDriver{op}, struct{}{}, err)
-		return err
+		return doTargetRetry(ctx, p, op, err)
 	}
-	_, err := drive(ctx, p, errTargetDriver{op}, struct{}{}, nil)
+	return doTargetRetry(ctx, p, op, nil)
+}
+
+// doTargetRetry is DoTarget past its healthy path.
+//
+//go:noinline
+func doTargetRetry(ctx context.Context, p *Policy, op func(ctx context.Context, t *Target) error, first error) error {
+	_, err := drive(ctx, p, errTargetDriver{op}, struct{}{}, first)
 	return err
 }
 

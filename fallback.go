@@ -4,7 +4,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -188,8 +187,7 @@ type Fallback struct {
 	// DefaultCooldown.
 	Cooldown time.Duration
 
-	once  sync.Once
-	until []atomic.Int64 // per target: Unix nanoseconds it cools until; math.MaxInt64 while out until restored
+	until atomic.Pointer[[]atomic.Int64] // per target: Unix nanoseconds it cools until; math.MaxInt64 while out until restored
 }
 
 // TargetReport is what one call did with one target.
@@ -234,11 +232,10 @@ func appendTargets(b []byte, rs []TargetReport) []byte {
 // kept it out (a key that was rotated, a quota topped up), and reports
 // whether a target of that name exists.
 func (f *Fallback) Restore(name string) bool {
-	f.init()
 	found := false
 	for i := range f.Targets {
 		if f.name(i) == name {
-			f.until[i].Store(0)
+			f.untils()[i].Store(0)
 			found = true
 		}
 	}
@@ -259,12 +256,11 @@ type TargetStatus struct {
 // Status reports each target's state at now (zero: the current time), in
 // order: for a dashboard, or to decide what to Restore.
 func (f *Fallback) Status(now time.Time) []TargetStatus {
-	f.init()
 	now = clock(now)
 	out := make([]TargetStatus, len(f.Targets))
 	for i := range f.Targets {
 		out[i].Target = f.name(i)
-		switch u := f.until[i].Load(); {
+		switch u := f.untils()[i].Load(); {
 		case u == math.MaxInt64:
 			out[i].Out = true
 		case u > now.UnixNano():
@@ -274,8 +270,22 @@ func (f *Fallback) Status(now time.Time) []TargetStatus {
 	return out
 }
 
-func (f *Fallback) init() {
-	f.once.Do(func() { f.until = make([]atomic.Int64, len(f.Targets)) })
+// untils returns, per target, the Unix nanoseconds it cools until
+// (math.MaxInt64 while out until restored; zero when in use), made on
+// first use. One atomic load on the common path, small enough to inline.
+func (f *Fallback) untils() []atomic.Int64 {
+	if u := f.until.Load(); u != nil {
+		return *u
+	}
+	return f.initUntils()
+}
+
+func (f *Fallback) initUntils() []atomic.Int64 {
+	u := make([]atomic.Int64, len(f.Targets))
+	if f.until.CompareAndSwap(nil, &u) {
+		return u
+	}
+	return *f.until.Load()
 }
 
 func (f *Fallback) name(i int) string {
@@ -307,8 +317,8 @@ func (f *Fallback) cool(i int, now time.Time, d time.Duration) {
 		until = clock(now).Add(d).UnixNano()
 	}
 	for {
-		old := f.until[i].Load()
-		if old >= until || f.until[i].CompareAndSwap(old, until) {
+		old := f.untils()[i].Load()
+		if old >= until || f.untils()[i].CompareAndSwap(old, until) {
 			return
 		}
 	}
@@ -341,7 +351,6 @@ type route struct {
 func routeFor(f *Fallback) *route {
 	r := &route{f: f, cur: -1}
 	if f != nil {
-		f.init()
 		r.reports = r.own[:0]
 	}
 	r.flight = r.ownFl[:0]
@@ -385,7 +394,7 @@ func (r *route) choose(now time.Time, k budget.Cause) (bool, Reason) {
 		if f.Targets[i].MaxContext < r.atLeast {
 			continue // too short for the request: not a candidate
 		}
-		switch u := f.until[i].Load(); {
+		switch u := f.untils()[i].Load(); {
 		case u == math.MaxInt64:
 			r.pass(i, WhyOut)
 			other = true
@@ -479,12 +488,11 @@ func (f *Fallback) quick(now time.Time) bool {
 	if len(f.Targets) == 0 {
 		return false
 	}
-	f.init()
-	if u := f.until[0].Load(); u != 0 {
+	if u := f.untils()[0].Load(); u != 0 {
 		if u > clock(now).UnixNano() {
 			return false
 		}
-		f.until[0].CompareAndSwap(u, 0) // cooled down: the next call needs no clock
+		f.untils()[0].CompareAndSwap(u, 0) // cooled down: the next call needs no clock
 	}
 	t := &f.Targets[0]
 	return t.Allowance == nil && (t.Breaker == nil || t.Breaker.AllowAt(now))
@@ -518,7 +526,7 @@ func (r *route) canMove(longer bool) bool {
 		need = f.Targets[r.cur].MaxContext + 1
 	}
 	for i := r.cur + 1; i < len(f.Targets); i++ {
-		if f.Targets[i].MaxContext >= need && f.until[i].Load() != math.MaxInt64 {
+		if f.Targets[i].MaxContext >= need && f.untils()[i].Load() != math.MaxInt64 {
 			return true
 		}
 	}
