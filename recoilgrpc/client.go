@@ -38,8 +38,8 @@ const DefaultMaxReplayBytes = 256 << 10
 // Timeout, AttemptTimeout, Observe and OnAttempt; Fallback, whose targets'
 // attempts go to their Channels (see Channel; FallbackRule moves on from
 // UNAVAILABLE too); and, for unary calls, Hedge, whose attempts run at once
-// and whose losers are cancelled (see Unary; a stream is not hedged, see
-// Stream). Attempts are classified
+// and whose losers are cancelled (see Unary; a stream runs one attempt
+// at a time, see Stream). Attempts are classified
 // by status code as gRFC A6 does (see Classify): the codes in Retryable
 // are retried, a server's pushback (grpc-retry-pushback-ms) or
 // google.rpc.RetryInfo is a wait the loop honours and never shortens, and a

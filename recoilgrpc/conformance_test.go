@@ -2,7 +2,6 @@ package recoilgrpc_test
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -208,8 +207,9 @@ func TestConformanceGRPC(t *testing.T) {
 // message for OK, a status (with pushback) before any message, or nothing
 // until the attempt is cut — and the caller sends one message, closes,
 // and receives. The loop must decide exactly as for a unary call. The
-// stream interceptor does not hedge: a hedge row checks that it refuses
-// (ErrStreamHedge) and stops there.
+// stream interceptor does not race a stream: it runs a hedge row one
+// attempt at a time, which the row's script does not describe, so the row
+// is skipped here (TestConformanceGRPC runs it).
 func TestConformanceGRPCStream(t *testing.T) {
 	conformance.Run(t, conformance.GRPC, func(t *testing.T, row *conformance.Row, p *recoil.Policy) {
 		t.Parallel()
@@ -232,10 +232,6 @@ func TestConformanceGRPCStream(t *testing.T) {
 
 			ctx := rowContext(t, row)
 			if p.Hedge != nil {
-				_, err := chat(ctx, cc)
-				if !errors.Is(err, recoilgrpc.ErrStreamHedge) || status.Code(err) != codes.Unimplemented {
-					t.Errorf("a stream under a Hedge: %v (%v), want ErrStreamHedge with UNIMPLEMENTED", err, status.Code(err))
-				}
 				return
 			}
 			var got string
@@ -258,8 +254,8 @@ func TestConformanceGRPCStream(t *testing.T) {
 				t.Errorf("stream succeeded, want it to stop for %v", row.Reason)
 			}
 		})
-		if p.Hedge != nil && !t.Failed() {
-			t.Skip("the stream interceptor does not hedge: it refuses with ErrStreamHedge, as checked; TestConformanceGRPC runs this row")
+		if p.Hedge != nil {
+			t.Skip("the stream interceptor runs a stream one attempt at a time under a Hedge (TestHedgeStreamRunsOneAttemptAtATime); TestConformanceGRPC runs this row")
 		}
 	})
 }

@@ -63,5 +63,6 @@
 // its own, and the caller gets the winner's reply, header, trailer and
 // peer. A hedge is an attempt like any other: MaxAttempts, the budgets,
 // the limiter and the deadline count it. Hedge only methods safe to run
-// twice at once. Streams are not hedged (ErrStreamHedge).
+// twice at once. Streams are not raced: under a Hedge a stream runs one
+// attempt at a time, retried as the policy classifies.
 package recoilgrpc

@@ -2,7 +2,6 @@ package recoilgrpc_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -310,17 +309,40 @@ func TestHedgeConcurrentCalls(t *testing.T) {
 	})
 }
 
-// A stream is not hedged: through a Client whose policy has a Hedge it
-// fails at once, with ErrStreamHedge and UNIMPLEMENTED, before any attempt.
-func TestHedgeStreamRefused(t *testing.T) {
+// A stream is not raced: through a Client whose policy has a Hedge it
+// runs one attempt at a time, the first failing, the second answering,
+// however long the first takes past the hedge delay.
+func TestHedgeStreamRunsOneAttemptAtATime(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var opened int
-		l := servePipe(t, &testServer{chat: func(grpc.ServerStream) error { opened++; return nil }})
-		rc := &recoilgrpc.Client{Policy: &recoil.Policy{Hedge: &recoil.Hedge{}}}
+		var opened, open, most int
+		l := servePipe(t, &testServer{chat: func(ss grpc.ServerStream) error {
+			opened++
+			open++
+			most = max(most, open)
+			defer func() { open-- }()
+			if opened == 1 {
+				time.Sleep(5 * time.Second) // past the hedge delay, on the bubble's clock
+				return status.Error(codes.Unavailable, "down")
+			}
+			in := new(wrapperspb.StringValue)
+			if err := ss.RecvMsg(in); err != nil {
+				return err
+			}
+			return ss.SendMsg(wrapperspb.String("ok"))
+		}})
+		rc := &recoilgrpc.Client{Policy: &recoil.Policy{Hedge: &recoil.Hedge{Delay: time.Second}, Budget: recoil.NoBudget}}
 		cc := dialPipe(t, l, grpc.WithStreamInterceptor(rc.Stream))
-		_, err := chat(t.Context(), cc)
-		if !errors.Is(err, recoilgrpc.ErrStreamHedge) || status.Code(err) != codes.Unimplemented || opened != 0 {
-			t.Errorf("stream: %v (%v), %d opened; want ErrStreamHedge, UNIMPLEMENTED and none", err, status.Code(err), opened)
+		cs, err := chat(t.Context(), cc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cs.SendMsg(wrapperspb.String("hello")); err != nil {
+			t.Fatal(err)
+		}
+		cs.CloseSend()
+		out := new(wrapperspb.StringValue)
+		if err := cs.RecvMsg(out); err != nil || out.GetValue() != "ok" || opened != 2 || most != 1 {
+			t.Errorf("stream = %q, %v; %d attempts opened, %d at once; want ok from the second, one at a time", out.GetValue(), err, opened, most)
 		}
 	})
 }

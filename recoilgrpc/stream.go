@@ -41,9 +41,10 @@ import (
 //
 // Under a policy with a Fallback each attempt opens on its target's
 // Channel (see Channel), with the messages sent so far replayed there. A
-// stream is not hedged: under a policy with a Hedge it fails at once with
-// ErrStreamHedge (status UNIMPLEMENTED), before any attempt; give the
-// stream interceptor a Client whose policy has none.
+// stream is not raced: under a policy with a Hedge (a service config's
+// hedgingPolicy) it runs one attempt at a time, retried as the policy
+// classifies, as if the policy had no Hedge; unary calls through the same
+// Client are hedged.
 func (c *Client) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
 	if routed(ctx) {
 		// An attempt another Client sent to this channel: that Client
@@ -51,9 +52,6 @@ func (c *Client) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.Cli
 		return streamer(ctx, desc, cc, method, opts...)
 	}
 	p := c.policy()
-	if p.Hedge != nil {
-		return nil, &codedError{err: ErrStreamHedge, code: codes.Unimplemented}
-	}
 	c.checkStacked(ctx, cc, method)
 	s := &stream{c: c, desc: desc, cc: cc, method: method, streamer: streamer, opts: opts,
 		limit: c.MaxReplayBytes, changed: make(chan struct{})}
@@ -76,10 +74,9 @@ func (c *Client) Stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.Cli
 	}
 }
 
-// ErrStreamHedge is the error of a stream opened through a Client whose
-// policy has a Hedge: the interceptor does not race streams. Its status is
-// UNIMPLEMENTED.
-var ErrStreamHedge = errors.New("recoilgrpc: a stream is not hedged: give the stream interceptor a Client whose policy has no Hedge")
+// MayHedge reports that a stream may not be raced: the loop runs its
+// attempts one at a time under any policy (recoil.HedgeGuard).
+func (s *stream) MayHedge() bool { return false }
 
 // stream is one client stream: the driver of its attempts for recoil.Drive
 // (run by loop) and the grpc.ClientStream the caller holds.
