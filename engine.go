@@ -288,7 +288,7 @@ func (c *Call) succeed(now time.Time, n int) {
 	if c.route != nil {
 		c.route.record(now, n, budget.Success, breaker.Success, c.after)
 		if !at.IsZero() {
-			p.Hedge.Observe(clock(now).Sub(at))
+			p.Hedge.ObserveTarget(c.targetIndex(), clock(now).Sub(at))
 		}
 	} else if c.tgt != 0 {
 		p.Fallback.record(int(c.tgt)-1, now, n, budget.Success, breaker.Success, c.after)
@@ -427,6 +427,18 @@ func (c *Call) leave(now time.Time, v *Verdict) (d Decision, decided bool) {
 }
 
 // targetName is the name of the attempt's target, "" without a Fallback.
+// targetIndex is the index in the policy's Fallback of the target the
+// call's attempts now go to; 0 without a Fallback.
+func (c *Call) targetIndex() int {
+	if r := c.route; r != nil && r.f != nil && r.cur >= 0 {
+		return r.cur
+	}
+	if c.tgt != 0 {
+		return int(c.tgt) - 1
+	}
+	return 0
+}
+
 func (c *Call) targetName() string {
 	if c.tgt != 0 {
 		return c.p.Fallback.name(int(c.tgt) - 1)

@@ -53,11 +53,17 @@ type Hedge struct {
 	// MaxHedges is the most hedges one call starts; zero means 1.
 	MaxHedges int
 
-	mu      sync.Mutex
+	mu    sync.Mutex
+	rings []*latencies // per target of the policy's Fallback, made on first use; [0] without one
+}
+
+// latencies are one target's recent successful latencies, for a Quantile.
+type latencies struct {
 	ring    [hedgeWindow]time.Duration
-	n       int           // latencies recorded
-	fresh   int           // recorded since the quantile was computed
-	current time.Duration // the quantile, as last computed
+	sorted  [hedgeWindow]time.Duration // scratch for computing the quantile
+	n       int                        // latencies recorded
+	fresh   int                        // recorded since the quantile was computed
+	current time.Duration              // the quantile, as last computed
 }
 
 func (h *Hedge) maxHedges() int {
@@ -67,44 +73,75 @@ func (h *Hedge) maxHedges() int {
 	return h.MaxHedges
 }
 
-// After returns the hedge delay now: the Quantile of recent latencies when
-// it is set and known, else Delay (or DefaultHedgeDelay).
-func (h *Hedge) After() time.Duration {
+// After returns the hedge delay now for a policy without a Fallback: the
+// Quantile of recent latencies when it is set and known, else Delay (or
+// DefaultHedgeDelay).
+func (h *Hedge) After() time.Duration { return h.AfterTarget(0) }
+
+// AfterTarget returns the hedge delay now for an attempt to the target at
+// index i of the policy's Fallback (0 without one): the Quantile of that
+// target's recent latencies when it is set and known — a fallback target
+// is often slower or faster than the first, and racing it at the first's
+// p95 would hedge all or none of its calls — else Delay (or
+// DefaultHedgeDelay).
+func (h *Hedge) AfterTarget(i int) time.Duration {
 	fixed := h.Delay
 	if fixed <= 0 {
 		fixed = DefaultHedgeDelay
 	}
-	if h.Quantile <= 0 || h.Quantile >= 1 {
+	if h.Quantile <= 0 || h.Quantile >= 1 || i < 0 {
 		return fixed
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.n < hedgeSamples {
+	if i >= len(h.rings) || h.rings[i] == nil {
 		return fixed
 	}
-	if h.fresh > 0 && (h.current == 0 || h.fresh >= 8) {
-		// Recomputed every few samples: a sort of 256 durations per call
-		// would cost more than the hedge saves.
-		s := slices.Clone(h.ring[:min(h.n, hedgeWindow)])
-		slices.Sort(s)
-		h.current = max(s[int(h.Quantile*float64(len(s)-1))], time.Millisecond)
-		h.fresh = 0
+	l := h.rings[i]
+	if l.n < hedgeSamples {
+		return fixed
 	}
-	return h.current
+	if l.fresh > 0 && (l.current == 0 || l.fresh >= 8) {
+		// Recomputed every few samples: a sort of 256 durations per call
+		// would cost more than the hedge saves. Sorted in place in the
+		// scratch array, so computing it allocates nothing.
+		s := l.sorted[:min(l.n, hedgeWindow)]
+		copy(s, l.ring[:len(s)])
+		slices.Sort(s)
+		l.current = max(s[int(h.Quantile*float64(len(s)-1))], time.Millisecond)
+		l.fresh = 0
+	}
+	return l.current
 }
 
-// Observe records the latency of a successful attempt; the engine calls it
-// for every success of a call under this Hedge.
-func (h *Hedge) Observe(latency time.Duration) {
-	if h.Quantile <= 0 {
+// Observe records the latency of a successful attempt under a policy
+// without a Fallback; the engine calls it for every success of a call
+// under this Hedge.
+func (h *Hedge) Observe(latency time.Duration) { h.ObserveTarget(0, latency) }
+
+// ObserveTarget records the latency of a successful attempt to the target
+// at index i of the policy's Fallback (0 without one).
+func (h *Hedge) ObserveTarget(i int, latency time.Duration) {
+	if h.Quantile <= 0 || i < 0 || i >= maxHedgeTargets {
 		return
 	}
 	h.mu.Lock()
-	h.ring[h.n%hedgeWindow] = latency
-	h.n++
-	h.fresh++
+	if i >= len(h.rings) {
+		h.rings = append(h.rings, make([]*latencies, i+1-len(h.rings))...)
+	}
+	l := h.rings[i]
+	if l == nil {
+		l = new(latencies)
+		h.rings[i] = l
+	}
+	l.ring[l.n%hedgeWindow] = latency
+	l.n++
+	l.fresh++
 	h.mu.Unlock()
 }
+
+// maxHedgeTargets bounds the targets a Hedge keeps latencies for.
+const maxHedgeTargets = 1 << 10
 
 // flight is one attempt in flight of a call under a Hedge.
 type flight struct {
@@ -120,7 +157,7 @@ func (c *Call) HedgeAfter() time.Duration {
 	if p.Hedge == nil || r == nil || c.done || len(r.flight) == 0 || r.hedges >= p.Hedge.maxHedges() || c.attempts >= p.maxAttempts() {
 		return 0
 	}
-	return p.Hedge.After()
+	return p.Hedge.AfterTarget(c.targetIndex())
 }
 
 // Hedge asks, once HedgeAfter has passed with attempts still in flight,

@@ -158,6 +158,67 @@ func TestHedgeQuantile(t *testing.T) {
 	}
 }
 
+// TestHedgeQuantilePerTarget: each target of a chain is raced at its own
+// quantile, learned from its own successes through the one policy.
+func TestHedgeQuantilePerTarget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := &recoil.Hedge{Delay: 5 * time.Second, Quantile: 0.95}
+		p := &recoil.Policy{Budget: recoil.NoBudget, Fallback: targets("fast", "slow"), Hedge: h}
+		wait := func(ctx context.Context, d time.Duration) {
+			tm := time.NewTimer(d)
+			defer tm.Stop()
+			select {
+			case <-tm.C:
+			case <-ctx.Done():
+			}
+		}
+		slowOnly := false
+		for range 40 {
+			err := recoil.DoTarget(t.Context(), p, func(ctx context.Context, tg *recoil.Target) error {
+				if tg.Name == "fast" {
+					if slowOnly {
+						return errRetired
+					}
+					wait(ctx, 10*time.Millisecond)
+					return nil
+				}
+				wait(ctx, 400*time.Millisecond)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			slowOnly = !slowOnly // every other call: a retired fast target moves on to slow
+			p.Fallback.Restore("fast")
+		}
+		if got := h.AfterTarget(0); got != 10*time.Millisecond {
+			t.Errorf("AfterTarget(fast) = %v, want the fast target's 10ms", got)
+		}
+		if got := h.AfterTarget(1); got != 400*time.Millisecond {
+			t.Errorf("AfterTarget(slow) = %v, want the slow target's 400ms", got)
+		}
+		if got := h.AfterTarget(7); got != 5*time.Second {
+			t.Errorf("AfterTarget(7) with no latencies = %v, want the Delay", got)
+		}
+	})
+}
+
+// TestHedgeAfterAllocatesNothing: the quantile is recomputed in place.
+func TestHedgeAfterAllocatesNothing(t *testing.T) {
+	h := &recoil.Hedge{Quantile: 0.95}
+	for i := range 100 {
+		h.Observe(time.Duration(i) * time.Millisecond)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		for range 8 {
+			h.Observe(time.Millisecond)
+		}
+		h.After()
+	}); n != 0 {
+		t.Errorf("Observe and After: %v allocations, want 0", n)
+	}
+}
+
 // TestHedgeSteps drives a hedged Call by hand on an explicit clock, as a
 // simulator would: the hedge is offered after HedgeAfter, a failure while
 // it is in flight is pending, and its success ends the call.
