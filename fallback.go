@@ -379,7 +379,7 @@ func (r *route) choose(now time.Time, k budget.Cause) (bool, Reason) {
 	open, other := false, false
 	if r.stay {
 		r.stay = false
-		why := r.admit(r.cur, now, k)
+		why := r.admit(r.cur, now, k, false)
 		if why == "" {
 			r.reports[r.leg].Attempts++
 			return true, ReasonNone
@@ -406,7 +406,7 @@ func (r *route) choose(now time.Time, k budget.Cause) (bool, Reason) {
 			r.pass(i, WhyCooling)
 			continue
 		}
-		why := r.admit(i, now, k)
+		why := r.admit(i, now, k, false)
 		if why == "" {
 			r.take(i, len(r.reports))
 			return true, ReasonNone
@@ -418,7 +418,7 @@ func (r *route) choose(now time.Time, k budget.Cause) (bool, Reason) {
 	// soonest is tried rather than none. The targets passed over after it
 	// are left to be considered again if the call moves on.
 	if soonest >= 0 {
-		why := r.admit(soonest, now, k)
+		why := r.admit(soonest, now, k, false)
 		if why == "" {
 			r.reports = r.reports[:at]
 			r.take(soonest, at)
@@ -444,8 +444,9 @@ func (r *route) take(i, at int) {
 // admit asks target i's breaker and allowance whether an attempt may go
 // at now; "" means it may, anything else is why not. An allowance asked
 // before the call's first attempt to the target admits the call; before a
-// further one, it prices the retry at k. A refusal cools the target.
-func (r *route) admit(i int, now time.Time, k budget.Cause) string {
+// further one, it prices the retry at k. A refusal cools the target, unless
+// what it refused is a hedge.
+func (r *route) admit(i int, now time.Time, k budget.Cause, hedge bool) string {
 	t := &r.f.Targets[i]
 	if t.Breaker != nil && !t.Breaker.AllowAt(now) {
 		return whyOpen
@@ -468,7 +469,11 @@ func (r *route) admit(i int, now time.Time, k budget.Cause) string {
 	if t.Breaker != nil {
 		t.Breaker.RecordAt(now, breaker.Ignored) // the probe it let through does not go
 	}
-	r.f.cool(i, now, r.f.cooldown())
+	if !hedge {
+		// A refused hedge leaves the target as it was: the attempt it
+		// would have raced is still in flight there, and may answer.
+		r.f.cool(i, now, r.f.cooldown())
+	}
 	return WhyAllowance
 }
 

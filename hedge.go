@@ -191,7 +191,7 @@ func (c *Call) Hedge(now time.Time) (Step, bool) {
 	}
 	k := budget.CauseTimeout
 	if r.f != nil {
-		if why := r.admit(r.cur, now, k); why != "" {
+		if why := r.admit(r.cur, now, k, true); why != "" {
 			if p.Breaker != nil {
 				p.Breaker.RecordAt(now, breaker.Ignored)
 			}

@@ -203,6 +203,29 @@ func TestHedgeQuantilePerTarget(t *testing.T) {
 	})
 }
 
+// TestHedgeRefusedByAllowanceKeepsTheTarget: a target whose allowance
+// refuses a hedge still has the raced attempt in flight: it answers, and
+// the target is not cooled for the calls after.
+func TestHedgeRefusedByAllowanceKeepsTheTarget(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := targets("a", "b")
+		f.Targets[0].Allowance = refuseRetries{admit: true} // admits calls, refuses every further attempt
+		var sum recoil.Summary
+		p := &recoil.Policy{Budget: recoil.NoBudget, Fallback: f, Hedge: &recoil.Hedge{Delay: 100 * time.Millisecond},
+			Observe: func(_ context.Context, s recoil.Summary) { sum = s }}
+		err := recoil.DoTarget(t.Context(), p, func(ctx context.Context, tg *recoil.Target) error {
+			time.Sleep(time.Second) // slow: the hedge delay passes
+			return nil
+		})
+		if err != nil || sum.RefusedHedges != 1 || sum.Hedges != 0 {
+			t.Fatalf("DoTarget = %v; %d hedges, %d refused; want success with the one hedge refused", err, sum.Hedges, sum.RefusedHedges)
+		}
+		if st := f.Status(time.Time{}); st[0].Cooling != 0 || st[0].Out {
+			t.Errorf("target a after a refused hedge: %+v, want it in use", st[0])
+		}
+	})
+}
+
 // TestHedgeAfterAllocatesNothing: the quantile is recomputed in place.
 func TestHedgeAfterAllocatesNothing(t *testing.T) {
 	h := &recoil.Hedge{Quantile: 0.95}
