@@ -186,6 +186,10 @@ type Fallback struct {
 	// Cooldown is the cooldown given to the rule; zero means
 	// DefaultCooldown.
 	Cooldown time.Duration
+	// Retired, if positive, is how long DefaultFallbackRule passes over a
+	// target whose model was not found, in place of RetiredCooldown (a
+	// rule of your own decides for itself).
+	Retired time.Duration
 
 	until atomic.Pointer[[]atomic.Int64] // per target: Unix nanoseconds it cools until; math.MaxInt64 while out until restored
 }
@@ -299,7 +303,11 @@ func (f *Fallback) rule(v *Verdict) Leave {
 	if f.Rule != nil {
 		return f.Rule(*v, f.cooldown())
 	}
-	return DefaultFallbackRule(*v, f.cooldown())
+	lv := DefaultFallbackRule(*v, f.cooldown())
+	if lv.Why == WhyRetired && f.Retired > 0 {
+		lv.Cool = f.Retired
+	}
+	return lv
 }
 
 func (f *Fallback) cooldown() time.Duration {

@@ -94,6 +94,33 @@ func TestDefaultFallbackRule(t *testing.T) {
 	}
 }
 
+// TestFallbackRetired: Fallback.Retired sets how long a retired model's
+// target is passed over, in place of RetiredCooldown.
+func TestFallbackRetired(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		retired time.Duration
+		want    time.Duration
+	}{{"default", 0, recoil.RetiredCooldown}, {"set", 2 * time.Second, 2 * time.Second}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				f := targets("a", "b")
+				f.Retired = tc.retired
+				p := &recoil.Policy{Budget: recoil.NoBudget, Fallback: f}
+				err := recoil.DoTarget(t.Context(), p, func(_ context.Context, tg *recoil.Target) error {
+					if tg.Name == "a" {
+						return statusErr(404, "")
+					}
+					return nil
+				})
+				if st := f.Status(time.Time{}); err != nil || st[0].Cooling != tc.want {
+					t.Errorf("DoTarget = %v; target a cooling %v, want %v", err, st[0].Cooling, tc.want)
+				}
+			})
+		})
+	}
+}
+
 // TestFallbackChain runs one call through a chain of targets per row: the
 // targets its attempts reach, in order, and how it ends.
 func TestFallbackChain(t *testing.T) {

@@ -111,9 +111,10 @@ func TestFallbackChainOnTheGateway(t *testing.T) {
 				if res.MaxCallAttempts > 3 {
 					t.Errorf("a call made %d attempts, more than the policy's 3", res.MaxCallAttempts)
 				}
-				// The primary is probed once a cooldown while overloaded, then
-				// retired for ten minutes by its first 404: it sees the
-				// attempts of its first second, healthy, and a few more.
+				// The primary is probed once a cooldown (1 s) while overloaded,
+				// once a retirement (2 s) while it answers 404, and is out
+				// for good at its first spent quota: it sees the attempts of
+				// its first second, healthy, and a handful more.
 				healthy := primary.Accepted
 				if failed := primary.Attempts - healthy; failed > 20 {
 					t.Errorf("the primary got %d attempts it failed, want a handful (its cooldowns)", failed)
@@ -121,8 +122,9 @@ func TestFallbackChainOnTheGateway(t *testing.T) {
 				if len(res.Targets) != 2 || res.Targets[0].Name != "primary" || res.Targets[1].Left["model not found"] != 0 {
 					t.Errorf("Targets = %+v", res.Targets)
 				}
-				if res.Targets[0].Left["model not found"] != 1 {
-					t.Errorf("calls that left the primary for a retired model: %d, want 1 (the first 404 retires it)", res.Targets[0].Left["model not found"])
+				left := res.Targets[0].Left
+				if left["model not found"] != 2 || left["quota exhausted"] != 1 || left["overloaded"] == 0 {
+					t.Errorf("calls that left the primary: %v, want 2 for a retired model (3 s of 404s, retired for 2 s), 1 for the spent quota (out for good after it) and some overloaded", left)
 				}
 				if res.Targets[0].Attempts+res.Targets[1].Attempts != res.Attempts {
 					t.Errorf("attempts per target %d + %d, want the run's %d", res.Targets[0].Attempts, res.Targets[1].Attempts, res.Attempts)
@@ -147,7 +149,7 @@ func TestPolicyUpstreams(t *testing.T) {
 		urls map[string]string
 		want string
 	}{
-		{"one missing", map[string]string{"primary": "http://x/a"}, `fallback-chain.yaml:13: fallback.targets[1].upstream: target "backup" reaches upstream "backup", which has no URL: give one (recoil load -upstream backup=URL)`},
+		{"one missing", map[string]string{"primary": "http://x/a"}, `fallback-chain.yaml:14: fallback.targets[1].upstream: target "backup" reaches upstream "backup", which has no URL: give one (recoil load -upstream backup=URL)`},
 		{"not a URL", map[string]string{"primary": "ftp://x", "backup": "http://x/b"}, `target "primary": recoilhttp: endpoint`},
 		{"unknown name", map[string]string{"primary": "http://x/a", "backup": "http://x/b", "third": "http://x/c"}, `no fallback target of policy recoil chain reaches upstream "third"`},
 	} {

@@ -37,6 +37,10 @@ type Fallback struct {
 	// over by later calls (recoil.Fallback.Cooldown); zero means
 	// recoil.DefaultCooldown (15 s).
 	Cooldown time.Duration `yaml:"cooldown" json:"cooldown,omitempty"`
+	// Retired is how long a target whose model was not found is passed
+	// over (recoil.Fallback.Retired); zero means recoil.RetiredCooldown
+	// (10 min).
+	Retired time.Duration `yaml:"retired" json:"retired,omitempty"`
 	// Retries is ShareRetries (or empty) or RetriesPerTarget.
 	Retries string `yaml:"retries" json:"retries,omitempty"`
 
@@ -125,6 +129,9 @@ func (f *Fallback) check(c *strictyaml.Checker, p Pos) {
 	if f.Cooldown < 0 {
 		c.Errorf(p, "cooldown", "must not be negative (0 means recoil's default, 15s)")
 	}
+	if f.Retired < 0 {
+		c.Errorf(p, "retired", "must not be negative (0 means recoil's default, 10m)")
+	}
 	if f.Retries != "" && !slices.Contains(retriesModes, f.Retries) {
 		c.Errorf(p, "retries", "%s", notOneOf("a way of retrying a chain", f.Retries, retriesModes, nil))
 	}
@@ -168,7 +175,7 @@ func (f *Fallback) New() *recoil.Fallback {
 	if f.PerTarget() {
 		return nil
 	}
-	rf := &recoil.Fallback{Cooldown: f.Cooldown, Targets: make([]recoil.Target, len(f.Targets))}
+	rf := &recoil.Fallback{Cooldown: f.Cooldown, Retired: f.Retired, Targets: make([]recoil.Target, len(f.Targets))}
 	for i := range f.Targets {
 		t := &f.Targets[i]
 		rt := &rf.Targets[i]
