@@ -12,8 +12,7 @@ import (
 
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/backoff"
-	"github.com/recoil-go/recoil/breaker"
-	"github.com/recoil-go/recoil/budget"
+	"github.com/recoil-go/recoil/internal/conformance"
 )
 
 // statusErr is an error that reports an HTTP status, with an optional
@@ -159,7 +158,7 @@ func TestFallbackChain(t *testing.T) {
 		{name: "the whole chain counts against MaxAttempts", fallback: targets("a", "b", "c", "d"),
 			script: map[string][]error{"a": {statusErr(404, "")}, "b": {statusErr(404, "")}, "c": {statusErr(404, "")}, "d": {statusErr(404, "")}},
 			route:  "a b c", left: "a: model not found,b: model not found", is: recoil.ErrAttemptsExhausted},
-		{name: "the budget refuses the move", fallback: targets("a", "b"), policy: func(p *recoil.Policy) { p.Budget = refuseRetries{admit: true} },
+		{name: "the budget refuses the move", fallback: targets("a", "b"), policy: func(p *recoil.Policy) { p.Budget = refuseRetries{Admit: true} },
 			script: map[string][]error{"a": {statusErr(404, "")}}, route: "a", is: recoil.ErrBudget},
 		{name: "overloaded on the last target is retried there", fallback: targets("a", "b"),
 			script: map[string][]error{"a": {statusErr(503, "")}, "b": {statusErr(503, ""), nil}}, route: "a b b", left: "a: overloaded", reports: "a:1 (overloaded) b:2", waitedMin: time.Millisecond},
@@ -219,20 +218,10 @@ func TestFallbackChain(t *testing.T) {
 	}
 }
 
-// refuseRetries is a budget that refuses every retry, and every call too
-// unless admit is set: a retry budget that is spent, or an allowance.
-type refuseRetries struct{ admit bool }
+// refuseRetries and openBreaker are the conformance suite's.
+type refuseRetries = conformance.RefuseRetries
 
-func (b refuseRetries) AdmitAt(time.Time) bool             { return b.admit }
-func (refuseRetries) RetryAt(time.Time, budget.Cause) bool { return false }
-func (refuseRetries) RecordAt(time.Time, budget.Outcome)   {}
-
-func openBreaker() *breaker.Breaker {
-	b := breaker.Must(breaker.New(breaker.Settings{ConsecutiveFailures: 1, OpenDuration: time.Hour}))
-	b.AllowAt(time.Time{})
-	b.RecordAt(time.Time{}, breaker.Failure)
-	return b
-}
+var openBreaker = conformance.OpenBreaker
 
 // step runs one call under p on the explicit clock now: each attempt's
 // outcome comes from answer, by target. It returns the Summary's targets.

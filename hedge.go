@@ -233,7 +233,9 @@ func (c *Call) SuccessOf(now time.Time, n int) { c.succeed(now, n) }
 
 // FailOf reports that attempt n failed, under a Hedge. While other
 // attempts are in flight a retryable failure decides nothing: it returns
-// StepPending, and the call waits for them. Otherwise it is Fail: the
+// StepPending, and the call waits for them — and the driver asks Hedge at
+// once, as gRFC A6 sends the next hedge on a non-fatal failure without
+// waiting out the delay. Otherwise it is Fail: the
 // others, if any, are abandoned (a permanent failure ends the call, a
 // move to another target leaves them behind).
 func (c *Call) FailOf(now time.Time, n int, err error, v Verdict) Step {
@@ -479,6 +481,13 @@ func driveHedged[T any, D Driver[T]](ctx context.Context, p *Policy, d D, c *Cal
 					// the Call gave up any hedge still in flight.
 					settle()
 					retry = true
+				case StepPending:
+					// As gRFC A6: a failure the others may still outrun
+					// sends the next hedge at once, not after the delay.
+					if s, ok := c.Hedge(none); ok {
+						start(s.Attempt, s.Deadline)
+						arm()
+					}
 				}
 			case <-hedge:
 				// A refused hedge is not asked for again while these

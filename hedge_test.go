@@ -53,7 +53,7 @@ func TestHedge(t *testing.T) {
 			want: "attempt 3", took: 130*time.Millisecond + time.Second, attempt: 3, hedges: 1, events: "1:transient 2:transient 3:ok"},
 		{name: "a permanent failure ends the call and abandons the hedge", script: []answer{{150 * time.Millisecond, statusErr(400, "")}, {time.Second, nil}},
 			want: "permanent error after 2 attempts", took: 150 * time.Millisecond, attempt: 2, hedges: 1, wasted: 1, events: "1:permanent 2:canceled"},
-		{name: "the budget refuses the hedge", policy: func(p *recoil.Policy) { p.Budget = refuseRetries{admit: true} },
+		{name: "the budget refuses the hedge", policy: func(p *recoil.Policy) { p.Budget = refuseRetries{Admit: true} },
 			script: []answer{{time.Second, nil}}, want: "attempt 1", took: time.Second, attempt: 1, refused: 1, events: "1:ok"},
 		{name: "a full limiter refuses the hedge", policy: func(p *recoil.Policy) { p.Limiter = limit.Must(limit.New(limit.Config{Capacity: 1})) },
 			script: []answer{{time.Second, nil}}, want: "attempt 1", took: time.Second, attempt: 1, refused: 1, events: "1:ok"},
@@ -209,7 +209,7 @@ func TestHedgeQuantilePerTarget(t *testing.T) {
 func TestHedgeRefusedByAllowanceKeepsTheTarget(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := targets("a", "b")
-		f.Targets[0].Allowance = refuseRetries{admit: true} // admits calls, refuses every further attempt
+		f.Targets[0].Allowance = refuseRetries{Admit: true} // admits calls, refuses every further attempt
 		var sum recoil.Summary
 		p := &recoil.Policy{Budget: recoil.NoBudget, Fallback: f, Hedge: &recoil.Hedge{Delay: 100 * time.Millisecond},
 			Observe: func(_ context.Context, s recoil.Summary) { sum = s }}
@@ -222,6 +222,40 @@ func TestHedgeRefusedByAllowanceKeepsTheTarget(t *testing.T) {
 		}
 		if st := f.Status(time.Time{}); st[0].Cooling != 0 || st[0].Out {
 			t.Errorf("target a after a refused hedge: %+v, want it in use", st[0])
+		}
+	})
+}
+
+// TestHedgeAtOnceAfterAFailure: with hedges left, a failure while another
+// attempt is in flight sends the next hedge at once (gRFC A6), not after
+// another hedge delay.
+func TestHedgeAtOnceAfterAFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		t0 := time.Now()
+		p := &recoil.Policy{Budget: recoil.NoBudget, MaxAttempts: 4, Hedge: &recoil.Hedge{Delay: time.Second, MaxHedges: 2}}
+		var mu sync.Mutex
+		var starts []time.Duration
+		err := recoil.Do(t.Context(), p, func(ctx context.Context) error {
+			mu.Lock()
+			starts = append(starts, time.Since(t0))
+			n := len(starts)
+			mu.Unlock()
+			switch n {
+			case 1: // slow: raced at 1s
+				select {
+				case <-time.After(10 * time.Second):
+				case <-ctx.Done():
+				}
+				return ctx.Err()
+			case 2: // the hedge fails after 100ms
+				time.Sleep(100 * time.Millisecond)
+				return statusErr(503, "")
+			}
+			return nil
+		})
+		want := []time.Duration{0, time.Second, 1100 * time.Millisecond}
+		if err != nil || fmt.Sprint(starts) != fmt.Sprint(want) {
+			t.Errorf("Do = %v, attempts started at %v; want success, at %v", err, starts, want)
 		}
 	})
 }

@@ -302,15 +302,23 @@ func exactly(d time.Duration) [2]time.Duration { return [2]time.Duration{d, d} }
 // tenth more as jitter.
 func serverWait(d time.Duration) [2]time.Duration { return [2]time.Duration{d, d + d/10} }
 
-// refuseRetries is a budget that admits calls and refuses every retry.
-type refuseRetries struct{ admit bool }
+// RefuseRetries is a budget that refuses every retry, and every call too
+// unless admit is set: a retry budget that is spent, or an allowance.
+type RefuseRetries struct{ Admit bool }
 
-func (b refuseRetries) AdmitAt(time.Time) bool             { return b.admit }
-func (refuseRetries) RetryAt(time.Time, budget.Cause) bool { return false }
-func (refuseRetries) RecordAt(time.Time, budget.Outcome)   {}
+// AdmitAt admits the call if Admit is set.
+func (b RefuseRetries) AdmitAt(time.Time) bool { return b.Admit }
 
-// openBreaker returns a breaker already open for a minute.
-func openBreaker() *breaker.Breaker {
+// RetryAt refuses.
+func (RefuseRetries) RetryAt(time.Time, budget.Cause) bool { return false }
+
+// RecordAt does nothing.
+func (RefuseRetries) RecordAt(time.Time, budget.Outcome) {}
+
+type refuseRetries = RefuseRetries
+
+// OpenBreaker returns a breaker already open for an hour.
+func OpenBreaker() *breaker.Breaker {
 	b := breaker.Must(breaker.New(breaker.Settings{ConsecutiveFailures: 1, OpenDuration: time.Hour}))
 	b.AllowAt(time.Time{})
 	b.RecordAt(time.Time{}, breaker.Failure)
@@ -416,7 +424,7 @@ func timeRows() []Row {
 // guardRows are the rows on budgets, the breaker and the limiter.
 func guardRows() []Row {
 	return []Row{
-		{Name: "Budget refuses the retry", Policy: with(func(p *recoil.Policy) { p.Budget = refuseRetries{admit: true} }),
+		{Name: "Budget refuses the retry", Policy: with(func(p *recoil.Policy) { p.Budget = refuseRetries{Admit: true} }),
 			Script:   []Outcome{s500},
 			Attempts: 1, Reason: recoil.ReasonBudget, Waited: none},
 		{Name: "Budget refuses the call", Policy: with(func(p *recoil.Policy) { p.Budget = refuseRetries{} }),
@@ -431,7 +439,7 @@ func guardRows() []Row {
 		{Name: "request budget of 1: one retry", Policy: base, Script: []Outcome{s500}, RequestBudget: budgetOf(1),
 			Attempts: 2, Reason: recoil.ReasonBudget, Waited: exactly(step),
 			Cannot: map[string]string{Do: noRequestBudget}},
-		{Name: "Breaker open before the first attempt", Policy: with(func(p *recoil.Policy) { p.Breaker = openBreaker() }),
+		{Name: "Breaker open before the first attempt", Policy: with(func(p *recoil.Policy) { p.Breaker = OpenBreaker() }),
 			Script:   []Outcome{ok},
 			Attempts: 0, Reason: recoil.ReasonCircuitOpen, Waited: none},
 		{Name: "Breaker opens between attempts", Policy: with(func(p *recoil.Policy) {
@@ -576,7 +584,7 @@ func fallbackRows() []Row {
 			Attempts: 3, Reason: recoil.ReasonAttempts, Waited: none, Route: "a b c"},
 		{Name: "fallback: the retry budget refuses the move", Policy: with(func(p *recoil.Policy) {
 			fallback("a", "b")(p)
-			p.Budget = refuseRetries{admit: true}
+			p.Budget = refuseRetries{Admit: true}
 		}), Script: []Outcome{s404}, Attempts: 1, Reason: recoil.ReasonBudget, Waited: none, Route: "a"},
 		{Name: "fallback: a request budget of 0 refuses the move", Policy: with(fallback("a", "b")), Script: []Outcome{s404}, RequestBudget: budgetOf(0),
 			Attempts: 1, Reason: recoil.ReasonBudget, Waited: none, Route: "a", Cannot: map[string]string{Do: noRequestBudget, Sim: noHopZeroSim}},
@@ -586,11 +594,11 @@ func fallbackRows() []Row {
 		}), Script: []Outcome{s404, hang}, Attempts: 2, Reason: recoil.ReasonDeadline, Waited: none, Route: "a b"},
 		{Name: "fallback: an open breaker passes its target over", Policy: with(func(p *recoil.Policy) {
 			fallback("a", "b")(p)
-			p.Fallback.Targets[0].Breaker = openBreaker()
+			p.Fallback.Targets[0].Breaker = OpenBreaker()
 		}), Script: []Outcome{ok}, Attempts: 1, Waited: none, Route: "b"},
 		{Name: "fallback: every target's breaker open", Policy: with(func(p *recoil.Policy) {
 			fallback("a", "b")(p)
-			p.Fallback.Targets[0].Breaker, p.Fallback.Targets[1].Breaker = openBreaker(), openBreaker()
+			p.Fallback.Targets[0].Breaker, p.Fallback.Targets[1].Breaker = OpenBreaker(), OpenBreaker()
 		}), Script: []Outcome{ok}, Attempts: 0, Reason: recoil.ReasonCircuitOpen, Waited: none, Route: ""},
 		{Name: "fallback: an exhausted allowance passes its target over", Policy: with(func(p *recoil.Policy) {
 			fallback("a", "b")(p)
@@ -640,12 +648,19 @@ func hedgeRows() []Row {
 			Attempts: 2, Hedges: 1, Waited: none, Cannot: cannot},
 		{Name: "hedge: an attempt that answers in time is not raced", Policy: hedged(nil), Script: []Outcome{slow(ok, 50*time.Millisecond)},
 			Attempts: 1, Waited: none, Cannot: cannot},
-		{Name: "hedge: the budget refuses the hedge, not the call", Policy: hedged(func(p *recoil.Policy) { p.Budget = refuseRetries{admit: true} }),
+		{Name: "hedge: the budget refuses the hedge, not the call", Policy: hedged(func(p *recoil.Policy) { p.Budget = refuseRetries{Admit: true} }),
 			Script: []Outcome{slow(ok, time.Second)}, Attempts: 1, Waited: none, Cannot: cannot},
 		{Name: "hedge: cancelled by the caller", Policy: hedged(nil), Script: []Outcome{hang}, CancelAt: 300 * time.Millisecond,
 			Attempts: 2, Hedges: 1, Reason: recoil.ReasonCanceled, Waited: none, Cannot: uncancellable},
 		{Name: "hedge: a failure waits for the hedge in flight", Policy: hedged(nil), Script: []Outcome{slow(s500, 200*time.Millisecond), slow(ok, 300*time.Millisecond)},
 			Attempts: 2, Hedges: 1, Waited: none, Cannot: cannot},
+		// The hedge at 100 ms fails at 150 ms: the next goes at once (gRFC
+		// A6) and answers at 170 ms, inside the 190 ms timeout; waiting for
+		// the re-armed delay (200 ms) would miss it.
+		{Name: "hedge: a failed hedge sends the next at once", Policy: hedged(func(p *recoil.Policy) {
+			p.MaxAttempts, p.Hedge.MaxHedges, p.Timeout, p.MinAttempt = 3, 2, 190*time.Millisecond, time.Millisecond
+		}), Script: []Outcome{slow(ok, 5*time.Second), slow(s500, 50*time.Millisecond), slow(ok, 20*time.Millisecond)},
+			Attempts: 3, Hedges: 2, Waited: none, Cannot: cannot},
 		{Name: "hedge: MaxAttempts counts hedges", Policy: hedged(func(p *recoil.Policy) {
 			p.MaxAttempts, p.Hedge.MaxHedges, p.Timeout = 2, 5, time.Second
 		}), Script: []Outcome{hang}, Attempts: 2, Hedges: 1, Reason: recoil.ReasonDeadline, Waited: none, Cannot: cannot},

@@ -256,7 +256,13 @@ func (w *world) hedgeReply(ci int32, gen uint32, timedOut bool) {
 	s := c.rc.FailOf(now, int(f.n), resErr[f.res], *c.pol.verdict(c.rp, f.res, f.wait))
 	switch s.Kind {
 	case recoil.StepPending:
-		return // the hedges in flight may still answer
+		// The hedges in flight may still answer; as gRFC A6 (and recoil.Do)
+		// the next hedge, if one is left, goes at once.
+		if s, ok := c.rc.Hedge(now); ok {
+			w.launch(ci, c, w.upstreamOf(c), s.Attempt, s.Deadline)
+			w.arm(ci, c)
+		}
+		return
 	case recoil.StepDone:
 		w.ground(ci)
 		w.end(ci, false, reasonOf(s.Err))
