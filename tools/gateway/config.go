@@ -67,6 +67,15 @@ type Latency struct {
 	// Max is the greatest wait (Uniform), or the cap on an Exponential
 	// wait (zero: none).
 	Max time.Duration
+	// Knee, if positive, makes the latency grow with the load: an
+	// attempt that arrives with more than Knee attempts in flight at the
+	// gateway (itself included) waits its drawn latency times in-flight /
+	// Knee — a server sharing a fixed capacity among its requests, whose
+	// throughput stops growing at Knee requests in flight and whose
+	// latency grows beyond it. The concurrency an adaptive limiter should
+	// find. Outages and 429s, answering at once, count in flight only
+	// for that instant.
+	Knee int
 	// Tail, if its Rate is set, is a slow tail: that fraction of the
 	// attempts wait a uniform time in [Tail.Min, Tail.Max] instead — a
 	// backend whose answers take 40 ms but 3 % take 1–2 s, the tail a
@@ -333,6 +342,9 @@ func (c *Config) Validate() error {
 		return bad("latency.max", "%v is less than min %v", l.Max, l.Min)
 	case l.Dist == Exponential && l.Max > 0 && l.Max < l.Min:
 		return bad("latency.max", "%v is less than min %v", l.Max, l.Min)
+	}
+	if l.Knee < 0 {
+		return bad("latency.knee", "%d is negative", l.Knee)
 	}
 	switch t := l.Tail; {
 	case !validRate(t.Rate):

@@ -77,6 +77,8 @@ type Gateway struct {
 	responses [nFaults][600]atomic.Uint64
 	stalls    atomic.Uint64
 	hopBad    atomic.Uint64
+	inFlight  atomic.Int64 // attempts arrived and not yet answered
+	peakIn    atomic.Int64 // the most ever in flight
 
 	duration prometheus.Histogram
 	metrics  http.Handler
@@ -232,6 +234,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := time.Now()
+	n := g.inFlight.Add(1)
+	defer g.inFlight.Add(-1)
+	for p := g.peakIn.Load(); n > p && !g.peakIn.CompareAndSwap(p, n); p = g.peakIn.Load() {
+	}
 	var a attempt
 	g.read(r, &a)
 	arrived, ok := g.serialise(r, now)
@@ -338,6 +344,11 @@ func (g *Gateway) decide(now time.Time, a *attempt) decision {
 	}
 	if d.fault != faultOutage && d.fault != faultAllowance {
 		d.latency = g.latency()
+		if k := int64(g.cfg.Latency.Knee); k > 0 {
+			if n := g.inFlight.Load(); n > k {
+				d.latency = time.Duration(float64(d.latency) * float64(n) / float64(k))
+			}
+		}
 	}
 	if d.fault == faultNone {
 		if a.stream && g.cfg.Stream.StallRate > 0 && g.rng.Float64() < g.cfg.Stream.StallRate {

@@ -45,6 +45,8 @@ var (
 		"Charges the charge route made (its side effect).", nil, nil)
 	descDuplicates = prometheus.NewDesc("recoil_gateway_duplicate_charges_total",
 		"Charges beyond the first of their logical request: double effects.", nil, nil)
+	descInFlight = prometheus.NewDesc("recoil_gateway_in_flight",
+		"Attempts being answered now: arrived, not yet answered.", nil, nil)
 	descDropped = prometheus.NewDesc("recoil_gateway_dropped_after_charge_total",
 		"Connections the charge route dropped after its charge, before answering.", nil, nil)
 )
@@ -56,7 +58,7 @@ type collector struct{ g *Gateway }
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descAttempts, descAccepted, descResponses, descStalls,
 		descMalformed, descNumber, descPeak, descWindow, descDown, descClients, descRequests,
-		descCharges, descDuplicates, descDropped} {
+		descCharges, descDuplicates, descDropped, descInFlight} {
 		ch <- d
 	}
 }
@@ -117,6 +119,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descDown, d)
 	gauge(descClients, float64(g.clients.len()))
 	gauge(descRequests, float64(g.requests.len()))
+	gauge(descInFlight, float64(g.inFlight.Load()))
 }
 
 func (g *Gateway) initMetrics() {

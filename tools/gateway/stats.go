@@ -50,6 +50,10 @@ type Stats struct {
 	Faults map[string]uint64
 	// Stalls counts streamed answers that stalled.
 	Stalls uint64
+	// InFlight is how many attempts were being answered when the stats
+	// were read (this read's own request aside), and PeakInFlight the
+	// most there ever were at once: what Latency.Knee's latency follows.
+	InFlight, PeakInFlight int64
 	// Charges is what the charge route counted: its side effects, the
 	// double ones, the connections dropped after a charge.
 	Charges ChargeStats
@@ -152,6 +156,7 @@ func (g *Gateway) statsAt(now time.Time, series int, requests bool) Stats {
 		}
 	}
 	s.Stalls = g.stalls.Load()
+	s.InFlight, s.PeakInFlight = g.inFlight.Load(), g.peakIn.Load()
 	s.Charges = g.chargeStats()
 	s.Clients = g.clients.snapshot()
 	s.AttemptsPerRequest = make(map[uint64]int)
@@ -212,6 +217,8 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Statuses           map[string]uint64   `json:"statuses"`
 		Faults             map[string]uint64   `json:"faults"`
 		Stalls             uint64              `json:"stalls"`
+		InFlight           int64               `json:"in_flight"`
+		PeakInFlight       int64               `json:"peak_in_flight"`
 		Charges            ChargeStats         `json:"charges"`
 		Clients            map[string]KeyStats `json:"clients"`
 		LogicalRequests    int                 `json:"logical_requests"`
@@ -233,6 +240,8 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		Statuses:           make(map[string]uint64, len(s.Statuses)),
 		Faults:             s.Faults,
 		Stalls:             s.Stalls,
+		InFlight:           s.InFlight,
+		PeakInFlight:       s.PeakInFlight,
 		Charges:            s.Charges,
 		Clients:            s.Clients,
 		AttemptsPerRequest: make(map[string]int, len(s.AttemptsPerRequest)),

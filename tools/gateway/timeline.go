@@ -87,6 +87,7 @@ func ParseTimeline(name string, data []byte) (Config, error) {
 		"outages": d.outages(&c.Outages),
 		"failure": d.sub(fields{"rate": d.float(&c.FailureRate), "status": d.int(&c.FailureStatus)}),
 		"latency": d.sub(fields{"dist": d.dist(&c.Latency.Dist), "mean": d.duration(&c.Latency.Mean), "min": d.duration(&c.Latency.Min), "max": d.duration(&c.Latency.Max),
+			"knee": d.int(&c.Latency.Knee),
 			"tail": d.sub(fields{"rate": d.float(&c.Latency.Tail.Rate), "min": d.duration(&c.Latency.Tail.Min), "max": d.duration(&c.Latency.Tail.Max)})}),
 		"reject_field": d.string(&c.RejectField),
 		"serial":       d.duration(&c.Serial),

@@ -34,6 +34,10 @@ func TestParseTimeline(t *testing.T) {
 			Window: 200 * time.Millisecond, Seed: 2,
 			Latency: Latency{Dist: Uniform, Min: 10 * time.Millisecond, Max: 30 * time.Millisecond},
 		}},
+		{"knee.yaml", Config{
+			Window: 200 * time.Millisecond, Seed: 5,
+			Latency: Latency{Mean: 50 * time.Millisecond, Knee: 16},
+		}},
 		{"slow-tail.yaml", Config{
 			Window: 200 * time.Millisecond, Seed: 3,
 			Latency: Latency{Dist: Uniform, Min: 30 * time.Millisecond, Max: 50 * time.Millisecond,
@@ -98,6 +102,7 @@ func TestParseTimelineErrorsNameTheLine(t *testing.T) {
 		{"not a mapping", "- 1\n- 2\n", 1, "", "want a mapping, got a list"},
 		{"a second document", "window: 1s\n---\nwindow: 2s\n", 2, "", "one YAML document"},
 		{"seed negative", "seed: -4\n", 1, "seed", `want a non-negative whole number, got "-4"`},
+		{"knee negative", "latency:\n  mean: 5ms\n  knee: -2\n", 3, "latency.knee", "-2 is negative"},
 		{"tail upside down", "latency:\n  tail: {rate: 0.1, min: 2s, max: 1s}\n", 2, "latency.tail.max", "less than min"},
 		{"tail without a rate", "latency:\n  tail:\n    min: 1s\n    max: 2s\n", 3, "latency.tail", "apply to no attempt"},
 		{"code not a code", "outages:\n  - duration: 1s\n    status: 429\n    code: Insufficient Quota\n", 4, "outages[0].code", "want at most 64 lower-case letters"},
