@@ -447,12 +447,16 @@ func (b *Breaker) RecordLatencyAt(now time.Time, o Outcome, latency time.Duratio
 	b.record(now, o, true)
 }
 
-// RecordSlowAt reports, as of now, that a call whose outcome was already
-// recorded (or will be: the order does not matter) turned out slow in a
-// way its latency did not show: a stream whose first content came late,
-// or whose content came too slowly, as recoilhttp.Transport measures it.
-// It counts one slow call and no outcome. Closed, it goes into the window
-// and may trip the breaker on SlowCallRate; half-open, it opens the
+// RecordSlowAt reports, as of now, that a call whose outcome is recorded
+// apart turned out slow in a way its latency did not show: a stream whose
+// first content came late, or whose content came too slowly, as
+// recoilhttp.Transport measures it. It counts one slow call and no
+// outcome, so the report may come before the outcome or long after it;
+// the rate is judged at the report, over the outcomes the window holds
+// then (a report that comes first is judged without its own outcome, as
+// a success that completes MinRequests leaves the trip to the next slow
+// call). Closed, it goes into the window and may trip the breaker on
+// SlowCallRate; half-open, it opens the
 // breaker again, as a slow probe would, without freeing a probe slot (it
 // is not an outcome); open, it is dropped. Without a SlowCallRate it does
 // nothing. A zero now means the current time, read only when a

@@ -1,6 +1,7 @@
 package recoilhttp_test
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -25,13 +26,21 @@ func (b *slowBreaker) RecordSlowAt(time.Time)            { b.slow.Add(1) }
 
 // scripted returns a script step answering with status and contentType,
 // and a body that writes each chunk after its pause (in the bubble's
-// virtual time) and then ends.
+// virtual time) and then ends. As net/http's bodies do, it fails with the
+// context's error once the request's context ends.
 func scripted(status int, contentType string, pause time.Duration, chunks ...string) func(*http.Request) (*http.Response, error) {
-	return func(*http.Request) (*http.Response, error) {
+	return func(req *http.Request) (*http.Response, error) {
 		pr, pw := io.Pipe()
+		ctx := req.Context()
+		stop := context.AfterFunc(ctx, func() { pw.CloseWithError(ctx.Err()) })
 		go func() {
+			defer stop()
 			for _, c := range chunks {
-				time.Sleep(pause)
+				select {
+				case <-time.After(pause):
+				case <-ctx.Done():
+					return
+				}
 				if _, err := io.WriteString(pw, c); err != nil {
 					return
 				}
@@ -61,17 +70,20 @@ func TestTransportSlowStreamReports(t *testing.T) {
 		noCheck    bool // Transport.NoStreamCheck
 		fallback   bool // the attempt goes to a Fallback target with a breaker
 		step       func(*http.Request) (*http.Response, error)
+		hedge      func(*http.Request) (*http.Response, error) // with a Hedge after 500 ms, the second attempt
 		wantPolicy int32
 		wantTarget int32
 	}{
-		{"late first event, read by the stream check", ttfb, false, false, scripted(200, sse, time.Second, ping, ping, ping, delta), 1, 0},
-		{"late first event, read by the caller", ttfb, true, false, scripted(200, sse, time.Second, ping, ping, ping, delta), 1, 0},
-		{"first event in time", ttfb, false, false, scripted(200, sse, time.Second, ping, delta, delta), 0, 0},
-		{"slow bytes", floor, false, false, scripted(200, plain, time.Second, strings.Repeat("x\n", 10)), 0, 0},
-		{"slow bytes, long enough to judge", floor, false, false, scripted(200, plain, time.Second, "{}\n", "{}\n", "{}\n", "{}\n", "{}\n"), 1, 0},
-		{"to the target's breaker as well", floor, false, true, scripted(200, plain, time.Second, "{}\n", "{}\n", "{}\n", "{}\n", "{}\n"), 1, 1},
-		{"off", recoilhttp.SlowStream{}, false, true, scripted(200, sse, time.Second, ping, ping, ping, delta), 0, 0},
-		{"a failed response is not metered", ttfb, false, false, scripted(500, plain, 3*time.Second, "{}"), 0, 0},
+		{"late first event, read by the stream check", ttfb, false, false, scripted(200, sse, time.Second, ping, ping, ping, delta), nil, 1, 0},
+		{"late first event, read by the caller", ttfb, true, false, scripted(200, sse, time.Second, ping, ping, ping, delta), nil, 1, 0},
+		{"first event in time", ttfb, false, false, scripted(200, sse, time.Second, ping, delta, delta), nil, 0, 0},
+		{"slow bytes", floor, false, false, scripted(200, plain, time.Second, strings.Repeat("x\n", 10)), nil, 0, 0},
+		{"slow bytes, long enough to judge", floor, false, false, scripted(200, plain, time.Second, "{}\n", "{}\n", "{}\n", "{}\n", "{}\n"), nil, 1, 0},
+		{"to the target's breaker as well", floor, false, true, scripted(200, plain, time.Second, "{}\n", "{}\n", "{}\n", "{}\n", "{}\n"), nil, 1, 1},
+		{"off", recoilhttp.SlowStream{}, false, true, scripted(200, sse, time.Second, ping, ping, ping, delta), nil, 0, 0},
+		{"hedged: the slow loser is not judged", ttfb, false, false, scripted(200, sse, 10*time.Second, delta), scripted(200, sse, 100*time.Millisecond, delta), 0, 0},
+		{"hedged: the slow winner is", ttfb, false, false, scripted(200, sse, 10*time.Second, delta), scripted(200, sse, 2500*time.Millisecond, delta), 1, 0},
+		{"a failed response is not metered", ttfb, false, false, scripted(500, plain, 3*time.Second, "{}"), nil, 0, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -84,6 +96,11 @@ func TestTransportSlowStreamReports(t *testing.T) {
 					p.Fallback = &recoil.Fallback{Targets: []recoil.Target{{Name: "a", Breaker: &tb}}}
 				}
 				base := &fakeBase{script: []func(*http.Request) (*http.Response, error){tt.step}}
+				if tt.hedge != nil {
+					p.MaxAttempts = 2
+					p.Hedge = &recoil.Hedge{Delay: 500 * time.Millisecond}
+					base.script = append(base.script, tt.hedge)
+				}
 				tr := &recoilhttp.Transport{Base: base, Policy: p, SlowStream: tt.slow, NoStreamCheck: tt.noCheck}
 				req, _ := http.NewRequestWithContext(t.Context(), "GET", "https://api.example.com/v1/stream", nil)
 				resp, err := tr.RoundTrip(req)

@@ -38,6 +38,8 @@ const MaxDrain = 64 << 10
 // both until the response headers arrive: the body of the response
 // RoundTrip returns is the caller's to read, and IdleTimeout (five minutes
 // unless set) fails a read that waits on a peer that stopped sending.
+// SlowStream, if set, reports a body slow to start or slow to flow to the
+// attempt's circuit breaker, so slowness can trip it.
 //
 // Each attempt after the first sends a copy of req with a header map of its
 // own and a fresh body from GetBody; the first is sent as it is when nothing
