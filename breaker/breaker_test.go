@@ -27,6 +27,15 @@ type iface interface {
 
 var _ iface = (*Breaker)(nil)
 
+// latencyIface is the recoil.LatencyBreaker interface (a Breaker told each
+// attempt's latency), restated likewise.
+type latencyIface interface {
+	iface
+	RecordLatencyAt(now time.Time, o Outcome, latency time.Duration)
+}
+
+var _ latencyIface = (*Breaker)(nil)
+
 // recorder collects hook calls.
 type recorder struct {
 	mu      sync.Mutex

@@ -9,7 +9,12 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/recoil-go/recoil/breaker"
 )
+
+// package breaker's Breaker takes slow reports.
+var _ slowRecorder = (*breaker.Breaker)(nil)
 
 // slowLog is a breaker's RecordSlowAt, recording when it was called.
 type slowLog struct {

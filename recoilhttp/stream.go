@@ -484,6 +484,14 @@ func (s *sseScanner) dispatch() bool {
 // or not reading at all) does not count, so a slow consumer never makes a
 // stream look slow; data that arrived while it was busy is read at once
 // and counts as fast. The meter errs toward not judging slow.
+//
+// A breaker with a SlowCallThreshold also judges each attempt by its
+// latency, which for a Transport ends with its outcome: at the headers
+// (and, with the stream check, the first event). A stream whose first
+// event comes later than both that threshold and FirstByte is then
+// counted slow twice. For a breaker that sees streams, judge their start
+// one way only: FirstByte with no SlowCallThreshold, or the threshold
+// with no FirstByte (the floors judge what comes after either way).
 type SlowStream struct {
 	// FirstByte: a body whose first content arrives more than this after
 	// its attempt was sent is slow (time to first byte; for a
