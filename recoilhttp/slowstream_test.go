@@ -1,6 +1,7 @@
 package recoilhttp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -175,5 +176,49 @@ func TestSlowStreamOn(t *testing.T) {
 		if got := tt.s.on(); got != tt.want {
 			t.Errorf("%+v.on() = %v, want %v", tt.s, got, tt.want)
 		}
+	}
+}
+
+// BenchmarkSlowMeter reads a model stream through the slow meter, in
+// 512-byte reads, as BenchmarkIdleBody does: the meter's cost is two clock
+// reads per Read and, on an event stream, a second pass of the SSE scanner.
+func BenchmarkSlowMeter(b *testing.B) {
+	stream := []byte(strings.Repeat(anthropicPing+anthropicDelta+anthropicDelta, 200))
+	floors := SlowStream{FirstByte: time.Minute, MinBytesPerSecond: 1, MinEventsPerSecond: 1}
+	var log slowLog
+	for _, bm := range []struct {
+		name string
+		wrap func(io.ReadCloser) io.ReadCloser
+	}{
+		{"Bare", func(rc io.ReadCloser) io.ReadCloser { return rc }},
+		{"Bytes", func(rc io.ReadCloser) io.ReadCloser {
+			return newSlowMeter(rc, floors, 0, false, [2]slowRecorder{&log, nil})
+		}},
+		{"SSE", func(rc io.ReadCloser) io.ReadCloser {
+			return newSlowMeter(rc, floors, 0, true, [2]slowRecorder{&log, nil})
+		}},
+		{"SSEIdleBody+SSE", func(rc io.ReadCloser) io.ReadCloser {
+			return SSEIdleBody(newSlowMeter(rc, floors, 0, true, [2]slowRecorder{&log, nil}), time.Minute)
+		}},
+	} {
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(stream)))
+			buf := make([]byte, 512)
+			r := bytes.NewReader(stream)
+			for b.Loop() {
+				r.Reset(stream)
+				body := bm.wrap(io.NopCloser(r))
+				for {
+					if _, err := body.Read(buf); err != nil {
+						break
+					}
+				}
+				body.Close()
+			}
+		})
+	}
+	if len(log.get()) != 0 {
+		b.Fatal("a fast stream was reported slow")
 	}
 }
