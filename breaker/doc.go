@@ -13,10 +13,11 @@
 // Closed, every attempt goes and its outcome is counted; the breaker trips on
 // ConsecutiveFailures failures in a row (default 5), or, if FailureRate is
 // set, when a failure brings the failures in a rolling Window to that fraction
-// of at least MinRequests outcomes. Open, every attempt is refused for OpenDuration
-// (default 30 s). Half-open, up to MaxProbes attempts go at once (default 1);
-// SuccessThreshold successes (default 1) close the breaker and any failure
-// opens it for a fresh period.
+// of at least MinRequests outcomes, or, if SlowCallRate is set, when slow
+// calls reach their rate (see Slow calls). Open, every attempt is refused
+// for OpenDuration (default 30 s). Half-open, up to MaxProbes attempts go at
+// once (default 1); SuccessThreshold successes (default 1) close the breaker
+// and any failure opens it for a fresh period.
 //
 // # Usage
 //
@@ -44,7 +45,7 @@
 //
 // Every admitted attempt must be reported, Ignored if need be: a half-open
 // breaker holds a probe slot for it until then.
-
+//
 // # Slow calls
 //
 // A dependency that slows down is failing before it errs: calls that took
@@ -81,8 +82,9 @@
 //	b.RecordLatencyAt(time.Time{}, outcome(err), time.Since(start))
 //
 // Slow calls are counted in a second ring of buckets beside the outcomes',
-// written only for a slow call: a window with none costs what it did
-// without a SlowCallRate, and a breaker without one has no such ring.
+// written only for a slow call: an outcome that is not slow costs what it
+// costs in a failure-rate window, and a breaker without a SlowCallRate has
+// no such ring.
 //
 // New returns an error for Settings out of range (a *ConfigError wrapping
 // ErrConfig, naming the field); Must turns it into a panic where the
