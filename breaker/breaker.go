@@ -89,10 +89,28 @@ type Settings struct {
 	// negative value.
 	Window time.Duration
 	// MinRequests is the number of Success and Failure outcomes the window
-	// must hold before its rate can trip the breaker; zero means
-	// DefaultMinRequests. Below it the rate never trips, however bad. New
-	// refuses a negative value.
+	// must hold before its rates (FailureRate, SlowCallRate) can trip the
+	// breaker; zero means DefaultMinRequests. Below it no rate trips,
+	// however bad. New refuses a negative value.
 	MinRequests int
+
+	// SlowCallRate trips a closed breaker when, at a recorded slow call,
+	// the rolling Window holds at least MinRequests outcomes and the slow
+	// calls among them are at least this fraction (resilience4j's
+	// slowCallRateThreshold, "equal or greater"). A slow call is counted
+	// whether it succeeded or failed, beside its outcome: the failure rate
+	// and the slow-call rate are judged over the same window and volume,
+	// and either trips. Zero (the default) disables the slow-call trip;
+	// New refuses a negative value, one above 1, and NaN. See the package
+	// documentation, "Slow calls".
+	SlowCallRate float64
+	// SlowCallThreshold is the latency above which RecordLatencyAt counts a
+	// call slow (resilience4j's slowCallDurationThreshold: strictly
+	// greater). Zero (the default) means no latency is slow by itself, and
+	// only RecordSlowAt marks calls slow (a Transport's stream meter, say).
+	// New refuses a negative value, and a positive one without a
+	// SlowCallRate, which would judge latencies for nothing.
+	SlowCallThreshold time.Duration
 
 	// OpenDuration is how long a tripped breaker refuses attempts before it
 	// turns half-open; zero means DefaultOpenDuration. A failed probe starts
@@ -132,7 +150,7 @@ type Settings struct {
 //
 // Every method taking a now reads the clock itself when now is the zero
 // time.Time, and only if it needs the time: a closed breaker without a
-// FailureRate never reads the clock while it stays closed.
+// FailureRate or SlowCallRate never reads the clock while it stays closed.
 //
 // No method panics, except with a panic of the OnStateChange hook, which
 // passes through to the caller whose change the hook was reporting.
@@ -154,7 +172,8 @@ type Breaker struct {
 	openFor   time.Duration
 	maxProbes int
 	needOK    int
-	win       *rateWindow // nil: no failure-rate trip
+	slowAfter time.Duration // SlowCallThreshold; 0: latency alone is never slow
+	win       *rateWindow   // nil: no failure-rate or slow-call trip
 	hook      func(from, to State, at time.Time)
 
 	// Keep the lock and the half-open bookkeeping off the cache line the
@@ -230,9 +249,10 @@ func Must(b *Breaker, err error) *Breaker { return config.Must(b, err) }
 //
 //   - ConsecutiveFailures above math.MaxUint32 (a negative value is valid:
 //     it disables the consecutive trip);
-//   - FailureRate below 0, above 1, or NaN;
-//   - Window, MinRequests, OpenDuration, MaxProbes or SuccessThreshold
-//     below 0.
+//   - FailureRate or SlowCallRate below 0, above 1, or NaN;
+//   - Window, MinRequests, SlowCallThreshold, OpenDuration, MaxProbes or
+//     SuccessThreshold below 0;
+//   - SlowCallThreshold above 0 with SlowCallRate 0.
 func New(s Settings) (*Breaker, error) {
 	if err := s.validate(); err != nil {
 		return nil, err
@@ -246,7 +266,8 @@ func New(s Settings) (*Breaker, error) {
 	b.openFor = s.OpenDuration
 	b.maxProbes = s.MaxProbes
 	b.needOK = s.SuccessThreshold
-	if s.FailureRate > 0 {
+	b.slowAfter = s.SlowCallThreshold
+	if s.FailureRate > 0 || s.SlowCallRate > 0 {
 		w, n := s.Window, s.MinRequests
 		if w == 0 {
 			w = DefaultWindow
@@ -254,7 +275,7 @@ func New(s Settings) (*Breaker, error) {
 		if n == 0 {
 			n = DefaultMinRequests
 		}
-		b.win = newWindow(w, s.FailureRate, n)
+		b.win = newWindow(w, s.FailureRate, s.SlowCallRate, n)
 	}
 	return b, nil
 }
@@ -274,6 +295,12 @@ func (s *Settings) validate() error {
 		return bad("Window", s.Window, nonNegative)
 	case s.MinRequests < 0:
 		return bad("MinRequests", s.MinRequests, nonNegative)
+	case !(s.SlowCallRate >= 0 && s.SlowCallRate <= 1):
+		return bad("SlowCallRate", s.SlowCallRate, "0 (off) to 1")
+	case s.SlowCallThreshold < 0:
+		return bad("SlowCallThreshold", s.SlowCallThreshold, nonNegative)
+	case s.SlowCallThreshold > 0 && s.SlowCallRate == 0:
+		return bad("SlowCallRate", s.SlowCallRate, "above 0 when SlowCallThreshold is set")
 	case s.OpenDuration < 0:
 		return bad("OpenDuration", s.OpenDuration, nonNegative)
 	case s.MaxProbes < 0:
@@ -378,7 +405,7 @@ func (b *Breaker) Record(o Outcome) { b.RecordAt(time.Time{}, o) }
 
 // RecordAt reports the outcome of an attempt that AllowAt admitted, as of
 // now. A zero now means the current time, read only when the outcome trips
-// or reopens the breaker, or when a FailureRate is set.
+// or reopens the breaker, or when a FailureRate or SlowCallRate is set.
 //
 // Closed, a Failure extends the run of consecutive failures and a Success
 // ends it; either goes into the failure-rate window if there is one.
@@ -401,22 +428,96 @@ func (b *Breaker) RecordAt(now time.Time, o Outcome) {
 	b.recordSlow(now, o)
 }
 
-func (b *Breaker) recordSlow(now time.Time, o Outcome) {
+// recordSlow is RecordAt past the healthy path. It is kept out of line so
+// that RecordAt stays within the inliner's budget: a caller's healthy path
+// is then the check alone, with no call.
+//
+//go:noinline
+func (b *Breaker) recordSlow(now time.Time, o Outcome) { b.record(now, o, false) }
+
+// RecordLatencyAt is RecordAt for an attempt that took latency: with a
+// SlowCallThreshold, an attempt slower than it (strictly) is a slow call
+// as well as its outcome, whether it succeeded or failed. Closed, a slow
+// call goes into the window beside its outcome and may trip the breaker
+// on SlowCallRate; half-open, a slow probe opens the breaker again as a
+// failed one does (a dependency still slow has not recovered); open, it
+// is dropped like any outcome. Without a SlowCallThreshold, or for an
+// Ignored outcome, it is RecordAt. A recoil.Policy calls it for every
+// attempt when its Breaker has it, with the attempt's latency.
+func (b *Breaker) RecordLatencyAt(now time.Time, o Outcome, latency time.Duration) {
+	if b.slowAfter == 0 || latency <= b.slowAfter {
+		b.RecordAt(now, o)
+		return
+	}
+	b.record(now, o, true)
+}
+
+// RecordSlowAt reports, as of now, that a call whose outcome is recorded
+// apart turned out slow in a way its latency did not show: a stream whose
+// first content came late, or whose content came too slowly, as
+// recoilhttp.Transport measures it. It counts one slow call and no
+// outcome, so the report may come before the outcome or long after it;
+// the rate is judged at the report, over the outcomes the window holds
+// then (a report that comes first is judged without its own outcome, as
+// a success that completes MinRequests leaves the trip to the next slow
+// call). Closed, it goes into the window and may trip the breaker on
+// SlowCallRate; half-open, it opens the
+// breaker again, as a slow probe would, without freeing a probe slot (it
+// is not an outcome); open, it is dropped. Without a SlowCallRate it does
+// nothing. A zero now means the current time, read only when a
+// SlowCallRate is set.
+func (b *Breaker) RecordSlowAt(now time.Time) {
+	win := b.win
+	if win == nil || win.slow == nil {
+		return
+	}
+	switch stateOf(b.word.Load()) {
+	case Closed:
+		var t int64
+		now, t = instant(now)
+		if win.addSlowSignal(t) {
+			b.trip(now, t)
+		}
+	case HalfOpen:
+		now, t := instant(now)
+		b.mu.Lock()
+		if stateOf(b.word.Load()) == HalfOpen {
+			b.setLocked(Open, now, t)
+		}
+		b.unlock()
+	}
+}
+
+// record is RecordAt with slow set for a slow call (only with a window
+// that counts slow calls).
+func (b *Breaker) record(now time.Time, o Outcome, slow bool) {
 	if o != Success && o != Failure {
-		o = Ignored
+		o, slow = Ignored, false
 	}
 	switch stateOf(b.word.Load()) {
 	case Closed:
 		if o != Ignored {
-			b.recordClosed(now, o)
+			b.recordClosed(now, o, slow)
 		}
 	case HalfOpen:
+		if slow {
+			o = Failure // a slow probe: the dependency has not recovered
+		}
 		b.recordProbe(now, o)
 	}
 	// Open: the attempt was admitted before the breaker opened.
 }
 
-func (b *Breaker) recordClosed(now time.Time, o Outcome) {
+// trip opens a closed breaker at now (t is its offset from epoch).
+func (b *Breaker) trip(now time.Time, t int64) {
+	b.mu.Lock()
+	if stateOf(b.word.Load()) == Closed {
+		b.setLocked(Open, now, t)
+	}
+	b.unlock()
+}
+
+func (b *Breaker) recordClosed(now time.Time, o Outcome, slow bool) {
 	trip := false
 	for {
 		w := b.word.Load()
@@ -443,17 +544,13 @@ func (b *Breaker) recordClosed(now time.Time, o Outcome) {
 	if win := b.win; win != nil {
 		var t int64
 		now, t = instant(now)
-		if win.add(t, o == Failure) {
+		if win.add(t, o == Failure, slow) {
 			trip = true
 		}
 	}
 	if trip {
 		now, t := instant(now)
-		b.mu.Lock()
-		if stateOf(b.word.Load()) == Closed {
-			b.setLocked(Open, now, t)
-		}
-		b.unlock()
+		b.trip(now, t)
 	}
 }
 
@@ -580,9 +677,15 @@ type Counts struct {
 	// ConsecutiveFailures is the current run of failures (closed only).
 	ConsecutiveFailures int
 	// Requests and Failures are the Success and Failure outcomes in the
-	// failure-rate window ending now (zero without a FailureRate; kept
-	// while open, emptied when the breaker closes).
+	// rate window ending now (zero without a FailureRate or SlowCallRate;
+	// kept while open, emptied when the breaker closes).
 	Requests, Failures int
+	// SlowCalls is the slow calls in the same window (zero without a
+	// SlowCallRate): RecordLatencyAt's attempts slower than
+	// SlowCallThreshold and RecordSlowAt's reports. It may exceed
+	// Requests when slow reports outlive their calls' outcomes in the
+	// window; the slow-call rate counts at most Requests.
+	SlowCalls int
 	// OpenUntil is when the open period ends (open only).
 	OpenUntil time.Time
 	// Probes is the number of admitted probes not yet reported, and
@@ -624,7 +727,7 @@ func (b *Breaker) CountsAt(now time.Time) Counts {
 	}
 	b.unlock()
 	if b.win != nil {
-		c.Requests, c.Failures = b.win.sum(b.win.bucket(t))
+		c.Requests, c.Failures, c.SlowCalls = b.win.sum(b.win.bucket(t))
 	}
 	return c
 }

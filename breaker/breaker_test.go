@@ -27,6 +27,15 @@ type iface interface {
 
 var _ iface = (*Breaker)(nil)
 
+// latencyIface is the recoil.LatencyBreaker interface (a Breaker told each
+// attempt's latency), restated likewise.
+type latencyIface interface {
+	iface
+	RecordLatencyAt(now time.Time, o Outcome, latency time.Duration)
+}
+
+var _ latencyIface = (*Breaker)(nil)
+
 // recorder collects hook calls.
 type recorder struct {
 	mu      sync.Mutex
@@ -321,27 +330,32 @@ func TestRateWindowCounts(t *testing.T) {
 }
 
 func TestWindowSaturation(t *testing.T) {
-	w := newWindow(10*time.Second, 0.5, 1)
-	w.mask, w.stripes = 0, w.stripes[:1] // one stripe, so it saturates
+	w := newWindow(10*time.Second, 0.5, 0.5, 1)
+	w.mask, w.stripes, w.slow = 0, w.stripes[:1], w.slow[:1] // one stripe, so it saturates
 	for i := range countMax + 10 {
-		w.add(0, i%4 == 0)
+		w.add(0, i%4 == 0, i%5 == 0)
 	}
-	n, f := w.sum(0)
+	n, f, s := w.sum(0)
 	if n > countMax || n < countMax/2 {
 		t.Errorf("outcomes after saturation = %d, want in [%d, %d]", n, countMax/2, countMax)
 	}
 	if got := float64(f) / float64(n); math.Abs(got-0.25) > 0.01 {
 		t.Errorf("rate after saturation = %.4f, want 0.25", got)
 	}
+	// The slow calls are halved with the outcomes they stand beside.
+	if got := float64(s) / float64(n); math.Abs(got-0.2) > 0.01 {
+		t.Errorf("slow-call rate after saturation = %.4f, want 0.2", got)
+	}
 }
 
 func TestWindowDropsLateOutcome(t *testing.T) {
-	w := newWindow(10*time.Second, 0.5, 1)
-	w.mask, w.stripes = 0, w.stripes[:1] // one stripe, so both land in one bucket
-	w.add(int64(15*time.Second), false)  // bucket 15, slot 5
-	w.add(int64(5*time.Second), true)    // bucket 5, same slot, a window behind
-	if n, f := w.sum(15); n != 1 || f != 0 {
-		t.Errorf("sum = %d, %d, want 1, 0 (late outcome dropped)", n, f)
+	w := newWindow(10*time.Second, 0.5, 0.5, 1)
+	w.mask, w.stripes, w.slow = 0, w.stripes[:1], w.slow[:1] // one stripe, so both land in one bucket
+	w.add(int64(15*time.Second), false, false)               // bucket 15, slot 5
+	w.add(int64(5*time.Second), true, true)                  // bucket 5, same slot, a window behind
+	w.addSlowSignal(int64(5 * time.Second))
+	if n, f, s := w.sum(15); n != 1 || f != 0 || s != 0 {
+		t.Errorf("sum = %d, %d, %d, want 1, 0, 0 (late outcome dropped)", n, f, s)
 	}
 }
 
@@ -592,6 +606,11 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{Settings{OpenDuration: -time.Second}, "Settings.OpenDuration"},
 		{Settings{MaxProbes: -1}, "Settings.MaxProbes"},
 		{Settings{SuccessThreshold: -1}, "Settings.SuccessThreshold"},
+		{Settings{SlowCallRate: -0.5}, "Settings.SlowCallRate"},
+		{Settings{SlowCallRate: 1.5}, "Settings.SlowCallRate"},
+		{Settings{SlowCallRate: math.NaN()}, "Settings.SlowCallRate"},
+		{Settings{SlowCallRate: 0.5, SlowCallThreshold: -time.Second}, "Settings.SlowCallThreshold"},
+		{Settings{SlowCallThreshold: time.Second}, "Settings.SlowCallRate"},
 	}
 	for _, tt := range tests {
 		b, err := New(tt.s)
@@ -608,7 +627,7 @@ func TestNewRefusesBadConfig(t *testing.T) {
 			Must(New(tt.s))
 		}()
 	}
-	for _, s := range []Settings{{}, {ConsecutiveFailures: -1, FailureRate: 1}, {ConsecutiveFailures: math.MaxUint32}} {
+	for _, s := range []Settings{{}, {ConsecutiveFailures: -1, FailureRate: 1}, {ConsecutiveFailures: math.MaxUint32}, {SlowCallRate: 1}, {SlowCallRate: 0.5, SlowCallThreshold: time.Second}} {
 		if _, err := New(s); err != nil {
 			t.Errorf("Must(New(%+v)) = %v, want nil error", s, err)
 		}

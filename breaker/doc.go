@@ -13,10 +13,11 @@
 // Closed, every attempt goes and its outcome is counted; the breaker trips on
 // ConsecutiveFailures failures in a row (default 5), or, if FailureRate is
 // set, when a failure brings the failures in a rolling Window to that fraction
-// of at least MinRequests outcomes. Open, every attempt is refused for OpenDuration
-// (default 30 s). Half-open, up to MaxProbes attempts go at once (default 1);
-// SuccessThreshold successes (default 1) close the breaker and any failure
-// opens it for a fresh period.
+// of at least MinRequests outcomes, or, if SlowCallRate is set, when slow
+// calls reach their rate (see Slow calls). Open, every attempt is refused
+// for OpenDuration (default 30 s). Half-open, up to MaxProbes attempts go at
+// once (default 1); SuccessThreshold successes (default 1) close the breaker
+// and any failure opens it for a fresh period.
 //
 // # Usage
 //
@@ -45,6 +46,46 @@
 // Every admitted attempt must be reported, Ignored if need be: a half-open
 // breaker holds a probe slot for it until then.
 //
+// # Slow calls
+//
+// A dependency that slows down is failing before it errs: calls that took
+// 2 s take 20, callers time out, and their retries double the load on
+// something already behind. Where the caller says slowness is failure, the
+// breaker trips on it, as resilience4j's does on its slowCallRateThreshold:
+// set SlowCallRate, and a closed breaker opens when, at a slow call, the
+// rolling Window holds at least MinRequests outcomes and the slow calls
+// among them are at least that fraction. It is the failure rate's window
+// and volume, judged beside it: either rate trips.
+//
+// What is slow is said two ways. RecordLatencyAt reports an outcome with
+// its latency, and an attempt slower than SlowCallThreshold (strictly) is
+// a slow call whether it succeeded or failed; a recoil.Policy calls it for
+// every attempt when its Breaker has it. RecordSlowAt reports that a call
+// already recorded turned out slow in a way its latency could not show:
+// recoilhttp.Transport's stream meter calls it for a stream whose first
+// content came too late or whose content came too slowly, long after the
+// attempt's outcome (the response headers) was recorded. It counts a slow
+// call and no outcome. With SlowCallThreshold zero only such reports are
+// slow.
+//
+// Half-open, a slow probe (or a slow report) opens the breaker again as a
+// failed probe does: a dependency still slow has not recovered. Counts
+// reports the slow calls in the window as SlowCalls.
+//
+//	b := breaker.Must(breaker.New(breaker.Settings{
+//		SlowCallRate:      0.5,             // half the calls slow...
+//		SlowCallThreshold: 5 * time.Second, // ...slower than 5 s...
+//		MinRequests:       20,              // ...of at least 20 in 10 s: open
+//	}))
+//	start := time.Now()
+//	err := call()
+//	b.RecordLatencyAt(time.Time{}, outcome(err), time.Since(start))
+//
+// Slow calls are counted in a second ring of buckets beside the outcomes',
+// written only for a slow call: an outcome that is not slow costs what it
+// costs in a failure-rate window, and a breaker without a SlowCallRate has
+// no such ring.
+//
 // New returns an error for Settings out of range (a *ConfigError wrapping
 // ErrConfig, naming the field); Must turns it into a panic where the
 // Settings are a literal. The zero Breaker needs no New at all.
@@ -55,9 +96,9 @@
 // in the style of golang.org/x/time/rate, so simulations and tests can drive
 // the breaker with explicit instants; the short forms pass the zero
 // time.Time, which means "the current time: read the clock only if needed".
-// A closed breaker without a FailureRate never needs it, so the healthy path
-// reads no clock; an open breaker reads it to see whether its period is over,
-// and the failure-rate window reads it to bucket each outcome.
+// A closed breaker without a FailureRate or SlowCallRate never needs it, so
+// the healthy path reads no clock; an open breaker reads it to see whether
+// its period is over, and the rate window reads it to bucket each outcome.
 //
 // # Cost
 //
@@ -66,9 +107,10 @@
 // ended, so cores calling a healthy breaker share its cache line read-only
 // and do not slow each other down. Open, AllowAt is a clock read and two
 // loads, with no lock. The lock is taken only to change state and in the
-// half-open state. A FailureRate adds a clock read (for a zero now) and a
-// CAS on a window bucket to every outcome, and a sum over the window to
-// every failure; the buckets are striped across cores so that concurrent
-// callers rarely write the same cache line. Nothing allocates except the
+// half-open state. A FailureRate or SlowCallRate adds a clock read (for a
+// zero now) and a CAS on a window bucket to every outcome, and a sum over
+// the window to every failure (with a FailureRate) and to every slow call,
+// which costs one more CAS; the buckets are striped across cores so that
+// concurrent callers rarely write the same cache line. Nothing allocates except the
 // first queued state change when OnStateChange is set.
 package breaker

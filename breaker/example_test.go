@@ -119,3 +119,48 @@ func ExampleNew_error() {
 	// true true
 	// breaker: invalid configuration: Settings.FailureRate = 50: want 0 (off) to 1
 }
+
+// A slow-call rate trips a breaker on a dependency that still answers, but
+// slowly: every call succeeds, and the breaker opens all the same once half
+// of at least twenty calls in ten seconds took longer than five seconds.
+func ExampleSettings_slowCallRate() {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := breaker.Must(breaker.New(breaker.Settings{
+		SlowCallRate:      0.5,             // trip at half the calls slow
+		SlowCallThreshold: 5 * time.Second, // slower than 5 s
+		MinRequests:       20,              // once there are twenty of them
+	}))
+	for i := range 40 {
+		now := start.Add(time.Duration(i) * 100 * time.Millisecond)
+		if !b.AllowAt(now) {
+			fmt.Printf("refused attempt %d\n", i+1)
+			break
+		}
+		latency := 2 * time.Second
+		if i >= 10 { // the dependency slows down
+			latency = 20 * time.Second
+		}
+		b.RecordLatencyAt(now, breaker.Success, latency)
+	}
+	// Output:
+	// refused attempt 21
+}
+
+// RecordSlowAt marks as slow a call whose outcome was recorded when its
+// response began: a stream whose tokens then came too slowly, say.
+// recoilhttp.Transport reports slow streams this way.
+func ExampleBreaker_RecordSlowAt() {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	b := breaker.Must(breaker.New(breaker.Settings{SlowCallRate: 0.5, MinRequests: 4}))
+	for i := range 4 {
+		b.AllowAt(now)
+		b.RecordAt(now, breaker.Success) // the headers arrived: a success
+		if i%2 == 1 {
+			b.RecordSlowAt(now) // ...and then the stream crawled
+		}
+	}
+	c := b.CountsAt(now)
+	fmt.Println(c.State, c.Requests, c.SlowCalls)
+	// Output:
+	// open 4 2
+}

@@ -9,9 +9,12 @@ import (
 
 // model is a sequential reference for a Breaker with the consecutive trip
 // only: the state machine as the documentation states it, with none of the
-// atomics.
+// atomics. With slow set, the breaker has a slow-call rate it never reaches
+// while closed (MinRequests out of reach), so that slowness shows only in
+// the half-open state: a slow probe, or a slow report, opens it again.
 type model struct {
-	limit     int // 0: disabled
+	limit     int           // 0: disabled
+	slow      time.Duration // SlowCallThreshold; 0: no slow-call rate
 	openFor   time.Duration
 	maxProbes int
 	needOK    int
@@ -72,6 +75,21 @@ func (m *model) allow(now time.Time) bool {
 	return false
 }
 
+// recordLatency is RecordLatencyAt.
+func (m *model) recordLatency(now time.Time, o Outcome, latency time.Duration) {
+	if m.slow > 0 && latency > m.slow && m.state == HalfOpen && o != Ignored {
+		o = Failure
+	}
+	m.record(now, o)
+}
+
+// recordSlow is RecordSlowAt.
+func (m *model) recordSlow(now time.Time) {
+	if m.slow > 0 && m.state == HalfOpen {
+		m.set(Open, now)
+	}
+}
+
 func (m *model) record(now time.Time, o Outcome) {
 	switch m.state {
 	case Closed:
@@ -107,7 +125,8 @@ var outcomes = []Outcome{Success, Failure, Ignored}
 const maxSteps = 2000
 
 // TestPropertyMatchesModel drives a Breaker and the model with the same
-// random sequence of AllowAt, RecordAt, StateAt and time advances (including
+// random sequence of AllowAt, RecordAt, RecordLatencyAt, RecordSlowAt,
+// StateAt and time advances (including
 // to exactly the end of an open period) and requires the same answers, the
 // same state after every step and the same hook calls, on 300 generated
 // cases; FuzzMatchesModel explores further.
@@ -127,10 +146,14 @@ func checkMatchesModel(t testing.TB, g *fuzzgen.Gen) {
 		MaxProbes:           g.IntRange(0, 3),
 		SuccessThreshold:    g.IntRange(0, 4),
 	}
+	if g.IntRange(0, 1) == 1 {
+		s.SlowCallRate, s.SlowCallThreshold, s.MinRequests = 0.5, 2*time.Second, 1<<30
+	}
 	r := &recorder{}
 	s.OnStateChange = r.hook
 	b := Must(New(s))
 	m := newModel(s)
+	m.slow = s.SlowCallThreshold
 	now := t0
 	check := func() {
 		w := b.word.Load()
@@ -157,7 +180,15 @@ func checkMatchesModel(t testing.TB, g *fuzzgen.Gen) {
 	}
 	check()
 	for step := 0; g.More() && step < maxSteps; step++ {
-		switch g.Choose(5) {
+		switch g.Choose(7) {
+		case 5:
+			o := fuzzgen.Pick(g, outcomes...)
+			lat := time.Duration(g.IntRange(1, 3)) * time.Second
+			b.RecordLatencyAt(now, o, lat)
+			m.recordLatency(now, o, lat)
+		case 6:
+			b.RecordSlowAt(now)
+			m.recordSlow(now)
 		case 0: // advance
 			now = now.Add(time.Duration(g.Int64Range(0, int64(70*time.Second))))
 		case 1: // advance to the end of the open period, or just before it
@@ -208,8 +239,9 @@ func checkWalk(t interface{ Fatalf(string, ...any) }, changes []change, final St
 	}
 }
 
-// TestPropertyLegalEdges: under any sequence of AllowAt, RecordAt, StateAt,
-// CountsAt and time advances, with either trip, the state moves only along
+// TestPropertyLegalEdges: under any sequence of AllowAt, RecordAt,
+// RecordLatencyAt, RecordSlowAt, StateAt, CountsAt and time advances, with
+// any trip (consecutive, failure rate, slow-call rate), the state moves only along
 // closed→open, open→half-open, half-open→open and half-open→closed; the
 // hook sees every move once, in order, at non-decreasing instants; and a
 // half-open breaker never has more than MaxProbes probes out. 300 generated
@@ -227,11 +259,15 @@ func checkLegalEdges(t testing.TB, g *fuzzgen.Gen) {
 	s := Settings{
 		ConsecutiveFailures: g.IntRange(-1, 4),
 		FailureRate:         fuzzgen.Pick(g, 0, 0.2, 0.5, 1),
+		SlowCallRate:        fuzzgen.Pick(g, 0, 0.2, 0.5, 1),
 		Window:              time.Duration(g.IntRange(0, 20)) * time.Second,
 		MinRequests:         g.IntRange(0, 8),
 		OpenDuration:        time.Duration(g.IntRange(0, 30)) * time.Second,
 		MaxProbes:           g.IntRange(0, 3),
 		SuccessThreshold:    g.IntRange(0, 3),
+	}
+	if s.SlowCallRate > 0 {
+		s.SlowCallThreshold = time.Duration(g.IntRange(0, 2)) * time.Second
 	}
 	r := &recorder{}
 	s.OnStateChange = r.hook
@@ -251,7 +287,11 @@ func checkLegalEdges(t testing.TB, g *fuzzgen.Gen) {
 	}
 	check()
 	for step := 0; g.More() && step < maxSteps; step++ {
-		switch g.Choose(5) {
+		switch g.Choose(7) {
+		case 5:
+			b.RecordLatencyAt(now, fuzzgen.Pick(g, outcomes...), time.Duration(g.IntRange(0, 3))*time.Second)
+		case 6:
+			b.RecordSlowAt(now)
 		case 0:
 			now = now.Add(time.Duration(g.Int64Range(0, int64(40*time.Second))))
 		case 1:

@@ -53,25 +53,47 @@ type stripe struct {
 }
 
 type rateWindow struct {
-	width   int64   // nanoseconds per bucket
-	rate    float64 // trip when failures >= rate*outcomes
-	min     int     // ... and outcomes >= min
-	mask    uint32  // len(stripes)-1
-	stripes []stripe
+	width    int64   // nanoseconds per bucket
+	rate     float64 // trip when failures >= rate*outcomes (0: never)
+	slowRate float64 // trip when slow calls >= slowRate*outcomes (0: never)
+	min      int     // ... and outcomes >= min
+	mask     uint32  // len(stripes)-1
+	stripes  []stripe
+	// slow counts slow calls, in a ring of its own beside each stripe's
+	// (nil without a slow-call rate): a word per bucket,
+	//
+	//	epoch (24 bits) | slow calls (40 bits)
+	//
+	// written only for a slow call, so a window without slow calls costs
+	// what it did before there were any, and a breaker without a
+	// SlowCallRate allocates none of it.
+	slow []stripe
 }
 
-func newWindow(span time.Duration, rate float64, min int) *rateWindow {
+const (
+	slowBits = 64 - epochBits
+	slowMax  = 1<<slowBits - 1
+)
+
+// newWindow returns a window tripping at failure rate rate and slow-call
+// rate slowRate (either zero: that trip is off) over at least min outcomes.
+func newWindow(span time.Duration, rate, slowRate float64, min int) *rateWindow {
 	n := 1
 	for n < 2*runtime.GOMAXPROCS(0) && n < maxStripes {
 		n *= 2
 	}
-	return &rateWindow{
-		width:   max(int64(span)/numBuckets, 1),
-		rate:    rate,
-		min:     min,
-		mask:    uint32(n - 1),
-		stripes: make([]stripe, n),
+	w := &rateWindow{
+		width:    max(int64(span)/numBuckets, 1),
+		rate:     rate,
+		slowRate: slowRate,
+		min:      min,
+		mask:     uint32(n - 1),
+		stripes:  make([]stripe, n),
 	}
+	if slowRate > 0 {
+		w.slow = make([]stripe, n)
+	}
+	return w
 }
 
 // bucket returns the number of the period holding instant t.
@@ -81,17 +103,21 @@ func unpack(v uint64) (epoch, failures, outcomes uint64) {
 	return v >> epochShift, v >> countBits & countMax, v & countMax
 }
 
-// add counts one outcome at instant t. For a failure it reports whether the
-// window now calls for a trip; a success can only lower the rate, so it is
-// not checked (if it completes MinRequests, the next failure trips).
-func (w *rateWindow) add(t int64, failed bool) bool {
+// add counts one outcome at instant t, a slow call if slow (only with a
+// slow-call rate). For a failure or a slow call it reports whether the
+// window now calls for a trip; a fast success can only lower both rates,
+// so it is not checked (if it completes MinRequests, the next failure or
+// slow call trips).
+func (w *rateWindow) add(t int64, failed, slow bool) bool {
 	e := w.bucket(t)
 	ep := uint64(e) & epochMask
-	s := &w.stripes[0]
+	i := uint32(0)
 	if w.mask != 0 {
-		s = &w.stripes[rand.Uint32()&w.mask]
+		i = rand.Uint32() & w.mask
 	}
-	b := &s.buckets[(e%numBuckets+numBuckets)%numBuckets]
+	k := (e%numBuckets + numBuckets) % numBuckets
+	b := &w.stripes[i].buckets[k]
+	halved := false
 	for {
 		old := b.Load()
 		oe, f, n := unpack(old)
@@ -107,23 +133,77 @@ func (w *rateWindow) add(t int64, failed bool) bool {
 		if failed {
 			f++
 		}
-		if n > countMax { // halve, keeping the rate
+		halved = n > countMax
+		if halved { // halve, keeping the rate
 			n, f = n/2, (f+1)/2
 		}
 		if b.CompareAndSwap(old, ep<<epochShift|f<<countBits|n) {
 			break
 		}
 	}
-	if !failed {
+	if w.slow != nil && (slow || halved) {
+		w.addSlow(&w.slow[i].buckets[k], ep, slow, halved)
+	}
+	if !(failed && w.rate > 0) && !slow {
 		return false
 	}
-	n, f := w.sum(e)
-	return n >= w.min && float64(f) >= w.rate*float64(n)
+	return w.trips(e)
 }
 
-// sum returns the outcomes and failures in the buckets of periods e-9
-// through e.
-func (w *rateWindow) sum(e int64) (outcomes, failures int) {
+// addSlow counts a slow call in bucket b of period ep, and halves its count
+// when the outcomes beside it were halved, so the slow-call rate stays
+// what it was.
+func (w *rateWindow) addSlow(b *atomic.Uint64, ep uint64, slow, halve bool) {
+	for {
+		old := b.Load()
+		oe, s := old>>slowBits, old&slowMax
+		if oe != ep && s != 0 {
+			if (ep-oe)&epochMask >= epochHalf {
+				return // a later period holds the bucket
+			}
+			s = 0
+		}
+		if halve {
+			s = (s + 1) / 2
+		}
+		if slow && s < slowMax {
+			s++
+		}
+		if b.CompareAndSwap(old, ep<<slowBits|s) {
+			return
+		}
+	}
+}
+
+// addSlowSignal counts a slow call that is not an outcome of its own (its
+// outcome was counted when it was recorded: a stream found slow as it is
+// read) at instant t, and reports whether the window now calls for a trip.
+func (w *rateWindow) addSlowSignal(t int64) bool {
+	e := w.bucket(t)
+	i := uint32(0)
+	if w.mask != 0 {
+		i = rand.Uint32() & w.mask
+	}
+	k := (e%numBuckets + numBuckets) % numBuckets
+	w.addSlow(&w.slow[i].buckets[k], uint64(e)&epochMask, true, false)
+	return w.trips(e)
+}
+
+// trips reports whether the window ending in period e calls for a trip:
+// at least min outcomes, and the failures or the slow calls among them at
+// their rate.
+func (w *rateWindow) trips(e int64) bool {
+	n, f, s := w.sum(e)
+	if n < w.min || n == 0 {
+		return false
+	}
+	return w.rate > 0 && float64(f) >= w.rate*float64(n) ||
+		w.slowRate > 0 && float64(min(s, n)) >= w.slowRate*float64(n)
+}
+
+// sum returns the outcomes, failures and slow calls in the buckets of
+// periods e-9 through e.
+func (w *rateWindow) sum(e int64) (outcomes, failures, slow int) {
 	ep := uint64(e) & epochMask
 	for i := range w.stripes {
 		for j := range w.stripes[i].buckets {
@@ -134,14 +214,24 @@ func (w *rateWindow) sum(e int64) (outcomes, failures int) {
 			}
 		}
 	}
-	return outcomes, failures
+	for i := range w.slow {
+		for j := range w.slow[i].buckets {
+			v := w.slow[i].buckets[j].Load()
+			if (ep-v>>slowBits)&epochMask < numBuckets {
+				slow += int(v & slowMax)
+			}
+		}
+	}
+	return outcomes, failures, slow
 }
 
 // reset empties the window.
 func (w *rateWindow) reset() {
-	for i := range w.stripes {
-		for j := range w.stripes[i].buckets {
-			w.stripes[i].buckets[j].Store(0)
+	for _, ring := range [2][]stripe{w.stripes, w.slow} {
+		for i := range ring {
+			for j := range ring[i].buckets {
+				ring[i].buckets[j].Store(0)
+			}
 		}
 	}
 }

@@ -59,19 +59,19 @@ func BenchmarkRateRecordAtMixedParallel(b *testing.B) {
 // one failure in eight, a bucket change every thousand outcomes, and a
 // MinRequests no run reaches, so it never trips.
 func BenchmarkWindowAdd(b *testing.B) {
-	w := newWindow(10*time.Second, 0.5, 1<<30)
+	w := newWindow(10*time.Second, 0.5, 0, 1<<30)
 	var t int64
 	i := 0
 	b.ReportAllocs()
 	for b.Loop() {
 		t += int64(time.Millisecond)
 		i++
-		w.add(t, i%8 == 0)
+		w.add(t, i%8 == 0, false)
 	}
 }
 
 func BenchmarkWindowAddParallel(b *testing.B) {
-	w := newWindow(10*time.Second, 0.5, 1<<30)
+	w := newWindow(10*time.Second, 0.5, 0, 1<<30)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		var t int64
@@ -79,7 +79,42 @@ func BenchmarkWindowAddParallel(b *testing.B) {
 		for pb.Next() {
 			t += int64(time.Millisecond)
 			i++
-			w.add(t, i%8 == 0)
+			w.add(t, i%8 == 0, false)
+		}
+	})
+}
+
+// BenchmarkSlowRecordLatencyAt records successes with a slow-call rate,
+// one slow call in eight (below the rate): each slow call also writes the
+// slow ring and sums the window. Set against BenchmarkRateRecordAtMixed.
+func BenchmarkSlowRecordLatencyAt(b *testing.B) {
+	br := Must(New(Settings{SlowCallRate: 0.5, SlowCallThreshold: time.Second}))
+	now := t0
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		now = now.Add(time.Millisecond)
+		lat := time.Duration(0)
+		if i++; i%8 == 0 {
+			lat = 2 * time.Second
+		}
+		br.RecordLatencyAt(now, Success, lat)
+	}
+}
+
+func BenchmarkSlowRecordLatencyAtParallel(b *testing.B) {
+	br := Must(New(Settings{SlowCallRate: 0.5, SlowCallThreshold: time.Second}))
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		now := t0
+		i := 0
+		for pb.Next() {
+			now = now.Add(time.Millisecond)
+			lat := time.Duration(0)
+			if i++; i%8 == 0 {
+				lat = 2 * time.Second
+			}
+			br.RecordLatencyAt(now, Success, lat)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package recoilhttp
 
 import (
+	"context"
 	"errors"
 	"io"
 	"strconv"
@@ -141,7 +142,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 		b.delivered += int64(n)
 		progress := true
 		if b.sse {
-			progress = b.scan.feed(p[:n])
+			progress = b.scan.feed(p[:n]) > 0
 		}
 		if progress {
 			b.content = true
@@ -215,7 +216,7 @@ func FirstEvent(body io.ReadCloser, limit int) (Event, io.ReadCloser, error) {
 		start := len(buf)
 		n, err := body.Read(buf[start:min(cap(buf), limit)])
 		buf = buf[:start+n]
-		found := s.feed(buf[start:])
+		found := s.feed(buf[start:]) > 0
 		switch {
 		case found:
 			replay, _ := replayBody(buf, body, err)
@@ -300,9 +301,9 @@ const (
 	fieldData
 )
 
-// feed scans p and reports whether it completed an event with content. With
+// feed scans p and returns how many events with content it completed. With
 // capture it stops at the first one and leaves it in s.ev.
-func (s *sseScanner) feed(p []byte) bool {
+func (s *sseScanner) feed(p []byte) int {
 	// A UTF-8 byte order mark at the start of the stream is dropped.
 	for s.bom < len(utf8BOM) && len(p) > 0 {
 		if p[0] != utf8BOM[s.bom] {
@@ -320,8 +321,8 @@ func (s *sseScanner) feed(p []byte) bool {
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 // scan is feed after the byte order mark.
-func (s *sseScanner) scan(p []byte) bool {
-	dispatched := false
+func (s *sseScanner) scan(p []byte) int {
+	dispatched := 0
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		if c == '\n' && s.cr {
@@ -331,9 +332,9 @@ func (s *sseScanner) scan(p []byte) bool {
 		s.cr = c == '\r'
 		if c == '\r' || c == '\n' {
 			if s.endLine() {
-				dispatched = true
+				dispatched++
 				if s.capture {
-					return true
+					return dispatched
 				}
 			}
 			continue
@@ -470,4 +471,163 @@ func (s *sseScanner) dispatch() bool {
 	s.hasData, s.isPing = false, false
 	s.evName, s.data = s.evName[:0], s.data[:0]
 	return content
+}
+
+// SlowStream says when a response body is slow, for a Transport to report
+// it to the circuit breaker of the attempt that produced it (see
+// Transport.SlowStream). Slowness is a failure signal only where the user
+// says so: every zero field judges nothing, and the zero SlowStream is off.
+//
+// Time is the time the body spent answering: the wait for the response
+// headers, then only the time the reader spent blocked in Read waiting for
+// the dependency. The time a reader spends between reads (on its own work,
+// or not reading at all) does not count, so a slow consumer never makes a
+// stream look slow; data that arrived while it was busy is read at once
+// and counts as fast. The meter errs toward not judging slow.
+//
+// A breaker with a SlowCallThreshold also judges each attempt by its
+// latency, which for a Transport ends with its outcome: at the headers
+// (and, with the stream check, the first event). A stream whose first
+// event comes later than both that threshold and FirstByte is then
+// counted slow twice. For a breaker that sees streams, judge their start
+// one way only: FirstByte with no SlowCallThreshold, or the threshold
+// with no FirstByte (the floors judge what comes after either way).
+type SlowStream struct {
+	// FirstByte: a body whose first content arrives more than this after
+	// its attempt was sent is slow (time to first byte; for a
+	// text/event-stream, time to the first content event, pings and
+	// comments excluded, as for the idle timeout). A body that fails with
+	// nothing delivered after more than this is slow as well. Zero: time
+	// to first content is not judged.
+	FirstByte time.Duration
+	// MinBytesPerSecond: a body whose content, once begun, arrives at
+	// fewer bytes per second than this over a Window of waiting is slow
+	// (bytes as they arrive, framing included: for a text/event-stream the
+	// event names and the JSON around each delta, and its pings). Zero:
+	// not judged.
+	MinBytesPerSecond float64
+	// MinEventsPerSecond: a text/event-stream whose content events (pings
+	// and comments excluded), once begun, arrive at fewer per second than
+	// this over a Window is slow. A model API sends about one content
+	// event per token or few tokens (a delta), so this is the nearest a
+	// Transport comes to tokens per second without parsing the events;
+	// the stream's own usage figures are the caller's to read. Other
+	// bodies are not judged by it. Zero: not judged.
+	MinEventsPerSecond float64
+	// Window is the waiting time over which throughput is judged, from
+	// the first content on: the floors are checked at the end of every
+	// Window of time blocked in Read (tumbling, not sliding), never over
+	// the first few bytes. A body whose content is all read within one
+	// Window is judged by FirstByte alone. Zero means
+	// DefaultSlowStreamWindow.
+	Window time.Duration
+}
+
+// DefaultSlowStreamWindow is the throughput window of a SlowStream whose
+// Window is zero: long enough that one late chunk does not make a stream
+// slow, short enough to judge an answer of a few seconds.
+const DefaultSlowStreamWindow = 5 * time.Second
+
+// on reports whether s judges anything.
+func (s *SlowStream) on() bool {
+	return s.FirstByte > 0 || s.MinBytesPerSecond > 0 || s.MinEventsPerSecond > 0
+}
+
+// slowRecorder is a breaker that takes slow reports for calls it already
+// counted (package breaker's Breaker is one).
+type slowRecorder interface {
+	RecordSlowAt(now time.Time)
+}
+
+// slowMeter measures a response body as it is read (by the Transport, or
+// by the caller) and reports it, at most once, to the breakers of the
+// attempt that produced it when it is slow to start or slow to flow. It
+// is the innermost wrapper of the body, so it sees every byte whoever
+// reads it. It starts no goroutine and no timer: the slowness is judged
+// as reads return.
+type slowMeter struct {
+	io.ReadCloser
+	cfg  SlowStream
+	to   [2]slowRecorder // the policy's breaker, the target's; nil: none
+	sse  bool
+	scan sseScanner
+
+	// Owned by Read.
+	waited   time.Duration // to the first content: header wait and Read time
+	began    bool          // the first content arrived
+	winWait  time.Duration // Read time in the current throughput window
+	winBytes int64
+	winEvs   int
+	done     bool // reported, or nothing more to judge
+}
+
+// newSlowMeter wraps body, whose headers took headers to arrive; to holds
+// the breakers to report to.
+func newSlowMeter(body io.ReadCloser, cfg SlowStream, headers time.Duration, sse bool, to [2]slowRecorder) *slowMeter {
+	if cfg.Window <= 0 {
+		cfg.Window = DefaultSlowStreamWindow
+	}
+	if !sse {
+		cfg.MinEventsPerSecond = 0
+	}
+	return &slowMeter{ReadCloser: body, cfg: cfg, to: to, sse: sse, waited: headers}
+}
+
+func (m *slowMeter) Read(p []byte) (int, error) {
+	if m.done {
+		return m.ReadCloser.Read(p)
+	}
+	start := time.Now()
+	n, err := m.ReadCloser.Read(p)
+	end := time.Now()
+	d := end.Sub(start)
+	events := 0
+	if n > 0 && m.sse {
+		events = m.scan.feed(p[:n])
+	}
+	if !m.began {
+		m.waited += d
+		if n > 0 && (!m.sse || events > 0) {
+			m.began = true
+			if m.cfg.FirstByte > 0 && m.waited > m.cfg.FirstByte {
+				m.report(end)
+			} else if m.cfg.MinBytesPerSecond == 0 && m.cfg.MinEventsPerSecond == 0 {
+				m.done = true // judged: in time, and no floor to watch
+			}
+			return n, err
+		}
+		if err != nil && !errors.Is(err, io.EOF) && !cancelled(err) && m.cfg.FirstByte > 0 && m.waited > m.cfg.FirstByte {
+			m.report(end)
+		}
+		return n, err
+	}
+	m.winWait += d
+	m.winBytes += int64(n)
+	m.winEvs += events
+	if m.winWait >= m.cfg.Window && !cancelled(err) {
+		secs := m.winWait.Seconds()
+		if m.cfg.MinBytesPerSecond > 0 && float64(m.winBytes) < m.cfg.MinBytesPerSecond*secs ||
+			m.cfg.MinEventsPerSecond > 0 && float64(m.winEvs) < m.cfg.MinEventsPerSecond*secs {
+			m.report(end)
+		}
+		m.winWait, m.winBytes, m.winEvs = 0, 0, 0
+	}
+	return n, err
+}
+
+// report tells the attempt's breakers the call was slow, once.
+func (m *slowMeter) report(now time.Time) {
+	m.done = true
+	for _, b := range m.to {
+		if b != nil {
+			b.RecordSlowAt(now)
+		}
+	}
+}
+
+// cancelled reports a read ended by a context: the caller gave up, a hedge
+// was decided, or the attempt ran out of time (a failure recorded as such),
+// none of which says how fast the dependency sends.
+func cancelled(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }

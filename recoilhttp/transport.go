@@ -38,6 +38,8 @@ const MaxDrain = 64 << 10
 // both until the response headers arrive: the body of the response
 // RoundTrip returns is the caller's to read, and IdleTimeout (five minutes
 // unless set) fails a read that waits on a peer that stopped sending.
+// SlowStream, if set, reports a body slow to start or slow to flow to the
+// attempt's circuit breaker, so slowness can trip it.
 //
 // Each attempt after the first sends a copy of req with a header map of its
 // own and a fresh body from GetBody; the first is sent as it is when nothing
@@ -116,6 +118,20 @@ type Transport struct {
 	// context; nil means none. The policy's Observe, if set, receives the
 	// core Summary as well.
 	Observe func(context.Context, Summary)
+	// SlowStream, if it judges anything, measures the body of every
+	// successful response (status below 400) as it is read — time to first
+	// content, and bytes or content events per second — and reports a body
+	// it finds slow, once, to the circuit breaker of the attempt that
+	// produced it: the policy's Breaker and, under a Fallback, the target's
+	// Breaker, each if it takes slow reports (a RecordSlowAt(time.Time)
+	// method, as package breaker's Breaker has; with a SlowCallRate set,
+	// slow reports can trip it). The attempt's outcome is recorded as
+	// always, when its headers (or a stream's first event) arrive; the
+	// report marks that call slow as well. A body is judged only as it is
+	// read, and a read ended by a context is never judged. The idle
+	// timeout is unaffected. The zero SlowStream (the default) measures
+	// nothing and costs nothing.
+	SlowStream SlowStream
 
 	own     recoil.Policy
 	stacked atomic.Bool // a stacked retry layer has been reported
@@ -303,20 +319,25 @@ func (r *request) RequestBudget() recoil.Budget {
 // run at once: each keeps its own state, and only attempt 1 sends the
 // caller's own body.
 func (r *request) Attempt(ctx context.Context, n int, deadline time.Time) (*http.Response, error) {
-	return r.attempt(ctx, n, nil, deadline)
+	return r.attempt(ctx, n, nil, nil, deadline)
 }
 
 // attempt is Attempt to the endpoint ep (nil: the request as its caller
-// made it).
-func (r *request) attempt(ctx context.Context, n int, ep *Endpoint, deadline time.Time) (*http.Response, error) {
+// made it), whose target's breaker is tb (nil: none).
+func (r *request) attempt(ctx context.Context, n int, ep *Endpoint, tb recoil.Breaker, deadline time.Time) (*http.Response, error) {
 	t, req := r.t, r.orig
 	cut := !deadline.IsZero()
 	if dl, ok := ctx.Deadline(); ok && cut && !deadline.Before(dl) {
 		cut = false // the request's own context already ends then
 	}
+	var sent time.Time // when the attempt was sent, if its body is to be metered
+	if t.SlowStream.on() {
+		sent = time.Now()
+	}
 	if !(n > 1 || r.key != "" || t.Hop || cut || ep != nil || r.buffered || r.hedged) {
 		r.origSent = true
-		return t.base().RoundTrip(req)
+		resp, err := t.base().RoundTrip(req)
+		return t.meter(resp, err, sent, tb), err
 	}
 	var cancel context.CancelFunc
 	var stopTimer func() bool
@@ -375,6 +396,7 @@ func (r *request) attempt(ctx context.Context, n int, ep *Endpoint, deadline tim
 		h.WriteHeader(out.Header)
 	}
 	resp, err := t.base().RoundTrip(out)
+	resp = t.meter(resp, err, sent, tb)
 	if cancel != nil {
 		fired := !stopTimer()
 		switch {
@@ -414,6 +436,26 @@ func (r *request) attempt(ctx context.Context, n int, ep *Endpoint, deadline tim
 	return resp, err
 }
 
+// meter puts a slow meter (see SlowStream) under the body of a successful
+// response to an attempt sent at sent (zero: SlowStream is off), reporting
+// to the policy's breaker and tb, the attempt's target's, those of them
+// that take slow reports. It returns resp.
+func (t *Transport) meter(resp *http.Response, err error, sent time.Time, tb recoil.Breaker) *http.Response {
+	if sent.IsZero() || err != nil || resp == nil || resp.StatusCode >= 400 || resp.Body == nil || resp.Body == http.NoBody {
+		return resp
+	}
+	// As for outcomes, each breaker the attempt asked hears of it: one set
+	// as both the policy's and the target's hears twice.
+	var to [2]slowRecorder
+	to[0], _ = t.policy().Breaker.(slowRecorder)
+	to[1], _ = tb.(slowRecorder)
+	if to[0] == nil && to[1] == nil {
+		return resp
+	}
+	resp.Body = newSlowMeter(resp.Body, t.SlowStream, time.Since(sent), isEventStream(resp), to)
+	return resp
+}
+
 // peeked is the body of a hedged stream whose first event the attempt read
 // (Transport.streamStart), with what it came to.
 type peeked struct {
@@ -445,7 +487,11 @@ func (r *request) AttemptTo(ctx context.Context, n int, t *recoil.Target, deadli
 	if t != nil {
 		ep, _ = t.Value.(*Endpoint)
 	}
-	return r.attempt(ctx, n, ep, deadline)
+	var tb recoil.Breaker
+	if t != nil {
+		tb = t.Breaker
+	}
+	return r.attempt(ctx, n, ep, tb, deadline)
 }
 
 // prepareRoutes readies a request for a Fallback's targets: it finds the
