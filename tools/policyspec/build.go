@@ -131,6 +131,7 @@ func (b *Breaker) build() (*breaker.Breaker, error) {
 		ConsecutiveFailures: b.ConsecutiveFailures, OpenDuration: b.Open,
 		FailureRate: b.FailureRate, Window: b.Window, MinRequests: b.MinRequests,
 		MaxProbes: b.MaxProbes, SuccessThreshold: b.SuccessThreshold,
+		SlowCallRate: b.SlowCallRate, SlowCallThreshold: b.SlowCallThreshold,
 	})
 }
 

@@ -236,6 +236,11 @@ type Breaker struct {
 	// MaxProbes and SuccessThreshold govern the half-open state.
 	MaxProbes        int `yaml:"max_probes" json:"max_probes,omitempty"`
 	SuccessThreshold int `yaml:"success_threshold" json:"success_threshold,omitempty"`
+	// SlowCallRate, in [0, 1], trips the breaker when the calls slower
+	// than SlowCallThreshold reach this share of at least MinRequests
+	// outcomes in Window; zero means off (breaker.Settings.SlowCallRate).
+	SlowCallRate      float64       `yaml:"slow_call_rate" json:"slow_call_rate,omitempty"`
+	SlowCallThreshold time.Duration `yaml:"slow_call_threshold" json:"slow_call_threshold,omitempty"`
 
 	// Pos is where the mapping was read from; zero for one built in Go.
 	Pos Pos `yaml:"-" json:"-"`
@@ -385,6 +390,12 @@ func (b *Breaker) check(c *strictyaml.Checker, p Pos) {
 	}
 	if !finite(b.FailureRate) || b.FailureRate < 0 || b.FailureRate > 1 {
 		c.Errorf(p, "failure_rate", "must be in [0, 1]")
+	}
+	if !finite(b.SlowCallRate) || b.SlowCallRate < 0 || b.SlowCallRate > 1 {
+		c.Errorf(p, "slow_call_rate", "must be in [0, 1]")
+	}
+	if b.SlowCallThreshold < 0 {
+		c.Errorf(p, "slow_call_threshold", "must not be negative")
 	}
 	nonNegative(c, p, num("window", b.Window), num("min_requests", b.MinRequests), num("max_probes", b.MaxProbes),
 		num("success_threshold", b.SuccessThreshold))

@@ -97,6 +97,8 @@ idle_timeout: 15s
 			s.Name, s.MaxAttempts, s.Budget = "", 2, &Budget{Kind: BudgetDefault}
 			return s
 		}()},
+		{"a slow-call breaker", "breaker: {consecutive_failures: -1, slow_call_rate: 0.5, slow_call_threshold: 10s}\n",
+			Spec{Breaker: &Breaker{ConsecutiveFailures: -1, SlowCallRate: 0.5, SlowCallThreshold: 10 * time.Second}}},
 		{"breaker none undoes the preset's", "preset: default\nbreaker: none\nname: mine\n", Spec{Name: "mine"}},
 		{"a fallback chain", `
 fallback:
@@ -162,8 +164,11 @@ func TestParseErrors(t *testing.T) {
 		{"budget scope of none", "budget: {kind: none, scope: fleet}\n", "p.yaml:1: budget.scope: a budget of kind none has no state to share: name the kind (token-bucket, ratio, quota or adaptive)"},
 		{"budget scope of default", "budget:\n  kind: default\n  scope: fleet\n", "p.yaml:3: budget.scope: a budget of kind default has no state to share: name the kind (token-bucket, ratio, quota or adaptive)"},
 		{"breaker word", "breaker: sometimes\n", `p.yaml:1: breaker: want none, default or a mapping of settings, got "sometimes"`},
-		{"breaker field", "breaker:\n  open: 1s\n  opn: 2s\n", `p.yaml:3: breaker.opn: unknown field "opn" (want one of consecutive_failures, failure_rate, max_probes, min_requests, open, success_threshold, window)`},
+		{"breaker field", "breaker:\n  open: 1s\n  opn: 2s\n", `p.yaml:3: breaker.opn: unknown field "opn" (want one of consecutive_failures, failure_rate, max_probes, min_requests, open, slow_call_rate, slow_call_threshold, success_threshold, window)`},
 		{"failure rate", "breaker: {failure_rate: 1.5}\n", "p.yaml:1: breaker.failure_rate: must be in [0, 1]"},
+		{"slow call rate", "breaker: {slow_call_rate: 2}\n", "p.yaml:1: breaker.slow_call_rate: must be in [0, 1]"},
+		{"slow call threshold", "breaker: {slow_call_rate: 0.5, slow_call_threshold: -1s}\n", "p.yaml:1: breaker.slow_call_threshold: must not be negative"},
+		{"a slow threshold without a rate", "breaker: {slow_call_threshold: 10s}\n", "p.yaml:1: breaker.slow_call_rate: is 0: must be above 0 when SlowCallThreshold is set"},
 		{"classify", "classify: maybe\n", `p.yaml:1: classify: "maybe" is not a classify mode (want one of default, retry-everything, timeouts)`},
 		{"limit", "limit: -2\n", "p.yaml:1: limit: must not be negative (0 means no cap)"},
 		{"hop", "hop: 5000\n", "p.yaml:1: hop: the edge budget must be in [0, 1000]"},
