@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"html"
@@ -175,14 +174,7 @@ func (s *Set) serveStats(w http.ResponseWriter, r *http.Request) {
 	for i, n := range s.names {
 		out.Targets[i] = TargetStats{Name: n, Stats: s.gws[n].statsAt(now, series, requests)}
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
-	w.Header()["Content-Type"] = jsonType
-	w.Header().Set("Cache-Control", "no-store")
-	_, _ = w.Write(b)
+	writeStats(w, out)
 }
 
 func (s *Set) serveIndex(w http.ResponseWriter) {

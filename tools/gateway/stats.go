@@ -293,7 +293,12 @@ func (g *Gateway) serveStats(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	b, err := json.Marshal(g.statsAt(time.Now(), series, requests))
+	writeStats(w, g.statsAt(time.Now(), series, requests))
+}
+
+// writeStats answers a stats request with v as JSON, never cached.
+func writeStats(w http.ResponseWriter, v any) {
+	b, err := json.Marshal(v)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

@@ -150,7 +150,7 @@ func TestLoadTimelineMissing(t *testing.T) {
 }
 
 func FuzzParseTimeline(f *testing.F) {
-	for _, name := range []string{"gateway-outage.yaml", "everything.yaml"} {
+	for _, name := range []string{"gateway-outage.yaml", "everything.yaml", "primary-provider.yaml", "slow-tail.yaml", "knee.yaml"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/recoil-go/recoil/internal/testsvc"
 	"github.com/recoil-go/recoil/tools/gateway"
 )
 
@@ -20,22 +19,8 @@ func serveSetInBubble(t *testing.T, targets ...gateway.Target) (*gateway.Set, st
 	if err != nil {
 		t.Fatal(err)
 	}
-	pl := testsvc.NewPipeListener()
-	srv := &http.Server{Handler: s}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(pl) }()
-	tr := &http.Transport{DialContext: pl.DialContext}
-	t.Cleanup(func() {
-		tr.CloseIdleConnections()
-		s.Close()
-		if err := srv.Close(); err != nil {
-			t.Errorf("closing the server: %v", err)
-		}
-		if err := <-served; err != http.ErrServerClosed {
-			t.Errorf("Serve: %v", err)
-		}
-	})
-	return s, "http://gateway.test", tr
+	url, tr := handleInBubble(t, s, s.Close)
+	return s, url, tr
 }
 
 func timeline(t *testing.T, name string) gateway.Config {

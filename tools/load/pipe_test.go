@@ -23,14 +23,22 @@ func serveInBubble(t *testing.T, cfg gateway.Config) (*gateway.Gateway, string, 
 	if err != nil {
 		t.Fatal(err)
 	}
+	url, tr := handleInBubble(t, g, g.Close)
+	return g, url, tr
+}
+
+// handleInBubble serves h as serveInBubble does, calling closeFn when the
+// test ends.
+func handleInBubble(t *testing.T, h http.Handler, closeFn func()) (string, http.RoundTripper) {
+	t.Helper()
 	pl := testsvc.NewPipeListener()
-	srv := &http.Server{Handler: g}
+	srv := &http.Server{Handler: h}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(pl) }()
 	tr := &http.Transport{DialContext: pl.DialContext}
 	t.Cleanup(func() {
 		tr.CloseIdleConnections()
-		g.Close()
+		closeFn()
 		if err := srv.Close(); err != nil {
 			t.Errorf("closing the server: %v", err)
 		}
@@ -38,5 +46,5 @@ func serveInBubble(t *testing.T, cfg gateway.Config) (*gateway.Gateway, string, 
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return g, "http://gateway.test", tr
+	return "http://gateway.test", tr
 }
