@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -42,6 +43,20 @@ type Service struct {
 	Latency    time.Duration `json:"-"`
 	HasLatency bool          `json:"has_latency"`
 	At         Source        `json:"at"`
+}
+
+// MarshalJSON writes Latency as latency_ms (null when not given).
+func (s Service) MarshalJSON() ([]byte, error) {
+	type fields Service
+	var lat *float64
+	if s.HasLatency {
+		v := ms(s.Latency)
+		lat = &v
+	}
+	return json.Marshal(struct {
+		fields
+		LatencyMS *float64 `json:"latency_ms"`
+	}{fields(s), lat})
 }
 
 // Edge is one call from a service to another, with the retry behaviour

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -28,12 +29,12 @@ type Retry struct {
 	Kind string `json:"kind"`
 	// At is the retry configuration: the Envoy route, the gRPC
 	// methodConfig, the Istio http route, the recoil policy file.
-	At Source `json:"at"`
+	At Source `json:"at,omitzero"`
 	// Attempts is the most attempts one call makes, the first included
 	// (gRPC's maxAttempts, capped at 5 as gRPC does; Envoy's and Istio's
 	// retries plus one; recoil's max_attempts).
 	Attempts   int    `json:"attempts"`
-	AttemptsAt Source `json:"attempts_at"`
+	AttemptsAt Source `json:"attempts_at,omitzero"`
 	// Capped says the configuration asked for more attempts than the
 	// client makes (gRPC's maxAttempts above 5); Asked is what it asked.
 	Capped bool `json:"capped,omitempty"`
@@ -48,12 +49,12 @@ type Retry struct {
 	RetryOn []string `json:"retry_on,omitempty"`
 	// PerTry bounds each attempt; zero means nothing does.
 	PerTry   time.Duration `json:"-"`
-	PerTryAt Source        `json:"per_try_at"`
+	PerTryAt Source        `json:"per_try_at,omitzero"`
 	// Timeout bounds the whole call, retries and waits included; zero
 	// means nothing in this configuration does. TimeoutDefault says it
 	// is the format's default (Envoy's 15 s), written nowhere.
 	Timeout        time.Duration `json:"-"`
-	TimeoutAt      Source        `json:"timeout_at"`
+	TimeoutAt      Source        `json:"timeout_at,omitzero"`
 	TimeoutDefault bool          `json:"timeout_default,omitempty"`
 	// Waits are the schedule's longest waits before retries 1…Attempts−1.
 	Waits []time.Duration `json:"-"`
@@ -63,14 +64,14 @@ type Retry struct {
 	// Jitter says whether the waits are randomised; JitterAt is where the
 	// schedule is written (zero: the format's default), JitterNote why.
 	Jitter     bool   `json:"jitter"`
-	JitterAt   Source `json:"jitter_at"`
+	JitterAt   Source `json:"jitter_at,omitzero"`
 	JitterNote string `json:"jitter_note"`
 	// Budget bounds the edge's retries over time, if anything does.
 	Budget Budget `json:"budget"`
 	// Hop is the hop protocol's edge budget a recoil policy sets for the
 	// call tree below it (policy field hop); zero means none.
 	Hop   int    `json:"hop,omitempty"`
-	HopAt Source `json:"hop_at"`
+	HopAt Source `json:"hop_at,omitzero"`
 	// Propagates says the edge passes the caller's deadline on to the
 	// callee (gRPC, the hop protocol).
 	Propagates bool `json:"propagates_deadline,omitempty"`
@@ -89,7 +90,7 @@ type Budget struct {
 	ThrottleRatio float64 `json:"throttle_ratio,omitempty"`
 	// Describe says what it is, in the configuration's words.
 	Describe string `json:"describe,omitempty"`
-	At       Source `json:"at"`
+	At       Source `json:"at,omitzero"`
 }
 
 // Budget kinds.
@@ -158,4 +159,26 @@ func trimFloat(x float64) string {
 	s := strconv.FormatFloat(x, 'f', 6, 64)
 	s = strings.TrimRight(s, "0")
 	return strings.TrimSuffix(s, ".")
+}
+
+// ms is d in float milliseconds, the unit of every recoil -json output.
+func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }
+
+// MarshalJSON writes the durations in float milliseconds (per_try_ms,
+// timeout_ms, waits_ms, server_wait_ms, hedge_delay_ms), the convention
+// of every recoil -json output; a zero per_try_ms or timeout_ms is none.
+func (r Retry) MarshalJSON() ([]byte, error) {
+	type fields Retry
+	waits := make([]float64, len(r.Waits))
+	for i, w := range r.Waits {
+		waits[i] = ms(w)
+	}
+	return json.Marshal(struct {
+		fields
+		PerTryMS     float64   `json:"per_try_ms"`
+		TimeoutMS    float64   `json:"timeout_ms"`
+		WaitsMS      []float64 `json:"waits_ms"`
+		ServerWaitMS float64   `json:"server_wait_ms"`
+		HedgeDelayMS float64   `json:"hedge_delay_ms"`
+	}{fields(r), ms(r.PerTry), ms(r.Timeout), waits, ms(r.ServerWait), ms(r.HedgeDelay)})
 }
