@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/recoil-go/recoil/tools/sim/blast"
@@ -473,6 +472,3 @@ func (er *EntryReport) Summary() (Reach, bool) {
 	}
 	return best, found
 }
-
-// joinPath writes a path as "a → b → c".
-func joinPath(p []string) string { return strings.Join(p, " → ") }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"image/color"
 	"io"
@@ -529,5 +528,3 @@ func arrowHead(c draw.Canvas, from, to vg.Point, col color.Color) {
 	p2 := vg.Point{X: base.X + vg.Length(uy*half), Y: base.Y - vg.Length(ux*half)}
 	c.FillPolygon(col, []vg.Point{to, p1, p2})
 }
-
-var _ = errors.New
