@@ -434,7 +434,7 @@ func findings(e *Edge) []Finding {
 		add(CheckCapped, r.AttemptsAt, "maxAttempts %d: gRPC clients cap it at %d, so %d is what the audit counts", r.Asked, grpcMaxAttempts, r.Attempts)
 	}
 	if r.Attempts > 1 && r.Budget.Kind == "" {
-		add(CheckBudget, r.Budget.At, "%d attempts per call and no retry budget (%s): a failure that lasts gets ×%d load for as long as it lasts", r.Attempts, r.Budget.Describe, r.Attempts)
+		add(CheckBudget, r.Budget.At, "%d attempts per call, no retry budget — %s. A failure that lasts gets ×%d the load for as long as it lasts", r.Attempts, r.Budget.Describe, r.Attempts)
 	}
 	if r.Timeout == 0 && r.PerTry == 0 {
 		var why string

@@ -417,11 +417,11 @@ func envoyBudget(d *doc, r *envoyRoute, clusters map[string]*yaml.Node, out *Ret
 		if len(clusters) > 0 {
 			where = fmt.Sprintf("the file has no cluster %q", r.cluster)
 		}
-		out.Budget.Describe = fmt.Sprintf("none found (%s): Envoy's circuit breaker allows %d retries in flight by default", where, envoyDefaultMaxRetries)
+		out.Budget.Describe = fmt.Sprintf("%s, so no retry_budget; Envoy's circuit breaker allows %d retries in flight by default", where, envoyDefaultMaxRetries)
 		return nil
 	}
 	cp := "cluster " + r.cluster
-	out.Budget.Describe = fmt.Sprintf("no retry_budget on cluster %q: only its circuit breaker's max_retries (%d in flight by default) limits them", r.cluster, envoyDefaultMaxRetries)
+	out.Budget.Describe = fmt.Sprintf("cluster %q has no retry_budget; only its circuit breaker's max_retries (%d in flight by default) limits them", r.cluster, envoyDefaultMaxRetries)
 	out.Budget.At = d.at(c)
 	cb, err := d.field(c, cp, "circuit_breakers")
 	if err != nil || cb == nil {
@@ -462,7 +462,7 @@ func envoyBudget(d *doc, r *envoyRoute, clusters map[string]*yaml.Node, out *Ret
 			if err != nil {
 				return err
 			}
-			out.Budget.Describe = fmt.Sprintf("no retry_budget on cluster %q: only its circuit breaker's max_retries (%d in flight) limits them", r.cluster, n)
+			out.Budget.Describe = fmt.Sprintf("cluster %q has no retry_budget; only its circuit breaker's max_retries (%d in flight) limits them", r.cluster, n)
 			out.Budget.At = d.at(mr)
 		}
 		rb, err := d.field(t, tp, "retry_budget")

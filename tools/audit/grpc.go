@@ -319,7 +319,7 @@ func grpcThrottling(d *doc, root *yaml.Node, out *Retry) error {
 		return err
 	}
 	if rt == nil {
-		out.Budget.Describe = "no retryThrottling: nothing bounds the channel's retries over time"
+		out.Budget.Describe = "the service config has no retryThrottling"
 		out.Budget.At = out.At
 		return nil
 	}

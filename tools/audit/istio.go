@@ -162,7 +162,7 @@ func parseIstio(file string, data []byte, sel selector) (Retry, error) {
 		out.Waits = append(out.Waits, c)
 	}
 	if out.Attempts > 1 {
-		out.Budget.Describe = fmt.Sprintf("%s: only a DestinationRule's connectionPool.http.maxRetries (retries in flight) limits them", out.Budget.Describe)
+		out.Budget.Describe = fmt.Sprintf("%s; only a DestinationRule's connectionPool.http.maxRetries (retries in flight) limits them", out.Budget.Describe)
 	}
 	return out, nil
 }
