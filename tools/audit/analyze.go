@@ -379,6 +379,9 @@ func (m *Mesh) hold(out map[string][]int, memo map[string]hold, s string) hold {
 		own = svc.Latency.Seconds()
 	}
 	best := hold{s: own, path: []string{s}}
+	if svc != nil && svc.HasLatency {
+		best.by = fmt.Sprintf("%s's latency, %v (%s)", s, svc.Latency, svc.At)
+	}
 	if len(out[s]) == 0 && (svc == nil || !svc.HasLatency) {
 		best = hold{s: math.Inf(1), path: []string{s}, why: fmt.Sprintf("%s calls nothing and has no latency: it can hang", s)}
 	}

@@ -241,3 +241,38 @@ func TestColumns(t *testing.T) {
 		t.Errorf("Columns() = %s, want %s", got, want)
 	}
 }
+
+// TestHoldWithoutEnvoyTimeouts: docs/audit.md's figure — the shipped mesh
+// with the route's timeout turned off and no per-try timeout holds its
+// caller 3 × (3 × (3 × 30 s + 2 × 60 s) + 0.3 s) + 0.1 s = 31m31s, bound only
+// by the model API's latency.
+func TestHoldWithoutEnvoyTimeouts(t *testing.T) {
+	open := func(name string) ([]byte, error) {
+		b, err := os.ReadFile(filepath.Join(examples, name))
+		if name == "envoy-routes.yaml" {
+			s := strings.Replace(string(b), "          cluster: frontend\n", "          cluster: frontend\n          timeout: 0s\n", 1)
+			s = strings.Replace(s, "            per_try_timeout: 5s\n", "", 1)
+			b = []byte(s)
+		}
+		return b, err
+	}
+	data, err := os.ReadFile(filepath.Join(examples, "mesh.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Parse("mesh.yaml", data, open)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Analyze(m, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Entries[0].Hold
+	if h.Unbounded || h.Duration != 31*time.Minute+31*time.Second || h.BoundBy != "model-api's latency, 30s (mesh.yaml:12)" {
+		t.Errorf("hold %+v, want 31m31s by model-api's latency", h)
+	}
+	if got := findingKeys(r.Findings)[1]; got != "envoy-routes.yaml:11 no-deadline edge-proxy → frontend" {
+		t.Errorf("second finding %q, want the route's timeout turned off", got)
+	}
+}
