@@ -143,11 +143,11 @@ func writeAudit(w io.Writer, r *audit.Report) error {
 	p.f("priced at a %s failure rate; each service's capacity %s× its load when nothing fails\n\n", pct(o.FailureRate), num(o.Headroom, -3))
 
 	p.f("Edges\n")
-	t := table{{"edge", "kind", "attempts", "sustained", "budget", "deadline", "waits", "configured at", ""}}
+	t := table{{"edge", "kind", "attempts", "sustained", "budget", "deadline", "waits", "configured at"}}
 	for _, e := range r.Edges {
 		rt := e.Retry
 		t = append(t, []string{e.Name(), rt.Kind, strconv.Itoa(rt.Attempts), "×" + num(e.Sustained, -2),
-			budgetWord(rt.Budget), deadlineWord(rt), waitsWord(rt), rt.At.String(), ""})
+			budgetWord(rt.Budget), deadlineWord(rt), waitsWord(rt), rt.At.String()})
 	}
 	t.write(p)
 	p.f("  (sustained: attempts per call once the budget has drained and every attempt fails)\n\n")
@@ -290,9 +290,25 @@ func auditChart(m *audit.Mesh, r *audit.Report) *chart.Figure {
 		Legend: []chart.Entry{
 			{Label: "edge with a retry budget", Thumbs: []plot.Thumbnailer{lineThumb{chart.Color(1)}}},
 			{Label: "edge with no budget", Thumbs: []plot.Thumbnailer{lineThumb{chart.Color(0)}}},
+			{Label: "edge that does not retry", Thumbs: []plot.Thumbnailer{lineThumb{noRetries}}},
 			{Label: "×n: attempts per call", Thumbs: nil},
 		},
 	}
+}
+
+// noRetries is the colour of an edge that makes one attempt.
+var noRetries color.Color = color.Gray{Y: 0x90}
+
+// edgeColor is blue for an edge whose retries a budget bounds, vermillion
+// for one whose retries nothing bounds, grey for one that does not retry.
+func edgeColor(r audit.Retry) color.Color {
+	switch {
+	case r.Attempts <= 1:
+		return noRetries
+	case r.Budget.Kind == "":
+		return chart.Color(0)
+	}
+	return chart.Color(1)
 }
 
 // lineThumb is a legend swatch: a line of one colour.
@@ -413,10 +429,7 @@ func (g *graphPlot) Plot(c draw.Canvas, p *plot.Plot) {
 		lane := len(pts) > 1 // the label goes on the first stretch between boxes
 		last := vg.Point{X: to.X - 6, Y: to.Y}
 		pts = append(pts, last)
-		colr := chart.Color(1)
-		if e.Retry.Budget.Kind == "" && e.Retry.Attempts > 1 {
-			colr = chart.Color(0)
-		}
+		colr := edgeColor(e.Retry)
 		c.StrokeLines(draw.LineStyle{Color: colr, Width: vg.Points(2.5)}, pts)
 		p0 := pts[len(pts)-2]
 		arrowHead(c, p0, to, colr)
@@ -446,19 +459,26 @@ func (g *graphPlot) Plot(c draw.Canvas, p *plot.Plot) {
 		}
 		edgeLabel(c, mid, rise, colr, fmt.Sprintf("×%d  %s", e.Retry.Attempts, e.Retry.Kind), lines, note)
 	}
-	for s, at := range pos {
-		rect := vg.Rectangle{Min: vg.Point{X: at.X - boxW/2, Y: at.Y - boxH/2}, Max: vg.Point{X: at.X + boxW/2, Y: at.Y + boxH/2}}
-		fill := color.Gray{Y: 0xF2}
-		if entry[s] {
-			fill = color.Gray{Y: 0xE0}
+	for _, col := range g.cols {
+		for _, s := range col {
+			g.drawBox(c, s, pos[s], boxW, boxH, entry[s], name, note, reach, entry)
 		}
-		c.SetColor(fill)
-		c.Fill(rect.Path())
-		c.StrokeLines(draw.LineStyle{Color: color.Gray{Y: 0x60}, Width: vg.Points(1)},
-			[]vg.Point{rect.Min, {X: rect.Max.X, Y: rect.Min.Y}, rect.Max, {X: rect.Min.X, Y: rect.Max.Y}, rect.Min})
-		c.FillText(name, vg.Point{X: at.X, Y: at.Y + 8}, s)
-		c.FillText(note, vg.Point{X: at.X, Y: at.Y - 9}, g.nodeNote(s, reach, entry))
 	}
+}
+
+// drawBox draws service s's box centred at at.
+func (g *graphPlot) drawBox(c draw.Canvas, s string, at vg.Point, boxW, boxH vg.Length, isEntry bool, name, note text.Style, reach map[string]audit.Reach, entry map[string]bool) {
+	rect := vg.Rectangle{Min: vg.Point{X: at.X - boxW/2, Y: at.Y - boxH/2}, Max: vg.Point{X: at.X + boxW/2, Y: at.Y + boxH/2}}
+	fill := color.Gray{Y: 0xF2}
+	if isEntry {
+		fill = color.Gray{Y: 0xE0}
+	}
+	c.SetColor(fill)
+	c.Fill(rect.Path())
+	c.StrokeLines(draw.LineStyle{Color: color.Gray{Y: 0x60}, Width: vg.Points(1)},
+		[]vg.Point{rect.Min, {X: rect.Max.X, Y: rect.Min.Y}, rect.Max, {X: rect.Min.X, Y: rect.Max.Y}, rect.Min})
+	c.FillText(name, vg.Point{X: at.X, Y: at.Y + 8}, s)
+	c.FillText(note, vg.Point{X: at.X, Y: at.Y - 9}, g.nodeNote(s, reach, entry))
 }
 
 // nodeNote is the line under a service's name: the attempts one request

@@ -202,3 +202,29 @@ func TestAuditHelp(t *testing.T) {
 	args := []string{"help", "audit"}
 	runCLI(t.Context(), args...).check(t, args, exitOK, []string{"usage: recoil audit [flags] mesh.yaml", "-failure-rate", "-headroom", "-chart file", "Exit status:"}, nil)
 }
+
+// TestAuditDocs: the output docs/audit.md shows is the command's output
+// today, for each shipped mesh (run from the repository's root).
+func TestAuditDocs(t *testing.T) {
+	t.Chdir("../../..")
+	b, err := os.ReadFile("docs/audit.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, mesh := range []string{"mesh.yaml", "mesh-budgeted.yaml", "hop.yaml"} {
+		args := []string{"audit", "examples/mesh/" + mesh}
+		c := runCLI(t.Context(), args...)
+		if c.code != 0 {
+			t.Fatalf("recoil %q: exit %d: %s", args, c.code, c.stderr)
+		}
+		out := c.stdout
+		if mesh == "hop.yaml" { // the doc shows the entry's section
+			i := strings.Index(out, "Entry ")
+			out = strings.Join(strings.Split(out[i:], "\n")[:8], "\n") + "\n"
+		}
+		if !strings.Contains(doc, "```\n"+out+"```\n") {
+			t.Errorf("docs/audit.md does not show the output of recoil audit examples/mesh/%s:\n%s", mesh, out)
+		}
+	}
+}
