@@ -31,7 +31,8 @@ func DefaultOptions() Options {
 	return Options{FailureRate: 0.1, Headroom: 1.2, Step: blast.DefaultSliderStep}
 }
 
-// MaxPaths bounds the paths from one entry point the audit enumerates.
+// MaxPaths bounds the paths from one entry point the audit enumerates:
+// its paths to every service it reaches, added up.
 const MaxPaths = 10_000
 
 // maxHeadroom keeps capacity finite.
@@ -223,7 +224,7 @@ func analyzeEntry(m *Mesh, out map[string][]int, entry string, o Options) (Entry
 			e := &m.Edges[i]
 			p := append(path[:len(path):len(path)], e)
 			if count++; count > MaxPaths {
-				return &Error{File: m.File, Field: "entries", Err: fmt.Errorf("more than %d paths from entry %s: the audit prices every path, and cannot price these", MaxPaths, entry)}
+				return &Error{File: m.File, Field: "entries", Err: fmt.Errorf("more than %d paths from entry %s to the services it reaches: the audit prices every path, and cannot price these", MaxPaths, entry)}
 			}
 			if _, seen := paths[e.To]; !seen {
 				order = append(order, e.To)
@@ -258,6 +259,11 @@ func analyzeEntry(m *Mesh, out map[string][]int, entry string, o Options) (Entry
 			layered = append(layered, layers(p))
 			persistent = append(persistent, persistentLayers(p))
 		}
+		for _, x := range []float64{rc.WorstCase, rc.Bounded, rc.Sustained} {
+			if math.IsInf(x, 0) || math.IsNaN(x) {
+				return er, &Error{File: m.File, Field: "edges", Err: fmt.Errorf("the attempts one request at %s can send %s overflow a float64 (above 1e308): the mesh multiplies past any figure", entry, s)}
+			}
+		}
 		healthy := float64(len(ps))
 		capacity := o.Headroom * healthy
 		load := blast.StackLoad(1, capacity, o.FailureRate, layered)
@@ -265,6 +271,11 @@ func analyzeEntry(m *Mesh, out map[string][]int, entry string, o Options) (Entry
 		rc.Overloaded = load > capacity*(1+1e-12)
 		rc.Tipping = blast.StackTippingPoint(1, capacity, layered, o.Step)
 		rc.Persistent = blast.PersistentLoad(1, o.FailureRate, persistent) / healthy
+		for _, x := range []float64{rc.Amplification, rc.Persistent} {
+			if math.IsInf(x, 0) || math.IsNaN(x) {
+				return er, &Error{File: m.File, Field: "edges", Err: fmt.Errorf("the attempts one request at %s can send %s overflow a float64 (above 1e308): the mesh multiplies past any figure", entry, s)}
+			}
+		}
 		rc.PersistentTipping = blast.PersistentTippingPoint(1, capacity, persistent, o.Step)
 		if rc.Tipping.Exists && (!er.Tipping.Exists || rc.Tipping.Exact < er.Tipping.Exact) {
 			er.Tipping, er.TipsAt = rc.Tipping, s

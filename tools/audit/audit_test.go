@@ -276,3 +276,63 @@ func TestHoldWithoutEnvoyTimeouts(t *testing.T) {
 		t.Errorf("second finding %q, want the route's timeout turned off", got)
 	}
 }
+
+// TestOverflow: a chain long and wide enough to overflow a float64 is an
+// error, not an infinity that -json cannot write.
+func TestOverflow(t *testing.T) {
+	var mesh strings.Builder
+	mesh.WriteString("services: [")
+	for i := range 110 {
+		fmt.Fprintf(&mesh, "s%d, ", i)
+	}
+	mesh.WriteString("s110]\nentries: [s0]\nedges:\n")
+	for i := range 110 {
+		fmt.Fprintf(&mesh, "  - {from: s%d, to: s%d, kind: istio, config: vs.yaml}\n", i, i+1)
+	}
+	m, err := Parse("m.yaml", []byte(mesh.String()), mapOpener(map[string]string{"vs.yaml": "spec:\n  http:\n    - retries: {attempts: 1000}\n"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Analyze(m, DefaultOptions())
+	if err == nil || !strings.Contains(err.Error(), "overflow a float64") {
+		t.Errorf("Analyze = %v, want an overflow error", err)
+	}
+}
+
+// TestManyPaths: a ladder of diamonds has 2^n paths; past MaxPaths the
+// audit says so rather than run for ever.
+func TestManyPaths(t *testing.T) {
+	ladder := func(n int) string {
+		var b strings.Builder
+		b.WriteString("services: [s0")
+		for i := 1; i <= n; i++ {
+			fmt.Fprintf(&b, ", l%d, r%d, s%d", i, i, i)
+		}
+		b.WriteString("]\nentries: [s0]\nedges:\n")
+		for i := 1; i <= n; i++ {
+			for _, side := range []string{"l", "r"} {
+				fmt.Fprintf(&b, "  - {from: s%d, to: %s%d, kind: none}\n  - {from: %s%d, to: s%d, kind: none}\n", i-1, side, i, side, i, i)
+			}
+		}
+		return b.String()
+	}
+	// Paths from s0: 2^(i+1) at level i, 2^(n+2) − 4 in all.
+	m, err := Parse("m.yaml", []byte(ladder(9)), mapOpener(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Analyze(m, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := reachOf(t, r.Entries[0], "s9"); s.Paths != 512 || s.WorstCase != 512 {
+		t.Errorf("s9: %d paths, worst case %v; want 512 of one attempt each", s.Paths, s.WorstCase)
+	}
+	m, err = Parse("m.yaml", []byte(ladder(12)), mapOpener(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Analyze(m, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "more than 10000 paths from entry s0 to the services it reaches") {
+		t.Errorf("Analyze = %v, want too many paths", err)
+	}
+}

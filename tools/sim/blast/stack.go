@@ -58,9 +58,16 @@ func (l Layer) Expect(q float64) (attempts, failure float64) {
 	q = math.Min(math.Max(q, 0), 1)
 	r := max0(l.Retries)
 	attempts, term := 1.0, 1.0
-	for k := 1; k <= r; k++ {
-		term *= q * spread(k, l.Backoff)
-		attempts += term
+	if q == 1 && !l.Backoff {
+		attempts = float64(r + 1)
+	} else {
+		for k := 1; k <= r; k++ {
+			term *= q * spread(k, l.Backoff)
+			attempts += term
+			if term < 1e-17*attempts {
+				break // what is left cannot change the sum
+			}
+		}
 	}
 	allFail := math.Pow(q, float64(r+1))
 	s := 1.0 // the share of failing calls the budget lets retry
