@@ -128,6 +128,12 @@ func Parse(file string, data []byte, open Opener) (*Mesh, error) {
 	if root, err = d.Visit(root, ""); err != nil {
 		return nil, err
 	}
+	for _, kw := range [][2]string{{"virtual_hosts", "an Envoy route configuration"}, {"static_resources", "an Envoy bootstrap"},
+		{"methodConfig", "a gRPC service config"}, {"spec", "a Kubernetes resource"}} {
+		if key, what := kw[0], kw[1]; strictyaml.Lookup(root, key) != nil {
+			return nil, d.Errorf(root, "", "this looks like %s, not a mesh: a mesh file lists services, entries and edges, and names such a file in an edge's config (see docs/audit.md)", what)
+		}
+	}
 	services := map[string]int{}
 	var entryNodes, edgeNodes []*yaml.Node
 	pos, err := d.Mapping(root, "", []string{"name", "services", "entries", "edges"}, func(key string, v *yaml.Node, path string) error {

@@ -71,7 +71,7 @@ attempt (a dependency that is down for them), budgets drained. Capacity is
 func runAudit(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	o := audit.DefaultOptions()
 	fs := newFlags("audit", stdout, auditHelp)
-	fs.Var((*rateFlag)(&o.FailureRate), "failure-rate", "failure rate the amplification is priced at, a fraction or a percentage: 0.1 or 10% (default 0.1)")
+	fs.Var((*rateFlag)(&o.FailureRate), "failure-rate", "failure rate the amplification is priced at, a fraction or a percentage: 0.1 or 10%")
 	fs.Float64Var(&o.Headroom, "headroom", o.Headroom, "each service's capacity as a multiple of its load when nothing fails, at least 1")
 	fs.Float64Var(&o.Step, "step", o.Step, "step of the failure-rate slider the tipping point is read on, more than 0 and at most 1")
 	asJSON := fs.Bool("json", false, "print the audit as one JSON object")
@@ -92,7 +92,7 @@ func runAudit(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	switch {
 	case !(o.FailureRate >= 0 && o.FailureRate <= 1):
-		return usagef("-failure-rate %s: must be between 0 and 1 (0%% to 100%%)", strconv.FormatFloat(o.FailureRate, 'g', -1, 64))
+		return usagef("-failure-rate %s: must be between 0 and 1 (0%% to 100%%)", pct(o.FailureRate))
 	case !(o.Headroom >= 1 && o.Headroom <= 1e6):
 		return usagef("-headroom %v: must be between 1 (no spare capacity) and 1e6", o.Headroom)
 	case !(o.Step > 0 && o.Step <= 1):

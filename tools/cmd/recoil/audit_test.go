@@ -141,7 +141,7 @@ func TestAuditUsage(t *testing.T) {
 	}{
 		{[]string{"audit"}, "recoil audit: name a mesh file (see examples/mesh/mesh.yaml)"},
 		{[]string{"audit", mesh, mesh}, `unexpected argument "` + mesh + `": audit one mesh file at a time`},
-		{[]string{"audit", "-failure-rate", "2", mesh}, "-failure-rate 2: must be between 0 and 1 (0% to 100%)"},
+		{[]string{"audit", "-failure-rate", "2", mesh}, "-failure-rate 200%: must be between 0 and 1 (0% to 100%)"},
 		{[]string{"audit", "-failure-rate", "lots", mesh}, `invalid value "lots" for flag -failure-rate: want a fraction such as 0.2 or a percentage such as 20%`},
 		{[]string{"audit", "-headroom", "0.5", mesh}, "-headroom 0.5: must be between 1 (no spare capacity) and 1e6"},
 		{[]string{"audit", "-step", "0", mesh}, "-step 0: must be more than 0 and at most 1 (leave the flag out for its default)"},
