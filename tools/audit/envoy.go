@@ -354,6 +354,12 @@ func envoyRetry(d *doc, r *envoyRoute, clusters map[string]*yaml.Node) (Retry, e
 			}
 		}
 	}
+	if len(out.RetryOn) == 0 {
+		// A policy with no condition enables nothing: Envoy retries only
+		// what a caller asks for with x-envoy-retry-on.
+		out.Attempts = 1
+		out.JitterNote = "retry_policy without retry_on: Envoy retries nothing unless a caller sends x-envoy-retry-on"
+	}
 	if pt, err := d.field(rp, rpp, "per_try_timeout"); err != nil {
 		return out, err
 	} else if pt != nil {

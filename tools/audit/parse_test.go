@@ -94,7 +94,7 @@ func TestParseErrors(t *testing.T) {
 // TestEnvoyRead: Envoy's defaults and the forms its YAML takes.
 func TestEnvoyRead(t *testing.T) {
 	route := func(action string) string {
-		return "virtual_hosts:\n  - name: v\n    retry_policy: {num_retries: 4}\n    routes:\n      - name: x\n        route: " + action + "\n"
+		return "virtual_hosts:\n  - name: v\n    retry_policy: {num_retries: 4, retry_on: 5xx}\n    routes:\n      - name: x\n        route: " + action + "\n"
 	}
 	tests := []struct {
 		name, cfg string
@@ -106,10 +106,11 @@ func TestEnvoyRead(t *testing.T) {
 	}{
 		{"no retry policy: the virtual host's", route("{cluster: c}"), 5, "[25ms 75ms 175ms 250ms]", 15 * time.Second, 0, true},
 		{"num_retries defaults to 1", route("{cluster: c, retry_policy: {retry_on: 5xx}}"), 2, "[25ms]", 15 * time.Second, 0, true},
-		{"a UInt32Value written out", route("{cluster: c, retry_policy: {num_retries: {value: 2}}}"), 3, "[25ms 75ms]", 15 * time.Second, 0, true},
-		{"seconds and nanos", route("{cluster: c, timeout: {seconds: 3, nanos: 500000000}, retry_policy: {num_retries: 1, per_try_timeout: 1.5s}}"), 2, "[25ms]", 3500 * time.Millisecond, 1500 * time.Millisecond, false},
-		{"back-off capped", route("{cluster: c, retry_policy: {num_retries: 3, retry_back_off: {base_interval: 0.1s, max_interval: 0.2s}}}"), 4, "[100ms 200ms 200ms]", 15 * time.Second, 0, true},
-		{"timeout off", route("{cluster: c, timeout: 0s, retry_policy: {num_retries: 0}}"), 1, "[]", 0, 0, false},
+		{"a UInt32Value written out", route("{cluster: c, retry_policy: {retry_on: reset, num_retries: {value: 2}}}"), 3, "[25ms 75ms]", 15 * time.Second, 0, true},
+		{"seconds and nanos", route("{cluster: c, timeout: {seconds: 3, nanos: 500000000}, retry_policy: {retry_on: 5xx, num_retries: 1, per_try_timeout: 1.5s}}"), 2, "[25ms]", 3500 * time.Millisecond, 1500 * time.Millisecond, false},
+		{"back-off capped", route("{cluster: c, retry_policy: {retry_on: 5xx, num_retries: 3, retry_back_off: {base_interval: 0.1s, max_interval: 0.2s}}}"), 4, "[100ms 200ms 200ms]", 15 * time.Second, 0, true},
+		{"timeout off", route("{cluster: c, timeout: 0s, retry_policy: {retry_on: 5xx, num_retries: 0}}"), 1, "[]", 0, 0, false},
+		{"no retry_on: nothing is retried", route("{cluster: c, retry_policy: {num_retries: 3}}"), 1, "[]", 15 * time.Second, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
