@@ -132,6 +132,28 @@
 // with load, callers that give up — is where retries above the tipping point
 // become the outage. With backoff the figures are one window's rates.
 //
+// # Layers of a call graph
+//
+// Layer, Reaching, StackLoad and StackTippingPoint carry the amplification
+// model down a path of retrying layers, each with its own attempts,
+// backoff and budget (package audit reads them off a mesh's Envoy, gRPC,
+// Istio and recoil configuration). The bottom layer's attempts fail at the
+// failing service's rate p; a call through a layer fails when every
+// attempt it made did, and that is the rate the layer above sees. A layer
+// of R retries makes Σ_{k=0…R} q^k/W_k attempts per call at a failure rate
+// q — the single-layer model's rounds, so one layer is exactly Load below
+// capacity — and a budget lets only a share of the failing calls retry: a
+// ratio budget the share that keeps retries within its ratio, a token
+// bucket of token ratio r none once q passes r/(1+r), where the bucket
+// drains. With every attempt failing and no budget, the product of the
+// layers' attempts reaches the bottom: Reach's 27.
+//
+// PersistentLoad and PersistentTippingPoint take the other end of an
+// outage: a share f of the requests meet a failure that lasts, every
+// attempt they make failing, and send the whole product; the rest succeed
+// at once. Three layers of three against 20 % of headroom tip at
+// 0.2/26 = 0.77 % of requests.
+//
 // # Tipping points
 //
 // The tipping point is the underlying failure rate at which the load reaches

@@ -1,0 +1,488 @@
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/recoil-go/recoil/tools/sim/blast"
+)
+
+// Options are the figures an audit is priced at. The zero Options is not
+// usable: start from DefaultOptions.
+type Options struct {
+	// FailureRate is the share of attempts the failing service fails, in
+	// [0, 1], at which the amplification is priced (default 0.1).
+	FailureRate float64 `json:"failure_rate"`
+	// Headroom is each service's capacity as a multiple of the load it
+	// sees when nothing fails, at least 1 (default 1.2: blast's 1,200/s
+	// against 1,000/s).
+	Headroom float64 `json:"headroom"`
+	// Step is the failure-rate slider's step the tipping point is read on,
+	// in (0, 1] (default blast.DefaultSliderStep, 0.5 %).
+	Step float64 `json:"step"`
+}
+
+// DefaultOptions returns a 10 % failure rate, 20 % headroom and a 0.5 %
+// slider.
+func DefaultOptions() Options {
+	return Options{FailureRate: 0.1, Headroom: 1.2, Step: blast.DefaultSliderStep}
+}
+
+// MaxPaths bounds the paths from one entry point the audit enumerates:
+// its paths to every service it reaches, added up.
+const MaxPaths = 10_000
+
+// maxHeadroom keeps capacity finite.
+const maxHeadroom = 1e6
+
+// ErrOptions is matched by every error Analyze returns for bad Options.
+var ErrOptions = errors.New("audit: invalid options")
+
+func (o Options) check() error {
+	switch {
+	case !(o.FailureRate >= 0 && o.FailureRate <= 1):
+		return fmt.Errorf("%w: FailureRate %v: must be between 0 and 1", ErrOptions, o.FailureRate)
+	case !(o.Headroom >= 1 && o.Headroom <= maxHeadroom):
+		return fmt.Errorf("%w: Headroom %v: must be between 1 and %g", ErrOptions, o.Headroom, maxHeadroom)
+	case !(o.Step > 0 && o.Step <= 1):
+		return fmt.Errorf("%w: Step %v: must be more than 0 and at most 1", ErrOptions, o.Step)
+	}
+	return nil
+}
+
+// Report is what an audit finds. It is plain data, safe to copy and share.
+type Report struct {
+	Mesh    string  `json:"mesh"`
+	File    string  `json:"file"`
+	Options Options `json:"options"`
+	// Edges are the mesh's edges with what each multiplies.
+	Edges []EdgeReport `json:"edges"`
+	// Entries are the figures per entry point.
+	Entries []EntryReport `json:"entries"`
+	// Findings are the edges that lack a budget, a deadline or jitter.
+	Findings []Finding `json:"findings"`
+}
+
+// EdgeReport is one edge and its multipliers.
+type EdgeReport struct {
+	Edge
+	// Sustained is the attempts a call makes once the edge's budget is
+	// spent and every attempt fails (Attempts without a budget).
+	Sustained float64 `json:"sustained"`
+}
+
+// EntryReport is the audit of one entry point.
+type EntryReport struct {
+	Entry string `json:"entry"`
+	// Services are the services the entry's requests reach, nearest
+	// first, each with the attempts that reach it.
+	Services []Reach `json:"services"`
+	// Tipping is the lowest tipping point among the services: the failure
+	// rate at which retries alone push one of them past its capacity;
+	// TipsAt names it. PersistentTipping and PersistentTipsAt are the same
+	// for a failure that lasts (see Reach.PersistentTipping).
+	Tipping           blast.Tipping `json:"tipping"`
+	TipsAt            string        `json:"tips_at,omitempty"`
+	PersistentTipping blast.Tipping `json:"persistent_tipping"`
+	PersistentTipsAt  string        `json:"persistent_tips_at,omitempty"`
+	// Hold is the longest one request can hold the entry's caller.
+	Hold Hold `json:"hold"`
+}
+
+// Reach is what one request at an entry point sends to one service.
+type Reach struct {
+	Service string `json:"service"`
+	// Leaf says the service calls nothing.
+	Leaf bool `json:"leaf"`
+	// Paths is the number of paths from the entry to the service.
+	Paths int `json:"paths"`
+	// WorstCase is the most attempts one request can send it when every
+	// attempt fails and every budget is full: the product of the attempts
+	// along each path, added over the paths (3 × 3 × 3 = 27).
+	WorstCase float64 `json:"worst_case"`
+	// Bounded is WorstCase under the hop protocol's edge budgets, which
+	// bound a request's retries wherever recoil policies carry it; equal
+	// to WorstCase when no edge sets one.
+	Bounded float64 `json:"bounded"`
+	// Sustained is the attempts per request once the budgets have drained
+	// under a failure that lasts: every attempt failing, a ratio budget
+	// allowing its ratio, a token bucket none.
+	Sustained float64 `json:"sustained"`
+	// Amplification is the load the service sees, over its load when
+	// nothing fails, when it fails Options.FailureRate of its attempts
+	// (blast's layered model, budgets included, shedding above capacity).
+	Amplification float64 `json:"amplification"`
+	// Overloaded says that load exceeds the capacity Options.Headroom
+	// gives it.
+	Overloaded bool `json:"overloaded"`
+	// Tipping is the failure rate of the service at which the load its
+	// callers' retries send reaches its capacity, each attempt failing
+	// independently (a retry may succeed).
+	Tipping blast.Tipping `json:"tipping"`
+	// Persistent is the load over the healthy load when a share
+	// Options.FailureRate of the requests meet a failure that lasts —
+	// every attempt they make fails — once the budgets have drained; and
+	// PersistentTipping the share at which that load reaches capacity.
+	Persistent        float64       `json:"persistent"`
+	PersistentTipping blast.Tipping `json:"persistent_tipping"`
+}
+
+// Hold is the longest a request can hold its caller.
+type Hold struct {
+	// Unbounded says nothing bounds it: a service can hang and no
+	// timeout on the way stops the wait.
+	Unbounded bool `json:"unbounded"`
+	// Duration is the bound, when there is one.
+	Duration time.Duration `json:"-"`
+	// Path is the slowest path, entry first.
+	Path []string `json:"path"`
+	// BoundBy is what bounds it at the top: a timeout and where it is
+	// written (empty when Unbounded).
+	BoundBy string `json:"bound_by,omitempty"`
+	// Why says, when Unbounded, what can hang.
+	Why string `json:"why,omitempty"`
+}
+
+// MarshalJSON writes Duration as hold_ms (null when unbounded), the
+// convention of every recoil -json output.
+func (h Hold) MarshalJSON() ([]byte, error) {
+	type fields Hold
+	var ms *float64
+	if !h.Unbounded {
+		v := h.Duration.Seconds() * 1e3
+		ms = &v
+	}
+	return json.Marshal(struct {
+		fields
+		HoldMS *float64 `json:"hold_ms"`
+	}{fields(h), ms})
+}
+
+// Checks a Finding names.
+const (
+	CheckBudget   = "no-budget"   // retries that nothing bounds over time
+	CheckDeadline = "no-deadline" // a call that nothing bounds in time
+	CheckJitter   = "no-jitter"   // retries at the same moment on every caller
+	CheckCapped   = "capped"      // a configuration asking for more than the client does
+)
+
+// Finding is a problem with one edge, at the line of the configuration
+// that has it (or should).
+type Finding struct {
+	Check   string `json:"check"`
+	Edge    string `json:"edge"`
+	At      Source `json:"at"`
+	Message string `json:"message"`
+}
+
+// String returns "file:line: check: edge: message".
+func (f Finding) String() string {
+	return fmt.Sprintf("%s: %s: %s: %s", f.At, f.Check, f.Edge, f.Message)
+}
+
+// Analyze audits m at the figures o gives.
+func Analyze(m *Mesh, o Options) (*Report, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	r := &Report{Mesh: m.Name, File: m.File, Options: o, Entries: []EntryReport{}, Findings: []Finding{}}
+	for _, e := range m.Edges {
+		r.Edges = append(r.Edges, EdgeReport{Edge: e, Sustained: e.Retry.sustained()})
+		r.Findings = append(r.Findings, findings(&e)...)
+	}
+	out := m.outEdges()
+	holds := map[string]hold{}
+	for _, entry := range m.Entries {
+		er, err := analyzeEntry(m, out, entry, o)
+		if err != nil {
+			return nil, err
+		}
+		h := m.hold(out, holds, entry)
+		er.Hold = Hold{Unbounded: math.IsInf(h.s, 1), Path: h.path, Why: h.why}
+		if !er.Hold.Unbounded {
+			er.Hold.Duration = time.Duration(math.Round(h.s * 1e9))
+			er.Hold.BoundBy = h.by
+		}
+		r.Entries = append(r.Entries, er)
+	}
+	return r, nil
+}
+
+// analyzeEntry enumerates the paths from entry and prices each service
+// they reach.
+func analyzeEntry(m *Mesh, out map[string][]int, entry string, o Options) (EntryReport, error) {
+	er := EntryReport{Entry: entry, Services: []Reach{}, Tipping: blast.Tipping{Step: o.Step}, PersistentTipping: blast.Tipping{Step: o.Step}}
+	paths := map[string][][]*Edge{}
+	var order []string
+	count := 0
+	var walk func(s string, path []*Edge) error
+	walk = func(s string, path []*Edge) error {
+		for _, i := range out[s] {
+			e := &m.Edges[i]
+			p := append(path[:len(path):len(path)], e)
+			if count++; count > MaxPaths {
+				return &Error{File: m.File, Field: "entries", Err: fmt.Errorf("more than %d paths from entry %s to the services it reaches: the audit prices every path, and cannot price these", MaxPaths, entry)}
+			}
+			if _, seen := paths[e.To]; !seen {
+				order = append(order, e.To)
+			}
+			paths[e.To] = append(paths[e.To], p)
+			if err := walk(e.To, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := walk(entry, nil); err != nil {
+		return er, err
+	}
+	// Nearest first: by the shortest path's length, then by first reached.
+	depth := func(s string) int {
+		d := math.MaxInt
+		for _, p := range paths[s] {
+			d = min(d, len(p))
+		}
+		return d
+	}
+	stableSort(order, func(a, b string) bool { return depth(a) < depth(b) })
+	for _, s := range order {
+		ps := paths[s]
+		rc := Reach{Service: s, Leaf: len(out[s]) == 0, Paths: len(ps)}
+		var layered, persistent [][]blast.Layer
+		for _, p := range ps {
+			rc.WorstCase += reachAll(p, false, false)
+			rc.Bounded += reachAll(p, false, true)
+			rc.Sustained += reachAll(p, true, true)
+			layered = append(layered, layers(p))
+			persistent = append(persistent, persistentLayers(p))
+		}
+		for _, x := range []float64{rc.WorstCase, rc.Bounded, rc.Sustained} {
+			if math.IsInf(x, 0) || math.IsNaN(x) {
+				return er, &Error{File: m.File, Field: "edges", Err: fmt.Errorf("the attempts one request at %s can send %s overflow a float64 (above 1e308): the mesh multiplies past any figure", entry, s)}
+			}
+		}
+		healthy := float64(len(ps))
+		capacity := o.Headroom * healthy
+		load := blast.StackLoad(1, capacity, o.FailureRate, layered)
+		rc.Amplification = load / healthy
+		rc.Overloaded = load > capacity*(1+1e-12)
+		rc.Tipping = blast.StackTippingPoint(1, capacity, layered, o.Step)
+		rc.Persistent = blast.PersistentLoad(1, o.FailureRate, persistent) / healthy
+		for _, x := range []float64{rc.Amplification, rc.Persistent} {
+			if math.IsInf(x, 0) || math.IsNaN(x) {
+				return er, &Error{File: m.File, Field: "edges", Err: fmt.Errorf("the attempts one request at %s can send %s overflow a float64 (above 1e308): the mesh multiplies past any figure", entry, s)}
+			}
+		}
+		rc.PersistentTipping = blast.PersistentTippingPoint(1, capacity, persistent, o.Step)
+		if rc.Tipping.Exists && (!er.Tipping.Exists || rc.Tipping.Exact < er.Tipping.Exact) {
+			er.Tipping, er.TipsAt = rc.Tipping, s
+		}
+		if rc.PersistentTipping.Exists && (!er.PersistentTipping.Exists || rc.PersistentTipping.Exact < er.PersistentTipping.Exact) {
+			er.PersistentTipping, er.PersistentTipsAt = rc.PersistentTipping, s
+		}
+		er.Services = append(er.Services, rc)
+	}
+	return er, nil
+}
+
+func stableSort(xs []string, less func(a, b string) bool) {
+	for i := 1; i < len(xs); i++ {
+		for j := i; j > 0 && less(xs[j], xs[j-1]); j-- {
+			xs[j], xs[j-1] = xs[j-1], xs[j]
+		}
+	}
+}
+
+func layers(p []*Edge) []blast.Layer {
+	ls := make([]blast.Layer, len(p))
+	for i, e := range p {
+		ls[i] = e.Retry.layer()
+	}
+	return ls
+}
+
+// persistentLayers returns path p's layers for blast's persistent model —
+// counts, not rates: in a failure that lasts, backoff delays retries but
+// every one arrives —
+// each run of recoil edges a hop budget bounds folded into one layer that
+// makes, when every attempt fails, what the run can send: the smaller of
+// its product and 1 + the budget.
+func persistentLayers(p []*Edge) []blast.Layer {
+	var ls []blast.Layer
+	for i := 0; i < len(p); {
+		if p[i].Retry.Kind != KindRecoil || p[i].Retry.Hop == 0 {
+			ls = append(ls, p[i].Retry.countLayer())
+			i++
+			continue
+		}
+		j := i + 1
+		for j < len(p) && p[j].Retry.Kind == KindRecoil {
+			j++
+		}
+		v := reachAll(p[i:j], true, true)
+		l := blast.Layer{Retries: int(math.Ceil(v-1e-9)) - 1}
+		if frac := v - math.Floor(v+1e-9); frac > 1e-9 {
+			l.RetryRatio = v - 1
+		}
+		ls = append(ls, l)
+		i = j
+	}
+	return ls
+}
+
+// reachAll returns the attempts that reach the end of path p for one
+// request at its start when every attempt fails: with budgets drained
+// (budgets) or full, and with the hop protocol's bound (hop) or without.
+// A run of recoil edges whose first sets a hop budget B shares one
+// account: the run sends at most 1 + B attempts to its end for each call
+// into it.
+func reachAll(p []*Edge, budgets, hop bool) float64 {
+	total := 1.0
+	for i := 0; i < len(p); {
+		j := i + 1
+		if hop && p[i].Retry.Kind == KindRecoil && p[i].Retry.Hop > 0 {
+			for j < len(p) && p[j].Retry.Kind == KindRecoil {
+				j++
+			}
+		}
+		seg := make([]blast.Layer, 0, j-i)
+		for _, e := range p[i:j] {
+			l := e.Retry.countLayer()
+			if !budgets {
+				l.RetryRatio, l.ThrottleRatio = 0, 0
+			}
+			seg = append(seg, l)
+		}
+		a, _ := blast.Reaching(seg, 1)
+		if hop && p[i].Retry.Kind == KindRecoil && p[i].Retry.Hop > 0 {
+			a = math.Min(a, float64(1+p[i].Retry.Hop))
+		}
+		total *= a
+		i = j
+	}
+	return total
+}
+
+// hold is a bound on time in seconds (+Inf: none), the path it is
+// reached on, and what bounds it.
+type hold struct {
+	s    float64
+	path []string
+	by   string
+	why  string
+}
+
+// hold returns the longest a call into service s can take: its own
+// latency plus its slowest edge's hold (the slowest path). Each edge's
+// call takes at most Attempts attempts — each bounded by the per-try
+// timeout or the callee's own hold — plus its longest waits (or, hedged,
+// the last copy's delay plus one attempt), and at most its timeout.
+func (m *Mesh) hold(out map[string][]int, memo map[string]hold, s string) hold {
+	if h, ok := memo[s]; ok {
+		return h
+	}
+	svc := m.service(s)
+	own := 0.0
+	if svc != nil && svc.HasLatency {
+		own = svc.Latency.Seconds()
+	}
+	best := hold{s: own, path: []string{s}}
+	if svc != nil && svc.HasLatency {
+		best.by = fmt.Sprintf("%s's latency, %v (%s)", s, svc.Latency, svc.At)
+	}
+	if len(out[s]) == 0 && (svc == nil || !svc.HasLatency) {
+		best = hold{s: math.Inf(1), path: []string{s}, why: fmt.Sprintf("%s calls nothing and has no latency: it can hang", s)}
+	}
+	for _, i := range out[s] {
+		e := &m.Edges[i]
+		callee := m.hold(out, memo, e.To)
+		r := &e.Retry
+		attempt := callee.s
+		by, why := callee.by, callee.why
+		if r.PerTry > 0 && r.PerTry.Seconds() < attempt {
+			attempt = r.PerTry.Seconds()
+			by, why = fmt.Sprintf("per-try timeout %v (%s)", r.PerTry, r.PerTryAt), ""
+		}
+		var total float64
+		if r.Hedged {
+			total = float64(r.Attempts-1)*r.HedgeDelay.Seconds() + attempt
+		} else {
+			total = float64(r.Attempts) * attempt
+			for k := 1; k < r.Attempts; k++ {
+				total += r.wait(k).Seconds()
+			}
+		}
+		if r.Timeout > 0 && r.Timeout.Seconds() < total {
+			total = r.Timeout.Seconds()
+			by, why = fmt.Sprintf("timeout %v (%s)", r.Timeout, r.TimeoutAt), ""
+			if r.TimeoutDefault {
+				by = fmt.Sprintf("Envoy's default route timeout, %v (route at %s)", r.Timeout, r.TimeoutAt)
+			}
+		}
+		total += own
+		if total > best.s || len(best.path) == 1 {
+			best = hold{s: total, path: append([]string{s}, callee.path...), by: by, why: why}
+		}
+	}
+	memo[s] = best
+	return best
+}
+
+// findings returns what edge e lacks.
+func findings(e *Edge) []Finding {
+	r := &e.Retry
+	if r.Kind == KindNone {
+		return nil
+	}
+	var fs []Finding
+	add := func(check string, at Source, format string, args ...any) {
+		if at.File == "" {
+			at = r.At
+		}
+		fs = append(fs, Finding{Check: check, Edge: e.Name(), At: at, Message: fmt.Sprintf(format, args...)})
+	}
+	if r.Capped {
+		add(CheckCapped, r.AttemptsAt, "maxAttempts %d: gRPC clients cap it at %d, so %d is what the audit counts", r.Asked, grpcMaxAttempts, r.Attempts)
+	}
+	if r.Attempts > 1 && r.Budget.Kind == "" {
+		add(CheckBudget, r.Budget.At, "%d attempts per call, no retry budget — %s. A failure that lasts gets ×%d the load for as long as it lasts", r.Attempts, r.Budget.Describe, r.Attempts)
+	}
+	if r.Timeout == 0 && r.PerTry == 0 {
+		var why string
+		switch r.Kind {
+		case KindEnvoy:
+			why = "the route's timeout is 0s, which turns it off, and there is no per_try_timeout"
+		case KindGRPC:
+			why = "the methodConfig has no timeout: unless the calling code sets a deadline, a call waits as long as " + e.To + " does"
+		case KindIstio:
+			why = "no timeout (Istio leaves an http route's timeout off by default) and no perTryTimeout"
+		case KindRecoil:
+			why = "neither timeout nor attempt_timeout: only the caller's context bounds the call"
+		}
+		at := r.TimeoutAt
+		if at.File == "" {
+			at = r.At
+		}
+		add(CheckDeadline, at, "%s", why)
+	}
+	if r.Attempts > 1 && !r.Jitter && !r.Hedged {
+		add(CheckJitter, r.JitterAt, "%s: callers that failed together retry together", r.JitterNote)
+	}
+	return fs
+}
+
+// Summary returns the figures of the service reached last with the most
+// attempts: the leaf a storm lands on.
+func (er *EntryReport) Summary() (Reach, bool) {
+	var best Reach
+	found := false
+	for _, s := range er.Services {
+		if !found || s.WorstCase > best.WorstCase {
+			best, found = s, true
+		}
+	}
+	return best, found
+}

@@ -1,0 +1,405 @@
+package audit
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/recoil-go/recoil/tools/internal/strictyaml"
+)
+
+// Mesh is a call graph and the retry behaviour of each of its edges: the
+// services, the entry points requests arrive at, and the edges, each read
+// from the configuration it names. Load and Parse make one from a mesh
+// file; it has no cycle. A Mesh is plain data, safe to read from several
+// goroutines.
+type Mesh struct {
+	// Name names the mesh in reports; the file's name if left out.
+	Name string `json:"name"`
+	// File is the mesh file's name as given.
+	File string `json:"file"`
+	// Services are the services, in the file's order.
+	Services []Service `json:"services"`
+	// Entries are the services requests arrive at from outside.
+	Entries []string `json:"entries"`
+	// Edges are the calls, in the file's order.
+	Edges []Edge `json:"edges"`
+}
+
+// Service is one service of the mesh.
+type Service struct {
+	Name string `json:"name"`
+	// Latency is the longest the service takes to answer by itself, its
+	// calls not counted; HasLatency says it was given. A service that
+	// calls nothing and has none is a dependency nothing bounds: it can
+	// hang.
+	Latency    time.Duration `json:"-"`
+	HasLatency bool          `json:"has_latency"`
+	At         Source        `json:"at"`
+}
+
+// MarshalJSON writes Latency as latency_ms (null when not given).
+func (s Service) MarshalJSON() ([]byte, error) {
+	type fields Service
+	var lat *float64
+	if s.HasLatency {
+		v := ms(s.Latency)
+		lat = &v
+	}
+	return json.Marshal(struct {
+		fields
+		LatencyMS *float64 `json:"latency_ms"`
+	}{fields(s), lat})
+}
+
+// Edge is one call from a service to another, with the retry behaviour
+// its configuration gives it.
+type Edge struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// At is the edge's line in the mesh file.
+	At Source `json:"at"`
+	// Config is the configuration file as the mesh names it, relative to
+	// the mesh file; Select the route or method chosen in it.
+	Config string `json:"config,omitempty"`
+	Select string `json:"select,omitempty"`
+	// Retry is what the configuration says the edge does.
+	Retry Retry `json:"retry"`
+}
+
+// Name returns "from → to".
+func (e *Edge) Name() string { return e.From + " → " + e.To }
+
+// Load reads the mesh file at path and every configuration its edges name,
+// relative to the mesh file's directory (see Parse).
+func Load(path string) (*Mesh, error) {
+	data, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(path)
+	return Parse(path, data, func(name string) ([]byte, error) {
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(dir, name)
+		}
+		return readFile(name)
+	})
+}
+
+// Opener returns the contents of a configuration file a mesh names.
+type Opener func(name string) ([]byte, error)
+
+// Parse reads a mesh file (YAML, decoded strictly: an unknown field, a
+// field given twice or a value of the wrong type is an error) and, through
+// open, the configuration each edge names:
+//
+//	name: shop                       # optional
+//	services:                        # a name, or {name, latency}
+//	  - edge-proxy
+//	  - {name: model-api, latency: 30s}
+//	entries: [edge-proxy]            # where requests arrive
+//	edges:
+//	  - {from: edge-proxy, to: frontend, kind: envoy, config: envoy.yaml, route: frontend}
+//	  - {from: frontend, to: backend, kind: grpc, config: service-config.json, method: shop.Backend/Get}
+//	  - {from: backend, to: model-api, kind: recoil, config: model-policy.yaml}
+//	  - {from: backend, to: cache, kind: istio, config: cache-vs.yaml, route: default}
+//	  - {from: backend, to: audit-log, kind: none}   # one attempt, nothing configured
+//
+// Every problem is an *Error naming the file, line and field — the mesh's,
+// or the configuration's for a problem inside it. A cycle in the graph is
+// an error naming the edge that closes it.
+func Parse(file string, data []byte, open Opener) (*Mesh, error) {
+	root, err := strictyaml.Read(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if root == nil {
+		return nil, &Error{File: file, Err: errors.New("the file is empty: want services, entries and edges")}
+	}
+	m := &Mesh{File: file}
+	d := &strictyaml.Decoder{File: file}
+	if root, err = d.Visit(root, ""); err != nil {
+		return nil, err
+	}
+	for _, kw := range [][2]string{{"virtual_hosts", "an Envoy route configuration"}, {"static_resources", "an Envoy bootstrap"},
+		{"methodConfig", "a gRPC service config"}, {"spec", "a Kubernetes resource"}} {
+		if key, what := kw[0], kw[1]; strictyaml.Lookup(root, key) != nil {
+			return nil, d.Errorf(root, "", "this looks like %s, not a mesh: a mesh file lists services, entries and edges, and names such a file in an edge's config (see docs/audit.md)", what)
+		}
+	}
+	services := map[string]int{}
+	var entryNodes, edgeNodes []*yaml.Node
+	pos, err := d.Mapping(root, "", []string{"name", "services", "entries", "edges"}, func(key string, v *yaml.Node, path string) error {
+		switch key {
+		case "name":
+			m.Name, err = d.String(v, path)
+			return err
+		case "services":
+			return d.List(v, path, func(i int, item *yaml.Node) error {
+				s, err := decodeService(d, item, strictyaml.Index(path, i))
+				if err != nil {
+					return err
+				}
+				if first, dup := services[s.Name]; dup {
+					return d.Errorf(item, strictyaml.Index(path, i), "service %q is listed twice (first on line %d)", s.Name, m.Services[first].At.Line)
+				}
+				services[s.Name] = len(m.Services)
+				m.Services = append(m.Services, s)
+				return nil
+			})
+		case "entries":
+			return d.List(v, path, func(i int, item *yaml.Node) error {
+				entryNodes = append(entryNodes, item)
+				return nil
+			})
+		case "edges":
+			return d.List(v, path, func(i int, item *yaml.Node) error {
+				edgeNodes = append(edgeNodes, item)
+				return nil
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if m.Name == "" {
+		m.Name = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}
+	if len(m.Services) == 0 {
+		return nil, pos.Errorf("services", "missing: list the services")
+	}
+	if len(entryNodes) == 0 {
+		return nil, pos.Errorf("entries", "missing: name the services requests arrive at")
+	}
+	for i, n := range entryNodes {
+		path := strictyaml.Index("entries", i)
+		name, err := d.String(n, path)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := services[name]; !ok {
+			return nil, d.Errorf(n, path, "%q is not a service (the services are %s)", name, serviceNames(m))
+		}
+		if slices.Contains(m.Entries, name) {
+			return nil, d.Errorf(n, path, "%q is listed twice", name)
+		}
+		m.Entries = append(m.Entries, name)
+	}
+	if len(edgeNodes) == 0 {
+		return nil, pos.Errorf("edges", "missing: list the calls between services")
+	}
+	for i, n := range edgeNodes {
+		e, err := decodeEdge(d, n, strictyaml.Index("edges", i), services, m, open)
+		if err != nil {
+			return nil, err
+		}
+		m.Edges = append(m.Edges, e)
+	}
+	if err := m.checkCycles(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+func serviceNames(m *Mesh) string {
+	var names []string
+	for _, s := range m.Services {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func decodeService(d *strictyaml.Decoder, n *yaml.Node, path string) (Service, error) {
+	s := Service{At: Source{File: d.File, Line: n.Line}}
+	if n.Kind == yaml.ScalarNode {
+		name, err := d.String(n, path)
+		s.Name = name
+		if err == nil && name == "" {
+			err = d.Errorf(n, path, "a service needs a name")
+		}
+		return s, err
+	}
+	pos, err := d.Mapping(n, path, []string{"name", "latency"}, func(key string, v *yaml.Node, p string) error {
+		var err error
+		switch key {
+		case "name":
+			s.Name, err = d.String(v, p)
+		case "latency":
+			s.Latency, err = d.Duration(v, p)
+			if err == nil && (s.Latency < 0 || s.Latency > maxDuration) {
+				err = d.Errorf(v, p, "must be 0 to %v", maxDuration)
+			}
+			s.HasLatency = true
+		}
+		return err
+	})
+	if err == nil && s.Name == "" {
+		err = pos.Errorf("name", "missing: a service needs a name")
+	}
+	return s, err
+}
+
+func decodeEdge(d *strictyaml.Decoder, n *yaml.Node, path string, services map[string]int, m *Mesh, open Opener) (Edge, error) {
+	e := Edge{At: Source{File: d.File, Line: n.Line}}
+	var kind, route, method string
+	pos, err := d.Mapping(n, path, []string{"from", "to", "kind", "config", "route", "method"}, func(key string, v *yaml.Node, p string) error {
+		var err error
+		switch key {
+		case "from":
+			e.From, err = d.String(v, p)
+		case "to":
+			e.To, err = d.String(v, p)
+		case "kind":
+			kind, err = d.String(v, p)
+		case "config":
+			e.Config, err = d.String(v, p)
+		case "route":
+			route, err = d.String(v, p)
+		case "method":
+			method, err = d.String(v, p)
+		}
+		return err
+	})
+	if err != nil {
+		return e, err
+	}
+	for _, f := range []struct{ key, v string }{{"from", e.From}, {"to", e.To}} {
+		if f.v == "" {
+			return e, pos.Errorf(f.key, "missing: an edge goes from a service to another")
+		}
+		if _, ok := services[f.v]; !ok {
+			return e, pos.Errorf(f.key, "%q is not a service (the services are %s)", f.v, serviceNames(m))
+		}
+	}
+	if e.From == e.To {
+		return e, pos.Errorf("to", "a cycle: %s calls itself, and retries around a cycle have no bound", e.From)
+	}
+	switch {
+	case kind == "":
+		return e, pos.Errorf("kind", "missing: want one of %s", strings.Join(kinds, ", "))
+	case !slices.Contains(kinds, kind):
+		return e, pos.Errorf("kind", "unknown edge kind %q (want one of %s)", kind, strings.Join(kinds, ", "))
+	case kind == KindNone && e.Config != "":
+		return e, pos.Errorf("config", "an edge of kind none reads no configuration")
+	case kind != KindNone && e.Config == "":
+		return e, pos.Errorf("config", "missing: an edge of kind %s reads its retries from a configuration file", kind)
+	case route != "" && kind != KindEnvoy && kind != KindIstio:
+		return e, pos.Errorf("route", "chooses an Envoy or Istio route; an edge of kind %s has none (use method for gRPC)", kind)
+	case method != "" && kind != KindGRPC:
+		return e, pos.Errorf("method", "chooses a gRPC method; an edge of kind %s has none", kind)
+	}
+	if kind == KindNone {
+		e.Retry = Retry{Kind: KindNone, At: e.At, Attempts: 1, AttemptsAt: e.At, Jitter: true, JitterNote: "a plain call"}
+		return e, nil
+	}
+	file := e.Config
+	if !filepath.IsAbs(file) && d.File != "" {
+		file = filepath.Join(filepath.Dir(d.File), file)
+	}
+	data, err := open(e.Config)
+	if err != nil {
+		var ye *Error
+		if errors.As(err, &ye) {
+			return e, err
+		}
+		return e, pos.Errorf("config", "cannot read %s: %v", file, pathErr(err))
+	}
+	sel := selector{name: route, field: strictyaml.Join(path, "route"), at: Source{File: d.File, Line: pos.Line}}
+	if l, ok := pos.Lines["route"]; ok {
+		sel.at.Line = l
+	}
+	switch kind {
+	case KindEnvoy:
+		e.Retry, err = parseEnvoy(file, data, sel)
+	case KindIstio:
+		e.Retry, err = parseIstio(file, data, sel)
+	case KindGRPC:
+		sel.name, sel.field = method, strictyaml.Join(path, "method")
+		if l, ok := pos.Lines["method"]; ok {
+			sel.at.Line = l
+		}
+		e.Retry, err = parseGRPC(file, data, sel)
+	case KindRecoil:
+		e.Retry, err = parseRecoil(file, data)
+	}
+	e.Select = sel.name
+	return e, err
+}
+
+// pathErr drops the operation and path of an *os.PathError, which the
+// message around it names already.
+func pathErr(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// checkCycles reports the first cycle, at the edge that closes it.
+func (m *Mesh) checkCycles() error {
+	out := m.outEdges()
+	const (
+		white = iota
+		grey
+		black
+	)
+	color := map[string]int{}
+	var stack []string
+	var visit func(s string) error
+	visit = func(s string) error {
+		color[s] = grey
+		stack = append(stack, s)
+		for _, i := range out[s] {
+			e := &m.Edges[i]
+			switch color[e.To] {
+			case grey:
+				start := slices.Index(stack, e.To)
+				cycle := append(slices.Clone(stack[start:]), e.To)
+				return &Error{File: e.At.File, Line: e.At.Line, Field: fmt.Sprintf("edges[%d]", i),
+					Err: fmt.Errorf("a cycle: %s — retries around a cycle have no bound", strings.Join(cycle, " → "))}
+			case white:
+				if err := visit(e.To); err != nil {
+					return err
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		color[s] = black
+		return nil
+	}
+	for _, s := range m.Services {
+		if color[s.Name] == white {
+			if err := visit(s.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// outEdges maps each service to the indexes of its edges, in file order.
+func (m *Mesh) outEdges() map[string][]int {
+	out := map[string][]int{}
+	for i, e := range m.Edges {
+		out[e.From] = append(out[e.From], i)
+	}
+	return out
+}
+
+func (m *Mesh) service(name string) *Service {
+	for i := range m.Services {
+		if m.Services[i].Name == name {
+			return &m.Services[i]
+		}
+	}
+	return nil
+}

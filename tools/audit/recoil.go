@@ -1,0 +1,162 @@
+package audit
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/budget"
+	"github.com/recoil-go/recoil/tools/policyspec"
+	"github.com/recoil-go/recoil/tools/sim/blast"
+)
+
+// parseRecoil reads the retry behaviour of a recoil policy file (package
+// policyspec: every problem is an error naming file, line and field):
+// max_attempts, backoff and overload_backoff, max_server_wait, timeout,
+// attempt_timeout, budget, classify and hop, each left-out field read as
+// recoil's default.
+func parseRecoil(file string, data []byte) (Retry, error) {
+	s, err := policyspec.Parse(file, data)
+	if err != nil {
+		return Retry{}, err
+	}
+	at := func(field string) Source {
+		if l, ok := s.Pos.Lines[field]; ok {
+			return Source{File: file, Line: l}
+		}
+		return Source{}
+	}
+	out := Retry{Kind: KindRecoil, At: Source{File: file, Line: max(s.Pos.Line, 1)}, Propagates: true,
+		Attempts: s.MaxAttempts, AttemptsAt: at("max_attempts"),
+		PerTry: s.AttemptTimeout, PerTryAt: at("attempt_timeout"),
+		Timeout: s.Timeout, TimeoutAt: at("timeout"),
+		Hop: s.Hop, HopAt: at("hop")}
+	if out.Attempts == 0 {
+		out.Attempts = recoil.DefaultMaxAttempts
+	}
+	switch s.Classify {
+	case "", policyspec.ClassifyDefault:
+		out.RetryOn = []string{"transient", "overloaded (after Retry-After)"}
+	default:
+		out.RetryOn = []string{s.Classify}
+	}
+	// The waits: the longer of the two schedules' ceilings, or a server's
+	// Retry-After up to max_server_wait, which recoil honours.
+	out.ServerWait = s.MaxServerWait
+	if out.ServerWait == 0 {
+		out.ServerWait = recoil.DefaultMaxServerWait
+	}
+	def := recoil.DefaultBackoff()
+	over := recoil.DefaultOverloadBackoff()
+	for k := 1; k < out.Attempts; k++ {
+		w := blast.Ceiling(k, over.Base, over.Multiplier, over.Max)
+		if s.Backoff == nil {
+			w = max(w, blast.Ceiling(k, def.Base, def.Multiplier, def.Max))
+		} else {
+			w = max(w, specCeiling(s.Backoff, k))
+		}
+		if s.OverloadBackoff != nil {
+			w = max(w, specCeiling(s.OverloadBackoff, k))
+		}
+		out.Waits = append(out.Waits, min(w, maxDuration))
+	}
+	out.Jitter, out.JitterNote = true, "recoil's default backoff: full jitter from 100ms"
+	out.JitterAt = at("backoff")
+	if b := s.Backoff; b != nil {
+		switch b.Kind {
+		case policyspec.BackoffNone:
+			out.Jitter, out.JitterNote = false, "backoff: none retries at once"
+		case policyspec.BackoffConstant, policyspec.BackoffExponential:
+			out.Jitter, out.JitterNote = false, fmt.Sprintf("backoff: %s waits the same time on every caller", b.Kind)
+		case policyspec.BackoffProportional:
+			out.Jitter, out.JitterNote = b.Jitter > 0, fmt.Sprintf("backoff: proportional, jitter %s", trimFloat(b.Jitter))
+		default:
+			out.JitterNote = "backoff: " + b.Kind
+		}
+	}
+	out.Budget = recoilBudget(s.Budget, file, at("budget"))
+	return out, nil
+}
+
+// specCeiling is the longest wait before retry k under schedule b.
+func specCeiling(b *policyspec.Backoff, k int) time.Duration {
+	switch b.Kind {
+	case policyspec.BackoffNone:
+		return 0
+	case policyspec.BackoffConstant:
+		return b.Base
+	case policyspec.BackoffDecorrelated:
+		// Each wait is drawn below three times the one before.
+		c := blast.Ceiling(k+1, b.Base, 3, b.Max)
+		return c
+	case policyspec.BackoffProportional:
+		c := blast.Ceiling(k, b.Base, b.Multiplier, 0)
+		c = time.Duration(math.Min(float64(c)*(1+b.Jitter), float64(maxDuration)))
+		if b.Max > 0 {
+			c = min(c, b.Max)
+		}
+		return c
+	}
+	return blast.Ceiling(k, b.Base, b.Multiplier, b.Max)
+}
+
+// recoilBudget describes a policy's budget as the layered model reads it.
+func recoilBudget(b *policyspec.Budget, file string, at Source) Budget {
+	if at.File == "" {
+		at = Source{File: file}
+	}
+	if b == nil || b.Kind == policyspec.BudgetDefault {
+		return Budget{Kind: BudgetTokenBucket, ThrottleRatio: budget.DefaultTokenRatio, At: at,
+			Describe: fmt.Sprintf("recoil's default budget: a token bucket of %d, %s back per success; retries stop at half", budget.DefaultMaxTokens, trimFloat(budget.DefaultTokenRatio))}
+	}
+	scope := ""
+	if b.Scope == policyspec.ScopeFleet {
+		scope = ", shared by the fleet"
+	}
+	switch b.Kind {
+	case policyspec.BudgetNone:
+		return Budget{Describe: "budget: none", At: at}
+	case "", policyspec.BudgetTokenBucket:
+		tokens, ratio := b.MaxTokens, b.TokenRatio
+		if tokens == 0 {
+			tokens = budget.DefaultMaxTokens
+		}
+		if ratio == 0 {
+			ratio = budget.DefaultTokenRatio
+		}
+		return Budget{Kind: BudgetTokenBucket, ThrottleRatio: ratio, At: at,
+			Describe: fmt.Sprintf("token bucket of %s, %s back per success%s; retries stop at half", trimFloat(tokens), trimFloat(ratio), scope)}
+	case policyspec.BudgetRatio:
+		pct := b.Percent
+		if pct == 0 {
+			pct = budget.DefaultPercent
+		}
+		pct = math.Max(pct, 0)
+		return Budget{Kind: BudgetRatio, RetryRatio: pct, At: at,
+			Describe: fmt.Sprintf("ratio budget: retries at most %s%% of requests%s, plus a reserve", trimFloat(100*pct), scope)}
+	case policyspec.BudgetQuota:
+		cost, inc := b.RetryCost, b.NoRetryIncrement
+		if cost <= 0 {
+			cost = budget.DefaultRetryCost
+		}
+		if inc <= 0 {
+			inc = budget.DefaultNoRetryIncrement
+		}
+		// A success refunds inc where a retry costs cost: a token bucket of
+		// ratio inc/cost.
+		return Budget{Kind: BudgetTokenBucket, ThrottleRatio: float64(inc) / float64(cost), At: at,
+			Describe: fmt.Sprintf("retry quota: a retry costs %d, a success returns %d%s", cost, inc, scope)}
+	case policyspec.BudgetAdaptive:
+		k := b.K
+		if k == 0 {
+			k = budget.DefaultK
+		}
+		// The throttle lets about K requests through per accepted one: it
+		// starts refusing once more than 1 − 1/K of them fail, which is a
+		// token bucket's threshold at ratio K − 1.
+		return Budget{Kind: BudgetTokenBucket, ThrottleRatio: math.Max(k-1, 1e-9), At: at,
+			Describe: fmt.Sprintf("adaptive throttle, K = %s%s", trimFloat(k), scope)}
+	}
+	return Budget{Describe: "budget: " + b.Kind, At: at}
+}

@@ -1,0 +1,184 @@
+package audit
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/recoil-go/recoil/tools/sim/blast"
+)
+
+// Edge kinds: the format an edge's retry behaviour is read from.
+const (
+	KindEnvoy  = "envoy"  // an Envoy route configuration (or bootstrap)
+	KindGRPC   = "grpc"   // a gRPC service config (JSON)
+	KindIstio  = "istio"  // an Istio VirtualService
+	KindRecoil = "recoil" // a recoil policy file
+	KindNone   = "none"   // a plain call: one attempt, nothing configured
+)
+
+var kinds = []string{KindEnvoy, KindGRPC, KindIstio, KindNone, KindRecoil}
+
+// Retry is what one edge does to a call: its attempts, its waits, what
+// bounds its time and its retries — read from the edge's configuration,
+// each value with the Source it came from (the zero Source for a value the
+// format's default supplies). It is plain data, safe to copy and share.
+type Retry struct {
+	// Kind is one of the Kind constants.
+	Kind string `json:"kind"`
+	// At is the retry configuration: the Envoy route, the gRPC
+	// methodConfig, the Istio http route, the recoil policy file.
+	At Source `json:"at,omitzero"`
+	// Attempts is the most attempts one call makes, the first included
+	// (gRPC's maxAttempts, capped at 5 as gRPC does; Envoy's and Istio's
+	// retries plus one; recoil's max_attempts).
+	Attempts   int    `json:"attempts"`
+	AttemptsAt Source `json:"attempts_at,omitzero"`
+	// Capped says the configuration asked for more attempts than the
+	// client makes (gRPC's maxAttempts above 5); Asked is what it asked.
+	Capped bool `json:"capped,omitempty"`
+	Asked  int  `json:"asked,omitempty"`
+	// Hedged marks gRPC hedging: the attempts are sent HedgeDelay apart
+	// whether or not the first fails.
+	Hedged     bool          `json:"hedged,omitempty"`
+	HedgeDelay time.Duration `json:"-"`
+	// RetryOn is what is retried: Envoy's and Istio's retry_on conditions,
+	// gRPC's retryable (or, hedging, non-fatal) status codes, recoil's
+	// classify mode.
+	RetryOn []string `json:"retry_on,omitempty"`
+	// PerTry bounds each attempt; zero means nothing does.
+	PerTry   time.Duration `json:"-"`
+	PerTryAt Source        `json:"per_try_at,omitzero"`
+	// Timeout bounds the whole call, retries and waits included; zero
+	// means nothing in this configuration does. TimeoutDefault says it
+	// is the format's default (Envoy's 15 s), written nowhere.
+	Timeout        time.Duration `json:"-"`
+	TimeoutAt      Source        `json:"timeout_at,omitzero"`
+	TimeoutDefault bool          `json:"timeout_default,omitempty"`
+	// Waits are the schedule's longest waits before retries 1…Attempts−1.
+	Waits []time.Duration `json:"-"`
+	// ServerWait is the longest wait a server can ask for (Retry-After)
+	// that the client honours in place of its own; zero means none.
+	ServerWait time.Duration `json:"-"`
+	// Jitter says whether the waits are randomised; JitterAt is where the
+	// schedule is written (zero: the format's default), JitterNote why.
+	Jitter     bool   `json:"jitter"`
+	JitterAt   Source `json:"jitter_at,omitzero"`
+	JitterNote string `json:"jitter_note"`
+	// Budget bounds the edge's retries over time, if anything does.
+	Budget Budget `json:"budget"`
+	// Hop is the hop protocol's edge budget a recoil policy sets for the
+	// call tree below it (policy field hop); zero means none.
+	Hop   int    `json:"hop,omitempty"`
+	HopAt Source `json:"hop_at,omitzero"`
+	// Propagates says the edge passes the caller's deadline on to the
+	// callee (gRPC, the hop protocol).
+	Propagates bool `json:"propagates_deadline,omitempty"`
+}
+
+// Budget is what bounds an edge's retries over time: a ratio of the
+// calls (Envoy's retry_budget, recoil's ratio budget) or a token bucket
+// that drains under failure (gRPC's retryThrottling, recoil's default
+// budget). The zero Budget is none.
+type Budget struct {
+	// Kind names it: "" (none), "ratio" or "token-bucket".
+	Kind string `json:"kind,omitempty"`
+	// RetryRatio is a ratio budget's share; ThrottleRatio a token bucket's
+	// token ratio (see blast.Layer).
+	RetryRatio    float64 `json:"retry_ratio,omitempty"`
+	ThrottleRatio float64 `json:"throttle_ratio,omitempty"`
+	// Describe says what it is, in the configuration's words.
+	Describe string `json:"describe,omitempty"`
+	At       Source `json:"at,omitzero"`
+}
+
+// Budget kinds.
+const (
+	BudgetRatio       = "ratio"
+	BudgetTokenBucket = "token-bucket"
+)
+
+// layer is the edge as the layered model of package blast reads it.
+func (r *Retry) layer() blast.Layer {
+	l := blast.Layer{Retries: max(r.Attempts-1, 0)}
+	for _, w := range r.Waits {
+		if w > 0 {
+			l.Backoff = true
+		}
+	}
+	switch r.Budget.Kind {
+	case BudgetRatio:
+		l.RetryRatio = r.Budget.RetryRatio
+		if l.RetryRatio <= 0 {
+			l.Retries = 0 // a budget of no share: sustained, no retries
+		}
+	case BudgetTokenBucket:
+		l.ThrottleRatio = r.Budget.ThrottleRatio
+	}
+	return l
+}
+
+// countLayer is the layer for counting attempts, not pricing a rate:
+// backoff spreads retries over time but does not make fewer of them.
+func (r *Retry) countLayer() blast.Layer {
+	l := r.layer()
+	l.Backoff = false
+	return l
+}
+
+// wait is the longest wait before retry k (1-based).
+func (r *Retry) wait(k int) time.Duration {
+	w := r.ServerWait
+	if k-1 < len(r.Waits) {
+		w = max(w, r.Waits[k-1])
+	}
+	return w
+}
+
+// sustained is the attempts a call makes once the budget is spent and
+// every attempt fails: Attempts with no budget, 1 + the ratio with a ratio
+// budget, 1 once a token bucket has drained.
+func (r *Retry) sustained() float64 {
+	a, _ := r.countLayer().Expect(1)
+	return a
+}
+
+// waitsCeiling returns the ceilings c_k of an exponential schedule for
+// retries 1…attempts−1, with blast's arithmetic.
+func waitsCeiling(attempts int, base time.Duration, multiplier float64, max time.Duration) []time.Duration {
+	var w []time.Duration
+	for k := 1; k < attempts; k++ {
+		w = append(w, blast.Ceiling(k, base, multiplier, max))
+	}
+	return w
+}
+
+// trimFloat prints x with up to six decimals, trailing zeros dropped.
+func trimFloat(x float64) string {
+	s := strconv.FormatFloat(x, 'f', 6, 64)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// ms is d in float milliseconds, the unit of every recoil -json output.
+func ms(d time.Duration) float64 { return d.Seconds() * 1e3 }
+
+// MarshalJSON writes the durations in float milliseconds (per_try_ms,
+// timeout_ms, waits_ms, server_wait_ms, hedge_delay_ms), the convention
+// of every recoil -json output; a zero per_try_ms or timeout_ms is none.
+func (r Retry) MarshalJSON() ([]byte, error) {
+	type fields Retry
+	waits := make([]float64, len(r.Waits))
+	for i, w := range r.Waits {
+		waits[i] = ms(w)
+	}
+	return json.Marshal(struct {
+		fields
+		PerTryMS     float64   `json:"per_try_ms"`
+		TimeoutMS    float64   `json:"timeout_ms"`
+		WaitsMS      []float64 `json:"waits_ms"`
+		ServerWaitMS float64   `json:"server_wait_ms"`
+		HedgeDelayMS float64   `json:"hedge_delay_ms"`
+	}{fields(r), ms(r.PerTry), ms(r.Timeout), waits, ms(r.ServerWait), ms(r.HedgeDelay)})
+}
