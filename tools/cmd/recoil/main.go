@@ -5,7 +5,7 @@
 //	recoil <command> [flags]
 //	recoil help <command>
 //
-// The commands are demo (the main demonstration), blast, sim, gateway, load
+// The commands are demo (the main demonstration), blast, sim, gateway, load, audit
 // and version ("recoil -version" too). "recoil help <command>", "recoil <command> -h" and
 // "recoil <command> --help" print a command's description, flags and
 // examples on standard output.
