@@ -3,12 +3,16 @@ package fleet
 import (
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/internal/testsvc"
+	"github.com/recoil-go/recoil/recoilhttp"
 )
 
 // clientFor returns a Client with Redis (shared) or without (local).
@@ -224,5 +228,46 @@ func TestPacingShared(t *testing.T) {
 	}
 	if fresh().AllowNAt(time.Time{}, Interactive, 1) {
 		t.Error("a unit went after the provider said none remain")
+	}
+}
+
+// rtFunc is a RoundTripper of a function.
+type rtFunc func(*http.Request) (*http.Response, error)
+
+func (f rtFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// The whole path: a Transport under a Guard over a Tokens allowance, and a
+// Learner under it. The request is charged its estimate from the shared
+// bucket; the provider's headers teach the allowance; the usage in the body
+// settles the charge back into the process's lease.
+func TestTokensEndToEnd(t *testing.T) {
+	tok := mustAllowance(t, replicasOne(t), AllowanceConfig{Name: "tpm", Unit: Tokens, Limit: 100_000, Lease: 1000})
+	provider := rtFunc(func(r *http.Request) (*http.Response, error) {
+		io.Copy(io.Discard, r.Body)
+		h := hdr("Content-Type", "application/json", "x-ratelimit-limit-tokens", "90000",
+			"x-ratelimit-remaining-tokens", "89000", "x-ratelimit-reset-tokens", "660ms")
+		return &http.Response{StatusCode: 200, Header: h, Request: r,
+			Body: io.NopCloser(strings.NewReader(`{"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":30,"total_tokens":42}}`))}, nil
+	})
+	client := &http.Client{Transport: &recoilhttp.Transport{
+		Base:   &Learner{Base: provider, Allowances: []*Allowance{tok}},
+		Policy: &recoil.Policy{Budget: tok.Guard(Interactive, nil)},
+	}}
+	body := `{"model":"gpt-4.1","max_tokens":500,"messages":[{"role":"user","content":"Hi"}]}`
+	est := recoilhttp.EstimateTokens([]byte(body))
+	resp, err := client.Post("http://api.example/v1/chat/completions", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tok.StateAt(time.Time{}).Leased[0]; got != 1000-est {
+		t.Errorf("the lease holds %d before the body is read, want 1000 less the estimate %d", got, est)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if got := tok.StateAt(time.Time{}).Leased[0]; got != 1000-42 {
+		t.Errorf("the lease holds %d after the body, want 958: the estimate settled to the 42 used", got)
+	}
+	if got := tok.Limit(); got != 90_000 {
+		t.Errorf("Limit() = %d, want the learned 90000", got)
 	}
 }
