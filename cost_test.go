@@ -162,3 +162,26 @@ func ExampleWithCost() {
 	fmt.Println(err, tokens.State().Available)
 	// Output: <nil> 28800
 }
+
+// BenchmarkDoCost measures a call under a CostBudget, with and without a
+// cost in its context, beside the same budget's plain path.
+func BenchmarkDoCost(b *testing.B) {
+	op := func(context.Context) error { return nil }
+	for _, bc := range []struct {
+		name string
+		ctx  context.Context
+	}{
+		{"no-cost", context.Background()},
+		{"cost", recoil.WithCost(context.Background(), 1500)},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			p := &recoil.Policy{Budget: budget.Must(budget.NewRate(budget.RateConfig{Limit: 1 << 53, Window: time.Nanosecond}))}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := recoil.Do(bc.ctx, p, op); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

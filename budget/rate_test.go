@@ -243,3 +243,22 @@ func TestRateClock(t *testing.T) {
 		}
 	})
 }
+
+func BenchmarkRate(b *testing.B) {
+	b.Run("admitN", func(b *testing.B) {
+		b.ReportAllocs()
+		r := Must(NewRate(RateConfig{Limit: maxRateUnits, Window: time.Nanosecond}))
+		for b.Loop() {
+			r.AdmitNAt(t0, 1500)
+		}
+	})
+	b.Run("admitN-parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		r := Must(NewRate(RateConfig{Limit: maxRateUnits, Window: time.Nanosecond}))
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				r.AdmitNAt(t0, 1500)
+			}
+		})
+	})
+}

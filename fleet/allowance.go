@@ -314,10 +314,11 @@ func (a *Allowance) putBack(now time.Time, c Class, n int64) {
 // charged units and turned out to cost actual — the tokens a model API's
 // response reports it used, against the estimate charged before it went.
 // A refund (actual less than charged, never more than charged) goes back
-// into the process's lease while it lasts, or into the local share; a
-// shortfall (actual more) is taken from the lease, and what the lease
-// cannot cover is owed to the shared bucket and charged with the next
-// lease the process takes, so settling costs no round trip. What one
+// into the process's lease while it lasts, else to the shared bucket (one
+// round trip, within the Client's Timeout), or, while Redis is away, to the
+// local share. A shortfall (actual more) is taken from the lease, and what
+// the lease cannot cover is owed to the shared bucket and charged with the
+// next lease the process takes, without a round trip of its own. What one
 // settlement charges is bounded by Burst. A negative actual changes
 // nothing.
 //
@@ -349,14 +350,23 @@ func (a *Allowance) SettleAt(now time.Time, c Class, charged, actual int64) {
 	}
 	k := a.slot(c)
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	l := &a.leases[k]
-	if d < 0 {
-		if now.Before(l.exp) {
-			l.n -= d
-		}
+	if d < 0 && now.Before(l.exp) {
+		l.n -= d
+		a.mu.Unlock()
 		return
 	}
+	if d < 0 {
+		// The lease has expired (a model's answer often outlasts it): the
+		// refund goes back to the shared bucket, within the Timeout.
+		a.mu.Unlock()
+		a.c.call(time.Now().Add(a.c.cfg.Timeout), func(ctx context.Context, r redis.UniversalClient) error {
+			return allowanceScript.Run(ctx, r, a.keys, a.cfg.Limit, a.cfg.Window.Microseconds(),
+				float64(a.cfg.Burst)/float64(a.cfg.Limit), d, bg(k), a.cfg.Reserved).Err()
+		})
+		return
+	}
+	defer a.mu.Unlock()
 	take := min(d, l.left(now))
 	l.n -= take
 	a.debt[k] = min(a.debt[k]+d-take, a.cfg.Burst)

@@ -39,7 +39,7 @@ func TestGuardCost(t *testing.T) {
 	for _, tt := range tests {
 		for _, shared := range []bool{false, true} {
 			t.Run(tt.name+map[bool]string{false: "/local", true: "/redis"}[shared], func(t *testing.T) {
-				a := mustAllowance(t, clientFor(t, shared), AllowanceConfig{Name: "org", Unit: tt.unit, Limit: 10_000, Window: time.Hour})
+				a := mustAllowance(t, clientFor(t, shared), AllowanceConfig{Name: "org", Unit: tt.unit, Limit: 10_000, Window: 1000 * time.Hour})
 				p := &recoil.Policy{Budget: a.Guard(Interactive, nil)}
 				ctx := context.Background()
 				if tt.cost > 0 {
@@ -63,8 +63,8 @@ func TestGuardCost(t *testing.T) {
 // the tokens a refused attempt was charged are put back.
 func TestGuardChain(t *testing.T) {
 	c := replicasOne(t)
-	tok := mustAllowance(t, c, AllowanceConfig{Name: "tpm", Unit: Tokens, Limit: 10_000, Window: time.Hour, Lease: 1000})
-	req := mustAllowance(t, c, AllowanceConfig{Name: "rpm", Limit: 2, Window: time.Hour, Lease: 1})
+	tok := mustAllowance(t, c, AllowanceConfig{Name: "tpm", Unit: Tokens, Limit: 10_000, Window: 1000 * time.Hour, Lease: 1000})
+	req := mustAllowance(t, c, AllowanceConfig{Name: "rpm", Limit: 2, Window: 1000 * time.Hour, Lease: 1})
 	p := &recoil.Policy{Budget: tok.Guard(Interactive, req.Guard(Interactive, nil))}
 	ctx := recoil.WithCost(context.Background(), 300)
 	for i := range 3 {
@@ -100,7 +100,7 @@ func TestSettle(t *testing.T) {
 		for _, shared := range []bool{false, true} {
 			t.Run(tt.name+map[bool]string{false: "/local", true: "/redis"}[shared], func(t *testing.T) {
 				synctestIf(t, !shared, func(t *testing.T) {
-					a := mustAllowance(t, clientFor(t, shared), AllowanceConfig{Name: "org", Unit: Tokens, Limit: 1000, Window: time.Hour, Lease: 100})
+					a := mustAllowance(t, clientFor(t, shared), AllowanceConfig{Name: "org", Unit: Tokens, Limit: 1000, Window: 1000 * time.Hour, Lease: 100})
 					now := time.Now()
 					for i, o := range tt.ops {
 						if o.allow > 0 {
@@ -115,6 +115,26 @@ func TestSettle(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// A refund that comes after the lease expired (a long answer) goes back to
+// the shared bucket.
+func TestSettleAfterLease(t *testing.T) {
+	c := replicasOne(t)
+	cfg := AllowanceConfig{Name: "org", Unit: Tokens, Limit: 1000, Window: 1000 * time.Hour, Lease: 100}
+	a := mustAllowance(t, c, cfg)
+	now := time.Now()
+	if !a.AllowNAt(now, Interactive, 500) {
+		t.Fatal("refused")
+	}
+	a.SettleAt(now.Add(time.Minute), Interactive, 500, 200) // the lease is long gone
+	fresh := mustAllowance(t, c, cfg)
+	if !fresh.AllowNAt(time.Time{}, Interactive, 800) {
+		t.Error("the 300 refunded after the lease expired did not reach the shared bucket")
+	}
+	if fresh.AllowNAt(time.Time{}, Interactive, 1) {
+		t.Error("the bucket holds more than the refund gave back")
 	}
 }
 
