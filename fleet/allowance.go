@@ -299,10 +299,19 @@ func (a *Allowance) localRate() (interval, tau time.Duration) {
 	return interval, time.Duration(burst * float64(interval))
 }
 
-// putBack returns n units to the class's lease: a unit charged for an
-// attempt that did not go.
+// putBack returns n units charged for an attempt that did not go: to the
+// class's lease while it lasts, or to the local share while Redis is away.
 func (a *Allowance) putBack(now time.Time, c Class, n int64) {
 	now = clock(now)
+	if l := &a.leases[a.slot(c)]; !a.c.Shared() {
+		a.mu.Lock()
+		live := now.Before(l.exp)
+		a.mu.Unlock()
+		if !live {
+			a.settleLocal(now, c, -n)
+			return
+		}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if l := &a.leases[a.slot(c)]; now.Before(l.exp) {
@@ -332,20 +341,7 @@ func (a *Allowance) SettleAt(now time.Time, c Class, charged, actual int64) {
 	now = clock(now)
 	d := min(actual-charged, a.cfg.Burst)
 	if !a.c.Shared() {
-		interval, _ := a.localRate()
-		a.mu.Lock()
-		defer a.mu.Unlock()
-		for k := range a.local {
-			if k == 1 && (c != Background || a.cfg.Reserved == 0) {
-				break
-			}
-			iv := interval
-			if k == 1 {
-				iv = time.Duration(float64(interval) / (1 - a.cfg.Reserved))
-			}
-			a.local[k].settle(now, d, iv)
-		}
-		a.localPace.settle(now, d)
+		a.settleLocal(now, c, d)
 		return
 	}
 	k := a.slot(c)
@@ -370,6 +366,25 @@ func (a *Allowance) SettleAt(now time.Time, c Class, charged, actual int64) {
 	take := min(d, l.left(now))
 	l.n -= take
 	a.debt[k] = min(a.debt[k]+d-take, a.cfg.Burst)
+}
+
+// settleLocal charges (d > 0) or refunds (d < 0) d units to the local
+// share's buckets for class c, and to its pace.
+func (a *Allowance) settleLocal(now time.Time, c Class, d int64) {
+	interval, _ := a.localRate()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k := range a.local {
+		if k == 1 && (c != Background || a.cfg.Reserved == 0) {
+			break
+		}
+		iv := interval
+		if k == 1 {
+			iv = time.Duration(float64(interval) / (1 - a.cfg.Reserved))
+		}
+		a.local[k].settle(now, d, iv)
+	}
+	a.localPace.settle(now, d)
 }
 
 // giveBack returns the unused leases to Redis; Close calls it.

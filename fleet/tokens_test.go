@@ -60,21 +60,32 @@ func TestGuardCost(t *testing.T) {
 }
 
 // Chained Guards hold each attempt to a tokens meter and a requests meter;
-// the tokens a refused attempt was charged are put back.
+// the tokens a refused attempt was charged are put back, into the lease or
+// the local share.
 func TestGuardChain(t *testing.T) {
-	c := replicasOne(t)
-	tok := mustAllowance(t, c, AllowanceConfig{Name: "tpm", Unit: Tokens, Limit: 10_000, Window: 1000 * time.Hour, Lease: 1000})
-	req := mustAllowance(t, c, AllowanceConfig{Name: "rpm", Limit: 2, Window: 1000 * time.Hour, Lease: 1})
-	p := &recoil.Policy{Budget: tok.Guard(Interactive, req.Guard(Interactive, nil))}
-	ctx := recoil.WithCost(context.Background(), 300)
-	for i := range 3 {
-		err := recoil.Do(ctx, p, func(context.Context) error { return nil })
-		if (err == nil) != (i < 2) {
-			t.Fatalf("call %d: %v; the requests meter allows 2", i+1, err)
-		}
-	}
-	if got := tok.StateAt(time.Time{}).Leased[0]; got != 1000-600 {
-		t.Errorf("tokens lease holds %d, want 400: two calls of 300 charged, the refused one put back", got)
+	for _, shared := range []bool{false, true} {
+		t.Run(map[bool]string{false: "local", true: "redis"}[shared], func(t *testing.T) {
+			c := clientFor(t, shared)
+			tok := mustAllowance(t, c, AllowanceConfig{Name: "tpm", Unit: Tokens, Limit: 10_000, Window: 1000 * time.Hour, Lease: 1000})
+			req := mustAllowance(t, c, AllowanceConfig{Name: "rpm", Limit: 2, Window: 1000 * time.Hour, Lease: 1})
+			p := &recoil.Policy{Budget: tok.Guard(Interactive, req.Guard(Interactive, nil))}
+			ctx := recoil.WithCost(context.Background(), 300)
+			for i := range 3 {
+				err := recoil.Do(ctx, p, func(context.Context) error { return nil })
+				if (err == nil) != (i < 2) {
+					t.Fatalf("call %d: %v; the requests meter allows 2", i+1, err)
+				}
+			}
+			if shared {
+				if got := tok.StateAt(time.Time{}).Leased[0]; got != 1000-600 {
+					t.Errorf("tokens lease holds %d, want 400: two calls of 300 charged, the refused one put back", got)
+				}
+				return
+			}
+			if !tok.AllowNAt(time.Time{}, Interactive, 10_000-600) || tok.AllowNAt(time.Time{}, Interactive, 1) {
+				t.Error("the local share does not hold exactly the 9,400 two calls of 300 left")
+			}
+		})
 	}
 }
 
