@@ -591,7 +591,9 @@ func (g *Guard) RecordAt(now time.Time, o budget.Outcome) {
 // Learner is an http.RoundTripper that feeds every response's headers to
 // its allowances (Allowance.Learn) before returning it. Put it under a
 // recoilhttp.Transport, as its Base, so that every attempt's response
-// teaches the fleet, 429s included.
+// teaches the fleet, 429s included. Each allowance learns the meter of its
+// Unit: give it one of each to learn a provider's requests and tokens
+// limits from the same responses, and to pace on either.
 //
 // The zero Learner sends through http.DefaultTransport and learns nothing.
 // A Learner is safe for concurrent use; do not change its fields after first
