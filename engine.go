@@ -222,7 +222,7 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 		}
 	}
 	if !c.admitted {
-		if c.budget != nil && !c.budget.AdmitAt(now) {
+		if c.budget != nil && !c.admitBudget(now) {
 			return c.end(now, ReasonBudget, 0)
 		}
 		c.admitted = true
@@ -450,13 +450,47 @@ func (c *Call) targetName() string {
 }
 
 // charge asks the policy's budget and then the request's for a retry
-// after the failure v; each charges the retry only if it allows it.
+// after the failure v; each charges the retry only if it allows it. A
+// policy's CostBudget is charged the cost the call's context carries.
 func (c *Call) charge(now time.Time, v *Verdict) bool {
 	k := cause(v.Timeout, c.p.class(v.Class))
-	if c.budget != nil && !c.budget.RetryAt(now, k) {
+	if c.budget != nil && !c.retryBudget(now, k) {
 		return false
 	}
 	return c.request == nil || c.request.RetryAt(now, k)
+}
+
+// retryBudget asks the policy's budget for a retry or a hedge priced at k:
+// by the cost the call's context carries when the budget is a CostBudget.
+func (c *Call) retryBudget(now time.Time, k budget.Cause) bool {
+	if cb, n := c.cost(); cb != nil {
+		return cb.RetryNAt(now, k, n)
+	}
+	return c.budget.RetryAt(now, k)
+}
+
+// admitBudget asks the policy's budget to admit the call's first attempt:
+// by the cost the call's context carries when the budget is a CostBudget.
+func (c *Call) admitBudget(now time.Time) bool {
+	if cb, n := c.cost(); cb != nil {
+		return cb.AdmitNAt(now, n)
+	}
+	return c.budget.AdmitAt(now)
+}
+
+// cost returns the policy's budget as a CostBudget and the cost of an
+// attempt when both exist: the budget is one and the call's context
+// carries a cost (WithCost). The context is read only for a CostBudget.
+func (c *Call) cost() (CostBudget, int64) {
+	cb, ok := c.budget.(CostBudget)
+	if !ok || c.ctx == nil {
+		return nil, 0
+	}
+	n, ok := CostFrom(c.ctx)
+	if !ok {
+		return nil, 0
+	}
+	return cb, n
 }
 
 // Abort ends a call its caller abandoned (its context was cancelled) with

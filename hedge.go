@@ -199,7 +199,7 @@ func (c *Call) Hedge(now time.Time) (Step, bool) {
 			return Step{}, false
 		}
 	}
-	if c.budget != nil && !c.budget.RetryAt(now, k) || c.request != nil && !c.request.RetryAt(now, k) {
+	if c.budget != nil && !c.retryBudget(now, k) || c.request != nil && !c.request.RetryAt(now, k) {
 		if p.Breaker != nil {
 			p.Breaker.RecordAt(now, breaker.Ignored)
 		}

@@ -55,6 +55,56 @@ type Budget interface {
 	RecordAt(now time.Time, o budget.Outcome)
 }
 
+// CostBudget is a Budget that can charge an attempt by its cost — the
+// tokens a model request will use, say — rather than as one unit. It is
+// optional: the loop asks a policy's Budget for it only when the call's
+// context carries a cost (WithCost), so a budget that is not one, or a call
+// without a cost, is asked as a Budget is. fleet.Guard and
+// budget.Rate are CostBudgets.
+//
+// The loop charges the cost it finds before the first attempt (AdmitNAt)
+// and before every retry (RetryNAt), each attempt its own; a driver that
+// learns an attempt's actual cost (recoilhttp.Transport reads the usage a
+// model API reports) settles the difference with SettleAt.
+type CostBudget interface {
+	Budget
+	// AdmitNAt is AdmitAt for a first attempt that costs n units (n ≥ 1);
+	// true means it may go and n has been charged.
+	AdmitNAt(now time.Time, n int64) bool
+	// RetryNAt is RetryAt for a retry that costs n units (n ≥ 1); true
+	// means it may go and n has been charged.
+	RetryNAt(now time.Time, c budget.Cause, n int64) bool
+	// SettleAt reports that an attempt charged charged units turned out to
+	// cost actual: the budget charges the difference when actual is more,
+	// and refunds it when actual is less — never more than charged.
+	SettleAt(now time.Time, charged, actual int64)
+}
+
+// costKey is the context key of WithCost's cost.
+type costKey struct{}
+
+// WithCost returns a context whose calls cost n units each attempt to a
+// policy's CostBudget: the loop charges n before the first attempt and n
+// before each retry, in place of one unit. Give an estimate (a model
+// request's prompt tokens plus its max_tokens, say); recoilhttp.Transport
+// makes one from the request when the context carries none. n ≤ 0
+// returns ctx unchanged. A Budget that is not a CostBudget ignores it.
+func WithCost(ctx context.Context, n int64) context.Context {
+	if n <= 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, costKey{}, n)
+}
+
+// CostFrom returns the cost WithCost gave ctx, and whether it gave one.
+func CostFrom(ctx context.Context) (int64, bool) {
+	if ctx == nil {
+		return 0, false
+	}
+	n, ok := ctx.Value(costKey{}).(int64)
+	return n, ok
+}
+
 // Breaker is a circuit breaker consulted before every attempt (package
 // breaker has one). A zero now means "the current time", as for Budget.
 type Breaker interface {

@@ -23,6 +23,13 @@
 //     It refuses attempts, first ones included, with a probability that grows
 //     as the backend rejects more of them.
 //
+// Beside them, [Rate] is a rate limit rather than a retry budget: a token
+// bucket of a provider's tokens (or requests) per minute, charged before
+// every attempt by its cost (recoil.CostBudget: AdmitNAt, RetryNAt), settled
+// by what the response reports (SettleAt), and paced by what the provider's
+// headers say remains (LearnAt). It is the one-process counterpart of
+// package fleet's Allowance.
+//
 // Each implements the Budget interface of package recoil:
 //
 //	AdmitAt(now time.Time) bool           // before a call's first attempt

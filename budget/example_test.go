@@ -191,3 +191,23 @@ func ExampleNewTokenBucket_error() {
 	// true true
 	// budget: invalid configuration: TokenBucketConfig.MaxTokens = 5000: want 0 (the default) to 1000
 }
+
+// A process that calls a model API alone holds itself under the provider's
+// 30,000 tokens a minute: each attempt is charged its estimated tokens, the
+// charge is settled by what the response reports, and the provider's
+// headers (here: 2,000 left, the reset 10 s away) pace what remains.
+func ExampleRate() {
+	r := budget.Must(budget.NewRate(budget.RateConfig{Limit: 30_000}))
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+	fmt.Println(r.AdmitNAt(now, 1500)) // estimated: prompt and max_tokens
+	r.SettleAt(now, 1500, 700)         // the response's usage: 700
+	fmt.Println(r.StateAt(now).Available)
+
+	r.LearnAt(now, 30_000, 2000, 10*time.Second) // 2000·1 min < 30,000·10 s: pace
+	fmt.Println(r.AdmitNAt(now, 500), r.AdmitNAt(now, 500), r.AdmitNAt(now.Add(2500*time.Millisecond), 500))
+	// Output:
+	// true
+	// 29300
+	// true false true
+}

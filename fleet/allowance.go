@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"sync"
 	"sync/atomic"
@@ -93,6 +94,29 @@ type AllowanceConfig struct {
 // hold leases of their own). With Burst at its default this is the
 // provider's own bucket plus the leases in hand.
 //
+// # Tokens
+//
+// A Tokens allowance counts what providers meter per minute besides
+// requests: charge each attempt its estimated tokens (AllowNAt, or a Guard
+// under a call that carries a cost: recoil.WithCost, or the estimate
+// recoilhttp.Transport makes from a model request), correct the charge by
+// the usage the response reports (SettleAt; the Transport does it for a
+// Guard), and let Learn read the *-tokens headers. A provider that meters
+// both wants two allowances, one of each Unit, chained as Guards and both
+// fed by one Learner.
+//
+// # Pacing
+//
+// Learn paces the allowance before the provider's 429: when a response
+// says R units remain and the meter is whole again in D, and R is less than
+// the limit refills over D (R·Window < Limit·D: spent at the limit's rate,
+// the remainder runs out before the reset), the whole fleet spreads the R
+// units over D — a lease is granted only once the leases granted before it
+// have been spread at D/R per unit — instead of spending them at once. With
+// R = 0 nothing is granted until the reset. Pacing ends at the reset, or
+// when a later response says enough remains. Leases are its grain: units
+// already leased are spent as the process needs them.
+//
 // # When Redis is away
 //
 // A decision that cannot reach Redis within the Client's Timeout — Redis
@@ -106,13 +130,15 @@ type AllowanceConfig struct {
 type Allowance struct {
 	c     *Client
 	cfg   AllowanceConfig
-	keys  []string // tat, background tat, learned limit
+	keys  []string // tat, background tat, learned limit, pace
 	limit atomic.Int64
 
-	gate   gate
-	mu     sync.Mutex
-	leases [2]lease // by class; Background uses Interactive's when nothing is reserved
-	local  [2]gcra  // the local share's buckets: the whole, the background share
+	gate      gate
+	mu        sync.Mutex
+	leases    [2]lease // by class; Background uses Interactive's when nothing is reserved
+	debt      [2]int64 // by lease: units settled beyond what was charged, owed to the shared bucket
+	local     [2]gcra  // the local share's buckets: the whole, the background share
+	localPace pace     // the local share's pace
 }
 
 // Allowance returns the shared allowance configured by a, reporting bad
@@ -142,7 +168,7 @@ func (c *Client) Allowance(a AllowanceConfig) (*Allowance, error) {
 		a.Lease = c.lease(float64(a.Limit))
 	}
 	al := &Allowance{c: c, cfg: a, gate: newGate(),
-		keys: []string{c.key(a.Name, "tat"), c.key(a.Name, "tat:bg"), c.key(a.Name, "limit")}}
+		keys: []string{c.key(a.Name, "tat"), c.key(a.Name, "tat:bg"), c.key(a.Name, "limit"), c.key(a.Name, "pace")}}
 	al.limit.Store(a.Limit)
 	if !c.register(al.giveBack) {
 		return nil, ErrClosed
@@ -204,7 +230,7 @@ func (a *Allowance) refill(now time.Time, c Class, n int64) bool {
 		a.mu.Unlock()
 		return true
 	}
-	want := max(a.cfg.Lease, n) - l.left(now)
+	want := max(a.cfg.Lease, n) - l.left(now) + a.debt[k]
 	a.mu.Unlock()
 	var res []int64
 	err := a.c.call(deadline, func(ctx context.Context, r redis.UniversalClient) error {
@@ -219,7 +245,10 @@ func (a *Allowance) refill(now time.Time, c Class, n int64) bool {
 	a.limit.Store(res[1])
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	l.grant(now, res[0], a.c.cfg.LeaseTTL)
+	granted := res[0]
+	pay := min(granted, a.debt[k]) // what the grant owes for settlements first
+	a.debt[k] -= pay
+	l.grant(now, granted-pay, a.c.cfg.LeaseTTL)
 	if l.take(now, n) {
 		return true
 	}
@@ -234,11 +263,15 @@ func bg(slot int) int {
 	return 0
 }
 
-// localAllow decides from the local share: Limit/Replicas per Window.
+// localAllow decides from the local share: Limit/Replicas per Window, and
+// the local pace.
 func (a *Allowance) localAllow(now time.Time, c Class, n int64) bool {
 	interval, tau := a.localRate()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if !a.localPace.allow(now) {
+		return false
+	}
 	if c == Background && a.cfg.Reserved > 0 {
 		share := 1 - a.cfg.Reserved
 		bgInterval := time.Duration(float64(interval) / share)
@@ -250,9 +283,11 @@ func (a *Allowance) localAllow(now time.Time, c Class, n int64) bool {
 			return false
 		}
 		a.local[1] = probe
-		return true
+	} else if !a.local[0].take(now, n, interval, tau) {
+		return false
 	}
-	return a.local[0].take(now, n, interval, tau)
+	a.localPace.charge(now, n)
+	return true
 }
 
 // localRate is the local share's interval per unit and burst tolerance.
@@ -264,10 +299,19 @@ func (a *Allowance) localRate() (interval, tau time.Duration) {
 	return interval, time.Duration(burst * float64(interval))
 }
 
-// putBack returns n units to the class's lease: a unit charged for an
-// attempt that did not go.
+// putBack returns n units charged for an attempt that did not go: to the
+// class's lease while it lasts, or to the local share while Redis is away.
 func (a *Allowance) putBack(now time.Time, c Class, n int64) {
 	now = clock(now)
+	if l := &a.leases[a.slot(c)]; !a.c.Shared() {
+		a.mu.Lock()
+		live := now.Before(l.exp)
+		a.mu.Unlock()
+		if !live {
+			a.settleLocal(now, c, -n)
+			return
+		}
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if l := &a.leases[a.slot(c)]; now.Before(l.exp) {
@@ -275,13 +319,81 @@ func (a *Allowance) putBack(now time.Time, c Class, n int64) {
 	}
 }
 
+// SettleAt corrects the charge of an attempt of class c that was charged
+// charged units and turned out to cost actual — the tokens a model API's
+// response reports it used, against the estimate charged before it went.
+// A refund (actual less than charged, never more than charged) goes back
+// into the process's lease while it lasts, else to the shared bucket (one
+// round trip, within the Client's Timeout), or, while Redis is away, to the
+// local share. A shortfall (actual more) is taken from the lease, and what
+// the lease cannot cover is owed to the shared bucket and charged with the
+// next lease the process takes, without a round trip of its own. What one
+// settlement charges is bounded by Burst. A negative actual changes
+// nothing.
+//
+// The charge a settlement corrects was made as the allowance counts: call
+// it for a Tokens allowance with token counts. Guard.SettleAt calls it for
+// a Tokens allowance and ignores it for a Requests one.
+func (a *Allowance) SettleAt(now time.Time, c Class, charged, actual int64) {
+	if actual < 0 || charged < 0 || actual == charged {
+		return
+	}
+	now = clock(now)
+	d := min(actual-charged, a.cfg.Burst)
+	if !a.c.Shared() {
+		a.settleLocal(now, c, d)
+		return
+	}
+	k := a.slot(c)
+	a.mu.Lock()
+	l := &a.leases[k]
+	if d < 0 && now.Before(l.exp) {
+		l.n -= d
+		a.mu.Unlock()
+		return
+	}
+	if d < 0 {
+		// The lease has expired (a model's answer often outlasts it): the
+		// refund goes back to the shared bucket, within the Timeout.
+		a.mu.Unlock()
+		a.c.call(time.Now().Add(a.c.cfg.Timeout), func(ctx context.Context, r redis.UniversalClient) error {
+			return allowanceScript.Run(ctx, r, a.keys, a.cfg.Limit, a.cfg.Window.Microseconds(),
+				float64(a.cfg.Burst)/float64(a.cfg.Limit), d, bg(k), a.cfg.Reserved).Err()
+		})
+		return
+	}
+	defer a.mu.Unlock()
+	take := min(d, l.left(now))
+	l.n -= take
+	a.debt[k] = min(a.debt[k]+d-take, a.cfg.Burst)
+}
+
+// settleLocal charges (d > 0) or refunds (d < 0) d units to the local
+// share's buckets for class c, and to its pace.
+func (a *Allowance) settleLocal(now time.Time, c Class, d int64) {
+	interval, _ := a.localRate()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k := range a.local {
+		if k == 1 && (c != Background || a.cfg.Reserved == 0) {
+			break
+		}
+		iv := interval
+		if k == 1 {
+			iv = time.Duration(float64(interval) / (1 - a.cfg.Reserved))
+		}
+		a.local[k].settle(now, d, iv)
+	}
+	a.localPace.settle(now, d)
+}
+
 // giveBack returns the unused leases to Redis; Close calls it.
 func (a *Allowance) giveBack(ctx context.Context) {
 	now := time.Now()
 	for k := range a.leases {
 		a.mu.Lock()
-		n := a.leases[k].left(now)
-		a.leases[k] = lease{}
+		n := a.leases[k].left(now) - a.debt[k] // a debt is charged, as far as the bucket holds it
+		a.leases[k], a.debt[k] = lease{}, 0
 		a.mu.Unlock()
 		if n == 0 {
 			continue
@@ -299,9 +411,12 @@ func (a *Allowance) giveBack(ctx context.Context) {
 // StateTTL), and a remaining count or a reset lowers the shared bucket to
 // what the provider says is left — never raises it, since the units leased
 // but not yet sent are not in the provider's count. A Learn that cannot
-// reach Redis updates the local share's limit only. Malformed headers change
-// nothing that parsed badly and are reported in the error, which wraps
-// ErrHeader; a response without the headers changes nothing.
+// reach Redis updates the local share's limit and pace only (the pace on
+// 1/Replicas of what remains). With both a remaining count and a reset it
+// paces the allowance, or ends the pacing (see Allowance, "Pacing").
+// Malformed headers change nothing that parsed badly and are reported in
+// the error, which wraps ErrHeader; a response without the headers changes
+// nothing.
 func (a *Allowance) Learn(h http.Header, now time.Time) error {
 	l, perr := ParseHeader(h, clock(now))
 	m := l.Requests
@@ -319,13 +434,33 @@ func (a *Allowance) Learn(h http.Header, now time.Time) error {
 		reset = m.Reset.Microseconds()
 	}
 	err := a.c.call(time.Now().Add(a.c.cfg.Timeout), func(ctx context.Context, r redis.UniversalClient) error {
-		return learnScript.Run(ctx, r, []string{a.keys[0], a.keys[2]}, a.cfg.Limit, a.cfg.Window.Microseconds(),
+		return learnScript.Run(ctx, r, []string{a.keys[0], a.keys[2], a.keys[3]}, a.cfg.Limit, a.cfg.Window.Microseconds(),
 			float64(a.cfg.Burst)/float64(a.cfg.Limit), m.Limit, m.Remaining, reset, a.c.cfg.StateTTL.Milliseconds()).Err()
 	})
 	if errors.Is(err, errLocal) {
 		err = nil
 	}
+	if err != nil || !a.c.Shared() {
+		a.learnLocal(clock(now), m)
+	}
 	return errors.Join(perr, err)
+}
+
+// learnLocal paces the local share as the shared bucket is paced, on its
+// 1/Replicas of what remains.
+func (a *Allowance) learnLocal(now time.Time, m Meter) {
+	if m.Remaining < 0 || m.Reset < 0 {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	limit := a.limit.Load()
+	if !paced(m.Remaining, m.Reset, limit, a.cfg.Window) {
+		a.localPace = pace{}
+		return
+	}
+	r := float64(a.c.cfg.Replicas)
+	a.localPace.set(now, int64(math.Ceil(float64(m.Remaining)/r)), m.Reset)
 }
 
 // Limit returns the limit per Window in force, as last learned or read from
@@ -338,43 +473,112 @@ func (a *Allowance) Limit() int64 { return a.limit.Load() }
 // a policy's first attempts and retries to the shared allowance. Nil retries
 // means no retry budget beyond the allowance. A unit charged for an attempt
 // the retry budget then refuses is put back into the process's lease.
+//
+// The Guard is a recoil.CostBudget: for a Tokens allowance, an attempt whose
+// call carries a cost (recoil.WithCost, or recoilhttp.Transport's estimate)
+// is charged that many tokens, and SettleAt corrects the charge by what
+// the response reports; a Requests allowance charges one unit whatever the
+// cost. The cost is passed on to retries when it is a CostBudget too, so
+// Guards chain: tokens.Guard(c, requests.Guard(c, retries)) holds each
+// attempt to a provider's tokens and requests meters both.
 func (a *Allowance) Guard(c Class, retries recoil.Budget) *Guard {
-	return &Guard{a: a, class: c, retries: retries}
+	g := &Guard{a: a, class: c, retries: retries}
+	g.costly, _ = retries.(recoil.CostBudget)
+	return g
 }
 
-// Guard is an Allowance and a retry budget as one recoil.Budget: AdmitAt and
-// RetryAt each charge the allowance one unit before asking the retry budget.
+// Guard is an Allowance and a retry budget as one recoil.CostBudget: AdmitAt
+// and RetryAt each charge the allowance one unit before asking the retry
+// budget, AdmitNAt and RetryNAt the attempt's cost for a Tokens allowance.
 // The zero Guard is not usable; make one with Allowance.Guard. A Guard is
 // safe for concurrent use.
 type Guard struct {
 	a       *Allowance
 	class   Class
 	retries recoil.Budget
+	costly  recoil.CostBudget // retries, when it charges by cost
 }
 
-// AdmitAt charges the call's first attempt to the allowance and asks the
-// retry budget to admit it.
-func (g *Guard) AdmitAt(now time.Time) bool {
-	if !g.a.AllowAt(now, g.class) {
-		return false
+var _ recoil.CostBudget = (*Guard)(nil)
+
+// units is what an attempt that costs n charges the allowance.
+func (g *Guard) units(n int64) int64 {
+	if g.a.cfg.Unit == Tokens {
+		return n
 	}
-	if g.retries != nil && !g.retries.AdmitAt(now) {
-		g.a.putBack(now, g.class, 1)
-		return false
-	}
-	return true
+	return 1
 }
 
-// RetryAt charges a retry to the allowance and asks the retry budget.
-func (g *Guard) RetryAt(now time.Time, c budget.Cause) bool {
-	if !g.a.AllowAt(now, g.class) {
+// AdmitAt charges the call's first attempt one unit to the allowance and
+// asks the retry budget to admit it.
+func (g *Guard) AdmitAt(now time.Time) bool { return g.admit(now, 1, false) }
+
+// AdmitNAt charges the call's first attempt, which costs n, to the
+// allowance (n units for a Tokens allowance, one for a Requests one) and
+// asks the retry budget to admit it, with the cost when it is a
+// recoil.CostBudget.
+func (g *Guard) AdmitNAt(now time.Time, n int64) bool { return g.admit(now, n, true) }
+
+func (g *Guard) admit(now time.Time, n int64, costed bool) bool {
+	u := g.units(n)
+	if !g.a.AllowNAt(now, g.class, u) {
 		return false
 	}
-	if g.retries != nil && !g.retries.RetryAt(now, c) {
-		g.a.putBack(now, g.class, 1)
+	var ok bool
+	switch {
+	case g.retries == nil:
+		return true
+	case costed && g.costly != nil:
+		ok = g.costly.AdmitNAt(now, n)
+	default:
+		ok = g.retries.AdmitAt(now)
+	}
+	if !ok {
+		g.a.putBack(now, g.class, u)
+	}
+	return ok
+}
+
+// RetryAt charges a retry one unit to the allowance and asks the retry
+// budget.
+func (g *Guard) RetryAt(now time.Time, c budget.Cause) bool { return g.retry(now, c, 1, false) }
+
+// RetryNAt charges a retry that costs n as AdmitNAt charges a first
+// attempt, and asks the retry budget.
+func (g *Guard) RetryNAt(now time.Time, c budget.Cause, n int64) bool {
+	return g.retry(now, c, n, true)
+}
+
+func (g *Guard) retry(now time.Time, c budget.Cause, n int64, costed bool) bool {
+	u := g.units(n)
+	if !g.a.AllowNAt(now, g.class, u) {
 		return false
 	}
-	return true
+	var ok bool
+	switch {
+	case g.retries == nil:
+		return true
+	case costed && g.costly != nil:
+		ok = g.costly.RetryNAt(now, c, n)
+	default:
+		ok = g.retries.RetryAt(now, c)
+	}
+	if !ok {
+		g.a.putBack(now, g.class, u)
+	}
+	return ok
+}
+
+// SettleAt corrects an attempt's charge by what it cost (see
+// Allowance.SettleAt) for a Tokens allowance, and passes the correction on
+// to the retry budget when it is a recoil.CostBudget.
+func (g *Guard) SettleAt(now time.Time, charged, actual int64) {
+	if g.a.cfg.Unit == Tokens {
+		g.a.SettleAt(now, g.class, charged, actual)
+	}
+	if g.costly != nil {
+		g.costly.SettleAt(now, charged, actual)
+	}
 }
 
 // RecordAt passes the outcome to the retry budget.
@@ -387,7 +591,9 @@ func (g *Guard) RecordAt(now time.Time, o budget.Outcome) {
 // Learner is an http.RoundTripper that feeds every response's headers to
 // its allowances (Allowance.Learn) before returning it. Put it under a
 // recoilhttp.Transport, as its Base, so that every attempt's response
-// teaches the fleet, 429s included.
+// teaches the fleet, 429s included. Each allowance learns the meter of its
+// Unit: give it one of each to learn a provider's requests and tokens
+// limits from the same responses, and to pace on either.
 //
 // The zero Learner sends through http.DefaultTransport and learns nothing.
 // A Learner is safe for concurrent use; do not change its fields after first

@@ -11,11 +11,16 @@
 //     atomically by Lua on the Redis clock, that callers consult before
 //     each attempt. It learns the real limit from OpenAI's x-ratelimit-*
 //     and Anthropic's anthropic-ratelimit-* headers ([Allowance.Learn],
-//     [Learner]), and can keep a share for interactive callers.
+//     [Learner]), paces the fleet before the provider's 429 when its
+//     headers say little remains, and can keep a share for interactive
+//     callers. A Tokens allowance counts tokens.
 //   - [Budget]: package budget's TokenBucket (gRFC A6) or Ratio (Finagle)
 //     with its state in Redis, implementing recoil.Budget.
-//   - [Guard]: an allowance and a retry budget as one recoil.Budget, for
-//     Policy.Budget, so every attempt of every call is charged.
+//   - [Guard]: an allowance and a retry budget as one recoil.CostBudget,
+//     for Policy.Budget, so every attempt of every call is charged — by its
+//     tokens for a Tokens allowance (recoil.WithCost, or the estimate
+//     recoilhttp.Transport makes), settled by the usage the response
+//     reports.
 //
 // Each process takes a slice of the allowance or budget at a time (a lease)
 // with one round trip and decides locally from it; the overshoot this

@@ -196,3 +196,47 @@ func ExampleClient_Fallbacks() {
 	// Output:
 	// unreachable: 1 refused: 0 using Redis: false
 }
+
+// A provider that meters tokens and requests: one allowance of each, the
+// tokens Guard chained over the requests one, both fed by one Learner. A
+// call carries its cost (recoil.WithCost, or the estimate recoilhttp's
+// Transport makes from the request): the tokens allowance is charged that,
+// the requests allowance one. When a response says 12,000 of 90,000 tokens
+// remain with the reset 20 s away, the fleet paces: 1,500-token requests
+// tried every 100 ms go one every 2.5 s, eight in the 20 s — where the
+// bucket alone, which does not know what the provider has left, lets 79
+// go and the provider answers most of them with a 429.
+func ExampleAllowance_tokens() {
+	c, _ := fleet.New(fleet.Config{}) // no Redis here: the local share, of one replica
+	defer c.Close()
+	guard := func(name string) (*fleet.Allowance, *fleet.Guard) {
+		tpm, _ := c.Allowance(fleet.AllowanceConfig{Name: name + "/tokens", Unit: fleet.Tokens, Limit: 90_000})
+		rpm, _ := c.Allowance(fleet.AllowanceConfig{Name: name, Limit: 500})
+		// As a Transport's Policy.Budget, with Base: &fleet.Learner{Allowances: []*fleet.Allowance{tpm, rpm}}.
+		return tpm, tpm.Guard(fleet.Interactive, rpm.Guard(fleet.Interactive, nil))
+	}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	run := func(g *fleet.Guard) (went []time.Duration) {
+		for at := time.Duration(0); at < 20*time.Second; at += 100 * time.Millisecond {
+			if g.AdmitNAt(now.Add(at), 1500) { // what the loop asks before an attempt that costs 1,500
+				went = append(went, at)
+			}
+		}
+		return went
+	}
+
+	tpm, paced := guard("org-42/openai")
+	h := http.Header{}
+	h.Set("x-ratelimit-limit-tokens", "90000")
+	h.Set("x-ratelimit-remaining-tokens", "12000")
+	h.Set("x-ratelimit-reset-tokens", "20s")
+	tpm.Learn(h, now) // what the Learner does with every response
+	went := run(paced)
+	fmt.Println("paced:", len(went), "went, at", went[:3], "…")
+
+	_, unpaced := guard("org-42/other")
+	fmt.Println("the bucket alone:", len(run(unpaced)), "went")
+	// Output:
+	// paced: 8 went, at [0s 2.5s 5s] …
+	// the bucket alone: 79 went
+}

@@ -56,6 +56,13 @@ const MaxDrain = 64 << 10
 // server's wait carries that wait in its RefusedWaitHeader, so a caller
 // behind an SDK can still learn when to come back (see RefusedWait).
 //
+// Under a policy whose Budget charges by cost (a recoil.CostBudget: a
+// budget.Rate, a fleet.Guard), each attempt is charged the cost the
+// request's context carries (recoil.WithCost) or, when it carries none,
+// EstimateTokens of its body (read through GetBody, up to 1 MiB); the
+// usage the successful response reports (ParseUsage: in a JSON body, or in
+// a stream's events) settles the charge once the caller has read it.
+//
 // Only idempotent methods (GET, HEAD, OPTIONS, TRACE, PUT, DELETE) and
 // requests with an Idempotency-Key or X-Idempotency-Key header are retried
 // once they may have reached the server; others are retried only when
@@ -248,6 +255,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 	}
+	ctx, cb, cost := r.cost(p, ctx)
 	resp, err := recoil.Drive(ctx, p, r)
 	closeBody := !r.origSent && !r.buffered
 	*r = request{} // hold nothing of the request's while pooled
@@ -268,7 +276,11 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// A response arrived and the loop stopped on it: the caller gets it,
 	// unread, with a nil error (the RoundTripper contract).
-	return t.wrapBody(resp), nil
+	resp = t.wrapBody(resp)
+	if cb != nil && err == nil {
+		settleBody(resp, cb, cost) // the usage it reports settles the charge
+	}
+	return resp, nil
 }
 
 // requests recycles the drivers of logical requests, which escape to the
