@@ -188,6 +188,11 @@ type Policy struct {
 	// Unknown is the class of failures no rule classifies; zero means
 	// ClassTransient.
 	Unknown Class
+	// Priority is the priority of calls through the policy whose context
+	// names none (WithPriority), for a Limiter that orders by it
+	// (PriorityLimiter); the zero value is PriorityInteractive. Background
+	// sets PriorityBackground.
+	Priority Priority
 	// Classify, if set, is asked first about every failed attempt, in every
 	// driver; a zero Verdict falls through to the driver's own classifier
 	// (the HTTP Transport's status table, say) and then to the built-in
@@ -206,11 +211,6 @@ type Policy struct {
 	// one: limit.Limiter for a fixed capacity, limit.Adaptive for one
 	// that follows the dependency).
 	Limiter Limiter
-	// Priority is the priority of calls through the policy whose context
-	// names none (WithPriority), for a Limiter that orders by it
-	// (PriorityLimiter); the zero value is PriorityInteractive. Background
-	// sets PriorityBackground.
-	Priority Priority
 	// Fallback, if set, is the ordered list of targets the call's attempts
 	// go to, and the rule for when a call leaves one for the next (a
 	// retired model, a refused key, an overloaded provider); nil means one

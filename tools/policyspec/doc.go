@@ -33,6 +33,8 @@
 //	budget: {kind: token-bucket, max_tokens: 10, token_ratio: 0.1}      # or none, default
 //	breaker: {consecutive_failures: 5, open: 1s}                        # or none, default
 //	limit: 24                    # attempts in flight at once; 0 means no cap
+//	limiter: {kind: adaptive, min: 2, max: 200}  # or {capacity: 24, max_queue: 48, max_wait: 2s}; instead of limit
+//	priority: background         # or interactive (the default): for a limiter that orders by priority
 //	classify: default            # or retry-everything, timeouts
 //	hop: 2                       # the hop protocol's retries for the whole call tree
 //	idle_timeout: 15s            # HTTP only: a body that delivers nothing this long fails
