@@ -34,7 +34,7 @@ const (
 	DefaultWindowSamples   = 10            // samples a window needs to move the gradient
 	DefaultLongWindow      = time.Minute   // the span of the windowed minimum latency
 	DefaultWarmup          = 3             // full windows before the gradient moves the limit
-	DefaultTolerance       = 2.0           // how much slower than the minimum a window may be before the limit falls
+	DefaultTolerance       = 1.5           // how much slower than the minimum a window may be before the limit falls
 	DefaultSmoothing       = 0.2           // the share of a gradient decrease applied per window
 	DefaultDecrease        = 0.8           // the factor a window with an overload signal multiplies the limit by
 	maxAdaptiveLimit       = math.MaxInt32 // Max's bound, for the 32-bit half of the state word
@@ -76,7 +76,10 @@ type AdaptiveConfig struct {
 	WindowSamples int
 	// LongWindow is how far back the minimum latency is taken: the
 	// least window average of the last LongWindow is the dependency's
-	// latency when it is not loaded. Zero means DefaultLongWindow (1 min).
+	// latency when it is not loaded — unless a baseline measured with no
+	// more attempts in flight than now is less, which the limit's own load
+	// cannot raise (it is replaced after ten LongWindows regardless). Zero
+	// means DefaultLongWindow (1 min).
 	LongWindow time.Duration
 	// Warmup is how many windows of WindowSamples latencies must be seen
 	// before the gradient moves the limit; until then only AIMD does.
@@ -85,7 +88,7 @@ type AdaptiveConfig struct {
 	// Tolerance is how much slower than the minimum latency a window's
 	// average may be before the gradient lowers the limit: the gradient
 	// is Tolerance × minimum ÷ average, clamped to [0.5, 1]. Zero means
-	// DefaultTolerance (2); New refuses one below 1.
+	// DefaultTolerance (1.5, as Netflix's Gradient2); New refuses one below 1.
 	Tolerance float64
 	// Smoothing is the share of a gradient decrease applied at each
 	// window, in (0, 1]; zero means DefaultSmoothing (0.2).
@@ -117,7 +120,9 @@ type AdaptiveConfig struct {
 //     without one adds √limit, provided the attempts in flight reached
 //     half the limit (an idle limiter does not grow).
 //   - Gradient: once warm, a window of WindowSamples latencies or more is
-//     compared with the minimum window latency of the last LongWindow:
+//     compared with the dependency's unloaded latency — the least window
+//     average of the last LongWindow, or the baseline, a window measured
+//     with no more attempts in flight, if that is less:
 //     gradient = clamp(Tolerance × minimum ÷ average, 0.5, 1), and the
 //     limit moves towards limit × gradient + √limit, by Smoothing of the
 //     way when that is a decrease.
@@ -212,7 +217,7 @@ func NewAdaptive(c AdaptiveConfig) (*Adaptive, error) {
 	case c.Warmup < 0:
 		return nil, invalid(typ+"Warmup", c.Warmup, "0 (default 3) or more")
 	case !(c.Tolerance == 0 || c.Tolerance >= 1) || math.IsInf(c.Tolerance, 0):
-		return nil, invalid(typ+"Tolerance", c.Tolerance, "0 (default 2) or a finite number of at least 1")
+		return nil, invalid(typ+"Tolerance", c.Tolerance, "0 (default 1.5) or a finite number of at least 1")
 	case !(c.Smoothing >= 0 && c.Smoothing <= 1):
 		return nil, invalid(typ+"Smoothing", c.Smoothing, "in (0, 1] (0 means 0.2)")
 	case !(c.Decrease >= 0 && c.Decrease < 1):
@@ -454,10 +459,20 @@ func (a *Adaptive) ReleaseAt(now time.Time, latency time.Duration, overload bool
 	a.Release()
 }
 
-// sample adds one attempt to the window, and moves the limit if the window
-// is over.
+// sample adds one attempt to the window, after moving the limit if the
+// window it would have joined is over: a sample at or past the window's
+// end opens the next one.
 func (a *Adaptive) sample(now time.Time, latency time.Duration, overload bool) {
 	ns := unixNs(now)
+	switch from := a.wfrom.Load(); {
+	case from == neverNs:
+		a.wfrom.CompareAndSwap(neverNs, ns)
+	case ns-from >= int64(a.c.Window) && a.mu.TryLock(): // else the window goes on, or another caller is closing it
+		if a.wfrom.Load() == from { // nobody closed it between the load and the lock
+			a.close(ns)
+		}
+		a.mu.Unlock()
+	}
 	d := uint64(1)
 	if overload {
 		d += 1 << 32
@@ -469,18 +484,6 @@ func (a *Adaptive) sample(now time.Time, latency time.Duration, overload bool) {
 	if held := inUse(a.state.Load()); held > a.wpeak.Load() {
 		a.wpeak.Store(held) // a racy maximum is enough to tell idle from busy
 	}
-	from := a.wfrom.Load()
-	if from == neverNs {
-		a.wfrom.CompareAndSwap(neverNs, ns)
-		return
-	}
-	if ns-from < int64(a.c.Window) || !a.mu.TryLock() {
-		return // the window goes on, or another caller is closing it
-	}
-	if a.wfrom.Load() == from { // nobody closed it between the load and the lock
-		a.close(ns)
-	}
-	a.mu.Unlock()
 }
 
 // close ends the window at now and moves the limit; a.mu must be held.
