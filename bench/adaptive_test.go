@@ -51,6 +51,20 @@ func BenchmarkAdaptive(b *testing.B) {
 					return true
 				})
 			})
+			b.Run("recoil-adaptive-given", func(b *testing.B) {
+				// The times given, as the engine on virtual time (the
+				// simulator) gives them: the limiter's own cost, without
+				// the two clock reads.
+				a := limit.Must(limit.NewAdaptive(limit.AdaptiveConfig{Initial: adaptiveCapacity, Max: adaptiveCapacity}))
+				var ns atomic.Int64
+				hot(b, m.parallel, func() bool {
+					if !a.TryAcquire() {
+						return false
+					}
+					a.ReleaseAt(time.Unix(0, ns.Add(1000)), time.Millisecond, false)
+					return true
+				})
+			})
 			b.Run("failsafe-go", func(b *testing.B) {
 				l := adaptivelimiter.NewBuilder[any]().WithLimits(1, adaptiveCapacity, adaptiveCapacity).Build()
 				hot(b, m.parallel, func() bool {

@@ -177,7 +177,7 @@ type Adaptive struct {
 
 	c AdaptiveConfig // with defaults applied
 
-	shed, waited, timedOut, canceled, evicted atomic.Uint64
+	shed, waited, timedOut, canceled atomic.Uint64
 }
 
 // rankWaiter is one caller queued in AcquireAs.
