@@ -267,3 +267,59 @@ func TestAdaptiveConcurrent(t *testing.T) {
 		t.Errorf("Stats() = %+v after every goroutine returned", s)
 	}
 }
+
+// FuzzAdaptiveModel drives an Adaptive with a byte string of operations —
+// take a slot of some priority, give one back with a latency (overloaded
+// or not) at a later instant, or without — and checks after each that the
+// slots held are what a counter says, the limit stays in [Min, Max], and
+// no rank holds more than its ceiling allows it to take.
+func FuzzAdaptiveModel(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 4, 5, 6, 7, 8, 9})
+	f.Add([]byte{0, 0, 0, 0, 0x84, 0x84, 0x84, 0x84, 0xff, 0x10, 0x20})
+	f.Add([]byte{3, 3, 3, 0x41, 0x41, 0xc1, 0xc1, 2, 2, 0x81, 0x81, 0x81})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		a := Must(NewAdaptive(AdaptiveConfig{Initial: 4, Min: 2, Max: 8, Window: time.Second, WindowSamples: 2, Warmup: 1, Reserve: 0.25}))
+		now, held := t0, 0
+		for i, op := range ops {
+			switch op & 3 {
+			case 0, 1: // take a slot: bit 2 background, bit 3 a retry
+				p, retry := Priority(op>>2&1), op&8 != 0
+				ceil := a.Limit() // what this rank may fill: the limit, less the reserve for background
+				if p == Background {
+					share := 0.75
+					if retry {
+						share = 0.5
+					}
+					ceil = max(int(float64(ceil)*share), 1)
+				}
+				before := a.InUse()
+				got := a.TryAcquireAs(p, retry)
+				if got != (before < ceil) {
+					t.Fatalf("op %d: TryAcquireAs(%v, %v) = %v with %d held and a ceiling of %d", i, p, retry, got, before, ceil)
+				}
+				if got {
+					held++
+				}
+			case 2: // give one back with a latency
+				if held == 0 {
+					continue
+				}
+				now = now.Add(time.Duration(op>>2) * 50 * time.Millisecond)
+				a.ReleaseAt(now, time.Duration(1+op>>3)*20*time.Millisecond, op&4 != 0)
+				held--
+			case 3: // give one back without a sample
+				if held == 0 {
+					continue
+				}
+				a.Release()
+				held--
+			}
+			if a.InUse() != held {
+				t.Fatalf("op %d: InUse %d, want %d", i, a.InUse(), held)
+			}
+			if l := a.Limit(); l < 2 || l > 8 {
+				t.Fatalf("op %d: limit %d outside [2, 8]", i, l)
+			}
+		}
+	})
+}
