@@ -240,40 +240,53 @@ func converge(t *testing.T, newSlotter func() slotter) trace {
 	return tr
 }
 
-// TestAdaptiveConvergence runs recoil's adaptive limiter and failsafe-go's
-// adaptivelimiter, each with its defaults but an initial limit of 20 and
-// bounds of 1 and 1000, on the same trace (converge), and reports for each
-// phase the level the limit settled at (beside the knee), the time it took
-// to stay within ±10 % of it and its overshoot. It asserts only that
-// recoil's settles, below the bound, in each phase and ends lower after
-// the step; docs/benchmarks.md compares the two.
+// TestAdaptiveConvergence runs recoil's adaptive limiter (with its
+// defaults, and with a Tolerance of 1.1) and failsafe-go's
+// adaptivelimiter (with its defaults), each with an initial limit of 20
+// and bounds of 1 and 1000, on the same trace (converge), and reports for
+// each phase the level the limit settled at (beside the knee), the time it
+// took to stay within ±10 % of it and its overshoot. It pins the figures
+// docs/adaptive.md and docs/benchmarks.md give, within the few per cent
+// the scheduling of 200 goroutines moves them from run to run.
 func TestAdaptiveConvergence(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a two-minute run on virtual time")
 	}
+	type phase struct {
+		lo, hi   float64 // the level settled at, as a multiple of the knee
+		in       [2]int  // the seconds it took, at least and at most
+		overshot float64 // the most overshoot
+	}
 	runs := []struct {
-		name string
-		l    func() slotter
+		name        string
+		l           func() slotter
+		start, step phase
 	}{
 		{"recoil", func() slotter {
 			return recoilSlots{limit.Must(limit.NewAdaptive(limit.AdaptiveConfig{Initial: 20, Min: 1, Max: 1000}))}
-		}},
+		}, phase{1.65, 1.75, [2]int{6, 10}, 0.05}, phase{1.5, 1.65, [2]int{24, 32}, 0.45}},
 		{"recoil-tol1.1", func() slotter {
 			return recoilSlots{limit.Must(limit.NewAdaptive(limit.AdaptiveConfig{Initial: 20, Min: 1, Max: 1000, Tolerance: 1.1}))}
-		}},
+		}, phase{1.22, 1.34, [2]int{3, 8}, 0.05}, phase{0.6, 0.75, [2]int{32, 45}, 0.1}},
 		{"failsafe-go", func() slotter {
 			return failsafeSlots{adaptivelimiter.NewBuilder[any]().WithLimits(1, 1000, 20).Build()}
-		}},
+		}, phase{1.1, 1.25, [2]int{55, 60}, 0.15}, phase{2.0, 2.4, [2]int{28, 38}, 0.1}},
 	}
 	for _, r := range runs {
 		tr := converge(t, r.l)
-		l1, s1, o1 := tr.settle(0, 60)
-		l2, s2, o2 := tr.settle(60, 120)
-		t.Logf("%-14s start: %5.1f (%.2f× the knee of 40) in %2d s, overshoot %3.0f %% · step: %5.1f (%.2f× the knee of 20) in %2d s, overshoot %3.0f %%",
-			r.name, l1, l1/40, s1, 100*o1, l2, l2/20, s2, 100*o2)
-		t.Logf("%-14s limits %v", r.name, tr.limits)
-		if r.name == "recoil" && (s1 >= 50 || s2 >= 50 || l1 >= 1000 || l2 >= l1) {
-			t.Errorf("recoil: settled at %.1f in %d s, then at %.1f in %d s; want each within 50 s, below the bound, lower after the step", l1, s1, l2, s2)
+		for _, ph := range []struct {
+			name     string
+			from, to int
+			knee     float64
+			want     phase
+		}{{"start", 0, 60, 40, r.start}, {"step", 60, 120, 20, r.step}} {
+			level, in, over := tr.settle(ph.from, ph.to)
+			t.Logf("%-14s %-5s settled at %5.1f (%.2f× the knee of %.0f) in %2d s, overshoot %3.0f %%", r.name, ph.name, level, level/ph.knee, ph.knee, in, 100*over)
+			if x := level / ph.knee; x < ph.want.lo || x > ph.want.hi || in < ph.want.in[0] || in > ph.want.in[1] || over > ph.want.overshot {
+				t.Errorf("%s, %s: %.2f× the knee in %d s, overshoot %.2f; the docs say %.2f–%.2f× in %d–%d s, at most %.2f",
+					r.name, ph.name, x, in, over, ph.want.lo, ph.want.hi, ph.want.in[0], ph.want.in[1], ph.want.overshot)
+			}
 		}
+		t.Logf("%-14s limits %v", r.name, tr.limits)
 	}
 }
