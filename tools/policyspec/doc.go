@@ -55,7 +55,10 @@
 // throttle_cost, no_retry_increment); adaptive (k, window). A budget
 // mapping without a kind is a token bucket. Breaker settings:
 // consecutive_failures, open, failure_rate, window, min_requests,
-// max_probes, success_threshold.
+// max_probes, success_threshold. Limiter kinds: fixed (capacity,
+// max_queue, max_wait), the kind of a mapping without one; adaptive
+// (initial, min, max, max_queue, max_wait, window, window_samples,
+// long_window, warmup, tolerance, smoothing, decrease, reserve).
 //
 // overload_backoff left out is recoil's own (full jitter from 1 s), not
 // the backoff written above it: to use one schedule for both, write it
