@@ -33,6 +33,8 @@ func TestEngineImportsNoDriver(t *testing.T) {
 		// slices); no driver.
 		mod + "/internal/config": true,
 		mod + "/internal/window": true,
+		// The priority type the engine and the limiters share.
+		mod + "/internal/priority": true,
 	}
 	for _, pkg := range depcheck.Deps(t, ".") {
 		if !allowed[pkg] {

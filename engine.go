@@ -87,6 +87,7 @@ type Call struct {
 	prev     time.Duration
 	refused  time.Duration // the wait the call stopped over, if any
 	after    budget.Cause
+	began    [7]byte // when the attempt in flight began, if it is timed (see beginAttempt); in what was padding
 	// verdicts holds the last failure's verdict, verdicts[last], and room
 	// for the next attempt's, which Drive's driver writes in place: a
 	// Verdict is too large to live in registers, and each copy of one
@@ -228,7 +229,7 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 		c.admitted = true
 	}
 	if p.Limiter != nil && !c.held {
-		if !p.Limiter.TryAcquire() {
+		if !c.tryAcquire(c.attempts > 0) {
 			if block {
 				return stepAcquire
 			}
@@ -260,9 +261,14 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 	}
 	c.attempts++
 	c.inFlight = true
+	timed := p.timed()
+	if timed {
+		now = clock(now)
+		c.beginAttempt(now)
+	}
 	if p.Hedge != nil {
-		var at time.Time // read only for a Quantile, the one use of it
-		if p.Hedge.Quantile > 0 {
+		var at time.Time // read only for a Quantile or a latency-aware limiter or breaker
+		if p.Hedge.Quantile > 0 || timed {
 			now = clock(now)
 			at = now
 		}
@@ -278,20 +284,20 @@ func (c *Call) Success(now time.Time) { c.succeed(now, c.attempts) }
 // succeed is Success for attempt n.
 func (c *Call) succeed(now time.Time, n int) {
 	p := c.p
-	at := c.landed(n)
+	at, lat := c.landed(now, n, nil)
 	if c.budget != nil {
 		c.budget.RecordAt(now, budget.Outcome{Attempt: n, Result: budget.Success, After: c.after})
 	}
 	if p.Breaker != nil {
-		p.Breaker.RecordAt(now, breaker.Success)
+		recordOutcome(p.Breaker, now, breaker.Success, lat)
 	}
 	if c.route != nil {
-		c.route.record(now, n, budget.Success, breaker.Success, c.after)
+		c.route.record(now, n, budget.Success, breaker.Success, c.after, lat)
 		if !at.IsZero() {
 			p.Hedge.ObserveTarget(c.targetIndex(), clock(now).Sub(at))
 		}
 	} else if c.tgt != 0 {
-		p.Fallback.record(int(c.tgt)-1, now, n, budget.Success, breaker.Success, c.after)
+		p.Fallback.record(int(c.tgt)-1, now, n, budget.Success, breaker.Success, c.after, lat)
 	}
 	if p.OnAttempt != nil {
 		p.OnAttempt(c.context(), AttemptEvent{Attempt: n, Target: c.targetName()})
@@ -321,7 +327,7 @@ func (c *Call) fail(now time.Time, n int, err error, v *Verdict) (time.Duration,
 		c.route.resume()
 		c.tgt = 0
 	}
-	c.landed(n)
+	_, lat := c.landed(now, n, v)
 	if spare := &c.verdicts[c.last^1]; v != spare {
 		*spare = *v
 	}
@@ -331,11 +337,11 @@ func (c *Call) fail(now time.Time, n int, err error, v *Verdict) (time.Duration,
 		c.budget.RecordAt(now, budget.Outcome{Attempt: n, Result: budgetResult(v.Class), After: c.after})
 	}
 	if p.Breaker != nil {
-		p.Breaker.RecordAt(now, breakerOutcome(v.Class))
+		recordOutcome(p.Breaker, now, breakerOutcome(v.Class), lat)
 	}
 	behind := false // hedges in flight are left behind, whatever is decided
 	if c.route != nil {
-		c.route.record(now, n, budgetResult(v.Class), breakerOutcome(v.Class), c.after)
+		c.route.record(now, n, budgetResult(v.Class), breakerOutcome(v.Class), c.after, lat)
 		if c.inFlight {
 			// Hedges are in flight: a retryable failure waits for them;
 			// any other decision leaves them behind.
@@ -516,9 +522,9 @@ func (c *Call) Abort(now time.Time, cause error) {
 			p.Breaker.RecordAt(now, breaker.Ignored)
 		}
 		if c.route != nil {
-			c.route.record(now, c.attempts, budget.Ignored, breaker.Ignored, c.after)
+			c.route.record(now, c.attempts, budget.Ignored, breaker.Ignored, c.after, -1)
 		} else if c.tgt != 0 {
-			p.Fallback.record(int(c.tgt)-1, now, c.attempts, budget.Ignored, breaker.Ignored, c.after)
+			p.Fallback.record(int(c.tgt)-1, now, c.attempts, budget.Ignored, breaker.Ignored, c.after, -1)
 		}
 		if p.OnAttempt != nil {
 			// The attempt was sent: an observer counting attempts counts
@@ -593,10 +599,12 @@ func (c *Call) finish(now time.Time, r Reason, err error) {
 	}
 }
 
-// release gives back the limiter slot the attempt held.
+// release gives back the limiter slot the attempt held, with no latency:
+// the attempt never went, or was abandoned.
 func (c *Call) release() {
 	if c.held {
 		c.held = false
+		c.began = [7]byte{}
 		c.p.Limiter.Release()
 	}
 }
@@ -807,11 +815,11 @@ func (c *Call) admit(ctx context.Context) (StepKind, error) {
 // off with a context of its own, on the path where every slot is taken.
 func (c *Call) acquire(ctx context.Context) (late bool, err error) {
 	if !sooner(ctx, c.deadline) {
-		return false, c.p.Limiter.Acquire(ctx)
+		return false, c.acquireSlot(ctx)
 	}
 	qctx, cancel := context.WithDeadlineCause(ctx, c.deadline, ErrDeadline)
 	defer cancel()
-	err = c.p.Limiter.Acquire(qctx)
+	err = c.acquireSlot(qctx)
 	return err != nil && ctx.Err() == nil && qctx.Err() != nil, err
 }
 

@@ -486,10 +486,10 @@ func (r *route) admit(i int, now time.Time, k budget.Cause, hedge bool) string {
 }
 
 // record reports an attempt's outcome to its target's breaker and
-// allowance.
-func (r *route) record(now time.Time, n int, o budget.Result, b breaker.Outcome, after budget.Cause) {
+// allowance, with its latency (-1: not timed).
+func (r *route) record(now time.Time, n int, o budget.Result, b breaker.Outcome, after budget.Cause, lat time.Duration) {
 	if r.f != nil {
-		r.f.record(r.cur, now, n, o, b, after)
+		r.f.record(r.cur, now, n, o, b, after, lat)
 	}
 }
 
@@ -517,11 +517,12 @@ func (r *route) resume() {
 	r.take(0, 0)
 }
 
-// record reports attempt n's outcome to target i's breaker and allowance.
-func (f *Fallback) record(i int, now time.Time, n int, o budget.Result, b breaker.Outcome, after budget.Cause) {
+// record reports attempt n's outcome to target i's breaker (with the
+// attempt's latency lat, -1 when not timed) and allowance.
+func (f *Fallback) record(i int, now time.Time, n int, o budget.Result, b breaker.Outcome, after budget.Cause, lat time.Duration) {
 	t := &f.Targets[i]
 	if t.Breaker != nil {
-		t.Breaker.RecordAt(now, b)
+		recordOutcome(t.Breaker, now, b, lat)
 	}
 	if t.Allowance != nil {
 		t.Allowance.RecordAt(now, budget.Outcome{Attempt: n, Result: o, After: after})

@@ -175,7 +175,7 @@ func (c *Call) Hedge(now time.Time) (Step, bool) {
 	if !c.deadline.IsZero() && c.deadline.Sub(now) < p.minAttempt() {
 		return Step{}, false
 	}
-	if p.Limiter != nil && !p.Limiter.TryAcquire() {
+	if p.Limiter != nil && !c.tryAcquire(true) {
 		r.refused++
 		return Step{}, false
 	}
@@ -215,7 +215,7 @@ func (c *Call) Hedge(now time.Time) (Step, bool) {
 	c.attempts++
 	r.hedges++
 	at := now
-	if p.Hedge.Quantile <= 0 {
+	if p.Hedge.Quantile <= 0 && !p.timed() {
 		at = time.Time{}
 	}
 	r.flight = append(r.flight, flight{n: c.attempts, at: at})
@@ -248,14 +248,29 @@ func (c *Call) FailOf(now time.Time, n int, err error, v Verdict) Step {
 	return Step{Kind: StepDone, Err: c.final}
 }
 
-// landed takes attempt n out of those in flight and gives back a limiter
-// slot; it returns when n started, under a Hedge (zero otherwise).
-func (c *Call) landed(n int) (at time.Time) {
+// landed takes attempt n, which ended at now in v (nil: a success), out
+// of those in flight and gives back a limiter slot; it returns when n
+// started, under a Hedge (zero otherwise), and how long it ran when the
+// policy times attempts (-1 otherwise, and for a cancelled attempt).
+func (c *Call) landed(now time.Time, n int, v *Verdict) (at time.Time, lat time.Duration) {
+	lat = -1
+	timed := c.p.timed()
+	if timed {
+		now = clock(now)
+	}
+	sample := timed && (v == nil || c.p.class(v.Class) != ClassCanceled)
 	r := c.route
 	if r == nil || r.flight == nil {
-		c.release()
+		if sample {
+			lat = c.took(now)
+		}
+		if c.held {
+			c.held = false
+			c.giveBack(now, lat, v)
+		}
+		c.began = [7]byte{}
 		c.inFlight = false
-		return at
+		return at, lat
 	}
 	for i, f := range r.flight {
 		if f.n == n {
@@ -264,14 +279,23 @@ func (c *Call) landed(n int) (at time.Time) {
 			break
 		}
 	}
-	c.inFlight = len(r.flight) > 0
-	if r.extra > 0 {
-		r.extra--
-		c.p.Limiter.Release()
-	} else {
-		c.release()
+	if sample {
+		if !at.IsZero() {
+			lat = max(now.Sub(at), 0)
+		} else {
+			lat = c.took(now)
+		}
 	}
-	return at
+	c.inFlight = len(r.flight) > 0
+	switch {
+	case r.extra > 0:
+		r.extra--
+		c.giveBack(now, lat, v)
+	case c.held:
+		c.held = false
+		c.giveBack(now, lat, v)
+	}
+	return at, lat
 }
 
 // abandon gives up the attempts still in flight, for why: each counts for
@@ -293,7 +317,7 @@ func (c *Call) abandon(now time.Time, why string, cause error, r Reason) {
 		if p.Breaker != nil {
 			p.Breaker.RecordAt(now, breaker.Ignored)
 		}
-		ro.record(now, f.n, budget.Ignored, breaker.Ignored, c.after)
+		ro.record(now, f.n, budget.Ignored, breaker.Ignored, c.after, -1)
 		if p.OnAttempt != nil {
 			p.OnAttempt(c.context(), AttemptEvent{Attempt: f.n, Err: cause,
 				Verdict: Verdict{Class: ClassCanceled, Reason: why}, Reason: r, Target: c.targetName()})

@@ -7,6 +7,7 @@ import (
 	"github.com/recoil-go/recoil/backoff"
 	"github.com/recoil-go/recoil/breaker"
 	"github.com/recoil-go/recoil/budget"
+	"github.com/recoil-go/recoil/internal/priority"
 )
 
 // Defaults for a Policy's zero fields.
@@ -129,6 +130,74 @@ type Limiter interface {
 	Release()
 }
 
+// LatencyLimiter is a Limiter told each attempt's latency and whether the dependency signalled overload.
+//
+// The loop times an attempt only when the policy's Limiter or Breaker (or
+// a Fallback target's Breaker) asks for latencies, and then gives the slot
+// of an attempt that was answered back with ReleaseAt: now is when it
+// ended (zero: the current time), latency how long it ran, and overload
+// reports a throttled or overloaded verdict (429, 503, 529) or a timeout.
+// A slot taken for an attempt that never went, or one abandoned or
+// cancelled, goes back with Release: it says nothing about the
+// dependency. limit.Adaptive is one.
+type LatencyLimiter interface {
+	Limiter
+	ReleaseAt(now time.Time, latency time.Duration, overload bool)
+}
+
+// LatencyBreaker is a Breaker told each attempt's latency (for slow-call rates).
+//
+// The loop calls RecordLatencyAt in place of RecordAt for an attempt that
+// was answered (a success or a failure); an attempt that counts for
+// nothing (abandoned, cancelled, never sent) is recorded with RecordAt as
+// breaker.Ignored, as for any Breaker.
+type LatencyBreaker interface {
+	Breaker
+	RecordLatencyAt(now time.Time, o breaker.Outcome, latency time.Duration)
+}
+
+// Priority is how much a caller waits on a call: PriorityInteractive (the
+// zero value) or PriorityBackground. A PriorityLimiter queues and sheds by
+// it. A call takes its priority from its context (WithPriority), else from
+// its Policy's Priority field. It is the type limit.Priority is.
+type Priority = priority.Priority
+
+// The priorities of calls.
+const (
+	// PriorityInteractive is a call somebody is waiting on: a limiter that
+	// orders by priority serves it first and never sheds it while a
+	// background attempt is queued. The zero Priority.
+	PriorityInteractive = priority.Interactive
+	// PriorityBackground is work nobody is waiting on: it yields to
+	// interactive calls, and its retries are the first attempts shed.
+	PriorityBackground = priority.Background
+)
+
+// PriorityLimiter is a Limiter that queues and sheds by priority. The loop
+// takes a slot for each attempt with TryAcquireAs, then (for a driver that
+// can block) AcquireAs, passing the call's Priority and whether the
+// attempt is a retry or a hedge (retry) rather than the call's first, so a
+// background call's retry can be the first thing shed. A plain Limiter
+// keeps working: the loop calls TryAcquire and Acquire. limit.Adaptive is
+// one.
+type PriorityLimiter interface {
+	Limiter
+	TryAcquireAs(p Priority, retry bool) bool
+	AcquireAs(ctx context.Context, p Priority, retry bool) error
+}
+
+type priorityKey struct{}
+
+// WithPriority returns a context whose calls have priority p, whatever
+// their Policy's Priority says: a handler serving a person marks its
+// context PriorityInteractive, a batch worker PriorityBackground, and
+// every call Drive runs under it (Do, the HTTP Transport, the gRPC
+// interceptors) passes it to a PriorityLimiter. A driver on virtual time
+// (the simulator) has no context: it uses the Policy's.
+func WithPriority(ctx context.Context, p Priority) context.Context {
+	return context.WithValue(ctx, priorityKey{}, p)
+}
+
 // Policy says when to retry, how long to wait, and when to stop. Its zero
 // fields mean the documented defaults, so the zero Policy is a safe policy:
 // built-in classification, at most 3 attempts, full jitter from 100 ms,
@@ -169,6 +238,11 @@ type Policy struct {
 	// Unknown is the class of failures no rule classifies; zero means
 	// ClassTransient.
 	Unknown Class
+	// Priority is the priority of calls through the policy whose context
+	// names none (WithPriority), for a Limiter that orders by it
+	// (PriorityLimiter); the zero value is PriorityInteractive. Background
+	// sets PriorityBackground.
+	Priority Priority
 	// Classify, if set, is asked first about every failed attempt, in every
 	// driver; a zero Verdict falls through to the driver's own classifier
 	// (the HTTP Transport's status table, say) and then to the built-in
@@ -184,7 +258,8 @@ type Policy struct {
 	// none (package breaker has one: give each dependency its own).
 	Breaker Breaker
 	// Limiter caps concurrent attempts; nil means none (package limit has
-	// one).
+	// one: limit.Limiter for a fixed capacity, limit.Adaptive for one
+	// that follows the dependency).
 	Limiter Limiter
 	// Fallback, if set, is the ordered list of targets the call's attempts
 	// go to, and the rule for when a call leaves one for the next (a
@@ -276,8 +351,11 @@ func Interactive() *Policy {
 // and a strict budget — a token bucket of 20 tokens (room for one call's five
 // retries) that refills at half the default ratio, so retries stop sooner
 // under a sustained fault (shed the retry on paths nobody is waiting on).
+// Its calls are PriorityBackground: a limiter that orders by priority
+// serves interactive calls first and sheds these first.
 func Background() *Policy {
 	return &Policy{
+		Priority:        PriorityBackground,
 		MaxAttempts:     6,
 		Backoff:         backoff.FullJitter{Base: time.Second, Max: time.Minute},
 		OverloadBackoff: backoff.FullJitter{Base: 5 * time.Second, Max: 5 * time.Minute},

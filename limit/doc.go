@@ -36,6 +36,18 @@
 //	}
 //	defer g.Release("/v1/draft")
 //
+// An Adaptive limiter has the same guarantees, but its capacity is a
+// limit it measures rather than a number you chose: AIMD on overload
+// signals (429, 503, 529, timeouts) and a gradient over a windowed minimum
+// latency move it between Min and Max, and its queue is ordered by
+// priority, so interactive attempts go first and a background retry is
+// shed first. Time and latency are arguments (ReleaseAt), so it runs on
+// virtual time. See docs/adaptive.md, and when a fixed Capacity is the
+// better choice.
+//
+//	a := limit.Must(limit.NewAdaptive(limit.AdaptiveConfig{Min: 2, Max: 200}))
+//	p := &recoil.Policy{Limiter: a} // the loop calls ReleaseAt with each attempt's latency
+//
 // Errors are sentinels; test them with errors.Is. ErrKeyFull matches ErrFull
 // as well. New and NewGroup return an error for a configuration out of range
 // (a *ConfigError wrapping ErrConfig, listing the field); Must turns it into

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
+	"time"
 
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/limit"
@@ -100,4 +102,65 @@ func ExampleNew_error() {
 	// Output:
 	// true true
 	// limit: invalid configuration: Config.Capacity = -1: want 0 to 2147483647
+}
+
+// An Adaptive limiter driven by hand on a clock of its own. A window
+// closes when an attempt ends a second or more after it opened, and moves
+// the limit: a fifth lower for a window with an overload signal in it, √limit
+// higher for a window of busy, healthy traffic.
+func ExampleAdaptive() {
+	a := limit.Must(limit.NewAdaptive(limit.AdaptiveConfig{Initial: 10}))
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for s, timeouts := range []bool{true, true, true, false, false, false} {
+		n := 0
+		for a.TryAcquire() { // fill the limit
+			n++
+		}
+		now = now.Add(time.Second)
+		for range n {
+			latency := time.Second
+			if timeouts {
+				latency = 10 * time.Second
+			}
+			a.ReleaseAt(now, latency, timeouts)
+		}
+		fmt.Printf("second %d, timeouts %v: limit %d\n", s+1, timeouts, a.Limit())
+	}
+	// Output:
+	// second 1, timeouts true: limit 10
+	// second 2, timeouts true: limit 8
+	// second 3, timeouts true: limit 6
+	// second 4, timeouts false: limit 5
+	// second 5, timeouts false: limit 7
+	// second 6, timeouts false: limit 10
+}
+
+func ExampleNewAdaptive() {
+	_, err := limit.NewAdaptive(limit.AdaptiveConfig{Min: 50, Max: 10})
+	fmt.Println(err)
+	var ce *limit.ConfigError
+	fmt.Println(errors.Is(err, limit.ErrConfig), errors.As(err, &ce) && ce.Field == "AdaptiveConfig.Min")
+	// Output:
+	// limit: invalid configuration: AdaptiveConfig.Min = 50: want at most Max
+	// true true
+}
+
+// With the queue full, an interactive caller takes the place of the newest
+// background waiter, which is shed.
+func ExampleAdaptive_AcquireAs() {
+	a := limit.Must(limit.NewAdaptive(limit.AdaptiveConfig{Initial: 1, Max: 1, MaxQueue: 1}))
+	a.TryAcquire() // the one slot is held
+	shed := make(chan error)
+	go func() { shed <- a.AcquireAs(context.Background(), limit.Background, true) }()
+	for a.Queued() == 0 {
+		runtime.Gosched()
+	}
+	got := make(chan error)
+	go func() { got <- a.AcquireAs(context.Background(), limit.Interactive, false) }()
+	fmt.Println("background retry:", <-shed)
+	a.Release() // the slot passes to the interactive caller
+	fmt.Println("interactive:", <-got)
+	// Output:
+	// background retry: limit: full, shed
+	// interactive: <nil>
 }

@@ -37,7 +37,7 @@ type ConfigError = config.Error
 // a programming error:
 //
 //	var lim = limit.Must(limit.New(limit.Config{Capacity: 24}))
-func Must[T *Limiter | *Group](l T, err error) T { return config.Must(l, err) }
+func Must[T *Limiter | *Group | *Adaptive](l T, err error) T { return config.Must(l, err) }
 
 // DefaultCapacity is the Capacity used when Config.Capacity (or
 // GroupConfig.Capacity) is zero. It is the worker pool of the service in

@@ -242,8 +242,106 @@ func Instrument(p *recoil.Policy, observe func(context.Context, recoil.Summary),
 	p.Observe = Chain(p.Observe, observe)
 	p.OnAttempt = Chain(p.OnAttempt, onAttempt)
 	if p.Limiter != nil {
-		p.Limiter = limiter(p.Limiter)
+		p.Limiter = Keep(p.Limiter, limiter)
 	}
+}
+
+// Keep returns l wrapped by wrap (an adapter's queue-wait recorder) and
+// still what l was besides a Limiter: a recoil.LatencyLimiter is still told
+// each attempt's latency, and a recoil.PriorityLimiter still queues by
+// priority — its waits recorded by the wrapper's Acquire, which is handed
+// the priority in its context. A wrapper that hid them would leave an
+// adaptive limiter without the latencies it moves by, and the engine would
+// not time attempts for a plain one either.
+func Keep(l recoil.Limiter, wrap func(recoil.Limiter) recoil.Limiter) recoil.Limiter {
+	ll, lat := l.(recoil.LatencyLimiter)
+	pl, pri := l.(recoil.PriorityLimiter)
+	if !lat && !pri {
+		return wrap(l)
+	}
+	k := kept{ll: ll, pl: pl}
+	if pri {
+		k.Limiter = wrap(ranked{pl})
+	} else {
+		k.Limiter = wrap(l)
+	}
+	switch {
+	case lat && pri:
+		return &keptBoth{k}
+	case lat:
+		return &keptLatency{k}
+	}
+	return &keptPriority{k}
+}
+
+// kept is a wrapped limiter and the optional interfaces of the limiter it
+// wraps.
+type kept struct {
+	recoil.Limiter // the wrapper: TryAcquire, Acquire (recorded), Release
+	ll             recoil.LatencyLimiter
+	pl             recoil.PriorityLimiter
+}
+
+func (k *kept) releaseAt(now time.Time, latency time.Duration, overload bool) {
+	k.ll.ReleaseAt(now, latency, overload)
+}
+
+func (k *kept) tryAcquireAs(p recoil.Priority, retry bool) bool { return k.pl.TryAcquireAs(p, retry) }
+
+// acquireAs waits through the wrapper, so the wait is recorded, with the
+// priority in the context for ranked to pass on.
+func (k *kept) acquireAs(ctx context.Context, p recoil.Priority, retry bool) error {
+	return k.Limiter.Acquire(context.WithValue(ctx, rankKey{}, rank{p, retry}))
+}
+
+type keptLatency struct{ kept }
+
+func (k *keptLatency) ReleaseAt(now time.Time, latency time.Duration, overload bool) {
+	k.releaseAt(now, latency, overload)
+}
+
+type keptPriority struct{ kept }
+
+func (k *keptPriority) TryAcquireAs(p recoil.Priority, retry bool) bool {
+	return k.tryAcquireAs(p, retry)
+}
+func (k *keptPriority) AcquireAs(ctx context.Context, p recoil.Priority, retry bool) error {
+	return k.acquireAs(ctx, p, retry)
+}
+
+type keptBoth struct{ kept }
+
+func (k *keptBoth) ReleaseAt(now time.Time, latency time.Duration, overload bool) {
+	k.releaseAt(now, latency, overload)
+}
+func (k *keptBoth) TryAcquireAs(p recoil.Priority, retry bool) bool {
+	return k.tryAcquireAs(p, retry)
+}
+func (k *keptBoth) AcquireAs(ctx context.Context, p recoil.Priority, retry bool) error {
+	return k.acquireAs(ctx, p, retry)
+}
+
+// rankKey carries an attempt's priority from kept.acquireAs, through the
+// wrapper's Acquire, to ranked.
+type rankKey struct{}
+
+type rank struct {
+	p     recoil.Priority
+	retry bool
+}
+
+// ranked is a PriorityLimiter as a plain Limiter whose Acquire takes the
+// priority from its context (the interactive first attempt's when there is
+// none), for a wrapper that knows only Acquire.
+type ranked struct{ pl recoil.PriorityLimiter }
+
+func (r ranked) TryAcquire() bool { return r.pl.TryAcquire() }
+func (r ranked) Release()         { r.pl.Release() }
+func (r ranked) Acquire(ctx context.Context) error {
+	if k, ok := ctx.Value(rankKey{}).(rank); ok {
+		return r.pl.AcquireAs(ctx, k.p, k.retry)
+	}
+	return r.pl.Acquire(ctx)
 }
 
 // Limiter is a recoil.Limiter that times each Acquire, the only place the

@@ -55,6 +55,10 @@ func (s *Spec) Build(p *recoil.Policy, rnd *rand.Rand) {
 	if s.Limit > 0 {
 		p.Limiter = limit.Must(limit.New(limit.Config{Capacity: s.Limit})) // checked: 0 ≤ Limit
 	}
+	if s.Limiter != nil {
+		p.Limiter = s.Limiter.New()
+	}
+	p.Priority = priority(s.Priority)
 	if s.Fallback != nil {
 		p.Fallback = s.Fallback.New()
 	}

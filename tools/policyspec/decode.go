@@ -80,6 +80,8 @@ func Decode(file string, n *yaml.Node, path string) (Spec, error) {
 			*p, err = decodeMapping[Budget](d, n, path, renamedBudget)
 		case **Breaker:
 			*p, err = decodeBreaker(d, n, path)
+		case **Limiter:
+			*p, err = decodeMapping[Limiter](d, n, path, nil)
 		case **Fallback:
 			*p, err = decodeFallback(d, n, path)
 		case **Hedge:

@@ -33,6 +33,8 @@
 //	budget: {kind: token-bucket, max_tokens: 10, token_ratio: 0.1}      # or none, default
 //	breaker: {consecutive_failures: 5, open: 1s}                        # or none, default
 //	limit: 24                    # attempts in flight at once; 0 means no cap
+//	limiter: {kind: adaptive, min: 2, max: 200}  # or {capacity: 24, max_queue: 48, max_wait: 2s}; instead of limit
+//	priority: background         # or interactive (the default): for a limiter that orders by priority
 //	classify: default            # or retry-everything, timeouts
 //	hop: 2                       # the hop protocol's retries for the whole call tree
 //	idle_timeout: 15s            # HTTP only: a body that delivers nothing this long fails
@@ -53,7 +55,10 @@
 // throttle_cost, no_retry_increment); adaptive (k, window). A budget
 // mapping without a kind is a token bucket. Breaker settings:
 // consecutive_failures, open, failure_rate, window, min_requests,
-// max_probes, success_threshold.
+// max_probes, success_threshold. Limiter kinds: fixed (capacity,
+// max_queue, max_wait), the kind of a mapping without one; adaptive
+// (initial, min, max, max_queue, max_wait, window, window_samples,
+// long_window, warmup, tolerance, smoothing, decrease, reserve).
 //
 // overload_backoff left out is recoil's own (full jitter from 1 s), not
 // the backoff written above it: to use one schedule for both, write it

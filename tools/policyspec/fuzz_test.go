@@ -22,6 +22,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("attempts: 3\nbackoff: {kind: full, base: 1s, cap: 2s}\n"))
 	f.Add([]byte("fallback:\n  targets:\n    - primary\n    - {name: b, upstream: p-b, max_context: 8000, breaker: {open: 1s}}\n  cooldown: 5s\n"))
 	f.Add([]byte("fallback: {targets: [a, b], retries: per-target}\nhedge: {delay: 100ms, quantile: 0.95, max_hedges: 2}\n"))
+	f.Add([]byte("limiter: {kind: adaptive, initial: 10, min: 2, max: 200, window: 500ms, long_window: 2m, tolerance: 1.5, reserve: 0.1}\npriority: background\n"))
+	f.Add([]byte("limiter: {capacity: 8, max_queue: 16, max_wait: 2s}\n"))
+	f.Add([]byte("limiter: adaptive\n"))
 	for _, name := range Presets() {
 		f.Add([]byte("preset: " + name + "\n"))
 	}

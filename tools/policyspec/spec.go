@@ -69,7 +69,16 @@ type Spec struct {
 	// Limit caps the attempts in flight through one instance of the policy
 	// (a limit.Limiter with no queue: an attempt that finds it full is shed
 	// and the call stops with recoil.ReasonLimit). Zero means no cap.
+	// Limiter says the same with more to say (a queue, an adaptive limit);
+	// a spec sets one or the other.
 	Limit int `yaml:"limit" json:"limit,omitempty"`
+	// Limiter is the concurrency limiter, fixed or adaptive; nil means
+	// Limit's, or none.
+	Limiter *Limiter `yaml:"limiter" json:"limiter,omitempty"`
+	// Priority is the calls' priority for a limiter that orders by it
+	// (recoil.Policy.Priority): PriorityInteractive (or empty) or
+	// PriorityBackground.
+	Priority string `yaml:"priority" json:"priority,omitempty"`
 	// Classify is how failures are classified: ClassifyDefault (or empty),
 	// ClassifyRetryEverything or ClassifyTimeouts.
 	Classify string `yaml:"classify" json:"classify,omitempty"`
@@ -264,6 +273,12 @@ func (s *Spec) check(c *strictyaml.Checker) {
 	if s.Limit < 0 {
 		c.Errorf(p, "limit", "must not be negative (0 means no cap)")
 	}
+	if s.Limit != 0 && s.Limiter != nil {
+		c.Errorf(p, "limiter", "the policy sets limit as well: write one (limit: n is limiter: {capacity: n})")
+	}
+	if s.Priority != "" && !slices.Contains(priorities, s.Priority) {
+		c.Errorf(p, "priority", "%s", notOneOf("a priority", s.Priority, priorities, nil))
+	}
 	if s.Hop < 0 || s.Hop > 1000 {
 		c.Errorf(p, "hop", "the edge budget must be in [0, 1000]")
 	}
@@ -281,6 +296,9 @@ func (s *Spec) check(c *strictyaml.Checker) {
 	}
 	if s.Breaker != nil {
 		s.Breaker.check(c, at(p, "breaker", s.Breaker.Pos))
+	}
+	if s.Limiter != nil {
+		s.Limiter.check(c, at(p, "limiter", s.Limiter.Pos))
 	}
 	if s.Fallback != nil {
 		s.Fallback.check(c, at(p, "fallback", s.Fallback.Pos))

@@ -284,6 +284,9 @@ func (w *world) end(ci int32, ok bool, reason recoil.Reason) {
 		return
 	}
 	cl := &w.clients[c.client]
+	if ok {
+		w.nodes[cl.target].m.iDone++ // the time series covers the warmup too
+	}
 	if c.closed && !ok && !cl.resubmit.zero() {
 		// The app begins the call again later; it is one call, still open.
 		if c.counted {

@@ -91,7 +91,7 @@ type nodeMetrics struct {
 	busy, queue              level
 	maxQueue                 int
 	wait                     hist.Hist
-	iArr, iThr, iOK          int64
+	iArr, iThr, iOK, iDone   int64
 	series                   []Sample
 }
 

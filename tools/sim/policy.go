@@ -16,7 +16,7 @@ type simSpec struct{ *PolicySpec }
 // stateless reports whether every instance of the policy behaves alike,
 // so one can serve many callers: no budget and no breaker state.
 func (ps simSpec) stateless() bool {
-	return ps.Budget != nil && ps.Budget.Kind == policyspec.BudgetNone && ps.Breaker == nil && ps.Limit == 0 &&
+	return ps.Budget != nil && ps.Budget.Kind == policyspec.BudgetNone && ps.Breaker == nil && ps.Limit == 0 && ps.Limiter == nil &&
 		ps.Fallback == nil && ps.Hedge == nil // a chain's cool-downs, a hedge's latencies
 }
 

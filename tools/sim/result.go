@@ -150,6 +150,10 @@ type Sample struct {
 	Arrivals  int64
 	Throttled int64
 	Succeeded int64
+	// Delivered counts the calls of clients aiming at the service that
+	// ended in success in the interval: the callers' goodput, where
+	// Succeeded counts the answers, those given to nobody included.
+	Delivered int64
 	Queue     int
 	Busy      int
 }
@@ -169,14 +173,14 @@ func (r *Result) WriteCSV(w io.Writer) error {
 	if r.SweepPath != "" {
 		sweep = r.SweepPath
 	}
-	_ = cw.Write([]string{"policy", sweep, "service", "t_s", "dt_s", "arrivals", "throttled", "succeeded", "queue", "busy"})
+	_ = cw.Write([]string{"policy", sweep, "service", "t_s", "dt_s", "arrivals", "throttled", "succeeded", "queue", "busy", "delivered"})
 	for _, run := range r.Runs {
 		for _, s := range run.Services {
 			for _, p := range s.Series {
 				_ = cw.Write([]string{run.Policy, run.SweepValue, s.Name,
 					ffloat(p.T.Seconds(), 3), ffloat(p.Dt.Seconds(), 3),
 					strconv.FormatInt(p.Arrivals, 10), strconv.FormatInt(p.Throttled, 10), strconv.FormatInt(p.Succeeded, 10),
-					strconv.Itoa(p.Queue), strconv.Itoa(p.Busy)})
+					strconv.Itoa(p.Queue), strconv.Itoa(p.Busy), strconv.FormatInt(p.Delivered, 10)})
 			}
 		}
 	}

@@ -29,8 +29,8 @@ func (w *world) takeSample() {
 		if k := len(m.series); k > 0 {
 			dt = now - int64(m.series[k-1].T)
 		}
-		m.series = append(m.series, Sample{T: time.Duration(now), Dt: time.Duration(dt), Arrivals: m.iArr, Throttled: m.iThr, Succeeded: m.iOK, Queue: n.q.size, Busy: n.busy})
-		m.iArr, m.iThr, m.iOK = 0, 0, 0
+		m.series = append(m.series, Sample{T: time.Duration(now), Dt: time.Duration(dt), Arrivals: m.iArr, Throttled: m.iThr, Succeeded: m.iOK, Delivered: m.iDone, Queue: n.q.size, Busy: n.busy})
+		m.iArr, m.iThr, m.iOK, m.iDone = 0, 0, 0, 0
 		if len(m.series) >= maxSamples {
 			m.series = decimate(m.series)
 		}
@@ -48,7 +48,7 @@ func decimate(s []Sample) []Sample {
 	out := s[:0]
 	for i := 0; i+1 < len(s); i += 2 {
 		a, b := s[i], s[i+1]
-		out = append(out, Sample{T: b.T, Dt: a.Dt + b.Dt, Arrivals: a.Arrivals + b.Arrivals, Throttled: a.Throttled + b.Throttled, Succeeded: a.Succeeded + b.Succeeded, Queue: b.Queue, Busy: b.Busy})
+		out = append(out, Sample{T: b.T, Dt: a.Dt + b.Dt, Arrivals: a.Arrivals + b.Arrivals, Throttled: a.Throttled + b.Throttled, Succeeded: a.Succeeded + b.Succeeded, Delivered: a.Delivered + b.Delivered, Queue: b.Queue, Busy: b.Busy})
 	}
 	if len(s)%2 == 1 {
 		out = append(out, s[len(s)-1])
