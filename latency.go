@@ -27,20 +27,33 @@ func (p *Policy) timed() bool {
 }
 
 func (p *Policy) wantsLatency() bool {
-	if _, ok := p.Limiter.(LatencyLimiter); ok {
-		return true
-	}
-	if _, ok := p.Breaker.(LatencyBreaker); ok {
+	if wants(p.Limiter) || wants(p.Breaker) {
 		return true
 	}
 	if f := p.Fallback; f != nil {
 		for i := range f.Targets {
-			if _, ok := f.Targets[i].Breaker.(LatencyBreaker); ok {
+			if wants(f.Targets[i].Breaker) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// wants reports whether a limiter or breaker takes latencies
+// (LatencyLimiter, LatencyBreaker) and, if it says (a WantsLatency
+// method, as breaker.Breaker's, true only with a SlowCallThreshold),
+// wants them now.
+func wants(x any) bool {
+	switch x.(type) {
+	case LatencyLimiter, LatencyBreaker:
+	default:
+		return false
+	}
+	if w, ok := x.(interface{ WantsLatency() bool }); ok {
+		return w.WantsLatency()
+	}
+	return true
 }
 
 // begin records that the attempt in flight began at now. It is kept in

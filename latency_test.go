@@ -284,3 +284,39 @@ func TestAdaptiveThroughDo(t *testing.T) {
 		}
 	})
 }
+
+// TestSlowCallBreakerThroughDo: a breaker.Breaker with a SlowCallThreshold
+// hears each attempt's latency from the loop, and opens on slow successes;
+// one without a threshold is not timed and stays closed.
+func TestSlowCallBreakerThroughDo(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings breaker.Settings
+		open     bool
+	}{
+		{"slow-call rate", breaker.Settings{ConsecutiveFailures: -1, SlowCallRate: 0.5, SlowCallThreshold: time.Second, MinRequests: 4, Window: time.Minute}, true},
+		{"no threshold", breaker.Settings{ConsecutiveFailures: -1, FailureRate: 0.5, MinRequests: 4, Window: time.Minute}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				b := breaker.Must(breaker.New(tc.settings))
+				if got := b.WantsLatency(); got != tc.open {
+					t.Errorf("WantsLatency() = %v, want %v", got, tc.open)
+				}
+				p := &recoil.Policy{Breaker: b, Budget: recoil.NoBudget}
+				for range 4 {
+					if err := recoil.Do(t.Context(), p, func(context.Context) error {
+						time.Sleep(2 * time.Second) // slow, and a success
+						return nil
+					}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				err := recoil.Do(t.Context(), p, func(context.Context) error { return nil })
+				if open := err != nil; open != tc.open {
+					t.Errorf("after 4 slow successes: Do = %v; want the breaker open: %v", err, tc.open)
+				}
+			})
+		})
+	}
+}

@@ -435,6 +435,11 @@ func (b *Breaker) RecordAt(now time.Time, o Outcome) {
 //go:noinline
 func (b *Breaker) recordSlow(now time.Time, o Outcome) { b.record(now, o, false) }
 
+// WantsLatency reports whether the breaker judges latencies: whether it
+// has a SlowCallThreshold. A recoil.Policy times its attempts only for a
+// breaker that does, so a breaker without one costs no clock reading.
+func (b *Breaker) WantsLatency() bool { return b.slowAfter > 0 }
+
 // RecordLatencyAt is RecordAt for an attempt that took latency: with a
 // SlowCallThreshold, an attempt slower than it (strictly) is a slow call
 // as well as its outcome, whether it succeeded or failed. Closed, a slow
@@ -443,7 +448,8 @@ func (b *Breaker) recordSlow(now time.Time, o Outcome) { b.record(now, o, false)
 // failed one does (a dependency still slow has not recovered); open, it
 // is dropped like any outcome. Without a SlowCallThreshold, or for an
 // Ignored outcome, it is RecordAt. A recoil.Policy calls it for every
-// attempt when its Breaker has it, with the attempt's latency.
+// attempt when its Breaker has it and WantsLatency says so, with the
+// attempt's latency.
 func (b *Breaker) RecordLatencyAt(now time.Time, o Outcome, latency time.Duration) {
 	if b.slowAfter == 0 || latency <= b.slowAfter {
 		b.RecordAt(now, o)
