@@ -212,3 +212,40 @@ func TestHedgeCutsTheSlowTail(t *testing.T) {
 		t.Errorf("hedged run: %d hedges, %d of %d calls ok", hedgedRes.Hedges, hedgedRes.OK, hedgedRes.Calls)
 	}
 }
+
+// TestAdaptiveLimitFindsTheKnee drives the shipped knee gateway (50 ms
+// answers up to 16 in flight, longer beyond) with 64 callers through the
+// shipped adaptive limiter: the limit settles near the knee, where the
+// callers alone would hold 64 in flight.
+func TestAdaptiveLimitFindsTheKnee(t *testing.T) {
+	p, err := LoadPolicy(filepath.Join("testdata", "adaptive.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	synctest.Test(t, func(t *testing.T) {
+		g, base, tr := serveInBubble(t, timeline(t, "knee.yaml"))
+		res, err := Run(context.Background(), Config{
+			URL: base + "/v1/messages", Callers: 64, Duration: time.Minute, MaxRequests: MaxLogicalRequests,
+			Policy: p, Base: tr,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%d calls, %d ok, goodput %.1f/s, p50 %v; gateway peak in flight %d; limit %s",
+			res.Calls, res.OK, res.Goodput(), res.Latency.P50, g.Stats().PeakInFlight, res.LimitSummary())
+		if len(res.Limits) < 100 {
+			t.Fatalf("%d limit samples in a minute, want one per 200 ms window", len(res.Limits))
+		}
+		half := res.Limits[len(res.Limits)/2:]
+		sum := 0
+		for _, s := range half {
+			sum += s.Limit
+		}
+		if mean := float64(sum) / float64(len(half)); mean < 0.8*16 || mean > 2*16 {
+			t.Errorf("mean limit over the second half %.1f, want near the knee of 16 (12.8 to 32)", mean)
+		}
+		if res.Failed > 0 {
+			t.Errorf("%d calls failed: a limiter that queues should fail none", res.Failed)
+		}
+	})
+}

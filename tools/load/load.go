@@ -55,6 +55,7 @@ type run struct {
 	hedges, refusedHedges, wasted int64
 	targets                       map[string]*TargetCount // by name, under a Fallback
 	order                         []string                // the chain's order
+	limits                        []LimitSample           // an adaptive limiter's limit over time
 }
 
 // outcome is how a logical request ended.
@@ -129,6 +130,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	stopProgress := make(chan struct{})
 	if cfg.Progress != nil {
 		progress.Go(func() { r.report(stopProgress) })
+	}
+	if l, ok := limitOf(cfg.Policy.Policy); ok {
+		progress.Go(func() { r.sampleLimit(l, stopProgress) })
 	}
 	var jobs sync.WaitGroup
 	if cfg.Rate > 0 {

@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/recoilhttp"
 	"github.com/recoil-go/recoil/tools/internal/hist"
 	"github.com/recoil-go/recoil/tools/internal/textfmt"
@@ -101,10 +102,93 @@ type Result struct {
 	// another had answered: work done for nobody.
 	Hedges, RefusedHedges, Wasted int64
 
+	// Limits is, under a policy whose Limiter moves its limit (an adaptive
+	// limiter: limit.Adaptive), the limit and the slots in use sampled
+	// every Window over the run; nil under any other.
+	Limits []LimitSample
+
 	// Stopped says what ended the run before every call was done: one of
 	// StoppedMaxRequests, StoppedDuration, StoppedCanceled; empty if none
 	// did.
 	Stopped string
+}
+
+// LimitSample is an adaptive limiter's state at one moment of a run.
+type LimitSample struct {
+	// At is when, since the run began.
+	At time.Duration
+	// Limit is the limiter's limit then, and InUse the slots held.
+	Limit, InUse int
+}
+
+// LimitSummary says in words how an adaptive limiter's limit moved over
+// the run: where it began and ended, and its range and mean over the
+// second half ("20 at the start, 18 at the end; 16–21, mean 18.2, over the
+// second half"); empty without samples.
+func (r *Result) LimitSummary() string {
+	if len(r.Limits) == 0 {
+		return ""
+	}
+	first, last := r.Limits[0], r.Limits[len(r.Limits)-1]
+	half := r.Limits[len(r.Limits)/2:]
+	lo, hi, sum := half[0].Limit, half[0].Limit, 0
+	for _, s := range half {
+		lo, hi, sum = min(lo, s.Limit), max(hi, s.Limit), sum+s.Limit
+	}
+	return fmt.Sprintf("%d at the start, %d at the end; %d–%d, mean %.1f, over the second half",
+		first.Limit, last.Limit, lo, hi, float64(sum)/float64(len(half)))
+}
+
+// maxLimitSamples bounds Result.Limits: a run longer than that many
+// windows is sampled less often.
+const maxLimitSamples = 5000
+
+// adaptiveLimiter is a limiter whose limit moves (limit.Adaptive).
+type adaptiveLimiter interface {
+	Limit() int
+	InUse() int
+}
+
+// LimitMoves reports whether p's limiter moves its limit (an adaptive
+// limiter), so that a run samples it into Result.Limits.
+func LimitMoves(p Policy) bool {
+	_, ok := limitOf(p.Policy)
+	return ok
+}
+
+// limitOf returns p's limiter when its limit moves.
+func limitOf(p *recoil.Policy) (adaptiveLimiter, bool) {
+	if p == nil || p.Limiter == nil {
+		return nil, false
+	}
+	l, ok := p.Limiter.(adaptiveLimiter)
+	return l, ok
+}
+
+// sampleLimit records l's limit every Window (or less often, for a run
+// of more than maxLimitSamples windows) until stop is closed.
+func (r *run) sampleLimit(l adaptiveLimiter, stop <-chan struct{}) {
+	every := max(r.cfg.Window, r.cfg.Duration/maxLimitSamples)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	sample := func() {
+		s := LimitSample{At: time.Since(r.start), Limit: l.Limit(), InUse: l.InUse()}
+		r.mu.Lock()
+		if len(r.limits) < maxLimitSamples+1 {
+			r.limits = append(r.limits, s)
+		}
+		r.mu.Unlock()
+	}
+	sample()
+	for {
+		select {
+		case <-stop:
+			sample()
+			return
+		case <-t.C:
+			sample()
+		}
+	}
 }
 
 // TargetCount is what a run's logical requests did with one target of a
@@ -236,6 +320,9 @@ func WriteNotes(w io.Writer, results ...*Result) error {
 		if r.Hedges > 0 || r.RefusedHedges > 0 {
 			parts = append(parts, fmt.Sprintf("hedges: %d started, %d refused, %d attempts answered for nobody", r.Hedges, r.RefusedHedges, r.Wasted))
 		}
+		if len(r.Limits) > 0 {
+			parts = append(parts, "adaptive limit: "+r.LimitSummary())
+		}
 		if r.Stopped != "" {
 			parts = append(parts, "stopped early: "+r.Stopped)
 		}
@@ -276,6 +363,15 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	for _, t := range r.Targets {
 		targets = append(targets, target{t.Name, t.Attempts, t.Ended, t.Left})
 	}
+	type limitJSON struct {
+		AtMS  float64 `json:"at_ms"`
+		Limit int     `json:"limit"`
+		InUse int     `json:"in_use"`
+	}
+	var limits []limitJSON
+	for _, l := range r.Limits {
+		limits = append(limits, limitJSON{textfmt.Millis(l.At), l.Limit, l.InUse})
+	}
 	var all *float64
 	if r.AllOK {
 		v := textfmt.Millis(r.AllOKAt)
@@ -315,13 +411,14 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		Hedges        int64            `json:"hedges"`
 		RefusedHedges int64            `json:"refused_hedges"`
 		Wasted        int64            `json:"wasted"`
+		Limits        []limitJSON      `json:"limits,omitempty"`
 		Stopped       string           `json:"stopped,omitempty"`
 	}{
 		r.Policy, r.URL, r.Callers, r.Rate, r.UntilAccepted, r.NoIdempotencyKey, r.Seed,
 		r.Calls, r.OK, r.Failed, r.Unfinished, r.Resubmitted, r.Requests, r.Accepted, r.Attempts, r.PerCall(),
 		r.Stops, statuses, r.TransportErrors, r.FirstTransportError, textfmt.Millis(r.Window), r.Peak, textfmt.Millis(r.PeakAt), r.AllOK, all,
 		lat{r.Latency.Count, textfmt.Millis(r.Latency.P50), textfmt.Millis(r.Latency.P90), textfmt.Millis(r.Latency.P99), textfmt.Millis(r.Latency.Max)},
-		r.Goodput(), textfmt.Millis(r.Elapsed), r.MaxCallAttempts, targets, r.Hedges, r.RefusedHedges, r.Wasted, r.Stopped,
+		r.Goodput(), textfmt.Millis(r.Elapsed), r.MaxCallAttempts, targets, r.Hedges, r.RefusedHedges, r.Wasted, limits, r.Stopped,
 	})
 }
 
@@ -441,6 +538,7 @@ func (r *run) result(elapsed time.Duration) *Result {
 	}
 	res.Latency = percentiles(&r.latencies)
 	res.MaxCallAttempts = r.maxAttempts
+	res.Limits = r.limits
 	res.Hedges, res.RefusedHedges, res.Wasted = r.hedges, r.refusedHedges, r.wasted
 	for _, n := range r.order {
 		res.Targets = append(res.Targets, *r.targets[n])

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,7 +59,9 @@ after -requests logical requests or -duration, whichever comes first.`,
   recoil load -url http://127.0.0.1:8080/v1/messages -rate 50 -duration 30s -body '{"model":"m"}' -json
   recoil load -url https://api.example.com/health -policy-file patient.yaml -requests 100
   recoil load -url http://127.0.0.1:8080/primary/v1/messages -body '{"model":"m"}' -callers 8 -duration 14s \
-      -policy-file fallback-chain.yaml -upstream primary=http://127.0.0.1:8080/primary -upstream backup=http://127.0.0.1:8080/backup`,
+      -policy-file fallback-chain.yaml -upstream primary=http://127.0.0.1:8080/primary -upstream backup=http://127.0.0.1:8080/backup
+  recoil load -url http://127.0.0.1:8080/v1/messages -callers 64 -duration 60s -requests 1000000 \
+      -policy-file adaptive.yaml -chart limit.svg -knee 16`,
 	notes: `
 The -policy presets: immediate retries every 20 ms whatever failed, up to
 1000 attempts; wrapper is a five-attempt wrapper retrying anything that is
@@ -108,6 +111,11 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	chartOut, format, knee, err := o.checkChart(cfg)
+	if err != nil {
+		return err
+	}
+	o.chart, o.chartFormat, o.knee = chartOut, format, knee
 	if *o.metricsAddr != "" {
 		stop, err := serveLoadMetrics(*o.metricsAddr, cfg.Policy, stderr)
 		if err != nil {
@@ -127,6 +135,7 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // loadOptions are recoil load's flags.
 type loadOptions struct {
 	target, policy, policyFile, method, body, bodyFile, metricsAddr *string
+	chartPath, kneeOf                                               *string
 	callers, requests                                               *int
 	rate                                                            *float64
 	until, asJSON, gwStats, keys                                    *bool
@@ -134,6 +143,38 @@ type loadOptions struct {
 	seed                                                            *uint64
 	header                                                          headerFlags
 	upstreams                                                       upstreamFlags
+
+	chart       *output // -chart, checked before the run
+	chartFormat string
+	knee        int
+}
+
+// checkChart checks -chart and -knee before the run: a chart needs a
+// limiter whose limit moves, and a file that can be written.
+func (o *loadOptions) checkChart(cfg load.Config) (*output, string, int, error) {
+	knee := 0
+	if *o.kneeOf != "" {
+		n, err := strconv.Atoi(*o.kneeOf)
+		if err != nil || n < 1 {
+			return nil, "", 0, usagef("-knee %s: want a whole number of requests in flight, 1 or more", *o.kneeOf)
+		}
+		if *o.chartPath == "" {
+			return nil, "", 0, usagef("-knee is drawn on the chart; give -chart too")
+		}
+		knee = n
+	}
+	if *o.chartPath == "" {
+		return nil, "", 0, nil
+	}
+	if !load.LimitMoves(cfg.Policy) {
+		return nil, "", 0, usagef("-chart %s: draws an adaptive limiter's limit, and policy %s has none (limiter: adaptive in a policy file)", *o.chartPath, cfg.Policy.Name)
+	}
+	format, err := chartFormat("-chart", *o.chartPath)
+	if err != nil {
+		return nil, "", 0, err
+	}
+	out, err := checkOutput("-chart", *o.chartPath)
+	return out, format, knee, err
 }
 
 // newLoadFlags defines recoil load's flags.
@@ -154,6 +195,8 @@ func newLoadFlags(stdout io.Writer) (*flags, *loadOptions) {
 	o.body = fs.String("body", "", "request body")
 	o.bodyFile = fs.String("body-file", "", fmt.Sprintf("read the request body from `file` (at most %d MiB)", load.MaxBody>>20))
 	fs.Var(o.header, "header", "a request header `Name: value`; repeatable")
+	o.chartPath = fs.String("chart", "", "draw an adaptive limiter's limit over the run, and the attempts in flight, to `file` (.svg or .png); the policy's limiter must be adaptive")
+	o.kneeOf = fs.String("knee", "", "with -chart, draw this `N` as the knee: the concurrency past which the dependency only slows (a gateway's latency.knee)")
 	fs.Var(o.upstreams, "upstream", "the base URL of an upstream the policy's fallback targets name: `NAME=URL`, e.g. backup=http://127.0.0.1:8080/backup; repeatable")
 	o.window = fs.Duration("window", tally.DefaultWindow, fmt.Sprintf("span the peak is counted over, %v to %v", tally.MinWindow, tally.MaxWindow))
 	o.seed = fs.Uint64("seed", 1, "seed for jitter and arrivals")
@@ -252,6 +295,9 @@ func (o *loadOptions) run(ctx context.Context, cfg load.Config, stdout, stderr i
 		}
 	}
 	if err := writeLoad(stdout, res, counted, chargesDuring(before, counted), *o.asJSON, interrupted); err != nil {
+		return err
+	}
+	if err := o.chart.write(func(w io.Writer) error { return limitChart(res, o.knee).WriteTo(w, o.chartFormat) }); err != nil {
 		return err
 	}
 	switch {

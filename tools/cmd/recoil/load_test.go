@@ -122,6 +122,26 @@ func TestLoadCommandFallback(t *testing.T) {
 	}
 }
 
+// TestLoadCommandChart draws the adaptive limiter's limit over a short run.
+func TestLoadCommandChart(t *testing.T) {
+	gwNoLeaks(t)
+	_, url := loadGateway(t, gateway.Config{})
+	out := filepath.Join(t.TempDir(), "limit.svg")
+	var stdout bytes.Buffer
+	err := runLoad(context.Background(), []string{"-url", url + "/x", "-callers", "4", "-requests", "40",
+		"-policy-file", filepath.Join("..", "..", "load", "testdata", "adaptive.yaml"), "-chart", out, "-knee", "16"}, &stdout, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "adaptive limit: 4 at the start") {
+		t.Errorf("output lacks the limit's summary:\n%s", stdout.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil || !bytes.Contains(b, []byte("<svg")) || !bytes.Contains(b, []byte("knee (16)")) {
+		t.Errorf("chart: %v, %.200q", err, b)
+	}
+}
+
 func TestLoadCommandTable(t *testing.T) {
 	gwNoLeaks(t)
 	_, url := loadGateway(t, gateway.Config{})
@@ -162,6 +182,7 @@ func TestLoadCommandUsage(t *testing.T) {
 	}
 	u := []string{"-url", "http://127.0.0.1:1/x"}
 	chain := filepath.Join("..", "..", "load", "testdata", "fallback-chain.yaml")
+	adaptive := filepath.Join("..", "..", "load", "testdata", "adaptive.yaml")
 	tests := []struct {
 		args []string
 		want string
@@ -201,6 +222,12 @@ func TestLoadCommandUsage(t *testing.T) {
 		{append(u, "-window", "0s"), "-window 0s: must be 1ms to 1m0s"},
 		{append(u, "-callers", "2", "-rate", "5"), "-callers and -rate: give one"},
 		{append(u, "-rate", "5", "-pause", "1s"), "-pause is how long a caller waits before trying again; open-loop arrivals (-rate) try again only with -until-accepted"},
+		// The adaptive limit's chart.
+		{append(u, "-knee", "0"), "-knee 0: want a whole number of requests in flight, 1 or more"},
+		{append(u, "-knee", "5"), "-knee is drawn on the chart; give -chart too"},
+		{append(u, "-chart", filepath.Join(dir, "l.svg")), "draws an adaptive limiter's limit, and policy default has none"},
+		{append(u, "-policy-file", adaptive, "-chart", filepath.Join(dir, "l.txt")), "-chart"},
+		{append(u, "-policy-file", adaptive, "-chart", filepath.Join(dir, "none", "l.svg")), "does not exist"},
 		// A fallback chain's upstreams.
 		{append(u, "-upstream", "x"), `"x": want NAME=URL`},
 		{append(u, "-upstream", "a=http://x", "-upstream", "a=http://y"), "upstream a is given twice"},
