@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/hop"
 )
 
@@ -67,6 +68,16 @@ type Server struct {
 	// Pushback is the wait a refused first attempt is told to take before
 	// its retry; zero means DefaultPushback, negative tells it not to retry.
 	Pushback time.Duration
+	// Limiter, if set, is asked for a slot for every call the checks above
+	// let through, without waiting, and the call holds it until its
+	// handler returns; a call it has no slot for is refused as over
+	// MaxConcurrent. A retry is ranked as one for a limiter that orders by
+	// priority (limit.Adaptive sheds retries first), and a limiter that
+	// moves its limit is told each call's time and whether it ended in
+	// overload (RESOURCE_EXHAUSTED, UNAVAILABLE, DEADLINE_EXCEEDED): with
+	// limit.NewAdaptive the server finds its own concurrency, as Envoy's
+	// adaptive concurrency filter does.
+	Limiter recoil.Limiter
 	// Shed, if set, is asked for every retry (attempt number above 1) with
 	// the incoming context and the full method name; true refuses it.
 	// SetShedding refuses every retry.
@@ -96,12 +107,13 @@ func (s *Server) Unary(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 		_ = grpc.SetTrailer(ctx, refusal(err))
 		return nil, err
 	}
-	defer end()
-	resp, err := handler(ctx, req)
+	var herr error
+	defer func() { end(herr) }()
+	resp, herr := handler(ctx, req)
 	if n := acct.Spent(); n > 0 {
 		_ = grpc.SetTrailer(ctx, spentMD(n))
 	}
-	return resp, err
+	return resp, herr
 }
 
 // Stream is a grpc.StreamServerInterceptor.
@@ -111,7 +123,7 @@ func (s *Server) Stream(srv any, ss grpc.ServerStream, info *grpc.StreamServerIn
 		ss.SetTrailer(refusal(err))
 		return err
 	}
-	defer end()
+	defer func() { end(err) }()
 	err = handler(srv, &serverStream{ServerStream: ss, ctx: ctx})
 	if n := acct.Spent(); n > 0 {
 		ss.SetTrailer(spentMD(n))
@@ -159,7 +171,7 @@ func spentMD(n int) metadata.MD {
 // begin admits a call or refuses it, and gives its handler a context with
 // the account and the caller's deadline; end must be called when it is
 // served.
-func (s *Server) begin(ctx context.Context, method string) (context.Context, *hop.Account, func(), error) {
+func (s *Server) begin(ctx context.Context, method string) (context.Context, *hop.Account, func(error), error) {
 	md, _ := metadata.FromIncomingContext(ctx)
 	in, _ := hop.ParseRequest(hop.Metadata(md)) // malformed fields read as absent
 	attempt := in.Attempt
@@ -168,14 +180,25 @@ func (s *Server) begin(ctx context.Context, method string) (context.Context, *ho
 	}
 	s.hist.Observe(attempt)
 	n := s.inFlight.Add(1)
-	release := func() { s.inFlight.Add(-1) }
+	release := func(error) { s.inFlight.Add(-1) }
 	if err := s.admit(ctx, method, attempt, int(n)); err != nil {
-		release()
+		release(nil)
 		return ctx, nil, nil, err
+	}
+	if s.Limiter != nil {
+		if !tryAcquire(s.Limiter, attempt > 1) {
+			release(nil)
+			return ctx, nil, nil, s.overLimit()
+		}
+		start := time.Now()
+		release = func(err error) {
+			s.inFlight.Add(-1)
+			giveBack(s.Limiter, start, err)
+		}
 	}
 	left, hasDeadline := in.TimeLeft(s.Margin)
 	if hasDeadline && left <= 0 {
-		release()
+		release(status.Error(codes.DeadlineExceeded, ""))
 		return ctx, nil, nil, status.Error(codes.DeadlineExceeded, "recoilgrpc: the caller's deadline leaves no time to serve the call")
 	}
 	budget := in.AccountBudget(s.Budget, s.TrustIncoming)
@@ -193,7 +216,49 @@ func (s *Server) begin(ctx context.Context, method string) (context.Context, *ho
 		return ctx, acct, release, nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, left)
-	return ctx, acct, func() { cancel(); release() }, nil
+	return ctx, acct, func(err error) { cancel(); release(err) }, nil
+}
+
+// tryAcquire takes a slot of l for a call, ranked as a retry when it is
+// one, for a limiter that orders by priority.
+func tryAcquire(l recoil.Limiter, retry bool) bool {
+	if pl, ok := l.(recoil.PriorityLimiter); ok {
+		return pl.TryAcquireAs(recoil.PriorityInteractive, retry)
+	}
+	return l.TryAcquire()
+}
+
+// giveBack returns a call's slot, with how long it was served and whether
+// it ended in overload (RESOURCE_EXHAUSTED, UNAVAILABLE or
+// DEADLINE_EXCEEDED) for a limiter that moves its limit by them.
+func giveBack(l recoil.Limiter, start time.Time, err error) {
+	if ll, ok := l.(recoil.LatencyLimiter); ok {
+		now := time.Now()
+		switch status.Code(err) {
+		case codes.Canceled:
+			l.Release() // the caller left: a sample of nothing
+		case codes.ResourceExhausted, codes.Unavailable, codes.DeadlineExceeded:
+			ll.ReleaseAt(now, now.Sub(start), true)
+		default:
+			ll.ReleaseAt(now, now.Sub(start), false)
+		}
+		return
+	}
+	l.Release()
+}
+
+// overLimit is the refusal of a call the Limiter has no slot for: as over
+// MaxConcurrent, UNAVAILABLE with the server's pushback.
+func (s *Server) overLimit() error {
+	p := s.Pushback
+	if p == 0 {
+		p = DefaultPushback
+	}
+	ms := "-1"
+	if p > 0 {
+		ms = strconv.FormatInt(p.Milliseconds(), 10)
+	}
+	return &shedError{st: status.New(codes.Unavailable, "recoilgrpc: over the concurrency limit"), pushback: ms, noRetry: p < 0}
 }
 
 // admit refuses a retry when shedding or over the retry threshold, and any
@@ -209,15 +274,7 @@ func (s *Server) admit(ctx context.Context, method string, attempt, n int) error
 		}
 	}
 	if s.MaxConcurrent > 0 && n > s.MaxConcurrent {
-		p := s.Pushback
-		if p == 0 {
-			p = DefaultPushback
-		}
-		ms := "-1"
-		if p > 0 {
-			ms = strconv.FormatInt(p.Milliseconds(), 10)
-		}
-		return &shedError{st: status.New(codes.Unavailable, "recoilgrpc: over the concurrency limit"), pushback: ms, noRetry: p < 0}
+		return s.overLimit()
 	}
 	return nil
 }
