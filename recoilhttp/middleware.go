@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/hop"
 )
 
@@ -49,6 +50,15 @@ type MiddlewareConfig struct {
 	// Shed, if set, is asked for every retry (attempt number above 1); true
 	// refuses it. SetShedding refuses every retry.
 	Shed func(*http.Request) bool
+	// Limiter, if set, is asked for a slot for every request the checks
+	// above let through, without waiting, and the request holds it until
+	// the handler returns; a request it has no slot for is refused 503
+	// with Retry-After: 1. A retry is ranked as one for a limiter that
+	// orders by priority (limit.Adaptive sheds retries first), and a
+	// limiter that moves its limit is told each request's time and
+	// whether its answer was an overload (429, 503, 504, 529): with
+	// limit.NewAdaptive the service finds its own concurrency.
+	Limiter recoil.Limiter
 }
 
 // NewMiddleware returns a Middleware in front of next.
@@ -96,6 +106,17 @@ func (m *Middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// figures on, never the client's.
 		hop.Request{Budget: budget, HasBudget: true, Deadline: left, HasDeadline: hasDeadline}.ReplaceHeader(r.Header)
 	}
+	if l := m.cfg.Limiter; l != nil {
+		if !takeSlot(l, attempt > 1) {
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, "over the concurrency limit", http.StatusServiceUnavailable)
+			return
+		}
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w}
+		w = sw
+		defer func() { returnSlot(l, start, sw.status) }()
+	}
 	acct := hop.NewAccount(budget)
 	ctx := hop.WithAccount(r.Context(), acct)
 	if hasDeadline {
@@ -107,6 +128,63 @@ func (m *Middleware) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	m.next.ServeHTTP(sw, r.WithContext(ctx))
 	sw.writeSpent() // a handler that wrote nothing still reports
 }
+
+// takeSlot takes a slot of l for a request, ranked as a retry when it is
+// one, for a limiter that orders by priority.
+func takeSlot(l recoil.Limiter, retry bool) bool {
+	if pl, ok := l.(recoil.PriorityLimiter); ok {
+		return pl.TryAcquireAs(recoil.PriorityInteractive, retry)
+	}
+	return l.TryAcquire()
+}
+
+// returnSlot gives a request's slot back, with its time and whether its
+// status was an overload, for a limiter that moves its limit by them.
+func returnSlot(l recoil.Limiter, start time.Time, status int) {
+	ll, ok := l.(recoil.LatencyLimiter)
+	if !ok {
+		l.Release()
+		return
+	}
+	now := time.Now()
+	switch status {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusGatewayTimeout, 529:
+		ll.ReleaseAt(now, now.Sub(start), true)
+	default:
+		ll.ReleaseAt(now, now.Sub(start), false)
+	}
+}
+
+// statusWriter remembers the status a handler answered with (200 if it
+// wrote without one).
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush lets streaming handlers flush through it.
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // spentWriter adds Recoil-Retries-Spent to the response as its header goes out.
 type spentWriter struct {
