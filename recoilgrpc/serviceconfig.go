@@ -124,17 +124,17 @@ type retryThrottling struct {
 //     and the next; "0s" or unset sends them all at once
 //     (ZeroHedgingDelay);
 //   - nonFatalStatusCodes: the policy's Classify, Classify with that set:
-//     a non-fatal code is retryable, so the call waits for the attempts
-//     still in flight and, when none is, sends the next at once (Backoff
-//     and OverloadBackoff are backoff.None, as A6 shortcuts the delay);
-//     any other code is permanent and ends the call, cancelling the
-//     others. Unset or empty, every code is fatal (as grpc-java reads it).
+//     a non-fatal code is retryable, so the next hedge goes at once,
+//     shortcutting its delay, whether or not other attempts are still in
+//     flight (Backoff and OverloadBackoff are backoff.None, as A6
+//     shortcuts the delay); any other code is permanent and ends the
+//     call, cancelling the others. Unset or empty, every code is fatal (as
+//     grpc-java reads it).
 //
-// It differs from A6 in two details: a non-fatal failure while other
-// attempts are in flight waits for them rather than send the next hedge
-// early, and a server's pushback says when the next retry goes, not the
-// next hedge (a pushback that says not to retry ends the call, as a fatal
-// code does). Hedge only methods safe to run twice at once, as A6 says.
+// It differs from A6 in one detail: a server's pushback says when the next
+// retry goes, not the next hedge (a pushback that says not to retry ends
+// the call, as a fatal code does). Hedge only methods safe to run twice at
+// once, as A6 says.
 //
 // A method the config gives neither policy gets a policy of one attempt.
 // A malformed config, or one gRPC would reject (maxAttempts below 2, a
