@@ -71,11 +71,6 @@ type loopWalker struct {
 	exits    []state
 }
 
-func sameCond(a, b cond) bool {
-	return a.expr == b.expr && a.tag == b.tag && a.neg == b.neg && a.key == b.key && a.isCase == b.isCase &&
-		len(a.values) == len(b.values) && (len(a.values) == 0 || a.values[0] == b.values[0])
-}
-
 func merge(base state, outs []state) state {
 	if len(outs) == 1 {
 		return outs[0]

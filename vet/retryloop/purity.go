@@ -2,7 +2,6 @@ package retryloop
 
 import (
 	"go/ast"
-	"go/token"
 	"go/types"
 )
 
@@ -317,5 +316,3 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 	}
 	return r
 }
-
-var _ = token.NoPos
