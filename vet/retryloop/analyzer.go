@@ -6,6 +6,7 @@ import (
 	"go/build"
 	"go/token"
 	"go/types"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -45,6 +46,15 @@ comment on the line of a finding or the line above silences it.`,
 	URL:       "https://github.com/recoil-go/recoil/blob/main/docs/vet.md",
 	Run:       run,
 	FactTypes: []analysis.Fact{new(FuncFact)},
+}
+
+// testFiles is the -testfiles flag: check _test.go files too. Off by
+// default: a test sleeping inside testing/synctest's fake clock, or a test
+// waiting for its own server to listen, is not a retry storm.
+var testFiles bool
+
+func init() {
+	Analyzer.Flags.BoolVar(&testFiles, "testfiles", false, "check _test.go files too (their sleeps and loops are usually fake clocks and readiness probes)")
 }
 
 // FuncFact is what the analyzer learns about a function that other
@@ -154,7 +164,15 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	c.summarize()
+	if inModCache(pass) {
+		// A downloaded dependency: go vet analyses it for its facts only
+		// and never shows its diagnostics, so do not look for any.
+		return nil, nil
+	}
 	for _, f := range pass.Files {
+		if !testFiles && strings.HasSuffix(pass.Fset.File(f.Pos()).Name(), "_test.go") {
+			continue
+		}
 		c.file(f)
 	}
 	c.report()
@@ -173,6 +191,24 @@ func isStd(pass *analysis.Pass) bool {
 	}
 	name := pass.Fset.File(pass.Files[0].Pos()).Name()
 	return strings.HasPrefix(filepath.ToSlash(name), filepath.ToSlash(filepath.Join(root, "src"))+"/")
+}
+
+// inModCache reports whether pass is checking a package in the module
+// cache (a downloaded dependency, not the user's code).
+func inModCache(pass *analysis.Pass) bool {
+	cache := os.Getenv("GOMODCACHE")
+	if cache == "" {
+		gopath := filepath.SplitList(build.Default.GOPATH)
+		if len(gopath) == 0 || gopath[0] == "" {
+			return false
+		}
+		cache = filepath.Join(gopath[0], "pkg", "mod")
+	}
+	if len(pass.Files) == 0 {
+		return false
+	}
+	name := pass.Fset.File(pass.Files[0].Pos()).Name()
+	return strings.HasPrefix(filepath.ToSlash(name), filepath.ToSlash(cache)+"/")
 }
 
 // summarize computes each of the package's functions' FuncFact, to a fixed
