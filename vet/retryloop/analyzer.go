@@ -121,6 +121,7 @@ type checker struct {
 	findings []finding
 	seen     map[string]bool
 	bare     map[*ast.CallExpr]bool
+	detached map[*types.Var]bool
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -139,9 +140,11 @@ func run(pass *analysis.Pass) (any, error) {
 		purities: map[*types.Func]purity{},
 		seen:     map[string]bool{},
 		bare:     map[*ast.CallExpr]bool{},
+		detached: map[*types.Var]bool{},
 	}
 	for _, f := range pass.Files {
 		c.findBare(f)
+		c.findDetached(f)
 		for _, d := range f.Decls {
 			switch d := d.(type) {
 			case *ast.FuncDecl:
@@ -244,8 +247,13 @@ func (c *checker) summarize() {
 func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 	s := &FuncFact{}
 	var jit []purity
+	sync := syncLits(d.Body)
 	ast.Inspect(d.Body, func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.GoStmt:
+			return false // a goroutine's waits and calls are not the caller's
+		case *ast.FuncLit:
+			return sync[n] // a callback's are not either, unless called at once
 		case *ast.BasicLit:
 			if n.Kind == token.STRING && strings.Contains(strings.ToLower(n.Value), "retry-after") {
 				s.RetryAfter = true

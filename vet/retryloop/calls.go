@@ -275,7 +275,7 @@ func (c *checker) ctxName(pos token.Pos) string {
 				continue
 			}
 			v, ok := s.Lookup(name).(*types.Var)
-			if !ok || !isContext(v.Type()) || v.Pos() >= pos {
+			if !ok || !isContext(v.Type()) || v.Pos() >= pos || c.detached[v] {
 				continue
 			}
 			if v.Pos() > bestPos {
@@ -287,4 +287,84 @@ func (c *checker) ctxName(pos token.Pos) string {
 		}
 	}
 	return ""
+}
+
+// findDetached fills c.detached: context variables every assignment of
+// which starts from context.Background() or context.TODO() — a context the
+// function made for itself (a dial timeout), not its caller's.
+func (c *checker) findDetached(f *ast.File) {
+	rooted := map[*types.Var]int{} // assignments from Background/TODO
+	all := map[*types.Var]int{}
+	note := func(lhs ast.Expr, rhs ast.Expr) {
+		id, ok := lhs.(*ast.Ident)
+		if !ok {
+			return
+		}
+		v, _ := c.info.Defs[id].(*types.Var)
+		if v == nil {
+			v, _ = c.info.Uses[id].(*types.Var)
+		}
+		if v == nil || !isContext(v.Type()) {
+			return
+		}
+		all[v]++
+		if rhs != nil && c.fromBackground(rhs, v, 0) {
+			rooted[v]++
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				var r ast.Expr
+				if len(n.Rhs) == len(n.Lhs) {
+					r = n.Rhs[i]
+				} else if len(n.Rhs) == 1 && i == 0 {
+					r = n.Rhs[0] // ctx, cancel := context.WithTimeout(…)
+				}
+				note(l, r)
+			}
+		case *ast.ValueSpec:
+			for i, name := range n.Names {
+				var r ast.Expr
+				if len(n.Values) == len(n.Names) {
+					r = n.Values[i]
+				} else if len(n.Values) == 1 && i == 0 {
+					r = n.Values[0]
+				}
+				note(name, r)
+			}
+		}
+		return true
+	})
+	for v, n := range all {
+		if rooted[v] == n {
+			c.detached[v] = true
+		}
+	}
+}
+
+// fromBackground reports whether e is context.Background() or
+// context.TODO(), or derives from one (or from self, the variable being
+// assigned: ctx, cancel = context.WithTimeout(ctx, d)) through
+// context.WithX.
+func (c *checker) fromBackground(e ast.Expr, self *types.Var, depth int) bool {
+	if depth > 4 {
+		return false
+	}
+	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
+		return depth > 0 && c.info.Uses[id] == self
+	}
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	fn := c.callee(call)
+	switch {
+	case isFunc(fn, "context", "Background", "TODO"):
+		return true
+	case funcPath(fn) == "context" && strings.HasPrefix(fn.Name(), "With") && len(call.Args) > 0:
+		return c.fromBackground(call.Args[0], self, depth+1)
+	}
+	return false
 }

@@ -46,8 +46,21 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	var waits []loopCall
 	readsRA, delegated := false, false
 	for _, n := range scan {
+		sync := syncLits(n)
 		ast.Inspect(n, func(n ast.Node) bool {
 			switch n := n.(type) {
+			case *ast.GoStmt:
+				return false
+			case *ast.FuncLit:
+				// A function literal called at once is part of the loop's
+				// body; one passed on (a callback, recoil.Do's op) is
+				// looked at only for its remote calls.
+				if !sync[n] {
+					if r := c.remoteIn(n); r != nil && remote == remoteNone {
+						remote, remoteCall = r.kind, r.call
+					}
+					return false
+				}
 			case *ast.BasicLit:
 				if n.Kind == token.STRING && strings.Contains(strings.ToLower(n.Value), "retry-after") {
 					readsRA = true
@@ -238,6 +251,10 @@ func (c *checker) deafWaits(b *ast.BlockStmt, fc funcCtx) {
 		switch n := n.(type) {
 		case *ast.FuncLit:
 			return false
+		case *ast.GoStmt:
+			if _, lit := n.Call.Fun.(*ast.FuncLit); !lit {
+				return false // go helper(): the caller does not wait
+			}
 		case *ast.ExprStmt:
 			if call, ok := n.X.(*ast.CallExpr); ok {
 				stmtOf[call] = n
@@ -350,4 +367,44 @@ func (c *checker) zero(t types.Type) (string, bool) {
 		return types.TypeString(t, types.RelativeTo(c.pass.Pkg)) + "{}", true
 	}
 	return "", false
+}
+
+// syncLits returns the function literals under n that are called where
+// they stand: func() { … }().
+func syncLits(n ast.Node) map[*ast.FuncLit]bool {
+	m := map[*ast.FuncLit]bool{}
+	ast.Inspect(n, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok {
+			if lit, ok := ast.Unparen(call.Fun).(*ast.FuncLit); ok {
+				m[lit] = true
+			}
+		}
+		return true
+	})
+	return m
+}
+
+type remoteAt struct {
+	kind int
+	call *ast.CallExpr
+}
+
+// remoteIn returns the first remote call inside n (goroutines excluded).
+func (c *checker) remoteIn(n ast.Node) *remoteAt {
+	var r *remoteAt
+	ast.Inspect(n, func(n ast.Node) bool {
+		if r != nil {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			return false
+		case *ast.CallExpr:
+			if k := c.remoteKind(n); k != remoteNone {
+				r = &remoteAt{k, n}
+			}
+		}
+		return true
+	})
+	return r
 }

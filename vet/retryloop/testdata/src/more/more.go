@@ -254,3 +254,52 @@ func reconnectForever(addr string, serve func(*http.Response)) {
 		serve(resp)
 	}
 }
+
+// case: flag nojitter unbounded
+func detachedDialContext(dial func(context.Context) error) {
+	// A context made here for one attempt's timeout is not the caller's:
+	// the sleep is not deaf to anyone. The fixed period is still a herd,
+	// and nothing but success ends it.
+	for { // want `unbounded: retry loop has no bound`
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := dial(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		time.Sleep(time.Second) // want `nojitter: this wait`
+	}
+}
+
+// case: flag deafwait
+func sleepInGoroutine(ctx context.Context, c *http.Client, req *http.Request) (*http.Response, error) {
+	// The goroutine's sleep is not the loop's wait (the loop never retries),
+	// but it is deaf to ctx.
+	for i := 0; i < 3; i++ {
+		resp, err := c.Do(req)
+		if err == nil && resp.StatusCode == http.StatusOK {
+			return resp, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		go func() {
+			time.Sleep(time.Second) // want `deafwait: time\.Sleep ignores ctx`
+		}()
+		return nil, fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil, errors.New("gave up")
+}
+
+// reloadLater sleeps in a goroutine: its caller does not wait.
+func reloadLater() {
+	go func() {
+		time.Sleep(time.Second)
+	}()
+}
+
+// case: clean
+func callsReloadLater(ctx context.Context) {
+	// Not deaf: reloadLater returns at once.
+	reloadLater()
+}

@@ -6,8 +6,10 @@ import (
 	"time"
 )
 
-func TestSleep(t *testing.T) {
-	ctx := context.Background()
+func settle(ctx context.Context) {
 	time.Sleep(time.Millisecond)
-	_ = ctx
+}
+
+func TestSleep(t *testing.T) {
+	settle(t.Context())
 }
