@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strconv"
@@ -320,8 +321,9 @@ func (m *Middleware) run(w http.ResponseWriter, r *http.Request, c Claim) {
 
 // Complete stores resp as the outcome of the key c holds, trying again
 // while the store fails until deadline (waiting 20 ms, doubling to 500 ms,
-// between tries: a store that restarts, or a pool that lost its
-// connections, is back within moments). It returns nil once stored,
+// between tries, each wait jittered down by up to half so that a fleet's
+// middlewares do not retry in step: a store that restarts, or a pool that
+// lost its connections, is back within moments). It returns nil once stored,
 // ErrLeaseLost at once, or the store's last error. Middleware and Do call
 // it; so do other front ends (the gRPC interceptor).
 func Complete(ctx context.Context, s Store, c Claim, resp *Response, deadline time.Time) error {
@@ -333,7 +335,7 @@ func Complete(ctx context.Context, s Store, c Claim, resp *Response, deadline ti
 		if err == nil || errors.Is(err, ErrLeaseLost) {
 			return err
 		}
-		t := time.NewTimer(wait)
+		t := time.NewTimer(wait/2 + rand.N(wait/2))
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -1,0 +1,414 @@
+package retryloop
+
+import (
+	"fmt"
+	"go/ast"
+	"go/build"
+	"go/token"
+	"go/types"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// The names of the checks, as they appear in messages and in
+// //recoil:ignore comments. They are stable.
+const (
+	CheckUnclassified = "unclassified"
+	CheckNoJitter     = "nojitter"
+	CheckDeafWait     = "deafwait"
+	CheckUnbounded    = "unbounded"
+	CheckRetryAfter   = "retryafter"
+	CheckStacked      = "stacked"
+	// CheckIgnore reports a malformed //recoil:ignore comment; it cannot
+	// itself be ignored.
+	CheckIgnore = "ignore"
+)
+
+// Checks lists the names of the checks a //recoil:ignore comment can name.
+var Checks = []string{CheckUnclassified, CheckNoJitter, CheckDeafWait, CheckUnbounded, CheckRetryAfter, CheckStacked}
+
+// Analyzer finds retry loops and retry configurations that amplify
+// failures. It is safe for concurrent use, as every analysis.Analyzer is.
+var Analyzer = &analysis.Analyzer{
+	Name: "recoilvet",
+	Doc: `find retry loops and retry settings that turn a blip into an outage
+
+recoilvet reports hand-written retry loops that retry without classifying
+the failure (unclassified), waits without jitter (nojitter), waits deaf to
+the caller's context (deafwait), retry loops without a bound (unbounded),
+429/503 retried without reading Retry-After (retryafter), and retry layers
+stacked on each other (stacked). A "//recoil:ignore <check> <reason>"
+comment on the line of a finding or the line above silences it.`,
+	URL:       "https://github.com/recoil-go/recoil/blob/main/docs/vet.md",
+	Run:       run,
+	FactTypes: []analysis.Fact{new(FuncFact)},
+}
+
+// testFiles is the -testfiles flag: check _test.go files too. Off by
+// default: a test sleeping inside testing/synctest's fake clock, or a test
+// waiting for its own server to listen, is not a retry storm.
+var testFiles bool
+
+func init() {
+	Analyzer.Flags.BoolVar(&testFiles, "testfiles", false, "check _test.go files too (their sleeps and loops are usually fake clocks and readiness probes)")
+}
+
+// FuncFact is what the analyzer learns about a function that other
+// packages' loops may call: whether it calls a remote endpoint, whether it
+// waits (and how), and whether it reads Retry-After.
+type FuncFact struct {
+	// Remote is the kind of remote call the function makes: 0 none,
+	// 1 net/http, 2 a model SDK, 3 gRPC.
+	Remote int
+	// Waits is true if the function waits (time.Sleep, time.After, a
+	// timer, or a helper that does).
+	Waits bool
+	// Deaf is true if it waits with time.Sleep or a bare <-time.After and
+	// has no context to hear.
+	Deaf bool
+	// Jitter describes its waits' durations: 0 unknown, 1 constant or
+	// purely exponential, 2 randomised.
+	Jitter int
+	// DurParam, if not zero, is one more than the index of the parameter
+	// that is the wait's duration (the caller's argument decides).
+	DurParam int
+	// RetryAfter is true if it reads the Retry-After header.
+	RetryAfter bool
+}
+
+// AFact marks FuncFact as an analysis fact.
+func (*FuncFact) AFact() {}
+
+func (f *FuncFact) String() string {
+	return fmt.Sprintf("remote=%d waits=%v deaf=%v jitter=%d durparam=%d retryafter=%v",
+		f.Remote, f.Waits, f.Deaf, f.Jitter, f.DurParam, f.RetryAfter)
+}
+
+const (
+	remoteNone = iota
+	remoteHTTP
+	remoteSDK
+	remoteGRPC
+)
+
+const (
+	jitterUnknown = iota
+	jitterNone
+	jitterYes
+)
+
+// finding is a diagnostic before ignore comments are applied.
+type finding struct {
+	check string
+	pos   token.Pos
+	end   token.Pos
+	msg   string
+	fixes []analysis.SuggestedFix
+}
+
+type checker struct {
+	pass     *analysis.Pass
+	info     *types.Info
+	decls    map[*types.Func]*ast.FuncDecl
+	pkgVars  map[*types.Var]ast.Expr
+	summary  map[*types.Func]*FuncFact
+	assigns  map[*ast.BlockStmt]map[types.Object][]ast.Expr
+	purities map[*types.Func]purity
+	findings []finding
+	seen     map[string]bool
+	bare     map[*ast.CallExpr]bool
+	detached map[*types.Var]bool
+}
+
+func run(pass *analysis.Pass) (any, error) {
+	if isStd(pass) {
+		// The standard library's timers and connections are not retry
+		// loops, and its functions are not anyone's wait helpers.
+		return nil, nil
+	}
+	c := &checker{
+		pass:     pass,
+		info:     pass.TypesInfo,
+		decls:    map[*types.Func]*ast.FuncDecl{},
+		pkgVars:  map[*types.Var]ast.Expr{},
+		summary:  map[*types.Func]*FuncFact{},
+		assigns:  map[*ast.BlockStmt]map[types.Object][]ast.Expr{},
+		purities: map[*types.Func]purity{},
+		seen:     map[string]bool{},
+		bare:     map[*ast.CallExpr]bool{},
+		detached: map[*types.Var]bool{},
+	}
+	for _, f := range pass.Files {
+		c.findBare(f)
+		c.findDetached(f)
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if fn, ok := c.info.Defs[d.Name].(*types.Func); ok && d.Body != nil {
+					c.decls[fn] = d
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					vs, ok := s.(*ast.ValueSpec)
+					if !ok || len(vs.Values) != len(vs.Names) {
+						continue
+					}
+					for i, n := range vs.Names {
+						if v, ok := c.info.Defs[n].(*types.Var); ok {
+							c.pkgVars[v] = vs.Values[i]
+						}
+					}
+				}
+			}
+		}
+	}
+	c.summarize()
+	if inModCache(pass) {
+		// A downloaded dependency: go vet analyses it for its facts only
+		// and never shows its diagnostics, so do not look for any.
+		return nil, nil
+	}
+	for _, f := range pass.Files {
+		if !testFiles && strings.HasSuffix(pass.Fset.File(f.Pos()).Name(), "_test.go") {
+			continue
+		}
+		c.file(f)
+	}
+	c.report()
+	return nil, nil
+}
+
+// isStd reports whether pass is checking a package of the standard
+// library (its files are under GOROOT).
+func isStd(pass *analysis.Pass) bool {
+	if len(pass.Files) == 0 || strings.Contains(strings.Split(pass.Pkg.Path(), "/")[0], ".") {
+		return false
+	}
+	root := build.Default.GOROOT
+	if root == "" {
+		return false
+	}
+	name := pass.Fset.File(pass.Files[0].Pos()).Name()
+	return strings.HasPrefix(filepath.ToSlash(name), filepath.ToSlash(filepath.Join(root, "src"))+"/")
+}
+
+// inModCache reports whether pass is checking a package in the module
+// cache (a downloaded dependency, not the user's code).
+func inModCache(pass *analysis.Pass) bool {
+	cache := os.Getenv("GOMODCACHE")
+	if cache == "" {
+		gopath := filepath.SplitList(build.Default.GOPATH)
+		if len(gopath) == 0 || gopath[0] == "" {
+			return false
+		}
+		cache = filepath.Join(gopath[0], "pkg", "mod")
+	}
+	if len(pass.Files) == 0 {
+		return false
+	}
+	name := pass.Fset.File(pass.Files[0].Pos()).Name()
+	return strings.HasPrefix(filepath.ToSlash(name), filepath.ToSlash(cache)+"/")
+}
+
+// summarize computes each of the package's functions' FuncFact, to a fixed
+// point (helpers call helpers in any order), and exports the non-empty ones.
+func (c *checker) summarize() {
+	fns := make([]*types.Func, 0, len(c.decls))
+	for fn := range c.decls {
+		fns = append(fns, fn)
+		c.summary[fn] = &FuncFact{}
+	}
+	sort.Slice(fns, func(i, j int) bool { return fns[i].Pos() < fns[j].Pos() })
+	for range 10 {
+		changed := false
+		for _, fn := range fns {
+			s := c.summarizeFunc(fn, c.decls[fn])
+			if *s != *c.summary[fn] {
+				c.summary[fn] = s
+				changed = true
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	for _, fn := range fns {
+		// Only an exported function can be another package's helper.
+		if s := c.summary[fn]; *s != (FuncFact{}) && fn.Exported() {
+			c.pass.ExportObjectFact(fn, s)
+		}
+	}
+}
+
+func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
+	s := &FuncFact{}
+	var jit []purity
+	sync := syncLits(d.Body)
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			return false // a goroutine's waits and calls are not the caller's
+		case *ast.FuncLit:
+			return sync[n] // a callback's are not either, unless called at once
+		case *ast.BasicLit:
+			if n.Kind == token.STRING && strings.Contains(strings.ToLower(n.Value), "retry-after") {
+				s.RetryAfter = true
+			}
+		case *ast.CallExpr:
+			if k := c.remoteKind(n); k != remoteNone && (s.Remote == remoteNone || k == remoteHTTP) {
+				s.Remote = k
+			}
+			if c.readsRetryAfter(n) {
+				s.RetryAfter = true
+			}
+			if w, ok := c.wait(n, d.Body, fn); ok {
+				s.Waits = true
+				if w.deaf && !c.ctxInScope(n.Pos()) {
+					s.Deaf = true
+				}
+				jit = append(jit, w.dur)
+			}
+		}
+		return true
+	})
+	if len(jit) > 0 {
+		all := purity{kind: pPure}
+		for _, p := range jit {
+			all = all.and(p)
+		}
+		switch all.kind {
+		case pPure:
+			s.Jitter = jitterNone
+		case pRand:
+			s.Jitter = jitterYes
+		case pParam:
+			s.DurParam = all.param + 1
+		}
+	}
+	return s
+}
+
+// fact returns what is known of the function a call calls, from this
+// package's summaries or an imported fact.
+func (c *checker) fact(fn *types.Func) *FuncFact {
+	if fn == nil {
+		return nil
+	}
+	if s, ok := c.summary[fn]; ok {
+		return s
+	}
+	if fn.Pkg() == nil || fn.Pkg() == c.pass.Pkg {
+		return nil
+	}
+	var f FuncFact
+	if c.pass.ImportObjectFact(fn, &f) {
+		return &f
+	}
+	return nil
+}
+
+func (c *checker) file(f *ast.File) {
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		fn, _ := c.info.Defs[fd.Name].(*types.Func)
+		c.body(fd.Body, funcCtx{fn: fn, ftype: fd.Type, decl: fd.Body})
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.FuncLit); ok {
+				c.body(lit.Body, funcCtx{ftype: lit.Type, decl: fd.Body})
+			}
+			return true
+		})
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok {
+			c.stacked(call, f)
+		}
+		return true
+	})
+}
+
+// body checks one function body: its waits, and its loops (loops in
+// function literals inside it are checked with the literal's body).
+func (c *checker) body(b *ast.BlockStmt, fc funcCtx) {
+	c.deafWaits(b, fc)
+	labels := map[ast.Stmt]*ast.Ident{}
+	ast.Inspect(b, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.LabeledStmt:
+			labels[n.Stmt] = n.Label
+		case *ast.ForStmt:
+			c.loop(n, labels[n], fc)
+		case *ast.RangeStmt:
+			c.loop(n, labels[n], fc)
+		}
+		return true
+	})
+}
+
+func (c *checker) add(f finding) {
+	key := fmt.Sprintf("%s@%d", f.check, f.pos)
+	if c.seen[key] {
+		return
+	}
+	c.seen[key] = true
+	c.findings = append(c.findings, f)
+}
+
+// report applies the //recoil:ignore comments and reports what is left,
+// and reports malformed ignore comments.
+func (c *checker) report() {
+	type lineKey struct {
+		file string
+		line int
+	}
+	ignores := map[lineKey][]string{}
+	for _, f := range c.pass.Files {
+		for _, cg := range f.Comments {
+			for _, cm := range cg.List {
+				check, _, isIgnore, err := parseIgnore(cm.Text)
+				if !isIgnore {
+					continue
+				}
+				if err != nil {
+					c.pass.Report(analysis.Diagnostic{Pos: cm.Pos(), End: cm.End(), Category: CheckIgnore,
+						Message: CheckIgnore + ": " + err.Error()})
+					continue
+				}
+				p := c.pass.Fset.Position(cm.Pos())
+				k := lineKey{p.Filename, p.Line}
+				ignores[k] = append(ignores[k], check)
+			}
+		}
+	}
+	sort.Slice(c.findings, func(i, j int) bool {
+		if c.findings[i].pos != c.findings[j].pos {
+			return c.findings[i].pos < c.findings[j].pos
+		}
+		return c.findings[i].check < c.findings[j].check
+	})
+	for _, f := range c.findings {
+		p := c.pass.Fset.Position(f.pos)
+		silenced := false
+		for _, line := range []int{p.Line, p.Line - 1} {
+			for _, chk := range ignores[lineKey{p.Filename, line}] {
+				if chk == f.check {
+					silenced = true
+				}
+			}
+		}
+		if silenced {
+			continue
+		}
+		c.pass.Report(analysis.Diagnostic{Pos: f.pos, End: f.end, Category: f.check,
+			Message: f.check + ": " + f.msg, SuggestedFixes: f.fixes})
+	}
+}

@@ -1,0 +1,370 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/types/typeutil"
+)
+
+const (
+	recoilPath     = "github.com/recoil-go/recoil"
+	recoilHTTPPath = "github.com/recoil-go/recoil/recoilhttp"
+	recoilGRPCPath = "github.com/recoil-go/recoil/recoilgrpc"
+	grpcPath       = "google.golang.org/grpc"
+)
+
+// sdkRoots are the model SDKs whose client methods are remote calls and
+// whose clients retry on their own by default.
+var sdkRoots = []string{"github.com/openai/openai-go", "github.com/anthropics/anthropic-sdk-go"}
+
+// sdkRoot returns the SDK a package path belongs to, or "".
+func sdkRoot(path string) string {
+	for _, r := range sdkRoots {
+		if path == r || strings.HasPrefix(path, r+"/") {
+			return r
+		}
+	}
+	return ""
+}
+
+// isSDKOption reports whether path is an SDK's option package.
+func isSDKOption(path string) bool {
+	r := sdkRoot(path)
+	if r == "" {
+		return false
+	}
+	rest := strings.TrimPrefix(strings.TrimPrefix(path, r), "/")
+	if rest == "option" {
+		return true
+	}
+	// a major version suffix: github.com/openai/openai-go/v3/option
+	if i := strings.IndexByte(rest, '/'); i > 0 && rest[0] == 'v' && rest[i+1:] == "option" {
+		return true
+	}
+	return false
+}
+
+// callee returns the function or method a call calls (an interface
+// method's abstract *types.Func included), or nil.
+func (c *checker) callee(call *ast.CallExpr) *types.Func {
+	fn, _ := typeutil.Callee(c.info, call).(*types.Func)
+	return fn
+}
+
+func funcPath(fn *types.Func) string {
+	if fn == nil || fn.Pkg() == nil {
+		return ""
+	}
+	return fn.Pkg().Path()
+}
+
+// isFunc reports whether fn is the package-level function pkg.name (or,
+// with recv set, a method of that name on a type of pkg).
+func isFunc(fn *types.Func, pkg string, names ...string) bool {
+	if funcPath(fn) != pkg {
+		return false
+	}
+	for _, n := range names {
+		if fn.Name() == n {
+			return true
+		}
+	}
+	return false
+}
+
+func recvNamed(fn *types.Func) *types.Named {
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok || sig.Recv() == nil {
+		return nil
+	}
+	t := sig.Recv().Type()
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, _ := t.(*types.Named)
+	return n
+}
+
+func lastResultIsError(fn *types.Func) bool {
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok || sig.Results().Len() == 0 {
+		return false
+	}
+	return isError(sig.Results().At(sig.Results().Len() - 1).Type())
+}
+
+func isError(t types.Type) bool {
+	return t != nil && types.Identical(t, types.Universe.Lookup("error").Type())
+}
+
+func isNamed(t types.Type, pkg, name string) bool {
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := t.(*types.Named)
+	if !ok {
+		return false
+	}
+	o := n.Obj()
+	return o.Pkg() != nil && o.Pkg().Path() == pkg && o.Name() == name
+}
+
+func isContext(t types.Type) bool { return isNamed(t, "context", "Context") }
+
+// remoteKind classifies a call as a call to a remote endpoint: net/http's
+// client, a model SDK's client method, a gRPC method; or a helper known
+// (by summary or fact) to make one.
+func (c *checker) remoteKind(call *ast.CallExpr) int {
+	fn := c.callee(call)
+	if fn == nil {
+		return remoteNone
+	}
+	path := funcPath(fn)
+	switch {
+	case path == "net/http":
+		if fn.Name() == "RoundTrip" {
+			return remoteHTTP
+		}
+		switch fn.Name() {
+		case "Do", "Get", "Post", "PostForm", "Head":
+			if r := recvNamed(fn); r == nil || r.Obj().Name() == "Client" {
+				return remoteHTTP
+			}
+		}
+		return remoteNone
+	case sdkRoot(path) != "" && !isSDKOption(path):
+		if recvNamed(fn) != nil && lastResultIsError(fn) {
+			return remoteSDK
+		}
+		return remoteNone
+	case strings.HasPrefix(path, recoilPath):
+		return remoteNone
+	}
+	if fn.Name() == "RoundTrip" && recvNamed(fn) != nil && lastResultIsError(fn) {
+		return remoteHTTP
+	}
+	if sig, ok := fn.Type().(*types.Signature); ok && lastResultIsError(fn) {
+		if sig.Variadic() {
+			last := sig.Params().At(sig.Params().Len() - 1).Type()
+			if s, ok := last.(*types.Slice); ok && isNamed(s.Elem(), grpcPath, "CallOption") {
+				return remoteGRPC
+			}
+		}
+		if r := recvNamed(fn); r != nil && strings.HasSuffix(r.Obj().Name(), "Client") && fn.Pkg() != nil {
+			for _, imp := range fn.Pkg().Imports() {
+				if imp.Path() == grpcPath {
+					return remoteGRPC
+				}
+			}
+		}
+	}
+	if f := c.fact(fn); f != nil {
+		return f.Remote
+	}
+	return remoteNone
+}
+
+// readsRetryAfter reports whether a call reads Retry-After: recoilhttp's
+// readers, or a helper known to.
+func (c *checker) readsRetryAfter(call *ast.CallExpr) bool {
+	fn := c.callee(call)
+	if fn == nil {
+		return false
+	}
+	if strings.HasPrefix(funcPath(fn), recoilPath) && (strings.Contains(fn.Name(), "Wait") || strings.Contains(fn.Name(), "RetryAfter")) {
+		return true
+	}
+	if f := c.fact(fn); f != nil {
+		return f.RetryAfter
+	}
+	return false
+}
+
+// isRecoilCall reports whether a call goes through recoil's own retry
+// loop (a function or method of the core package).
+func (c *checker) isRecoilCall(call *ast.CallExpr) bool {
+	return funcPath(c.callee(call)) == recoilPath
+}
+
+// waitInfo describes one wait: its duration's purity, and whether it is
+// deaf to a context (time.Sleep, a bare <-time.After).
+type waitInfo struct {
+	dur  purity
+	deaf bool
+	// sleep is set for a direct time.Sleep call, the one form the
+	// deafwait fix rewrites.
+	sleep bool
+	// helper names the function that waits, when the wait is a call to one.
+	helper string
+}
+
+// wait reports whether call waits and how. body is the enclosing function
+// body (for the duration's assignments) and fn the enclosing function.
+func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) (waitInfo, bool) {
+	callee := c.callee(call)
+	if callee == nil {
+		return waitInfo{}, false
+	}
+	switch {
+	case isFunc(callee, "time", "Sleep") && recvNamed(callee) == nil && len(call.Args) == 1:
+		return waitInfo{dur: c.purity(call.Args[0], body, fn, 0), deaf: true, sleep: true}, true
+	case isFunc(callee, "time", "After", "NewTimer") && recvNamed(callee) == nil && len(call.Args) == 1:
+		return waitInfo{dur: c.purity(call.Args[0], body, fn, 0), deaf: callee.Name() == "After" && c.bareReceive(call)}, true
+	case isFunc(callee, "time", "Reset") && recvNamed(callee) != nil && recvNamed(callee).Obj().Name() == "Timer" && len(call.Args) == 1:
+		return waitInfo{dur: c.purity(call.Args[0], body, fn, 0)}, true
+	}
+	f := c.fact(callee)
+	if f == nil || !f.Waits || f.Remote != remoteNone {
+		return waitInfo{}, false
+	}
+	w := waitInfo{deaf: f.Deaf, helper: callee.Name()}
+	switch {
+	case f.Jitter == jitterNone:
+		w.dur = purity{kind: pPure}
+	case f.Jitter == jitterYes:
+		w.dur = purity{kind: pRand}
+	case f.DurParam > 0 && f.DurParam-1 < len(call.Args) && !call.Ellipsis.IsValid():
+		w.dur = c.purity(call.Args[f.DurParam-1], body, fn, 0)
+	}
+	return w, true
+}
+
+// bareReceive reports whether a time.After call is received from on its
+// own, not as one case of a select.
+func (c *checker) bareReceive(call *ast.CallExpr) bool { return c.bare[call] }
+
+// findBare fills c.bare: the calls received from (<-f()) outside the
+// communication of a select case.
+func (c *checker) findBare(f *ast.File) {
+	inSelect := map[ast.Expr]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if cc, ok := n.(*ast.CommClause); ok && cc.Comm != nil {
+			ast.Inspect(cc.Comm, func(m ast.Node) bool {
+				if u, ok := m.(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+					inSelect[u] = true
+				}
+				return true
+			})
+		}
+		return true
+	})
+	ast.Inspect(f, func(n ast.Node) bool {
+		if u, ok := n.(*ast.UnaryExpr); ok && u.Op == token.ARROW && !inSelect[u] {
+			if call, ok := ast.Unparen(u.X).(*ast.CallExpr); ok {
+				c.bare[call] = true
+			}
+		}
+		return true
+	})
+}
+
+// ctxInScope returns the name of a context.Context variable in scope at pos,
+// or "".
+func (c *checker) ctxInScope(pos token.Pos) bool { return c.ctxName(pos) != "" }
+
+func (c *checker) ctxName(pos token.Pos) string {
+	s := c.pass.Pkg.Scope().Innermost(pos)
+	for ; s != nil && s != c.pass.Pkg.Scope() && s != types.Universe; s = s.Parent() {
+		best := ""
+		bestPos := token.NoPos
+		for _, name := range s.Names() {
+			if name == "_" {
+				continue
+			}
+			v, ok := s.Lookup(name).(*types.Var)
+			if !ok || !isContext(v.Type()) || v.Pos() >= pos || c.detached[v] {
+				continue
+			}
+			if v.Pos() > bestPos {
+				best, bestPos = name, v.Pos()
+			}
+		}
+		if best != "" {
+			return best
+		}
+	}
+	return ""
+}
+
+// findDetached fills c.detached: context variables every assignment of
+// which starts from context.Background() or context.TODO() — a context the
+// function made for itself (a dial timeout), not its caller's.
+func (c *checker) findDetached(f *ast.File) {
+	rooted := map[*types.Var]int{} // assignments from Background/TODO
+	all := map[*types.Var]int{}
+	note := func(lhs ast.Expr, rhs ast.Expr) {
+		id, ok := lhs.(*ast.Ident)
+		if !ok {
+			return
+		}
+		v, _ := c.info.Defs[id].(*types.Var)
+		if v == nil {
+			v, _ = c.info.Uses[id].(*types.Var)
+		}
+		if v == nil || !isContext(v.Type()) {
+			return
+		}
+		all[v]++
+		if rhs != nil && c.fromBackground(rhs, v, 0) {
+			rooted[v]++
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for i, l := range n.Lhs {
+				var r ast.Expr
+				if len(n.Rhs) == len(n.Lhs) {
+					r = n.Rhs[i]
+				} else if len(n.Rhs) == 1 && i == 0 {
+					r = n.Rhs[0] // ctx, cancel := context.WithTimeout(…)
+				}
+				note(l, r)
+			}
+		case *ast.ValueSpec:
+			for i, name := range n.Names {
+				var r ast.Expr
+				if len(n.Values) == len(n.Names) {
+					r = n.Values[i]
+				} else if len(n.Values) == 1 && i == 0 {
+					r = n.Values[0]
+				}
+				note(name, r)
+			}
+		}
+		return true
+	})
+	for v, n := range all {
+		if rooted[v] == n {
+			c.detached[v] = true
+		}
+	}
+}
+
+// fromBackground reports whether e is context.Background() or
+// context.TODO(), or derives from one (or from self, the variable being
+// assigned: ctx, cancel = context.WithTimeout(ctx, d)) through
+// context.WithX.
+func (c *checker) fromBackground(e ast.Expr, self *types.Var, depth int) bool {
+	if depth > 4 {
+		return false
+	}
+	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
+		return depth > 0 && c.info.Uses[id] == self
+	}
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	fn := c.callee(call)
+	switch {
+	case isFunc(fn, "context", "Background", "TODO"):
+		return true
+	case funcPath(fn) == "context" && strings.HasPrefix(fn.Name(), "With") && len(call.Args) > 0:
+		return c.fromBackground(call.Args[0], self, depth+1)
+	}
+	return false
+}

@@ -1,0 +1,98 @@
+// Package hard holds cases the analyzer gets wrong, kept so that its
+// precision and recall are measured honestly rather than on cases chosen
+// to pass. Each function's label is what a careful reviewer would report.
+package hard
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"time"
+)
+
+type waiter interface {
+	Wait(ctx context.Context) error
+}
+
+// case: flag unclassified
+func libraryWait(ctx context.Context, c *http.Client, req *http.Request, bo waiter) (*http.Response, error) {
+	// Missed: the wait is a method of an interface the analyzer cannot see
+	// into, so it does not know the loop waits.
+	for i := 0; i < 5; i++ {
+		resp, err := c.Do(req)
+		if err == nil {
+			return resp, nil
+		}
+		if err := bo.Wait(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return nil, errors.New("gave up")
+}
+
+type config struct{ Delay time.Duration }
+
+var defaults = config{Delay: time.Second}
+
+// case: flag nojitter
+func configuredDelay(c *http.Client, req *http.Request) (*http.Response, error) {
+	// Missed: the delay is a struct field; it happens to be constant.
+	for i := 0; i < 3; i++ {
+		resp, err := c.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusBadGateway {
+			return resp, nil
+		}
+		resp.Body.Close()
+		time.Sleep(defaults.Delay)
+	}
+	return nil, errors.New("gave up")
+}
+
+func shouldRetry(resp *http.Response, err error) bool { return true }
+
+// case: flag unclassified retryafter
+func classifierThatDoesNot(c *http.Client, req *http.Request) (*http.Response, error) {
+	// Missed: shouldRetry retries everything; the analyzer trusts a
+	// classifier it is handed.
+	for i := 0; i < 3; i++ {
+		resp, err := c.Do(req)
+		if !shouldRetry(resp, err) {
+			return resp, err
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(time.Second))))
+	}
+	return nil, errors.New("gave up")
+}
+
+// case: clean
+func waitForServerInTest(url string) error {
+	// A false positive: a test waiting for its own server to listen. It
+	// retries every error on a fixed period, and it is fine.
+	for i := 0; i < 50; i++ { // want `unclassified: retry loop around http\.Get retries on every error`
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration`
+	}
+	return errors.New("server never came up")
+}
+
+// case: flag unclassified retryafter
+func sleepFirst(c *http.Client, req *http.Request) (*http.Response, error) {
+	for i := 0; i < 3; i++ { // want `unclassified: retry loop around Client\.Do retries on every error`
+		if i > 0 {
+			time.Sleep(time.Duration(rand.Int64N(int64(time.Second) << i))) // want `retryafter: retry loop retries 503 without reading Retry-After`
+		}
+		resp, err := c.Do(req)
+		if err == nil && resp.StatusCode < 500 {
+			return resp, nil
+		}
+	}
+	return nil, errors.New("gave up")
+}
