@@ -195,14 +195,14 @@ func (r *run) sampleLimit(l adaptiveLimiter, stop <-chan struct{}) {
 // fallback chain.
 type TargetCount struct {
 	// Name is the target's name.
-	Name string
+	Name string `json:"name"`
 	// Attempts counts the attempts sent to it.
-	Attempts int64
+	Attempts int64 `json:"attempts"`
 	// Ended counts the logical requests that ended on it, answered or not.
-	Ended int64
+	Ended int64 `json:"ended"`
 	// Left counts the logical requests that left it or passed it over, by
 	// why ("overloaded", "model not found", "cooling down", …).
-	Left map[string]int64
+	Left map[string]int64 `json:"left"`
 }
 
 // Percentiles are nearest-rank percentiles of a set of durations, and
@@ -353,16 +353,6 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 	for code, n := range r.Statuses {
 		statuses[strconv.Itoa(code)] = n
 	}
-	type target struct {
-		Name     string           `json:"name"`
-		Attempts int64            `json:"attempts"`
-		Ended    int64            `json:"ended"`
-		Left     map[string]int64 `json:"left"`
-	}
-	var targets []target
-	for _, t := range r.Targets {
-		targets = append(targets, target{t.Name, t.Attempts, t.Ended, t.Left})
-	}
 	type limitJSON struct {
 		AtMS  float64 `json:"at_ms"`
 		Limit int     `json:"limit"`
@@ -407,7 +397,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		Goodput       float64          `json:"goodput_per_s"`
 		ElapsedMS     float64          `json:"elapsed_ms"`
 		MaxCall       int              `json:"max_call_attempts"`
-		Targets       []target         `json:"targets,omitempty"`
+		Targets       []TargetCount    `json:"targets,omitempty"`
 		Hedges        int64            `json:"hedges"`
 		RefusedHedges int64            `json:"refused_hedges"`
 		Wasted        int64            `json:"wasted"`
@@ -418,7 +408,7 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		r.Calls, r.OK, r.Failed, r.Unfinished, r.Resubmitted, r.Requests, r.Accepted, r.Attempts, r.PerCall(),
 		r.Stops, statuses, r.TransportErrors, r.FirstTransportError, textfmt.Millis(r.Window), r.Peak, textfmt.Millis(r.PeakAt), r.AllOK, all,
 		lat{r.Latency.Count, textfmt.Millis(r.Latency.P50), textfmt.Millis(r.Latency.P90), textfmt.Millis(r.Latency.P99), textfmt.Millis(r.Latency.Max)},
-		r.Goodput(), textfmt.Millis(r.Elapsed), r.MaxCallAttempts, targets, r.Hedges, r.RefusedHedges, r.Wasted, limits, r.Stopped,
+		r.Goodput(), textfmt.Millis(r.Elapsed), r.MaxCallAttempts, r.Targets, r.Hedges, r.RefusedHedges, r.Wasted, limits, r.Stopped,
 	})
 }
 
