@@ -35,6 +35,8 @@ func TestEngineImportsNoDriver(t *testing.T) {
 		mod + "/internal/window": true,
 		// The priority type the engine and the limiters share.
 		mod + "/internal/priority": true,
+		// The pacing budget's Rate and the fleet's local share share.
+		mod + "/internal/pace": true,
 	}
 	for _, pkg := range depcheck.Deps(t, ".") {
 		if !allowed[pkg] {

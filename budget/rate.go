@@ -4,6 +4,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/recoil-go/recoil/internal/pace"
 )
 
 // DefaultRateWindow is a [Rate]'s period when its config names none: model
@@ -66,7 +68,7 @@ type Rate struct {
 	window time.Duration
 	share  float64   // Burst/Limit as configured, kept when a limit is learned
 	tat    time.Time // the bucket's theoretical arrival time: full at or before now
-	pace   pace
+	pace   pace.Pace
 }
 
 // NewRate returns a full Rate configured by c. It refuses, with a
@@ -123,7 +125,7 @@ func (r *Rate) AdmitNAt(now time.Time, n int64) bool {
 	if r.limit == 0 {
 		return true
 	}
-	if n > r.burst || !r.pace.allow(now) {
+	if n > r.burst || !r.pace.Allow(now) {
 		return false
 	}
 	next := later(r.tat, now).Add(r.per(n))
@@ -131,7 +133,7 @@ func (r *Rate) AdmitNAt(now time.Time, n int64) bool {
 		return false
 	}
 	r.tat = next
-	r.pace.charge(now, n)
+	r.pace.Settle(now, n)
 	return true
 }
 
@@ -151,16 +153,16 @@ func (r *Rate) SettleAt(now time.Time, charged, actual int64) {
 	if r.limit == 0 {
 		return
 	}
-	if d := min(actual, maxRateUnits) - charged; d > 0 {
+	d := min(actual, maxRateUnits) - charged
+	if d > 0 {
 		r.tat = later(r.tat, now).Add(r.per(d))
 		if most := now.Add(r.per(r.burst) + r.window); r.tat.After(most) {
 			r.tat = most
 		}
-		r.pace.charge(now, d)
 	} else {
 		r.tat = r.tat.Add(-r.per(-d)) // -d ≤ charged: actual ≥ 0
-		r.pace.refund(-d)
 	}
+	r.pace.Settle(now, d)
 }
 
 // LearnAt takes what a provider's rate-limit headers say about the meter
@@ -196,9 +198,9 @@ func (r *Rate) LearnAt(now time.Time, limit, remaining int64, reset time.Duratio
 	r.tat = later(r.tat, ptat)
 	if remaining >= 0 && reset >= 0 {
 		if paced(remaining, reset, r.limit, r.window) {
-			r.pace.set(now, remaining, reset)
+			r.pace.Set(now, remaining, reset)
 		} else {
-			r.pace = pace{}
+			r.pace = pace.Pace{}
 		}
 	}
 }
@@ -244,8 +246,8 @@ func (r *Rate) StateAt(now time.Time) RateState {
 	}
 	owed := float64(later(r.tat, now).Sub(now)) * float64(r.limit) / float64(r.window)
 	s.Available = r.burst - int64(math.Ceil(owed-1e-6))
-	if now.Before(r.pace.until) {
-		s.PacedUntil = r.pace.until
+	if u := r.pace.Until(); now.Before(u) {
+		s.PacedUntil = u
 	}
 	return s
 }
@@ -267,51 +269,4 @@ func clock(now time.Time) time.Time {
 		return time.Now()
 	}
 	return now
-}
-
-// pace spreads what a provider says remains over the time to its reset:
-// until until, a charge goes only once the charges before it have been
-// spread at interval per unit (tat at or before now), and pushes tat by
-// its units' worth. A zero pace does not pace.
-type pace struct {
-	until    time.Time
-	tat      time.Time
-	interval float64 // per unit, in nanoseconds; +Inf when nothing remains
-}
-
-func (p *pace) set(now time.Time, remaining int64, reset time.Duration) {
-	p.until = now.Add(reset)
-	p.tat = later(p.tat, now) // a pace already running keeps what it owes
-	if remaining == 0 {
-		p.interval, p.tat = math.Inf(1), p.until
-		return
-	}
-	p.interval = float64(reset) / float64(remaining)
-	if p.tat.After(p.until) {
-		p.tat = p.until
-	}
-}
-
-func (p *pace) allow(now time.Time) bool { return !now.Before(p.until) || !p.tat.After(now) }
-
-func (p *pace) charge(now time.Time, n int64) {
-	if !now.Before(p.until) {
-		return
-	}
-	d := float64(n) * p.interval
-	if d >= float64(p.until.Sub(now)) { // also +Inf
-		p.tat = p.until
-		return
-	}
-	p.tat = later(p.tat, now).Add(time.Duration(d))
-	if p.tat.After(p.until) {
-		p.tat = p.until
-	}
-}
-
-func (p *pace) refund(n int64) {
-	if p.until.IsZero() || math.IsInf(p.interval, 1) {
-		return
-	}
-	p.tat = p.tat.Add(-time.Duration(min(float64(n)*p.interval, math.MaxInt64/2)))
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/budget"
+	"github.com/recoil-go/recoil/internal/pace"
 )
 
 // DefaultWindow is an allowance's period when its config names none: model
@@ -135,10 +136,10 @@ type Allowance struct {
 
 	gate      gate
 	mu        sync.Mutex
-	leases    [2]lease // by class; Background uses Interactive's when nothing is reserved
-	debt      [2]int64 // by lease: units settled beyond what was charged, owed to the shared bucket
-	local     [2]gcra  // the local share's buckets: the whole, the background share
-	localPace pace     // the local share's pace
+	leases    [2]lease  // by class; Background uses Interactive's when nothing is reserved
+	debt      [2]int64  // by lease: units settled beyond what was charged, owed to the shared bucket
+	local     [2]gcra   // the local share's buckets: the whole, the background share
+	localPace pace.Pace // the local share's pace
 }
 
 // Allowance returns the shared allowance configured by a, reporting bad
@@ -269,7 +270,7 @@ func (a *Allowance) localAllow(now time.Time, c Class, n int64) bool {
 	interval, tau := a.localRate()
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if !a.localPace.allow(now) {
+	if !a.localPace.Allow(now) {
 		return false
 	}
 	if c == Background && a.cfg.Reserved > 0 {
@@ -286,7 +287,7 @@ func (a *Allowance) localAllow(now time.Time, c Class, n int64) bool {
 	} else if !a.local[0].take(now, n, interval, tau) {
 		return false
 	}
-	a.localPace.charge(now, n)
+	a.localPace.Settle(now, n)
 	return true
 }
 
@@ -384,7 +385,7 @@ func (a *Allowance) settleLocal(now time.Time, c Class, d int64) {
 		}
 		a.local[k].settle(now, d, iv)
 	}
-	a.localPace.settle(now, d)
+	a.localPace.Settle(now, d)
 }
 
 // giveBack returns the unused leases to Redis; Close calls it.
@@ -456,11 +457,11 @@ func (a *Allowance) learnLocal(now time.Time, m Meter) {
 	defer a.mu.Unlock()
 	limit := a.limit.Load()
 	if !paced(m.Remaining, m.Reset, limit, a.cfg.Window) {
-		a.localPace = pace{}
+		a.localPace = pace.Pace{}
 		return
 	}
 	r := float64(a.c.cfg.Replicas)
-	a.localPace.set(now, int64(math.Ceil(float64(m.Remaining)/r)), m.Reset)
+	a.localPace.Set(now, int64(math.Ceil(float64(m.Remaining)/r)), m.Reset)
 }
 
 // Limit returns the limit per Window in force, as last learned or read from

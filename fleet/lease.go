@@ -1,7 +1,6 @@
 package fleet
 
 import (
-	"math"
 	"time"
 )
 
@@ -103,61 +102,6 @@ func (g *gcra) settle(now time.Time, d int64, interval time.Duration) {
 // spent at the limit's rate, remaining · window < limit · reset.
 func paced(remaining int64, reset time.Duration, limit int64, window time.Duration) bool {
 	return reset > 0 && float64(remaining)*float64(window) < float64(limit)*float64(reset)
-}
-
-// pace spreads what a provider says remains over the time to its reset
-// (the Go twin of the scripts' pace): until until, a charge goes only once
-// the charges before it have been spread at interval per unit (tat at or
-// before now), and pushes tat by its units' worth. The zero pace does not
-// pace.
-type pace struct {
-	until    time.Time
-	tat      time.Time
-	interval float64 // per unit, in nanoseconds; +Inf when nothing remains
-}
-
-// set paces remaining units over reset from now, keeping what an earlier
-// pace's charges still hold back.
-func (p *pace) set(now time.Time, remaining int64, reset time.Duration) {
-	p.until = now.Add(reset)
-	p.tat = later(p.tat, now)
-	if remaining <= 0 {
-		p.interval, p.tat = math.Inf(1), p.until
-		return
-	}
-	p.interval = float64(reset) / float64(remaining)
-	if p.tat.After(p.until) {
-		p.tat = p.until
-	}
-}
-
-// allow reports whether a charge may go at now.
-func (p *pace) allow(now time.Time) bool { return !now.Before(p.until) || !p.tat.After(now) }
-
-// charge pushes the pace by n units.
-func (p *pace) charge(now time.Time, n int64) { p.settle(now, n) }
-
-// settle pushes the pace by n units, or pulls it back for n < 0.
-func (p *pace) settle(now time.Time, n int64) {
-	if !now.Before(p.until) || n == 0 {
-		return
-	}
-	if math.IsInf(p.interval, 1) {
-		p.tat = p.until
-		return
-	}
-	d := float64(n) * p.interval
-	switch {
-	case d >= float64(p.until.Sub(now)):
-		p.tat = p.until
-	case n > 0:
-		p.tat = later(p.tat, now).Add(time.Duration(d))
-	default:
-		p.tat = p.tat.Add(time.Duration(d))
-	}
-	if p.tat.After(p.until) {
-		p.tat = p.until
-	}
 }
 
 // later returns the later of a and b.
