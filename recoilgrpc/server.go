@@ -198,7 +198,7 @@ func (s *Server) begin(ctx context.Context, method string) (context.Context, *ho
 	}
 	left, hasDeadline := in.TimeLeft(s.Margin)
 	if hasDeadline && left <= 0 {
-		release(status.Error(codes.DeadlineExceeded, ""))
+		release(status.Error(codes.Canceled, "")) // the caller's deadline, not this server's load: no sample
 		return ctx, nil, nil, status.Error(codes.DeadlineExceeded, "recoilgrpc: the caller's deadline leaves no time to serve the call")
 	}
 	budget := in.AccountBudget(s.Budget, s.TrustIncoming)
