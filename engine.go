@@ -432,7 +432,6 @@ func (c *Call) leave(now time.Time, v *Verdict) (d Decision, decided bool) {
 	return d, true
 }
 
-// targetName is the name of the attempt's target, "" without a Fallback.
 // targetIndex is the index in the policy's Fallback of the target the
 // call's attempts now go to; 0 without a Fallback.
 func (c *Call) targetIndex() int {
@@ -445,6 +444,7 @@ func (c *Call) targetIndex() int {
 	return 0
 }
 
+// targetName is the name of the attempt's target, "" without a Fallback.
 func (c *Call) targetName() string {
 	if c.tgt != 0 {
 		return c.p.Fallback.name(int(c.tgt) - 1)
