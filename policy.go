@@ -150,7 +150,10 @@ type LatencyLimiter interface {
 // The loop calls RecordLatencyAt in place of RecordAt for an attempt that
 // was answered (a success or a failure); an attempt that counts for
 // nothing (abandoned, cancelled, never sent) is recorded with RecordAt as
-// breaker.Ignored, as for any Breaker.
+// breaker.Ignored, as for any Breaker. A breaker (or limiter) that also
+// has a WantsLatency() bool method is timed only while it returns true:
+// breaker.Breaker's does with a SlowCallThreshold, so one without costs
+// no clock reading.
 type LatencyBreaker interface {
 	Breaker
 	RecordLatencyAt(now time.Time, o breaker.Outcome, latency time.Duration)
