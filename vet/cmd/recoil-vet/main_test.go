@@ -25,6 +25,33 @@ func build(t *testing.T) string {
 	return bin
 }
 
+// fixture copies the test module into a temporary directory and returns
+// it. Its go.mod is kept as go.mod.txt, so that nothing that walks the
+// repository for modules (a go.work, a vet of every module) takes the
+// fixture for one of recoil's.
+func fixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	err := filepath.WalkDir("testdata/mod", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel("testdata/mod", path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dir, rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, strings.TrimSuffix(rel, ".txt")), b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
 // runIn runs a command in the test module, its own module (no workspace).
 func runIn(t *testing.T, dir string, name string, args ...string) (string, int) {
 	t.Helper()
@@ -49,10 +76,7 @@ func runIn(t *testing.T, dir string, name string, args ...string) (string, int) 
 // clean, and neither reports the ignored sleep.
 func TestModes(t *testing.T) {
 	bin := build(t)
-	mod, err := filepath.Abs("testdata/mod")
-	if err != nil {
-		t.Fatal(err)
-	}
+	mod := fixture(t)
 	tests := []struct {
 		name     string
 		cmd      string
@@ -88,7 +112,7 @@ func TestModes(t *testing.T) {
 // with a message, not a panic.
 func TestBadInput(t *testing.T) {
 	bin := build(t)
-	mod, _ := filepath.Abs("testdata/mod")
+	mod := fixture(t)
 	for _, args := range [][]string{{"-nosuchflag", "./..."}, {"./nosuchdir"}, {}} {
 		out, code := runIn(t, mod, bin, args...)
 		if code == 0 {
