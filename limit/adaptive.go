@@ -419,28 +419,13 @@ func (a *Adaptive) evictWorse(rank int) bool {
 // Release gives back a slot without a latency sample: an attempt that was
 // abandoned or never sent. It panics if no slot is held.
 func (a *Adaptive) Release() {
-	for {
-		s := a.state.Load()
-		if queued(s) != 0 {
-			break
-		}
-		if inUse(s) == 0 {
-			panic("limit: Release without a matching Acquire")
-		}
-		if a.state.CompareAndSwap(s, s-1) {
-			return
-		}
+	if freeSlot(&a.state) {
+		return
 	}
 	a.mu.Lock()
-	for {
-		s := a.state.Load()
-		if inUse(s) == 0 {
-			a.mu.Unlock()
-			panic("limit: Release without a matching Acquire")
-		}
-		if a.state.CompareAndSwap(s, s-1) {
-			break
-		}
+	if !freeLocked(&a.state) {
+		a.mu.Unlock()
+		panic(errUnpaired)
 	}
 	a.grant()
 	a.mu.Unlock()

@@ -316,19 +316,45 @@ func (l *Limiter) withdraw(w *waiter) (granted bool) {
 // while callers are queued all slots are held, and an extra Release hands a
 // slot that does not exist to a waiter.
 func (l *Limiter) Release() {
+	if !freeSlot(&l.state) {
+		l.handOff()
+	}
+}
+
+// errUnpaired is the panic of a Release with no slot held.
+const errUnpaired = "limit: Release without a matching Acquire"
+
+// freeSlot frees a slot of state (inUse | queued<<32) when no caller is
+// queued, and reports whether it did; false leaves the slot held, for the
+// caller to hand off under its lock. It panics if no slot is held.
+func freeSlot(state *atomic.Uint64) bool {
 	for {
-		s := l.state.Load()
+		s := state.Load()
 		if queued(s) != 0 {
-			break
+			return false
 		}
 		if inUse(s) == 0 {
-			panic("limit: Release without a matching Acquire")
+			panic(errUnpaired)
 		}
-		if l.state.CompareAndSwap(s, s-1) {
-			return
+		if state.CompareAndSwap(s, s-1) {
+			return true
 		}
 	}
-	l.handOff()
+}
+
+// freeLocked frees a slot of state whose queue is held still by the
+// caller's lock, so that only inUse can change; false means no slot was
+// held (the caller unlocks and panics).
+func freeLocked(state *atomic.Uint64) bool {
+	for {
+		s := state.Load()
+		if inUse(s) == 0 {
+			return false
+		}
+		if state.CompareAndSwap(s, s-1) {
+			return true
+		}
+	}
 }
 
 // handOff is Release once callers were seen queued: under the lock, it
@@ -346,16 +372,10 @@ func (l *Limiter) handOff() {
 	}
 	// The waiters withdrew before we took the lock; free the slot. With mu
 	// held the queued half stays zero, so only inUse can change under us.
-	for {
-		s := l.state.Load()
-		if inUse(s) == 0 {
-			l.mu.Unlock()
-			panic("limit: Release without a matching Acquire")
-		}
-		if l.state.CompareAndSwap(s, s-1) {
-			l.mu.Unlock()
-			return
-		}
+	ok := freeLocked(&l.state)
+	l.mu.Unlock()
+	if !ok {
+		panic(errUnpaired)
 	}
 }
 
