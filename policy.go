@@ -251,10 +251,12 @@ type Policy struct {
 	// (the HTTP Transport's status table, say) and then to the built-in
 	// rules (see Classify).
 	Classify Classifier
-	// Budget is the retry budget. Nil means the policy's own token bucket
-	// (budget.TokenBucket with gRFC A6 semantics: 10 tokens, token ratio
-	// 0.1), shared by every call through this policy; NoBudget turns
-	// budgeting off. A budget belongs to one dependency: give each
+	// Budget is the retry budget. Nil means the policy's own budget.Share
+	// (retries at most 20 % of the attempts that succeed, plus a reserve
+	// of 10: every retry of an independent failure rate up to about 17 %
+	// goes, and the budget closes as the dependency stops answering),
+	// shared by every call through this policy; NoBudget turns budgeting
+	// off. A budget belongs to one dependency: give each
 	// dependency its own Policy.
 	Budget Budget
 	// Breaker is the circuit breaker, asked before every attempt; nil means
@@ -291,9 +293,9 @@ type Policy struct {
 	// nil means none.
 	OnAttempt func(context.Context, AttemptEvent)
 
-	// bucket is the default budget: a zero TokenBucket is full, with A6's
-	// example settings (10 tokens, ratio 0.1).
-	bucket budget.TokenBucket
+	// bucket is the default budget: a zero Share is full, with its
+	// defaults (20 % of successes, a reserve of 10 retries).
+	bucket budget.Share
 }
 
 // NoBudget, set as Policy.Budget, turns the default retry budget off: every
@@ -311,7 +313,7 @@ func (noBudget) RetryAt(time.Time, budget.Cause) bool { return true }
 func (noBudget) RecordAt(time.Time, budget.Outcome)   {}
 
 // budget resolves the policy's budget: nil for NoBudget, so the loop skips
-// the calls; the policy's own token bucket when none was set.
+// the calls; the policy's own Share when none was set.
 func (p *Policy) budget() Budget {
 	switch b := p.Budget.(type) {
 	case nil:
@@ -324,7 +326,7 @@ func (p *Policy) budget() Budget {
 }
 
 // Default returns the policy used when a nil *Policy is passed: a zero
-// Policy of the package's own, whose token bucket is shared by every call
+// Policy of the package's own, whose retry budget is shared by every call
 // that passes nil. It is always the same policy. Give each dependency its
 // own Policy so that one dependency's failures do not spend another's
 // budget.
@@ -351,9 +353,10 @@ func Interactive() *Policy {
 // Background returns a policy for work nobody is waiting on: up to 6
 // attempts, full jitter from 1 s to a minute (from 5 s to 5 minutes when the
 // dependency is overloaded), server-directed waits honoured up to 10 minutes,
-// and a strict budget — a token bucket of 20 tokens (room for one call's five
-// retries) that refills at half the default ratio, so retries stop sooner
-// under a sustained fault (shed the retry on paths nobody is waiting on).
+// and a stricter budget — retries at most 10 % of successful attempts (half
+// the default share) plus a reserve of 20 (room for four calls' five
+// retries) — so retries give way sooner under a sustained fault (shed the
+// retry on paths nobody is waiting on).
 // Its calls are PriorityBackground: a limiter that orders by priority
 // serves interactive calls first and sheds these first.
 func Background() *Policy {
@@ -363,7 +366,7 @@ func Background() *Policy {
 		Backoff:         backoff.FullJitter{Base: time.Second, Max: time.Minute},
 		OverloadBackoff: backoff.FullJitter{Base: 5 * time.Second, Max: 5 * time.Minute},
 		MaxServerWait:   10 * time.Minute,
-		Budget:          budget.Must(budget.NewTokenBucket(budget.TokenBucketConfig{MaxTokens: 20, TokenRatio: 0.05})),
+		Budget:          budget.Must(budget.NewShare(budget.ShareConfig{Percent: 0.1, Reserve: 20})),
 	}
 }
 

@@ -24,7 +24,7 @@ type ConfigError = config.Error
 // programming error:
 //
 //	var quota = budget.Must(budget.NewQuota(budget.Quota2026()))
-func Must[T *TokenBucket | *Ratio | *Quota | *Adaptive | *Rate](b T, err error) T {
+func Must[T *TokenBucket | *Share | *Ratio | *Quota | *Adaptive | *Rate](b T, err error) T {
 	return config.Must(b, err)
 }
 

@@ -6,12 +6,17 @@
 // share of the traffic that is succeeding, and refuses them when it runs out.
 // Share one budget between all the calls to one dependency.
 //
-// Four budgets, each after a published design:
+// Five budgets:
 //
+//   - [Share]: retries are at most a share (20 %) of the attempts that
+//     succeed, plus a reserve of 10. Successes pay for retries, so every
+//     retry of a failure rate up to about 17 % goes, and the budget closes
+//     as the dependency stops answering. No clock; the healthy path is one
+//     atomic load. recoil's default.
 //   - [TokenBucket]: gRPC's retryThrottling (gRFC A6). Failures drain a
 //     token, successes refill a fraction of one; retries stop while the
-//     bucket is at or below half. No clock; the healthy path is one atomic
-//     load. recoil's default.
+//     bucket is at or below half, near a 9 % failure rate at A6's example
+//     settings. No clock; the healthy path is one atomic load.
 //   - [Ratio]: Finagle's RetryBudget, also Linkerd's. Retries may be at most
 //     Percent of the requests of the last TTL, plus a reserve of
 //     MinRetriesPerSec·TTL.
@@ -38,14 +43,14 @@
 //
 // with the shorthands Admit, Retry and Record for the current time. The zero
 // time.Time passed as now means "the current time": budgets that need no
-// clock (TokenBucket, Quota) never read it, those that do (Ratio, Adaptive)
+// clock (Share, TokenBucket, Quota) never read it, those that do (Ratio, Adaptive)
 // call time.Now. Pass explicit instants to simulate or test.
 //
 // Every budget's zero value is ready to use with its published defaults, and
 // each has a Config struct whose zero fields mean those defaults; where zero
 // is itself a meaningful setting (a cost, a share, a reserve), a negative
-// value asks for zero. The constructors (NewTokenBucket, NewRatio, NewQuota,
-// NewAdaptive) return an error for a field out of range, a *[ConfigError]
+// value asks for zero. The constructors (NewShare, NewTokenBucket, NewRatio,
+// NewQuota, NewAdaptive) return an error for a field out of range, a *[ConfigError]
 // wrapping [ErrConfig] that names the field, and never panic; [Must] turns
 // the error into a panic where the configuration is a literal. Every
 // budget is safe for concurrent use, and has a State method returning a
@@ -55,7 +60,7 @@
 //
 // The retry loop in package recoil drives a budget; to drive one by hand:
 //
-//	var b budget.TokenBucket // one per dependency, shared
+//	var b budget.Share // one per dependency, shared
 //
 //	func call(ctx context.Context) error {
 //		if !b.Admit() {

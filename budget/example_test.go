@@ -211,3 +211,33 @@ func ExampleRate() {
 	// 29300
 	// true false true
 }
+
+// A Share lets retries be at most a fifth of the attempts that succeed,
+// plus a reserve of 10 (the zero value's defaults): recoil's default
+// budget. Against a dependency that is down only the reserve retries;
+// successes pay for more.
+func ExampleShare() {
+	var b budget.Share // full: 10 retries
+
+	granted := 0
+	for b.Retry(budget.CauseError) {
+		granted++
+	}
+	fmt.Printf("down: %d retries, then refused\n", granted)
+	for i := 1; i <= 5; i++ {
+		b.Record(budget.Outcome{Attempt: 1, Result: budget.Success})
+	}
+	fmt.Printf("after 5 successes: %.1f retries, retry allowed: %v\n", b.State().Retries, b.Retry(budget.CauseError))
+	// Output:
+	// down: 10 retries, then refused
+	// after 5 successes: 1.0 retries, retry allowed: true
+}
+
+// NewShare sets the share and the reserve; a Background path might allow
+// fewer retries than an interactive one.
+func ExampleNewShare() {
+	b := budget.Must(budget.NewShare(budget.ShareConfig{Percent: 0.1, Reserve: 20}))
+	fmt.Printf("%+v\n", b.State())
+	// Output:
+	// {Retries:20 Reserve:20 Percent:0.1}
+}
