@@ -62,9 +62,9 @@ func TestBudgetBoundsAmplification(t *testing.T) {
 		share   float64 // the budget's share of successes; 0: no budget
 		reserve float64
 	}{
-		{"no budget, 20% failure", &recoil.Policy{Backoff: jitter, Budget: recoil.NoBudget}, 0.2, 1.23, 1.25, 0, 0}, // 1.24
-		{"no budget, 40% failure", &recoil.Policy{Backoff: jitter, Budget: recoil.NoBudget}, 0.4, 1.55, 1.57, 0, 0}, // 1.56
-		{"no budget, 60% failure", &recoil.Policy{Backoff: jitter, Budget: recoil.NoBudget}, 0.6, 1.95, 1.97, 0, 0}, // 1.96
+		{"no budget, 20% failure", &recoil.Policy{Backoff: jitter, Budget: recoil.NoBudget}, 0.2, 1.23, 1.25, 0, 0},  // 1.24
+		{"no budget, 40% failure", &recoil.Policy{Backoff: jitter, Budget: recoil.NoBudget}, 0.4, 1.55, 1.57, 0, 0},  // 1.56
+		{"no budget, 60% failure", &recoil.Policy{Backoff: jitter, Budget: recoil.NoBudget}, 0.6, 1.95, 1.97, 0, 0},  // 1.96
 		{"default budget, 5% failure: every retry goes", &recoil.Policy{Backoff: jitter}, 0.05, 1.05, 1.06, 0.2, 10}, // 1.0525
 		{"default budget, 10% failure: every retry goes", &recoil.Policy{Backoff: jitter}, 0.1, 1.10, 1.12, 0.2, 10}, // 1.11
 		{"default budget, 20% failure", &recoil.Policy{Backoff: jitter}, 0.2, 1.15, 1.20, 0.2, 10},
