@@ -1,37 +1,11 @@
 package breaker
 
 import (
-	"errors"
 	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/recoil-go/recoil/internal/config"
-)
-
-// Defaults for the zero fields of Settings.
-const (
-	// DefaultConsecutiveFailures trips the breaker on the fifth failure in a
-	// row: "after N consecutive failures" with a commonly chosen N.
-	DefaultConsecutiveFailures = 5
-	// DefaultOpenDuration is how long a tripped breaker fails fast before it
-	// lets a probe through: "stop calling for 30 seconds".
-	DefaultOpenDuration = 30 * time.Second
-	// DefaultWindow is the span of the failure-rate window.
-	DefaultWindow = 10 * time.Second
-	// DefaultMinRequests is the volume the failure-rate window must hold
-	// before its rate can trip the breaker.
-	DefaultMinRequests = 20
-	// DefaultMaxProbes is how many attempts a half-open breaker lets through
-	// at once: one, so a dependency that is still down sees one request per
-	// open period from this breaker.
-	DefaultMaxProbes = 1
-	// DefaultSuccessThreshold is how many probes must succeed to close a
-	// half-open breaker: one. Closing early is cheap to undo (a few failures
-	// trip it again); staying half-open keeps refusing healthy traffic.
-	DefaultSuccessThreshold = 1
 )
 
 // State is where a circuit breaker stands. The zero State is Closed.
@@ -60,97 +34,21 @@ func (s State) String() string {
 	return "State(" + strconv.Itoa(int(s)) + ")"
 }
 
-// Settings configures a Breaker. Every zero field means the documented
-// default (sony/gobreaker's Settings convention), so Settings{} is the
-// usual breaker: five failures in a row open it for 30 seconds.
-type Settings struct {
-	// ConsecutiveFailures trips a closed breaker when this many failures
-	// arrive in a row (Ignored outcomes neither extend nor break a run).
-	// Zero means DefaultConsecutiveFailures; a negative value disables the
-	// consecutive trip (use it with FailureRate). New refuses a value above
-	// math.MaxUint32.
-	ConsecutiveFailures int
-
-	// FailureRate trips a closed breaker when, at a recorded failure, the
-	// rolling Window holds at least MinRequests outcomes and the failures
-	// among them are at least this fraction (0.5 = 50 %, as resilience4j's
-	// failureRateThreshold "equal or greater"). Only a failure is checked:
-	// a success cannot raise the rate. Zero (the default) disables the rate
-	// trip; New refuses a negative value, one above 1, and NaN.
-	//
-	// The rate trip reads the clock on every outcome (when given a zero
-	// now) and writes a counter, so it costs more than the consecutive
-	// trip; see the package documentation.
-	FailureRate float64
-	// Window is the span of the failure-rate window; zero means
-	// DefaultWindow. It is kept as ten buckets of Window/10; the oldest
-	// bucket leaves the window whole, so the window covers between 0.9 and
-	// 1 times Window. Unused unless FailureRate is set. New refuses a
-	// negative value.
-	Window time.Duration
-	// MinRequests is the number of Success and Failure outcomes the window
-	// must hold before its rates (FailureRate, SlowCallRate) can trip the
-	// breaker; zero means DefaultMinRequests. Below it no rate trips,
-	// however bad. New refuses a negative value.
-	MinRequests int
-
-	// SlowCallRate trips a closed breaker when, at a recorded slow call,
-	// the rolling Window holds at least MinRequests outcomes and the slow
-	// calls among them are at least this fraction (resilience4j's
-	// slowCallRateThreshold, "equal or greater"). A slow call is counted
-	// whether it succeeded or failed, beside its outcome: the failure rate
-	// and the slow-call rate are judged over the same window and volume,
-	// and either trips. Zero (the default) disables the slow-call trip;
-	// New refuses a negative value, one above 1, and NaN. See the package
-	// documentation, "Slow calls".
-	SlowCallRate float64
-	// SlowCallThreshold is the latency above which RecordLatencyAt counts a
-	// call slow (resilience4j's slowCallDurationThreshold: strictly
-	// greater). Zero (the default) means no latency is slow by itself, and
-	// only RecordSlowAt marks calls slow (a Transport's stream meter, say).
-	// New refuses a negative value, and a positive one without a
-	// SlowCallRate, which would judge latencies for nothing.
-	SlowCallThreshold time.Duration
-
-	// OpenDuration is how long a tripped breaker refuses attempts before it
-	// turns half-open; zero means DefaultOpenDuration. A failed probe starts
-	// a fresh open period of the same length. New refuses a negative value.
-	OpenDuration time.Duration
-
-	// MaxProbes is how many attempts a half-open breaker admits at once;
-	// zero means DefaultMaxProbes. A probe's slot is freed when its outcome
-	// is recorded, whatever the outcome. New refuses a negative value.
-	MaxProbes int
-	// SuccessThreshold is how many probe successes close a half-open
-	// breaker; zero means DefaultSuccessThreshold. It may exceed MaxProbes:
-	// probes then run in turns. Any probe failure opens the breaker again.
-	// New refuses a negative value.
-	SuccessThreshold int
-
-	// OnStateChange, if not nil, is called after every change of state with
-	// the states left and entered and the instant of the change (the now
-	// the change was decided at, or the clock's reading for a zero now).
-	// It is called outside the breaker's lock, once per change and in the
-	// order the changes happened, from the goroutine that made the change
-	// or one that made a later change; a slow hook delays that caller. It
-	// may call the breaker's methods. It is never called when the state
-	// does not change.
-	OnStateChange func(from, to State, at time.Time)
-}
-
 // Breaker is a circuit breaker: closed, it counts the outcomes of attempts
 // and trips open on too many failures; open, it refuses attempts for a
 // while; half-open, it lets a few probes through, which close it or open it
 // again.
 //
 // The zero Breaker is usable and has the defaults of Settings{}: it trips
-// after DefaultConsecutiveFailures failures in a row, stays open for
+// at DefaultFailureRate over DefaultMinRequests outcomes, or on a run of
+// failures scaled to the volume (DefaultRunMargin), stays open for
 // DefaultOpenDuration and admits one probe at a time. A Breaker is safe for
 // concurrent use and must not be copied after first use.
 //
 // Every method taking a now reads the clock itself when now is the zero
-// time.Time, and only if it needs the time: a closed breaker without a
-// FailureRate or SlowCallRate never reads the clock while it stays closed.
+// time.Time, and only if it needs the time: a closed breaker with only a
+// fixed run (ConsecutiveFailures above zero, no rate) never reads the
+// clock while it stays closed.
 //
 // No method panics, except with a panic of the OnStateChange hook, which
 // passes through to the caller whose change the hook was reporting.
@@ -173,7 +71,9 @@ type Breaker struct {
 	maxProbes int
 	needOK    int
 	slowAfter time.Duration // SlowCallThreshold; 0: latency alone is never slow
-	win       *rateWindow   // nil: no failure-rate or slow-call trip
+	win       *rateWindow   // New's window; nil: a fixed run only
+	built     bool          // made by New; false: the zero Breaker, whose window is lazy
+	lazy      atomic.Pointer[rateWindow]
 	hook      func(from, to State, at time.Time)
 
 	// Keep the lock and the half-open bookkeeping off the cache line the
@@ -222,121 +122,6 @@ func instant(now time.Time) (time.Time, int64) {
 		now = time.Now()
 	}
 	return now, int64(now.Sub(epoch))
-}
-
-// ErrConfig is wrapped by every error New returns: a field of Settings is
-// out of range. errors.Is(err, ErrConfig) tests for it; errors.As with a
-// *ConfigError names the field.
-var ErrConfig = errors.New("breaker: invalid configuration")
-
-// ConfigError reports the Settings field New refused: its Field
-// ("Settings.OpenDuration"), the Value refused, what the field accepts
-// (Want), and ErrConfig as Err. It is one type shared by the recoil
-// packages that validate a configuration (breaker, budget, limit), so
-// errors.As with any of their ConfigError types catches each of them.
-type ConfigError = config.Error
-
-// Must returns b if err is nil and panics with err otherwise. It wraps a
-// call of New with literal Settings, where a refusal is a programming
-// error:
-//
-//	var payments = breaker.Must(breaker.New(breaker.Settings{OpenDuration: time.Minute}))
-func Must(b *Breaker, err error) *Breaker { return config.Must(b, err) }
-
-// New returns a closed Breaker configured by s; zero fields mean the
-// defaults documented on Settings. It refuses, with a *ConfigError
-// wrapping ErrConfig:
-//
-//   - ConsecutiveFailures above math.MaxUint32 (a negative value is valid:
-//     it disables the consecutive trip);
-//   - FailureRate or SlowCallRate below 0, above 1, or NaN;
-//   - Window, MinRequests, SlowCallThreshold, OpenDuration, MaxProbes or
-//     SuccessThreshold below 0;
-//   - SlowCallThreshold above 0 with SlowCallRate 0.
-func New(s Settings) (*Breaker, error) {
-	if err := s.validate(); err != nil {
-		return nil, err
-	}
-	b := &Breaker{hook: s.OnStateChange}
-	if s.ConsecutiveFailures < 0 {
-		b.noConsec = true
-	} else {
-		b.failLimit = uint32(s.ConsecutiveFailures)
-	}
-	b.openFor = s.OpenDuration
-	b.maxProbes = s.MaxProbes
-	b.needOK = s.SuccessThreshold
-	b.slowAfter = s.SlowCallThreshold
-	if s.FailureRate > 0 || s.SlowCallRate > 0 {
-		w, n := s.Window, s.MinRequests
-		if w == 0 {
-			w = DefaultWindow
-		}
-		if n == 0 {
-			n = DefaultMinRequests
-		}
-		b.win = newWindow(w, s.FailureRate, s.SlowCallRate, n)
-	}
-	return b, nil
-}
-
-// validate returns the error refusing the first field of s out of range.
-func (s *Settings) validate() error {
-	bad := func(field string, value any, want string) error {
-		return &ConfigError{Field: "Settings." + field, Value: value, Want: want, Err: ErrConfig}
-	}
-	const nonNegative = "0 (the default) or more"
-	switch {
-	case int64(s.ConsecutiveFailures) > math.MaxUint32:
-		return bad("ConsecutiveFailures", s.ConsecutiveFailures, "at most 4294967295")
-	case !(s.FailureRate >= 0 && s.FailureRate <= 1): // true for NaN
-		return bad("FailureRate", s.FailureRate, "0 (off) to 1")
-	case s.Window < 0:
-		return bad("Window", s.Window, nonNegative)
-	case s.MinRequests < 0:
-		return bad("MinRequests", s.MinRequests, nonNegative)
-	case !(s.SlowCallRate >= 0 && s.SlowCallRate <= 1):
-		return bad("SlowCallRate", s.SlowCallRate, "0 (off) to 1")
-	case s.SlowCallThreshold < 0:
-		return bad("SlowCallThreshold", s.SlowCallThreshold, nonNegative)
-	case s.SlowCallThreshold > 0 && s.SlowCallRate == 0:
-		return bad("SlowCallRate", s.SlowCallRate, "above 0 when SlowCallThreshold is set")
-	case s.OpenDuration < 0:
-		return bad("OpenDuration", s.OpenDuration, nonNegative)
-	case s.MaxProbes < 0:
-		return bad("MaxProbes", s.MaxProbes, nonNegative)
-	case s.SuccessThreshold < 0:
-		return bad("SuccessThreshold", s.SuccessThreshold, nonNegative)
-	}
-	return nil
-}
-
-func (b *Breaker) limit() uint32 {
-	if b.failLimit == 0 {
-		return DefaultConsecutiveFailures
-	}
-	return b.failLimit
-}
-
-func (b *Breaker) openDuration() int64 {
-	if b.openFor == 0 {
-		return int64(DefaultOpenDuration)
-	}
-	return int64(b.openFor)
-}
-
-func (b *Breaker) probeLimit() int {
-	if b.maxProbes == 0 {
-		return DefaultMaxProbes
-	}
-	return b.maxProbes
-}
-
-func (b *Breaker) successThreshold() int {
-	if b.needOK == 0 {
-		return DefaultSuccessThreshold
-	}
-	return b.needOK
 }
 
 // Allow is shorthand for AllowAt(time.Time{}): the clock is read only if
@@ -422,8 +207,8 @@ func (b *Breaker) Record(o Outcome) { b.RecordAt(time.Time{}, o) }
 // admitted while closed that reports while half-open is taken for a probe
 // if a probe is outstanding, and dropped if none is.
 func (b *Breaker) RecordAt(now time.Time, o Outcome) {
-	if o == Success && b.win == nil && b.word.Load() == 0 {
-		return // closed with no failures: nothing to write
+	if o == Success && b.built && b.win == nil && b.word.Load() == 0 {
+		return // closed with no failures and no window: nothing to write
 	}
 	b.recordSlow(now, o)
 }
@@ -473,7 +258,7 @@ func (b *Breaker) RecordLatencyAt(now time.Time, o Outcome, latency time.Duratio
 // nothing. A zero now means the current time, read only when a
 // SlowCallRate is set.
 func (b *Breaker) RecordSlowAt(now time.Time) {
-	win := b.win
+	win := b.window()
 	if win == nil || win.slow == nil {
 		return
 	}
@@ -525,6 +310,7 @@ func (b *Breaker) trip(now time.Time, t int64) {
 
 func (b *Breaker) recordClosed(now time.Time, o Outcome, slow bool) {
 	trip := false
+	var run uint32 // the run of failures this failure made, if it counts
 	for {
 		w := b.word.Load()
 		if stateOf(w) != Closed {
@@ -538,20 +324,26 @@ func (b *Breaker) recordClosed(now time.Time, o Outcome, slow bool) {
 			next = 0
 		} else {
 			if w&failMask == failMask {
-				break // saturated (only when the consecutive trip is off)
+				break // saturated (only when the run trip is off)
 			}
 			next = w + 1
 		}
 		if b.word.CompareAndSwap(w, next) {
-			trip = o == Failure && !b.noConsec && uint32(next) >= b.limit()
+			if o == Failure && !b.noConsec {
+				run = uint32(next)
+				trip = b.failLimit > 0 && run >= b.failLimit
+			}
 			break
 		}
 	}
-	if win := b.win; win != nil {
+	if win := b.window(); win != nil {
 		var t int64
 		now, t = instant(now)
 		if win.add(t, o == Failure, slow) {
 			trip = true
+		}
+		if !trip && b.scaledRun() && run > DefaultRunMargin {
+			trip = run >= win.runToTrip(win.bucket(t))
 		}
 	}
 	if trip {
@@ -592,8 +384,8 @@ func (b *Breaker) setLocked(to State, now time.Time, t int64) {
 		}
 		b.openUntil.Store(until)
 	case Closed:
-		if b.win != nil {
-			b.win.reset()
+		if win := b.window(); win != nil {
+			win.reset()
 		}
 	}
 	// A plain store is safe: the state bits change only under mu, and a
@@ -644,96 +436,4 @@ func (b *Breaker) drain() {
 	b.notifying = false
 	done = true
 	b.mu.Unlock()
-}
-
-// State is shorthand for StateAt(time.Time{}).
-func (b *Breaker) State() State { return b.StateAt(time.Time{}) }
-
-// StateAt returns the breaker's state at now. Like AllowAt, it turns an
-// open breaker whose open period has ended half-open (calling the hook),
-// so the states it reports are the states the breaker goes through. A zero
-// now means the current time, read only when the breaker is open.
-func (b *Breaker) StateAt(now time.Time) State {
-	s := stateOf(b.word.Load())
-	if s != Open {
-		return s
-	}
-	now, t := instant(now)
-	if t < b.openUntil.Load() {
-		return Open
-	}
-	b.mu.Lock()
-	b.expireLocked(now, t)
-	s = stateOf(b.word.Load())
-	b.unlock()
-	return s
-}
-
-func (b *Breaker) expireLocked(now time.Time, t int64) {
-	if stateOf(b.word.Load()) == Open && t >= b.openUntil.Load() {
-		b.setLocked(HalfOpen, now, t)
-	}
-}
-
-// Counts is a snapshot of a Breaker for metrics. Fields that do not apply
-// to State are zero.
-type Counts struct {
-	// State is the breaker's state.
-	State State
-	// ConsecutiveFailures is the current run of failures (closed only).
-	ConsecutiveFailures int
-	// Requests and Failures are the Success and Failure outcomes in the
-	// rate window ending now (zero without a FailureRate or SlowCallRate;
-	// kept while open, emptied when the breaker closes).
-	Requests, Failures int
-	// SlowCalls is the slow calls in the same window (zero without a
-	// SlowCallRate): RecordLatencyAt's attempts slower than
-	// SlowCallThreshold and RecordSlowAt's reports. It may exceed
-	// Requests when slow reports outlive their calls' outcomes in the
-	// window; the slow-call rate counts at most Requests.
-	SlowCalls int
-	// OpenUntil is when the open period ends (open only).
-	OpenUntil time.Time
-	// Probes is the number of admitted probes not yet reported, and
-	// ProbeSuccesses the probe successes so far (half-open only).
-	Probes, ProbeSuccesses int
-}
-
-// Counts is shorthand for CountsAt(time.Time{}).
-func (b *Breaker) Counts() Counts { return b.CountsAt(time.Time{}) }
-
-// CountsAt returns a snapshot of the breaker at now. Like StateAt, it turns
-// an open breaker whose period has ended half-open. The window's counters
-// are read one at a time without the lock, so under concurrent use they
-// may be a few outcomes apart. A zero now means the current time, read
-// only when the breaker is open or has a FailureRate.
-func (b *Breaker) CountsAt(now time.Time) Counts {
-	var t int64
-	timed := false
-	if b.win != nil || stateOf(b.word.Load()) == Open {
-		now, t = instant(now)
-		timed = true
-	}
-	b.mu.Lock()
-	if stateOf(b.word.Load()) == Open {
-		if !timed { // opened since the check above
-			now, t = instant(now)
-		}
-		b.expireLocked(now, t)
-	}
-	w := b.word.Load()
-	c := Counts{State: stateOf(w)}
-	switch c.State {
-	case Closed:
-		c.ConsecutiveFailures = int(w & failMask)
-	case Open:
-		c.OpenUntil = epoch.Add(time.Duration(b.openUntil.Load()))
-	case HalfOpen:
-		c.Probes, c.ProbeSuccesses = b.probes, b.probeOK
-	}
-	b.unlock()
-	if b.win != nil {
-		c.Requests, c.Failures, c.SlowCalls = b.win.sum(b.win.bucket(t))
-	}
-	return c
 }

@@ -3,6 +3,7 @@ package breaker
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -110,14 +111,18 @@ func TestConsecutiveTrip(t *testing.T) {
 		want     State
 		wantRun  int // consecutive failures, if closed
 	}{
-		{"default trips on the fifth", Settings{}, repeat(F, 5), Open, 0},
-		{"default holds at four", Settings{}, repeat(F, 4), Closed, 4},
-		{"success ends the run", Settings{}, cat(repeat(F, 4), []Outcome{S}, repeat(F, 4)), Closed, 4},
+		{"default trips on a run of 14 alone", Settings{}, repeat(F, failuresToTripAlone), Open, 0},
+		{"default holds at 13", Settings{}, repeat(F, failuresToTripAlone-1), Closed, 13},
+		{"success ends the run", Settings{}, cat(repeat(F, 13), []Outcome{S}, repeat(F, 13)), Closed, 13},
 		{"ignored neither ends nor extends", Settings{}, []Outcome{F, F, I, F, I, I, F}, Closed, 4},
-		{"ignored then fifth", Settings{}, []Outcome{F, F, I, F, F, I, F}, Open, 0},
+		{"ignored then the fourteenth", Settings{}, cat(repeat(F, 7), []Outcome{I}, repeat(F, 7)), Open, 0},
+		{"the run scales with the volume: 19 after 1,000 successes", Settings{}, cat(repeat(S, 1000), repeat(F, 19)), Closed, 19},
+		{"the run scales with the volume: 20 after 1,000 successes", Settings{}, cat(repeat(S, 1000), repeat(F, 20)), Open, 0},
+		{"a fixed run of five is an explicit choice", Settings{ConsecutiveFailures: 5}, repeat(F, 5), Open, 0},
 		{"custom three", Settings{ConsecutiveFailures: 3}, repeat(F, 3), Open, 0},
 		{"custom one", Settings{ConsecutiveFailures: 1}, []Outcome{S, S, F}, Open, 0},
-		{"disabled", Settings{ConsecutiveFailures: -1}, repeat(F, 1000), Closed, 1000},
+		{"disabled, the rate out of reach", Settings{ConsecutiveFailures: -1, MinRequests: 1 << 30}, repeat(F, 1000), Closed, 1000},
+		{"disabled, the default rate still trips", Settings{ConsecutiveFailures: -1}, repeat(F, DefaultMinRequests), Open, 0},
 		{"unknown outcome is ignored", Settings{ConsecutiveFailures: 2}, []Outcome{F, Outcome(9), F}, Open, 0},
 	}
 	for _, tt := range tests {
@@ -135,15 +140,19 @@ func TestConsecutiveTrip(t *testing.T) {
 	}
 }
 
+// failuresToTripAlone is the run that trips a default breaker whose window
+// holds only the run: the first n with n ≥ bits.Len(n) + DefaultRunMargin.
+const failuresToTripAlone = 14
+
 func TestZeroBreaker(t *testing.T) {
 	var b Breaker
-	feed(&b, t0, repeat(F, DefaultConsecutiveFailures-1)...)
+	feed(&b, t0, repeat(F, failuresToTripAlone-1)...)
 	if got := b.StateAt(t0); got != Closed {
-		t.Fatalf("after %d failures: state = %v, want closed", DefaultConsecutiveFailures-1, got)
+		t.Fatalf("after %d failures: state = %v, want closed", failuresToTripAlone-1, got)
 	}
 	feed(&b, t0, F)
 	if got := b.StateAt(t0); got != Open {
-		t.Fatalf("after %d failures: state = %v, want open", DefaultConsecutiveFailures, got)
+		t.Fatalf("after %d failures: state = %v, want open", failuresToTripAlone, got)
 	}
 	if got, want := b.CountsAt(t0).OpenUntil, t0.Add(DefaultOpenDuration); !got.Equal(want) {
 		t.Errorf("OpenUntil = %v, want %v", got, want)
@@ -263,7 +272,7 @@ func TestRateTrip(t *testing.T) {
 		{"old successes still in window", rate, []step{
 			{0, repeat(S, 100)}, {5 * time.Second, repeat(F, 15)}, {9 * time.Second, repeat(F, 5)},
 		}, Closed},
-		{"default window and volume", Settings{ConsecutiveFailures: -1, FailureRate: 0.5}, []step{
+		{"default window and volume", Settings{ConsecutiveFailures: -1, FailureRate: 0.5, MinRequests: DefaultMinRequests}, []step{
 			{0, repeat(F, DefaultMinRequests-1)}, {DefaultWindow - time.Second, repeat(F, 1)},
 		}, Open},
 		{"rate 1", Settings{ConsecutiveFailures: -1, FailureRate: 1, MinRequests: 3}, []step{
@@ -674,8 +683,8 @@ func TestZeroAllocs(t *testing.T) {
 
 func TestSettingsExtremes(t *testing.T) {
 	b := Must(New(Settings{ConsecutiveFailures: math.MaxUint32, OpenDuration: time.Duration(math.MaxInt64)}))
-	if got := b.limit(); got != math.MaxUint32 {
-		t.Errorf("limit = %d, want %d", got, uint32(math.MaxUint32))
+	if got := b.failLimit; got != math.MaxUint32 {
+		t.Errorf("failLimit = %d, want %d", got, uint32(math.MaxUint32))
 	}
 	// Tripped after epoch, a MaxInt64 open period overflows int64 nanoseconds:
 	// it must saturate, not wrap into the past.
@@ -684,5 +693,68 @@ func TestSettingsExtremes(t *testing.T) {
 	feed(b, late, F)
 	if b.AllowAt(late.Add(100 * 365 * 24 * time.Hour)) {
 		t.Error("an open period of MaxInt64 ended")
+	}
+}
+
+// TestDefaultTripsDoNoHarm pins the contract of the default trips
+// (docs/why.md, "Do no harm"): a dependency failing at random at a rate a
+// retry mostly recovers is never cut off, at a high call rate or a low one,
+// and one that goes down after a healthy stretch is cut off within a few
+// dozen failures.
+func TestDefaultTripsDoNoHarm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	tests := []struct {
+		name   string
+		fail   float64
+		every  time.Duration // between outcomes
+		n      int
+		opened bool
+	}{
+		{"30 % at 100 a second", 0.3, 10 * time.Millisecond, 200_000, false},
+		{"50 % at 100 a second", 0.5, 10 * time.Millisecond, 200_000, false},
+		{"30 % at 5 a second", 0.3, 200 * time.Millisecond, 50_000, false},
+		{"50 % at 5 a second", 0.5, 200 * time.Millisecond, 50_000, false},
+		{"95 % at 100 a second", 0.95, 10 * time.Millisecond, 10_000, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := Must(New(Settings{}))
+			now := t0
+			for range tt.n {
+				now = now.Add(tt.every)
+				o := S
+				if rng.Float64() < tt.fail {
+					o = F
+				}
+				if b.AllowAt(now) {
+					b.RecordAt(now, o)
+				}
+				if b.StateAt(now) != Closed {
+					break
+				}
+			}
+			if got := b.StateAt(now) != Closed; got != tt.opened {
+				t.Errorf("opened = %v, want %v (counts %+v)", got, tt.opened, b.CountsAt(now))
+			}
+		})
+	}
+	// Down after a healthy stretch: the run trips long before the window's
+	// successes age out.
+	for _, every := range []time.Duration{10 * time.Millisecond, time.Second} {
+		b := Must(New(Settings{}))
+		now := t0
+		for range 2000 {
+			now = now.Add(every)
+			b.RecordAt(now, S)
+		}
+		failures := 0
+		for b.AllowAt(now) && failures < 1000 {
+			now = now.Add(every)
+			b.RecordAt(now, F)
+			failures++
+		}
+		if failures > 20 {
+			t.Errorf("down after 2,000 successes %v apart: open after %d failures, want at most 20", every, failures)
+		}
 	}
 }

@@ -1,20 +1,31 @@
 // Package breaker is a circuit breaker for recoil's retry loop.
 //
-// The rule, so that a retry loop does not take down your own service: after
-// N consecutive failures, stop calling for 30 seconds and fail fast — when a
-// dependency is unhealthy, the kindest thing you can do is stop sending it
-// traffic. A Breaker does that, and then finds out when to start again:
+// The rule, so that a retry loop does not take down your own service: when a
+// dependency is down, stop calling it for a while and fail fast — the
+// kindest thing you can do for it is stop sending it traffic. A Breaker does
+// that, and then finds out when to start again:
 //
 //	closed ──(too many failures)──▶ open ──(OpenDuration passes)──▶ half-open
 //	   ▲                              ▲                                 │
 //	   │                              └──────(a probe fails)────────────┤
 //	   └─────────────(SuccessThreshold probes succeed)──────────────────┘
 //
-// Closed, every attempt goes and its outcome is counted; the breaker trips on
-// ConsecutiveFailures failures in a row (default 5), or, if FailureRate is
-// set, when a failure brings the failures in a rolling Window to that fraction
-// of at least MinRequests outcomes, or, if SlowCallRate is set, when slow
-// calls reach their rate (see Slow calls). Open, every attempt is refused
+// Closed, every attempt goes and its outcome is counted; the breaker trips
+// when a failure brings the failures in a rolling Window (10 s) to
+// FailureRate (default 80 %) of at least MinRequests outcomes (default 50),
+// or when a run of failures is long for the volume the window holds (14 in
+// a row with nothing else in it, 20 after 1,000 outcomes: DefaultRunMargin),
+// or, if SlowCallRate is set, when slow calls reach their rate (see Slow
+// calls). A fixed run (ConsecutiveFailures: 5, the usual "after N
+// consecutive failures") is an explicit choice.
+//
+// The defaults tell a dependency that is down from one that fails at a rate
+// a retry mostly recovers. Five failures in a row come every few hundred
+// attempts at a 30 % random failure rate; a breaker that trips on them
+// refuses calls of which 70 % would have been answered, and answers fewer
+// calls than not retrying at all. The default trips leave any random
+// failure rate up to 50 % alone (at 50 %, about one window in 2,000 trips)
+// and cut off a dependency that is down within about 20 failures. Open, every attempt is refused
 // for OpenDuration (default 30 s). Half-open, up to MaxProbes attempts go at
 // once (default 1); SuccessThreshold successes (default 1) close the breaker
 // and any failure opens it for a fresh period.
@@ -96,20 +107,23 @@
 // in the style of golang.org/x/time/rate, so simulations and tests can drive
 // the breaker with explicit instants; the short forms pass the zero
 // time.Time, which means "the current time: read the clock only if needed".
-// A closed breaker without a FailureRate or SlowCallRate never needs it, so
-// the healthy path reads no clock; an open breaker reads it to see whether
+// A closed breaker with only a fixed run (ConsecutiveFailures above zero,
+// no rate) never needs it, so its healthy path reads no clock; the default
+// breaker's window does; an open breaker reads it to see whether
 // its period is over, and the rate window reads it to bucket each outcome.
 //
 // # Cost
 //
-// Closed with the consecutive trip, AllowAt is one atomic load and
+// Closed with only a fixed run, AllowAt is one atomic load and
 // RecordAt(Success) is one more, with no store unless a failure run must be
 // ended, so cores calling a healthy breaker share its cache line read-only
 // and do not slow each other down. Open, AllowAt is a clock read and two
 // loads, with no lock. The lock is taken only to change state and in the
-// half-open state. A FailureRate or SlowCallRate adds a clock read (for a
-// zero now) and a CAS on a window bucket to every outcome, and a sum over
-// the window to every failure (with a FailureRate) and to every slow call,
+// half-open state. A window (the default trips, a FailureRate or a
+// SlowCallRate) adds a clock read (for a zero now) and a CAS on a window
+// bucket to every outcome, and a sum over the window to every failure
+// (with a FailureRate, or in a run of more than DefaultRunMargin) and to
+// every slow call,
 // which costs one more CAS; the buckets are striped across cores so that
 // concurrent callers rarely write the same cache line. Nothing allocates except the
 // first queued state change when OnStateChange is set.

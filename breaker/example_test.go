@@ -75,7 +75,7 @@ func ExampleSettings_failureRate() {
 func ExampleBreaker_zero() {
 	var b breaker.Breaker
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	for range 5 {
+	for range 14 { // a dependency down from the start: a run of 14 trips it
 		if b.AllowAt(start) {
 			b.RecordAt(start, breaker.Failure)
 		}

@@ -7,8 +7,9 @@ import (
 	"github.com/recoil-go/recoil/internal/fuzzgen"
 )
 
-// model is a sequential reference for a Breaker with the consecutive trip
-// only: the state machine as the documentation states it, with none of the
+// model is a sequential reference for a Breaker with a fixed run of
+// failures as its only trip (the rate trips out of reach, MinRequests
+// 2^30): the state machine as the documentation states it, with none of the
 // atomics. With slow set, the breaker has a slow-call rate it never reaches
 // while closed (MinRequests out of reach), so that slowness shows only in
 // the half-open state: a slow probe, or a slow report, opens it again.
@@ -29,9 +30,6 @@ type model struct {
 
 func newModel(s Settings) *model {
 	m := &model{limit: s.ConsecutiveFailures, openFor: s.OpenDuration, maxProbes: s.MaxProbes, needOK: s.SuccessThreshold}
-	if m.limit == 0 {
-		m.limit = DefaultConsecutiveFailures
-	}
 	if m.limit < 0 {
 		m.limit = 0
 	}
@@ -141,13 +139,14 @@ func FuzzMatchesModel(f *testing.F) {
 
 func checkMatchesModel(t testing.TB, g *fuzzgen.Gen) {
 	s := Settings{
-		ConsecutiveFailures: g.IntRange(-1, 6),
+		ConsecutiveFailures: fuzzgen.Pick(g, -1, 1, 2, 3, 4, 5, 6), // a fixed run, or none
 		OpenDuration:        time.Duration(g.IntRange(0, 60)) * time.Second,
 		MaxProbes:           g.IntRange(0, 3),
 		SuccessThreshold:    g.IntRange(0, 4),
+		MinRequests:         1 << 30, // the default rate trip out of reach
 	}
 	if g.IntRange(0, 1) == 1 {
-		s.SlowCallRate, s.SlowCallThreshold, s.MinRequests = 0.5, 2*time.Second, 1<<30
+		s.SlowCallRate, s.SlowCallThreshold = 0.5, 2*time.Second
 	}
 	r := &recorder{}
 	s.OnStateChange = r.hook

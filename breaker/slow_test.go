@@ -104,7 +104,7 @@ func TestSlowCallTrip(t *testing.T) {
 		{"reports count at most the outcomes", slowRate, []step{{0, cats(calls(report, 100), calls(fast, 19))}, {time.Second, []call{fast}}}, Closed, 100, 20},
 		{"reports need no threshold", reportsOnly, []step{{0, cats(calls(fast, 20), calls(report, 10))}}, Open, 0, 0},
 		{"latency without a threshold is not slow", reportsOnly, []step{{0, calls(call{o: Success, latency: time.Hour}, 40)}}, Closed, 0, 40},
-		{"consecutive failures still trip", Settings{SlowCallRate: 0.5, SlowCallThreshold: time.Second}, []step{{0, calls(fastFail, DefaultConsecutiveFailures)}}, Open, 0, 0},
+		{"a run of failures still trips", Settings{SlowCallRate: 0.5, SlowCallThreshold: time.Second}, []step{{0, calls(fastFail, failuresToTripAlone)}}, Open, 0, 0},
 		{"slow successes end a failure run", Settings{SlowCallRate: 1, SlowCallThreshold: time.Second}, []step{{0, cats(calls(fastFail, 4), []call{slow}, calls(fastFail, 4))}}, Closed, 1, 9},
 	}
 	for _, tt := range tests {

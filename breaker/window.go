@@ -1,6 +1,7 @@
 package breaker
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
@@ -223,6 +224,14 @@ func (w *rateWindow) sum(e int64) (outcomes, failures, slow int) {
 		}
 	}
 	return outcomes, failures, slow
+}
+
+// runToTrip returns the run of failures that trips a scaled-run breaker
+// whose window ends in period e: DefaultRunMargin more than the bit length
+// of the outcomes the window holds (see DefaultRunMargin).
+func (w *rateWindow) runToTrip(e int64) uint32 {
+	n, _, _ := w.sum(e)
+	return uint32(bits.Len(uint(n))) + DefaultRunMargin
 }
 
 // reset empties the window.

@@ -88,7 +88,7 @@ func (b *Backoff) Schedule() backoff.Schedule {
 }
 
 // New returns a new recoil.Budget as the spec describes; nil for
-// BudgetDefault, which a recoil.Policy reads as its own token bucket. rnd,
+// BudgetDefault, which a recoil.Policy reads as its own budget.Share. rnd,
 // if not nil, feeds the adaptive throttle's draws. It panics if the spec
 // does not pass its check, which refuses what package budget refuses.
 func (b *Budget) New(rnd *rand.Rand) recoil.Budget {
@@ -105,6 +105,8 @@ func (b *Budget) build(rnd *rand.Rand) (recoil.Budget, error) {
 	switch b.kind() {
 	case BudgetNone:
 		return recoil.NoBudget, nil
+	case BudgetShare:
+		return budget.NewShare(budget.ShareConfig{Percent: b.Percent, Reserve: b.Reserve})
 	case BudgetTokenBucket:
 		return budget.NewTokenBucket(budget.TokenBucketConfig{MaxTokens: b.MaxTokens, TokenRatio: b.TokenRatio})
 	case BudgetRatio:

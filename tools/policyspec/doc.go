@@ -30,8 +30,8 @@
 //	min_attempt: 10ms            # no wait starts unless it and this fit before the deadline
 //	timeout: 10s                 # the whole call, waits included
 //	attempt_timeout: 2s          # each attempt
-//	budget: {kind: token-bucket, max_tokens: 10, token_ratio: 0.1}      # or none, default
-//	breaker: {consecutive_failures: 5, open: 1s}                        # or none, default
+//	budget: {kind: share, percent: 20%, reserve: 10}    # or none, default, {kind: token-bucket, …}
+//	breaker: {failure_rate: 80%, min_requests: 50, open: 1s}            # or none, default
 //	limit: 24                    # attempts in flight at once; 0 means no cap
 //	limiter: {kind: adaptive, min: 2, max: 200}  # or {capacity: 24, max_queue: 48, max_wait: 2s}; instead of limit
 //	priority: background         # or interactive (the default): for a limiter that orders by priority
@@ -50,7 +50,8 @@
 // Backoff kinds: none; constant (base); exponential, full-jitter and
 // equal-jitter (base, max, multiplier); decorrelated (base, max);
 // proportional (base, max, multiplier, jitter). Budget kinds: none;
-// default; token-bucket (max_tokens, token_ratio); ratio (percent, ttl,
+// default; share (percent, reserve); token-bucket (max_tokens,
+// token_ratio); ratio (percent, ttl,
 // min_retries_per_sec); quota (capacity, retry_cost, timeout_cost,
 // throttle_cost, no_retry_increment); adaptive (k, window). A budget
 // mapping without a kind is a token bucket. Breaker settings:

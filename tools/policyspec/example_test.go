@@ -58,7 +58,9 @@ func ExamplePreset() {
 	// wrapper      5    5 attempts, 1 s doubling, anything that is not a 2xx: the wrapper most services ship
 	// exponential  8    60 ms doubling, no jitter, up to 8 attempts
 	// full-jitter  8    full jitter from 60 ms doubling, up to 8 attempts
-	// default      0    the recoil default: classified, 3 attempts, full jitter, A6 budget, breaker (1 s open)
+	// default      0    the recoil default: classified, 3 attempts, full jitter, share budget, breaker (1 s open)
+	// interactive  2    recoil.Interactive(): 2 attempts, waits under 1 s, a 10 s bound, Retry-After up to 2 s
+	// background   6    recoil.Background(): 6 attempts, waits from 1 s to a minute, half the default share
 }
 
 // A service keeps its policy in a file beside its configuration; a file
@@ -142,7 +144,7 @@ func ExampleParse() {
 // loop to recoil's default.
 func ExamplePresets() {
 	fmt.Println("-policy: one of", strings.Join(policyspec.Presets(), ", "), "or a file")
-	// Output: -policy: one of immediate, wrapper, exponential, full-jitter, default or a file
+	// Output: -policy: one of immediate, wrapper, exponential, full-jitter, default, interactive, background or a file
 }
 
 // PresetAbout is "" for a name that is not a preset, so it doubles as a

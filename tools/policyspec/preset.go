@@ -23,10 +23,17 @@ const (
 	// at 10 s, up to 8 attempts, with no budget (Brooker's full jitter).
 	PresetFullJitter = "full-jitter"
 	// PresetDefault is recoil's default policy — classification, 3
-	// attempts, full jitter, Retry-After honoured, the A6 token bucket —
+	// attempts, full jitter, Retry-After honoured, the share budget —
 	// plus a circuit breaker with its defaults but a 1 s open period: the
 	// 30 s default would keep a sub-second outage's callers out for 30 s.
 	PresetDefault = "default"
+	// PresetInteractive is recoil.Interactive(): at most one retry, short
+	// waits, a 10 s bound on the call, no server-directed wait over 2 s.
+	PresetInteractive = "interactive"
+	// PresetBackground is recoil.Background(): up to 6 attempts, waits
+	// from 1 s to a minute, a budget of half the default share, calls of
+	// background priority.
+	PresetBackground = "background"
 )
 
 // ErrUnknownPreset is returned by Preset for a name that is not a preset.
@@ -58,8 +65,19 @@ var presets = []struct {
 			Backoff:         &Backoff{Kind: BackoffFullJitter, Base: 60 * time.Millisecond, Max: 10 * time.Second},
 			OverloadBackoff: &Backoff{Kind: BackoffFullJitter, Base: 60 * time.Millisecond, Max: 10 * time.Second}}
 	}},
-	{PresetDefault, "the recoil default: classified, 3 attempts, full jitter, A6 budget, breaker (1 s open)", func() Spec {
+	{PresetDefault, "the recoil default: classified, 3 attempts, full jitter, share budget, breaker (1 s open)", func() Spec {
 		return Spec{Breaker: &Breaker{Open: time.Second}}
+	}},
+	{PresetInteractive, "recoil.Interactive(): 2 attempts, waits under 1 s, a 10 s bound, Retry-After up to 2 s", func() Spec {
+		return Spec{MaxAttempts: 2, Timeout: 10 * time.Second, MaxServerWait: 2 * time.Second,
+			Backoff:         &Backoff{Kind: BackoffFullJitter, Base: 50 * time.Millisecond, Max: 500 * time.Millisecond},
+			OverloadBackoff: &Backoff{Kind: BackoffFullJitter, Base: 250 * time.Millisecond, Max: time.Second}}
+	}},
+	{PresetBackground, "recoil.Background(): 6 attempts, waits from 1 s to a minute, half the default share", func() Spec {
+		return Spec{MaxAttempts: 6, Priority: PriorityBackground, MaxServerWait: 10 * time.Minute,
+			Backoff:         &Backoff{Kind: BackoffFullJitter, Base: time.Second, Max: time.Minute},
+			OverloadBackoff: &Backoff{Kind: BackoffFullJitter, Base: 5 * time.Second, Max: 5 * time.Minute},
+			Budget:          &Budget{Kind: BudgetShare, Percent: 0.1, Reserve: 20}}
 	}},
 }
 

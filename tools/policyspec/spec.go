@@ -61,8 +61,8 @@ type Spec struct {
 	Timeout time.Duration `yaml:"timeout" json:"timeout,omitempty"`
 	// AttemptTimeout bounds each attempt; zero means no bound.
 	AttemptTimeout time.Duration `yaml:"attempt_timeout" json:"attempt_timeout,omitempty"`
-	// Budget is the retry budget; nil means the policy's own token bucket
-	// (gRFC A6: 10 tokens, ratio 0.1).
+	// Budget is the retry budget; nil means the policy's own budget.Share
+	// (retries at most 20 % of successful attempts, plus a reserve of 10).
 	Budget *Budget `yaml:"budget" json:"budget,omitempty"`
 	// Breaker is a circuit breaker; nil means none.
 	Breaker *Breaker `yaml:"breaker" json:"breaker,omitempty"`
@@ -160,14 +160,15 @@ type Backoff struct {
 // Budget kinds for Budget.Kind.
 const (
 	BudgetNone        = "none"         // recoil.NoBudget: every retry the rest of the policy allows goes
-	BudgetDefault     = "default"      // the policy's own token bucket (Policy.Budget nil)
+	BudgetDefault     = "default"      // the policy's own budget.Share (Policy.Budget nil)
+	BudgetShare       = "share"        // budget.Share: percent, reserve
 	BudgetTokenBucket = "token-bucket" // budget.TokenBucket (gRFC A6): max_tokens, token_ratio
 	BudgetRatio       = "ratio"        // budget.Ratio (Finagle): percent, ttl, min_retries_per_sec
 	BudgetQuota       = "quota"        // budget.Quota (AWS standard mode): capacity, retry_cost, timeout_cost, throttle_cost, no_retry_increment
 	BudgetAdaptive    = "adaptive"     // budget.Adaptive (SRE book client-side throttling): k, window
 )
 
-var budgetKinds = []string{BudgetAdaptive, BudgetDefault, BudgetNone, BudgetQuota, BudgetRatio, BudgetTokenBucket}
+var budgetKinds = []string{BudgetAdaptive, BudgetDefault, BudgetNone, BudgetQuota, BudgetRatio, BudgetShare, BudgetTokenBucket}
 
 // Budget scopes for Budget.Scope: who shares one budget's state when a
 // caller runs as several replicas (processes) of one service.
@@ -198,8 +199,10 @@ type Budget struct {
 	TokenRatio float64 `yaml:"token_ratio" json:"token_ratio,omitempty"`
 
 	// Percent, TTL and MinRetriesPerSec are budget.RatioConfig's; a
-	// negative MinRetriesPerSec means no reserve.
+	// negative MinRetriesPerSec means no reserve. Percent and Reserve are
+	// budget.ShareConfig's.
 	Percent          float64       `yaml:"percent" json:"percent,omitempty"`
+	Reserve          float64       `yaml:"reserve" json:"reserve,omitempty"`
 	TTL              time.Duration `yaml:"ttl" json:"ttl,omitempty"`
 	MinRetriesPerSec int           `yaml:"min_retries_per_sec" json:"min_retries_per_sec,omitempty"`
 
@@ -216,8 +219,8 @@ type Budget struct {
 
 	// Scope says who shares the budget across the replicas of a service:
 	// ScopeReplica (or empty), each replica its own, or ScopeFleet, one
-	// for them all. It applies to the kinds with state (token-bucket,
-	// ratio, quota, adaptive). The simulator honours it for a client with
+	// for them all. It applies to the kinds with state (share,
+	// token-bucket, ratio, quota, adaptive). The simulator honours it for a client with
 	// replicas; Build and Policy build one replica's policy, so to them
 	// every scope is a fresh budget.
 	Scope string `yaml:"scope" json:"scope,omitempty"`
@@ -227,18 +230,21 @@ type Budget struct {
 }
 
 // Breaker describes a breaker.Breaker: the fields of breaker.Settings, and
-// zero fields mean its defaults, so the zero Breaker trips after 5
-// consecutive failures and stays open 30 s. In a file, "breaker: default"
+// zero fields mean its defaults, so the zero Breaker trips when 80 % of at
+// least 50 outcomes in 10 s fail, or on a run of failures long for that
+// volume, and stays open 30 s. In a file, "breaker: default"
 // is shorthand for {} and "breaker: none" for no breaker.
 type Breaker struct {
 	// ConsecutiveFailures trips the breaker after this many failures in a
-	// row; zero means 5, a negative value turns this trip off (use
-	// FailureRate).
+	// row, an explicit choice; zero means a run scaled to the window's
+	// volume (breaker.DefaultRunMargin), a negative value no run trip.
 	ConsecutiveFailures int `yaml:"consecutive_failures" json:"consecutive_failures,omitempty"`
 	// Open is how long a tripped breaker refuses attempts; zero means 30 s.
 	Open time.Duration `yaml:"open" json:"open,omitempty"`
 	// FailureRate, in [0, 1], trips the breaker when the failures in Window
-	// reach this share of at least MinRequests outcomes; zero means off.
+	// reach this share of at least MinRequests outcomes; zero means 80 %
+	// when no other trip is set (consecutive_failures ≤ 0, no
+	// slow_call_rate), and off otherwise.
 	FailureRate float64       `yaml:"failure_rate" json:"failure_rate,omitempty"`
 	Window      time.Duration `yaml:"window" json:"window,omitempty"`
 	MinRequests int           `yaml:"min_requests" json:"min_requests,omitempty"`
@@ -376,14 +382,15 @@ func (b *Budget) check(c *strictyaml.Checker, p Pos) {
 	case b.Scope != "" && !slices.Contains(budgetScopes, b.Scope):
 		c.Errorf(p, "scope", "%s", notOneOf("a budget scope", b.Scope, budgetScopes, nil))
 	case b.Scope == ScopeFleet && (kind == BudgetNone || kind == BudgetDefault):
-		c.Errorf(p, "scope", "a budget of kind %s has no state to share: name the kind (token-bucket, ratio, quota or adaptive)", kind)
+		c.Errorf(p, "scope", "a budget of kind %s has no state to share: name the kind (share, token-bucket, ratio, quota or adaptive)", kind)
 	}
 	for _, q := range []struct {
 		name, kind string
 		set        bool
 	}{
 		{"max_tokens", BudgetTokenBucket, b.MaxTokens != 0}, {"token_ratio", BudgetTokenBucket, b.TokenRatio != 0},
-		{"percent", BudgetRatio, b.Percent != 0}, {"ttl", BudgetRatio, b.TTL != 0}, {"min_retries_per_sec", BudgetRatio, b.MinRetriesPerSec != 0},
+		{"percent", BudgetRatio, b.Percent != 0 && kind != BudgetShare}, {"reserve", BudgetShare, b.Reserve != 0},
+		{"ttl", BudgetRatio, b.TTL != 0}, {"min_retries_per_sec", BudgetRatio, b.MinRetriesPerSec != 0},
 		{"capacity", BudgetQuota, b.Capacity != 0}, {"retry_cost", BudgetQuota, b.RetryCost != 0},
 		{"timeout_cost", BudgetQuota, b.TimeoutCost != 0}, {"throttle_cost", BudgetQuota, b.ThrottleCost != 0},
 		{"no_retry_increment", BudgetQuota, b.NoRetryIncrement != 0},
@@ -393,7 +400,7 @@ func (b *Budget) check(c *strictyaml.Checker, p Pos) {
 			c.Errorf(p, q.name, "does not apply to a budget of kind %s (it is a %s parameter)", kind, q.kind)
 		}
 	}
-	nonNegative(c, p, num("max_tokens", b.MaxTokens), num("token_ratio", b.TokenRatio), num("percent", b.Percent), num("k", b.K),
+	nonNegative(c, p, num("max_tokens", b.MaxTokens), num("token_ratio", b.TokenRatio), num("percent", b.Percent), num("reserve", b.Reserve), num("k", b.K),
 		num("ttl", b.TTL), num("capacity", b.Capacity),
 		num("retry_cost", b.RetryCost), num("timeout_cost", b.TimeoutCost), num("throttle_cost", b.ThrottleCost),
 		num("no_retry_increment", b.NoRetryIncrement), num("window", b.Window))

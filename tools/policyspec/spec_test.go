@@ -155,14 +155,14 @@ func TestParseErrors(t *testing.T) {
 		{"jitter of another kind", "backoff: {kind: full-jitter, base: 1s, jitter: 0.5}\n", "p.yaml:1: backoff.jitter: applies to the proportional backoff only"},
 		{"jitter out of range", "backoff: {kind: proportional, base: 1s, jitter: 2}\n", "p.yaml:1: backoff.jitter: must be in [0, 1]"},
 		{"decorrelated multiplier", "backoff: {kind: decorrelated, base: 1s, multiplier: 3}\n", "p.yaml:1: backoff.multiplier: decorrelated jitter has no multiplier"},
-		{"budget word", "budget: some\n", `p.yaml:1: budget.kind: "some" is not a budget kind (want one of adaptive, default, none, quota, ratio, token-bucket)`},
+		{"budget word", "budget: some\n", `p.yaml:1: budget.kind: "some" is not a budget kind (want one of adaptive, default, none, quota, ratio, share, token-bucket)`},
 		{"budget parameter of another kind", "budget:\n  kind: ratio\n  max_tokens: 5\n", "p.yaml:3: budget.max_tokens: does not apply to a budget of kind ratio (it is a token-bucket parameter)"},
 		{"budget negative", "budget: {token_ratio: -0.1}\n", "p.yaml:1: budget.token_ratio: must not be negative"},
 		{"budget above its bound", "budget: {max_tokens: 5000}\n", "p.yaml:1: budget.max_tokens: is 5000: must be 0 (the default) to 1000"},
 		{"ratio reserve above its bound", "budget: {kind: ratio, ttl: 1h, min_retries_per_sec: 1000000000}\n", "p.yaml:1: budget.min_retries_per_sec: is 1000000000: must be a reserve, MinRetriesPerSec·TTL, of at most 2^40 retries"},
 		{"budget scope", "budget:\n  kind: ratio\n  scope: cluster\n", `p.yaml:3: budget.scope: "cluster" is not a budget scope (want one of fleet, replica)`},
-		{"budget scope of none", "budget: {kind: none, scope: fleet}\n", "p.yaml:1: budget.scope: a budget of kind none has no state to share: name the kind (token-bucket, ratio, quota or adaptive)"},
-		{"budget scope of default", "budget:\n  kind: default\n  scope: fleet\n", "p.yaml:3: budget.scope: a budget of kind default has no state to share: name the kind (token-bucket, ratio, quota or adaptive)"},
+		{"budget scope of none", "budget: {kind: none, scope: fleet}\n", "p.yaml:1: budget.scope: a budget of kind none has no state to share: name the kind (share, token-bucket, ratio, quota or adaptive)"},
+		{"budget scope of default", "budget:\n  kind: default\n  scope: fleet\n", "p.yaml:3: budget.scope: a budget of kind default has no state to share: name the kind (share, token-bucket, ratio, quota or adaptive)"},
 		{"breaker word", "breaker: sometimes\n", `p.yaml:1: breaker: want none, default or a mapping of settings, got "sometimes"`},
 		{"breaker field", "breaker:\n  open: 1s\n  opn: 2s\n", `p.yaml:3: breaker.opn: unknown field "opn" (want one of consecutive_failures, failure_rate, max_probes, min_requests, open, slow_call_rate, slow_call_threshold, success_threshold, window)`},
 		{"failure rate", "breaker: {failure_rate: 1.5}\n", "p.yaml:1: breaker.failure_rate: must be in [0, 1]"},
@@ -182,7 +182,7 @@ func TestParseErrors(t *testing.T) {
 		{"limiter initial outside", "limiter: {kind: adaptive, initial: 5, min: 10}\n", "p.yaml:1: limiter.initial: is 5: must be in [Min, Max]"},
 		{"limit and limiter", "limit: 4\nlimiter: adaptive\n", "p.yaml:2: limiter: the policy sets limit as well: write one (limit: n is limiter: {capacity: n})"},
 		{"priority", "priority: urgent\n", `p.yaml:1: priority: "urgent" is not a priority (want one of background, interactive)`},
-		{"unknown preset", "preset: hurried\n", `p.yaml:1: preset: unknown preset "hurried" (want one of immediate, wrapper, exponential, full-jitter, default)`},
+		{"unknown preset", "preset: hurried\n", `p.yaml:1: preset: unknown preset "hurried" (want one of immediate, wrapper, exponential, full-jitter, default, interactive, background)`},
 		{"preset not a name", "preset: {a: 1}\n", "p.yaml:1: preset: want a string, got a mapping"},
 		{"a second document", "name: a\n---\nname: b\n", "p.yaml:2: a file holds one YAML document"},
 		{"fallback without targets", "name: p\nfallback: {cooldown: 1s}\n", "p.yaml:2: fallback.targets: missing: a fallback needs at least one target"},
@@ -493,5 +493,27 @@ func TestDoHonoursTheSpec(t *testing.T) {
 	})
 	if calls != 4 || !errors.Is(err, recoil.ErrAttemptsExhausted) {
 		t.Errorf("Do made %d attempts and returned %v; want 4 and ErrAttemptsExhausted", calls, err)
+	}
+}
+
+// TestPresetsMatchRecoil: the interactive and background presets are
+// recoil.Interactive() and recoil.Background(), field for field, so the
+// tools run the policies the library ships.
+func TestPresetsMatchRecoil(t *testing.T) {
+	for name, want := range map[string]*recoil.Policy{PresetInteractive: recoil.Interactive(), PresetBackground: recoil.Background()} {
+		s, err := Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := s.Policy(nil)
+		if got.MaxAttempts != want.MaxAttempts || got.Timeout != want.Timeout || got.MaxServerWait != want.MaxServerWait ||
+			got.Priority != want.Priority || got.Backoff != want.Backoff || got.OverloadBackoff != want.OverloadBackoff {
+			t.Errorf("%s: preset %+v, want recoil's %+v", name, got, want)
+		}
+		if (got.Budget == nil) != (want.Budget == nil) {
+			t.Errorf("%s: budget %v, want %v", name, got.Budget, want.Budget)
+		} else if want.Budget != nil && !reflect.DeepEqual(got.Budget, want.Budget) {
+			t.Errorf("%s: budget %+v, want %+v", name, got.Budget, want.Budget)
+		}
 	}
 }
