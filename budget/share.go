@@ -86,11 +86,13 @@ type Share struct {
 	// deficit is the capacity minus the balance, in milli-retries, in
 	// [0, capMilli]; keeping the deficit makes the zero value full.
 	deficit atomic.Int64
-	// set is true once NewShare configured capMilli and payMilli, which
-	// then never change; false means the defaults.
-	set      bool
-	capMilli int64
-	payMilli int64
+	// capSet and paySet are the capacity and the deposit per success, in
+	// milli-retries, plus one, set by NewShare and never changed; zero
+	// means the defaults. The offset keeps the zero value the default
+	// budget without a flag of its own, so a Share is three words, as a
+	// TokenBucket is.
+	capSet int64
+	paySet int64
 }
 
 // NewShare returns a full [Share] configured by c; zero fields mean their
@@ -103,33 +105,33 @@ func NewShare(c ShareConfig) (*Share, error) {
 	case math.IsNaN(c.Reserve) || c.Reserve > maxShareReserve:
 		return nil, invalid("ShareConfig.Reserve", c.Reserve, "0 (the default), a negative value (none) or up to 2^40")
 	}
-	s := &Share{set: true, capMilli: DefaultShareReserve * milli, payMilli: DefaultSharePercent * milli}
+	capMilli, payMilli := int64(DefaultShareReserve*milli), int64(DefaultSharePercent*milli)
 	switch {
 	case c.Reserve < 0:
-		s.capMilli = 0
+		capMilli = 0
 	case c.Reserve > 0:
-		s.capMilli = int64(math.Round(c.Reserve * milli))
+		capMilli = int64(math.Round(c.Reserve * milli))
 	}
 	switch {
 	case c.Percent < 0:
-		s.payMilli = 0
+		payMilli = 0
 	case c.Percent > 0:
-		s.payMilli = max(int64(math.Round(c.Percent*milli)), 1)
+		payMilli = max(int64(math.Round(c.Percent*milli)), 1)
 	}
 	// A budget that may hold less than one retry could never grant one;
 	// hold at least one, so a Percent with no Reserve still retries.
-	if s.payMilli > 0 {
-		s.capMilli = max(s.capMilli, milli)
+	if payMilli > 0 {
+		capMilli = max(capMilli, milli)
 	}
-	return s, nil
+	return &Share{capSet: capMilli + 1, paySet: payMilli + 1}, nil
 }
 
 // limits returns the capacity and the deposit per success, in milli-retries.
 func (s *Share) limits() (capMilli, payMilli int64) {
-	if !s.set {
+	if s.capSet == 0 {
 		return DefaultShareReserve * milli, DefaultSharePercent * milli
 	}
-	return s.capMilli, s.payMilli
+	return s.capSet - 1, s.paySet - 1
 }
 
 // AdmitAt reports whether a logical call may make its first attempt: always

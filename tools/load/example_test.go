@@ -73,7 +73,9 @@ func ExamplePreset() {
 	// wrapper      5 attempts, 1 s doubling, anything that is not a 2xx: the wrapper most services ship
 	// exponential  60 ms doubling, no jitter, up to 8 attempts
 	// full-jitter  full jitter from 60 ms doubling, up to 8 attempts
-	// default      the recoil default: classified, 3 attempts, full jitter, A6 budget, breaker (1 s open)
+	// default      the recoil default: classified, 3 attempts, full jitter, share budget, breaker (1 s open)
+	// interactive  recoil.Interactive(): 2 attempts, waits under 1 s, a 10 s bound, Retry-After up to 2 s
+	// background   recoil.Background(): 6 attempts, waits from 1 s to a minute, half the default share
 }
 
 func ExampleParsePolicy() {

@@ -53,6 +53,8 @@ const (
 	PresetExponential = policyspec.PresetExponential
 	PresetFullJitter  = policyspec.PresetFullJitter
 	PresetDefault     = policyspec.PresetDefault
+	PresetInteractive = policyspec.PresetInteractive
+	PresetBackground  = policyspec.PresetBackground
 )
 
 // Preset returns the named preset policy, with fresh state, or an error

@@ -28,12 +28,17 @@ func TestPresets(t *testing.T) {
 		noBudget    bool
 		breaker     bool
 		edge        int
+		overload    backoff.Schedule // nil: the same as backoff
 	}{
-		{PresetImmediate, 1000, backoff.Constant(20 * time.Millisecond), true, true, false, 999},
-		{PresetWrapper, 5, backoff.Exponential{Base: time.Second}, true, true, false, 4},
-		{PresetExponential, 8, backoff.Exponential{Base: 60 * time.Millisecond, Max: 10 * time.Second}, false, true, false, 7},
-		{PresetFullJitter, 8, backoff.FullJitter{Base: 60 * time.Millisecond, Max: 10 * time.Second}, false, true, false, 7},
-		{PresetDefault, 0, nil, false, false, true, 2},
+		{PresetImmediate, 1000, backoff.Constant(20 * time.Millisecond), true, true, false, 999, nil},
+		{PresetWrapper, 5, backoff.Exponential{Base: time.Second}, true, true, false, 4, nil},
+		{PresetExponential, 8, backoff.Exponential{Base: 60 * time.Millisecond, Max: 10 * time.Second}, false, true, false, 7, nil},
+		{PresetFullJitter, 8, backoff.FullJitter{Base: 60 * time.Millisecond, Max: 10 * time.Second}, false, true, false, 7, nil},
+		{PresetDefault, 0, nil, false, false, true, 2, nil},
+		{PresetInteractive, 2, backoff.FullJitter{Base: 50 * time.Millisecond, Max: 500 * time.Millisecond}, false, false, false, 1,
+			backoff.FullJitter{Base: 250 * time.Millisecond, Max: time.Second}},
+		{PresetBackground, 6, backoff.FullJitter{Base: time.Second, Max: time.Minute}, false, false, false, 5,
+			backoff.FullJitter{Base: 5 * time.Second, Max: 5 * time.Minute}},
 	}
 	if len(tests) != len(policyspec.Presets()) {
 		t.Errorf("%d presets tested, %d listed", len(tests), len(policyspec.Presets()))
@@ -44,7 +49,10 @@ func TestPresets(t *testing.T) {
 			t.Fatal(err)
 		}
 		rp := p.Policy
-		if p.Name != tt.name || p.About != policyspec.PresetAbout(tt.name) || rp.MaxAttempts != tt.maxAttempts || rp.Backoff != tt.backoff || rp.OverloadBackoff != tt.backoff ||
+		if tt.overload == nil {
+			tt.overload = tt.backoff
+		}
+		if p.Name != tt.name || p.About != policyspec.PresetAbout(tt.name) || rp.MaxAttempts != tt.maxAttempts || rp.Backoff != tt.backoff || rp.OverloadBackoff != tt.overload ||
 			(rp.Classify != nil) != tt.everything || (rp.Budget == recoil.NoBudget) != tt.noBudget || (rp.Breaker != nil) != tt.breaker {
 			t.Errorf("Preset(%q) = %+v, policy %+v", tt.name, p, rp)
 		}

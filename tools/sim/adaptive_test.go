@@ -81,7 +81,7 @@ func TestSlowProviderAdaptive(t *testing.T) {
 		want   string
 	}{
 		{none, "12329 3164 5000 6.28 1m3s"},
-		{"10s timeout, recoil default", "6567 0 3038 5.31 10s"},
+		{"10s timeout, recoil default", "6592 0 3044 5.35 9s"},
 		{"30s timeout, recoil default", "6566 0 3 9.91 0s"},
 		{fixed, "4719 0 1200 5.30 11s"},
 		{adaptive, "3522 0 129 5.11 25s"},

@@ -16,12 +16,12 @@ func TestFleetBudget(t *testing.T) {
 	}
 	const perReplica, fleet = "budget per replica", "one budget for the fleet"
 	want := map[string]row{
-		"1 " + perReplica:  {30216, 38, 0, 0, 5415},
-		"1 " + fleet:       {30216, 38, 0, 0, 5415},
-		"5 " + perReplica:  {35780, 156, 2780, 912, 4868},
-		"5 " + fleet:       {30216, 38, 0, 0, 5415},
-		"40 " + perReplica: {42083, 481, 9083, 3000, 3587},
-		"40 " + fleet:      {30216, 38, 0, 0, 5415},
+		"1 " + perReplica:  {31453, 39, 0, 0, 6160},
+		"1 " + fleet:       {31453, 39, 0, 0, 6160},
+		"5 " + perReplica:  {36869, 171, 3869, 1274, 5325},
+		"5 " + fleet:       {31453, 39, 0, 0, 6160},
+		"40 " + perReplica: {43810, 530, 10810, 3559, 3780},
+		"40 " + fleet:      {31453, 39, 0, 0, 6160},
 	}
 	if len(r.Runs) != len(want) {
 		t.Fatalf("%d runs, want %d", len(r.Runs), len(want))

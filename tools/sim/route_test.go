@@ -82,9 +82,9 @@ func TestFallbackChainScenario(t *testing.T) {
 // at two of its rates. At 50 calls a second the backend is slow, not
 // busy: the hedge at the p95 cuts the p99 by more than half for at most
 // 10 % more attempts, and the attempts it abandons are served for nobody.
-// At 250, past the capacity, the budget stops the hedges: a tenth of those
-// the same hedge starts without one, and more refused than started, the
-// attempts per call as without a hedge.
+// At 250, past the capacity, the budget holds the hedges to its share (at
+// most a fifth of the calls answered, plus its reserve), more refused than
+// started, the attempts per call as without a hedge.
 func TestSlowTailHedgeScenario(t *testing.T) {
 	t.Parallel()
 	s := builtin(t, "slow-tail-hedge")
@@ -113,9 +113,9 @@ func TestSlowTailHedgeScenario(t *testing.T) {
 	on, ob, off := over("no hedge"), over("hedge at p95"), over("hedge at p95, no budget")
 	t.Logf("at 250/s: hedges %d (refused %d) with the budget, %d without; attempts a call %.2f, %.2f, %.2f",
 		ob.Hedges, ob.RefusedHedges, off.Hedges, perCall(on), perCall(ob), perCall(off))
-	if ob.Hedges*10 > off.Hedges || ob.RefusedHedges <= ob.Hedges {
-		t.Errorf("at 250/s the budget let %d hedges through (%d refused), against %d without it: want a tenth at most, more refused than started",
-			ob.Hedges, ob.RefusedHedges, off.Hedges)
+	if float64(ob.Hedges) > 0.2*float64(ob.Succeeded)+10 || ob.RefusedHedges <= ob.Hedges || ob.Hedges*3 > off.Hedges {
+		t.Errorf("at 250/s the budget let %d hedges through (%d refused) for %d answers, against %d without it: want at most a fifth of the answers, more refused than started",
+			ob.Hedges, ob.RefusedHedges, ob.Succeeded, off.Hedges)
 	}
 	if perCall(ob) > 1.02*perCall(on) || perCall(off) < 1.5*perCall(on) {
 		t.Errorf("at 250/s attempts a call: %.2f hedging with the budget, %.2f without one, %.2f not hedging; want the first as not hedging, the second far above",
@@ -277,13 +277,14 @@ clients:
 	}
 }
 
-// TestHedgeBudgetNeedsFailures pins the limit of what the budget does for
-// hedging: it stops hedges through failures. The same backend with a
-// queue of no bound answers no 503 when overloaded, only later, the token
-// bucket never empties, and at 250 a second the hedge at the p95 goes on
-// sending half as many attempts again as there are calls, with the budget
-// as without it.
-func TestHedgeBudgetNeedsFailures(t *testing.T) {
+// TestHedgeBudgetWithoutFailures: the default budget (budget.Share) charges
+// a hedge as it charges a retry, so it bounds hedging even where nothing
+// fails. The same backend with a queue of no bound answers no 503 when
+// overloaded, only later; at 250 a second the hedge at the p95 would send
+// half as many attempts again as there are calls, and the budget holds it
+// to a fifth of the answers (gRFC A6's token bucket, drained only by
+// failures, let every hedge through here).
+func TestHedgeBudgetWithoutFailures(t *testing.T) {
 	t.Parallel()
 	s := builtin(t, "slow-tail-hedge")
 	s.Duration = 90 * time.Second
@@ -295,9 +296,9 @@ func TestHedgeBudgetNeedsFailures(t *testing.T) {
 	off := clientOf(t, runOf(t, res, "hedge at p95, no budget", "250"), "app")
 	t.Logf("unbounded queue at 250/s: hedges %d (refused %d) with the budget, %d without; attempts a call %.2f, %.2f, %.2f",
 		ob.Hedges, ob.RefusedHedges, off.Hedges, perCall(on), perCall(ob), perCall(off))
-	if ob.RefusedHedges != 0 || ob.Hedges != off.Hedges || perCall(ob) < 1.3*perCall(on) {
-		t.Errorf("with no failure to empty it the budget refused %d hedges and let %d through (%d without it), %.2f attempts a call against %.2f: want none refused, as many as without",
-			ob.RefusedHedges, ob.Hedges, off.Hedges, perCall(ob), perCall(on))
+	if float64(ob.Hedges) > 0.2*float64(ob.Succeeded)+10 || perCall(ob) > 1.21*perCall(on) || perCall(off) < 1.3*perCall(on) {
+		t.Errorf("with no failure the budget let %d hedges through for %d answers (%d without it), %.2f attempts a call against %.2f and %.2f: want at most a fifth of the answers",
+			ob.Hedges, ob.Succeeded, off.Hedges, perCall(ob), perCall(on), perCall(off))
 	}
 }
 
