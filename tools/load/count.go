@@ -23,7 +23,10 @@ func (r *run) observe(_ context.Context, s recoilhttp.Summary) {
 			r.stop("timeout")
 		}
 	default:
-		r.stop(s.Reason.String())
+		r.mu.Lock()
+		r.stops[s.Reason.String()]++
+		r.priceGuard(s.Reason)
+		r.mu.Unlock()
 	}
 }
 
@@ -44,6 +47,9 @@ func (c counting) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	c.r.mu.Lock()
 	c.r.statuses[status]++
+	if err == nil || !errors.Is(context.Cause(req.Context()), errDuration) {
+		c.r.recent.add(status >= 200 && status <= 299)
+	}
 	c.r.mu.Unlock()
 	if err != nil {
 		c.r.transportError(req, err)

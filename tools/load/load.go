@@ -47,9 +47,11 @@ type run struct {
 	latencies hist.Hist
 	stops     map[string]int
 	statuses  map[int]int64
-	transport map[string]int64 // attempts without a response, by TransportErrorKind
-	firstErr  string           // the first of them
-	lastOK    time.Duration    // when the last call succeeded
+	recent    recent             // the success rate of the attempts sent lately
+	likely    map[string]float64 // guards' refusals priced at it, by stop reason
+	transport map[string]int64   // attempts without a response, by TransportErrorKind
+	firstErr  string             // the first of them
+	lastOK    time.Duration      // when the last call succeeded
 
 	maxAttempts                   int
 	hedges, refusedHedges, wasted int64
@@ -96,6 +98,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		window:    tally.NewWindow(cfg.Window),
 		stops:     map[string]int{},
 		statuses:  map[int]int64{},
+		likely:    map[string]float64{},
 		transport: map[string]int64{},
 	}
 	if p := cfg.Policy.Policy; p != nil && p.Fallback != nil {

@@ -57,6 +57,12 @@ type Result struct {
 	// "timeout" when the logical request's Timeout ran out during an
 	// attempt or a wait, or "body failed".
 	Stops map[string]int
+	// LikelyWon prices the logical requests a guard stopped, by the reason
+	// in Stops ("circuit open", "retry budget exhausted"): the answers
+	// their refused attempts would likely have had, at the success rate of
+	// the attempts sent just before (about the last 50). It is what each
+	// guard cost, to set beside what it saved.
+	LikelyWon map[string]float64
 	// Statuses counts attempts by the status that came back; 0 counts
 	// attempts that got no response.
 	Statuses map[int]int64
@@ -292,6 +298,9 @@ func WriteNotes(w io.Writer, results ...*Result) error {
 		if len(r.Stops) > 0 {
 			parts = append(parts, "not accepted: "+textfmt.Counts(r.Stops))
 		}
+		if len(r.LikelyWon) > 0 {
+			parts = append(parts, "turned away by a guard, likely to have been answered: "+textfmt.GuardCost(r.LikelyWon))
+		}
 		st := map[string]int{}
 		for code, n := range r.Statuses {
 			name := strconv.Itoa(code)
@@ -368,45 +377,46 @@ func (r *Result) MarshalJSON() ([]byte, error) {
 		all = &v
 	}
 	return json.Marshal(struct {
-		Policy        string           `json:"policy"`
-		URL           string           `json:"url"`
-		Callers       int              `json:"callers"`
-		Rate          float64          `json:"rate"`
-		UntilAccepted bool             `json:"until_accepted"`
-		NoKeys        bool             `json:"no_idempotency_keys"`
-		Seed          uint64           `json:"seed"`
-		Calls         int64            `json:"calls"`
-		OK            int64            `json:"ok"`
-		Failed        int64            `json:"failed"`
-		Unfinished    int64            `json:"unfinished"`
-		Resubmitted   int64            `json:"resubmitted"`
-		Requests      int64            `json:"requests"`
-		Accepted      int64            `json:"accepted"`
-		Attempts      int64            `json:"attempts"`
-		PerCall       float64          `json:"per_call"`
-		Stops         map[string]int   `json:"stops"`
-		Statuses      map[string]int64 `json:"statuses"`
-		Transport     map[string]int64 `json:"transport_errors"`
-		FirstErr      string           `json:"first_transport_error,omitempty"`
-		WindowMS      float64          `json:"window_ms"`
-		Peak          int64            `json:"peak"`
-		PeakAtMS      float64          `json:"peak_at_ms"`
-		AllOK         bool             `json:"all_ok"`
-		AllOKAtMS     *float64         `json:"all_ok_at_ms"`
-		Latency       lat              `json:"latency"`
-		Goodput       float64          `json:"goodput_per_s"`
-		ElapsedMS     float64          `json:"elapsed_ms"`
-		MaxCall       int              `json:"max_call_attempts"`
-		Targets       []TargetCount    `json:"targets,omitempty"`
-		Hedges        int64            `json:"hedges"`
-		RefusedHedges int64            `json:"refused_hedges"`
-		Wasted        int64            `json:"wasted"`
-		Limits        []limitJSON      `json:"limits,omitempty"`
-		Stopped       string           `json:"stopped,omitempty"`
+		Policy        string             `json:"policy"`
+		URL           string             `json:"url"`
+		Callers       int                `json:"callers"`
+		Rate          float64            `json:"rate"`
+		UntilAccepted bool               `json:"until_accepted"`
+		NoKeys        bool               `json:"no_idempotency_keys"`
+		Seed          uint64             `json:"seed"`
+		Calls         int64              `json:"calls"`
+		OK            int64              `json:"ok"`
+		Failed        int64              `json:"failed"`
+		Unfinished    int64              `json:"unfinished"`
+		Resubmitted   int64              `json:"resubmitted"`
+		Requests      int64              `json:"requests"`
+		Accepted      int64              `json:"accepted"`
+		Attempts      int64              `json:"attempts"`
+		PerCall       float64            `json:"per_call"`
+		Stops         map[string]int     `json:"stops"`
+		LikelyWon     map[string]float64 `json:"likely_won,omitempty"`
+		Statuses      map[string]int64   `json:"statuses"`
+		Transport     map[string]int64   `json:"transport_errors"`
+		FirstErr      string             `json:"first_transport_error,omitempty"`
+		WindowMS      float64            `json:"window_ms"`
+		Peak          int64              `json:"peak"`
+		PeakAtMS      float64            `json:"peak_at_ms"`
+		AllOK         bool               `json:"all_ok"`
+		AllOKAtMS     *float64           `json:"all_ok_at_ms"`
+		Latency       lat                `json:"latency"`
+		Goodput       float64            `json:"goodput_per_s"`
+		ElapsedMS     float64            `json:"elapsed_ms"`
+		MaxCall       int                `json:"max_call_attempts"`
+		Targets       []TargetCount      `json:"targets,omitempty"`
+		Hedges        int64              `json:"hedges"`
+		RefusedHedges int64              `json:"refused_hedges"`
+		Wasted        int64              `json:"wasted"`
+		Limits        []limitJSON        `json:"limits,omitempty"`
+		Stopped       string             `json:"stopped,omitempty"`
 	}{
 		r.Policy, r.URL, r.Callers, r.Rate, r.UntilAccepted, r.NoIdempotencyKey, r.Seed,
 		r.Calls, r.OK, r.Failed, r.Unfinished, r.Resubmitted, r.Requests, r.Accepted, r.Attempts, r.PerCall(),
-		r.Stops, statuses, r.TransportErrors, r.FirstTransportError, textfmt.Millis(r.Window), r.Peak, textfmt.Millis(r.PeakAt), r.AllOK, all,
+		r.Stops, r.LikelyWon, statuses, r.TransportErrors, r.FirstTransportError, textfmt.Millis(r.Window), r.Peak, textfmt.Millis(r.PeakAt), r.AllOK, all,
 		lat{r.Latency.Count, textfmt.Millis(r.Latency.P50), textfmt.Millis(r.Latency.P90), textfmt.Millis(r.Latency.P99), textfmt.Millis(r.Latency.Max)},
 		r.Goodput(), textfmt.Millis(r.Elapsed), r.MaxCallAttempts, r.Targets, r.Hedges, r.RefusedHedges, r.Wasted, limits, r.Stopped,
 	})
@@ -509,6 +519,7 @@ func (r *run) result(elapsed time.Duration) *Result {
 		Accepted:            r.accepted.Load(),
 		Attempts:            r.attempts.Load(),
 		Stops:               r.stops,
+		LikelyWon:           r.likelyWon(),
 		Statuses:            r.statuses,
 		TransportErrors:     r.transport,
 		FirstTransportError: r.firstErr,

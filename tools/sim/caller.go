@@ -66,6 +66,9 @@ type client struct {
 	calls, ok, failed, attempts, throttled, resubmits int64
 	reasons                                           [16]int64
 	lat                                               hist.Hist
+	// wonBreaker and wonBudget are the answers the calls an open breaker
+	// or a spent budget stopped would likely have had (guardcost.go).
+	wonBreaker, wonBudget float64
 
 	// Of the calls that fell back or hedged (see route.go): how many
 	// ended, the most attempts one made, and their hedges.
@@ -292,6 +295,7 @@ func (w *world) end(ci int32, ok bool, reason recoil.Reason) {
 		if c.counted {
 			cl.resubmits++
 			cl.reasons[reason&15]++
+			w.priceGuard(cl, reason)
 		}
 		c.again = true
 		w.schedule(w.now+cl.resubmit.draw(cl.rnd), evBegin, ci, 0)
@@ -303,6 +307,7 @@ func (w *world) end(ci int32, ok bool, reason recoil.Reason) {
 		} else {
 			cl.failed++
 			cl.reasons[reason&15]++
+			w.priceGuard(cl, reason)
 		}
 		start := c.start
 		if c.closed {

@@ -207,6 +207,14 @@ func (w *world) clientResult(cl *client, span float64) ClientResult {
 	if span > 0 {
 		cr.Goodput = float64(cl.ok) / span
 	}
+	for reason, won := range map[recoil.Reason]float64{recoil.ReasonCircuitOpen: cl.wonBreaker, recoil.ReasonBudget: cl.wonBudget} {
+		if cl.reasons[reason&15] > 0 {
+			if cr.LikelyWon == nil {
+				cr.LikelyWon = map[string]float64{}
+			}
+			cr.LikelyWon[reason.String()] = math.Round(won)
+		}
+	}
 	for reason, k := range cl.reasons {
 		if k > 0 {
 			if cr.FailedBy == nil {

@@ -71,6 +71,12 @@ type ClientResult struct {
 	// FailedBy counts why calls stopped without success, resubmitted ones
 	// included.
 	FailedBy map[string]int64 `json:"failed_by,omitempty"`
+	// LikelyWon prices the calls a guard stopped, by the reason in
+	// FailedBy ("circuit open", "retry budget exhausted"): the answers
+	// their refused attempts would likely have had, at the success rate
+	// the target showed at the time (over its last 20 or more attempts).
+	// It is what each guard cost, to set beside what it saved.
+	LikelyWon map[string]float64 `json:"likely_won,omitempty"`
 	// Attempts counts the client's own attempts; Throttled, those answered 429.
 	Attempts  int64       `json:"attempts"`
 	Throttled int64       `json:"throttled"`
@@ -226,13 +232,14 @@ func (r *Result) WriteText(w io.Writer) error {
 
 	fmt.Fprintf(ew, "\nclients\n")
 	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s\tclient\tcalls\tok\tfailed\tresubmitted\tattempts\t429s\tp50\tp90\tp99\tmax\tstopped by\n", head)
+	fmt.Fprintf(tw, "%s\tclient\tcalls\tok\tfailed\tresubmitted\tattempts\t429s\tp50\tp90\tp99\tmax\tstopped by\tguards turned away, likely answered\n", head)
 	for i := range r.Runs {
 		run := &r.Runs[i]
 		for _, c := range run.Clients {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", first(run), c.Name,
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", first(run), c.Name,
 				c.Calls, c.Succeeded, c.Failed, c.Resubmitted, c.Attempts, c.Throttled,
-				fmtDur(c.Latency.P50), fmtDur(c.Latency.P90), fmtDur(c.Latency.P99), fmtDur(c.Latency.Max), textfmt.Counts(c.FailedBy))
+				fmtDur(c.Latency.P50), fmtDur(c.Latency.P90), fmtDur(c.Latency.P99), fmtDur(c.Latency.Max), textfmt.Counts(c.FailedBy),
+				textfmt.GuardCost(c.LikelyWon))
 		}
 	}
 	tw.Flush()

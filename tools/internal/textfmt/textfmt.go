@@ -73,3 +73,28 @@ func sig(x float64) string {
 	}
 	return strconv.FormatFloat(x, 'f', 2, 64)
 }
+
+// GuardCost formats what guards cost, by the stop reason recoil prints
+// ("circuit open", "retry budget exhausted"): the answers the calls they
+// turned away would likely have had, as "breaker ≈68, budget ≈168", or
+// "-" when no guard turned a call away.
+func GuardCost(likely map[string]float64) string {
+	if len(likely) == 0 {
+		return "-"
+	}
+	short := map[string]string{"circuit open": "breaker", "retry budget exhausted": "budget"}
+	var b strings.Builder
+	for i, k := range slices.Sorted(maps.Keys(likely)) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		name := short[k]
+		if name == "" {
+			name = k
+		}
+		b.WriteString(name)
+		b.WriteString(" ≈")
+		b.WriteString(strconv.FormatFloat(likely[k], 'f', 0, 64))
+	}
+	return b.String()
+}
