@@ -41,7 +41,7 @@ func checkParsed(t *testing.T, r Retry, err error, files ...string) {
 	if r.Timeout < 0 || r.PerTry < 0 || r.HedgeDelay < 0 {
 		t.Fatalf("negative duration: %+v", r)
 	}
-	if s := r.sustained(); !(s >= 1 && s <= float64(r.Attempts)) {
+	if s := r.sustained(Class503, 100); !(s >= 1 && s <= float64(r.Attempts)) {
 		t.Fatalf("sustained %v outside [1, %d]", s, r.Attempts)
 	}
 }
@@ -62,7 +62,7 @@ func FuzzEnvoy(f *testing.F) {
 	f.Add([]byte("virtual_hosts:\n  - routes:\n      - route: {cluster: c, retry_policy: {num_retries: {value: 3}, retry_back_off: {base_interval: {seconds: 1}}}}\n"))
 	f.Add([]byte("virtual_hosts: &v [{routes: [{route: {cluster: *v}}]}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := parseEnvoy("c", data, selector{field: "route", at: Source{File: "m.yaml", Line: 1}})
+		r, err := parseEnvoy("c", data, selector{field: "route", at: Source{File: "m.yaml", Line: 1}}, "b")
 		checkParsed(t, r, err, "c", "m.yaml")
 	})
 }
@@ -85,7 +85,7 @@ func FuzzIstio(f *testing.F) {
 	seedDir(f, "testdata/fanout", "*vs.yaml")
 	f.Add([]byte("spec:\n  http:\n    - retries: {attempts: 3, perTryTimeout: 1ms, retryOn: 5xx}\n      timeout: 24h\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := parseIstio("c", data, selector{field: "route", at: Source{File: "m.yaml", Line: 1}})
+		r, err := parseIstio("c", data, selector{field: "route", at: Source{File: "m.yaml", Line: 1}}, "b", SidecarDefault{})
 		checkParsed(t, r, err, "c", "m.yaml")
 	})
 }
