@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/recoil-go/recoil/tools/internal/strictyaml"
+	"github.com/recoil-go/recoil/tools/sim/blast"
 )
 
 // grpcMaxAttempts is the cap gRPC clients put on maxAttempts (gRFC A6:
@@ -227,8 +228,12 @@ func grpcAttempts(d *doc, p *yaml.Node, path string, out *Retry) error {
 		return err
 	}
 	ap := strictyaml.Join(path, "maxAttempts")
+	if n == nil && out.Timeout > 0 && !out.Hedged {
+		out.Attempts = 0 // untilTimeout counts them once the backoff is read
+		return nil
+	}
 	if n == nil {
-		return d.errorf(p, ap, "missing: gRPC requires it")
+		return d.errorf(p, ap, "missing: gRPC requires it (a googleapis service config may leave it out when it sets a timeout: its clients retry until the timeout)")
 	}
 	a, err := d.integer(n, ap, math.MinInt32, math.MaxInt32)
 	if err != nil {
@@ -243,6 +248,26 @@ func grpcAttempts(d *doc, p *yaml.Node, path string, out *Retry) error {
 		out.Attempts, out.Capped, out.Asked = grpcMaxAttempts, true, a
 	}
 	return nil
+}
+
+// untilTimeout counts the attempts of a retryPolicy with no maxAttempts,
+// as googleapis' generated clients (GAPIC) read one: retries until the
+// methodConfig's timeout, each after its backoff, so a failure that comes
+// at once is tried as often as the waits fit in the timeout (at most
+// 1000 times). grpc-go itself refuses such a policy.
+func untilTimeout(out *Retry, base time.Duration, mult float64, maxWait time.Duration) {
+	var t time.Duration
+	out.Attempts = 1
+	for out.Attempts < envoyMaxRetries {
+		w := blast.Ceiling(out.Attempts, base, mult, maxWait)
+		if t+w >= out.Timeout || w <= 0 {
+			break
+		}
+		t += w
+		out.Waits = append(out.Waits, w)
+		out.Attempts++
+	}
+	out.Notes = append(out.Notes, fmt.Sprintf("no maxAttempts: googleapis' generated clients retry until the %v timeout — %d attempts when each fails at once (grpc-go refuses the policy)", out.Timeout, out.Attempts))
 }
 
 func grpcCodes(d *doc, p *yaml.Node, path, key string, required bool, out *Retry) error {
@@ -322,6 +347,10 @@ func grpcRetryPolicy(d *doc, rp *yaml.Node, path string, out *Retry) error {
 	}
 	if mult < 1 {
 		mult = 1 // a shrinking backoff: the first ceiling bounds every wait
+	}
+	if out.Attempts == 0 {
+		untilTimeout(out, durs[0], mult, durs[1])
+		return nil
 	}
 	out.Waits = waitsCeiling(out.Attempts, durs[0], mult, durs[1])
 	return nil
