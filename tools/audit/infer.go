@@ -32,7 +32,7 @@ func Infer(name string, files []File, lo LoadOptions) (*Mesh, error) {
 	var rules []DestinationRule
 	var found []inferred
 	for _, f := range files {
-		kind := sniffKind(f.Data)
+		kind := ConfigKind(f.Data)
 		if kind == "" {
 			continue
 		}
@@ -161,10 +161,11 @@ func (m *Mesh) inferEntries() {
 	}
 }
 
-// sniffKind says which reader takes a file: a JSON object with a
-// methodConfig is a gRPC service config; YAML with an Istio resource is
-// Istio's; YAML naming virtual hosts is Envoy's; anything else, "".
-func sniffKind(data []byte) string {
+// ConfigKind says which reader takes a configuration file: KindGRPC for
+// a JSON object with a methodConfig, KindIstio for YAML holding a
+// VirtualService or DestinationRule, KindEnvoy for YAML naming virtual
+// hosts; "" for anything else.
+func ConfigKind(data []byte) string {
 	trim := bytes.TrimSpace(data)
 	lower := bytes.ToLower(data)
 	switch {

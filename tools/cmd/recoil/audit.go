@@ -8,6 +8,7 @@ import (
 	iofs "io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -166,17 +167,6 @@ func checkAuditFlags(fs *flags, o audit.Options, sd audit.SidecarDefault) error 
 // configuration files, directories of them and - (standard input) to
 // build the mesh from.
 func loadAudit(args []string, lo audit.LoadOptions) (*audit.Mesh, error) {
-	if len(args) == 1 && args[0] != "-" {
-		if st, err := os.Stat(args[0]); err == nil && !st.IsDir() {
-			data, err := readAuditFile(args[0])
-			if err != nil {
-				return nil, err
-			}
-			if audit.IsMesh(data) {
-				return audit.LoadWith(args[0], lo)
-			}
-		}
-	}
 	var files []audit.File
 	for _, a := range args {
 		fs, err := auditFiles(a)
@@ -184,6 +174,21 @@ func loadAudit(args []string, lo audit.LoadOptions) (*audit.Mesh, error) {
 			return nil, err
 		}
 		files = append(files, fs...)
+	}
+	if len(args) == 1 && len(files) == 1 && files[0].Name == args[0] && args[0] != "-" {
+		// One file: a mesh file, or a file read as one for its errors,
+		// unless it is a configuration to build the mesh from.
+		if f := files[0]; audit.IsMesh(f.Data) || audit.ConfigKind(f.Data) == "" {
+			return audit.LoadWith(f.Name, lo)
+		}
+	}
+	for i, f := range files {
+		if audit.IsMesh(f.Data) && slices.Contains(args, f.Name) {
+			return nil, usagef("%s is a mesh file: audit it alone, or give configuration files to build the mesh from", f.Name)
+		}
+		if audit.IsMesh(f.Data) {
+			files[i].Data = nil // a mesh file in a directory: the configurations are what count
+		}
 	}
 	name := strings.Join(args, " ")
 	if name == "-" {
@@ -205,16 +210,12 @@ func auditFiles(a string) ([]audit.File, error) {
 		}
 		return []audit.File{{Name: "-", Data: data}}, nil
 	}
-	st, err := os.Stat(a)
-	if err != nil {
-		return nil, err
-	}
-	if !st.IsDir() {
+	if st, err := os.Stat(a); err != nil || !st.IsDir() {
 		data, err := readAuditFile(a)
 		return []audit.File{{Name: a, Data: data}}, err
 	}
 	var out []audit.File
-	err = filepath.WalkDir(a, func(p string, d iofs.DirEntry, err error) error {
+	err := filepath.WalkDir(a, func(p string, d iofs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
@@ -412,4 +413,3 @@ func tipSentence(what string, t blast.Tipping, at string) string {
 	}
 	return fmt.Sprintf("with %s, at %s (slider %s) at %s", what, pct(t.Exact), pct(t.Slider), at)
 }
-

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -17,29 +18,30 @@ import (
 	"github.com/recoil-go/recoil/tools/cmd/recoil/internal/chart"
 )
 
+// fontSlack widens every text the layout measures: an SVG viewer draws
+// the text in the font it has (Arial, Helvetica, DejaVu Sans), up to a
+// fifth wider than the Liberation Sans the layout measures it in.
+const fontSlack = 1.25
+
 // auditChart draws the mesh as a graph: services in columns, entry points
 // at the left and leaves at the right, each edge labelled with its
-// attempts, each service with the attempts one request can send it.
+// attempts and what it lacks, each service with the attempts one request
+// can send it. The boxes and the gaps between columns are as wide as the
+// longest text that goes in them.
 func auditChart(m *audit.Mesh, r *audit.Report) *chart.Figure {
-	cols := m.Columns()
-	rows := 0
-	for _, c := range cols {
-		rows = max(rows, len(c))
-	}
-	g := &graphPlot{m: m, r: r, cols: cols, rows: rows}
+	g := newGraphPlot(m, r)
 	p := plot.New()
 	p.HideAxes()
-	p.X.Min, p.X.Max = -0.5, float64(len(cols))-0.5
-	p.Y.Min, p.Y.Max = -float64(rows)/2, float64(rows)/2
+	p.X.Min, p.X.Max = -0.5, float64(len(g.cols))-0.5
+	p.Y.Min, p.Y.Max = -float64(g.rows)/2, float64(g.rows)/2
 	p.Add(g)
-	width := vg.Length(max(560, 290*len(cols)))
-	height := vg.Length(70 + 150*rows)
+	pitch := g.boxW + g.gap
 	title := fmt.Sprintf("recoil audit: %s — attempts one request can send each service", r.Mesh)
 	return &chart.Figure{
 		Title:  title,
 		Panels: []*plot.Plot{p},
-		Width:  width,
-		Height: height,
+		Width:  max(560, pitch*vg.Length(len(g.cols))+24),
+		Height: vg.Length(70 + 150*g.rows),
 		Legend: []chart.Entry{
 			{Label: "edge with a retry budget", Thumbs: []plot.Thumbnailer{lineThumb{chart.Color(1)}}},
 			{Label: "edge with no budget", Thumbs: []plot.Thumbnailer{lineThumb{chart.Color(0)}}},
@@ -54,11 +56,17 @@ var noRetries color.Color = color.Gray{Y: 0x90}
 
 // edgeColor is blue for an edge whose retries a budget bounds, vermillion
 // for one whose retries nothing bounds, grey for one that does not retry.
-func edgeColor(r audit.Retry) color.Color {
+func edgeColor(e audit.EdgeReport) color.Color {
+	bounded := true
+	for _, r := range edgeLayers(e) {
+		if r.Attempts > 1 && len(r.On) > 0 && r.Budget.Kind == "" {
+			bounded = false
+		}
+	}
 	switch {
-	case r.Attempts <= 1:
+	case e.Attempts <= 1:
 		return noRetries
-	case r.Budget.Kind == "":
+	case !bounded:
 		return chart.Color(0)
 	}
 	return chart.Color(1)
@@ -79,6 +87,15 @@ type graphPlot struct {
 	r    *audit.Report
 	cols [][]string
 	rows int
+	// reach is what one request from the entries sends each service,
+	// worst case; entry marks the entry points; findings are each edge's
+	// checks.
+	reach    map[string]audit.Reach
+	entry    map[string]bool
+	findings map[string][]string
+	// boxW and boxH are a service's box; gap the room between columns.
+	boxW, boxH, gap vg.Length
+	col             map[string]int
 }
 
 var graphFace = font.Font{Typeface: "Liberation", Variant: "Sans"}
@@ -86,6 +103,52 @@ var graphFace = font.Font{Typeface: "Liberation", Variant: "Sans"}
 func graphText(size vg.Length, c color.Color) text.Style {
 	return text.Style{Color: c, Font: font.From(graphFace, size), Handler: plot.DefaultTextHandler,
 		XAlign: draw.XCenter, YAlign: draw.YCenter}
+}
+
+var (
+	nameStyle  = graphText(11, color.Black)
+	noteStyle  = graphText(9, color.Gray{Y: 0x40})
+	labelStyle = graphText(13, color.Black)
+)
+
+// newGraphPlot lays the graph out: its columns, what each service is
+// reached by, and the sizes its texts need.
+func newGraphPlot(m *audit.Mesh, r *audit.Report) *graphPlot {
+	g := &graphPlot{m: m, r: r, cols: m.Columns(), reach: map[string]audit.Reach{}, entry: map[string]bool{},
+		findings: map[string][]string{}, col: map[string]int{}, boxW: 120, boxH: 46, gap: 130}
+	for ci, c := range g.cols {
+		g.rows = max(g.rows, len(c))
+		for _, s := range c {
+			g.col[s] = ci
+		}
+	}
+	for _, er := range r.Entries {
+		g.entry[er.Entry] = true
+		for _, s := range er.Services {
+			if cur, ok := g.reach[s.Service]; !ok || s.WorstCase > cur.WorstCase {
+				g.reach[s.Service] = s
+			}
+		}
+	}
+	for _, f := range r.Findings {
+		if w := strings.ReplaceAll(f.Check, "-", " "); !slices.Contains(g.findings[f.Edge], w) {
+			g.findings[f.Edge] = append(g.findings[f.Edge], w)
+		}
+	}
+	for _, c := range g.cols {
+		for _, s := range c {
+			g.boxW = max(g.boxW, nameStyle.Width(s)*fontSlack+20, noteStyle.Width(g.nodeNote(s))*fontSlack+20)
+		}
+	}
+	for _, e := range r.Edges {
+		head, lines := g.edgeText(e)
+		w := labelStyle.Width(head)
+		for _, l := range lines {
+			w = max(w, noteStyle.Width(l))
+		}
+		g.gap = max(g.gap, w*fontSlack+40)
+	}
+	return g
 }
 
 func (g *graphPlot) Plot(c draw.Canvas, p *plot.Plot) {
@@ -97,41 +160,31 @@ func (g *graphPlot) Plot(c draw.Canvas, p *plot.Plot) {
 			pos[s] = vg.Point{X: trX(float64(ci)), Y: trY(y)}
 		}
 	}
-	// What one request from the entries sends each service, worst case.
-	reach := map[string]audit.Reach{}
-	entry := map[string]bool{}
-	for _, er := range g.r.Entries {
-		entry[er.Entry] = true
-		for _, s := range er.Services {
-			if cur, ok := reach[s.Service]; !ok || s.WorstCase > cur.WorstCase {
-				reach[s.Service] = s
-			}
-		}
+	// Edges first, so the boxes sit over their ends.
+	ends := g.edgeEnds(pos)
+	for i := range g.r.Edges {
+		g.drawEdge(c, i, pos, ends, trX)
 	}
-	name := graphText(11, color.Black)
-	note := graphText(9, color.Gray{Y: 0x40})
-	boxW, boxH := vg.Points(120), vg.Points(46)
 	for _, col := range g.cols {
 		for _, s := range col {
-			boxW = max(boxW, name.Width(s)*1.2+16, note.Width(g.nodeNote(s, reach, entry))*1.2+12)
+			g.drawBox(c, s, pos[s])
 		}
 	}
-	// Edges first, so the boxes sit over their ends.
-	findings := map[string][]string{}
-	for _, f := range g.r.Findings {
-		findings[f.Edge] = append(findings[f.Edge], f.Check)
-	}
-	// Each box spreads its edges' ends down its side, in the order of the
-	// services at their other ends, so that edges to one box stay apart.
+}
+
+// edgeEnds spreads each box's edges' ends down its side, in the order of
+// the services at their other ends, so that edges to one box stay apart:
+// {edge, 0 start / 1 end} → y offset.
+func (g *graphPlot) edgeEnds(pos map[string]vg.Point) map[[2]int]vg.Length {
 	outs, ins := map[string][]int{}, map[string][]int{}
 	for i, e := range g.r.Edges {
 		outs[e.From] = append(outs[e.From], i)
 		ins[e.To] = append(ins[e.To], i)
 	}
-	end := map[[2]int]vg.Length{} // {edge, 0 start / 1 end} → y offset
+	end := map[[2]int]vg.Length{}
 	spread := func(list []int, other func(i int) string, side int) {
 		sort.SliceStable(list, func(a, b int) bool { return pos[other(list[a])].Y > pos[other(list[b])].Y })
-		step := min(vg.Points(12), boxH*0.6/vg.Length(max(len(list), 1)))
+		step := min(vg.Points(12), g.boxH*0.6/vg.Length(max(len(list), 1)))
 		for k, i := range list {
 			end[[2]int{i, side}] = (vg.Length(len(list)-1)/2 - vg.Length(k)) * step
 		}
@@ -142,104 +195,105 @@ func (g *graphPlot) Plot(c draw.Canvas, p *plot.Plot) {
 	for _, l := range ins {
 		spread(l, func(i int) string { return g.r.Edges[i].From }, 1)
 	}
-	col := map[string]int{}
-	for ci, c := range g.cols {
-		for _, s := range c {
-			col[s] = ci
-		}
-	}
-	for i, e := range g.r.Edges {
-		a, b := pos[e.From], pos[e.To]
-		from := vg.Point{X: a.X + boxW/2, Y: a.Y + end[[2]int{i, 0}]}
-		to := vg.Point{X: b.X - boxW/2, Y: b.Y + end[[2]int{i, 1}]}
-		pts := []vg.Point{from}
-		// An edge that skips columns passes each one between its boxes.
-		for ci := col[e.From] + 1; ci < col[e.To]; ci++ {
-			x := trX(float64(ci))
-			y := from.Y + (to.Y-from.Y)*(x-from.X)/(to.X-from.X)
-			for k, s := range g.cols[ci] {
-				ny := pos[s].Y
-				if !(y < ny+boxH/2+30 && y > ny-boxH/2-30) {
-					continue
-				}
-				// Into the gap beside the box: halfway to its neighbour,
-				// or clear of it at the column's end.
-				above, below := ny+boxH/2+30, ny-boxH/2-30
-				if k > 0 {
-					above = (ny + pos[g.cols[ci][k-1]].Y) / 2
-				}
-				if k+1 < len(g.cols[ci]) {
-					below = (ny + pos[g.cols[ci][k+1]].Y) / 2
-				}
-				if y >= ny {
-					y = above
-				} else {
-					y = below
-				}
+	return end
+}
+
+// edgeRoute is the line of edge i: from its caller's box to its callee's,
+// an edge that skips columns passing each one between its boxes.
+func (g *graphPlot) edgeRoute(i int, pos map[string]vg.Point, ends map[[2]int]vg.Length, trX func(float64) vg.Length) []vg.Point {
+	e := g.r.Edges[i]
+	a, b := pos[e.From], pos[e.To]
+	from := vg.Point{X: a.X + g.boxW/2, Y: a.Y + ends[[2]int{i, 0}]}
+	to := vg.Point{X: b.X - g.boxW/2, Y: b.Y + ends[[2]int{i, 1}]}
+	pts := []vg.Point{from}
+	for ci := g.col[e.From] + 1; ci < g.col[e.To]; ci++ {
+		x := trX(float64(ci))
+		y := from.Y + (to.Y-from.Y)*(x-from.X)/(to.X-from.X)
+		for k, s := range g.cols[ci] {
+			ny := pos[s].Y
+			if !(y < ny+g.boxH/2+30 && y > ny-g.boxH/2-30) {
+				continue
 			}
-			pts = append(pts, vg.Point{X: x - boxW/2 - 12, Y: y}, vg.Point{X: x + boxW/2 + 12, Y: y})
-		}
-		lane := len(pts) > 1 // the label goes on the first stretch between boxes
-		last := vg.Point{X: to.X - 6, Y: to.Y}
-		pts = append(pts, last)
-		colr := edgeColor(e.Retry)
-		c.StrokeLines(draw.LineStyle{Color: colr, Width: vg.Points(2.5)}, pts)
-		p0 := pts[len(pts)-2]
-		arrowHead(c, p0, to, colr)
-		// The label sits on the stretch into the callee, or, for an edge
-		// that skips columns, on its first pass between boxes.
-		mid := vg.Point{X: (p0.X + to.X) / 2, Y: (p0.Y + to.Y) / 2}
-		if lane {
-			mid = vg.Point{X: (pts[1].X + pts[2].X) / 2, Y: pts[1].Y}
-		}
-		var lines []string
-		switch {
-		case e.Retry.Attempts <= 1:
-			lines = append(lines, "no retries")
-		case e.Retry.Budget.Kind != "":
-			lines = append(lines, "budget drained: ×"+num(e.Sustained, -2))
-		}
-		if fs := findings[e.Name()]; len(fs) > 0 {
-			var words []string
-			for _, f := range fs {
-				words = append(words, strings.ReplaceAll(f, "-", " "))
+			// Into the gap beside the box: halfway to its neighbour,
+			// or clear of it at the column's end.
+			above, below := ny+g.boxH/2+30, ny-g.boxH/2-30
+			if k > 0 {
+				above = (ny + pos[g.cols[ci][k-1]].Y) / 2
 			}
-			lines = append(lines, strings.Join(words, " · "))
+			if k+1 < len(g.cols[ci]) {
+				below = (ny + pos[g.cols[ci][k+1]].Y) / 2
+			}
+			if y >= ny {
+				y = above
+			} else {
+				y = below
+			}
 		}
-		rise := to.Y - p0.Y
-		if lane {
-			rise = 0
-		}
-		edgeLabel(c, mid, rise, colr, fmt.Sprintf("×%d  %s", e.Retry.Attempts, e.Retry.Kind), lines, note)
+		pts = append(pts, vg.Point{X: x - g.boxW/2 - 12, Y: y}, vg.Point{X: x + g.boxW/2 + 12, Y: y})
 	}
-	for _, col := range g.cols {
-		for _, s := range col {
-			g.drawBox(c, s, pos[s], boxW, boxH, entry[s], name, note, reach, entry)
-		}
+	return append(pts, to)
+}
+
+// drawEdge draws edge i, its arrow and its label: on the stretch into the
+// callee, or, for an edge that skips columns, on its first pass between
+// boxes.
+func (g *graphPlot) drawEdge(c draw.Canvas, i int, pos map[string]vg.Point, ends map[[2]int]vg.Length, trX func(float64) vg.Length) {
+	e := g.r.Edges[i]
+	pts := g.edgeRoute(i, pos, ends, trX)
+	to := pts[len(pts)-1]
+	lane := len(pts) > 2
+	line := append(pts[:len(pts)-1:len(pts)-1], vg.Point{X: to.X - 6, Y: to.Y})
+	colr := edgeColor(e)
+	c.StrokeLines(draw.LineStyle{Color: colr, Width: vg.Points(2.5)}, line)
+	p0 := pts[len(pts)-2]
+	arrowHead(c, p0, to, colr)
+	mid := vg.Point{X: (p0.X + to.X) / 2, Y: (p0.Y + to.Y) / 2}
+	rise := to.Y - p0.Y
+	if lane {
+		mid, rise = vg.Point{X: (pts[1].X + pts[2].X) / 2, Y: pts[1].Y}, 0
 	}
+	head, lines := g.edgeText(e)
+	edgeLabel(c, mid, rise, colr, head, lines)
+}
+
+// edgeText is an edge's label: its attempts per call and kind, then what
+// a drained budget leaves and each check it fails, one to a line.
+func (g *graphPlot) edgeText(e audit.EdgeReport) (string, []string) {
+	head := fmt.Sprintf("×%d  %s", e.Attempts, e.Retry.Kind)
+	if e.Sidecar != nil {
+		head = fmt.Sprintf("×%d  %s ×%d · sidecar ×%d", e.Attempts, e.Retry.Kind, e.Retry.Attempts, e.Sidecar.Attempts)
+	}
+	var lines []string
+	switch {
+	case e.Attempts <= 1:
+		lines = append(lines, "no retries")
+	case e.Retry.Budget.Kind != "":
+		lines = append(lines, "budget drained: ×"+num(e.Sustained, -2))
+	}
+	return head, append(lines, g.findings[e.Name()]...)
 }
 
 // drawBox draws service s's box centred at at.
-func (g *graphPlot) drawBox(c draw.Canvas, s string, at vg.Point, boxW, boxH vg.Length, isEntry bool, name, note text.Style, reach map[string]audit.Reach, entry map[string]bool) {
-	rect := vg.Rectangle{Min: vg.Point{X: at.X - boxW/2, Y: at.Y - boxH/2}, Max: vg.Point{X: at.X + boxW/2, Y: at.Y + boxH/2}}
+func (g *graphPlot) drawBox(c draw.Canvas, s string, at vg.Point) {
+	rect := vg.Rectangle{Min: vg.Point{X: at.X - g.boxW/2, Y: at.Y - g.boxH/2}, Max: vg.Point{X: at.X + g.boxW/2, Y: at.Y + g.boxH/2}}
 	fill := color.Gray{Y: 0xF2}
-	if isEntry {
+	if g.entry[s] {
 		fill = color.Gray{Y: 0xE0}
 	}
 	c.SetColor(fill)
 	c.Fill(rect.Path())
 	c.StrokeLines(draw.LineStyle{Color: color.Gray{Y: 0x60}, Width: vg.Points(1)},
 		[]vg.Point{rect.Min, {X: rect.Max.X, Y: rect.Min.Y}, rect.Max, {X: rect.Min.X, Y: rect.Max.Y}, rect.Min})
-	c.FillText(name, vg.Point{X: at.X, Y: at.Y + 8}, s)
-	c.FillText(note, vg.Point{X: at.X, Y: at.Y - 9}, g.nodeNote(s, reach, entry))
+	c.FillText(nameStyle, vg.Point{X: at.X, Y: at.Y + 8}, s)
+	c.FillText(noteStyle, vg.Point{X: at.X, Y: at.Y - 9}, g.nodeNote(s))
 }
 
 // nodeNote is the line under a service's name: the attempts one request
 // can send it.
-func (g *graphPlot) nodeNote(s string, reach map[string]audit.Reach, entry map[string]bool) string {
-	rc, ok := reach[s]
+func (g *graphPlot) nodeNote(s string) string {
+	rc, ok := g.reach[s]
 	switch {
-	case !ok && entry[s]:
+	case !ok && g.entry[s]:
 		return "entry point"
 	case !ok:
 		return "not reached"
@@ -253,9 +307,9 @@ func (g *graphPlot) nodeNote(s string, reach map[string]audit.Reach, entry map[s
 // stretch the multiplier goes above the line and the notes below; on a
 // sloping one all of it goes on the side the line leaves free, left of
 // mid and above a rising line, below a falling one.
-func edgeLabel(c draw.Canvas, mid vg.Point, rise vg.Length, col color.Color, head string, lines []string, note text.Style) {
+func edgeLabel(c draw.Canvas, mid vg.Point, rise vg.Length, col color.Color, head string, lines []string) {
 	label := graphText(13, col)
-	sub := note
+	sub := noteStyle
 	const lineH = 12
 	switch {
 	case rise > 20: // rising: stack upwards, the notes nearest the line
