@@ -249,6 +249,49 @@ func Analyze(m *Mesh, o Options) (*Report, error) {
 // they reach.
 func analyzeEntry(m *Mesh, out map[string][]int, entry string, o Options) (EntryReport, error) {
 	er := EntryReport{Entry: entry, Services: []Reach{}, Tipping: blast.Tipping{Step: o.Step}, PersistentTipping: blast.Tipping{Step: o.Step}}
+	paths, order, err := m.paths(out, entry)
+	if err != nil {
+		return er, err
+	}
+	for _, s := range order {
+		rc := Reach{Service: s, Leaf: len(out[s]) == 0, Paths: len(paths[s])}
+		if err := rc.count(paths[s], o); err != nil {
+			return er, overflow(m, entry, s)
+		}
+		if err := rc.price(paths[s], o); err != nil {
+			return er, overflow(m, entry, s)
+		}
+		if rc.Tipping.Exists && (!er.Tipping.Exists || rc.Tipping.Exact < er.Tipping.Exact) {
+			er.Tipping, er.TipsAt = rc.Tipping, s
+		}
+		if rc.PersistentTipping.Exists && (!er.PersistentTipping.Exists || rc.PersistentTipping.Exact < er.PersistentTipping.Exact) {
+			er.PersistentTipping, er.PersistentTipsAt = rc.PersistentTipping, s
+		}
+		er.Services = append(er.Services, rc)
+	}
+	return er, nil
+}
+
+// errOverflow marks a figure past a float64.
+var errOverflow = errors.New("overflow")
+
+func overflow(m *Mesh, entry, s string) error {
+	return &Error{File: m.File, Field: "edges", Err: fmt.Errorf("the attempts one request at %s can send %s overflow a float64 (above 1e308): the mesh multiplies past any figure", entry, s)}
+}
+
+func finite(xs ...float64) error {
+	for _, x := range xs {
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return errOverflow
+		}
+	}
+	return nil
+}
+
+// paths returns every path from entry to each service it reaches, and
+// the services nearest first: by the shortest path's length, then by
+// first reached.
+func (m *Mesh) paths(out map[string][]int, entry string) (map[string][][]*Edge, []string, error) {
 	paths := map[string][][]*Edge{}
 	var order []string
 	count := 0
@@ -271,9 +314,8 @@ func analyzeEntry(m *Mesh, out map[string][]int, entry string, o Options) (Entry
 		return nil
 	}
 	if err := walk(entry, nil); err != nil {
-		return er, err
+		return nil, nil, err
 	}
-	// Nearest first: by the shortest path's length, then by first reached.
 	depth := func(s string) int {
 		d := math.MaxInt
 		for _, p := range paths[s] {
@@ -282,55 +324,49 @@ func analyzeEntry(m *Mesh, out map[string][]int, entry string, o Options) (Entry
 		return d
 	}
 	stableSort(order, func(a, b string) bool { return depth(a) < depth(b) })
-	for _, s := range order {
-		ps := paths[s]
-		rc := Reach{Service: s, Leaf: len(out[s]) == 0, Paths: len(ps)}
-		for _, c := range Classes {
-			cr := ClassReach{Class: c}
-			for _, p := range ps {
-				rs := pathRetries(p)
-				cr.WorstCase += reachAll(rs, c, false, false, o.InFlight)
-				cr.Bounded += reachAll(rs, c, false, true, o.InFlight)
-				cr.Sustained += reachAll(rs, c, true, true, o.InFlight)
-			}
-			for _, x := range []float64{cr.WorstCase, cr.Bounded, cr.Sustained} {
-				if math.IsInf(x, 0) || math.IsNaN(x) {
-					return er, &Error{File: m.File, Field: "edges", Err: fmt.Errorf("the attempts one request at %s can send %s overflow a float64 (above 1e308): the mesh multiplies past any figure", entry, s)}
-				}
-			}
-			if rc.Class == "" || cr.WorstCase > rc.WorstCase || (cr.WorstCase == rc.WorstCase && cr.Sustained > rc.Sustained) {
-				rc.Class, rc.WorstCase, rc.Bounded, rc.Sustained = c, cr.WorstCase, cr.Bounded, cr.Sustained
-			}
-			rc.Classes = append(rc.Classes, cr)
-		}
-		var layered, persistent [][]blast.Layer
+	return paths, order, nil
+}
+
+// count sets the attempts one request sends over paths ps for each
+// failure class, and the worst class's as rc's figures.
+func (rc *Reach) count(ps [][]*Edge, o Options) error {
+	for _, c := range Classes {
+		cr := ClassReach{Class: c}
 		for _, p := range ps {
 			rs := pathRetries(p)
-			layered = append(layered, layers(rs, rc.Class, o.InFlight))
-			persistent = append(persistent, persistentLayers(rs, rc.Class, o.InFlight))
+			cr.WorstCase += reachAll(rs, c, false, false, o.InFlight)
+			cr.Bounded += reachAll(rs, c, false, true, o.InFlight)
+			cr.Sustained += reachAll(rs, c, true, true, o.InFlight)
 		}
-		healthy := float64(len(ps))
-		capacity := o.Headroom * healthy
-		load := blast.StackLoad(1, capacity, o.FailureRate, layered)
-		rc.Amplification = load / healthy
-		rc.Overloaded = load > capacity*(1+1e-12)
-		rc.Tipping = blast.StackTippingPoint(1, capacity, layered, o.Step)
-		rc.Persistent = blast.PersistentLoad(1, o.FailureRate, persistent) / healthy
-		for _, x := range []float64{rc.Amplification, rc.Persistent} {
-			if math.IsInf(x, 0) || math.IsNaN(x) {
-				return er, &Error{File: m.File, Field: "edges", Err: fmt.Errorf("the attempts one request at %s can send %s overflow a float64 (above 1e308): the mesh multiplies past any figure", entry, s)}
-			}
+		if err := finite(cr.WorstCase, cr.Bounded, cr.Sustained); err != nil {
+			return err
 		}
-		rc.PersistentTipping = blast.PersistentTippingPoint(1, capacity, persistent, o.Step)
-		if rc.Tipping.Exists && (!er.Tipping.Exists || rc.Tipping.Exact < er.Tipping.Exact) {
-			er.Tipping, er.TipsAt = rc.Tipping, s
+		if rc.Class == "" || cr.WorstCase > rc.WorstCase || (cr.WorstCase == rc.WorstCase && cr.Sustained > rc.Sustained) {
+			rc.Class, rc.WorstCase, rc.Bounded, rc.Sustained = c, cr.WorstCase, cr.Bounded, cr.Sustained
 		}
-		if rc.PersistentTipping.Exists && (!er.PersistentTipping.Exists || rc.PersistentTipping.Exact < er.PersistentTipping.Exact) {
-			er.PersistentTipping, er.PersistentTipsAt = rc.PersistentTipping, s
-		}
-		er.Services = append(er.Services, rc)
+		rc.Classes = append(rc.Classes, cr)
 	}
-	return er, nil
+	return nil
+}
+
+// price sets the amplification and tipping points of the worst class
+// over paths ps, with blast's layered models.
+func (rc *Reach) price(ps [][]*Edge, o Options) error {
+	var layered, persistent [][]blast.Layer
+	for _, p := range ps {
+		rs := pathRetries(p)
+		layered = append(layered, layers(rs, rc.Class, o.InFlight))
+		persistent = append(persistent, persistentLayers(rs, rc.Class, o.InFlight))
+	}
+	healthy := float64(len(ps))
+	capacity := o.Headroom * healthy
+	load := blast.StackLoad(1, capacity, o.FailureRate, layered)
+	rc.Amplification = load / healthy
+	rc.Overloaded = load > capacity*(1+1e-12)
+	rc.Tipping = blast.StackTippingPoint(1, capacity, layered, o.Step)
+	rc.Persistent = blast.PersistentLoad(1, o.FailureRate, persistent) / healthy
+	rc.PersistentTipping = blast.PersistentTippingPoint(1, capacity, persistent, o.Step)
+	return finite(rc.Amplification, rc.Persistent)
 }
 
 func stableSort(xs []string, less func(a, b string) bool) {

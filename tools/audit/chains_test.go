@@ -191,7 +191,7 @@ edges:
 		mesh: "services: [web, api, {name: db, latency: 3s}]\nentries: [web]\nedges:\n  - {from: web, to: api, kind: istio, config: api.yaml}\n  - {from: api, to: db, kind: recoil, config: p.yaml}\n",
 		files: map[string]string{
 			"api.yaml": "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: api}\nspec:\n  hosts: [api]\n  http:\n  - route: [{destination: {host: api.prod.svc.cluster.local}}]\n    timeout: 5s\n    retries: {attempts: 3, perTryTimeout: 2s, retryOn: \"5xx,429\"}\n---\napiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: api}\nspec:\n  host: api.prod.svc.cluster.local\n  trafficPolicy:\n    connectionPool: {http: {maxRetries: 20}}\n    outlierDetection: {consecutive5xxErrors: 7, interval: 10s}\n",
-			"p.yaml": "max_attempts: 3\nclassify: timeouts\nattempt_timeout: 1s\ntimeout: 10s\n",
+			"p.yaml":   "max_attempts: 3\nclassify: timeouts\nattempt_timeout: 1s\ntimeout: 10s\n",
 		},
 		leaf: "db", byClass: [4]float64{4, 4, 4, 4}, sustained: 1.2, hold: 5 * time.Second,
 		findings: []string{CheckBudget, CheckTimeouts},

@@ -281,16 +281,3 @@ func envoyMatch(route *yaml.Node) string {
 	}
 	return ""
 }
-
-func quoteList(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		if n == "" {
-			n = "an unnamed route"
-		} else {
-			n = fmt.Sprintf("%q", n)
-		}
-		q[i] = n
-	}
-	return strings.Join(q, ", ")
-}

@@ -79,7 +79,7 @@ func istioConfig(file string, data []byte) ([]Route, []DestinationRule, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	d := &doc{file: file}
+	d := &doc{file: file, names: exactNames}
 	var routes []Route
 	var rules []DestinationRule
 	var kinds []string

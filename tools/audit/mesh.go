@@ -164,11 +164,8 @@ func ParseWith(file string, data []byte, open Opener, lo LoadOptions) (*Mesh, er
 	if root, err = d.Visit(root, ""); err != nil {
 		return nil, err
 	}
-	for _, kw := range [][2]string{{"virtual_hosts", "an Envoy route configuration"}, {"static_resources", "an Envoy bootstrap"},
-		{"methodConfig", "a gRPC service config"}, {"spec", "a Kubernetes resource"}} {
-		if key, what := kw[0], kw[1]; strictyaml.Lookup(root, key) != nil {
-			return nil, d.Errorf(root, "", "this looks like %s, not a mesh: a mesh file lists services, entries and edges, and names such a file in an edge's config (see docs/audit.md)", what)
-		}
+	if err := notAMesh(d, root); err != nil {
+		return nil, err
 	}
 	services := map[string]int{}
 	var entryNodes, edgeNodes []*yaml.Node
@@ -185,16 +182,7 @@ func ParseWith(file string, data []byte, open Opener, lo LoadOptions) (*Mesh, er
 			return err
 		case "services":
 			return d.List(v, path, func(i int, item *yaml.Node) error {
-				s, err := decodeService(d, item, strictyaml.Index(path, i))
-				if err != nil {
-					return err
-				}
-				if first, dup := services[s.Name]; dup {
-					return d.Errorf(item, strictyaml.Index(path, i), "service %q is listed twice (first on line %d)", s.Name, m.Services[first].At.Line)
-				}
-				services[s.Name] = len(m.Services)
-				m.Services = append(m.Services, s)
-				return nil
+				return m.addService(d, item, strictyaml.Index(path, i), services)
 			})
 		case "entries":
 			return d.List(v, path, func(i int, item *yaml.Node) error {
@@ -221,19 +209,8 @@ func ParseWith(file string, data []byte, open Opener, lo LoadOptions) (*Mesh, er
 	if len(entryNodes) == 0 {
 		return nil, pos.Errorf("entries", "missing: name the services requests arrive at")
 	}
-	for i, n := range entryNodes {
-		path := strictyaml.Index("entries", i)
-		name, err := d.String(n, path)
-		if err != nil {
-			return nil, err
-		}
-		if _, ok := services[name]; !ok {
-			return nil, d.Errorf(n, path, "%q is not a service (the services are %s)", name, serviceNames(m))
-		}
-		if slices.Contains(m.Entries, name) {
-			return nil, d.Errorf(n, path, "%q is listed twice", name)
-		}
-		m.Entries = append(m.Entries, name)
+	if err := m.decodeEntries(d, entryNodes, services); err != nil {
+		return nil, err
 	}
 	if len(edgeNodes) == 0 {
 		return nil, pos.Errorf("edges", "missing: list the calls between services")
@@ -254,6 +231,50 @@ func ParseWith(file string, data []byte, open Opener, lo LoadOptions) (*Mesh, er
 		return nil, err
 	}
 	return m, nil
+}
+
+// notAMesh refuses a configuration file given where a mesh file goes.
+func notAMesh(d *strictyaml.Decoder, root *yaml.Node) error {
+	for _, kw := range [][2]string{{"virtual_hosts", "an Envoy route configuration"}, {"static_resources", "an Envoy bootstrap"},
+		{"methodConfig", "a gRPC service config"}, {"spec", "a Kubernetes resource"}} {
+		if key, what := kw[0], kw[1]; strictyaml.Lookup(root, key) != nil {
+			return d.Errorf(root, "", "this looks like %s, not a mesh: a mesh file lists services, entries and edges, and names such a file in an edge's config, or give the configuration files to recoil audit to build the mesh from them (see docs/audit.md)", what)
+		}
+	}
+	return nil
+}
+
+// addService reads the service at item, listed once.
+func (m *Mesh) addService(d *strictyaml.Decoder, item *yaml.Node, path string, services map[string]int) error {
+	s, err := decodeService(d, item, path)
+	if err != nil {
+		return err
+	}
+	if first, dup := services[s.Name]; dup {
+		return d.Errorf(item, path, "service %q is listed twice (first on line %d)", s.Name, m.Services[first].At.Line)
+	}
+	services[s.Name] = len(m.Services)
+	m.Services = append(m.Services, s)
+	return nil
+}
+
+// decodeEntries reads the entry points, each a service listed once.
+func (m *Mesh) decodeEntries(d *strictyaml.Decoder, nodes []*yaml.Node, services map[string]int) error {
+	for i, n := range nodes {
+		path := strictyaml.Index("entries", i)
+		name, err := d.String(n, path)
+		if err != nil {
+			return err
+		}
+		if _, ok := services[name]; !ok {
+			return d.Errorf(n, path, "%q is not a service (the services are %s)", name, serviceNames(m))
+		}
+		if slices.Contains(m.Entries, name) {
+			return d.Errorf(n, path, "%q is listed twice", name)
+		}
+		m.Entries = append(m.Entries, name)
+	}
+	return nil
 }
 
 func serviceNames(m *Mesh) string {

@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -327,17 +326,4 @@ func kindName(n *yaml.Node) string {
 		return "nothing"
 	}
 	return strictyaml.KindName(n)
-}
-
-// readYAML parses a foreign YAML file into its root node, which must not
-// be empty.
-func readYAML(file string, data []byte) (*yaml.Node, error) {
-	root, err := strictyaml.Read(file, data)
-	if err != nil {
-		return nil, err
-	}
-	if root == nil {
-		return nil, &Error{File: file, Err: errors.New("the file is empty")}
-	}
-	return root, nil
 }

@@ -26,7 +26,7 @@ func TestParseErrors(t *testing.T) {
 		{"empty mesh", "", "", "m.yaml: the file is empty: want services, entries and edges"},
 		{"broken YAML", "services: [a\n", "", "m.yaml:1: did not find expected ',' or ']'"},
 		{"unknown field", "services: [a, b]\nentries: [a]\nedge:\n  - {from: a, to: b, kind: none}\n", "", `m.yaml:3: edge: unknown field "edge" (want one of edges, entries, name, services, sidecars)`},
-		{"a configuration, not a mesh", "# routes\nvirtual_hosts: []\n", "", "m.yaml:2: this looks like an Envoy route configuration, not a mesh: a mesh file lists services, entries and edges, and names such a file in an edge's config (see docs/audit.md)"},
+		{"a configuration, not a mesh", "# routes\nvirtual_hosts: []\n", "", "m.yaml:2: this looks like an Envoy route configuration, not a mesh: a mesh file lists services, entries and edges, and names such a file in an edge's config, or give the configuration files to recoil audit to build the mesh from them (see docs/audit.md)"},
 		{"unknown kind", edgeMesh("consul", ""), "", `m.yaml:4: edges[0].kind: unknown edge kind "consul" (want one of envoy, grpc, istio, none, recoil)`},
 		{"missing kind", "services: [a, b]\nentries: [a]\nedges:\n  - {from: a, to: b}\n", "", "m.yaml:4: edges[0].kind: missing: want one of envoy, grpc, istio, none, recoil"},
 		{"cycle", "services: [a, b, c]\nentries: [a]\nedges:\n  - {from: a, to: b, kind: none}\n  - {from: b, to: c, kind: none}\n  - {from: c, to: a, kind: none}\n", "",
