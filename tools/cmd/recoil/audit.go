@@ -305,7 +305,7 @@ func writeAudit(w io.Writer, r *audit.Report) error {
 	}
 
 	if len(r.Findings) == 0 {
-		p.f("Findings: none — every edge has a budget, a deadline and jitter\n")
+		p.f("Findings: none — every edge has a budget, a deadline and jitter, and its attempts fit its timeout\n")
 		return p.err
 	}
 	p.f("Findings (%d)\n", len(r.Findings))
