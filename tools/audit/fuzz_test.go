@@ -144,3 +144,31 @@ func FuzzMesh(f *testing.F) {
 		_ = m.Columns()
 	})
 }
+
+// FuzzInfer: any file, as any kind, is read or refused with an *Error,
+// and any files build a mesh or are refused with one; never a panic.
+func FuzzInfer(f *testing.F) {
+	f.Add([]byte("---\n---\nkind: List\nitems:\n  - kind: VirtualService\n    metadata: {name: a}\n    spec: {hosts: [a], gateways: [g], http: [{retries: {attempts: 2, retryOn: \"503,reset\"}, route: [{destination: {host: b}}]}]}\n"))
+	f.Add([]byte("- virtualHosts: [{routes: [{route: {cluster: c, retryPolicy: {numRetries: 2, retryOn: 5xx}, hedgePolicy: {hedgeOnPerTryTimeout: true}}}]}]\n"))
+	f.Add([]byte(`{"MethodConfig": [{"Name": [{"Service": "s"}], "Timeout": "1s", "RetryPolicy": {"InitialBackoff": ".01s", "MaxBackoff": "1s", "BackoffMultiplier": 2, "RetryableStatusCodes": ["UNAVAILABLE"]}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, kind := range []string{KindEnvoy, KindIstio, KindGRPC} {
+			if _, err := ReadConfig(kind, "c", data); err != nil {
+				var ye *Error
+				if !errors.As(err, &ye) {
+					t.Fatalf("%s: %T %v, want an *Error", kind, err, err)
+				}
+			}
+		}
+		m, err := Infer("in", []File{{Name: "c", Data: data}}, LoadOptions{})
+		if err != nil {
+			return
+		}
+		if _, err := Analyze(m, DefaultOptions()); err != nil {
+			var ye *Error
+			if !errors.As(err, &ye) {
+				t.Fatalf("Analyze: %T %v", err, err)
+			}
+		}
+	})
+}

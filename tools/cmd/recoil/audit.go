@@ -51,8 +51,7 @@ the proxy to their clusters, gRPC methodConfigs from a service's clients.`,
   recoil audit -strict mesh.yaml                         exit 1 if there is any finding (for CI)
   helm template shop ./chart | recoil audit -            the rendered VirtualServices and DestinationRules
   recoil audit k8s/                                      every manifest under k8s/
-  recoil audit -sidecar-retry-on connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes,503 mesh.yaml
-                                                         Istio before 1.24, whose default also retried 503`,
+  recoil audit -sidecar-retry-on 5xx,connect-failure k8s/  a mesh whose default retry policy is its own`,
 	notes: `
 The mesh file lists services (a name, or {name, latency, sidecar}), entries,
 and edges {from, to, kind, config, route, method, protocol, sidecar,
