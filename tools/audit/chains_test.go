@@ -21,6 +21,8 @@ type chain struct {
 	sustained float64
 	hold      time.Duration
 	findings  []string // checks, in order
+	// above are the worst cases at services above the leaf, if checked.
+	above map[string]float64
 }
 
 // TestChains: six chains shaped like the real files the audit is scored
@@ -47,6 +49,11 @@ func TestChains(t *testing.T) {
 			}
 			if !near(s.Sustained, c.sustained) {
 				t.Errorf("%s sustained = %v, want %v", c.leaf, s.Sustained, c.sustained)
+			}
+			for svc, want := range c.above {
+				if got := reachOf(t, r.Entries[0], svc).WorstCase; got != want {
+					t.Errorf("%s worst case = %v, want %v", svc, got, want)
+				}
 			}
 			if h := r.Entries[0].Hold; h.Duration != c.hold {
 				t.Errorf("hold = %v (%s), want %v", h.Duration, h.BoundBy, c.hold)
@@ -196,12 +203,29 @@ edges:
 		leaf: "db", byClass: [4]float64{4, 4, 4, 4}, sustained: 1.2, hold: 5 * time.Second,
 		findings: []string{CheckBudget, CheckTimeouts},
 	},
+	{
+		// A published figure: a five-hop chain, each hop's proxy making 3
+		// attempts with no budget, sends the failing last service 3^5 =
+		// 243 attempts per client request (and 81, 27, 9, 3 to the hops
+		// above it) — arqly.dev's "Build a Service Mesh", scene 06, "Timeout
+		// and retry budget". As Istio routes retrying 5xx: 243 for a 503,
+		// a 500 and a reset, 1 for a 429. Each hop's route has a 1 s
+		// timeout, which bounds the hold at the first hop: 1 s.
+		name: "five hops of three: 243 (published)",
+		mesh: "services: [client, s1, s2, s3, s4, {name: s5, latency: 10s}]\nentries: [client]\nedges:\n" +
+			"  - {from: client, to: s1, kind: istio, config: vs.yaml}\n  - {from: s1, to: s2, kind: istio, config: vs.yaml}\n" +
+			"  - {from: s2, to: s3, kind: istio, config: vs.yaml}\n  - {from: s3, to: s4, kind: istio, config: vs.yaml}\n  - {from: s4, to: s5, kind: istio, config: vs.yaml}\n",
+		files: map[string]string{"vs.yaml": "kind: VirtualService\nmetadata: {name: any}\nspec:\n  http:\n    - timeout: 1s\n      retries: {attempts: 2, retryOn: 5xx}\n      route: [{destination: {host: any}}]\n"},
+		leaf:  "s5", byClass: [4]float64{243, 243, 243, 1}, sustained: 243, hold: time.Second,
+		above:    map[string]float64{"s1": 3, "s2": 9, "s3": 27, "s4": 81},
+		findings: []string{CheckBudget, CheckBudget, CheckBudget, CheckBudget, CheckBudget},
+	},
 }
 
 // TestChainNotes: what the audit reads but does not multiply is said:
 // the outlier detection, the googleapis reading of a missing maxAttempts.
 func TestChainNotes(t *testing.T) {
-	for _, c := range chains[4:] {
+	for _, c := range chains[4:6] {
 		m, err := Parse("m.yaml", []byte(c.mesh), mapOpener(c.files))
 		if err != nil {
 			t.Fatal(err)
