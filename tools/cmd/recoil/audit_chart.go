@@ -131,7 +131,11 @@ func newGraphPlot(m *audit.Mesh, r *audit.Report) *graphPlot {
 		}
 	}
 	for _, f := range r.Findings {
-		if w := strings.ReplaceAll(f.Check, "-", " "); !slices.Contains(g.findings[f.Edge], w) {
+		w := strings.ReplaceAll(f.Check, "-", " ")
+		if strings.HasPrefix(f.Message, "the sidecar: ") {
+			w = "sidecar: " + w
+		}
+		if !slices.Contains(g.findings[f.Edge], w) {
 			g.findings[f.Edge] = append(g.findings[f.Edge], w)
 		}
 	}
