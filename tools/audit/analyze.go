@@ -23,12 +23,17 @@ type Options struct {
 	// Step is the failure-rate slider's step the tipping point is read on,
 	// in (0, 1] (default blast.DefaultSliderStep, 0.5 %).
 	Step float64 `json:"step"`
+	// InFlight is the calls in flight on an edge at which a cap on
+	// retries in flight (Envoy's circuit breaker max_retries, default 3)
+	// is priced once a failure lasts: the cap lets InFlight of them retry
+	// (default 100; at least 1).
+	InFlight float64 `json:"in_flight"`
 }
 
-// DefaultOptions returns a 10 % failure rate, 20 % headroom and a 0.5 %
-// slider.
+// DefaultOptions returns a 10 % failure rate, 20 % headroom, a 0.5 %
+// slider and 100 calls in flight.
 func DefaultOptions() Options {
-	return Options{FailureRate: 0.1, Headroom: 1.2, Step: blast.DefaultSliderStep}
+	return Options{FailureRate: 0.1, Headroom: 1.2, Step: blast.DefaultSliderStep, InFlight: 100}
 }
 
 // MaxPaths bounds the paths from one entry point the audit enumerates:
@@ -49,6 +54,8 @@ func (o Options) check() error {
 		return fmt.Errorf("%w: Headroom %v: must be between 1 and %g", ErrOptions, o.Headroom, maxHeadroom)
 	case !(o.Step > 0 && o.Step <= 1):
 		return fmt.Errorf("%w: Step %v: must be more than 0 and at most 1", ErrOptions, o.Step)
+	case !(o.InFlight >= 1 && o.InFlight <= 1e9):
+		return fmt.Errorf("%w: InFlight %v: must be between 1 and 1e9", ErrOptions, o.InFlight)
 	}
 	return nil
 }
@@ -69,6 +76,9 @@ type Report struct {
 // EdgeReport is one edge and its multipliers.
 type EdgeReport struct {
 	Edge
+	// Attempts is the most attempts one call through the edge makes, its
+	// sidecar's retries included, for the class retried most.
+	Attempts int `json:"attempts"`
 	// Sustained is the attempts a call makes once the edge's budget is
 	// spent and every attempt fails (Attempts without a budget).
 	Sustained float64 `json:"sustained"`
@@ -99,6 +109,11 @@ type Reach struct {
 	Leaf bool `json:"leaf"`
 	// Paths is the number of paths from the entry to the service.
 	Paths int `json:"paths"`
+	// Class is the failure class the figures below are for: the one that
+	// multiplies most (the first of Classes on a tie). Classes has the
+	// attempts for each class.
+	Class   string       `json:"class"`
+	Classes []ClassReach `json:"classes"`
 	// WorstCase is the most attempts one request can send it when every
 	// attempt fails and every budget is full: the product of the attempts
 	// along each path, added over the paths (3 × 3 × 3 = 27).
@@ -128,6 +143,15 @@ type Reach struct {
 	// PersistentTipping the share at which that load reaches capacity.
 	Persistent        float64       `json:"persistent"`
 	PersistentTipping blast.Tipping `json:"persistent_tipping"`
+}
+
+// ClassReach is what one request sends a service when it fails every
+// attempt with one failure class.
+type ClassReach struct {
+	Class     string  `json:"class"`
+	WorstCase float64 `json:"worst_case"`
+	Bounded   float64 `json:"bounded"`
+	Sustained float64 `json:"sustained"`
 }
 
 // Hold is the longest a request can hold its caller.
@@ -167,6 +191,7 @@ const (
 	CheckDeadline = "no-deadline" // a call that nothing bounds in time
 	CheckJitter   = "no-jitter"   // retries at the same moment on every caller
 	CheckCapped   = "capped"      // a configuration asking for more than the client does
+	CheckTimeouts = "timeout-cut" // per-try timeouts × attempts beyond the call's timeout
 )
 
 // Finding is a problem with one edge, at the line of the configuration
@@ -190,7 +215,16 @@ func Analyze(m *Mesh, o Options) (*Report, error) {
 	}
 	r := &Report{Mesh: m.Name, File: m.File, Options: o, Entries: []EntryReport{}, Findings: []Finding{}}
 	for _, e := range m.Edges {
-		r.Edges = append(r.Edges, EdgeReport{Edge: e, Sustained: e.Retry.sustained()})
+		er := EdgeReport{Edge: e}
+		for _, c := range Classes {
+			a, s := 1, 1.0
+			for _, rt := range e.retries() {
+				a *= rt.AttemptsFor(c)
+				s *= rt.sustained(c, o.InFlight)
+			}
+			er.Attempts, er.Sustained = max(er.Attempts, a), math.Max(er.Sustained, s)
+		}
+		r.Edges = append(r.Edges, er)
 		r.Findings = append(r.Findings, findings(&e)...)
 	}
 	out := m.outEdges()
@@ -215,6 +249,49 @@ func Analyze(m *Mesh, o Options) (*Report, error) {
 // they reach.
 func analyzeEntry(m *Mesh, out map[string][]int, entry string, o Options) (EntryReport, error) {
 	er := EntryReport{Entry: entry, Services: []Reach{}, Tipping: blast.Tipping{Step: o.Step}, PersistentTipping: blast.Tipping{Step: o.Step}}
+	paths, order, err := m.paths(out, entry)
+	if err != nil {
+		return er, err
+	}
+	for _, s := range order {
+		rc := Reach{Service: s, Leaf: len(out[s]) == 0, Paths: len(paths[s])}
+		if err := rc.count(paths[s], o); err != nil {
+			return er, overflow(m, entry, s)
+		}
+		if err := rc.price(paths[s], o); err != nil {
+			return er, overflow(m, entry, s)
+		}
+		if rc.Tipping.Exists && (!er.Tipping.Exists || rc.Tipping.Exact < er.Tipping.Exact) {
+			er.Tipping, er.TipsAt = rc.Tipping, s
+		}
+		if rc.PersistentTipping.Exists && (!er.PersistentTipping.Exists || rc.PersistentTipping.Exact < er.PersistentTipping.Exact) {
+			er.PersistentTipping, er.PersistentTipsAt = rc.PersistentTipping, s
+		}
+		er.Services = append(er.Services, rc)
+	}
+	return er, nil
+}
+
+// errOverflow marks a figure past a float64.
+var errOverflow = errors.New("overflow")
+
+func overflow(m *Mesh, entry, s string) error {
+	return &Error{File: m.File, Field: "edges", Err: fmt.Errorf("the attempts one request at %s can send %s overflow a float64 (above 1e308): the mesh multiplies past any figure", entry, s)}
+}
+
+func finite(xs ...float64) error {
+	for _, x := range xs {
+		if math.IsInf(x, 0) || math.IsNaN(x) {
+			return errOverflow
+		}
+	}
+	return nil
+}
+
+// paths returns every path from entry to each service it reaches, and
+// the services nearest first: by the shortest path's length, then by
+// first reached.
+func (m *Mesh) paths(out map[string][]int, entry string) (map[string][][]*Edge, []string, error) {
 	paths := map[string][][]*Edge{}
 	var order []string
 	count := 0
@@ -237,9 +314,8 @@ func analyzeEntry(m *Mesh, out map[string][]int, entry string, o Options) (Entry
 		return nil
 	}
 	if err := walk(entry, nil); err != nil {
-		return er, err
+		return nil, nil, err
 	}
-	// Nearest first: by the shortest path's length, then by first reached.
 	depth := func(s string) int {
 		d := math.MaxInt
 		for _, p := range paths[s] {
@@ -248,44 +324,49 @@ func analyzeEntry(m *Mesh, out map[string][]int, entry string, o Options) (Entry
 		return d
 	}
 	stableSort(order, func(a, b string) bool { return depth(a) < depth(b) })
-	for _, s := range order {
-		ps := paths[s]
-		rc := Reach{Service: s, Leaf: len(out[s]) == 0, Paths: len(ps)}
-		var layered, persistent [][]blast.Layer
+	return paths, order, nil
+}
+
+// count sets the attempts one request sends over paths ps for each
+// failure class, and the worst class's as rc's figures.
+func (rc *Reach) count(ps [][]*Edge, o Options) error {
+	for _, c := range Classes {
+		cr := ClassReach{Class: c}
 		for _, p := range ps {
-			rc.WorstCase += reachAll(p, false, false)
-			rc.Bounded += reachAll(p, false, true)
-			rc.Sustained += reachAll(p, true, true)
-			layered = append(layered, layers(p))
-			persistent = append(persistent, persistentLayers(p))
+			rs := pathRetries(p)
+			cr.WorstCase += reachAll(rs, c, false, false, o.InFlight)
+			cr.Bounded += reachAll(rs, c, false, true, o.InFlight)
+			cr.Sustained += reachAll(rs, c, true, true, o.InFlight)
 		}
-		for _, x := range []float64{rc.WorstCase, rc.Bounded, rc.Sustained} {
-			if math.IsInf(x, 0) || math.IsNaN(x) {
-				return er, &Error{File: m.File, Field: "edges", Err: fmt.Errorf("the attempts one request at %s can send %s overflow a float64 (above 1e308): the mesh multiplies past any figure", entry, s)}
-			}
+		if err := finite(cr.WorstCase, cr.Bounded, cr.Sustained); err != nil {
+			return err
 		}
-		healthy := float64(len(ps))
-		capacity := o.Headroom * healthy
-		load := blast.StackLoad(1, capacity, o.FailureRate, layered)
-		rc.Amplification = load / healthy
-		rc.Overloaded = load > capacity*(1+1e-12)
-		rc.Tipping = blast.StackTippingPoint(1, capacity, layered, o.Step)
-		rc.Persistent = blast.PersistentLoad(1, o.FailureRate, persistent) / healthy
-		for _, x := range []float64{rc.Amplification, rc.Persistent} {
-			if math.IsInf(x, 0) || math.IsNaN(x) {
-				return er, &Error{File: m.File, Field: "edges", Err: fmt.Errorf("the attempts one request at %s can send %s overflow a float64 (above 1e308): the mesh multiplies past any figure", entry, s)}
-			}
+		if rc.Class == "" || cr.WorstCase > rc.WorstCase || (cr.WorstCase == rc.WorstCase && cr.Sustained > rc.Sustained) {
+			rc.Class, rc.WorstCase, rc.Bounded, rc.Sustained = c, cr.WorstCase, cr.Bounded, cr.Sustained
 		}
-		rc.PersistentTipping = blast.PersistentTippingPoint(1, capacity, persistent, o.Step)
-		if rc.Tipping.Exists && (!er.Tipping.Exists || rc.Tipping.Exact < er.Tipping.Exact) {
-			er.Tipping, er.TipsAt = rc.Tipping, s
-		}
-		if rc.PersistentTipping.Exists && (!er.PersistentTipping.Exists || rc.PersistentTipping.Exact < er.PersistentTipping.Exact) {
-			er.PersistentTipping, er.PersistentTipsAt = rc.PersistentTipping, s
-		}
-		er.Services = append(er.Services, rc)
+		rc.Classes = append(rc.Classes, cr)
 	}
-	return er, nil
+	return nil
+}
+
+// price sets the amplification and tipping points of the worst class
+// over paths ps, with blast's layered models.
+func (rc *Reach) price(ps [][]*Edge, o Options) error {
+	var layered, persistent [][]blast.Layer
+	for _, p := range ps {
+		rs := pathRetries(p)
+		layered = append(layered, layers(rs, rc.Class, o.InFlight))
+		persistent = append(persistent, persistentLayers(rs, rc.Class, o.InFlight))
+	}
+	healthy := float64(len(ps))
+	capacity := o.Headroom * healthy
+	load := blast.StackLoad(1, capacity, o.FailureRate, layered)
+	rc.Amplification = load / healthy
+	rc.Overloaded = load > capacity*(1+1e-12)
+	rc.Tipping = blast.StackTippingPoint(1, capacity, layered, o.Step)
+	rc.Persistent = blast.PersistentLoad(1, o.FailureRate, persistent) / healthy
+	rc.PersistentTipping = blast.PersistentTippingPoint(1, capacity, persistent, o.Step)
+	return finite(rc.Amplification, rc.Persistent)
 }
 
 func stableSort(xs []string, less func(a, b string) bool) {
@@ -296,33 +377,52 @@ func stableSort(xs []string, less func(a, b string) bool) {
 	}
 }
 
-func layers(p []*Edge) []blast.Layer {
-	ls := make([]blast.Layer, len(p))
-	for i, e := range p {
-		ls[i] = e.Retry.layer()
+func layers(rs []*Retry, c string, inFlight float64) []blast.Layer {
+	ls := make([]blast.Layer, len(rs))
+	for i, r := range rs {
+		ls[i] = r.layer(c, inFlight)
 	}
 	return ls
 }
 
-// persistentLayers returns path p's layers for blast's persistent model —
-// counts, not rates: in a failure that lasts, backoff delays retries but
-// every one arrives —
-// each run of recoil edges a hop budget bounds folded into one layer that
-// makes, when every attempt fails, what the run can send: the smaller of
-// its product and 1 + the budget.
-func persistentLayers(p []*Edge) []blast.Layer {
-	var ls []blast.Layer
-	for i := 0; i < len(p); {
-		if p[i].Retry.Kind != KindRecoil || p[i].Retry.Hop == 0 {
-			ls = append(ls, p[i].Retry.countLayer())
-			i++
-			continue
-		}
-		j := i + 1
-		for j < len(p) && p[j].Retry.Kind == KindRecoil {
+// pathRetries returns the retry layers along path p, callers first: each
+// edge's own, then its sidecar's, which retries each of them.
+func pathRetries(p []*Edge) []*Retry {
+	var rs []*Retry
+	for _, e := range p {
+		rs = append(rs, e.retries()...)
+	}
+	return rs
+}
+
+// hopRun returns the end of the run of recoil layers that rs[i] begins
+// and whose hop budget bounds it, or i+1 if rs[i] sets none.
+func hopRun(rs []*Retry, i int) int {
+	j := i + 1
+	if rs[i].Kind == KindRecoil && rs[i].Hop > 0 {
+		for j < len(rs) && rs[j].Kind == KindRecoil {
 			j++
 		}
-		v := reachAll(p[i:j], true, true)
+	}
+	return j
+}
+
+// persistentLayers returns the layers rs for blast's persistent model —
+// counts, not rates: in a failure that lasts, backoff delays retries but
+// every one arrives —
+// each run of recoil layers a hop budget bounds folded into one layer that
+// makes, when every attempt fails, what the run can send: the smaller of
+// its product and 1 + the budget.
+func persistentLayers(rs []*Retry, c string, inFlight float64) []blast.Layer {
+	var ls []blast.Layer
+	for i := 0; i < len(rs); {
+		j := hopRun(rs, i)
+		if j == i+1 {
+			ls = append(ls, rs[i].countLayer(c, inFlight))
+			i = j
+			continue
+		}
+		v := reachAll(rs[i:j], c, true, true, inFlight)
 		l := blast.Layer{Retries: int(math.Ceil(v-1e-9)) - 1}
 		if frac := v - math.Floor(v+1e-9); frac > 1e-9 {
 			l.RetryRatio = v - 1
@@ -333,145 +433,35 @@ func persistentLayers(p []*Edge) []blast.Layer {
 	return ls
 }
 
-// reachAll returns the attempts that reach the end of path p for one
-// request at its start when every attempt fails: with budgets drained
-// (budgets) or full, and with the hop protocol's bound (hop) or without.
-// A run of recoil edges whose first sets a hop budget B shares one
-// account: the run sends at most 1 + B attempts to its end for each call
-// into it.
-func reachAll(p []*Edge, budgets, hop bool) float64 {
+// reachAll returns the attempts that reach the end of layers rs for one
+// request at their start when every attempt fails with class c: with
+// budgets drained (budgets) or full, and with the hop protocol's bound
+// (hop) or without. A run of recoil layers whose first sets a hop budget
+// B shares one account: the run sends at most 1 + B attempts to its end
+// for each call into it.
+func reachAll(rs []*Retry, c string, budgets, hop bool, inFlight float64) float64 {
 	total := 1.0
-	for i := 0; i < len(p); {
+	for i := 0; i < len(rs); {
 		j := i + 1
-		if hop && p[i].Retry.Kind == KindRecoil && p[i].Retry.Hop > 0 {
-			for j < len(p) && p[j].Retry.Kind == KindRecoil {
-				j++
-			}
+		if hop {
+			j = hopRun(rs, i)
 		}
 		seg := make([]blast.Layer, 0, j-i)
-		for _, e := range p[i:j] {
-			l := e.Retry.countLayer()
+		for _, r := range rs[i:j] {
+			l := r.countLayer(c, inFlight)
 			if !budgets {
 				l.RetryRatio, l.ThrottleRatio = 0, 0
 			}
 			seg = append(seg, l)
 		}
 		a, _ := blast.Reaching(seg, 1)
-		if hop && p[i].Retry.Kind == KindRecoil && p[i].Retry.Hop > 0 {
-			a = math.Min(a, float64(1+p[i].Retry.Hop))
+		if hop && rs[i].Kind == KindRecoil && rs[i].Hop > 0 {
+			a = math.Min(a, float64(1+rs[i].Hop))
 		}
 		total *= a
 		i = j
 	}
 	return total
-}
-
-// hold is a bound on time in seconds (+Inf: none), the path it is
-// reached on, and what bounds it.
-type hold struct {
-	s    float64
-	path []string
-	by   string
-	why  string
-}
-
-// hold returns the longest a call into service s can take: its own
-// latency plus its slowest edge's hold (the slowest path). Each edge's
-// call takes at most Attempts attempts — each bounded by the per-try
-// timeout or the callee's own hold — plus its longest waits (or, hedged,
-// the last copy's delay plus one attempt), and at most its timeout.
-func (m *Mesh) hold(out map[string][]int, memo map[string]hold, s string) hold {
-	if h, ok := memo[s]; ok {
-		return h
-	}
-	svc := m.service(s)
-	own := 0.0
-	if svc != nil && svc.HasLatency {
-		own = svc.Latency.Seconds()
-	}
-	best := hold{s: own, path: []string{s}}
-	if svc != nil && svc.HasLatency {
-		best.by = fmt.Sprintf("%s's latency, %v (%s)", s, svc.Latency, svc.At)
-	}
-	if len(out[s]) == 0 && (svc == nil || !svc.HasLatency) {
-		best = hold{s: math.Inf(1), path: []string{s}, why: fmt.Sprintf("%s calls nothing and has no latency: it can hang", s)}
-	}
-	for _, i := range out[s] {
-		e := &m.Edges[i]
-		callee := m.hold(out, memo, e.To)
-		r := &e.Retry
-		attempt := callee.s
-		by, why := callee.by, callee.why
-		if r.PerTry > 0 && r.PerTry.Seconds() < attempt {
-			attempt = r.PerTry.Seconds()
-			by, why = fmt.Sprintf("per-try timeout %v (%s)", r.PerTry, r.PerTryAt), ""
-		}
-		var total float64
-		if r.Hedged {
-			total = float64(r.Attempts-1)*r.HedgeDelay.Seconds() + attempt
-		} else {
-			total = float64(r.Attempts) * attempt
-			for k := 1; k < r.Attempts; k++ {
-				total += r.wait(k).Seconds()
-			}
-		}
-		if r.Timeout > 0 && r.Timeout.Seconds() < total {
-			total = r.Timeout.Seconds()
-			by, why = fmt.Sprintf("timeout %v (%s)", r.Timeout, r.TimeoutAt), ""
-			if r.TimeoutDefault {
-				by = fmt.Sprintf("Envoy's default route timeout, %v (route at %s)", r.Timeout, r.TimeoutAt)
-			}
-		}
-		total += own
-		if total > best.s || len(best.path) == 1 {
-			best = hold{s: total, path: append([]string{s}, callee.path...), by: by, why: why}
-		}
-	}
-	memo[s] = best
-	return best
-}
-
-// findings returns what edge e lacks.
-func findings(e *Edge) []Finding {
-	r := &e.Retry
-	if r.Kind == KindNone {
-		return nil
-	}
-	var fs []Finding
-	add := func(check string, at Source, format string, args ...any) {
-		if at.File == "" {
-			at = r.At
-		}
-		fs = append(fs, Finding{Check: check, Edge: e.Name(), At: at, Message: fmt.Sprintf(format, args...)})
-	}
-	if r.Capped {
-		add(CheckCapped, r.AttemptsAt, "maxAttempts %d: gRPC clients cap it at %d, so %d is what the audit counts", r.Asked, grpcMaxAttempts, r.Attempts)
-	}
-	if r.Attempts > 1 && r.Budget.Kind == "" {
-		add(CheckBudget, r.Budget.At, "%d attempts per call, no retry budget — %s. A failure that lasts gets ×%d the load for as long as it lasts", r.Attempts, r.Budget.Describe, r.Attempts)
-	}
-	if r.Timeout == 0 && r.PerTry == 0 {
-		var why string
-		switch r.Kind {
-		case KindEnvoy:
-			why = "the route's timeout is 0s, which turns it off, and there is no per_try_timeout"
-		case KindGRPC:
-			why = "the methodConfig has no timeout: unless the calling code sets a deadline, a call waits as long as " + e.To + " does"
-		case KindIstio:
-			why = "no timeout (Istio leaves an http route's timeout off by default) and no perTryTimeout"
-		case KindRecoil:
-			why = "neither timeout nor attempt_timeout: only the caller's context bounds the call"
-		}
-		at := r.TimeoutAt
-		if at.File == "" {
-			at = r.At
-		}
-		add(CheckDeadline, at, "%s", why)
-	}
-	if r.Attempts > 1 && !r.Jitter && !r.Hedged {
-		add(CheckJitter, r.JitterAt, "%s: callers that failed together retry together", r.JitterNote)
-	}
-	return fs
 }
 
 // Summary returns the figures of the service reached last with the most

@@ -4,23 +4,32 @@
 //
 // A mesh file lists services, the entry points requests arrive at, and
 // the edges between services; each edge names the configuration that
-// sets its retries, in the format of whatever makes the call:
+// sets its retries, in the format of whatever makes the call, read as its
+// own program reads it (several documents, Kubernetes Lists, Envoy's
+// snake_case or camelCase, grpc-go's field names in any case):
 //
-//   - an Envoy route configuration, or a bootstrap holding one and its
-//     clusters (kind envoy): a route's timeout and retry_policy —
-//     num_retries (1 when a retry_policy is present and it is not),
-//     retry_on, per_try_timeout, retry_back_off — and the cluster's
-//     circuit_breakers retry_budget (budget_percent,
-//     min_retry_concurrency) and max_retries;
+//   - an Envoy configuration in any shape its loaders take (kind envoy): a
+//     route's timeout, retry_policy — num_retries, retry_on,
+//     retriable_status_codes, per_try_timeout, retry_back_off,
+//     rate_limited_retry_back_off —, hedge_policy, and the cluster's
+//     circuit_breakers retry_budget and max_retries;
 //   - a gRPC service config (kind grpc, JSON): a methodConfig's timeout
 //     and retryPolicy (maxAttempts, capped at 5 as gRPC caps it,
 //     initialBackoff, maxBackoff, backoffMultiplier, retryableStatusCodes)
 //     or hedgingPolicy (maxAttempts, hedgingDelay, nonFatalStatusCodes),
 //     and the channel's retryThrottling (maxTokens, tokenRatio);
-//   - an Istio VirtualService (kind istio): an http route's timeout and
-//     retries (attempts, perTryTimeout, retryOn), Istio's default of two
-//     retries when it has none;
-//   - a recoil policy file (kind recoil, package policyspec).
+//   - Istio VirtualServices and DestinationRules (kind istio): an http
+//     route's timeout and retries (attempts, perTryTimeout, retryOn), the
+//     sidecar's default (SidecarDefault) when it has none, and its host's
+//     connectionPool.http.maxRetries;
+//   - a recoil policy file (kind recoil, package policyspec), its waits and
+//     what it retries by its classify mode.
+//
+// A service may run an Istio sidecar, which retries each of its app's
+// attempts on the same hop. Every figure is counted for each failure
+// class (Classes: 503, 500, reset, 429), since a layer multiplies only
+// what it retries. Infer builds a mesh from configuration files alone
+// where they name the calls; ReadConfig reads every route of one file.
 //
 // Every value read remembers the file and line it came from, and every
 // problem — in the mesh or in a configuration — is an *Error naming them.
@@ -79,6 +88,6 @@
 // and one with none can hang.
 //
 // Findings name the edges that lack a retry budget, a deadline or jitter,
-// and a gRPC maxAttempts above what clients make, each at the line that
-// says so or the block that should.
+// whose attempts outlast their timeout, and a gRPC maxAttempts above what
+// clients make, each at the line that says so or the block that should.
 package audit

@@ -84,3 +84,40 @@ func ExampleMesh_Columns() {
 	// Output:
 	// [[gateway] [api] [search cache] [model cache-store]]
 }
+
+// ExampleInfer builds the graph from manifests alone — here a
+// VirtualService bound to a gateway, as `helm template` prints it — and
+// prints what one request sends for each failure class.
+func ExampleInfer() {
+	render := `---
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: web}
+spec:
+  hosts: [shop.example.com]
+  gateways: [istio-system/public]
+  http:
+    - route: [{destination: {host: web.shop.svc.cluster.local}}]
+      retries: {attempts: 3, retryOn: "5xx"}
+`
+	m, err := audit.Infer("render", []audit.File{{Name: "render.yaml", Data: []byte(render)}}, audit.LoadOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	r, err := audit.Analyze(m, audit.DefaultOptions())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, s := range r.Entries[0].Services {
+		for _, c := range s.Classes {
+			fmt.Printf("%s → %s, %-5s %v\n", r.Entries[0].Entry, s.Service, c.Class, c.WorstCase)
+		}
+	}
+	// Output:
+	// public → web, 503   4
+	// public → web, 500   4
+	// public → web, reset 4
+	// public → web, 429   1
+}

@@ -41,7 +41,7 @@ func checkParsed(t *testing.T, r Retry, err error, files ...string) {
 	if r.Timeout < 0 || r.PerTry < 0 || r.HedgeDelay < 0 {
 		t.Fatalf("negative duration: %+v", r)
 	}
-	if s := r.sustained(); !(s >= 1 && s <= float64(r.Attempts)) {
+	if s := r.sustained(Class503, 100); !(s >= 1 && s <= float64(r.Attempts)) {
 		t.Fatalf("sustained %v outside [1, %d]", s, r.Attempts)
 	}
 }
@@ -62,7 +62,7 @@ func FuzzEnvoy(f *testing.F) {
 	f.Add([]byte("virtual_hosts:\n  - routes:\n      - route: {cluster: c, retry_policy: {num_retries: {value: 3}, retry_back_off: {base_interval: {seconds: 1}}}}\n"))
 	f.Add([]byte("virtual_hosts: &v [{routes: [{route: {cluster: *v}}]}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := parseEnvoy("c", data, selector{field: "route", at: Source{File: "m.yaml", Line: 1}})
+		r, err := parseEnvoy("c", data, selector{field: "route", at: Source{File: "m.yaml", Line: 1}}, "b")
 		checkParsed(t, r, err, "c", "m.yaml")
 	})
 }
@@ -85,7 +85,7 @@ func FuzzIstio(f *testing.F) {
 	seedDir(f, "testdata/fanout", "*vs.yaml")
 	f.Add([]byte("spec:\n  http:\n    - retries: {attempts: 3, perTryTimeout: 1ms, retryOn: 5xx}\n      timeout: 24h\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		r, err := parseIstio("c", data, selector{field: "route", at: Source{File: "m.yaml", Line: 1}})
+		r, err := parseIstio("c", data, selector{field: "route", at: Source{File: "m.yaml", Line: 1}}, "b", SidecarDefault{})
 		checkParsed(t, r, err, "c", "m.yaml")
 	})
 }
@@ -142,5 +142,33 @@ func FuzzMesh(f *testing.F) {
 			}
 		}
 		_ = m.Columns()
+	})
+}
+
+// FuzzInfer: any file, as any kind, is read or refused with an *Error,
+// and any files build a mesh or are refused with one; never a panic.
+func FuzzInfer(f *testing.F) {
+	f.Add([]byte("---\n---\nkind: List\nitems:\n  - kind: VirtualService\n    metadata: {name: a}\n    spec: {hosts: [a], gateways: [g], http: [{retries: {attempts: 2, retryOn: \"503,reset\"}, route: [{destination: {host: b}}]}]}\n"))
+	f.Add([]byte("- virtualHosts: [{routes: [{route: {cluster: c, retryPolicy: {numRetries: 2, retryOn: 5xx}, hedgePolicy: {hedgeOnPerTryTimeout: true}}}]}]\n"))
+	f.Add([]byte(`{"MethodConfig": [{"Name": [{"Service": "s"}], "Timeout": "1s", "RetryPolicy": {"InitialBackoff": ".01s", "MaxBackoff": "1s", "BackoffMultiplier": 2, "RetryableStatusCodes": ["UNAVAILABLE"]}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, kind := range []string{KindEnvoy, KindIstio, KindGRPC} {
+			if _, err := ReadConfig(kind, "c", data); err != nil {
+				var ye *Error
+				if !errors.As(err, &ye) {
+					t.Fatalf("%s: %T %v, want an *Error", kind, err, err)
+				}
+			}
+		}
+		m, err := Infer("in", []File{{Name: "c", Data: data}}, LoadOptions{})
+		if err != nil {
+			return
+		}
+		if _, err := Analyze(m, DefaultOptions()); err != nil {
+			var ye *Error
+			if !errors.As(err, &ye) {
+				t.Fatalf("Analyze: %T %v", err, err)
+			}
+		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/recoil-go/recoil/tools/internal/strictyaml"
+	"github.com/recoil-go/recoil/tools/sim/blast"
 )
 
 // grpcMaxAttempts is the cap gRPC clients put on maxAttempts (gRFC A6:
@@ -16,126 +17,163 @@ import (
 // service config parsing does so).
 const grpcMaxAttempts = 5
 
-// grpcMethod is one methodConfig with the names it applies to.
-type grpcMethod struct {
-	n     *yaml.Node
-	path  string
-	names []string // "svc/method", "svc/" or "/" (the default)
+// parseGRPC reads the retry behaviour of one method of a gRPC service
+// config, chosen by sel: "package.Service/Method" or "package.Service",
+// matched as gRPC matches them — the method's own entry, else its
+// service's, else the default entry (a name with no service). sel may be
+// left out when the file has one methodConfig. A method no methodConfig
+// applies to makes one attempt.
+func parseGRPC(file string, data []byte, sel selector) (Retry, error) {
+	routes, base, err := grpcFile(file, data)
+	if err != nil {
+		return Retry{}, err
+	}
+	m, err := grpcChoose(file, routes, sel)
+	if err != nil || m == nil {
+		return base, err
+	}
+	return m.Retry, nil
 }
 
-// parseGRPC reads the retry behaviour of one method of a gRPC service
-// config (JSON, field names in lowerCamelCase as gRPC writes them), chosen
-// by sel: "package.Service/Method" or "package.Service", matched as gRPC
-// matches them — the method's own entry, else its service's, else the
-// default entry (a name with no service). sel may be left out when the
-// file has one methodConfig. From the methodConfig it reads timeout,
-// retryPolicy (maxAttempts, initialBackoff, maxBackoff, backoffMultiplier,
+// grpcRoutes reads every methodConfig of a gRPC service config.
+func grpcRoutes(file string, data []byte) ([]Route, error) {
+	routes, _, err := grpcFile(file, data)
+	if err == nil && len(routes) == 0 {
+		err = &Error{File: file, Err: fmt.Errorf("no methodConfig: gRPC retries nothing")}
+	}
+	return routes, err
+}
+
+// grpcFile reads a gRPC service config (JSON, field names in any case, as
+// grpc-go's decoding takes them): each methodConfig's timeout, retryPolicy
+// (maxAttempts, initialBackoff, maxBackoff, backoffMultiplier,
 // retryableStatusCodes) or hedgingPolicy (maxAttempts, hedgingDelay,
-// nonFatalStatusCodes), and from the top level retryThrottling (maxTokens,
-// tokenRatio). What gRPC would refuse is an error; maxAttempts above 5 is
-// capped as gRPC caps it.
-func parseGRPC(file string, data []byte, sel selector) (Retry, error) {
+// nonFatalStatusCodes), with the top level's retryThrottling (maxTokens,
+// tokenRatio); and base, what a method no methodConfig names gets. What
+// gRPC would refuse is an error; maxAttempts above 5 is capped as gRPC
+// caps it. Each Route's Hosts are the names it applies to: "svc/method",
+// "svc/" or "/" (the default).
+func grpcFile(file string, data []byte) (routes []Route, base Retry, err error) {
 	root, err := readJSON(file, data)
 	if err != nil {
-		return Retry{}, err
+		return nil, base, err
 	}
-	d := &doc{file: file}
+	d := &doc{file: file, names: foldedNames}
 	if root, err = d.mapping(root, ""); err != nil {
-		return Retry{}, err
+		return nil, base, err
+	}
+	base = Retry{Kind: KindGRPC, Attempts: 1, Propagates: true, At: d.at(root), AttemptsAt: d.at(root), Jitter: true,
+		JitterNote: "no retryPolicy: gRPC does not retry", On: []string{}, Protocol: ProtocolGRPC}
+	if err := grpcThrottling(d, root, &base); err != nil {
+		return nil, base, err
 	}
 	mcs, err := d.field(root, "", "methodConfig")
+	if err != nil || mcs == nil {
+		return nil, base, err
+	}
+	list, err := d.list(mcs, "methodConfig")
 	if err != nil {
-		return Retry{}, err
+		return nil, base, err
 	}
-	var methods []grpcMethod
-	if mcs != nil {
-		list, err := d.list(mcs, "methodConfig")
-		if err != nil {
-			return Retry{}, err
+	for i, mc := range list {
+		p := strictyaml.Index("methodConfig", i)
+		if mc, err = d.mapping(mc, p); err != nil {
+			return nil, base, err
 		}
-		for i, mc := range list {
-			p := strictyaml.Index("methodConfig", i)
-			if mc, err = d.mapping(mc, p); err != nil {
-				return Retry{}, err
-			}
-			m := grpcMethod{n: mc, path: p}
-			if names, err := d.field(mc, p, "name"); err != nil {
-				return Retry{}, err
-			} else if names != nil {
-				nl, err := d.list(names, strictyaml.Join(p, "name"))
-				if err != nil {
-					return Retry{}, err
-				}
-				for j, nm := range nl {
-					np := strictyaml.Index(strictyaml.Join(p, "name"), j)
-					if nm, err = d.mapping(nm, np); err != nil {
-						return Retry{}, err
-					}
-					var svc, meth string
-					for _, f := range []struct {
-						key string
-						v   *string
-					}{{"service", &svc}, {"method", &meth}} {
-						if v, err := d.field(nm, np, f.key); err != nil {
-							return Retry{}, err
-						} else if v != nil {
-							if *f.v, err = d.str(v, strictyaml.Join(np, f.key)); err != nil {
-								return Retry{}, err
-							}
-						}
-					}
-					if svc == "" && meth != "" {
-						return Retry{}, d.errorf(nm, np, "a method (%q) without a service: gRPC refuses it", meth)
-					}
-					m.names = append(m.names, svc+"/"+meth)
-				}
-			}
-			methods = append(methods, m)
+		r := Route{Path: p}
+		if r.Hosts, err = grpcNames(d, mc, p); err != nil {
+			return nil, base, err
 		}
+		if len(r.Hosts) > 0 {
+			r.Name = r.Hosts[0]
+		}
+		if r.Retry, err = grpcMethod(d, mc, p, base); err != nil {
+			return nil, base, err
+		}
+		routes = append(routes, r)
 	}
-	m, err := grpcChoose(file, methods, sel)
+	return routes, base, nil
+}
+
+// grpcNames reads a methodConfig's names as "svc/method".
+func grpcNames(d *doc, mc *yaml.Node, p string) ([]string, error) {
+	names, err := d.field(mc, p, "name")
+	if err != nil || names == nil {
+		return nil, err
+	}
+	nl, err := d.list(names, strictyaml.Join(p, "name"))
 	if err != nil {
-		return Retry{}, err
+		return nil, err
 	}
-	out := Retry{Kind: KindGRPC, Attempts: 1, Propagates: true, At: d.at(root), AttemptsAt: d.at(root), Jitter: true,
-		JitterNote: "no retryPolicy: gRPC does not retry"}
-	if m == nil {
-		return out, grpcThrottling(d, root, &out)
+	var out []string
+	for j, nm := range nl {
+		np := strictyaml.Index(strictyaml.Join(p, "name"), j)
+		if nm, err = d.mapping(nm, np); err != nil {
+			return nil, err
+		}
+		var svc, meth string
+		for _, f := range []struct {
+			key string
+			v   *string
+		}{{"service", &svc}, {"method", &meth}} {
+			if v, err := d.field(nm, np, f.key); err != nil {
+				return nil, err
+			} else if v != nil {
+				if *f.v, err = d.str(v, strictyaml.Join(np, f.key)); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if svc == "" && meth != "" {
+			return nil, d.errorf(nm, np, "a method (%q) without a service: gRPC refuses it", meth)
+		}
+		out = append(out, svc+"/"+meth)
 	}
-	out.At, out.AttemptsAt = d.at(m.n), d.at(m.n)
-	if t, err := d.field(m.n, m.path, "timeout"); err != nil {
+	return out, nil
+}
+
+// grpcMethod reads one methodConfig mc at p; base carries the channel's
+// throttling.
+func grpcMethod(d *doc, mc *yaml.Node, p string, base Retry) (Retry, error) {
+	out := base
+	out.At, out.AttemptsAt = d.at(mc), d.at(mc)
+	if t, err := d.field(mc, p, "timeout"); err != nil {
 		return out, err
 	} else if t != nil {
-		if out.Timeout, err = d.protoDuration(t, strictyaml.Join(m.path, "timeout")); err != nil {
+		if out.Timeout, err = d.protoDuration(t, strictyaml.Join(p, "timeout")); err != nil {
 			return out, err
 		}
 		out.TimeoutAt = d.at(t)
 	}
-	rp, err := d.field(m.n, m.path, "retryPolicy")
+	rp, err := d.field(mc, p, "retryPolicy")
 	if err != nil {
 		return out, err
 	}
-	hp, err := d.field(m.n, m.path, "hedgingPolicy")
+	hp, err := d.field(mc, p, "hedgingPolicy")
 	if err != nil {
 		return out, err
 	}
 	switch {
 	case rp != nil && hp != nil:
-		return out, d.errorf(hp, strictyaml.Join(m.path, "hedgingPolicy"), "a methodConfig has a retryPolicy or a hedgingPolicy, not both (gRPC refuses the service config)")
+		return out, d.errorf(hp, strictyaml.Join(p, "hedgingPolicy"), "a methodConfig has a retryPolicy or a hedgingPolicy, not both (gRPC refuses the service config)")
 	case rp != nil:
-		if err := grpcRetryPolicy(d, rp, strictyaml.Join(m.path, "retryPolicy"), &out); err != nil {
-			return out, err
-		}
+		err = grpcRetryPolicy(d, rp, strictyaml.Join(p, "retryPolicy"), &out)
 	case hp != nil:
-		if err := grpcHedgingPolicy(d, hp, strictyaml.Join(m.path, "hedgingPolicy"), &out); err != nil {
-			return out, err
-		}
+		err = grpcHedgingPolicy(d, hp, strictyaml.Join(p, "hedgingPolicy"), &out)
 	}
-	return out, grpcThrottling(d, root, &out)
+	out.On = []string{}
+	if out.Attempts > 1 {
+		out.On = grpcClasses(out.RetryOn)
+	}
+	if out.Budget.Kind == "" {
+		out.Budget.At = out.At
+	}
+	return out, err
 }
 
-// grpcChoose returns the methodConfig sel names, as gRPC matches one.
-func grpcChoose(file string, methods []grpcMethod, sel selector) (*grpcMethod, error) {
+// grpcChoose returns the methodConfig sel names, as gRPC matches one,
+// or nil when none applies.
+func grpcChoose(file string, methods []Route, sel selector) (*Route, error) {
 	if sel.name == "" {
 		switch len(methods) {
 		case 0:
@@ -144,7 +182,7 @@ func grpcChoose(file string, methods []grpcMethod, sel selector) (*grpcMethod, e
 			return &methods[0], nil
 		}
 		for i := range methods {
-			for _, n := range methods[i].names {
+			for _, n := range methods[i].Hosts {
 				if n == "/" {
 					return &methods[i], nil
 				}
@@ -158,7 +196,7 @@ func grpcChoose(file string, methods []grpcMethod, sel selector) (*grpcMethod, e
 	}
 	for _, want := range []string{svc + "/" + meth, svc + "/", "/"} {
 		for i := range methods {
-			for _, n := range methods[i].names {
+			for _, n := range methods[i].Hosts {
 				if n == want {
 					return &methods[i], nil
 				}
@@ -167,7 +205,7 @@ func grpcChoose(file string, methods []grpcMethod, sel selector) (*grpcMethod, e
 	}
 	var all []string
 	for _, m := range methods {
-		for _, n := range m.names {
+		for _, n := range m.Hosts {
 			switch {
 			case n == "/":
 				n = "the default"
@@ -190,8 +228,12 @@ func grpcAttempts(d *doc, p *yaml.Node, path string, out *Retry) error {
 		return err
 	}
 	ap := strictyaml.Join(path, "maxAttempts")
+	if n == nil && out.Timeout > 0 && !out.Hedged {
+		out.Attempts = 0 // untilTimeout counts them once the backoff is read
+		return nil
+	}
 	if n == nil {
-		return d.errorf(p, ap, "missing: gRPC requires it")
+		return d.errorf(p, ap, "missing: gRPC requires it (a googleapis service config may leave it out when it sets a timeout: its clients retry until the timeout)")
 	}
 	a, err := d.integer(n, ap, math.MinInt32, math.MaxInt32)
 	if err != nil {
@@ -206,6 +248,26 @@ func grpcAttempts(d *doc, p *yaml.Node, path string, out *Retry) error {
 		out.Attempts, out.Capped, out.Asked = grpcMaxAttempts, true, a
 	}
 	return nil
+}
+
+// untilTimeout counts the attempts of a retryPolicy with no maxAttempts,
+// as googleapis' generated clients (GAPIC) read one: retries until the
+// methodConfig's timeout, each after its backoff, so a failure that comes
+// at once is tried as often as the waits fit in the timeout (at most
+// 1000 times). grpc-go itself refuses such a policy.
+func untilTimeout(out *Retry, base time.Duration, mult float64, maxWait time.Duration) {
+	var t time.Duration
+	out.Attempts = 1
+	for out.Attempts < envoyMaxRetries {
+		w := blast.Ceiling(out.Attempts, base, mult, maxWait)
+		if t+w >= out.Timeout || w <= 0 {
+			break
+		}
+		t += w
+		out.Waits = append(out.Waits, w)
+		out.Attempts++
+	}
+	out.Notes = append(out.Notes, fmt.Sprintf("no maxAttempts: googleapis' generated clients retry until the %v timeout — %d attempts when each fails at once (grpc-go refuses the policy)", out.Timeout, out.Attempts))
 }
 
 func grpcCodes(d *doc, p *yaml.Node, path, key string, required bool, out *Retry) error {
@@ -286,6 +348,10 @@ func grpcRetryPolicy(d *doc, rp *yaml.Node, path string, out *Retry) error {
 	if mult < 1 {
 		mult = 1 // a shrinking backoff: the first ceiling bounds every wait
 	}
+	if out.Attempts == 0 {
+		untilTimeout(out, durs[0], mult, durs[1])
+		return nil
+	}
 	out.Waits = waitsCeiling(out.Attempts, durs[0], mult, durs[1])
 	return nil
 }
@@ -320,7 +386,6 @@ func grpcThrottling(d *doc, root *yaml.Node, out *Retry) error {
 	}
 	if rt == nil {
 		out.Budget.Describe = "the service config has no retryThrottling"
-		out.Budget.At = out.At
 		return nil
 	}
 	if rt, err = d.mapping(rt, "retryThrottling"); err != nil {

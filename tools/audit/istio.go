@@ -3,97 +3,228 @@ package audit
 import (
 	"fmt"
 	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/recoil-go/recoil/tools/internal/strictyaml"
 )
 
-// Istio's defaults for an http route of a VirtualService: with no retries
-// field Istio gives the route 2 retries on connect-failure,
-// refused-stream, unavailable, cancelled and retriable-status-codes; the
-// route's timeout is disabled unless set; the waits are Envoy's default
-// back-off, which is jittered.
-const istioDefaultRetries = 2
+// SidecarDefault is what an Istio sidecar does on an http route that no
+// VirtualService gives retries: Istio's default retry policy (pilot's
+// retry.DefaultPolicy). The zero SidecarDefault is DefaultSidecar's.
+type SidecarDefault struct {
+	// Retries are the retries after the first attempt.
+	Retries int `json:"retries"`
+	// RetryOn are the retry conditions, in Envoy's words; a number is a
+	// status code retried (Istio's retryOn spelling).
+	RetryOn string `json:"retry_on"`
+}
 
-var istioDefaultRetryOn = []string{"connect-failure", "refused-stream", "unavailable", "cancelled", "retriable-status-codes"}
+// DefaultSidecar returns Istio's default since 1.24: two retries on
+// connect-failure, refused-stream, unavailable, cancelled and
+// retriable-status-codes with no status code listed. Istio before 1.24
+// (or EXCLUDE_UNSAFE_503_FROM_DEFAULT_RETRY=false) also retried 503:
+// SidecarDefault{Retries: 2, RetryOn: DefaultSidecar().RetryOn + ",503"}.
+func DefaultSidecar() SidecarDefault {
+	return SidecarDefault{Retries: 2, RetryOn: "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes"}
+}
 
-// parseIstio reads the retry behaviour of one http route of an Istio
-// VirtualService (one YAML document), chosen by sel (the route's name;
-// it may be left out when spec.http has one route): timeout and retries
-// (attempts — the retries after the first —, perTryTimeout, retryOn).
-func parseIstio(file string, data []byte, sel selector) (Retry, error) {
-	root, err := readYAML(file, data)
+func (s SidecarDefault) orDefault() SidecarDefault {
+	if s.Retries == 0 && s.RetryOn == "" {
+		return DefaultSidecar()
+	}
+	return s
+}
+
+// DestinationRule is what the audit reads of an Istio DestinationRule:
+// connectionPool.http.maxRetries, which caps the retries in flight to its
+// host, and outlierDetection, which ejects failing hosts.
+type DestinationRule struct {
+	Name string `json:"name"`
+	Host string `json:"host"`
+	At   Source `json:"at"`
+	// MaxRetries is connectionPool.http.maxRetries; zero when not set
+	// (Istio then lets any number be in flight).
+	MaxRetries   int    `json:"max_retries,omitempty"`
+	MaxRetriesAt Source `json:"max_retries_at,omitzero"`
+	// Outlier describes its outlierDetection, if any.
+	Outlier string `json:"outlier,omitempty"`
+}
+
+// parseIstio reads the retry behaviour of the http route of an Istio file
+// that sel chooses (see choose) for a call to to, with the sidecar's
+// default for a route without retries, and the DestinationRules of the
+// same file for its host.
+func parseIstio(file string, data []byte, sel selector, to string, sd SidecarDefault) (Retry, error) {
+	c, err := ReadConfig(KindIstio, file, data)
 	if err != nil {
 		return Retry{}, err
 	}
-	d := &doc{file: file}
-	if root, err = d.mapping(root, ""); err != nil {
-		return Retry{}, err
-	}
-	if k, err := d.field(root, "", "kind"); err != nil {
-		return Retry{}, err
-	} else if k != nil {
-		s, err := d.str(k, "kind")
-		if err != nil {
-			return Retry{}, err
-		}
-		if s != "VirtualService" {
-			return Retry{}, d.errorf(k, "kind", "%q: want a VirtualService", s)
-		}
-	}
-	spec, err := d.field(root, "", "spec")
+	r, err := choose(file, c.Routes, sel, to)
 	if err != nil {
 		return Retry{}, err
+	}
+	out := r.Retry
+	out.applySidecarDefault(sd)
+	applyRules(&out, r, c.Rules)
+	return out, nil
+}
+
+// istioConfig reads an Istio file's VirtualServices' routes and its
+// DestinationRules: one document or many, a List, other kinds passed
+// over. A document with no kind is read as a VirtualService.
+func istioConfig(file string, data []byte) ([]Route, []DestinationRule, error) {
+	roots, err := readDocs(file, data)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := &doc{file: file, names: exactNames}
+	var routes []Route
+	var rules []DestinationRule
+	var kinds []string
+	for _, root := range roots {
+		kind, name := resourceKind(root)
+		switch kind {
+		case "VirtualService", "":
+			rs, err := istioRoutes(d, root, name, kind == "")
+			if err != nil {
+				return nil, nil, err
+			}
+			routes = append(routes, rs...)
+		case "DestinationRule":
+			dr, err := istioRule(d, root, name)
+			if err != nil {
+				return nil, nil, err
+			}
+			rules = append(rules, dr)
+		default:
+			kinds = append(kinds, kind)
+		}
+	}
+	if len(routes) == 0 && len(rules) == 0 {
+		return nil, nil, d.errorf(roots[0], "kind", "no VirtualService or DestinationRule in the file (it has %s)", strings.Join(kinds, ", "))
+	}
+	for i := range routes {
+		applyRules(&routes[i].Retry, &routes[i], rules)
+	}
+	return routes, rules, nil
+}
+
+// istioRoutes reads the http (and tcp, tls) routes of VirtualService vs.
+func istioRoutes(d *doc, vs *yaml.Node, name string, bare bool) ([]Route, error) {
+	vs, err := d.mapping(vs, "")
+	if err != nil {
+		return nil, err
+	}
+	spec, err := d.field(vs, "", "spec")
+	if err != nil {
+		return nil, err
 	}
 	if spec == nil {
-		return Retry{}, d.errorf(root, "spec", "missing: a VirtualService's routes are in spec.http")
+		return nil, d.errorf(vs, "spec", "missing: a VirtualService's routes are in spec.http")
 	}
 	if spec, err = d.mapping(spec, "spec"); err != nil {
-		return Retry{}, err
+		return nil, err
 	}
-	h, err := d.field(spec, "spec", "http")
-	if err != nil {
-		return Retry{}, err
+	owner := ""
+	if !bare {
+		owner = "VirtualService/" + name
 	}
-	if h == nil {
-		return Retry{}, d.errorf(spec, "spec.http", "missing: no http routes")
-	}
-	routes, err := d.list(h, "spec.http")
-	if err != nil {
-		return Retry{}, err
-	}
-	var names []string
-	chosen, path := -1, ""
-	for i, r := range routes {
-		p := strictyaml.Index("spec.http", i)
-		if routes[i], err = d.mapping(r, p); err != nil {
-			return Retry{}, err
+	hosts, gateways := stringList(spec, "hosts"), stringList(spec, "gateways")
+	var out []Route
+	for _, proto := range []string{"http", "tcp", "tls"} {
+		h, err := d.field(spec, "spec", proto)
+		if err != nil {
+			return nil, err
 		}
-		name := ""
-		if n, err := d.field(routes[i], p, "name"); err != nil {
-			return Retry{}, err
-		} else if n != nil {
-			if name, err = d.str(n, strictyaml.Join(p, "name")); err != nil {
-				return Retry{}, err
+		if h == nil {
+			continue
+		}
+		list, err := d.list(h, "spec."+proto)
+		if err != nil {
+			return nil, err
+		}
+		for i, r := range list {
+			p := strictyaml.Index("spec."+proto, i)
+			if r, err = d.mapping(r, p); err != nil {
+				return nil, err
+			}
+			rt := Route{Path: p, Owner: owner, Hosts: hosts, Gateways: gateways, Match: istioMatch(r), Destinations: istioDestinations(r)}
+			if n, err := d.field(r, p, "name"); err != nil {
+				return nil, err
+			} else if n != nil {
+				if rt.Name, err = d.str(n, strictyaml.Join(p, "name")); err != nil {
+					return nil, err
+				}
+			}
+			if proto == "http" {
+				rt.Retry, err = istioRetry(d, r, p)
+			} else {
+				rt.Retry = Retry{Kind: KindIstio, At: d.at(r), Attempts: 1, Jitter: true, JitterNote: "a " + proto + " route: Envoy's TCP proxy does not retry"}
+			}
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rt)
+		}
+	}
+	if len(out) == 0 {
+		return nil, d.errorf(spec, "spec.http", "missing: no http routes")
+	}
+	return out, nil
+}
+
+// stringList returns the strings of list key of mapping m.
+func stringList(m *yaml.Node, key string) []string {
+	var out []string
+	if l := strictyaml.Lookup(m, key); l != nil && l.Kind == yaml.SequenceNode {
+		for _, v := range l.Content {
+			if v.Kind == yaml.ScalarNode {
+				out = append(out, v.Value)
 			}
 		}
-		names = append(names, name)
-		if sel.name != "" && name == sel.name && chosen < 0 {
-			chosen, path = i, p
+	}
+	return out
+}
+
+// istioDestinations returns the hosts an http route sends to.
+func istioDestinations(r *yaml.Node) []string {
+	var out []string
+	if rs := strictyaml.Lookup(r, "route"); rs != nil && rs.Kind == yaml.SequenceNode {
+		for _, w := range rs.Content {
+			if dst := strictyaml.Lookup(w, "destination"); dst != nil {
+				if h := strictyaml.Lookup(dst, "host"); h != nil && h.Kind == yaml.ScalarNode {
+					out = append(out, h.Value)
+				}
+			}
 		}
 	}
-	switch {
-	case len(routes) == 0:
-		return Retry{}, d.errorf(h, "spec.http", "empty: no http routes")
-	case sel.name == "" && len(routes) > 1:
-		return Retry{}, sel.errorf("%s has %d http routes (%s): name one with route", file, len(routes), quoteList(names))
-	case sel.name == "":
-		chosen, path = 0, "spec.http[0]"
-	case chosen < 0:
-		return Retry{}, sel.errorf("%s has no http route named %q (it has %s)", file, sel.name, quoteList(names))
+	return out
+}
+
+// istioMatch describes an http route's first match: "uri prefix /api",
+// "headers end-user", or "default" for a route that matches everything.
+func istioMatch(r *yaml.Node) string {
+	ms := strictyaml.Lookup(r, "match")
+	if ms == nil || ms.Kind != yaml.SequenceNode || len(ms.Content) == 0 {
+		return "default"
 	}
-	r := routes[chosen]
-	out := Retry{Kind: KindIstio, At: d.at(r), AttemptsAt: Source{}, Attempts: istioDefaultRetries + 1,
-		RetryOn: istioDefaultRetryOn, Jitter: true,
+	m := ms.Content[0]
+	if u := strictyaml.Lookup(m, "uri"); u != nil && u.Kind == yaml.MappingNode && len(u.Content) == 2 {
+		return "uri " + u.Content[0].Value + " " + u.Content[1].Value
+	}
+	if h := strictyaml.Lookup(m, "headers"); h != nil && h.Kind == yaml.MappingNode && len(h.Content) >= 2 {
+		return "headers " + h.Content[0].Value
+	}
+	return ""
+}
+
+// istioRetry reads the retry behaviour of http route r at path: timeout
+// and retries (attempts — the retries after the first —, perTryTimeout,
+// retryOn). A route without retries gets the sidecar's default.
+func istioRetry(d *doc, r *yaml.Node, path string) (Retry, error) {
+	out := Retry{Kind: KindIstio, At: d.at(r), Jitter: true,
 		JitterNote: "Istio sets no back-off: Envoy's default, jittered, from 25ms",
 		Budget:     Budget{Describe: "a VirtualService has no retry budget", At: d.at(r)}}
 	if t, err := d.field(r, path, "timeout"); err != nil {
@@ -109,60 +240,143 @@ func parseIstio(file string, data []byte, sel selector) (Retry, error) {
 		return out, err
 	}
 	if rt == nil {
-		out.JitterNote += "; no retries field: Istio's default of 2 retries"
-	} else {
-		rp := strictyaml.Join(path, "retries")
-		if rt, err = d.mapping(rt, rp); err != nil {
-			return out, err
-		}
-		out.At = d.at(rt)
-		a, err := d.field(rt, rp, "attempts")
-		if err != nil {
-			return out, err
-		}
-		if a == nil {
-			return out, d.errorf(rt, strictyaml.Join(rp, "attempts"), "missing: Istio requires it in retries")
-		}
-		n, err := d.integer(a, strictyaml.Join(rp, "attempts"), 0, envoyMaxRetries)
-		if err != nil {
-			return out, err
-		}
-		out.Attempts, out.AttemptsAt = n+1, d.at(a)
-		if pt, err := d.field(rt, rp, "perTryTimeout"); err != nil {
-			return out, err
-		} else if pt != nil {
-			if out.PerTry, err = d.goDuration(pt, strictyaml.Join(rp, "perTryTimeout")); err != nil {
-				return out, err
-			}
-			if out.PerTry > 0 && out.PerTry < 1e6 {
-				return out, d.errorf(pt, strictyaml.Join(rp, "perTryTimeout"), "must be at least 1ms")
-			}
-			out.PerTryAt = d.at(pt)
-		}
-		if ro, err := d.field(rt, rp, "retryOn"); err != nil {
-			return out, err
-		} else if ro != nil {
-			s, err := d.str(ro, strictyaml.Join(rp, "retryOn"))
-			if err != nil {
-				return out, err
-			}
-			out.RetryOn = nil
-			for _, c := range strings.Split(s, ",") {
-				if c = strings.TrimSpace(c); c != "" {
-					out.RetryOn = append(out.RetryOn, c)
-				}
-			}
-		}
+		out.IstioDefault = true
+		out.applySidecarDefault(SidecarDefault{})
+		return out, nil
 	}
-	for k := 1; k < out.Attempts; k++ {
+	return out, istioRetries(d, rt, strictyaml.Join(path, "retries"), &out)
+}
+
+// istioRetries reads an http route's retries.
+func istioRetries(d *doc, rt *yaml.Node, rp string, out *Retry) error {
+	rt, err := d.mapping(rt, rp)
+	if err != nil {
+		return err
+	}
+	out.At = d.at(rt)
+	a, err := d.field(rt, rp, "attempts")
+	if err != nil {
+		return err
+	}
+	if a == nil {
+		return d.errorf(rt, strictyaml.Join(rp, "attempts"), "missing: Istio requires it in retries")
+	}
+	n, err := d.integer(a, strictyaml.Join(rp, "attempts"), 0, envoyMaxRetries)
+	if err != nil {
+		return err
+	}
+	out.Attempts, out.AttemptsAt = n+1, d.at(a)
+	out.RetryOn, _ = splitConditions(DefaultSidecar().RetryOn, true)
+	if pt, err := d.field(rt, rp, "perTryTimeout"); err != nil {
+		return err
+	} else if pt != nil {
+		if out.PerTry, err = d.goDuration(pt, strictyaml.Join(rp, "perTryTimeout")); err != nil {
+			return err
+		}
+		if out.PerTry > 0 && out.PerTry < time.Millisecond {
+			return d.errorf(pt, strictyaml.Join(rp, "perTryTimeout"), "must be at least 1ms")
+		}
+		out.PerTryAt = d.at(pt)
+	}
+	if ro, err := d.field(rt, rp, "retryOn"); err != nil {
+		return err
+	} else if ro != nil {
+		s, err := d.str(ro, strictyaml.Join(rp, "retryOn"))
+		if err != nil {
+			return err
+		}
+		out.RetryOn, out.StatusCodes = splitConditions(s, true)
+	}
+	out.setWaits()
+	return nil
+}
+
+// applySidecarDefault gives a route that Istio gives the default retry
+// policy (IstioDefault) the sidecar default sd.
+func (r *Retry) applySidecarDefault(sd SidecarDefault) {
+	if !r.IstioDefault {
+		return
+	}
+	sd = sd.orDefault()
+	r.Attempts, r.AttemptsAt = sd.Retries+1, Source{}
+	r.RetryOn, r.StatusCodes = splitConditions(sd.RetryOn, true)
+	r.JitterNote = "Istio sets no back-off: Envoy's default, jittered, from 25ms; no retries field: the sidecar's default of " + fmt.Sprint(sd.Retries) + " retries"
+	r.setWaits()
+	if r.Protocol != "" {
+		r.setProtocol(r.Protocol)
+	}
+}
+
+// setWaits sets an Istio route's waits, Envoy's default back-off.
+func (r *Retry) setWaits() {
+	r.Waits = nil
+	for k := 1; k < r.Attempts; k++ {
 		c := 10 * envoyDefaultBase
 		if k < 4 {
 			c = min(envoyDefaultBase*((1<<k)-1), c)
 		}
-		out.Waits = append(out.Waits, c)
+		r.Waits = append(r.Waits, c)
 	}
-	if out.Attempts > 1 {
-		out.Budget.Describe = fmt.Sprintf("%s; only a DestinationRule's connectionPool.http.maxRetries (retries in flight) limits them", out.Budget.Describe)
+}
+
+// applyRules applies the DestinationRule for route's destination host:
+// connectionPool.http.maxRetries caps the retries in flight.
+func applyRules(r *Retry, route *Route, rules []DestinationRule) {
+	for _, dr := range rules {
+		if !sendsTo(route, strings.SplitN(dr.Host, ".", 2)[0]) {
+			continue
+		}
+		if dr.MaxRetries > 0 && r.Budget.Kind == "" {
+			r.Budget.InFlight, r.Budget.InFlightAt, r.Budget.At = dr.MaxRetries, dr.MaxRetriesAt, dr.MaxRetriesAt
+			r.Budget.Describe = fmt.Sprintf("a VirtualService has no retry budget; DestinationRule %s caps retries in flight at %d (connectionPool.http.maxRetries)", dr.Name, dr.MaxRetries)
+		}
+		if dr.Outlier != "" {
+			r.Notes = append(r.Notes, fmt.Sprintf("DestinationRule %s: %s", dr.Name, dr.Outlier))
+		}
+		return
 	}
-	return out, nil
+	if r.Attempts > 1 && r.Budget.InFlight == 0 {
+		r.Budget.Describe = "a VirtualService has no retry budget; Istio lets any number of retries be in flight unless a DestinationRule's connectionPool.http.maxRetries caps them"
+	}
+}
+
+// istioRule reads a DestinationRule's host, connectionPool.http.maxRetries
+// and outlierDetection.
+func istioRule(d *doc, root *yaml.Node, name string) (DestinationRule, error) {
+	dr := DestinationRule{Name: name, At: d.at(root)}
+	spec := strictyaml.Lookup(root, "spec")
+	if spec == nil || spec.Kind != yaml.MappingNode {
+		return dr, d.errorf(root, "spec", "missing: a DestinationRule's host is in spec.host")
+	}
+	if h := strictyaml.Lookup(spec, "host"); h != nil && h.Kind == yaml.ScalarNode {
+		dr.Host = h.Value
+	}
+	tp := strictyaml.Lookup(spec, "trafficPolicy")
+	if tp == nil || tp.Kind != yaml.MappingNode {
+		return dr, nil
+	}
+	if cp := strictyaml.Lookup(tp, "connectionPool"); cp != nil {
+		if h := strictyaml.Lookup(cp, "http"); h != nil {
+			if mr, err := d.field(h, "spec.trafficPolicy.connectionPool.http", "maxRetries"); err != nil {
+				return dr, err
+			} else if mr != nil {
+				n, err := d.integer(mr, "spec.trafficPolicy.connectionPool.http.maxRetries", 0, 1<<31-1)
+				if err != nil {
+					return dr, err
+				}
+				dr.MaxRetries, dr.MaxRetriesAt = n, d.at(mr)
+			}
+		}
+	}
+	if od := strictyaml.Lookup(tp, "outlierDetection"); od != nil && od.Kind == yaml.MappingNode {
+		n := "5"
+		for _, k := range []string{"consecutive5xxErrors", "consecutiveErrors", "consecutiveGatewayErrors"} {
+			if v := strictyaml.Lookup(od, k); v != nil && v.Kind == yaml.ScalarNode {
+				n = v.Value
+				break
+			}
+		}
+		dr.Outlier = fmt.Sprintf("outlierDetection ejects a host after %s consecutive errors (line %d): it moves retries to healthy hosts, and bounds nothing when the whole service fails", n, od.Line)
+	}
+	return dr, nil
 }

@@ -42,7 +42,11 @@ type Service struct {
 	// hang.
 	Latency    time.Duration `json:"-"`
 	HasLatency bool          `json:"has_latency"`
-	At         Source        `json:"at"`
+	// Sidecar names the proxy beside the service that its calls go
+	// through: "istio" (an Istio sidecar, which retries by default), or
+	// empty for none.
+	Sidecar string `json:"sidecar,omitempty"`
+	At      Source `json:"at"`
 }
 
 // MarshalJSON writes Latency as latency_ms (null when not given).
@@ -72,26 +76,53 @@ type Edge struct {
 	Select string `json:"select,omitempty"`
 	// Retry is what the configuration says the edge does.
 	Retry Retry `json:"retry"`
+	// Sidecar, if not nil, is what the caller's sidecar proxy does on the
+	// same hop: it retries each of the caller's attempts (an Istio
+	// sidecar's VirtualService route, or the mesh's default route).
+	Sidecar *Retry `json:"sidecar,omitempty"`
 }
 
 // Name returns "from → to".
 func (e *Edge) Name() string { return e.From + " → " + e.To }
 
+// retries returns the edge's retry layers: its own, then its sidecar's.
+func (e *Edge) retries() []*Retry {
+	if e.Sidecar == nil {
+		return []*Retry{&e.Retry}
+	}
+	return []*Retry{&e.Retry, e.Sidecar}
+}
+
+// LoadOptions are what reading a mesh takes besides its files. The zero
+// LoadOptions reads Istio's default sidecar retries (DefaultSidecar).
+type LoadOptions struct {
+	// Sidecar is what an Istio sidecar does on a route no VirtualService
+	// gives retries: the mesh's default retry policy.
+	Sidecar SidecarDefault
+}
+
 // Load reads the mesh file at path and every configuration its edges name,
 // relative to the mesh file's directory (see Parse).
-func Load(path string) (*Mesh, error) {
+func Load(path string) (*Mesh, error) { return LoadWith(path, LoadOptions{}) }
+
+// LoadWith is Load with lo.
+func LoadWith(path string, lo LoadOptions) (*Mesh, error) {
 	data, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
 	dir := filepath.Dir(path)
-	return Parse(path, data, func(name string) ([]byte, error) {
+	return ParseWith(path, data, func(name string) ([]byte, error) {
 		if !filepath.IsAbs(name) {
 			name = filepath.Join(dir, name)
 		}
 		return readFile(name)
-	})
+	}, lo)
 }
+
+// SidecarIstio is the one sidecar the mesh file names: an Istio sidecar,
+// whose default route retries (see SidecarDefault).
+const SidecarIstio = "istio"
 
 // Opener returns the contents of a configuration file a mesh names.
 type Opener func(name string) ([]byte, error)
@@ -116,6 +147,11 @@ type Opener func(name string) ([]byte, error)
 // or the configuration's for a problem inside it. A cycle in the graph is
 // an error naming the edge that closes it.
 func Parse(file string, data []byte, open Opener) (*Mesh, error) {
+	return ParseWith(file, data, open, LoadOptions{})
+}
+
+// ParseWith is Parse with lo.
+func ParseWith(file string, data []byte, open Opener, lo LoadOptions) (*Mesh, error) {
 	root, err := strictyaml.Read(file, data)
 	if err != nil {
 		return nil, err
@@ -128,31 +164,25 @@ func Parse(file string, data []byte, open Opener) (*Mesh, error) {
 	if root, err = d.Visit(root, ""); err != nil {
 		return nil, err
 	}
-	for _, kw := range [][2]string{{"virtual_hosts", "an Envoy route configuration"}, {"static_resources", "an Envoy bootstrap"},
-		{"methodConfig", "a gRPC service config"}, {"spec", "a Kubernetes resource"}} {
-		if key, what := kw[0], kw[1]; strictyaml.Lookup(root, key) != nil {
-			return nil, d.Errorf(root, "", "this looks like %s, not a mesh: a mesh file lists services, entries and edges, and names such a file in an edge's config (see docs/audit.md)", what)
-		}
+	if err := notAMesh(d, root); err != nil {
+		return nil, err
 	}
 	services := map[string]int{}
 	var entryNodes, edgeNodes []*yaml.Node
-	pos, err := d.Mapping(root, "", []string{"name", "services", "entries", "edges"}, func(key string, v *yaml.Node, path string) error {
+	sidecars := ""
+	pos, err := d.Mapping(root, "", []string{"name", "services", "entries", "edges", "sidecars"}, func(key string, v *yaml.Node, path string) error {
 		switch key {
 		case "name":
 			m.Name, err = d.String(v, path)
 			return err
+		case "sidecars":
+			if sidecars, err = d.String(v, path); err == nil && sidecars != SidecarIstio {
+				err = d.Errorf(v, path, "unknown sidecar %q (want istio)", sidecars)
+			}
+			return err
 		case "services":
 			return d.List(v, path, func(i int, item *yaml.Node) error {
-				s, err := decodeService(d, item, strictyaml.Index(path, i))
-				if err != nil {
-					return err
-				}
-				if first, dup := services[s.Name]; dup {
-					return d.Errorf(item, strictyaml.Index(path, i), "service %q is listed twice (first on line %d)", s.Name, m.Services[first].At.Line)
-				}
-				services[s.Name] = len(m.Services)
-				m.Services = append(m.Services, s)
-				return nil
+				return m.addService(d, item, strictyaml.Index(path, i), services)
 			})
 		case "entries":
 			return d.List(v, path, func(i int, item *yaml.Node) error {
@@ -179,25 +209,19 @@ func Parse(file string, data []byte, open Opener) (*Mesh, error) {
 	if len(entryNodes) == 0 {
 		return nil, pos.Errorf("entries", "missing: name the services requests arrive at")
 	}
-	for i, n := range entryNodes {
-		path := strictyaml.Index("entries", i)
-		name, err := d.String(n, path)
-		if err != nil {
-			return nil, err
-		}
-		if _, ok := services[name]; !ok {
-			return nil, d.Errorf(n, path, "%q is not a service (the services are %s)", name, serviceNames(m))
-		}
-		if slices.Contains(m.Entries, name) {
-			return nil, d.Errorf(n, path, "%q is listed twice", name)
-		}
-		m.Entries = append(m.Entries, name)
+	if err := m.decodeEntries(d, entryNodes, services); err != nil {
+		return nil, err
 	}
 	if len(edgeNodes) == 0 {
 		return nil, pos.Errorf("edges", "missing: list the calls between services")
 	}
+	for i := range m.Services {
+		if m.Services[i].Sidecar == "" {
+			m.Services[i].Sidecar = sidecars
+		}
+	}
 	for i, n := range edgeNodes {
-		e, err := decodeEdge(d, n, strictyaml.Index("edges", i), services, m, open)
+		e, err := decodeEdge(d, n, strictyaml.Index("edges", i), services, m, open, lo)
 		if err != nil {
 			return nil, err
 		}
@@ -207,6 +231,50 @@ func Parse(file string, data []byte, open Opener) (*Mesh, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// notAMesh refuses a configuration file given where a mesh file goes.
+func notAMesh(d *strictyaml.Decoder, root *yaml.Node) error {
+	for _, kw := range [][2]string{{"virtual_hosts", "an Envoy route configuration"}, {"static_resources", "an Envoy bootstrap"},
+		{"methodConfig", "a gRPC service config"}, {"spec", "a Kubernetes resource"}} {
+		if key, what := kw[0], kw[1]; strictyaml.Lookup(root, key) != nil {
+			return d.Errorf(root, "", "this looks like %s, not a mesh: a mesh file lists services, entries and edges, and names such a file in an edge's config, or give the configuration files to recoil audit to build the mesh from them (see docs/audit.md)", what)
+		}
+	}
+	return nil
+}
+
+// addService reads the service at item, listed once.
+func (m *Mesh) addService(d *strictyaml.Decoder, item *yaml.Node, path string, services map[string]int) error {
+	s, err := decodeService(d, item, path)
+	if err != nil {
+		return err
+	}
+	if first, dup := services[s.Name]; dup {
+		return d.Errorf(item, path, "service %q is listed twice (first on line %d)", s.Name, m.Services[first].At.Line)
+	}
+	services[s.Name] = len(m.Services)
+	m.Services = append(m.Services, s)
+	return nil
+}
+
+// decodeEntries reads the entry points, each a service listed once.
+func (m *Mesh) decodeEntries(d *strictyaml.Decoder, nodes []*yaml.Node, services map[string]int) error {
+	for i, n := range nodes {
+		path := strictyaml.Index("entries", i)
+		name, err := d.String(n, path)
+		if err != nil {
+			return err
+		}
+		if _, ok := services[name]; !ok {
+			return d.Errorf(n, path, "%q is not a service (the services are %s)", name, serviceNames(m))
+		}
+		if slices.Contains(m.Entries, name) {
+			return d.Errorf(n, path, "%q is listed twice", name)
+		}
+		m.Entries = append(m.Entries, name)
+	}
+	return nil
 }
 
 func serviceNames(m *Mesh) string {
@@ -227,11 +295,15 @@ func decodeService(d *strictyaml.Decoder, n *yaml.Node, path string) (Service, e
 		}
 		return s, err
 	}
-	pos, err := d.Mapping(n, path, []string{"name", "latency"}, func(key string, v *yaml.Node, p string) error {
+	pos, err := d.Mapping(n, path, []string{"name", "latency", "sidecar"}, func(key string, v *yaml.Node, p string) error {
 		var err error
 		switch key {
 		case "name":
 			s.Name, err = d.String(v, p)
+		case "sidecar":
+			if s.Sidecar, err = d.String(v, p); err == nil && s.Sidecar != SidecarIstio && s.Sidecar != "" {
+				err = d.Errorf(v, p, "unknown sidecar %q (want istio)", s.Sidecar)
+			}
 		case "latency":
 			s.Latency, err = d.Duration(v, p)
 			if err == nil && (s.Latency < 0 || s.Latency > maxDuration) {
@@ -247,91 +319,157 @@ func decodeService(d *strictyaml.Decoder, n *yaml.Node, path string) (Service, e
 	return s, err
 }
 
-func decodeEdge(d *strictyaml.Decoder, n *yaml.Node, path string, services map[string]int, m *Mesh, open Opener) (Edge, error) {
+// edgeFields are an edge's fields as the mesh file writes them.
+type edgeFields struct {
+	kind, route, method, protocol, sidecar, sidecarRoute string
+}
+
+func decodeEdge(d *strictyaml.Decoder, n *yaml.Node, path string, services map[string]int, m *Mesh, open Opener, lo LoadOptions) (Edge, error) {
 	e := Edge{At: Source{File: d.File, Line: n.Line}}
-	var kind, route, method string
-	pos, err := d.Mapping(n, path, []string{"from", "to", "kind", "config", "route", "method"}, func(key string, v *yaml.Node, p string) error {
+	var f edgeFields
+	pos, err := d.Mapping(n, path, []string{"from", "to", "kind", "config", "route", "method", "protocol", "sidecar", "sidecar_route"}, func(key string, v *yaml.Node, p string) error {
 		var err error
-		switch key {
-		case "from":
-			e.From, err = d.String(v, p)
-		case "to":
-			e.To, err = d.String(v, p)
-		case "kind":
-			kind, err = d.String(v, p)
-		case "config":
-			e.Config, err = d.String(v, p)
-		case "route":
-			route, err = d.String(v, p)
-		case "method":
-			method, err = d.String(v, p)
-		}
+		dst := map[string]*string{"from": &e.From, "to": &e.To, "kind": &f.kind, "config": &e.Config, "route": &f.route,
+			"method": &f.method, "protocol": &f.protocol, "sidecar": &f.sidecar, "sidecar_route": &f.sidecarRoute}[key]
+		*dst, err = d.String(v, p)
 		return err
 	})
 	if err != nil {
 		return e, err
 	}
-	for _, f := range []struct{ key, v string }{{"from", e.From}, {"to", e.To}} {
-		if f.v == "" {
-			return e, pos.Errorf(f.key, "missing: an edge goes from a service to another")
-		}
-		if _, ok := services[f.v]; !ok {
-			return e, pos.Errorf(f.key, "%q is not a service (the services are %s)", f.v, serviceNames(m))
+	if err := checkEdge(&e, f, pos, services, m); err != nil {
+		return e, err
+	}
+	if f.kind == KindNone {
+		e.Retry = Retry{Kind: KindNone, At: e.At, Attempts: 1, AttemptsAt: e.At, Jitter: true, JitterNote: "a plain call", On: []string{}}
+	} else if e.Retry, err = edgeRetry(d, pos, path, &e, f, open, lo); err != nil {
+		return e, err
+	}
+	if f.protocol == "" {
+		f.protocol = ProtocolHTTP
+		if f.kind == KindGRPC {
+			f.protocol = ProtocolGRPC
 		}
 	}
-	if e.From == e.To {
-		return e, pos.Errorf("to", "a cycle: %s calls itself, and retries around a cycle have no bound", e.From)
+	if f.kind != KindRecoil && f.kind != KindNone {
+		e.Retry.setProtocol(f.protocol)
 	}
+	e.Sidecar, err = edgeSidecar(d, pos, path, &e, f, m, open, lo)
+	if e.Sidecar != nil {
+		e.Sidecar.setProtocol(f.protocol)
+	}
+	return e, err
+}
+
+// checkEdge checks an edge's fields against each other and the services.
+func checkEdge(e *Edge, f edgeFields, pos strictyaml.Pos, services map[string]int, m *Mesh) error {
+	for _, fv := range []struct{ key, v string }{{"from", e.From}, {"to", e.To}} {
+		if fv.v == "" {
+			return pos.Errorf(fv.key, "missing: an edge goes from a service to another")
+		}
+		if _, ok := services[fv.v]; !ok {
+			return pos.Errorf(fv.key, "%q is not a service (the services are %s)", fv.v, serviceNames(m))
+		}
+	}
+	kind := f.kind
 	switch {
+	case e.From == e.To:
+		return pos.Errorf("to", "a cycle: %s calls itself, and retries around a cycle have no bound", e.From)
 	case kind == "":
-		return e, pos.Errorf("kind", "missing: want one of %s", strings.Join(kinds, ", "))
+		return pos.Errorf("kind", "missing: want one of %s", strings.Join(kinds, ", "))
 	case !slices.Contains(kinds, kind):
-		return e, pos.Errorf("kind", "unknown edge kind %q (want one of %s)", kind, strings.Join(kinds, ", "))
+		return pos.Errorf("kind", "unknown edge kind %q (want one of %s)", kind, strings.Join(kinds, ", "))
 	case kind == KindNone && e.Config != "":
-		return e, pos.Errorf("config", "an edge of kind none reads no configuration")
+		return pos.Errorf("config", "an edge of kind none reads no configuration")
 	case kind != KindNone && e.Config == "":
-		return e, pos.Errorf("config", "missing: an edge of kind %s reads its retries from a configuration file", kind)
-	case route != "" && kind != KindEnvoy && kind != KindIstio:
-		return e, pos.Errorf("route", "chooses an Envoy or Istio route; an edge of kind %s has none (use method for gRPC)", kind)
-	case method != "" && kind != KindGRPC:
-		return e, pos.Errorf("method", "chooses a gRPC method; an edge of kind %s has none", kind)
+		return pos.Errorf("config", "missing: an edge of kind %s reads its retries from a configuration file", kind)
+	case f.route != "" && kind != KindEnvoy && kind != KindIstio:
+		return pos.Errorf("route", "chooses an Envoy or Istio route; an edge of kind %s has none (use method for gRPC)", kind)
+	case f.method != "" && kind != KindGRPC:
+		return pos.Errorf("method", "chooses a gRPC method; an edge of kind %s has none", kind)
+	case f.protocol != "" && f.protocol != ProtocolHTTP && f.protocol != ProtocolGRPC:
+		return pos.Errorf("protocol", "unknown protocol %q (want http or grpc)", f.protocol)
+	case f.sidecar != "" && (kind == KindEnvoy || kind == KindIstio):
+		return pos.Errorf("sidecar", "an edge of kind %s is a proxy's own route: its sidecar is itself", kind)
+	case f.sidecarRoute != "" && f.sidecar == "":
+		return pos.Errorf("sidecar_route", "chooses a route of the sidecar's VirtualService: name it with sidecar")
 	}
-	if kind == KindNone {
-		e.Retry = Retry{Kind: KindNone, At: e.At, Attempts: 1, AttemptsAt: e.At, Jitter: true, JitterNote: "a plain call"}
-		return e, nil
+	return nil
+}
+
+// edgeRetry reads the configuration edge e names.
+func edgeRetry(d *strictyaml.Decoder, pos strictyaml.Pos, path string, e *Edge, f edgeFields, open Opener, lo LoadOptions) (Retry, error) {
+	file, data, err := openConfig(d, pos, "config", e.Config, open)
+	if err != nil {
+		return Retry{}, err
 	}
-	file := e.Config
+	sel := selectorAt(d, pos, path, "route", f.route)
+	var r Retry
+	switch f.kind {
+	case KindEnvoy:
+		r, err = parseEnvoy(file, data, sel, e.To)
+	case KindIstio:
+		r, err = parseIstio(file, data, sel, e.To, lo.Sidecar)
+	case KindGRPC:
+		r, err = parseGRPC(file, data, selectorAt(d, pos, path, "method", f.method))
+		e.Select = f.method
+	case KindRecoil:
+		r, err = parseRecoil(file, data)
+	}
+	if f.kind != KindGRPC {
+		e.Select = f.route
+	}
+	return r, err
+}
+
+// edgeSidecar returns what the caller's sidecar does on edge e: the route
+// of the VirtualService the edge names with sidecar, or, for a caller
+// with an Istio sidecar, Istio's default; nil for none.
+func edgeSidecar(d *strictyaml.Decoder, pos strictyaml.Pos, path string, e *Edge, f edgeFields, m *Mesh, open Opener, lo LoadOptions) (*Retry, error) {
+	if f.kind == KindEnvoy || f.kind == KindIstio {
+		return nil, nil
+	}
+	if f.sidecar != "" {
+		file, data, err := openConfig(d, pos, "sidecar", f.sidecar, open)
+		if err != nil {
+			return nil, err
+		}
+		r, err := parseIstio(file, data, selectorAt(d, pos, path, "sidecar_route", f.sidecarRoute), e.To, lo.Sidecar)
+		return &r, err
+	}
+	if svc := m.service(e.From); svc == nil || svc.Sidecar != SidecarIstio {
+		return nil, nil
+	}
+	r := Retry{Kind: KindIstio, At: e.At, IstioDefault: true, Jitter: true,
+		Budget: Budget{Describe: "the sidecar's default route has no retry budget; Istio lets any number of retries be in flight", At: e.At}}
+	r.applySidecarDefault(lo.Sidecar)
+	return &r, nil
+}
+
+// openConfig reads configuration file name, relative to the mesh file.
+func openConfig(d *strictyaml.Decoder, pos strictyaml.Pos, key, name string, open Opener) (string, []byte, error) {
+	file := name
 	if !filepath.IsAbs(file) && d.File != "" {
 		file = filepath.Join(filepath.Dir(d.File), file)
 	}
-	data, err := open(e.Config)
+	data, err := open(name)
 	if err != nil {
 		var ye *Error
 		if errors.As(err, &ye) {
-			return e, err
+			return file, nil, err
 		}
-		return e, pos.Errorf("config", "cannot read %s: %v", file, pathErr(err))
+		return file, nil, pos.Errorf(key, "cannot read %s: %v", file, pathErr(err))
 	}
-	sel := selector{name: route, field: strictyaml.Join(path, "route"), at: Source{File: d.File, Line: pos.Line}}
-	if l, ok := pos.Lines["route"]; ok {
+	return file, data, nil
+}
+
+// selectorAt is the selector of mesh field key of the edge at path.
+func selectorAt(d *strictyaml.Decoder, pos strictyaml.Pos, path, key, name string) selector {
+	sel := selector{name: name, field: strictyaml.Join(path, key), at: Source{File: d.File, Line: pos.Line}}
+	if l, ok := pos.Lines[key]; ok {
 		sel.at.Line = l
 	}
-	switch kind {
-	case KindEnvoy:
-		e.Retry, err = parseEnvoy(file, data, sel)
-	case KindIstio:
-		e.Retry, err = parseIstio(file, data, sel)
-	case KindGRPC:
-		sel.name, sel.field = method, strictyaml.Join(path, "method")
-		if l, ok := pos.Lines["method"]; ok {
-			sel.at.Line = l
-		}
-		e.Retry, err = parseGRPC(file, data, sel)
-	case KindRecoil:
-		e.Retry, err = parseRecoil(file, data)
-	}
-	e.Select = sel.name
-	return e, err
+	return sel
 }
 
 // pathErr drops the operation and path of an *os.PathError, which the

@@ -1,14 +1,10 @@
 package audit
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -68,10 +64,65 @@ func readFile(path string) ([]byte, error) {
 // doc reads the values of one foreign file — an Envoy, gRPC or Istio
 // configuration — by path, as yaml nodes with their lines. Unlike the
 // mesh file, it passes over fields it does not read: they belong to the
-// other program's schema. What it reads, it checks.
+// other program's schema. What it reads, it checks, and it takes the
+// spellings the other program takes (see names).
 type doc struct {
 	file  string
 	nodes int
+	names names
+}
+
+// names is how a foreign file's field names are matched.
+type names int
+
+const (
+	// exactNames matches a field name as written (Kubernetes resources).
+	exactNames names = iota
+	// protoNames matches a protobuf field's name or its JSON name, as
+	// Envoy's YAML loader does: retry_policy or retryPolicy. It also takes
+	// a single mapping where a list is expected, as Envoy does.
+	protoNames
+	// foldedNames matches names whatever their case, as grpc-go's service
+	// config parsing (encoding/json into untagged structs) does:
+	// maxAttempts, MaxAttempts, maxattempts.
+	foldedNames
+)
+
+// match says whether key, as written in the file, names the field want
+// (written as the audit spells it: snake_case for Envoy, lowerCamelCase
+// for gRPC).
+func (d *doc) match(key, want string) bool {
+	switch {
+	case key == want:
+		return true
+	case d.names == protoNames:
+		return key == lowerCamel(want)
+	case d.names == foldedNames:
+		return strings.EqualFold(key, want)
+	}
+	return false
+}
+
+// lowerCamel returns a protobuf field name's JSON name: retry_on → retryOn.
+func lowerCamel(s string) string {
+	if !strings.Contains(s, "_") {
+		return s
+	}
+	var b strings.Builder
+	up := false
+	for _, r := range s {
+		switch {
+		case r == '_':
+			up = true
+		case up && r >= 'a' && r <= 'z':
+			b.WriteRune(r - 'a' + 'A')
+			up = false
+		default:
+			b.WriteRune(r)
+			up = false
+		}
+	}
+	return b.String()
 }
 
 func (d *doc) errorf(n *yaml.Node, path, format string, args ...any) *Error {
@@ -123,7 +174,7 @@ func (d *doc) field(m *yaml.Node, path, key string) (*yaml.Node, error) {
 	first := 0
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		k := m.Content[i]
-		if k.Kind != yaml.ScalarNode || k.Value != key {
+		if k.Kind != yaml.ScalarNode || !d.match(k.Value, key) {
 			continue
 		}
 		if first != 0 {
@@ -144,6 +195,9 @@ func (d *doc) list(n *yaml.Node, path string) ([]*yaml.Node, error) {
 	n, err := d.deref(n, path)
 	if err != nil {
 		return nil, err
+	}
+	if n != nil && n.Kind == yaml.MappingNode && d.names == protoNames {
+		return []*yaml.Node{n}, nil // Envoy takes one mapping for a list of one
 	}
 	if n == nil || n.Kind != yaml.SequenceNode {
 		return nil, d.errorf(n, path, "want a list, got %s", kindName(n))
@@ -272,127 +326,4 @@ func kindName(n *yaml.Node) string {
 		return "nothing"
 	}
 	return strictyaml.KindName(n)
-}
-
-// readYAML parses a foreign YAML file into its root node, which must not
-// be empty.
-func readYAML(file string, data []byte) (*yaml.Node, error) {
-	root, err := strictyaml.Read(file, data)
-	if err != nil {
-		return nil, err
-	}
-	if root == nil {
-		return nil, &Error{File: file, Err: errors.New("the file is empty")}
-	}
-	return root, nil
-}
-
-// readJSON parses a JSON document into yaml nodes that carry the line each
-// value began on, so that the gRPC service config is read, and its problems
-// reported, as the YAML files are. Duplicate keys, trailing data and more
-// than maxNodes values are errors.
-func readJSON(file string, data []byte) (*yaml.Node, error) {
-	lines := []int{0} // offsets at which lines begin
-	for i, b := range data {
-		if b == '\n' {
-			lines = append(lines, i+1)
-		}
-	}
-	lineAt := func(off int64) int { return sort.Search(len(lines), func(i int) bool { return int64(lines[i]) > off }) }
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	nodes := 0
-	// start finds where the next token begins: after the previous one,
-	// past white space and the separators the decoder consumes.
-	start := func() int64 {
-		off := dec.InputOffset()
-		for off < int64(len(data)) && strings.IndexByte(" \t\r\n,:", data[off]) >= 0 {
-			off++
-		}
-		return off
-	}
-	fail := func(off int64, err error) error {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			off = se.Offset
-		}
-		msg := strings.TrimPrefix(err.Error(), "json: ")
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			msg = "the JSON ends before it is complete"
-		}
-		return &Error{File: file, Line: lineAt(max(off-1, 0)), Err: errors.New(msg)}
-	}
-	var value func(depth int) (*yaml.Node, error)
-	value = func(depth int) (*yaml.Node, error) {
-		off := start()
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, fail(off, err)
-		}
-		if nodes++; nodes > maxNodes {
-			return nil, &Error{File: file, Line: lineAt(off), Err: fmt.Errorf("the file is too large (over %d values)", maxNodes)}
-		}
-		if depth > 100 {
-			return nil, &Error{File: file, Line: lineAt(off), Err: errors.New("nested more than 100 deep")}
-		}
-		n := &yaml.Node{Line: lineAt(off), Column: 1}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{':
-				n.Kind, n.Tag = yaml.MappingNode, "!!map"
-				seen := map[string]int{}
-				for dec.More() {
-					koff := start()
-					kt, err := dec.Token()
-					if err != nil {
-						return nil, fail(koff, err)
-					}
-					key, _ := kt.(string)
-					if first, dup := seen[key]; dup {
-						return nil, &Error{File: file, Line: lineAt(koff), Field: key, Err: fmt.Errorf("given twice (first on line %d)", first)}
-					}
-					seen[key] = lineAt(koff)
-					v, err := value(depth + 1)
-					if err != nil {
-						return nil, err
-					}
-					n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key, Line: lineAt(koff)}, v)
-				}
-			case '[':
-				n.Kind, n.Tag = yaml.SequenceNode, "!!seq"
-				for dec.More() {
-					v, err := value(depth + 1)
-					if err != nil {
-						return nil, err
-					}
-					n.Content = append(n.Content, v)
-				}
-			}
-			eoff := start()
-			if _, err := dec.Token(); err != nil { // the closing delimiter
-				return nil, fail(eoff, err)
-			}
-		case string:
-			n.Kind, n.Tag, n.Value = yaml.ScalarNode, "!!str", t
-		case json.Number:
-			n.Kind, n.Tag, n.Value = yaml.ScalarNode, "!!float", t.String()
-		case bool:
-			n.Kind, n.Tag, n.Value = yaml.ScalarNode, "!!bool", strconv.FormatBool(t)
-		case nil:
-			n.Kind, n.Tag, n.Value = yaml.ScalarNode, "!!null", "null"
-		}
-		return n, nil
-	}
-	root, err := value(0)
-	if err != nil {
-		if len(bytes.TrimSpace(data)) == 0 {
-			return nil, &Error{File: file, Err: errors.New("the file is empty")}
-		}
-		return nil, err
-	}
-	if off := start(); off < int64(len(data)) {
-		return nil, &Error{File: file, Line: lineAt(off), Err: errors.New("more after the JSON document ends")}
-	}
-	return root, nil
 }

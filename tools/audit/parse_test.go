@@ -25,8 +25,8 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"empty mesh", "", "", "m.yaml: the file is empty: want services, entries and edges"},
 		{"broken YAML", "services: [a\n", "", "m.yaml:1: did not find expected ',' or ']'"},
-		{"unknown field", "services: [a, b]\nentries: [a]\nedge:\n  - {from: a, to: b, kind: none}\n", "", `m.yaml:3: edge: unknown field "edge" (want one of edges, entries, name, services)`},
-		{"a configuration, not a mesh", "# routes\nvirtual_hosts: []\n", "", "m.yaml:2: this looks like an Envoy route configuration, not a mesh: a mesh file lists services, entries and edges, and names such a file in an edge's config (see docs/audit.md)"},
+		{"unknown field", "services: [a, b]\nentries: [a]\nedge:\n  - {from: a, to: b, kind: none}\n", "", `m.yaml:3: edge: unknown field "edge" (want one of edges, entries, name, services, sidecars)`},
+		{"a configuration, not a mesh", "# routes\nvirtual_hosts: []\n", "", "m.yaml:2: this looks like an Envoy route configuration, not a mesh: a mesh file lists services, entries and edges, and names such a file in an edge's config, or give the configuration files to recoil audit to build the mesh from them (see docs/audit.md)"},
 		{"unknown kind", edgeMesh("consul", ""), "", `m.yaml:4: edges[0].kind: unknown edge kind "consul" (want one of envoy, grpc, istio, none, recoil)`},
 		{"missing kind", "services: [a, b]\nentries: [a]\nedges:\n  - {from: a, to: b}\n", "", "m.yaml:4: edges[0].kind: missing: want one of envoy, grpc, istio, none, recoil"},
 		{"cycle", "services: [a, b, c]\nentries: [a]\nedges:\n  - {from: a, to: b, kind: none}\n  - {from: b, to: c, kind: none}\n  - {from: c, to: a, kind: none}\n", "",
@@ -42,8 +42,8 @@ func TestParseErrors(t *testing.T) {
 		{"missing config file", strings.Replace(edgeMesh("recoil", ""), "config: c", "config: gone.yaml", 1), "", "m.yaml:4: edges[0].config: cannot read gone.yaml: file does not exist"},
 		{"negative latency", "services: [{name: a, latency: -1s}]\nentries: [a]\nedges: []\n", "", "m.yaml:1: services[0].latency: must be 0 to 24h0m0s"},
 
-		{"envoy no such route", edgeMesh("envoy", "route: r"), "virtual_hosts:\n  - routes:\n      - name: x\n        route: {cluster: c}\n", `m.yaml:4: edges[0].route: c has no route named "r" (it has "x")`},
-		{"envoy which route", edgeMesh("envoy", ""), "virtual_hosts:\n  - routes:\n      - {name: x, route: {cluster: c}}\n      - {name: y, route: {cluster: c}}\n", `m.yaml:4: edges[0].route: c has 2 routes ("x", "y"): name one with route`},
+		{"envoy no such route", edgeMesh("envoy", "route: r"), "virtual_hosts:\n  - routes:\n      - name: x\n        route: {cluster: c}\n", `m.yaml:4: edges[0].route: c has no route "r" (it has "x")`},
+		{"envoy which route", edgeMesh("envoy", ""), "virtual_hosts:\n  - routes:\n      - {name: x, route: {cluster: c}}\n      - {name: y, route: {cluster: c}}\n", `m.yaml:4: edges[0].route: c has 2 routes, none of them to b ("x", "y"): name one with route`},
 		{"envoy negative retries", edgeMesh("envoy", ""), "virtual_hosts:\n  - routes:\n      - name: x\n        route: {cluster: c, retry_policy: {num_retries: -1}}\n", "c:4: virtual_hosts[0].routes[0].route.retry_policy.num_retries: -1 is out of range: want 0 to 1000"},
 		{"envoy go duration", edgeMesh("envoy", ""), "virtual_hosts:\n  - routes:\n      - name: x\n        route: {cluster: c, retry_policy: {per_try_timeout: 250ms}}\n", `c:4: virtual_hosts[0].routes[0].route.retry_policy.per_try_timeout: want a duration in seconds such as 0.25s or 2s, got "250ms"`},
 		{"envoy back-off without base", edgeMesh("envoy", ""), "virtual_hosts:\n  - routes:\n      - name: x\n        route: {cluster: c, retry_policy: {retry_back_off: {max_interval: 1s}}}\n", "c:4: virtual_hosts[0].routes[0].route.retry_policy.retry_back_off.base_interval: missing: Envoy requires it"},
@@ -68,10 +68,10 @@ func TestParseErrors(t *testing.T) {
 		{"grpc not an object", edgeMesh("grpc", ""), "[1, 2]", "c:1: want a mapping, got a list"},
 		{"grpc empty", edgeMesh("grpc", ""), " \n", "c: the file is empty"},
 
-		{"istio kind", edgeMesh("istio", ""), "kind: DestinationRule\nspec: {}\n", `c:1: kind: "DestinationRule": want a VirtualService`},
+		{"istio kind", edgeMesh("istio", ""), "kind: DestinationRule\nspec: {}\n", `m.yaml:4: edges[0].route: c has no routes to choose from`},
 		{"istio bare number", edgeMesh("istio", ""), "spec:\n  http:\n    - retries: {attempts: 2, perTryTimeout: 2}\n", `c:3: spec.http[0].retries.perTryTimeout: want a duration such as 500ms or 2s, got "2"`},
 		{"istio no attempts", edgeMesh("istio", ""), "spec:\n  http:\n    - retries: {perTryTimeout: 2s}\n", "c:3: spec.http[0].retries.attempts: missing: Istio requires it in retries"},
-		{"istio no such route", edgeMesh("istio", "route: nope"), "spec:\n  http:\n    - name: a\n", `m.yaml:4: edges[0].route: c has no http route named "nope" (it has "a")`},
+		{"istio no such route", edgeMesh("istio", "route: nope"), "spec:\n  http:\n    - name: a\n", `m.yaml:4: edges[0].route: c has no route "nope" (it has "a")`},
 		{"istio no spec", edgeMesh("istio", ""), "kind: VirtualService\n", "c:1: spec: missing: a VirtualService's routes are in spec.http"},
 
 		{"recoil negative", edgeMesh("recoil", ""), "max_attempts: -1\n", "c:1: max_attempts: must not be negative (0 means recoil's default, 3)"},
@@ -114,7 +114,7 @@ func TestEnvoyRead(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := parseEnvoy("c", []byte(tt.cfg), selector{name: "x"})
+			r, err := parseEnvoy("c", []byte(tt.cfg), selector{name: "x"}, "b")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +128,7 @@ func TestEnvoyRead(t *testing.T) {
 		})
 	}
 	// The timeout turned off is a finding.
-	r, _ := parseEnvoy("c", []byte(route("{cluster: c, timeout: 0s}")), selector{name: "x"})
+	r, _ := parseEnvoy("c", []byte(route("{cluster: c, timeout: 0s}")), selector{name: "x"}, "b")
 	fs := findings(&Edge{From: "a", To: "b", Retry: r})
 	if got := findingKeys(fs); fmt.Sprint(got) != "[c:3 no-budget a → b c:6 no-deadline a → b]" {
 		t.Errorf("findings %v", got)
@@ -137,14 +137,14 @@ func TestEnvoyRead(t *testing.T) {
 
 // TestIstioRead: with no retries field Istio retries twice.
 func TestIstioRead(t *testing.T) {
-	r, err := parseIstio("vs", []byte("spec:\n  http:\n    - name: a\n      route: [{destination: {host: a}}]\n"), selector{})
+	r, err := parseIstio("vs", []byte("spec:\n  http:\n    - name: a\n      route: [{destination: {host: a}}]\n"), selector{}, "a", SidecarDefault{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Attempts != 3 || r.AttemptsAt != (Source{}) || r.Timeout != 0 || !r.Jitter || fmt.Sprint(r.Waits) != "[25ms 75ms]" {
 		t.Errorf("defaults: %+v", r)
 	}
-	r, err = parseIstio("vs", []byte("spec:\n  http:\n    - retries: {attempts: 0}\n      timeout: 1s\n"), selector{})
+	r, err = parseIstio("vs", []byte("spec:\n  http:\n    - retries: {attempts: 0}\n      timeout: 1s\n"), selector{}, "a", SidecarDefault{})
 	if err != nil || r.Attempts != 1 || r.Timeout != time.Second || r.AttemptsAt.Line != 3 {
 		t.Errorf("attempts 0: %+v, %v", r, err)
 	}

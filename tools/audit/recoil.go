@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/recoil-go/recoil"
@@ -35,32 +36,7 @@ func parseRecoil(file string, data []byte) (Retry, error) {
 	if out.Attempts == 0 {
 		out.Attempts = recoil.DefaultMaxAttempts
 	}
-	switch s.Classify {
-	case "", policyspec.ClassifyDefault:
-		out.RetryOn = []string{"transient", "overloaded (after Retry-After)"}
-	default:
-		out.RetryOn = []string{s.Classify}
-	}
-	// The waits: the longer of the two schedules' ceilings, or a server's
-	// Retry-After up to max_server_wait, which recoil honours.
-	out.ServerWait = s.MaxServerWait
-	if out.ServerWait == 0 {
-		out.ServerWait = recoil.DefaultMaxServerWait
-	}
-	def := recoil.DefaultBackoff()
-	over := recoil.DefaultOverloadBackoff()
-	for k := 1; k < out.Attempts; k++ {
-		w := blast.Ceiling(k, over.Base, over.Multiplier, over.Max)
-		if s.Backoff == nil {
-			w = max(w, blast.Ceiling(k, def.Base, def.Multiplier, def.Max))
-		} else {
-			w = max(w, specCeiling(s.Backoff, k))
-		}
-		if s.OverloadBackoff != nil {
-			w = max(w, specCeiling(s.OverloadBackoff, k))
-		}
-		out.Waits = append(out.Waits, min(w, maxDuration))
-	}
+	recoilWaits(&s, &out)
 	out.Jitter, out.JitterNote = true, "recoil's default backoff: full jitter from 100ms"
 	out.JitterAt = at("backoff")
 	if b := s.Backoff; b != nil {
@@ -77,6 +53,43 @@ func parseRecoil(file string, data []byte) (Retry, error) {
 	}
 	out.Budget = recoilBudget(s.Budget, file, at("budget"))
 	return out, nil
+}
+
+// recoilWaits sets what a policy retries and its waits, by its classify
+// mode. The default retries every class: a 500 or a reset after the
+// backoff, a 503 or a 429 after the overload backoff (overload_backoff, or
+// recoil's default from 1 s) or a server's Retry-After up to
+// max_server_wait. retry-everything retries every class on backoff alone,
+// Retry-After ignored. timeouts retries none of them: an answer is final,
+// only the caller's own timeouts are retried (on backoff).
+func recoilWaits(s *policyspec.Spec, out *Retry) {
+	out.On, out.RetryOn = slices.Clone(Classes), []string{s.Classify}
+	if s.Classify == "" || s.Classify == policyspec.ClassifyDefault {
+		out.RetryOn = []string{"transient", "overloaded (after Retry-After)"}
+		out.ServerWait = s.MaxServerWait
+		if out.ServerWait == 0 {
+			out.ServerWait = recoil.DefaultMaxServerWait
+		}
+	}
+	if s.Classify == policyspec.ClassifyTimeouts {
+		out.On = []string{}
+	}
+	def := recoil.DefaultBackoff()
+	over := recoil.DefaultOverloadBackoff()
+	for k := 1; k < out.Attempts; k++ {
+		w := blast.Ceiling(k, def.Base, def.Multiplier, def.Max)
+		if s.Backoff != nil {
+			w = specCeiling(s.Backoff, k)
+		}
+		if out.ServerWait > 0 { // the default mode: overloaded classes wait on the overload schedule
+			o := blast.Ceiling(k, over.Base, over.Multiplier, over.Max)
+			if s.OverloadBackoff != nil {
+				o = specCeiling(s.OverloadBackoff, k)
+			}
+			w = max(w, o)
+		}
+		out.Waits = append(out.Waits, min(w, maxDuration))
+	}
 }
 
 // specCeiling is the longest wait before retry k under schedule b.

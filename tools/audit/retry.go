@@ -2,6 +2,8 @@ package audit
 
 import (
 	"encoding/json"
+	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -39,14 +41,23 @@ type Retry struct {
 	// client makes (gRPC's maxAttempts above 5); Asked is what it asked.
 	Capped bool `json:"capped,omitempty"`
 	Asked  int  `json:"asked,omitempty"`
-	// Hedged marks gRPC hedging: the attempts are sent HedgeDelay apart
-	// whether or not the first fails.
+	// Hedged marks hedging — gRPC's hedgingPolicy, Envoy's hedge_policy
+	// with hedge_on_per_try_timeout —: the attempts are sent HedgeDelay
+	// apart (Envoy: each per-try timeout) without waiting for the first.
 	Hedged     bool          `json:"hedged,omitempty"`
 	HedgeDelay time.Duration `json:"-"`
 	// RetryOn is what is retried: Envoy's and Istio's retry_on conditions,
 	// gRPC's retryable (or, hedging, non-fatal) status codes, recoil's
-	// classify mode.
-	RetryOn []string `json:"retry_on,omitempty"`
+	// classify mode; StatusCodes are Envoy's retriable_status_codes (and
+	// the codes an Istio retryOn lists).
+	RetryOn     []string `json:"retry_on,omitempty"`
+	StatusCodes []int    `json:"status_codes,omitempty"`
+	// Protocol is the edge's protocol, ProtocolHTTP or ProtocolGRPC: which
+	// of Envoy's conditions apply.
+	Protocol string `json:"protocol,omitempty"`
+	// On are the failure classes (Classes) the edge retries; a class it
+	// does not retry gets one attempt.
+	On []string `json:"on"`
 	// PerTry bounds each attempt; zero means nothing does.
 	PerTry   time.Duration `json:"-"`
 	PerTryAt Source        `json:"per_try_at,omitzero"`
@@ -75,6 +86,12 @@ type Retry struct {
 	// Propagates says the edge passes the caller's deadline on to the
 	// callee (gRPC, the hop protocol).
 	Propagates bool `json:"propagates_deadline,omitempty"`
+	// IstioDefault says an Istio route has no retries field: the
+	// sidecar's default retry policy applies (SidecarDefault).
+	IstioDefault bool `json:"istio_default,omitempty"`
+	// Notes are what the audit read that does not change its figures
+	// (outlier detection, a host predicate), in the configuration's words.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Budget is what bounds an edge's retries over time: a ratio of the
@@ -88,6 +105,13 @@ type Budget struct {
 	// token ratio (see blast.Layer).
 	RetryRatio    float64 `json:"retry_ratio,omitempty"`
 	ThrottleRatio float64 `json:"throttle_ratio,omitempty"`
+	// InFlight caps the retries in flight at once (Envoy's circuit
+	// breaker max_retries, a DestinationRule's connectionPool.http
+	// maxRetries); zero means nothing does. Once a failure lasts at
+	// Options.InFlight calls in flight, the cap lets InFlight of them
+	// retry: a ratio of InFlight/Options.InFlight.
+	InFlight   int    `json:"in_flight,omitempty"`
+	InFlightAt Source `json:"in_flight_at,omitzero"`
 	// Describe says what it is, in the configuration's words.
 	Describe string `json:"describe,omitempty"`
 	At       Source `json:"at,omitzero"`
@@ -99,9 +123,24 @@ const (
 	BudgetTokenBucket = "token-bucket"
 )
 
-// layer is the edge as the layered model of package blast reads it.
-func (r *Retry) layer() blast.Layer {
-	l := blast.Layer{Retries: max(r.Attempts-1, 0)}
+// Retries says whether the edge retries failure class c.
+func (r *Retry) Retries(c string) bool {
+	return (r.Hedged && r.Kind == KindGRPC) || slices.Contains(r.On, c)
+}
+
+// AttemptsFor is the most attempts one call makes when every attempt
+// fails with class c: Attempts if the edge retries c, else 1.
+func (r *Retry) AttemptsFor(c string) int {
+	if r.Retries(c) {
+		return r.Attempts
+	}
+	return 1
+}
+
+// layer is the edge as the layered model of package blast reads it, for
+// failure class c, a cap on retries in flight priced at inFlight calls.
+func (r *Retry) layer(c string, inFlight float64) blast.Layer {
+	l := blast.Layer{Retries: max(r.AttemptsFor(c)-1, 0)}
 	for _, w := range r.Waits {
 		if w > 0 {
 			l.Backoff = true
@@ -115,14 +154,20 @@ func (r *Retry) layer() blast.Layer {
 		}
 	case BudgetTokenBucket:
 		l.ThrottleRatio = r.Budget.ThrottleRatio
+	default:
+		if r.Budget.InFlight > 0 && inFlight > 0 && l.Retries > 0 {
+			l.RetryRatio = math.Min(float64(r.Budget.InFlight)/inFlight, float64(l.Retries))
+		} else if r.Budget.InFlightAt.File != "" && r.Budget.InFlight == 0 {
+			l.Retries = 0 // max_retries: 0 lets no retry through
+		}
 	}
 	return l
 }
 
 // countLayer is the layer for counting attempts, not pricing a rate:
 // backoff spreads retries over time but does not make fewer of them.
-func (r *Retry) countLayer() blast.Layer {
-	l := r.layer()
+func (r *Retry) countLayer(c string, inFlight float64) blast.Layer {
+	l := r.layer(c, inFlight)
 	l.Backoff = false
 	return l
 }
@@ -137,10 +182,10 @@ func (r *Retry) wait(k int) time.Duration {
 }
 
 // sustained is the attempts a call makes once the budget is spent and
-// every attempt fails: Attempts with no budget, 1 + the ratio with a ratio
-// budget, 1 once a token bucket has drained.
-func (r *Retry) sustained() float64 {
-	a, _ := r.countLayer().Expect(1)
+// every attempt fails with class c: Attempts with no budget, 1 + the
+// ratio with a ratio budget, 1 once a token bucket has drained.
+func (r *Retry) sustained(c string, inFlight float64) float64 {
+	a, _ := r.countLayer(c, inFlight).Expect(1)
 	return a
 }
 

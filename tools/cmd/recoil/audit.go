@@ -4,22 +4,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"image/color"
 	"io"
-	"math"
-	"sort"
+	iofs "io/fs"
+	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
-	"gonum.org/v1/plot/text"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-
 	"github.com/recoil-go/recoil/tools/audit"
-	"github.com/recoil-go/recoil/tools/cmd/recoil/internal/chart"
 	"github.com/recoil-go/recoil/tools/sim/blast"
 )
 
@@ -28,37 +22,54 @@ func init() {
 }
 
 var auditHelp = help{
-	usage: "recoil audit [flags] mesh.yaml",
+	usage: "recoil audit [flags] mesh.yaml | recoil audit [flags] FILE|DIR|- ...",
 	about: `
 Reads a call graph — services, entry points and the edges between them,
 each edge's retries given by the configuration that sets them: an Envoy
 route configuration or bootstrap, a gRPC service config, an Istio
 VirtualService or a recoil policy file — and multiplies it out with the
 arithmetic of package sim/blast. For each entry point it prints the
-attempts one request can send each service (the worst case, what the hop
-protocol bounds it to, and what is left once the budgets have drained), the
-load amplification at -failure-rate, the failure rate at which the retries
-alone push a service past its capacity, and the longest the slowest path
-can hold the caller. Then it lists each edge that lacks a retry budget, a
-deadline or jitter, at the file and line that says so (or should).`,
+attempts one request can send each service for each failure class (503,
+500, reset, 429: a layer multiplies only what it retries), the worst case,
+what the hop protocol bounds it to, and what is left once the budgets have
+drained, the load amplification at -failure-rate, the failure rate at
+which the retries alone push a service past its capacity, and the longest
+the slowest path can hold the caller. Then it lists each edge that lacks a
+retry budget, a deadline or jitter, or whose attempts outlast its timeout,
+at the file and line that says so (or should).
+
+Given configuration files, a directory of them or - (standard input, as
+from helm template or kustomize build) instead of a mesh file, it builds
+the graph from what the files name: VirtualService routes from their
+gateways or their hosts' clients to their destinations, Envoy routes from
+the proxy to their clusters, gRPC methodConfigs from a service's clients.`,
 	examples: `  recoil audit examples/mesh/mesh.yaml                   three layers of three attempts: 27 at the model API
   recoil audit examples/mesh/mesh-budgeted.yaml          the same mesh with budgets
   recoil audit -failure-rate 30% -headroom 1.5 mesh.yaml
   recoil audit -chart mesh.svg mesh.yaml                 the graph, each edge with its multiplier
   recoil audit -json mesh.yaml | jq '.entries[0].services'
-  recoil audit -strict mesh.yaml                         exit 1 if there is any finding (for CI)`,
+  recoil audit -strict mesh.yaml                         exit 1 if there is any finding (for CI)
+  helm template shop ./chart | recoil audit -            the rendered VirtualServices and DestinationRules
+  recoil audit k8s/                                      every manifest under k8s/
+  recoil audit -sidecar-retry-on 5xx,connect-failure k8s/  a mesh whose default retry policy is its own`,
 	notes: `
-The mesh file lists services (a name, or {name, latency}), entries, and
-edges {from, to, kind, config, route, method}: kind is envoy, grpc, istio,
-recoil or none; config is the configuration file, relative to the mesh
-file; route chooses an Envoy or Istio route by name, method a gRPC method
-(package.Service/Method). docs/audit.md has the formats and every figure.
+The mesh file lists services (a name, or {name, latency, sidecar}), entries,
+and edges {from, to, kind, config, route, method, protocol, sidecar,
+sidecar_route}: kind is envoy, grpc, istio, recoil or none; config is the
+configuration file, relative to the mesh file; route chooses an Envoy or
+Istio route by name, path, index or match (left out: the route to the
+edge's callee), method a gRPC method (package.Service/Method). A service
+with sidecar: istio (or a mesh with sidecars: istio) sends its calls through
+an Istio sidecar, which retries each of the app's attempts by default;
+sidecar names the VirtualService that sets it instead. docs/audit.md has
+the formats and every figure.
 
 Worst case: every attempt fails and every budget is full, as at the start
 of an outage: the product of each edge's attempts along a path (3 × 3 × 3 =
-27). Bounded: the same under the hop protocol's edge budgets. Sustained:
-once budgets have drained — a ratio budget allows its ratio, a token
-bucket nothing.
+27), for the failure class that multiplies most. Bounded: the same under
+the hop protocol's edge budgets. Sustained: once budgets have drained — a
+ratio budget allows its ratio, a token bucket nothing, a cap on retries in
+flight its share of -in-flight calls.
 
 Amplification and tipping point, two ways: "independent", each attempt at
 the failing service failing at the rate (a retry may succeed; blast's model,
@@ -68,12 +79,19 @@ attempt (a dependency that is down for them), budgets drained. Capacity is
 	exit: "0 done; 1 a file could not be read, or (with -strict) there were findings; 2 usage error.",
 }
 
+// auditStdin is what "recoil audit -" reads.
+var auditStdin io.Reader = os.Stdin
+
 func runAudit(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	o := audit.DefaultOptions()
+	sd := audit.DefaultSidecar()
 	fs := newFlags("audit", stdout, auditHelp)
 	fs.Var((*rateFlag)(&o.FailureRate), "failure-rate", "failure rate the amplification is priced at, a fraction or a percentage: 0.1 or 10%")
 	fs.Float64Var(&o.Headroom, "headroom", o.Headroom, "each service's capacity as a multiple of its load when nothing fails, at least 1")
 	fs.Float64Var(&o.Step, "step", o.Step, "step of the failure-rate slider the tipping point is read on, more than 0 and at most 1")
+	fs.Float64Var(&o.InFlight, "in-flight", o.InFlight, "calls in flight at which a cap on retries in flight (Envoy's max_retries) is priced, at least 1")
+	fs.IntVar(&sd.Retries, "sidecar-retries", sd.Retries, "retries an Istio sidecar makes on a route no VirtualService gives retries")
+	fs.StringVar(&sd.RetryOn, "sidecar-retry-on", sd.RetryOn, "the conditions an Istio sidecar retries on such a route (add 503 for Istio before 1.24)")
 	asJSON := fs.Bool("json", false, "print the audit as one JSON object")
 	chartPath := fs.String("chart", "", "draw the graph, each edge with its multiplier, to `file`: SVG, or PNG if the name ends in .png")
 	strict := fs.Bool("strict", false, "fail (exit 1) when there is any finding")
@@ -81,22 +99,11 @@ func runAudit(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	switch {
-	case len(pos) == 0:
-		return usagef("name a mesh file (see examples/mesh/mesh.yaml)")
-	case len(pos) > 1:
-		return usagef("unexpected argument %q: audit one mesh file at a time", pos[1])
+	if len(pos) == 0 {
+		return usagef("name a mesh file (see examples/mesh/mesh.yaml), or configuration files, a directory or - for standard input")
 	}
-	if err := fs.noZero(map[string]string{"step": "must be more than 0 and at most 1"}); err != nil {
+	if err := checkAuditFlags(fs, o, sd); err != nil {
 		return err
-	}
-	switch {
-	case !(o.FailureRate >= 0 && o.FailureRate <= 1):
-		return usagef("-failure-rate %s: must be between 0 and 1 (0%% to 100%%)", pct(o.FailureRate))
-	case !(o.Headroom >= 1 && o.Headroom <= 1e6):
-		return usagef("-headroom %v: must be between 1 (no spare capacity) and 1e6", o.Headroom)
-	case !(o.Step > 0 && o.Step <= 1):
-		return usagef("-step %v: must be more than 0 and at most 1", o.Step)
 	}
 	format := ""
 	if *chartPath != "" {
@@ -108,7 +115,7 @@ func runAudit(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	m, err := audit.Load(pos[0])
+	m, err := loadAudit(pos, audit.LoadOptions{Sidecar: sd})
 	if err != nil {
 		return err
 	}
@@ -135,6 +142,109 @@ func runAudit(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
+// checkAuditFlags checks every flag before work starts.
+func checkAuditFlags(fs *flags, o audit.Options, sd audit.SidecarDefault) error {
+	if err := fs.noZero(map[string]string{"step": "must be more than 0 and at most 1"}); err != nil {
+		return err
+	}
+	switch {
+	case !(o.FailureRate >= 0 && o.FailureRate <= 1):
+		return usagef("-failure-rate %s: must be between 0 and 1 (0%% to 100%%)", pct(o.FailureRate))
+	case !(o.Headroom >= 1 && o.Headroom <= 1e6):
+		return usagef("-headroom %v: must be between 1 (no spare capacity) and 1e6", o.Headroom)
+	case !(o.Step > 0 && o.Step <= 1):
+		return usagef("-step %v: must be more than 0 and at most 1", o.Step)
+	case !(o.InFlight >= 1 && o.InFlight <= 1e9):
+		return usagef("-in-flight %v: must be between 1 and 1e9", o.InFlight)
+	case sd.Retries < 0 || sd.Retries > 1000:
+		return usagef("-sidecar-retries %d: must be between 0 and 1000", sd.Retries)
+	}
+	return nil
+}
+
+// loadAudit reads what the command was given: one mesh file, or
+// configuration files, directories of them and - (standard input) to
+// build the mesh from.
+func loadAudit(args []string, lo audit.LoadOptions) (*audit.Mesh, error) {
+	var files []audit.File
+	for _, a := range args {
+		fs, err := auditFiles(a)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, fs...)
+	}
+	if len(args) == 1 && len(files) == 1 && files[0].Name == args[0] && args[0] != "-" {
+		// One file: a mesh file, or a file read as one for its errors,
+		// unless it is a configuration to build the mesh from.
+		if f := files[0]; audit.IsMesh(f.Data) || audit.ConfigKind(f.Data) == "" {
+			return audit.LoadWith(f.Name, lo)
+		}
+	}
+	for i, f := range files {
+		if audit.IsMesh(f.Data) && slices.Contains(args, f.Name) {
+			return nil, usagef("%s is a mesh file: audit it alone, or give configuration files to build the mesh from", f.Name)
+		}
+		if audit.IsMesh(f.Data) {
+			files[i].Data = nil // a mesh file in a directory: the configurations are what count
+		}
+	}
+	name := strings.Join(args, " ")
+	if name == "-" {
+		name = "standard input"
+	}
+	return audit.Infer(name, files, lo)
+}
+
+// auditFiles reads argument a: standard input for -, every .yaml, .yml
+// and .json file under a directory, or the file.
+func auditFiles(a string) ([]audit.File, error) {
+	if a == "-" {
+		data, err := io.ReadAll(io.LimitReader(auditStdin, maxAuditFile+1))
+		if err != nil {
+			return nil, fmt.Errorf("standard input: %w", err)
+		}
+		if len(data) > maxAuditFile {
+			return nil, fmt.Errorf("standard input: larger than %d MiB", maxAuditFile>>20)
+		}
+		return []audit.File{{Name: "-", Data: data}}, nil
+	}
+	if st, err := os.Stat(a); err != nil || !st.IsDir() {
+		data, err := readAuditFile(a)
+		return []audit.File{{Name: a, Data: data}}, err
+	}
+	var out []audit.File
+	err := filepath.WalkDir(a, func(p string, d iofs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		switch filepath.Ext(p) {
+		case ".yaml", ".yml", ".json":
+			data, err := readAuditFile(p)
+			out = append(out, audit.File{Name: p, Data: data})
+			return err
+		}
+		return nil
+	})
+	return out, err
+}
+
+// maxAuditFile bounds a file or standard input the command reads.
+const maxAuditFile = 16 << 20
+
+func readAuditFile(p string) ([]byte, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxAuditFile+1))
+	if err == nil && len(data) > maxAuditFile {
+		err = fmt.Errorf("%s: larger than %d MiB: not a configuration file", p, maxAuditFile>>20)
+	}
+	return data, err
+}
+
 // writeAudit prints r as the text report.
 func writeAudit(w io.Writer, r *audit.Report) error {
 	p := &printer{w: w}
@@ -143,18 +253,26 @@ func writeAudit(w io.Writer, r *audit.Report) error {
 	p.f("priced at a %s failure rate; each service's capacity %s× its load when nothing fails\n\n", pct(o.FailureRate), num(o.Headroom, -3))
 
 	p.f("Edges\n")
-	t := table{{"edge", "kind", "attempts", "sustained", "budget", "deadline", "waits", "configured at"}}
+	t := table{{"edge", "kind", "attempts", "retries", "sustained", "budget", "deadline", "waits", "configured at"}}
 	for _, e := range r.Edges {
-		rt := e.Retry
-		t = append(t, []string{e.Name(), rt.Kind, strconv.Itoa(rt.Attempts), "×" + num(e.Sustained, -2),
-			budgetWord(rt.Budget), deadlineWord(rt), waitsWord(rt), rt.At.String()})
+		for k, rt := range edgeLayers(e) {
+			row := []string{e.Name(), rt.Kind, strconv.Itoa(e.Attempts), onWord(rt), "×" + num(e.Sustained, -2),
+				budgetWord(rt.Budget), deadlineWord(*rt), waitsWord(*rt), rt.At.String()}
+			if k > 0 {
+				row[0], row[1], row[2], row[4] = "", "+ sidecar", "", ""
+				if rt.IstioDefault {
+					row[1] = "+ sidecar (default)"
+				}
+			}
+			t = append(t, row)
+		}
 	}
 	t.write(p)
-	p.f("  (sustained: attempts per call once the budget has drained and every attempt fails)\n\n")
+	p.f("  (attempts: per call, its sidecar's included; retries: the failure classes retried; sustained: per call once the budget has drained)\n\n")
 
 	for _, er := range r.Entries {
 		p.f("Entry %s: what one request sends each service\n", er.Entry)
-		t := table{{"service", "paths", "worst case", "bounded", "sustained", "independent " + pct(o.FailureRate), "persistent " + pct(o.FailureRate), "tips at (independent)", "(persistent)", ""}}
+		t := table{{"service", "paths", "503 · 500 · reset · 429", "worst case", "bounded", "sustained", "independent " + pct(o.FailureRate), "persistent " + pct(o.FailureRate), "tips at (independent)", "(persistent)", ""}}
 		for _, s := range er.Services {
 			name := s.Service
 			if s.Leaf {
@@ -164,12 +282,12 @@ func writeAudit(w io.Writer, r *audit.Report) error {
 			if s.Overloaded {
 				over = " over capacity"
 			}
-			t = append(t, []string{name, strconv.Itoa(s.Paths), num(s.WorstCase, -2), num(s.Bounded, -2), num(s.Sustained, -2),
+			t = append(t, []string{name, strconv.Itoa(s.Paths), classWord(s), num(s.WorstCase, -2), num(s.Bounded, -2), num(s.Sustained, -2),
 				"×" + num(s.Amplification, -3), "×" + num(s.Persistent, -3), tipWord(s.Tipping), tipWord(s.PersistentTipping), over})
 		}
 		t.write(p)
 		if top, ok := er.Summary(); ok {
-			p.f("  %s attempts reach %s for one request when everything fails", num(top.WorstCase, -2), top.Service)
+			p.f("  %s attempts reach %s for one request when everything fails (class %s)", num(top.WorstCase, -2), top.Service, top.Class)
 			if top.Bounded < top.WorstCase {
 				p.f(" — %s under the hop protocol", num(top.Bounded, -2))
 			}
@@ -186,7 +304,7 @@ func writeAudit(w io.Writer, r *audit.Report) error {
 	}
 
 	if len(r.Findings) == 0 {
-		p.f("Findings: none — every edge has a budget, a deadline and jitter\n")
+		p.f("Findings: none — every edge has a budget, a deadline and jitter, and its attempts fit its timeout\n")
 		return p.err
 	}
 	p.f("Findings (%d)\n", len(r.Findings))
@@ -196,12 +314,43 @@ func writeAudit(w io.Writer, r *audit.Report) error {
 	return p.err
 }
 
+// edgeLayers are an edge's retry layers: its own, then its sidecar's.
+func edgeLayers(e audit.EdgeReport) []*audit.Retry {
+	if e.Sidecar == nil {
+		return []*audit.Retry{&e.Retry}
+	}
+	return []*audit.Retry{&e.Retry, e.Sidecar}
+}
+
+// onWord lists the failure classes a layer retries.
+func onWord(r *audit.Retry) string {
+	if r.Hedged && r.Kind == audit.KindGRPC {
+		return "hedged"
+	}
+	if len(r.On) == 0 {
+		return "none"
+	}
+	return strings.Join(r.On, ",")
+}
+
+// classWord is a service's worst case for each failure class.
+func classWord(s audit.Reach) string {
+	var ws []string
+	for _, c := range s.Classes {
+		ws = append(ws, num(c.WorstCase, -2))
+	}
+	return strings.Join(ws, " · ")
+}
+
 func budgetWord(b audit.Budget) string {
 	switch b.Kind {
 	case audit.BudgetRatio:
 		return "ratio " + pct(b.RetryRatio)
 	case audit.BudgetTokenBucket:
 		return "token bucket " + num(b.ThrottleRatio, -3)
+	}
+	if b.InFlight > 0 {
+		return strconv.Itoa(b.InFlight) + " in flight"
 	}
 	return "none"
 }
@@ -262,289 +411,4 @@ func tipSentence(what string, t blast.Tipping, at string) string {
 		return fmt.Sprintf("with %s, at once: %s is over capacity with nothing failing", what, at)
 	}
 	return fmt.Sprintf("with %s, at %s (slider %s) at %s", what, pct(t.Exact), pct(t.Slider), at)
-}
-
-// auditChart draws the mesh as a graph: services in columns, entry points
-// at the left and leaves at the right, each edge labelled with its
-// attempts, each service with the attempts one request can send it.
-func auditChart(m *audit.Mesh, r *audit.Report) *chart.Figure {
-	cols := m.Columns()
-	rows := 0
-	for _, c := range cols {
-		rows = max(rows, len(c))
-	}
-	g := &graphPlot{m: m, r: r, cols: cols, rows: rows}
-	p := plot.New()
-	p.HideAxes()
-	p.X.Min, p.X.Max = -0.5, float64(len(cols))-0.5
-	p.Y.Min, p.Y.Max = -float64(rows)/2, float64(rows)/2
-	p.Add(g)
-	width := vg.Length(max(560, 290*len(cols)))
-	height := vg.Length(70 + 150*rows)
-	title := fmt.Sprintf("recoil audit: %s — attempts one request can send each service", r.Mesh)
-	return &chart.Figure{
-		Title:  title,
-		Panels: []*plot.Plot{p},
-		Width:  width,
-		Height: height,
-		Legend: []chart.Entry{
-			{Label: "edge with a retry budget", Thumbs: []plot.Thumbnailer{lineThumb{chart.Color(1)}}},
-			{Label: "edge with no budget", Thumbs: []plot.Thumbnailer{lineThumb{chart.Color(0)}}},
-			{Label: "edge that does not retry", Thumbs: []plot.Thumbnailer{lineThumb{noRetries}}},
-			{Label: "×n: attempts per call", Thumbs: nil},
-		},
-	}
-}
-
-// noRetries is the colour of an edge that makes one attempt.
-var noRetries color.Color = color.Gray{Y: 0x90}
-
-// edgeColor is blue for an edge whose retries a budget bounds, vermillion
-// for one whose retries nothing bounds, grey for one that does not retry.
-func edgeColor(r audit.Retry) color.Color {
-	switch {
-	case r.Attempts <= 1:
-		return noRetries
-	case r.Budget.Kind == "":
-		return chart.Color(0)
-	}
-	return chart.Color(1)
-}
-
-// lineThumb is a legend swatch: a line of one colour.
-type lineThumb struct{ c color.Color }
-
-func (l lineThumb) Thumbnail(c *draw.Canvas) {
-	y := (c.Min.Y + c.Max.Y) / 2
-	c.StrokeLine2(draw.LineStyle{Color: l.c, Width: vg.Points(2.5)}, c.Min.X, y, c.Max.X, y)
-}
-
-// graphPlot draws the graph inside a panel whose data range is one unit
-// per column and per row.
-type graphPlot struct {
-	m    *audit.Mesh
-	r    *audit.Report
-	cols [][]string
-	rows int
-}
-
-var graphFace = font.Font{Typeface: "Liberation", Variant: "Sans"}
-
-func graphText(size vg.Length, c color.Color) text.Style {
-	return text.Style{Color: c, Font: font.From(graphFace, size), Handler: plot.DefaultTextHandler,
-		XAlign: draw.XCenter, YAlign: draw.YCenter}
-}
-
-func (g *graphPlot) Plot(c draw.Canvas, p *plot.Plot) {
-	trX, trY := p.Transforms(&c)
-	pos := map[string]vg.Point{}
-	for ci, col := range g.cols {
-		for ri, s := range col {
-			y := float64(len(col)-1)/2 - float64(ri)
-			pos[s] = vg.Point{X: trX(float64(ci)), Y: trY(y)}
-		}
-	}
-	// What one request from the entries sends each service, worst case.
-	reach := map[string]audit.Reach{}
-	entry := map[string]bool{}
-	for _, er := range g.r.Entries {
-		entry[er.Entry] = true
-		for _, s := range er.Services {
-			if cur, ok := reach[s.Service]; !ok || s.WorstCase > cur.WorstCase {
-				reach[s.Service] = s
-			}
-		}
-	}
-	name := graphText(11, color.Black)
-	note := graphText(9, color.Gray{Y: 0x40})
-	boxW, boxH := vg.Points(120), vg.Points(46)
-	for _, col := range g.cols {
-		for _, s := range col {
-			boxW = max(boxW, name.Width(s)*1.2+16, note.Width(g.nodeNote(s, reach, entry))*1.2+12)
-		}
-	}
-	// Edges first, so the boxes sit over their ends.
-	findings := map[string][]string{}
-	for _, f := range g.r.Findings {
-		findings[f.Edge] = append(findings[f.Edge], f.Check)
-	}
-	// Each box spreads its edges' ends down its side, in the order of the
-	// services at their other ends, so that edges to one box stay apart.
-	outs, ins := map[string][]int{}, map[string][]int{}
-	for i, e := range g.r.Edges {
-		outs[e.From] = append(outs[e.From], i)
-		ins[e.To] = append(ins[e.To], i)
-	}
-	end := map[[2]int]vg.Length{} // {edge, 0 start / 1 end} → y offset
-	spread := func(list []int, other func(i int) string, side int) {
-		sort.SliceStable(list, func(a, b int) bool { return pos[other(list[a])].Y > pos[other(list[b])].Y })
-		step := min(vg.Points(12), boxH*0.6/vg.Length(max(len(list), 1)))
-		for k, i := range list {
-			end[[2]int{i, side}] = (vg.Length(len(list)-1)/2 - vg.Length(k)) * step
-		}
-	}
-	for _, l := range outs {
-		spread(l, func(i int) string { return g.r.Edges[i].To }, 0)
-	}
-	for _, l := range ins {
-		spread(l, func(i int) string { return g.r.Edges[i].From }, 1)
-	}
-	col := map[string]int{}
-	for ci, c := range g.cols {
-		for _, s := range c {
-			col[s] = ci
-		}
-	}
-	for i, e := range g.r.Edges {
-		a, b := pos[e.From], pos[e.To]
-		from := vg.Point{X: a.X + boxW/2, Y: a.Y + end[[2]int{i, 0}]}
-		to := vg.Point{X: b.X - boxW/2, Y: b.Y + end[[2]int{i, 1}]}
-		pts := []vg.Point{from}
-		// An edge that skips columns passes each one between its boxes.
-		for ci := col[e.From] + 1; ci < col[e.To]; ci++ {
-			x := trX(float64(ci))
-			y := from.Y + (to.Y-from.Y)*(x-from.X)/(to.X-from.X)
-			for k, s := range g.cols[ci] {
-				ny := pos[s].Y
-				if !(y < ny+boxH/2+30 && y > ny-boxH/2-30) {
-					continue
-				}
-				// Into the gap beside the box: halfway to its neighbour,
-				// or clear of it at the column's end.
-				above, below := ny+boxH/2+30, ny-boxH/2-30
-				if k > 0 {
-					above = (ny + pos[g.cols[ci][k-1]].Y) / 2
-				}
-				if k+1 < len(g.cols[ci]) {
-					below = (ny + pos[g.cols[ci][k+1]].Y) / 2
-				}
-				if y >= ny {
-					y = above
-				} else {
-					y = below
-				}
-			}
-			pts = append(pts, vg.Point{X: x - boxW/2 - 12, Y: y}, vg.Point{X: x + boxW/2 + 12, Y: y})
-		}
-		lane := len(pts) > 1 // the label goes on the first stretch between boxes
-		last := vg.Point{X: to.X - 6, Y: to.Y}
-		pts = append(pts, last)
-		colr := edgeColor(e.Retry)
-		c.StrokeLines(draw.LineStyle{Color: colr, Width: vg.Points(2.5)}, pts)
-		p0 := pts[len(pts)-2]
-		arrowHead(c, p0, to, colr)
-		// The label sits on the stretch into the callee, or, for an edge
-		// that skips columns, on its first pass between boxes.
-		mid := vg.Point{X: (p0.X + to.X) / 2, Y: (p0.Y + to.Y) / 2}
-		if lane {
-			mid = vg.Point{X: (pts[1].X + pts[2].X) / 2, Y: pts[1].Y}
-		}
-		var lines []string
-		switch {
-		case e.Retry.Attempts <= 1:
-			lines = append(lines, "no retries")
-		case e.Retry.Budget.Kind != "":
-			lines = append(lines, "budget drained: ×"+num(e.Sustained, -2))
-		}
-		if fs := findings[e.Name()]; len(fs) > 0 {
-			var words []string
-			for _, f := range fs {
-				words = append(words, strings.ReplaceAll(f, "-", " "))
-			}
-			lines = append(lines, strings.Join(words, " · "))
-		}
-		rise := to.Y - p0.Y
-		if lane {
-			rise = 0
-		}
-		edgeLabel(c, mid, rise, colr, fmt.Sprintf("×%d  %s", e.Retry.Attempts, e.Retry.Kind), lines, note)
-	}
-	for _, col := range g.cols {
-		for _, s := range col {
-			g.drawBox(c, s, pos[s], boxW, boxH, entry[s], name, note, reach, entry)
-		}
-	}
-}
-
-// drawBox draws service s's box centred at at.
-func (g *graphPlot) drawBox(c draw.Canvas, s string, at vg.Point, boxW, boxH vg.Length, isEntry bool, name, note text.Style, reach map[string]audit.Reach, entry map[string]bool) {
-	rect := vg.Rectangle{Min: vg.Point{X: at.X - boxW/2, Y: at.Y - boxH/2}, Max: vg.Point{X: at.X + boxW/2, Y: at.Y + boxH/2}}
-	fill := color.Gray{Y: 0xF2}
-	if isEntry {
-		fill = color.Gray{Y: 0xE0}
-	}
-	c.SetColor(fill)
-	c.Fill(rect.Path())
-	c.StrokeLines(draw.LineStyle{Color: color.Gray{Y: 0x60}, Width: vg.Points(1)},
-		[]vg.Point{rect.Min, {X: rect.Max.X, Y: rect.Min.Y}, rect.Max, {X: rect.Min.X, Y: rect.Max.Y}, rect.Min})
-	c.FillText(name, vg.Point{X: at.X, Y: at.Y + 8}, s)
-	c.FillText(note, vg.Point{X: at.X, Y: at.Y - 9}, g.nodeNote(s, reach, entry))
-}
-
-// nodeNote is the line under a service's name: the attempts one request
-// can send it.
-func (g *graphPlot) nodeNote(s string, reach map[string]audit.Reach, entry map[string]bool) string {
-	rc, ok := reach[s]
-	switch {
-	case !ok && entry[s]:
-		return "entry point"
-	case !ok:
-		return "not reached"
-	case rc.Sustained < rc.WorstCase:
-		return fmt.Sprintf("%s per request, drained %s", num(rc.WorstCase, -2), num(rc.Sustained, -2))
-	}
-	return fmt.Sprintf("%s attempts per request", num(rc.WorstCase, -2))
-}
-
-// edgeLabel writes an edge's multiplier and notes at mid. On a level
-// stretch the multiplier goes above the line and the notes below; on a
-// sloping one all of it goes on the side the line leaves free, left of
-// mid and above a rising line, below a falling one.
-func edgeLabel(c draw.Canvas, mid vg.Point, rise vg.Length, col color.Color, head string, lines []string, note text.Style) {
-	label := graphText(13, col)
-	sub := note
-	const lineH = 12
-	switch {
-	case rise > 20: // rising: stack upwards, the notes nearest the line
-		label.XAlign, sub.XAlign = draw.XRight, draw.XRight
-		label.YAlign, sub.YAlign = draw.YBottom, draw.YBottom
-		at := vg.Point{X: mid.X - 6, Y: mid.Y + 6}
-		for k := len(lines) - 1; k >= 0; k-- {
-			c.FillText(sub, at, lines[k])
-			at.Y += lineH
-		}
-		c.FillText(label, at, head)
-	case rise < -20: // falling: stack downwards
-		label.XAlign, sub.XAlign = draw.XRight, draw.XRight
-		label.YAlign, sub.YAlign = draw.YTop, draw.YTop
-		at := vg.Point{X: mid.X - 6, Y: mid.Y - 6}
-		c.FillText(label, at, head)
-		at.Y -= 16
-		for _, l := range lines {
-			c.FillText(sub, at, l)
-			at.Y -= lineH
-		}
-	default:
-		label.YAlign = draw.YBottom
-		c.FillText(label, vg.Point{X: mid.X, Y: mid.Y + 4}, head)
-		sub.YAlign = draw.YTop
-		for k, l := range lines {
-			c.FillText(sub, vg.Point{X: mid.X, Y: mid.Y - 4 - vg.Length(lineH*k)}, l)
-		}
-	}
-}
-
-// arrowHead draws a filled triangle at to, pointing along from → to.
-func arrowHead(c draw.Canvas, from, to vg.Point, col color.Color) {
-	dx, dy := float64(to.X-from.X), float64(to.Y-from.Y)
-	l := math.Hypot(dx, dy)
-	if l == 0 {
-		return
-	}
-	ux, uy := dx/l, dy/l
-	const size, half = 10.0, 5.0
-	base := vg.Point{X: to.X - vg.Length(ux*size), Y: to.Y - vg.Length(uy*size)}
-	p1 := vg.Point{X: base.X - vg.Length(uy*half), Y: base.Y + vg.Length(ux*half)}
-	p2 := vg.Point{X: base.X + vg.Length(uy*half), Y: base.Y - vg.Length(ux*half)}
-	c.FillPolygon(col, []vg.Point{to, p1, p2})
 }

@@ -17,9 +17,9 @@ func TestAuditText(t *testing.T) {
 		want []string
 	}{
 		{"the shipped mesh: 3 × 3 × 3", []string{"audit", meshDir + "/mesh.yaml"}, []string{
-			"edge-proxy → frontend   envoy         3         ×3",
-			"model-api (leaf)      1          27       27         27",
-			"27 attempts reach model-api for one request when everything fails; 27 once the budgets have drained",
+			"edge-proxy → frontend   envoy         3      503,500,reset         ×3",
+			"model-api (leaf)      1          27 · 9 · 27 · 3          27       27         27",
+			"27 attempts reach model-api for one request when everything fails (class 503); 27 once the budgets have drained",
 			"with a failure that lasts, at 0.77% (slider 1%) at model-api",
 			"hold: at most 15s on edge-proxy → frontend → backend → model-api, bounded by Envoy's default route timeout, 15s",
 			"Findings (6)",
@@ -28,13 +28,13 @@ func TestAuditText(t *testing.T) {
 			meshDir + "/model-policy.yaml:4: no-jitter: backend → model-api: backoff: exponential waits the same time on every caller",
 		}},
 		{"budgets bound it", []string{"audit", meshDir + "/mesh-budgeted.yaml"}, []string{
-			"27 attempts reach model-api for one request when everything fails; 1.32 once the budgets have drained",
+			"27 attempts reach model-api for one request when everything fails (class 503); 1.32 once the budgets have drained",
 			"with a failure that lasts, at 62.5% (slider 62.5%) at model-api",
 			"hold: at most 18.4s",
 			"Findings: none",
 		}},
 		{"the hop protocol bounds it", []string{"audit", meshDir + "/hop.yaml"}, []string{
-			"27 attempts reach model-api for one request when everything fails — 3 under the hop protocol",
+			"27 attempts reach model-api for one request when everything fails (class 503) — 3 under the hop protocol",
 		}},
 		{"flags after the file, a percentage", []string{"audit", meshDir + "/mesh.yaml", "-failure-rate", "30%", "-headroom", "1.5"}, []string{
 			"priced at a 30% failure rate; each service's capacity 1.5× its load when nothing fails",
@@ -118,7 +118,7 @@ func TestAuditChart(t *testing.T) {
 			}
 			continue
 		}
-		for _, want := range []string{"<svg", "27 attempts per request", "9 attempts per request", "×3  envoy", "×3  grpc", "×3  recoil", "no budget · no deadline · no jitter", "Liberation Sans"} {
+		for _, want := range []string{"<svg", "27 attempts per request", "9 attempts per request", "×3  envoy", "×3  grpc", "×3  recoil", "no budget", "no deadline", "no jitter", "Liberation Sans"} {
 			if !strings.Contains(string(b), want) {
 				t.Errorf("%s lacks %q", name, want)
 			}
@@ -140,7 +140,9 @@ func TestAuditUsage(t *testing.T) {
 		msg  string
 	}{
 		{[]string{"audit"}, "recoil audit: name a mesh file (see examples/mesh/mesh.yaml)"},
-		{[]string{"audit", mesh, mesh}, `unexpected argument "` + mesh + `": audit one mesh file at a time`},
+		{[]string{"audit", mesh, mesh}, mesh + " is a mesh file: audit it alone, or give configuration files to build the mesh from"},
+		{[]string{"audit", "-in-flight", "0", mesh}, "-in-flight 0: must be between 1 and 1e9"},
+		{[]string{"audit", "-sidecar-retries", "-1", mesh}, "-sidecar-retries -1: must be between 0 and 1000"},
 		{[]string{"audit", "-failure-rate", "2", mesh}, "-failure-rate 200%: must be between 0 and 1 (0% to 100%)"},
 		{[]string{"audit", "-failure-rate", "lots", mesh}, `invalid value "lots" for flag -failure-rate: want a fraction such as 0.2 or a percentage such as 20%`},
 		{[]string{"audit", "-headroom", "0.5", mesh}, "-headroom 0.5: must be between 1 (no spare capacity) and 1e6"},
@@ -227,4 +229,75 @@ func TestAuditDocs(t *testing.T) {
 			t.Errorf("docs/audit.md does not show the output of recoil audit examples/mesh/%s:\n%s", mesh, out)
 		}
 	}
+}
+
+// helmRender is what `helm template` prints for a chart with a
+// Deployment, a Service, a VirtualService bound to a gateway and a
+// DestinationRule: documents of several kinds, one empty.
+const helmRender = `---
+# Source: shop/templates/deployment.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec: {replicas: 2}
+---
+---
+# Source: shop/templates/vs.yaml
+apiVersion: networking.istio.io/v1
+kind: VirtualService
+metadata: {name: web}
+spec:
+  hosts: [shop.example.com]
+  gateways: [istio-system/public]
+  http:
+    - match: [{uri: {prefix: /api}}]
+      timeout: 5s
+      retries: {attempts: 4, perTryTimeout: 2s, retryOn: "5xx,429"}
+      route: [{destination: {host: web.shop.svc.cluster.local}}]
+---
+# Source: shop/templates/dr.yaml
+apiVersion: networking.istio.io/v1
+kind: DestinationRule
+metadata: {name: web}
+spec:
+  host: web.shop.svc.cluster.local
+  trafficPolicy:
+    connectionPool: {http: {maxRetries: 10}}
+`
+
+// TestAuditStdin: a render piped in is read as its tools read it, and the
+// graph comes from the files: the gateway calls web, five attempts for a
+// 503, a 500, a reset or a 429, ten retries in flight; 4 attempts of 2 s
+// outrun the 5 s timeout.
+func TestAuditStdin(t *testing.T) {
+	auditStdin = strings.NewReader(helmRender)
+	t.Cleanup(func() { auditStdin = os.Stdin })
+	args := []string{"audit", "-"}
+	runCLI(t.Context(), args...).check(t, args, exitOK, []string{
+		"recoil audit: mesh standard input",
+		"public → web  istio         5  503,500,reset,429       ×1.1  10 in flight  5s, 2s per try",
+		"web (leaf)      1            5 · 5 · 5 · 5           5",
+		"-:18: timeout-cut: public → web: 5 attempts of up to 2s each, with their waits, take up to 10.525s, beyond the 5s timeout: a callee that times out gets 3 attempts, not 5",
+	}, nil)
+	auditStdin = strings.NewReader("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+	runCLI(t.Context(), args...).check(t, args, exitFailure, nil, []string{"recoil audit: standard input: no VirtualService route, Envoy route or gRPC methodConfig in the files"})
+}
+
+// TestAuditDir: a directory's manifests make one graph; -sidecar-retry-on
+// with 503 (Istio before 1.24) makes the default route retry a 503.
+func TestAuditDir(t *testing.T) {
+	dir := t.TempDir()
+	for name, s := range map[string]string{
+		"vs.yaml":    "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: api}\nspec:\n  hosts: [api]\n  http:\n    - route: [{destination: {host: api}}]\n",
+		"notes.txt":  "not read",
+		"other.json": `{"kind": "Service"}`,
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	args := []string{"audit", dir}
+	runCLI(t.Context(), args...).check(t, args, exitOK, []string{"clients of api → api  istio         3    reset", "api (leaf)      1            1 · 1 · 3 · 1"}, nil)
+	args = []string{"audit", "-sidecar-retry-on", "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes,503", dir}
+	runCLI(t.Context(), args...).check(t, args, exitOK, []string{"api (leaf)      1            3 · 1 · 3 · 1"}, nil)
 }

@@ -1,0 +1,238 @@
+package audit
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// chain is a call graph written the way real configurations write it,
+// with every figure the audit prints for its leaf worked out by hand.
+type chain struct {
+	name  string
+	mesh  string
+	files map[string]string
+	lo    LoadOptions
+	leaf  string
+	// byClass is the leaf's worst case for 503, 500, reset and 429.
+	byClass [4]float64
+	// sustained is the worst class's attempts once budgets have drained.
+	sustained float64
+	hold      time.Duration
+	findings  []string // checks, in order
+	// above are the worst cases at services above the leaf, if checked.
+	above map[string]float64
+}
+
+// TestChains: six chains shaped like the real files the audit is scored
+// on (testdata/realfiles), each figure checked against the arithmetic in
+// its comment.
+func TestChains(t *testing.T) {
+	for _, c := range chains {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := ParseWith("m.yaml", []byte(c.mesh), mapOpener(c.files), c.lo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := Analyze(m, DefaultOptions())
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := reachOf(t, r.Entries[0], c.leaf)
+			var got [4]float64
+			for i, cr := range s.Classes {
+				got[i] = cr.WorstCase
+			}
+			if got != c.byClass {
+				t.Errorf("%s by class (503 500 reset 429) = %v, want %v", c.leaf, got, c.byClass)
+			}
+			if !near(s.Sustained, c.sustained) {
+				t.Errorf("%s sustained = %v, want %v", c.leaf, s.Sustained, c.sustained)
+			}
+			for svc, want := range c.above {
+				if got := reachOf(t, r.Entries[0], svc).WorstCase; got != want {
+					t.Errorf("%s worst case = %v, want %v", svc, got, want)
+				}
+			}
+			if h := r.Entries[0].Hold; h.Duration != c.hold {
+				t.Errorf("hold = %v (%s), want %v", h.Duration, h.BoundBy, c.hold)
+			}
+			var checks []string
+			for _, f := range r.Findings {
+				checks = append(checks, f.Check)
+			}
+			if strings.Join(checks, " ") != strings.Join(c.findings, " ") {
+				t.Errorf("findings %v, want %v", findingKeys(r.Findings), c.findings)
+			}
+		})
+	}
+}
+
+var chains = []chain{
+	{
+		// Istio sidecars with no VirtualService under an app that retries
+		// (bookinfo's shape: the gateway's VirtualService sets no retries,
+		// nor does any other): the gateway's route retries twice on a
+		// reset (Istio's default), the frontend's code makes 4 attempts at
+		// the backend (recoil's default classification retries every
+		// class), and the frontend's sidecar retries each of them twice
+		// more. Reset: 3 × 4 × 3 = 36, where counting the app alone says
+		// 3 × 4 = 12. Since Istio 1.24 a 503 is not in the default: 1 × 4 ×
+		// 1 = 4; a 500 and a 429 likewise 4. Sustained, the worst class
+		// (reset) has no budget on the sidecars: 3 × 1.1 (the policy's
+		// ratio budget) × 3 = 9.9. Hold: the app's 4 attempts, each cut at
+		// its 1 s attempt_timeout (the sidecar's 3 tries of the backend's
+		// 2 s would take 6.1 s), and its waits of up to 60 s (Retry-After)
+		// come to more than its 8 s timeout, which bounds them; the
+		// gateway route has no timeout: 3 × 8 s + 25 ms + 75 ms = 24.1 s.
+		// The app's attempts overrun its timeout: 1 s, a wait of ≤ 1 s,
+		// 1 s, ≤ 2 s, 1 s, ≤ 4 s: the fourth would start at 10 s > 8 s.
+		name: "istio sidecars under app retries: 36, not 12",
+		mesh: `sidecars: istio
+services: [gateway, frontend, {name: backend, latency: 2s}]
+entries: [gateway]
+edges:
+  - {from: gateway, to: frontend, kind: istio, config: gw-vs.yaml}
+  - {from: frontend, to: backend, kind: recoil, config: app.yaml}
+`,
+		files: map[string]string{
+			"gw-vs.yaml": "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: bookinfo}\nspec:\n  hosts: [\"*\"]\n  gateways: [bookinfo-gateway]\n  http:\n    - match: [{uri: {exact: /productpage}}]\n      route: [{destination: {host: frontend, port: {number: 9080}}}]\n",
+			"app.yaml":   "max_attempts: 4\nattempt_timeout: 1s\ntimeout: 8s\nbudget: {kind: ratio, percent: 10%}\n",
+		},
+		leaf: "backend", byClass: [4]float64{4, 4, 36, 4}, sustained: 9.9, hold: 24100 * time.Millisecond,
+		findings: []string{CheckBudget, CheckDeadline, CheckTimeouts, CheckBudget, CheckDeadline},
+	},
+	{
+		// The same chain under Istio before 1.24, whose default retried a
+		// 503 too: 503 becomes 3 × 4 × 3 = 36, the rest as before.
+		name: "istio before 1.24 retries 503 by default",
+		mesh: "sidecars: istio\nservices: [gateway, frontend, {name: backend, latency: 2s}]\nentries: [gateway]\nedges:\n  - {from: gateway, to: frontend, kind: istio, config: gw-vs.yaml}\n  - {from: frontend, to: backend, kind: recoil, config: app.yaml}\n",
+		files: map[string]string{
+			"gw-vs.yaml": "kind: VirtualService\nmetadata: {name: gw}\nspec:\n  hosts: [\"*\"]\n  http:\n    - route: [{destination: {host: frontend}}]\n",
+			"app.yaml":   "max_attempts: 4\nattempt_timeout: 1s\ntimeout: 8s\nbudget: {kind: ratio, percent: 10%}\n",
+		},
+		lo:   LoadOptions{Sidecar: SidecarDefault{Retries: 2, RetryOn: "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes,503"}},
+		leaf: "backend", byClass: [4]float64{36, 4, 36, 4}, sustained: 9.9, hold: 24100 * time.Millisecond,
+		findings: []string{CheckBudget, CheckDeadline, CheckTimeouts, CheckBudget, CheckDeadline},
+	},
+	{
+		// An Envoy route retrying only the status codes it lists
+		// (retriable-status-codes with retriable_status_codes: [503], as
+		// Envoy's docs write it) in front of a gRPC client configured as
+		// grpc-go's retry example is, field names capitalised: MaxAttempts
+		// 4 on UNAVAILABLE. 503: 4 × 4 = 16; a reset is UNAVAILABLE to the
+		// gRPC client: 1 × 4 = 4; a 500 and a 429 are retried by neither:
+		// 1. Envoy's cluster is in the file with max_retries: 5, so once
+		// the failure lasts at 100 calls in flight its retries are 5 %
+		// of them: 1.05 × 4 (no throttling) = 4.2 sustained for 503.
+		// Hold: the gRPC edge's 4 attempts of the backend's 1 s and its 3
+		// waits of ≤ 10 ms, no timeout: 4.03 s; each Envoy attempt is cut
+		// at its 2 s per-try timeout: 4 × 2 s + 25 + 75 + 175 ms = 8.275 s,
+		// under the 15 s default route timeout.
+		name: "envoy status codes over grpc-go's capitalised retry policy",
+		mesh: "services: [edge, api, {name: backend, latency: 1s}]\nentries: [edge]\nedges:\n  - {from: edge, to: api, kind: envoy, config: envoy.yaml}\n  - {from: api, to: backend, kind: grpc, config: sc.json, method: grpc.examples.echo.Echo/UnaryEcho}\n",
+		files: map[string]string{
+			"envoy.yaml": "static_resources:\n  listeners:\n  - name: l\n    filter_chains:\n    - filters:\n      - name: envoy.filters.network.http_connection_manager\n        typed_config:\n          route_config:\n            virtual_hosts:\n            - name: v\n              domains: [\"*\"]\n              routes:\n              - match: {prefix: /}\n                route:\n                  cluster: api\n                  retry_policy:\n                    retry_on: retriable-status-codes\n                    retriable_status_codes: [503]\n                    num_retries: 3\n                    per_try_timeout: 2s\n  clusters:\n  - name: api\n    circuit_breakers:\n      thresholds:\n      - max_retries: 5\n",
+			"sc.json": `{"methodConfig": [{"name": [{"service": "grpc.examples.echo.Echo"}], "waitForReady": true,
+  "retryPolicy": {"MaxAttempts": 4, "InitialBackoff": ".01s", "MaxBackoff": ".01s", "BackoffMultiplier": 1.0, "RetryableStatusCodes": ["UNAVAILABLE"]}}]}`,
+		},
+		leaf: "backend", byClass: [4]float64{16, 1, 4, 1}, sustained: 4.2, hold: 8275 * time.Millisecond,
+		findings: []string{CheckBudget, CheckBudget, CheckDeadline},
+	},
+	{
+		// Envoy Gateway's output: a list of RouteConfigurations in
+		// camelCase, retryOn Istio's default conditions with
+		// retriableStatusCodes [500], numRetries 3; behind it a recoil
+		// client that retries everything 3 times on a 100 ms constant
+		// backoff, Retry-After ignored. 500: 4 × 3 = 12; reset: 4 × 3 =
+		// 12; a 503 on an HTTP edge is no condition of the route's
+		// (unavailable reads a gRPC status): 1 × 3 = 3; 429: 1 × 3 = 3.
+		// The worst class, 500, once the client's default token bucket has
+		// drained: 4 × 1 = 4. Hold: the client's 3 attempts of the
+		// model's 2 s + 2 × 100 ms (no 60 s Retry-After under
+		// retry-everything) = 6.2 s; the route's 4 attempts of it + 25 +
+		// 75 + 175 ms of Envoy's back-off = 25.075 s, cut at Envoy's
+		// default route timeout, 15 s.
+		name: "envoy gateway camelCase list over retry-everything",
+		mesh: "services: [gw, api, {name: model, latency: 2s}]\nentries: [gw]\nedges:\n  - {from: gw, to: api, kind: envoy, config: routes.yaml, route: first-route}\n  - {from: api, to: model, kind: recoil, config: p.yaml}\n",
+		files: map[string]string{
+			"routes.yaml": "- name: first-listener\n  virtualHosts:\n  - domains: ['*']\n    name: first-listener/*\n    routes:\n    - match: {prefix: /}\n      name: first-route\n      route:\n        cluster: first-route-dest\n        retryPolicy:\n          numRetries: 3\n          retriableStatusCodes: [500]\n          retryOn: connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes\n",
+			"p.yaml":      "max_attempts: 3\nclassify: retry-everything\nbackoff: {kind: constant, base: 100ms}\n",
+		},
+		leaf: "model", byClass: [4]float64{3, 12, 12, 3}, sustained: 4, hold: 15 * time.Second,
+		findings: []string{CheckBudget, CheckDeadline, CheckJitter},
+	},
+	{
+		// A googleapis service config: no maxAttempts, a 60 s timeout,
+		// backoff from 100 ms × 1.3 to 60 s — its generated clients retry
+		// until the timeout. The waits 0.1 · 1.3^k add up to
+		// 0.1 (1.3^n − 1)/0.3 < 60 s for n ≤ 19 (48.4 s; 20 waits would
+		// take 63 s): 20 attempts on UNAVAILABLE (503, reset), 1 on the
+		// rest. No retryThrottling: sustained 20. Hold: the backend
+		// answers within 30 s, so 20 attempts would take far more; the
+		// 60 s timeout bounds it.
+		name: "googleapis: retries until the timeout",
+		mesh: "services: [app, {name: pubsub, latency: 30s}]\nentries: [app]\nedges:\n  - {from: app, to: pubsub, kind: grpc, config: sc.json, method: google.pubsub.v1.Publisher/Publish}\n",
+		files: map[string]string{
+			"sc.json": `{"methodConfig": [{"name": [{"service": "google.pubsub.v1.Publisher", "method": "Publish"}], "timeout": "60s",
+  "retryPolicy": {"initialBackoff": "0.100s", "maxBackoff": "60s", "backoffMultiplier": 1.3, "retryableStatusCodes": ["UNAVAILABLE"]}}]}`,
+		},
+		leaf: "pubsub", byClass: [4]float64{20, 1, 20, 1}, sustained: 20, hold: 60 * time.Second,
+		findings: []string{CheckBudget},
+	},
+	{
+		// An Istio route with retries and a DestinationRule in one file
+		// (attempts 3 on 5xx,429, perTryTimeout 2 s, timeout 5 s;
+		// connectionPool.http.maxRetries 20 and an outlier detection),
+		// calling a policy whose classify mode is timeouts: an answer is
+		// final. 503, 500, reset, 429: 4 × 1 = 4 each. Sustained: the cap
+		// of 20 in flight at 100 calls lets 20 % retry: 1.2. Hold: the
+		// policy's 3 attempts of 1 s each (its attempt_timeout) + 2 waits
+		// of ≤ 100, 200 ms (recoil's default backoff: no overload wait,
+		// since an answer is never retried) = 3.3 s, under its 10 s
+		// timeout; the route cuts each at 2 s per try: 4 × 2 s + 25 + 75 +
+		// 175 ms = 8.275 s, cut at the 5 s timeout — which the attempts
+		// overrun: 3 start before it (0, 2.025, 4.1 s), not 4.
+		name: "istio with a destination rule over a timeouts-only policy",
+		mesh: "services: [web, api, {name: db, latency: 3s}]\nentries: [web]\nedges:\n  - {from: web, to: api, kind: istio, config: api.yaml}\n  - {from: api, to: db, kind: recoil, config: p.yaml}\n",
+		files: map[string]string{
+			"api.yaml": "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: api}\nspec:\n  hosts: [api]\n  http:\n  - route: [{destination: {host: api.prod.svc.cluster.local}}]\n    timeout: 5s\n    retries: {attempts: 3, perTryTimeout: 2s, retryOn: \"5xx,429\"}\n---\napiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: api}\nspec:\n  host: api.prod.svc.cluster.local\n  trafficPolicy:\n    connectionPool: {http: {maxRetries: 20}}\n    outlierDetection: {consecutive5xxErrors: 7, interval: 10s}\n",
+			"p.yaml":   "max_attempts: 3\nclassify: timeouts\nattempt_timeout: 1s\ntimeout: 10s\n",
+		},
+		leaf: "db", byClass: [4]float64{4, 4, 4, 4}, sustained: 1.2, hold: 5 * time.Second,
+		findings: []string{CheckBudget, CheckTimeouts},
+	},
+	{
+		// A published figure: a five-hop chain, each hop's proxy making 3
+		// attempts with no budget, sends the failing last service 3^5 =
+		// 243 attempts per client request (and 81, 27, 9, 3 to the hops
+		// above it) — arqly.dev's "Build a Service Mesh", scene 06, "Timeout
+		// and retry budget". As Istio routes retrying 5xx: 243 for a 503,
+		// a 500 and a reset, 1 for a 429. Each hop's route has a 1 s
+		// timeout, which bounds the hold at the first hop: 1 s.
+		name: "five hops of three: 243 (published)",
+		mesh: "services: [client, s1, s2, s3, s4, {name: s5, latency: 10s}]\nentries: [client]\nedges:\n" +
+			"  - {from: client, to: s1, kind: istio, config: vs.yaml}\n  - {from: s1, to: s2, kind: istio, config: vs.yaml}\n" +
+			"  - {from: s2, to: s3, kind: istio, config: vs.yaml}\n  - {from: s3, to: s4, kind: istio, config: vs.yaml}\n  - {from: s4, to: s5, kind: istio, config: vs.yaml}\n",
+		files: map[string]string{"vs.yaml": "kind: VirtualService\nmetadata: {name: any}\nspec:\n  http:\n    - timeout: 1s\n      retries: {attempts: 2, retryOn: 5xx}\n      route: [{destination: {host: any}}]\n"},
+		leaf:  "s5", byClass: [4]float64{243, 243, 243, 1}, sustained: 243, hold: time.Second,
+		above:    map[string]float64{"s1": 3, "s2": 9, "s3": 27, "s4": 81},
+		findings: []string{CheckBudget, CheckBudget, CheckBudget, CheckBudget, CheckBudget},
+	},
+}
+
+// TestChainNotes: what the audit reads but does not multiply is said:
+// the outlier detection, the googleapis reading of a missing maxAttempts.
+func TestChainNotes(t *testing.T) {
+	for _, c := range chains[4:6] {
+		m, err := Parse("m.yaml", []byte(c.mesh), mapOpener(c.files))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprint(m.Edges[0].Retry.Notes)
+		if !strings.Contains(got, "outlierDetection ejects a host after 7 consecutive errors") && !strings.Contains(got, "retry until the 1m0s timeout — 20 attempts") {
+			t.Errorf("%s: notes %s", c.name, got)
+		}
+	}
+}
