@@ -450,7 +450,7 @@ func reachAll(rs []*Retry, c string, budgets, hop bool, inFlight float64) float6
 		for _, r := range rs[i:j] {
 			l := r.countLayer(c, inFlight)
 			if !budgets {
-				l.RetryRatio, l.ThrottleRatio = 0, 0
+				l.RetryRatio, l.ThrottleRatio, l.SuccessRatio = 0, 0, 0
 			}
 			seg = append(seg, l)
 		}

@@ -120,8 +120,8 @@ func recoilBudget(b *policyspec.Budget, file string, at Source) Budget {
 		at = Source{File: file}
 	}
 	if b == nil || b.Kind == policyspec.BudgetDefault {
-		return Budget{Kind: BudgetTokenBucket, ThrottleRatio: budget.DefaultTokenRatio, At: at,
-			Describe: fmt.Sprintf("recoil's default budget: a token bucket of %d, %s back per success; retries stop at half", budget.DefaultMaxTokens, trimFloat(budget.DefaultTokenRatio))}
+		return Budget{Kind: BudgetShare, RetryRatio: budget.DefaultSharePercent, At: at,
+			Describe: fmt.Sprintf("recoil's default budget: retries at most %s%% of successful attempts, plus a reserve of %d", trimFloat(100*budget.DefaultSharePercent), budget.DefaultShareReserve)}
 	}
 	scope := ""
 	if b.Scope == policyspec.ScopeFleet {
@@ -140,6 +140,14 @@ func recoilBudget(b *policyspec.Budget, file string, at Source) Budget {
 		}
 		return Budget{Kind: BudgetTokenBucket, ThrottleRatio: ratio, At: at,
 			Describe: fmt.Sprintf("token bucket of %s, %s back per success%s; retries stop at half", trimFloat(tokens), trimFloat(ratio), scope)}
+	case policyspec.BudgetShare:
+		pct := b.Percent
+		if pct == 0 {
+			pct = budget.DefaultSharePercent
+		}
+		pct = math.Max(pct, 0)
+		return Budget{Kind: BudgetShare, RetryRatio: pct, At: at,
+			Describe: fmt.Sprintf("share budget: retries at most %s%% of successful attempts%s, plus a reserve", trimFloat(100*pct), scope)}
 	case policyspec.BudgetRatio:
 		pct := b.Percent
 		if pct == 0 {

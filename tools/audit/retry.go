@@ -99,9 +99,9 @@ type Retry struct {
 // that drains under failure (gRPC's retryThrottling, recoil's default
 // budget). The zero Budget is none.
 type Budget struct {
-	// Kind names it: "" (none), "ratio" or "token-bucket".
+	// Kind names it: "" (none), "ratio", "share" or "token-bucket".
 	Kind string `json:"kind,omitempty"`
-	// RetryRatio is a ratio budget's share; ThrottleRatio a token bucket's
+	// RetryRatio is a ratio or share budget's share; ThrottleRatio a token bucket's
 	// token ratio (see blast.Layer).
 	RetryRatio    float64 `json:"retry_ratio,omitempty"`
 	ThrottleRatio float64 `json:"throttle_ratio,omitempty"`
@@ -121,6 +121,9 @@ type Budget struct {
 const (
 	BudgetRatio       = "ratio"
 	BudgetTokenBucket = "token-bucket"
+	// BudgetShare is recoil's default (budget.Share): retries at most
+	// RetryRatio of the successful attempts.
+	BudgetShare = "share"
 )
 
 // Retries says whether the edge retries failure class c.
@@ -154,6 +157,11 @@ func (r *Retry) layer(c string, inFlight float64) blast.Layer {
 		}
 	case BudgetTokenBucket:
 		l.ThrottleRatio = r.Budget.ThrottleRatio
+	case BudgetShare:
+		l.SuccessRatio = r.Budget.RetryRatio
+		if l.SuccessRatio <= 0 {
+			l.Retries = 0 // a budget of no share: sustained, no retries
+		}
 	default:
 		if r.Budget.InFlight > 0 && inFlight > 0 && l.Retries > 0 {
 			l.RetryRatio = math.Min(float64(r.Budget.InFlight)/inFlight, float64(l.Retries))

@@ -346,6 +346,8 @@ func budgetWord(b audit.Budget) string {
 	switch b.Kind {
 	case audit.BudgetRatio:
 		return "ratio " + pct(b.RetryRatio)
+	case audit.BudgetShare:
+		return "share " + pct(b.RetryRatio)
 	case audit.BudgetTokenBucket:
 		return "token bucket " + num(b.ThrottleRatio, -3)
 	}

@@ -33,6 +33,11 @@ type Layer struct {
 	// layer sees exceeds ThrottleRatio/(1+ThrottleRatio) the bucket drains
 	// and, sustained, the layer stops retrying.
 	ThrottleRatio float64 `json:"throttle_ratio,omitempty"`
+	// SuccessRatio, if positive, is a share budget (budget.Share, recoil's
+	// default): retries are at most this share of the layer's successful
+	// attempts, so the layer retries less as its failure rate rises and,
+	// with every attempt failing, not at all.
+	SuccessRatio float64 `json:"success_ratio,omitempty"`
 }
 
 // ThrottleAbove returns the failure rate above which a token bucket of
@@ -76,6 +81,18 @@ func (l Layer) Expect(q float64) (attempts, failure float64) {
 	}
 	if l.RetryRatio > 0 && attempts-1 > l.RetryRatio {
 		s = math.Min(s, l.RetryRatio/(attempts-1))
+	}
+	if l.SuccessRatio > 0 && attempts > 1 {
+		// Retries ≤ SuccessRatio × the calls that succeed, which depend on
+		// how many retry: the fixed point of s, from above.
+		cap := s
+		for range 50 {
+			next := math.Min(cap, l.SuccessRatio*(1-((1-s)*q+s*allFail))/(attempts-1))
+			if math.Abs(next-s) < 1e-12 {
+				break
+			}
+			s = next
+		}
 	}
 	if s < 1 {
 		return 1 + s*(attempts-1), (1-s)*q + s*allFail

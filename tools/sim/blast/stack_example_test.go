@@ -22,14 +22,16 @@ func ExampleReaching() {
 
 // A budget caps what a layer does once it is spent.
 func ExampleLayer_Expect() {
-	for _, l := range []blast.Layer{{Retries: 2}, {Retries: 2, RetryRatio: 0.2}, {Retries: 2, ThrottleRatio: 0.1}} {
+	for _, l := range []blast.Layer{{Retries: 2}, {Retries: 2, RetryRatio: 0.2}, {Retries: 2, ThrottleRatio: 0.1}, {Retries: 2, SuccessRatio: 0.2}} {
 		a, _ := l.Expect(1)
-		fmt.Printf("%+v: %.2g attempts per call when every attempt fails\n", l, a)
+		b, _ := l.Expect(0.3)
+		fmt.Printf("%+v: %.3g attempts per call when every attempt fails, %.3g at 30 %%\n", l, a, b)
 	}
 	// Output:
-	// {Retries:2 Backoff:false RetryRatio:0 ThrottleRatio:0}: 3 attempts per call when every attempt fails
-	// {Retries:2 Backoff:false RetryRatio:0.2 ThrottleRatio:0}: 1.2 attempts per call when every attempt fails
-	// {Retries:2 Backoff:false RetryRatio:0 ThrottleRatio:0.1}: 1 attempts per call when every attempt fails
+	// {Retries:2 Backoff:false RetryRatio:0 ThrottleRatio:0 SuccessRatio:0}: 3 attempts per call when every attempt fails, 1.39 at 30 %
+	// {Retries:2 Backoff:false RetryRatio:0.2 ThrottleRatio:0 SuccessRatio:0}: 1.2 attempts per call when every attempt fails, 1.2 at 30 %
+	// {Retries:2 Backoff:false RetryRatio:0 ThrottleRatio:0.1 SuccessRatio:0}: 1 attempts per call when every attempt fails, 1 at 30 %
+	// {Retries:2 Backoff:false RetryRatio:0 ThrottleRatio:0 SuccessRatio:0.2}: 1 attempts per call when every attempt fails, 1.16 at 30 %
 }
 
 // A token bucket of ratio 0.1 stops retries above 9.09 % failure.
