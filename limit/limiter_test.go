@@ -592,7 +592,7 @@ func TestStateChangesBeforeLock(t *testing.T) {
 		l := Must(New(Config{Capacity: 1, MaxQueue: 1}))
 		l.TryAcquire()
 		l.Release()
-		if err := l.wait(context.Background()); err != nil {
+		if err := l.wait(context.Background(), 0); err != nil {
 			t.Errorf("wait() = %v, want nil", err)
 		}
 		if got, want := l.Stats(), (Stats{InUse: 1, Acquired: 2}); got != want {
@@ -608,7 +608,7 @@ func TestStateChangesBeforeLock(t *testing.T) {
 		for l.Queued() == 0 {
 			runtime.Gosched()
 		}
-		if err := l.wait(context.Background()); !errors.Is(err, ErrFull) {
+		if err := l.wait(context.Background(), 0); !errors.Is(err, ErrFull) {
 			t.Errorf("wait() = %v, want %v", err, ErrFull)
 		}
 		l.Release()
@@ -634,7 +634,8 @@ func TestStateChangesBeforeLock(t *testing.T) {
 		if err := <-errc; !errors.Is(err, errCause) {
 			t.Errorf("canceled Acquire() = %v, want %v", err, errCause)
 		}
-		l.handOff() // finds the queue empty once it has the lock
+		l.Release() // gives the slot back to its stripe …
+		l.handOff() // … and, as if it had seen the waiter queued, finds the queue empty once it has the lock
 		if got, want := l.Stats(), (Stats{Acquired: 1, Canceled: 1}); got != want {
 			t.Errorf("Stats() = %+v, want %+v", got, want)
 		}
@@ -689,6 +690,40 @@ func checkLimiterModel(t testing.TB, g *fuzzgen.Gen) {
 		}
 		if got := l.InUse(); got != held {
 			t.Fatalf("InUse() = %d, want %d", got, held)
+		}
+	}
+}
+
+// TestSlotsAcrossGoroutines takes every slot from goroutines of their own
+// (so on stripes of their own) and gives them back from another: the
+// count stays exact, a slot too many is refused, and a Release too many
+// panics.
+func TestSlotsAcrossGoroutines(t *testing.T) {
+	for _, capacity := range []int{1, 3, 8, 20} {
+		l := Must(New(Config{Capacity: capacity}))
+		for i := range capacity {
+			ok := make(chan bool)
+			go func() { ok <- l.TryAcquire() }()
+			if !<-ok {
+				t.Fatalf("capacity %d: TryAcquire #%d on a goroutine of its own = false", capacity, i+1)
+			}
+		}
+		if l.TryAcquire() {
+			t.Errorf("capacity %d: TryAcquire with every slot held = true", capacity)
+		}
+		ok := make(chan bool)
+		go func() { ok <- l.TryAcquire() }()
+		if <-ok {
+			t.Errorf("capacity %d: TryAcquire on another goroutine with every slot held = true", capacity)
+		}
+		for range capacity {
+			l.Release()
+		}
+		if got := mustPanic(l.Release); !got {
+			t.Errorf("capacity %d: Release with no slot held panicked = %v, want true", capacity, got)
+		}
+		if got, want := l.Stats(), (Stats{Acquired: uint64(capacity)}); got != want {
+			t.Errorf("capacity %d: Stats() = %+v, want %+v", capacity, got, want)
 		}
 	}
 }
