@@ -144,8 +144,10 @@ type AdaptiveConfig struct {
 //
 // TryAcquire and a Release or ReleaseAt with nobody queued take no lock:
 // a compare-and-swap on a state word; ReleaseAt adds its sample to atomic
-// window counters, and the one call that finds the window over takes the
-// lock to move the limit. Nothing on these paths allocates.
+// window counters, and the one call that finds the window over (by a
+// compare-and-swap on its start) takes the estimator's lock to move the
+// limit. The wait queue has a lock of its own, so queueing callers never
+// delay a window's close. Nothing on these paths allocates.
 //
 // An Adaptive must be made with NewAdaptive; it is safe for concurrent
 // use. Its one panic is a release without a slot held.
