@@ -14,11 +14,10 @@ import (
 var SlowReports = Counter{"recoil_breaker_slow_reports_total", "recoil.breaker.slow_reports", "{call}",
 	"Calls reported slow to the circuit breaker apart from their outcome: the HTTP Transport's streams slow to start or to flow."}
 
-// Gauge is a gauge both adapters export, read when metrics are collected:
-// its Prometheus and OpenTelemetry names, its OpenTelemetry unit, its help.
-type Gauge struct {
-	Prom, OTel, Unit, Help string
-}
+// Gauge names a gauge both adapters export, read when metrics are
+// collected, as Counter names a counter: its Prometheus and OpenTelemetry
+// names, its OpenTelemetry unit, its help.
+type Gauge = Counter
 
 // The breaker's rate window, read from breaker.Breaker.Counts when
 // metrics are collected, by policy.
