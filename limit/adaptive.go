@@ -144,8 +144,10 @@ type AdaptiveConfig struct {
 //
 // TryAcquire and a Release or ReleaseAt with nobody queued take no lock:
 // a compare-and-swap on a state word; ReleaseAt adds its sample to atomic
-// window counters, and the one call that finds the window over takes the
-// lock to move the limit. Nothing on these paths allocates.
+// window counters, and the one call that finds the window over (by a
+// compare-and-swap on its start) takes the estimator's lock to move the
+// limit. The wait queue has a lock of its own, so queueing callers never
+// delay a window's close. Nothing on these paths allocates.
 //
 // An Adaptive must be made with NewAdaptive; it is safe for concurrent
 // use. Its one panic is a release without a slot held.
@@ -162,10 +164,13 @@ type Adaptive struct {
 	wpeak atomic.Uint64
 	wfrom atomic.Int64
 
-	mu    sync.Mutex
-	est   float64 // the limit, before rounding down; guarded by mu
-	warm  int     // full windows seen; guarded by mu
-	short float64 // the last full window's average latency, ns; guarded by mu
+	// The estimator: what the closed windows taught. est, warm, short,
+	// mins and the baseline are guarded by emu, which only the one caller
+	// closing a window and readers of Latency take: never the queue.
+	emu   sync.Mutex
+	est   float64 // the limit, before rounding down
+	warm  int     // full windows seen
+	short float64 // the last full window's average latency, ns
 	mins  minFilter
 	// The baseline: a full window's average latency and the most attempts
 	// in flight during it. Only a window with no more in flight replaces
@@ -173,20 +178,15 @@ type Adaptive struct {
 	// limit itself adds never passes for the dependency's own latency.
 	base, basePeak float64
 	baseAt         int64
-	queue          [priority.Ranks]struct{ head, tail *rankWaiter } // guarded by mu
+
+	// The wait queue, guarded by qmu, its own lock: queueing callers never
+	// hold up the window's close, nor a close the queue.
+	qmu   sync.Mutex
+	queue rankQueue
 
 	c AdaptiveConfig // with defaults applied
 
 	shed, waited, timedOut, canceled atomic.Uint64
-}
-
-// rankWaiter is one caller queued in AcquireAs.
-type rankWaiter struct {
-	ready      chan struct{} // closed once granted or evicted
-	granted    bool          // guarded by mu
-	evicted    bool          // guarded by mu: shed to make room for a better rank
-	rank       int
-	prev, next *rankWaiter
 }
 
 // NewAdaptive returns an Adaptive limiter configured by c; zero fields take
@@ -268,8 +268,8 @@ func (a *Adaptive) Queued() int { return int(queued(a.state.Load())) }
 // LongWindow as of now (zero: the clock), the two the gradient compares;
 // zero before any is known.
 func (a *Adaptive) Latency(now time.Time) (short, long time.Duration) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+	a.emu.Lock()
+	defer a.emu.Unlock()
 	l := a.mins.min(unixNs(now), a.bucket())
 	if a.base > 0 {
 		l = min(l, a.base)
@@ -332,18 +332,21 @@ func (a *Adaptive) AcquireAs(ctx context.Context, p Priority, retry bool) error 
 		return nil
 	}
 	rank := priority.Rank(p, retry)
-	a.mu.Lock()
-	if queued(a.state.Load()) >= uint64(a.c.MaxQueue) && !a.evictWorse(rank) {
-		a.mu.Unlock()
-		a.shed.Add(1)
-		return ErrFull
+	a.qmu.Lock()
+	if queued(a.state.Load()) >= uint64(a.c.MaxQueue) {
+		if !a.queue.evictWorse(rank) {
+			a.qmu.Unlock()
+			a.shed.Add(1)
+			return ErrFull
+		}
+		a.state.Add(minusOneQueued)
 	}
-	w := &rankWaiter{ready: make(chan struct{}), rank: rank}
-	a.push(w)
+	w := &waiter{ready: make(chan struct{}), rank: rank}
+	a.queue.push(w)
 	a.state.Add(oneQueued)
 	a.grant() // a slot freed since TryAcquireAs, or one this rank may take past worse waiters
 	granted := w.granted
-	a.mu.Unlock()
+	a.qmu.Unlock()
 	if granted {
 		return a.woken(w)
 	}
@@ -377,7 +380,7 @@ func (a *Adaptive) AcquireAs(ctx context.Context, p Priority, retry bool) error 
 }
 
 // woken reports the end of a wait whose waiter was granted or evicted.
-func (a *Adaptive) woken(w *rankWaiter) error {
+func (a *Adaptive) woken(w *waiter) error {
 	if w.evicted {
 		a.shed.Add(1)
 		return ErrFull
@@ -389,30 +392,14 @@ func (a *Adaptive) woken(w *rankWaiter) error {
 
 // withdraw takes w out of the queue, or reports that it was granted or
 // evicted first.
-func (a *Adaptive) withdraw(w *rankWaiter) (done bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+func (a *Adaptive) withdraw(w *waiter) (done bool) {
+	a.qmu.Lock()
+	defer a.qmu.Unlock()
 	if w.granted || w.evicted {
 		return true
 	}
-	a.remove(w)
+	a.queue.remove(w)
 	a.state.Add(minusOneQueued)
-	return false
-}
-
-// evictWorse sheds the newest waiter of the worst rank below rank, to make
-// room for a caller of rank; false if every waiter ranks as well. a.mu
-// must be held.
-func (a *Adaptive) evictWorse(rank int) bool {
-	for r := priority.Ranks - 1; r > rank; r-- {
-		if w := a.queue[r].tail; w != nil {
-			a.remove(w)
-			w.evicted = true
-			a.state.Add(minusOneQueued)
-			close(w.ready)
-			return true
-		}
-	}
 	return false
 }
 
@@ -422,13 +409,13 @@ func (a *Adaptive) Release() {
 	if freeSlot(&a.state) {
 		return
 	}
-	a.mu.Lock()
+	a.qmu.Lock()
 	if !freeLocked(&a.state) {
-		a.mu.Unlock()
+		a.qmu.Unlock()
 		panic(errUnpaired)
 	}
 	a.grant()
-	a.mu.Unlock()
+	a.qmu.Unlock()
 }
 
 // ReleaseAt gives back a slot at now (zero: the clock), reporting the
@@ -446,17 +433,25 @@ func (a *Adaptive) ReleaseAt(now time.Time, latency time.Duration, overload bool
 
 // sample adds one attempt to the window, after moving the limit if the
 // window it would have joined is over: a sample at or past the window's
-// end opens the next one.
+// end opens the next one. Of the callers that find the window over, the
+// one whose compare-and-swap moves its start closes it; the others add
+// their samples to the next. Closing takes the estimator's lock, which
+// the queue never holds, so a window closes on time however many callers
+// are queueing, and then the queue's lock only if someone is queued.
 func (a *Adaptive) sample(now time.Time, latency time.Duration, overload bool) {
 	ns := unixNs(now)
 	switch from := a.wfrom.Load(); {
 	case from == neverNs:
 		a.wfrom.CompareAndSwap(neverNs, ns)
-	case ns-from >= int64(a.c.Window) && a.mu.TryLock(): // else the window goes on, or another caller is closing it
-		if a.wfrom.Load() == from { // nobody closed it between the load and the lock
-			a.close(ns)
+	case ns-from >= int64(a.c.Window) && a.wfrom.CompareAndSwap(from, ns):
+		a.emu.Lock()
+		a.close(ns)
+		a.emu.Unlock()
+		if queued(a.state.Load()) != 0 {
+			a.qmu.Lock()
+			a.grant() // a raised limit lets waiters in
+			a.qmu.Unlock()
 		}
-		a.mu.Unlock()
 	}
 	d := uint64(1)
 	if overload {
@@ -471,9 +466,9 @@ func (a *Adaptive) sample(now time.Time, latency time.Duration, overload bool) {
 	}
 }
 
-// close ends the window at now and moves the limit; a.mu must be held.
+// close ends the window at now, whose start the caller has just moved
+// there, and moves the limit; a.emu must be held.
 func (a *Adaptive) close(now int64) {
-	a.wfrom.Store(now)
 	n := a.wn.Swap(0)
 	sum := float64(a.wsum.Swap(0))
 	peak := float64(a.wpeak.Swap(0))
@@ -509,13 +504,13 @@ func (a *Adaptive) close(now int64) {
 	}
 	a.est = min(max(limit, float64(a.c.Min)), float64(a.c.Max))
 	a.setCeilings()
-	a.grant()
 }
 
 // bucket is the width of one bucket of the windowed minimum, in ns.
 func (a *Adaptive) bucket() int64 { return max(int64(a.c.LongWindow)/longBuckets, 1) }
 
-// setCeilings publishes the limit to TryAcquireAs: each rank's ceiling.
+// setCeilings publishes the limit to TryAcquireAs: each rank's ceiling;
+// a.emu must be held, or a not yet shared.
 func (a *Adaptive) setCeilings() {
 	l := math.Floor(a.est)
 	for r := range a.ceil {
@@ -528,48 +523,15 @@ func (a *Adaptive) setCeilings() {
 }
 
 // grant hands free slots to the best-ranked waiters while their rank's
-// ceiling allows; a.mu must be held.
+// ceiling allows; a.qmu must be held.
 func (a *Adaptive) grant() {
-	for r := range a.queue {
-		for w := a.queue[r].head; w != nil; w = a.queue[r].head {
-			s := a.state.Load()
-			if inUse(s) >= a.ceil[r].Load() {
-				return // the best waiter cannot go, so none may overtake it
-			}
-			a.remove(w)
-			w.granted = true
-			a.state.Add(1 + minusOneQueued) // one queued becomes one in use
-			close(w.ready)
+	for w := a.queue.first(); w != nil; w = a.queue.first() {
+		if inUse(a.state.Load()) >= a.ceil[w.rank].Load() {
+			return // the best waiter cannot go, so none may overtake it
 		}
+		a.state.Add(1 + minusOneQueued) // one queued becomes one in use
+		a.queue.grant(w)
 	}
-}
-
-// push appends w to its rank's queue; a.mu must be held.
-func (a *Adaptive) push(w *rankWaiter) {
-	q := &a.queue[w.rank]
-	w.prev = q.tail
-	if q.tail != nil {
-		q.tail.next = w
-	} else {
-		q.head = w
-	}
-	q.tail = w
-}
-
-// remove unlinks w from its rank's queue; a.mu must be held.
-func (a *Adaptive) remove(w *rankWaiter) {
-	q := &a.queue[w.rank]
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else {
-		q.head = w.next
-	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	} else {
-		q.tail = w.prev
-	}
-	w.prev, w.next = nil, nil
 }
 
 // unixNs is now in Unix nanoseconds, the clock's when now is zero.
@@ -615,4 +577,49 @@ func (m *minFilter) min(now int64, width int64) float64 {
 		}
 	}
 	return best
+}
+
+// The state word of an Adaptive: the slots held (low 32 bits) and the
+// callers queued (high 32 bits), so that TryAcquireAs and Release see both
+// in one atomic word. The queued half changes only under the queue's lock.
+const (
+	inUseMask      = 1<<32 - 1
+	oneQueued      = 1 << 32
+	minusOneQueued = ^uint64(oneQueued - 1) // adding it takes one from queued
+)
+
+func inUse(s uint64) uint64  { return s & inUseMask }
+func queued(s uint64) uint64 { return s >> 32 }
+
+// freeSlot frees a slot of state when no caller is queued, and reports
+// whether it did; false leaves the slot held, for the caller to hand off
+// under the queue's lock. It panics if no slot is held.
+func freeSlot(state *atomic.Uint64) bool {
+	for {
+		s := state.Load()
+		if queued(s) != 0 {
+			return false
+		}
+		if inUse(s) == 0 {
+			panic(errUnpaired)
+		}
+		if state.CompareAndSwap(s, s-1) {
+			return true
+		}
+	}
+}
+
+// freeLocked frees a slot of state whose queue is held still by the
+// caller's lock, so that only inUse can change; false means no slot was
+// held (the caller unlocks and panics).
+func freeLocked(state *atomic.Uint64) bool {
+	for {
+		s := state.Load()
+		if inUse(s) == 0 {
+			return false
+		}
+		if state.CompareAndSwap(s, s-1) {
+			return true
+		}
+	}
 }

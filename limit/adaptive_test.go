@@ -159,58 +159,6 @@ func TestAdaptiveReserve(t *testing.T) {
 	}
 }
 
-// TestAdaptivePriorityQueue: with the queue full of background waiters, an
-// interactive caller takes the newest background retry's place, and slots
-// go to interactive waiters first.
-func TestAdaptivePriorityQueue(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		a := Must(NewAdaptive(AdaptiveConfig{Initial: 1, Max: 1, MaxQueue: 2}))
-		if !a.TryAcquire() {
-			t.Fatal("first TryAcquire failed")
-		}
-		ctx := context.Background()
-		var (
-			mu    sync.Mutex
-			order []string
-			errs  = map[string]error{}
-			wg    sync.WaitGroup
-		)
-		start := func(name string, p Priority, retry bool) {
-			wg.Go(func() {
-				err := a.AcquireAs(ctx, p, retry)
-				mu.Lock()
-				errs[name] = err
-				if err == nil {
-					order = append(order, name)
-				}
-				mu.Unlock()
-				if err == nil {
-					a.Release()
-				}
-			})
-			synctest.Wait()
-		}
-		start("bg", Background, false)
-		start("bg-retry", Background, true)
-		start("interactive", Interactive, false)  // the queue is full: bg-retry is shed
-		start("interactive-2", Interactive, true) // ... and then bg
-		start("bg-late", Background, true)        // worse than everyone queued: shed at once
-		a.Release()
-		wg.Wait()
-		for name, want := range map[string]error{"bg": ErrFull, "bg-retry": ErrFull, "bg-late": ErrFull, "interactive": nil, "interactive-2": nil} {
-			if !errors.Is(errs[name], want) && errs[name] != want {
-				t.Errorf("%s: %v, want %v", name, errs[name], want)
-			}
-		}
-		if len(order) != 2 || order[0] != "interactive" || order[1] != "interactive-2" {
-			t.Errorf("served %v, want interactive then interactive-2", order)
-		}
-		if s := a.Stats(); s.Shed != 3 || s.InUse != 0 || s.Queued != 0 {
-			t.Errorf("Stats() = %+v, want 3 shed and nothing held", s)
-		}
-	})
-}
-
 func TestAdaptiveQueueWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		a := Must(NewAdaptive(AdaptiveConfig{Initial: 1, Max: 1, MaxQueue: 4, MaxWait: time.Second}))

@@ -5,7 +5,8 @@
 // A retry schedule is service time: a call that sleeps through its backoff
 // holds a worker all the while, and by Little's law the workers it needs are
 // its arrival rate times that time. A Limiter bounds the product. Callers
-// beyond its Capacity wait in a bounded FIFO queue for at most MaxWait, and
+// beyond its Capacity wait in a bounded queue, ordered by priority (interactive
+// first) and FIFO within a priority, for at most MaxWait, and
 // callers beyond the queue are shed at once with ErrFull, so overload turns
 // into fast, visible errors instead of a queue that grows until upstream
 // timeouts fire and their re-sends feed it.

@@ -164,3 +164,25 @@ func ExampleAdaptive_AcquireAs() {
 	// background retry: limit: full, shed
 	// interactive: <nil>
 }
+
+// The fixed Limiter queues by priority as the adaptive one does: with the
+// queue full, an interactive caller takes the place of the newest
+// background waiter, which is shed.
+func ExampleLimiter_AcquireAs() {
+	l := limit.Must(limit.New(limit.Config{Capacity: 1, MaxQueue: 1}))
+	l.TryAcquire() // the one slot is held
+	shed := make(chan error)
+	go func() { shed <- l.AcquireAs(context.Background(), limit.Background, true) }()
+	for l.Queued() == 0 {
+		runtime.Gosched()
+	}
+	got := make(chan error)
+	go func() { got <- l.AcquireAs(context.Background(), limit.Interactive, false) }()
+	fmt.Println("background retry:", <-shed)
+	l.Release() // the slot passes to the interactive caller
+	fmt.Println("interactive:", <-got)
+	l.Release()
+	// Output:
+	// background retry: limit: full, shed
+	// interactive: <nil>
+}

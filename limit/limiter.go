@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/recoil-go/recoil/internal/config"
+	"github.com/recoil-go/recoil/internal/priority"
 )
 
 // ErrFull is returned by Acquire when every slot is held and the wait queue
@@ -59,8 +60,9 @@ type Config struct {
 	// one above math.MaxInt32.
 	Capacity int
 
-	// MaxQueue is the number of callers that may wait, in FIFO order, for a
-	// slot when all are held. Zero means no queue: Acquire sheds at once with
+	// MaxQueue is the number of callers that may wait for a slot when all
+	// are held, served best rank first and FIFO within a rank (see
+	// Limiter). Zero means no queue: Acquire sheds at once with
 	// ErrFull when every slot is held. The queue is always bounded: there is
 	// no unbounded setting, and New refuses a negative value and one above
 	// math.MaxInt32.
@@ -87,17 +89,27 @@ type Stats struct {
 }
 
 // Limiter is a concurrency limiter (a semaphore, or bulkhead): at most
-// Capacity callers hold it at once, at most MaxQueue more wait for a slot in
-// FIFO order for at most MaxWait, and the rest are shed with ErrFull.
+// Capacity callers hold it at once, at most MaxQueue more wait for a slot
+// for at most MaxWait, and the rest are shed with ErrFull. Waiters are
+// served by priority as an Adaptive limiter's are (AcquireAs): interactive
+// first attempts, then interactive retries, background first attempts,
+// background retries, FIFO within each; a caller that finds the queue full
+// takes the place of the newest waiter of a worse rank, which is shed with
+// ErrFull. Acquire is the interactive first attempt's. A caller arriving
+// later (through TryAcquire or Acquire) never overtakes the queue.
 //
-// TryAcquire, and Acquire when a slot is free, take no lock: one
-// compare-and-swap on a state word, plus an atomic increment of the Acquired
-// counter, which is striped over cache lines so that cores do not contend
-// for it. A Release with nobody waiting is one more compare-and-swap, and
-// a refusal (TryAcquire false, or ErrFull) writes nothing shared but the
-// Shed counter. Nothing on these paths allocates. Waiting callers are queued under a mutex and each released slot is handed
-// directly to the longest waiter, so a caller arriving later (through
-// TryAcquire or Acquire) never overtakes the queue.
+// The slots are spread over stripes, each on its own cache line, and a
+// goroutine takes and gives back a slot on its own stripe (see slots), so
+// TryAcquire and Release on the healthy path take no lock and write no
+// word every core shares: one compare-and-swap on the stripe's line each
+// (which also counts the slot for Stats.Acquired), and a read of the
+// queued count, which changes only when callers queue. Nothing on these paths
+// allocates. A stripe that runs out borrows from the spare slots under the
+// lock (at most Capacity times in the limiter's life) or, once every slot
+// is leased, takes one from another stripe without a lock. A TryAcquire
+// that runs while slots move between stripes may be refused as if it came
+// just before the Release that freed one; it never takes a slot beyond
+// Capacity.
 //
 // A Limiter must be created with New; the zero value is not usable. It is
 // safe for concurrent use. Its only panic is Release without a slot held, a
@@ -107,46 +119,31 @@ type Stats struct {
 // clock: TryAcquire and Release only count, and time enters only through
 // Acquire's MaxWait timer. A discrete-event simulator calls TryAcquire and
 // Release at its virtual instants and models the queue itself from the
-// Config (MaxQueue places, served in FIFO order, each with a MaxWait
-// deadline), or runs real Acquire calls inside testing/synctest, where
-// MaxWait elapses on the fake clock exactly. A caller that has to queue
-// allocates its place in the queue (and a timer when MaxWait is set).
+// Config (MaxQueue places, each with a MaxWait deadline), or runs real
+// Acquire calls inside testing/synctest, where MaxWait elapses on the fake
+// clock exactly. A caller that has to queue allocates its place in the
+// queue (and a timer when MaxWait is set).
 type Limiter struct {
-	// state packs the slots held (low 32 bits) and the callers queued (high
-	// 32 bits) so that TryAcquire and Release see both in one atomic word.
-	// The queued half changes only under mu. Whenever it is non-zero every
-	// slot is held: Release then hands its slot to a waiter instead of
-	// freeing it, and TryAcquire fails.
-	state    atomic.Uint64
-	acquired counter // striped: added to on every acquisition
+	slots slots
 
+	// waiting is the number of callers queued. It changes only under mu,
+	// when callers queue, are served or leave; the healthy path only
+	// reads it, so its line stays in every core's cache. It shares the
+	// line only with fields that never change.
+	waiting  atomic.Int64
 	capacity uint64
 	maxQueue uint64
 	maxWait  time.Duration
+	_        [cacheLine - 32]byte
 
-	mu         sync.Mutex
-	head, tail *waiter // FIFO queue, guarded by mu
+	mu    sync.Mutex
+	queue rankQueue // guarded by mu
 
 	waited   atomic.Uint64
+	passed   atomic.Uint64 // slots granted to a waiter whose ctx ended: not Acquired
 	shed     atomic.Uint64
 	timedOut atomic.Uint64
 	canceled atomic.Uint64
-}
-
-const (
-	inUseMask      = 1<<32 - 1
-	oneQueued      = 1 << 32
-	minusOneQueued = ^uint64(oneQueued - 1) // adding it takes one from queued
-)
-
-func inUse(s uint64) uint64  { return s & inUseMask }
-func queued(s uint64) uint64 { return s >> 32 }
-
-// waiter is one caller queued in Acquire.
-type waiter struct {
-	ready      chan struct{} // closed once granted
-	granted    bool          // guarded by Limiter.mu: a slot was handed over
-	prev, next *waiter       // guarded by Limiter.mu
 }
 
 // New returns a Limiter configured by c; zero fields take the defaults
@@ -177,6 +174,7 @@ func (l *Limiter) init(c Config, typ string) error {
 		c.Capacity = DefaultCapacity
 	}
 	l.capacity = uint64(c.Capacity)
+	l.slots.spare.Store(int64(c.Capacity))
 	l.maxQueue = uint64(c.MaxQueue)
 	l.maxWait = c.MaxWait
 	return nil
@@ -191,80 +189,101 @@ func invalid(field string, value any, want string) error {
 // reports whether it did. It never blocks. A true result must be paired with
 // exactly one Release.
 func (l *Limiter) TryAcquire() bool {
-	for {
-		s := l.state.Load()
-		if inUse(s) >= l.capacity || queued(s) != 0 {
-			return false
-		}
-		if l.state.CompareAndSwap(s, s+1) {
-			l.acquired.add()
+	if l.waiting.Load() != 0 {
+		return false
+	}
+	return l.take(stripe())
+}
+
+// TryAcquireAs is TryAcquire: priorities order the queue, and TryAcquire
+// never joins it. With AcquireAs it makes a Limiter a
+// recoil.PriorityLimiter.
+func (l *Limiter) TryAcquireAs(Priority, bool) bool { return l.TryAcquire() }
+
+// take takes a slot without the lock, or by borrowing a spare one under
+// it: from stripe i, the spare slots, then any stripe.
+func (l *Limiter) take(i int) bool {
+	if l.slots.take(i) {
+		return true
+	}
+	if l.slots.spare.Load() > 0 {
+		l.mu.Lock()
+		ok := l.slots.lease(i)
+		l.mu.Unlock()
+		if ok {
 			return true
 		}
 	}
+	return l.slots.takeOther(i)
 }
 
-// Acquire takes a slot, waiting for one if necessary. It returns nil once the
+// takeLocked is take with l.mu held.
+func (l *Limiter) takeLocked(i int) bool {
+	return l.slots.take(i) || l.slots.lease(i) || l.slots.takeOther(i)
+}
+
+// Acquire is AcquireAs(ctx, Interactive, false).
+func (l *Limiter) Acquire(ctx context.Context) error { return l.AcquireAs(ctx, Interactive, false) }
+
+// AcquireAs takes a slot for an attempt of priority p (retry: not the
+// call's first), waiting for one if necessary. It returns nil once the
 // caller holds a slot, which it must give back with Release. Otherwise it
 // holds nothing and returns:
 //
 //   - context.Cause(ctx) if ctx is done before a slot is taken (including on
 //     entry, even when a slot is free);
-//   - ErrFull at once if every slot is held and MaxQueue callers are already
-//     waiting;
+//   - ErrFull at once if every slot is held and MaxQueue callers of the same
+//     rank or better are already waiting, or later if a better-ranked
+//     caller takes its place in the queue;
 //   - ErrQueueTimeout if it has waited MaxWait without getting a slot.
 //
-// Waiters are served in FIFO order. If ctx is canceled at the moment a slot
-// is handed to the caller, Acquire passes the slot on (as Release would) and
-// returns the cause, so no slot is leaked; if MaxWait elapses at that moment
-// instead, the caller keeps the slot and Acquire returns nil.
-func (l *Limiter) Acquire(ctx context.Context) error {
+// If ctx is canceled at the moment a slot is handed to the caller,
+// AcquireAs passes the slot on (as Release would) and returns the cause,
+// so no slot is leaked; if MaxWait elapses at that moment instead, the
+// caller keeps the slot and AcquireAs returns nil.
+func (l *Limiter) AcquireAs(ctx context.Context, p Priority, retry bool) error {
 	if ctx.Err() != nil {
 		l.canceled.Add(1)
 		return context.Cause(ctx)
 	}
-	for {
-		s := l.state.Load()
-		if inUse(s) < l.capacity && queued(s) == 0 {
-			if l.state.CompareAndSwap(s, s+1) {
-				l.acquired.add()
-				return nil
-			}
-			continue
-		}
-		if queued(s) >= l.maxQueue {
-			l.shed.Add(1)
-			return ErrFull
-		}
-		return l.wait(ctx)
+	if l.TryAcquire() {
+		return nil
 	}
+	if l.maxQueue == 0 {
+		l.shed.Add(1)
+		return ErrFull
+	}
+	return l.wait(ctx, priority.Rank(p, retry))
 }
 
 // wait queues the caller, or takes a slot or sheds if the state changed
-// before it could: it decides again under the lock, from the state alone.
-func (l *Limiter) wait(ctx context.Context) error {
+// before it could: it decides again under the lock.
+func (l *Limiter) wait(ctx context.Context, rank int) error {
 	l.mu.Lock()
-	for {
-		s := l.state.Load()
-		if inUse(s) < l.capacity && queued(s) == 0 {
-			if l.state.CompareAndSwap(s, s+1) {
-				l.mu.Unlock()
-				l.acquired.add()
-				return nil
-			}
-			continue
-		}
-		if queued(s) >= l.maxQueue {
+	if l.waiting.Load() == 0 && l.takeLocked(stripe()) {
+		l.mu.Unlock()
+		return nil
+	}
+	if uint64(l.waiting.Load()) >= l.maxQueue {
+		if !l.queue.evictWorse(rank) {
 			l.mu.Unlock()
 			l.shed.Add(1)
 			return ErrFull
 		}
-		if l.state.CompareAndSwap(s, s+oneQueued) {
-			break
-		}
+		l.waiting.Add(-1)
 	}
-	w := &waiter{ready: make(chan struct{})}
-	l.push(w)
+	w := &waiter{ready: make(chan struct{}), rank: rank}
+	l.queue.push(w)
+	l.waiting.Add(1)
+	// A Release that gave its slot back before it could see this caller
+	// queued left it free: the grant finds it. One that sees the caller
+	// queued takes the lock and grants it.
+	l.grant()
+	granted := w.granted
 	l.mu.Unlock()
+	if granted {
+		return l.woken(w)
+	}
 
 	var expired <-chan time.Time
 	if l.maxWait > 0 {
@@ -274,49 +293,73 @@ func (l *Limiter) wait(ctx context.Context) error {
 	}
 	select {
 	case <-w.ready:
-		l.acquired.add()
-		l.waited.Add(1)
-		return nil
+		return l.woken(w)
 	case <-ctx.Done():
 		if l.withdraw(w) {
-			// The slot arrived as ctx was canceled: pass it on.
-			l.Release()
+			if w.evicted {
+				l.shed.Add(1)
+				return ErrFull
+			}
+			l.passed.Add(1)
+			l.Release() // the slot arrived as ctx was canceled: pass it on
 		}
 		l.canceled.Add(1)
 		return context.Cause(ctx)
 	case <-expired:
 		if l.withdraw(w) {
-			// The slot arrived as MaxWait ran out: keep it.
-			l.acquired.add()
-			l.waited.Add(1)
-			return nil
+			return l.woken(w) // granted (or evicted) as MaxWait ran out
 		}
 		l.timedOut.Add(1)
 		return ErrQueueTimeout
 	}
 }
 
+// woken reports the end of a wait whose waiter was granted or evicted.
+func (l *Limiter) woken(w *waiter) error {
+	if w.evicted {
+		l.shed.Add(1)
+		return ErrFull
+	}
+	l.waited.Add(1)
+	return nil
+}
+
 // withdraw takes w out of the queue, or reports that it was granted a slot
-// first, in which case the caller now holds that slot.
-func (l *Limiter) withdraw(w *waiter) (granted bool) {
+// (which the caller now holds) or evicted first.
+func (l *Limiter) withdraw(w *waiter) (done bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if w.granted {
+	if w.granted || w.evicted {
 		return true
 	}
-	l.remove(w)
-	l.state.Add(minusOneQueued)
+	l.queue.remove(w)
+	l.waiting.Add(-1)
 	return false
 }
 
+// grant hands free slots to the waiters, best rank first; l.mu must be
+// held.
+func (l *Limiter) grant() {
+	for w := l.queue.first(); w != nil; w = l.queue.first() {
+		if !l.takeLocked(stripe()) {
+			return
+		}
+		l.waiting.Add(-1)
+		l.queue.grant(w)
+	}
+}
+
 // Release gives back a slot taken by TryAcquire or Acquire. If callers are
-// queued, the slot passes directly to the one that has waited longest.
+// queued, the slot passes to the best-ranked one that has waited longest.
 //
 // Release panics if no slot is held. It cannot detect every unpaired Release:
 // while callers are queued all slots are held, and an extra Release hands a
 // slot that does not exist to a waiter.
 func (l *Limiter) Release() {
-	if !freeSlot(&l.state) {
+	if i := stripe(); !l.slots.put(i) && !l.slots.putOther(i) {
+		l.releaseLocked()
+	}
+	if l.waiting.Load() != 0 {
 		l.handOff()
 	}
 }
@@ -324,103 +367,46 @@ func (l *Limiter) Release() {
 // errUnpaired is the panic of a Release with no slot held.
 const errUnpaired = "limit: Release without a matching Acquire"
 
-// freeSlot frees a slot of state (inUse | queued<<32) when no caller is
-// queued, and reports whether it did; false leaves the slot held, for the
-// caller to hand off under its lock. It panics if no slot is held.
-func freeSlot(state *atomic.Uint64) bool {
-	for {
-		s := state.Load()
-		if queued(s) != 0 {
-			return false
-		}
-		if inUse(s) == 0 {
-			panic(errUnpaired)
-		}
-		if state.CompareAndSwap(s, s-1) {
-			return true
-		}
-	}
-}
-
-// freeLocked frees a slot of state whose queue is held still by the
-// caller's lock, so that only inUse can change; false means no slot was
-// held (the caller unlocks and panics).
-func freeLocked(state *atomic.Uint64) bool {
-	for {
-		s := state.Load()
-		if inUse(s) == 0 {
-			return false
-		}
-		if state.CompareAndSwap(s, s-1) {
-			return true
-		}
-	}
-}
-
-// handOff is Release once callers were seen queued: under the lock, it
-// gives the slot to the longest waiter or, if every waiter has withdrawn
-// since, frees it.
-func (l *Limiter) handOff() {
+// releaseLocked gives a slot back once no stripe was found holding one
+// without the lock: it counts them again, sealed, and panics if none is
+// held.
+func (l *Limiter) releaseLocked() {
 	l.mu.Lock()
-	if w := l.head; w != nil {
-		l.remove(w)
-		w.granted = true
-		l.state.Add(minusOneQueued) // the slot moves to w; inUse is unchanged
-		l.mu.Unlock()
-		close(w.ready)
-		return
-	}
-	// The waiters withdrew before we took the lock; free the slot. With mu
-	// held the queued half stays zero, so only inUse can change under us.
-	ok := freeLocked(&l.state)
+	ok := l.slots.putSealed()
 	l.mu.Unlock()
 	if !ok {
 		panic(errUnpaired)
 	}
 }
 
+// handOff is the end of a Release that found callers queued: under the
+// lock, the slot it gave back goes to the best waiter, unless another
+// caller took it first or every waiter has withdrawn since.
+func (l *Limiter) handOff() {
+	l.mu.Lock()
+	l.grant()
+	l.mu.Unlock()
+}
+
 // InUse returns the number of slots held now.
-func (l *Limiter) InUse() int { return int(inUse(l.state.Load())) }
+func (l *Limiter) InUse() int {
+	held, _ := l.slots.held()
+	return int(held)
+}
 
 // Queued returns the number of callers waiting for a slot now.
-func (l *Limiter) Queued() int { return int(queued(l.state.Load())) }
+func (l *Limiter) Queued() int { return int(l.waiting.Load()) }
 
 // Stats returns a snapshot of the limiter's gauges and counters.
 func (l *Limiter) Stats() Stats {
-	s := l.state.Load()
+	held, taken := l.slots.held()
 	return Stats{
-		InUse:    int(inUse(s)),
-		Queued:   int(queued(s)),
-		Acquired: l.acquired.load(),
+		InUse:    int(held),
+		Queued:   l.Queued(),
+		Acquired: taken - l.passed.Load(),
 		Waited:   l.waited.Load(),
 		Shed:     l.shed.Load(),
 		TimedOut: l.timedOut.Load(),
 		Canceled: l.canceled.Load(),
 	}
-}
-
-// push appends w to the queue; l.mu must be held.
-func (l *Limiter) push(w *waiter) {
-	w.prev = l.tail
-	if l.tail != nil {
-		l.tail.next = w
-	} else {
-		l.head = w
-	}
-	l.tail = w
-}
-
-// remove unlinks w from the queue; l.mu must be held.
-func (l *Limiter) remove(w *waiter) {
-	if w.prev != nil {
-		w.prev.next = w.next
-	} else {
-		l.head = w.next
-	}
-	if w.next != nil {
-		w.next.prev = w.prev
-	} else {
-		l.tail = w.prev
-	}
-	w.prev, w.next = nil, nil
 }

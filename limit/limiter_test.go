@@ -592,7 +592,7 @@ func TestStateChangesBeforeLock(t *testing.T) {
 		l := Must(New(Config{Capacity: 1, MaxQueue: 1}))
 		l.TryAcquire()
 		l.Release()
-		if err := l.wait(context.Background()); err != nil {
+		if err := l.wait(context.Background(), 0); err != nil {
 			t.Errorf("wait() = %v, want nil", err)
 		}
 		if got, want := l.Stats(), (Stats{InUse: 1, Acquired: 2}); got != want {
@@ -608,7 +608,7 @@ func TestStateChangesBeforeLock(t *testing.T) {
 		for l.Queued() == 0 {
 			runtime.Gosched()
 		}
-		if err := l.wait(context.Background()); !errors.Is(err, ErrFull) {
+		if err := l.wait(context.Background(), 0); !errors.Is(err, ErrFull) {
 			t.Errorf("wait() = %v, want %v", err, ErrFull)
 		}
 		l.Release()
@@ -634,7 +634,8 @@ func TestStateChangesBeforeLock(t *testing.T) {
 		if err := <-errc; !errors.Is(err, errCause) {
 			t.Errorf("canceled Acquire() = %v, want %v", err, errCause)
 		}
-		l.handOff() // finds the queue empty once it has the lock
+		l.Release() // gives the slot back to its stripe …
+		l.handOff() // … and, as if it had seen the waiter queued, finds the queue empty once it has the lock
 		if got, want := l.Stats(), (Stats{Acquired: 1, Canceled: 1}); got != want {
 			t.Errorf("Stats() = %+v, want %+v", got, want)
 		}

@@ -60,7 +60,9 @@ type Metrics struct {
 	wasted      metric.Int64Counter
 	tgtAttempts metric.Int64Counter
 	fallbacks   metric.Int64Counter
-	fleets      *metricdef.Fleets // read by the fallbacks counter's callback
+	slowReports metric.Int64Counter
+	fleets      *metricdef.Fleets   // read by the fallbacks counter's callback
+	breakers    *metricdef.Breakers // read by the window gauges' callback
 	targets     *metricdef.PolicyTargets[targetSeries]
 }
 
@@ -70,8 +72,8 @@ type Metrics struct {
 // them.
 func NewMetrics(opts ...Option) (*Metrics, error) {
 	meter := config.New(opts).MeterProvider.Meter(config.ScopeName)
-	m := Metrics{fleets: new(metricdef.Fleets), targets: new(metricdef.PolicyTargets[targetSeries])}
-	var errs [15]error
+	m := Metrics{fleets: new(metricdef.Fleets), breakers: new(metricdef.Breakers), targets: new(metricdef.PolicyTargets[targetSeries])}
+	var errs [17]error
 	m.attempts, errs[0] = meter.Int64Counter("recoil.attempts", metric.WithUnit("{attempt}"),
 		metric.WithDescription("Attempts made, by outcome: success, or the failure's class."))
 	m.retries, errs[1] = meter.Int64Histogram("recoil.call.retries", metric.WithUnit("{retry}"),
@@ -102,6 +104,8 @@ func NewMetrics(opts ...Option) (*Metrics, error) {
 	m.wasted, errs[12] = counter(meter, metricdef.WastedAttempts)
 	m.tgtAttempts, errs[13] = counter(meter, metricdef.TargetAttempts)
 	m.fallbacks, errs[14] = counter(meter, metricdef.Fallbacks)
+	m.slowReports, errs[15] = counter(meter, metricdef.SlowReports)
+	errs[16] = m.windowGauges(meter)
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("recoilotel: %w", err)
 	}
@@ -111,6 +115,30 @@ func NewMetrics(opts ...Option) (*Metrics, error) {
 // counter creates c's counter with meter.
 func counter(meter metric.Meter, c metricdef.Counter) (metric.Int64Counter, error) {
 	return meter.Int64Counter(c.OTel, metric.WithUnit(c.Unit), metric.WithDescription(c.Help))
+}
+
+// windowGauges creates the gauges of the breakers' rate windows
+// (Observer.Breaker), read by one callback as the reader collects.
+func (m *Metrics) windowGauges(meter metric.Meter) error {
+	gauge := func(g metricdef.Gauge) (metric.Float64ObservableGauge, error) {
+		return meter.Float64ObservableGauge(g.OTel, metric.WithUnit(g.Unit), metric.WithDescription(g.Help))
+	}
+	calls, err1 := gauge(metricdef.WindowCalls)
+	slow, err2 := gauge(metricdef.WindowSlowCalls)
+	rate, err3 := gauge(metricdef.SlowCallRate)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return err
+	}
+	_, err := meter.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		m.breakers.Each(func(policy string, w metricdef.Window) {
+			at := metric.WithAttributeSet(attribute.NewSet(PolicyKey.String(policy)))
+			o.ObserveFloat64(calls, float64(w.Calls), at)
+			o.ObserveFloat64(slow, float64(w.SlowCalls), at)
+			o.ObserveFloat64(rate, w.Rate, at)
+		})
+		return nil
+	}, calls, slow, rate)
+	return err
 }
 
 // observeFleets is the fallbacks counter's callback: it reads each fleet
@@ -374,16 +402,59 @@ func (o *Observer) Limiter(l recoil.Limiter) *Limiter {
 	return &Limiter{metricdef.Limiter{L: l, Record: func(ctx context.Context, s float64) { wait.Record(ctx, s, record...) }}}
 }
 
+// Breaker returns b (not nil) wrapped so that the calls reported slow to
+// it apart from their outcome — the HTTP Transport's slow streams — are
+// counted in recoil.breaker.slow_reports, and reports its rate window as
+// the reader collects: recoil.breaker.window.calls,
+// recoil.breaker.window.slow_calls and recoil.breaker.slow_call_rate (the
+// rate its SlowCallRate trips on). Use it as the policy's Breaker;
+// Instrument does that for a policy whose Breaker is a *breaker.Breaker.
+// The wrapper is still a recoil.LatencyBreaker, as b is, and allocates
+// nothing per call.
+func (o *Observer) Breaker(b *breaker.Breaker) *Breaker {
+	o.m.breakers.Add(o.policy.Value.AsString(), b)
+	slow, add := o.m.slowReports, o.add
+	return &Breaker{metricdef.Breaker{B: b, Slow: func() { slow.Add(context.Background(), 1, add...) }}}
+}
+
 // Instrument makes p report to o: it sets p.Observe and p.OnAttempt to o's
-// (after the hooks p already has, which still run first), and wraps
-// p.Limiter, if set, with Limiter. If p has a Fallback, its named targets'
+// (after the hooks p already has, which still run first), wraps
+// p.Limiter, if set, with Limiter, and p.Breaker, if it is a
+// *breaker.Breaker, with Breaker. If p has a Fallback, its named targets'
 // attribute sets are made now rather than at the first call. A breaker's
-// hook is set where the breaker is made (BreakerHook). Call it before p is
-// used.
+// state hook is set where the breaker is made (BreakerHook). Call it
+// before p is used.
 func (o *Observer) Instrument(p *recoil.Policy) {
 	metricdef.Register(o.targets, p)
 	metricdef.Instrument(p, o.Observe, o.OnAttempt, func(l recoil.Limiter) recoil.Limiter { return o.Limiter(l) })
+	metricdef.InstrumentBreaker(p, func(b *breaker.Breaker) recoil.Breaker { return o.Breaker(b) })
 }
+
+// Breaker is a circuit breaker that counts the slow reports it is given.
+// Get one from Observer.Breaker; the zero Breaker is not usable. It is
+// safe for concurrent use.
+type Breaker struct {
+	t metricdef.Breaker
+}
+
+// AllowAt reports whether an attempt may go, as the wrapped breaker does.
+func (b *Breaker) AllowAt(now time.Time) bool { return b.t.AllowAt(now) }
+
+// RecordAt records an attempt's outcome in the wrapped breaker.
+func (b *Breaker) RecordAt(now time.Time, o breaker.Outcome) { b.t.RecordAt(now, o) }
+
+// RecordLatencyAt records an attempt's outcome and latency in the wrapped
+// breaker, which counts it slow above its SlowCallThreshold.
+func (b *Breaker) RecordLatencyAt(now time.Time, o breaker.Outcome, latency time.Duration) {
+	b.t.RecordLatencyAt(now, o, latency)
+}
+
+// WantsLatency reports whether the wrapped breaker judges latencies.
+func (b *Breaker) WantsLatency() bool { return b.t.WantsLatency() }
+
+// RecordSlowAt counts a slow report in recoil.breaker.slow_reports and
+// gives it to the wrapped breaker.
+func (b *Breaker) RecordSlowAt(now time.Time) { b.t.RecordSlowAt(now) }
 
 // Limiter is a recoil.Limiter that records how long each attempt waited
 // for a slot. The loop asks TryAcquire first and waits in Acquire only when

@@ -50,6 +50,10 @@ func collect(t *testing.T, r sdkmetric.Reader) map[string]float64 {
 				for _, p := range d.DataPoints {
 					got[metrictest.Key(name, labels(p.Attributes.ToSlice()))] = float64(p.Value)
 				}
+			case metricdata.Gauge[float64]:
+				for _, p := range d.DataPoints {
+					got[metrictest.Key(name, labels(p.Attributes.ToSlice()))] = p.Value
+				}
 			case metricdata.Histogram[int64]:
 				for _, p := range d.DataPoints {
 					l := labels(p.Attributes.ToSlice())

@@ -99,11 +99,39 @@ func ExampleObserver_BreakerHook() {
 	printSeries(reg)
 	// Output:
 	// recoil_attempts_total{outcome="transient"} 1
+	// recoil_breaker_slow_call_rate{} 0
 	// recoil_breaker_state{} 2
 	// recoil_breaker_transitions_total{state="open"} 1
+	// recoil_breaker_window_calls{} 0
+	// recoil_breaker_window_slow_calls{} 0
 	// recoil_call_retries count 1 sum 0
 	// recoil_call_retry_delay_seconds count 1 sum 0
 	// recoil_stops_total{reason="attempts exhausted"} 1
+}
+
+// A breaker that trips on slow calls, wrapped by Observer.Breaker (as
+// Instrument does): its window's slow-call rate is read at each scrape,
+// and the slow reports it is given apart from an outcome — the HTTP
+// Transport's slow streams — are counted.
+func ExampleObserver_Breaker() {
+	m := recoilprom.NewMetrics()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m)
+	obs, _ := m.Policy("llm")
+	b := obs.Breaker(breaker.Must(breaker.New(breaker.Settings{
+		SlowCallRate: 0.9, SlowCallThreshold: 5 * time.Second, MinRequests: 10,
+	})))
+	now := time.Now()
+	for _, latency := range []time.Duration{time.Second, 2 * time.Second, 8 * time.Second, time.Second} {
+		b.RecordLatencyAt(now, breaker.Success, latency) // as the loop does for each attempt
+	}
+	b.RecordSlowAt(now) // a stream slow to flow, as the HTTP Transport reports one
+	printSeries(reg)
+	// Output:
+	// recoil_breaker_slow_call_rate{} 0.5
+	// recoil_breaker_slow_reports_total{} 1
+	// recoil_breaker_window_calls{} 4
+	// recoil_breaker_window_slow_calls{} 2
 }
 
 func ExampleObserver_Instrument() {

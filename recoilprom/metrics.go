@@ -32,8 +32,11 @@ type Metrics struct {
 	wasted      *prometheus.CounterVec
 	tgtAttempts *prometheus.CounterVec
 	fallbacks   *prometheus.CounterVec
+	slowReports *prometheus.CounterVec
 	fleetDesc   *prometheus.Desc
+	windowDesc  [3]*prometheus.Desc // calls, slow calls, slow-call rate
 	fleets      metricdef.Fleets
+	breakers    metricdef.Breakers
 	targets     metricdef.PolicyTargets[targetSeries]
 }
 
@@ -73,9 +76,16 @@ func NewMetrics() *Metrics {
 		wasted:      counter(metricdef.WastedAttempts.Prom, metricdef.WastedAttempts.Help),
 		tgtAttempts: counter(metricdef.TargetAttempts.Prom, metricdef.TargetAttempts.Help, "target"),
 		fallbacks:   counter(metricdef.Fallbacks.Prom, metricdef.Fallbacks.Help, "target", "why"),
+		slowReports: counter(metricdef.SlowReports.Prom, metricdef.SlowReports.Help),
 		fleetDesc: prometheus.NewDesc(metricdef.FleetFallbacksProm, metricdef.FleetFallbacksHelp,
 			[]string{"fleet", "cause"}, nil),
+		windowDesc: [3]*prometheus.Desc{gauge(metricdef.WindowCalls), gauge(metricdef.WindowSlowCalls), gauge(metricdef.SlowCallRate)},
 	}
+}
+
+// gauge declares a gauge labelled by policy, read when Metrics is collected.
+func gauge(g metricdef.Gauge) *prometheus.Desc {
+	return prometheus.NewDesc(g.Prom, g.Help, []string{"policy"}, nil)
 }
 
 // counter declares a counter labelled by policy and then by labels.
@@ -90,7 +100,7 @@ func histogram(name, help string, buckets []float64) *prometheus.HistogramVec {
 
 func (m *Metrics) collectors() []prometheus.Collector {
 	return []prometheus.Collector{m.attempts, m.retries, m.delay, m.waits, m.stops, m.refusals, m.state, m.transitions, m.queueWait,
-		m.hedges, m.hedgeRefuse, m.wasted, m.tgtAttempts, m.fallbacks}
+		m.hedges, m.hedgeRefuse, m.wasted, m.tgtAttempts, m.fallbacks, m.slowReports}
 }
 
 // Describe implements prometheus.Collector.
@@ -99,10 +109,14 @@ func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 		c.Describe(ch)
 	}
 	ch <- m.fleetDesc
+	for _, d := range m.windowDesc {
+		ch <- d
+	}
 }
 
 // Collect implements prometheus.Collector. It reads each fleet client's
-// counts (Fleet) as it collects.
+// counts (Fleet) and each breaker's window (Observer.Breaker) as it
+// collects.
 func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	for _, c := range m.collectors() {
 		c.Collect(ch)
@@ -110,6 +124,11 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.fleets.Each(func(name string, unreachable, refused uint64) {
 		ch <- prometheus.MustNewConstMetric(m.fleetDesc, prometheus.CounterValue, float64(unreachable), name, metricdef.CauseUnreachable)
 		ch <- prometheus.MustNewConstMetric(m.fleetDesc, prometheus.CounterValue, float64(refused), name, metricdef.CauseRefused)
+	})
+	m.breakers.Each(func(policy string, w metricdef.Window) {
+		ch <- prometheus.MustNewConstMetric(m.windowDesc[0], prometheus.GaugeValue, float64(w.Calls), policy)
+		ch <- prometheus.MustNewConstMetric(m.windowDesc[1], prometheus.GaugeValue, float64(w.SlowCalls), policy)
+		ch <- prometheus.MustNewConstMetric(m.windowDesc[2], prometheus.GaugeValue, w.Rate, policy)
 	})
 }
 
@@ -166,6 +185,7 @@ func (m *Metrics) Policy(name string) (*Observer, error) {
 	o.hedges = m.hedges.WithLabelValues(name)
 	o.hedgeRefuse = m.hedgeRefuse.WithLabelValues(name)
 	o.wasted = m.wasted.WithLabelValues(name)
+	o.slowReports = m.slowReports.WithLabelValues(name)
 	o.targets = m.targets.For(name, func(target string) *targetSeries {
 		ts := &targetSeries{attempts: m.tgtAttempts.WithLabelValues(name, target)}
 		for i, why := range metricdef.Whys() {
@@ -198,6 +218,7 @@ type Observer struct {
 	hedges      prometheus.Counter
 	hedgeRefuse prometheus.Counter
 	wasted      prometheus.Counter
+	slowReports prometheus.Counter
 	targets     *metricdef.TargetSeries[targetSeries]
 }
 
@@ -292,15 +313,57 @@ func (o *Observer) Limiter(l recoil.Limiter) *Limiter {
 	return &Limiter{metricdef.Limiter{L: l, Record: func(_ context.Context, s float64) { wait.Observe(s) }}}
 }
 
+// Breaker returns b (not nil) wrapped so that the calls reported slow to
+// it apart from their outcome — the HTTP Transport's slow streams — are
+// counted in recoil_breaker_slow_reports_total, and exports its rate
+// window, read at each collection: recoil_breaker_window_calls,
+// recoil_breaker_window_slow_calls and recoil_breaker_slow_call_rate (the
+// rate its SlowCallRate trips on). Use it as the policy's Breaker;
+// Instrument does that for a policy whose Breaker is a *breaker.Breaker.
+// The wrapper is still a recoil.LatencyBreaker, as b is, and allocates
+// nothing per call.
+func (o *Observer) Breaker(b *breaker.Breaker) *Breaker {
+	o.m.breakers.Add(o.policy, b)
+	return &Breaker{metricdef.Breaker{B: b, Slow: o.slowReports.Inc}}
+}
+
 // Instrument makes p report to o: it sets p.Observe and p.OnAttempt to o's
-// (after the hooks p already has, which still run first), and wraps
-// p.Limiter, if set, with Limiter. If p has a Fallback, its named targets'
-// series are created, at zero. A breaker's hook is set where the breaker
-// is made (BreakerHook). Call it before p is used.
+// (after the hooks p already has, which still run first), wraps
+// p.Limiter, if set, with Limiter, and p.Breaker, if it is a
+// *breaker.Breaker, with Breaker. If p has a Fallback, its named targets'
+// series are created, at zero. A breaker's state hook is set where the
+// breaker is made (BreakerHook). Call it before p is used.
 func (o *Observer) Instrument(p *recoil.Policy) {
 	metricdef.Register(o.targets, p)
 	metricdef.Instrument(p, o.Observe, o.OnAttempt, func(l recoil.Limiter) recoil.Limiter { return o.Limiter(l) })
+	metricdef.InstrumentBreaker(p, func(b *breaker.Breaker) recoil.Breaker { return o.Breaker(b) })
 }
+
+// Breaker is a circuit breaker that counts the slow reports it is given.
+// Get one from Observer.Breaker; the zero Breaker is not usable. It is
+// safe for concurrent use.
+type Breaker struct {
+	t metricdef.Breaker
+}
+
+// AllowAt reports whether an attempt may go, as the wrapped breaker does.
+func (b *Breaker) AllowAt(now time.Time) bool { return b.t.AllowAt(now) }
+
+// RecordAt records an attempt's outcome in the wrapped breaker.
+func (b *Breaker) RecordAt(now time.Time, o breaker.Outcome) { b.t.RecordAt(now, o) }
+
+// RecordLatencyAt records an attempt's outcome and latency in the wrapped
+// breaker, which counts it slow above its SlowCallThreshold.
+func (b *Breaker) RecordLatencyAt(now time.Time, o breaker.Outcome, latency time.Duration) {
+	b.t.RecordLatencyAt(now, o, latency)
+}
+
+// WantsLatency reports whether the wrapped breaker judges latencies.
+func (b *Breaker) WantsLatency() bool { return b.t.WantsLatency() }
+
+// RecordSlowAt counts a slow report in recoil_breaker_slow_reports_total
+// and gives it to the wrapped breaker.
+func (b *Breaker) RecordSlowAt(now time.Time) { b.t.RecordSlowAt(now) }
 
 // Limiter is a recoil.Limiter that records how long each attempt waited
 // for a slot. The loop asks TryAcquire first and waits in Acquire only when

@@ -17,6 +17,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/recoil-go/recoil"
+	"github.com/recoil-go/recoil/breaker"
 	"github.com/recoil-go/recoil/internal/metricdef"
 	"github.com/recoil-go/recoil/internal/metricdef/metrictest"
 	"github.com/recoil-go/recoil/recoilprom"
@@ -231,5 +232,28 @@ func TestFallbackSeries(t *testing.T) {
 	other := metrictest.Key(metricdef.TargetAttempts.Prom, map[string]string{"policy": metrictest.Policy, "target": metricdef.TargetOther})
 	if got, want := targets[other], float64(20-(metricdef.MaxTargets-2)); got != want {
 		t.Errorf("%s = %v, want %v", other, got, want)
+	}
+}
+
+// TestBreakerAllocs holds the wrapped breaker to no allocation per call:
+// admitting, recording an outcome with its latency, and a slow report.
+func TestBreakerAllocs(t *testing.T) {
+	_, _, o := observed(t)
+	b := o.Breaker(breaker.Must(breaker.New(breaker.Settings{SlowCallRate: 0.99, SlowCallThreshold: time.Millisecond, MinRequests: 1 << 20})))
+	now := time.Now()
+	n := testing.AllocsPerRun(100, func() {
+		if b.AllowAt(now) {
+			b.RecordLatencyAt(now, breaker.Success, time.Second)
+		}
+		b.RecordSlowAt(now)
+	})
+	if n != 0 {
+		t.Errorf("the wrapped breaker allocates %v times per call, want 0", n)
+	}
+	var p recoil.Policy
+	p.Breaker = breaker.Must(breaker.New(breaker.Settings{}))
+	o.Instrument(&p)
+	if _, ok := p.Breaker.(recoil.LatencyBreaker); !ok {
+		t.Errorf("Instrument's breaker is %T, not a recoil.LatencyBreaker", p.Breaker)
 	}
 }

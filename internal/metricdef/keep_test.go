@@ -28,8 +28,8 @@ func (w waits) Acquire(ctx context.Context) error {
 
 // TestKeep: a limiter instrumented by an adapter is still what it was — an
 // adaptive limiter still hears latencies and queues by priority, with its
-// waits recorded — and a plain one stays plain, so the loop does not time
-// its attempts.
+// waits recorded; a fixed one still queues by priority, and is not timed,
+// so the loop does not time its attempts.
 func TestKeep(t *testing.T) {
 	var n atomic.Int64
 	wrap := func(l recoil.Limiter) recoil.Limiter { return waits{l, &n} }
@@ -38,8 +38,8 @@ func TestKeep(t *testing.T) {
 	if _, ok := fixed.(recoil.LatencyLimiter); ok {
 		t.Error("a wrapped fixed limiter is a LatencyLimiter: the loop would time its attempts for nothing")
 	}
-	if _, ok := fixed.(recoil.PriorityLimiter); ok {
-		t.Error("a wrapped fixed limiter is a PriorityLimiter")
+	if _, ok := fixed.(recoil.PriorityLimiter); !ok {
+		t.Error("a wrapped fixed limiter is not a PriorityLimiter: its queue would no longer order by priority")
 	}
 
 	// Overload through Do reaches the adaptive limiter under the wrapper.

@@ -344,10 +344,8 @@ func (g *Gateway) decide(now time.Time, a *attempt) decision {
 	}
 	if d.fault != faultOutage && d.fault != faultAllowance {
 		d.latency = g.latency()
-		if k := int64(g.cfg.Latency.Knee); k > 0 {
-			if n := g.inFlight.Load(); n > k {
-				d.latency = time.Duration(float64(d.latency) * float64(n) / float64(k))
-			}
+		if s := stretch(g.inFlight.Load(), g.cfg.Latency.Knee); s > 1 {
+			d.latency = time.Duration(float64(d.latency) * s)
 		}
 	}
 	if d.fault == faultNone {

@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -18,10 +19,15 @@ func TestKnee(t *testing.T) {
 		knee int
 		n    int
 		want []time.Duration // when attempt i, arriving i-th with i+1 in flight, is answered
+		// /metrics's knee gauges with the n attempts in flight
+		metrics []string
 	}{
-		{"no knee", 0, 6, []time.Duration{100 * ms, 100 * ms, 100 * ms, 100 * ms, 100 * ms, 100 * ms}},
-		{"under the knee", 8, 6, []time.Duration{100 * ms, 100 * ms, 100 * ms, 100 * ms, 100 * ms, 100 * ms}},
-		{"past a knee of 4", 4, 6, []time.Duration{100 * ms, 100 * ms, 100 * ms, 100 * ms, 125 * ms, 150 * ms}},
+		{"no knee", 0, 6, []time.Duration{100 * ms, 100 * ms, 100 * ms, 100 * ms, 100 * ms, 100 * ms},
+			[]string{"recoil_gateway_knee 0", "recoil_gateway_latency_stretch 1", "recoil_gateway_in_flight 6"}},
+		{"under the knee", 8, 6, []time.Duration{100 * ms, 100 * ms, 100 * ms, 100 * ms, 100 * ms, 100 * ms},
+			[]string{"recoil_gateway_knee 8", "recoil_gateway_latency_stretch 1", "recoil_gateway_peak_in_flight 6"}},
+		{"past a knee of 4", 4, 6, []time.Duration{100 * ms, 100 * ms, 100 * ms, 100 * ms, 125 * ms, 150 * ms},
+			[]string{"recoil_gateway_knee 4", "recoil_gateway_latency_stretch 1.5", "recoil_gateway_peak_in_flight 6"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -41,6 +47,13 @@ func TestKnee(t *testing.T) {
 				}
 				if s := g.Stats(); s.InFlight != int64(tt.n) || s.PeakInFlight != int64(tt.n) {
 					t.Errorf("in flight %d, peak %d; want %d", s.InFlight, s.PeakInFlight, tt.n)
+				}
+				rec := httptest.NewRecorder()
+				g.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+				for _, want := range tt.metrics {
+					if !strings.Contains(rec.Body.String(), want+"\n") {
+						t.Errorf("/metrics lacks %q:\n%s", want, rec.Body)
+					}
 				}
 				wg.Wait()
 				for i, d := range got {

@@ -49,6 +49,12 @@ var (
 		"Attempts being answered now: arrived, not yet answered.", nil, nil)
 	descDropped = prometheus.NewDesc("recoil_gateway_dropped_after_charge_total",
 		"Connections the charge route dropped after its charge, before answering.", nil, nil)
+	descPeakInFlight = prometheus.NewDesc("recoil_gateway_peak_in_flight",
+		"The most attempts ever being answered at once.", nil, nil)
+	descKnee = prometheus.NewDesc("recoil_gateway_knee",
+		"The dependency's knee (latency.knee): the attempts in flight past which each one's latency grows with the load and throughput stops growing; 0 for none.", nil, nil)
+	descStretch = prometheus.NewDesc("recoil_gateway_latency_stretch",
+		"What an attempt arriving now multiplies its latency by: in flight over the knee, at least 1.", nil, nil)
 )
 
 // collector reads the gateway's own counters when scraped, so counting an
@@ -58,7 +64,7 @@ type collector struct{ g *Gateway }
 func (c collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descAttempts, descAccepted, descResponses, descStalls,
 		descMalformed, descNumber, descPeak, descWindow, descDown, descClients, descRequests,
-		descCharges, descDuplicates, descDropped, descInFlight} {
+		descCharges, descDuplicates, descDropped, descInFlight, descPeakInFlight, descKnee, descStretch} {
 		ch <- d
 	}
 }
@@ -68,6 +74,7 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	g.mu.Lock()
 	attempts, accepted := g.attempts.Total(), g.accepted.Total()
 	peak, _ := g.attempts.Peak()
+	knee := g.cfg.Latency.Knee
 	down := false
 	if g.begun {
 		t := max(int64(time.Since(g.epoch)/tally.Resolution), g.attempts.Newest())
@@ -119,7 +126,21 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descDown, d)
 	gauge(descClients, float64(g.clients.len()))
 	gauge(descRequests, float64(g.requests.len()))
-	gauge(descInFlight, float64(g.inFlight.Load()))
+	inFlight := g.inFlight.Load()
+	gauge(descInFlight, float64(inFlight))
+	gauge(descPeakInFlight, float64(g.peakIn.Load()))
+	gauge(descKnee, float64(knee))
+	gauge(descStretch, stretch(inFlight, knee))
+}
+
+// stretch is the factor an attempt arriving with inFlight attempts being
+// answered (itself included) multiplies its latency by, past a knee of
+// knee (none if not positive): as decide applies it.
+func stretch(inFlight int64, knee int) float64 {
+	if k := int64(knee); k > 0 && inFlight > k {
+		return float64(inFlight) / float64(k)
+	}
+	return 1
 }
 
 func (g *Gateway) initMetrics() {

@@ -105,20 +105,10 @@ func (w *world) begin(ci int32) {
 	now := w.now
 	c.start = now
 	var parent *job
-	var dl time.Time
 	if c.owner >= 0 {
 		parent = w.jobs.get(c.owner)
-		// The caller's deadline, less the protocol's margin for the answer
-		// to travel back (hop.DefaultDeadlineMargin).
-		if parent.deadline > 0 {
-			dl = vt(max(parent.deadline-int64(hop.DefaultDeadlineMargin), now+1))
-		}
 	}
-	// The policy's Timeout, if any, comes off the same deadline.
-	c.rc = c.rp.Begin(vt(now), dl)
-	if c.jit != nil {
-		c.rc.SetJitter(c.jit)
-	}
+	w.engage(c)
 	c.acct = nil
 	if c.pol.hop > 0 {
 		switch {
@@ -149,34 +139,69 @@ func (w *world) begin(ci int32) {
 	w.attempt(ci)
 }
 
+// engage begins the call's recoil.Call now, under its caller's deadline
+// (a layer's call) less the protocol's margin for the answer to travel
+// back (hop.DefaultDeadlineMargin); the policy's Timeout, if any, comes
+// off the same deadline.
+func (w *world) engage(c *call) {
+	var dl time.Time
+	if c.owner >= 0 {
+		if p := w.jobs.get(c.owner); p.deadline > 0 {
+			dl = vt(max(p.deadline-int64(hop.DefaultDeadlineMargin), w.now+1))
+		}
+	}
+	c.rc = c.rp.Begin(vt(w.now), dl)
+	if c.jit != nil {
+		c.rc.SetJitter(c.jit)
+	}
+}
+
 // attempt does what the call's engine says next: send its next attempt, or
 // end the call (a budget, breaker or limiter refused it, or its deadline
 // passed).
 func (w *world) attempt(ci int32) {
 	c := w.calls.get(ci)
-	now := w.now
-	s := c.rc.Next(vt(now))
+	s := c.rc.Next(vt(w.now))
 	if s.Kind != recoil.StepAttempt {
 		w.end(ci, false, reasonOf(s.Err))
 		return
 	}
-	if c.mode != 0 {
-		w.attemptRouted(ci, c, &s)
+	if c.mode == 0 {
+		w.launch(ci, c, c.target, s.Attempt, s.Deadline)
 		return
 	}
+	w.launch(ci, c, w.upstreamOf(c), s.Attempt, s.Deadline)
+	if c.mode&modeHedged != 0 {
+		w.arm(ci, c)
+	}
+}
+
+// launch sends attempt n of call ci to service node, to be cut off at
+// deadline (zero: never): a hedged call's attempt joins its flights.
+func (w *world) launch(ci int32, c *call, node int32, n int, deadline time.Time) {
+	now := w.now
 	c.gen = (c.gen + 1) & genMask
 	c.out = true
 	if c.owner < 0 && c.counted {
 		w.clients[c.client].attempts++
 	}
+	hedged := c.mode&modeHedged != 0
 	var tmo int64
-	if !s.Deadline.IsZero() {
-		tmo = s.Deadline.Sub(epoch).Nanoseconds()
-		w.schedule(tmo, evTimeout, ci, c.gen)
+	if !deadline.IsZero() {
+		tmo = deadline.Sub(epoch).Nanoseconds()
+		kind := evTimeout
+		if hedged {
+			kind = evHTimeout
+		}
+		w.schedule(tmo, kind, ci, c.gen)
+	}
+	if hedged {
+		h := w.hedgingOf(ci)
+		h.fl = append(h.fl, flight{gen: c.gen, n: int32(n), node: node})
 	}
 	ji := w.jobs.alloc()
 	j := w.jobs.get(ji)
-	*j = job{call: ci, cgen: c.gen, node: c.target, ep: c.ep, budget: -1}
+	*j = job{call: ci, cgen: c.gen, node: node, ep: c.ep, budget: -1, hedged: hedged}
 	j.gone = tmo
 	if c.acct != nil {
 		j.budget = int32(c.acct.Remaining())
@@ -185,12 +210,12 @@ func (w *world) attempt(ci int32) {
 	if w.serialSend(ci, ji) {
 		return
 	}
-	n := &w.nodes[c.target]
+	nd := &w.nodes[node]
 	switch {
-	case n.record:
-		w.schedule(now+n.latency.draw(w.rnd), evRead, ji, 0)
-	case !n.latency.zero():
-		w.schedule(now+n.latency.draw(w.rnd), evReach, ji, 0)
+	case nd.record:
+		w.schedule(now+nd.latency.draw(w.rnd), evRead, ji, 0)
+	case !nd.latency.zero():
+		w.schedule(now+nd.latency.draw(w.rnd), evReach, ji, 0)
 	default:
 		w.reach(ji)
 	}
@@ -235,30 +260,63 @@ func verdictOf(res uint8, wait int64) recoil.Verdict {
 	}
 }
 
-// result reports an attempt's outcome to the call's engine and does what it
-// says: schedule the retry after its wait, or end the call.
+// result reports the outcome of the call's one attempt outstanding to its
+// engine, and does what it says.
 func (w *world) result(ci int32, res uint8, wait int64, spent int32) {
 	c := w.calls.get(ci)
 	c.out = false
+	s, ok := w.report(c, 0, res, wait, spent)
+	w.follow(ci, c, s, ok)
+}
+
+// report gives the answer res of attempt n (0: the one attempt
+// outstanding) to the call's engine — the retries spent below it to the
+// hop account, a throttle to its client's count — and returns what the
+// engine says next; ok is a success, which ends the call.
+func (w *world) report(c *call, n int, res uint8, wait int64, spent int32) (s recoil.Step, ok bool) {
 	c.last = res
 	if c.acct != nil && spent > 0 {
 		c.acct.Below(int(spent))
 	}
-	now := vt(w.now)
 	if c.owner < 0 && res == resThrottled && c.counted {
 		w.clients[c.client].throttled++
 	}
-	if res == resOK {
+	now := vt(w.now)
+	switch {
+	case res == resOK && n == 0:
 		c.rc.Success(now)
+		return s, true
+	case res == resOK:
+		c.rc.SuccessOf(now, n) // the others are abandoned: wasted
+		return s, true
+	case n == 0:
+		return c.rc.Fail(now, resErr[res], *c.pol.verdict(c.rp, res, wait)), false
+	}
+	return c.rc.FailOf(now, n, resErr[res], *c.pol.verdict(c.rp, res, wait)), false
+}
+
+// follow does what the call's engine said after an answer (report): end
+// the call, with its success (ok) or its reason; for a hedged call, wait
+// for the attempts still in flight, sending the next hedge at once if one
+// is left (as gRFC A6 and recoil.Do do); or retry after the step's wait,
+// leaving any hedges behind.
+func (w *world) follow(ci int32, c *call, s recoil.Step, ok bool) {
+	switch {
+	case ok:
 		w.end(ci, true, recoil.ReasonNone)
-		return
-	}
-	s := c.rc.Fail(now, resErr[res], *c.pol.verdict(c.rp, res, wait))
-	if s.Kind == recoil.StepDone {
+	case s.Kind == recoil.StepDone:
 		w.end(ci, false, reasonOf(s.Err))
-		return
+	case s.Kind == recoil.StepPending:
+		if s, ok := c.rc.Hedge(vt(w.now)); ok {
+			w.launch(ci, c, w.upstreamOf(c), s.Attempt, s.Deadline)
+			w.arm(ci, c)
+		}
+	default:
+		if c.mode&modeHedged != 0 {
+			w.ground(ci) // the Call left the attempts in flight behind
+		}
+		w.schedule(w.now+int64(s.Wait), evAttempt, ci, 0)
 	}
-	w.schedule(w.now+int64(s.Wait), evAttempt, ci, 0)
 }
 
 // end finishes a logical call: a layer's job carries on with its answer; a

@@ -2,9 +2,7 @@ package sim
 
 import (
 	"slices"
-	"time"
 
-	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/hop"
 )
 
@@ -99,15 +97,6 @@ func (w *world) beginRouted(ci int32, c *call) {
 	}
 }
 
-// attemptRouted sends the attempt s of a call that falls back or hedges:
-// to the service of its target, arming the hedge timer.
-func (w *world) attemptRouted(ci int32, c *call, s *recoil.Step) {
-	w.launch(ci, c, w.upstreamOf(c), s.Attempt, s.Deadline)
-	if c.mode&modeHedged != 0 {
-		w.arm(ci, c)
-	}
-}
-
 // upstreamOf is the service the call's next attempt goes to: its target's
 // under a recoil.Fallback, else the call's own.
 func (w *world) upstreamOf(c *call) int32 {
@@ -119,52 +108,6 @@ func (w *world) upstreamOf(c *call) int32 {
 		}
 	}
 	return c.target
-}
-
-// launch sends attempt n of call ci to service node, to be cut off at
-// deadline (zero: never): attempt's second half, for the calls that come
-// here.
-func (w *world) launch(ci int32, c *call, node int32, n int, deadline time.Time) {
-	now := w.now
-	c.gen = (c.gen + 1) & genMask
-	c.out = true
-	if c.owner < 0 && c.counted {
-		w.clients[c.client].attempts++
-	}
-	hedged := c.mode&modeHedged != 0
-	var tmo int64
-	if !deadline.IsZero() {
-		tmo = deadline.Sub(epoch).Nanoseconds()
-		kind := evTimeout
-		if hedged {
-			kind = evHTimeout
-		}
-		w.schedule(tmo, kind, ci, c.gen)
-	}
-	if hedged {
-		h := w.hedgingOf(ci)
-		h.fl = append(h.fl, flight{gen: c.gen, n: int32(n), node: node})
-	}
-	ji := w.jobs.alloc()
-	j := w.jobs.get(ji)
-	*j = job{call: ci, cgen: c.gen, node: node, ep: c.ep, budget: -1, hedged: hedged}
-	j.gone = tmo
-	if c.acct != nil {
-		j.budget = int32(c.acct.Remaining())
-		j.deadline = tmo
-	}
-	if w.serialSend(ci, ji) {
-		return
-	}
-	nd := &w.nodes[node]
-	switch {
-	case nd.record:
-		w.schedule(now+nd.latency.draw(w.rnd), evRead, ji, 0)
-	case !nd.latency.zero():
-		w.schedule(now+nd.latency.draw(w.rnd), evReach, ji, 0)
-	default:
-		w.reach(ji)
-	}
 }
 
 // arm sets the hedged call's hedge timer for HedgeAfter from now, or
@@ -225,8 +168,7 @@ func (w *world) hedgeAnswer(ji int32, j *job, d int64) {
 }
 
 // hedgeReply reports the answer of call ci's flight gen — or its timeout —
-// to the Call, and does what the Call says: wait for the other attempts
-// in flight, retry after a wait, or end.
+// to the Call, and does what the Call says (see follow).
 func (w *world) hedgeReply(ci int32, gen uint32, timedOut bool) {
 	i := w.flying(ci, gen)
 	if i < 0 {
@@ -239,37 +181,8 @@ func (w *world) hedgeReply(ci int32, gen uint32, timedOut bool) {
 		f.res, f.wait, f.spent = resTimeout, 0, 0
 	}
 	c := w.calls.get(ci)
-	c.last = f.res
-	if c.acct != nil && f.spent > 0 {
-		c.acct.Below(int(f.spent))
-	}
-	if c.owner < 0 && f.res == resThrottled && c.counted {
-		w.clients[c.client].throttled++
-	}
-	now := vt(w.now)
-	if f.res == resOK {
-		c.rc.SuccessOf(now, int(f.n)) // the others are abandoned: wasted
-		w.ground(ci)
-		w.end(ci, true, recoil.ReasonNone)
-		return
-	}
-	s := c.rc.FailOf(now, int(f.n), resErr[f.res], *c.pol.verdict(c.rp, f.res, f.wait))
-	switch s.Kind {
-	case recoil.StepPending:
-		// The hedges in flight may still answer; as gRFC A6 (and recoil.Do)
-		// the next hedge, if one is left, goes at once.
-		if s, ok := c.rc.Hedge(now); ok {
-			w.launch(ci, c, w.upstreamOf(c), s.Attempt, s.Deadline)
-			w.arm(ci, c)
-		}
-		return
-	case recoil.StepDone:
-		w.ground(ci)
-		w.end(ci, false, reasonOf(s.Err))
-		return
-	}
-	w.ground(ci) // a retry: the Call left any others behind
-	w.schedule(w.now+int64(s.Wait), evAttempt, ci, 0)
+	s, ok := w.report(c, int(f.n), f.res, f.wait, f.spent)
+	w.follow(ci, c, s, ok)
 }
 
 // ground drops every attempt of call ci still in flight, and its hedge
@@ -315,17 +228,7 @@ func (w *world) parentGone(c *call) bool {
 // under the same caller's deadline and request budget: begin without the
 // counting of a new logical call.
 func (w *world) rebegin(ci int32, c *call) {
-	now := w.now
-	var dl time.Time
-	if c.owner >= 0 {
-		if p := w.jobs.get(c.owner); p.deadline > 0 {
-			dl = vt(max(p.deadline-int64(hop.DefaultDeadlineMargin), now+1))
-		}
-	}
-	c.rc = c.rp.Begin(vt(now), dl)
-	if c.jit != nil {
-		c.rc.SetJitter(c.jit)
-	}
+	w.engage(c)
 	if c.acct != nil {
 		c.rc.SetRequestBudget(c.acct)
 	}

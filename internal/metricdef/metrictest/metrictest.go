@@ -197,6 +197,31 @@ func retryScripts() []Script {
 			// recoil_breaker_state is 0: closed again.
 		},
 	}, {
+		Name: "breaker slow calls",
+		Run: func(t *testing.T, o Observer) {
+			b := breaker.Must(breaker.New(breaker.Settings{SlowCallRate: 0.9, SlowCallThreshold: 5 * time.Second, MinRequests: 10}))
+			p := &recoil.Policy{Breaker: b}
+			o.Instrument(p)
+			sb, ok := p.Breaker.(interface {
+				recoil.LatencyBreaker
+				RecordSlowAt(time.Time)
+			})
+			if !ok {
+				t.Fatalf("the instrumented breaker %T takes no latencies or no slow reports", p.Breaker)
+			}
+			now := time.Now()
+			for _, latency := range []time.Duration{time.Second, 2 * time.Second, 8 * time.Second, time.Second} {
+				sb.RecordLatencyAt(now, breaker.Success, latency)
+			}
+			sb.RecordSlowAt(now) // a slow stream, as the HTTP Transport reports it
+		},
+		Want: map[string]float64{
+			k("recoil_breaker_slow_reports_total"): 1,
+			k("recoil_breaker_window_calls"):       4,
+			k("recoil_breaker_window_slow_calls"):  2,
+			k("recoil_breaker_slow_call_rate"):     0.5,
+		},
+	}, {
 		Name: "breaker left open",
 		Run: func(t *testing.T, o Observer) {
 			b := breaker.Must(breaker.New(breaker.Settings{ConsecutiveFailures: 1, OnStateChange: o.BreakerHook()}))
