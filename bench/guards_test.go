@@ -273,7 +273,13 @@ func BenchmarkBreaker(b *testing.B) {
 	for _, m := range modes {
 		b.Run(m.name, func(b *testing.B) {
 			b.Run("recoil", func(b *testing.B) {
-				// The zero Settings: five failures in a row trip it.
+				// A fixed run of five failures, failsafe-go's and gobreaker's
+				// defaults: no window, no clock while closed.
+				recoilBreaker(b, m.parallel, opaque[recoil.Breaker](breaker.Must(breaker.New(breaker.Settings{ConsecutiveFailures: 5}))))
+			})
+			b.Run("recoil-default", func(b *testing.B) {
+				// The zero Settings: 80 % of 50 outcomes, or a run scaled to
+				// the volume, over a window that reads the clock.
 				recoilBreaker(b, m.parallel, opaque[recoil.Breaker](breaker.Must(breaker.New(breaker.Settings{}))))
 			})
 			b.Run("recoil-rate", func(b *testing.B) {

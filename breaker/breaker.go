@@ -74,7 +74,14 @@ type Breaker struct {
 	win       *rateWindow   // New's window; nil: a fixed run only
 	built     bool          // made by New; false: the zero Breaker, whose window is lazy
 	lazy      atomic.Pointer[rateWindow]
-	hook      func(from, to State, at time.Time)
+	// sparse is set for the default trips (Settings that set none): the
+	// window counts successes only while it holds a failure, so a
+	// dependency that has not failed for a window costs no clock.
+	sparse bool
+	// lastFail is, for a sparse window, the instant (from epoch) of the
+	// latest failure it counted; zero when it holds none.
+	lastFail atomic.Int64
+	hook     func(from, to State, at time.Time)
 
 	// Keep the lock and the half-open bookkeeping off the cache line the
 	// healthy path reads.
@@ -207,8 +214,8 @@ func (b *Breaker) Record(o Outcome) { b.RecordAt(time.Time{}, o) }
 // admitted while closed that reports while half-open is taken for a probe
 // if a probe is outstanding, and dropped if none is.
 func (b *Breaker) RecordAt(now time.Time, o Outcome) {
-	if o == Success && b.built && b.win == nil && b.word.Load() == 0 {
-		return // closed with no failures and no window: nothing to write
+	if o == Success && b.word.Load() == 0 && (b.built && b.win == nil || b.sparseQuiet()) {
+		return // closed, no failure in the run or the window: nothing to write
 	}
 	b.recordSlow(now, o)
 }
@@ -339,6 +346,9 @@ func (b *Breaker) recordClosed(now time.Time, o Outcome, slow bool) {
 	if win := b.window(); win != nil {
 		var t int64
 		now, t = instant(now)
+		if b.skipSuccess(win, t, o, slow) {
+			return
+		}
 		if win.add(t, o == Failure, slow) {
 			trip = true
 		}
@@ -436,4 +446,44 @@ func (b *Breaker) drain() {
 	b.notifying = false
 	done = true
 	b.mu.Unlock()
+}
+
+// sparseQuiet reports whether the breaker has the default trips and its
+// window holds no failure, so that a success need not be counted: one
+// load. The zero Breaker has the default trips.
+func (b *Breaker) sparseQuiet() bool {
+	return (b.sparse || !b.built) && b.lastFail.Load() == 0
+}
+
+// skipSuccess keeps a sparse window's lastFail, and reports whether
+// outcome o at t is a success it need not count: one that comes a whole
+// window after its last failure. While the window holds no failure its
+// rates cannot trip, and the volume it would count only dilutes failures
+// to come; counting from the first failure on, the failure rate and the
+// run's volume read the outcomes since it.
+func (b *Breaker) skipSuccess(win *rateWindow, t int64, o Outcome, slow bool) bool {
+	if !b.sparse && b.built {
+		return false
+	}
+	if o == Failure {
+		v := t
+		if v == 0 {
+			v = 1 // zero means none
+		}
+		for {
+			last := b.lastFail.Load()
+			if last != 0 && last >= v || b.lastFail.CompareAndSwap(last, v) {
+				return false
+			}
+		}
+	}
+	last := b.lastFail.Load()
+	if slow || last == 0 {
+		return last == 0 && !slow
+	}
+	if t-last >= win.span() {
+		b.lastFail.CompareAndSwap(last, 0)
+		return true
+	}
+	return false
 }

@@ -116,8 +116,9 @@ func TestConsecutiveTrip(t *testing.T) {
 		{"success ends the run", Settings{}, cat(repeat(F, 13), []Outcome{S}, repeat(F, 13)), Closed, 13},
 		{"ignored neither ends nor extends", Settings{}, []Outcome{F, F, I, F, I, I, F}, Closed, 4},
 		{"ignored then the fourteenth", Settings{}, cat(repeat(F, 7), []Outcome{I}, repeat(F, 7)), Open, 0},
-		{"the run scales with the volume: 19 after 1,000 successes", Settings{}, cat(repeat(S, 1000), repeat(F, 19)), Closed, 19},
-		{"the run scales with the volume: 20 after 1,000 successes", Settings{}, cat(repeat(S, 1000), repeat(F, 20)), Open, 0},
+		{"the run scales with the volume: 19 after 1,000 outcomes, a tenth failing", Settings{}, cat(tenthFailing(1000), repeat(F, 19)), Closed, 19},
+		{"the run scales with the volume: 20 after 1,000 outcomes, a tenth failing", Settings{}, cat(tenthFailing(1000), repeat(F, 20)), Open, 0},
+		{"after a window without failures the volume counts from the first", Settings{}, cat(repeat(S, 1000), repeat(F, failuresToTripAlone)), Open, 0},
 		{"a fixed run of five is an explicit choice", Settings{ConsecutiveFailures: 5}, repeat(F, 5), Open, 0},
 		{"custom three", Settings{ConsecutiveFailures: 3}, repeat(F, 3), Open, 0},
 		{"custom one", Settings{ConsecutiveFailures: 1}, []Outcome{S, S, F}, Open, 0},
@@ -757,4 +758,16 @@ func TestDefaultTripsDoNoHarm(t *testing.T) {
 			t.Errorf("down after 2,000 successes %v apart: open after %d failures, want at most 20", every, failures)
 		}
 	}
+}
+
+// tenthFailing returns n outcomes of which every tenth fails.
+func tenthFailing(n int) []Outcome {
+	out := make([]Outcome, n)
+	for i := range out {
+		out[i] = S
+		if i%10 == 4 {
+			out[i] = F
+		}
+	}
+	return out
 }

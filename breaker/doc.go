@@ -108,8 +108,10 @@
 // the breaker with explicit instants; the short forms pass the zero
 // time.Time, which means "the current time: read the clock only if needed".
 // A closed breaker with only a fixed run (ConsecutiveFailures above zero,
-// no rate) never needs it, so its healthy path reads no clock; the default
-// breaker's window does; an open breaker reads it to see whether
+// no rate) never needs it, and neither does the default breaker while its
+// window holds no failure (it counts successes only from a failure on, see
+// Cost), so their healthy paths read no clock; a FailureRate or
+// SlowCallRate set by hand counts every outcome and reads it; an open breaker reads it to see whether
 // its period is over, and the rate window reads it to bucket each outcome.
 //
 // # Cost
@@ -119,9 +121,13 @@
 // ended, so cores calling a healthy breaker share its cache line read-only
 // and do not slow each other down. Open, AllowAt is a clock read and two
 // loads, with no lock. The lock is taken only to change state and in the
-// half-open state. A window (the default trips, a FailureRate or a
-// SlowCallRate) adds a clock read (for a zero now) and a CAS on a window
-// bucket to every outcome, and a sum over the window to every failure
+// half-open state. The default breaker (Settings that set no trip) counts
+// a success only while its window holds a failure: a dependency that has
+// not failed for a whole window costs one more load per outcome, no clock
+// and no store; its rate and its run's volume then read the outcomes since
+// the first failure. A window in use (the default trips since a failure, a
+// FailureRate or a SlowCallRate) adds a clock read (for a zero now) and a
+// CAS on a window bucket to every outcome, and a sum over the window to every failure
 // (with a FailureRate, or in a run of more than DefaultRunMargin) and to
 // every slow call,
 // which costs one more CAS; the buckets are striped across cores so that

@@ -182,7 +182,7 @@ func New(s Settings) (*Breaker, error) {
 	b.slowAfter = s.SlowCallThreshold
 	rate := s.FailureRate
 	if s.ConsecutiveFailures <= 0 && rate == 0 && s.SlowCallRate == 0 {
-		rate = DefaultFailureRate
+		rate, b.sparse = DefaultFailureRate, true
 	}
 	if rate > 0 || s.SlowCallRate > 0 || b.scaledRun() {
 		w, n := s.Window, s.MinRequests

@@ -226,6 +226,9 @@ func (w *rateWindow) sum(e int64) (outcomes, failures, slow int) {
 	return outcomes, failures, slow
 }
 
+// span returns the window's span in nanoseconds: its ten buckets.
+func (w *rateWindow) span() int64 { return w.width * numBuckets }
+
 // runToTrip returns the run of failures that trips a scaled-run breaker
 // whose window ends in period e: DefaultRunMargin more than the bit length
 // of the outcomes the window holds (see DefaultRunMargin).

@@ -95,7 +95,7 @@ func checkDoNoHarm(t *testing.T, runs []sweepRun) {
 		if p.share == 0 {
 			continue
 		}
-		answered := float64(r.OK) / float64(r.Calls)
+		answered := answeredOf(r)
 		if bound := 1 + p.share*answered + p.reserve/float64(r.Calls) + 0.01; r.PerCall() > bound {
 			t.Errorf("failure %g, %s: %.3f attempts a call, above its budget's %.3f", sr.fail, p.name, r.PerCall(), bound)
 		}
@@ -105,10 +105,20 @@ func checkDoNoHarm(t *testing.T, runs []sweepRun) {
 		// Both runs draw their own failures: compare shares, within the
 		// sampling noise of each.
 		noise := 3 * math.Sqrt(sr.fail*(1-sr.fail)*(1/float64(r.Calls)+1/float64(none.Calls)))
-		if answered < float64(none.OK)/float64(none.Calls)-noise {
-			t.Errorf("failure %g, %s: answered %.1f %% of calls, no retries %.1f %%", sr.fail, p.name, 100*answered, 100*float64(none.OK)/float64(none.Calls))
+		if answered < answeredOf(none)-noise {
+			t.Errorf("failure %g, %s: answered %.1f %% of finished calls, no retries %.1f %%", sr.fail, p.name, 100*answered, 100*answeredOf(none))
 		}
 	}
+}
+
+// answeredOf is the share of the finished calls that were answered: the
+// calls the run's end cut off are left out, so a machine too busy to keep
+// the rate does not read as failures.
+func answeredOf(r *Result) float64 {
+	if r.OK+r.Failed == 0 {
+		return 0
+	}
+	return float64(r.OK) / float64(r.OK+r.Failed)
 }
 
 // doNoHarmOnLoopback runs the sweep on real sockets, three runs at a time,
@@ -117,7 +127,7 @@ func doNoHarmOnLoopback(t *testing.T) {
 	rates := []float64{0, 0.05, 0.10, 0.20, 0.30, 0.50, 0.70, 0.90, 1}
 	var mu sync.Mutex
 	runs := map[float64][]sweepRun{}
-	sem := make(chan struct{}, 3)
+	sem := make(chan struct{}, 2)
 	var wg sync.WaitGroup
 	for _, fail := range rates {
 		runs[fail] = make([]sweepRun, len(doNoHarmPolicies))
@@ -166,11 +176,11 @@ func doNoHarmOnLoopback(t *testing.T) {
 		fmt.Fprintf(&b, "| %s |", p.name)
 		for _, f := range rates {
 			r := runs[f][i].res
-			fmt.Fprintf(&b, " %.1f %% · %.2f |", 100*float64(r.OK)/float64(r.Calls), r.PerCall())
+			fmt.Fprintf(&b, " %.1f %% · %.2f |", 100*answeredOf(r), r.PerCall())
 		}
 		b.WriteString("\n")
 	}
-	t.Logf("answered · attempts per call, on loopback:\n%s", b.String())
+	t.Logf("answered of finished calls · attempts per call, on loopback:\n%s", b.String())
 	for _, f := range rates {
 		checkDoNoHarm(t, runs[f])
 	}
