@@ -208,7 +208,7 @@ func (g *gatewayFlags) define(fs *flags) {
 	fs.StringVar(&g.chargePath, "charge-path", gateway.DefaultChargePath, "`path` of the charge route, whose success makes a counted charge (a side effect)")
 	fs.Float64Var(&g.chargeDropRate, "charge-drop-rate", 0, "fraction, 0 to 1, of charges whose connection is dropped after the charge, before the answer")
 	fs.BoolVar(&g.chargeIdempotency, "charge-idempotency", false, "honour Idempotency-Key on the charge route (package idempotency, a memory store): a retry under the same key is replayed, not charged")
-	fs.Var(&g.targets, "target", "serve several dependencies, each under /`NAME/` with its own timeline and counts: NAME (healthy) or NAME=TIMELINE.yaml; repeatable")
+	fs.Var(&g.targets, "target", "serve several dependencies, `NAME[=TIMELINE.yaml]`: each under /NAME/ with its own timeline (none: healthy) and counts; repeatable")
 	fs.BoolVar(&g.bare, "bare", false, "serve a bare handler that answers every request with the success body and counts nothing: the throughput baseline")
 }
 
