@@ -242,7 +242,7 @@ func (w *world) result(ci int32, res uint8, wait int64, spent int32) {
 		c.acct.Below(int(spent))
 	}
 	now := vt(w.now)
-	if c.owner < 0 && res == resThrottled && c.counted {
+	if c.owner < 0 && (res == resThrottled || res == resQuota) && c.counted {
 		w.clients[c.client].throttled++
 	}
 	if res == resOK {

@@ -70,7 +70,8 @@ type ClientResult struct {
 	// FailedBy counts why calls stopped without success, resubmitted ones
 	// included.
 	FailedBy map[string]int64 `json:"failed_by,omitempty"`
-	// Attempts counts the client's own attempts; Throttled, those answered 429.
+	// Attempts counts the client's own attempts; Throttled, those answered
+	// 429, over an allowance or for a spent quota.
 	Attempts  int64       `json:"attempts"`
 	Throttled int64       `json:"throttled"`
 	Goodput   float64     `json:"goodput_per_s"`
@@ -103,7 +104,8 @@ type ServiceResult struct {
 	Succeeded int64 `json:"succeeded"`
 	Throttled int64 `json:"throttled"`
 	// Failures counts attempts answered with anything but success, by kind:
-	// "500", "400", "429", "down", "down 503", "dropped", "queue full",
+	// "500", "400", "429", "down", "overloaded" (an outage answering 503
+	// or 529), "429 quota", "404", "401", "dropped", "queue full",
 	// "502", "503", "expired", "conflict", "cancelled" (the caller left and
 	// the worker stopped: ServiceSpec.CancelOnAbandon).
 	Failures map[string]int64 `json:"failures,omitempty"`

@@ -243,7 +243,7 @@ func (w *world) hedgeReply(ci int32, gen uint32, timedOut bool) {
 	if c.acct != nil && f.spent > 0 {
 		c.acct.Below(int(f.spent))
 	}
-	if c.owner < 0 && f.res == resThrottled && c.counted {
+	if c.owner < 0 && (f.res == resThrottled || f.res == resQuota) && c.counted {
 		w.clients[c.client].throttled++
 	}
 	now := vt(w.now)
