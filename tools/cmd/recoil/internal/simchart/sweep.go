@@ -59,6 +59,7 @@ func sweepChart(r *sim.Result, metric string) (*chart.Figure, error) {
 		lines[run.Policy] = append(lines[run.Policy], plotter.XY{X: x, Y: y})
 		lo, hi, top = min(lo, x), max(hi, x), max(top, y)
 	}
+	var drawn [][]float64 // the lines drawn so far, their y values
 	for i, name := range order {
 		l, pts, err := plotter.NewLinePoints(lines[name])
 		if err != nil {
@@ -68,8 +69,19 @@ func sweepChart(r *sim.Result, metric string) (*chart.Figure, error) {
 		l.Width = vg.Points(chart.LineWidth)
 		pts.Shape = plotutil.Shape(i)
 		pts.Radius = vg.Points(3)
+		label := policyName(name)
+		ys := make([]float64, len(lines[name]))
+		for k, xy := range lines[name] {
+			ys[k] = xy.Y
+		}
+		// A line on an earlier one is dashed, so the one beneath shows.
+		if j, exact := coinciding(ys, drawn, top, 1, nil); j >= 0 {
+			l.Dashes = chart.Dashes()
+			label += coincideNote(policyName(order[j]), exact, true)
+		}
+		drawn = append(drawn, ys)
 		p.Add(l, pts)
-		fig.Legend = append(fig.Legend, chart.Entry{Label: policyName(name), Thumbs: []plot.Thumbnailer{l, pts}})
+		fig.Legend = append(fig.Legend, chart.Entry{Label: label, Thumbs: []plot.Thumbnailer{l, pts}})
 	}
 	p.X.Min, p.X.Max = chart.Extend(lo, hi)
 	p.Y.Min, p.Y.Max = chart.Extend(0, top)
