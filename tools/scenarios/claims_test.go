@@ -3,6 +3,7 @@ package scenarios_test
 import (
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 // figure the run prints, so a change to the simulator or the file that
 // moves a figure fails here instead of leaving the comment wrong.
 type claim struct {
+	long  bool // a run of seconds: checked under RECOIL_LONG=1 (CI)
 	file  string
 	words string                                     // in the comments, as written (line breaks as spaces)
 	seed  uint64                                     // 0: the scenario's own
@@ -24,27 +26,27 @@ type claim struct {
 }
 
 var claims = []claim{
-	{"gateway-outage", "send the gateway 94 attempts, 28 of them in the busiest window", 0, func(t *testing.T, r *sim.Result) []string {
+	{false, "gateway-outage", "send the gateway 94 attempts, 28 of them in the busiest window", 0, func(t *testing.T, r *sim.Result) []string {
 		run := runOf(t, r, "4", "immediate 20ms")
 		return []string{num(run.Attempts), num(run.Peak)}
 	}},
-	{"gateway-outage", "and full jitter, 26, 14 in the busiest window", 0, func(t *testing.T, r *sim.Result) []string {
+	{false, "gateway-outage", "and full jitter, 26, 14 in the busiest window", 0, func(t *testing.T, r *sim.Result) []string {
 		run := runOf(t, r, "4", "exp+full jitter 60ms")
 		return []string{num(run.Attempts), num(run.Peak)}
 	}},
-	{"gateway-outage", "for 3.6 times fewer attempts", 0, func(t *testing.T, r *sim.Result) []string {
+	{false, "gateway-outage", "for 3.6 times fewer attempts", 0, func(t *testing.T, r *sim.Result) []string {
 		a, b := runOf(t, r, "4", "immediate 20ms"), runOf(t, r, "4", "exp+full jitter 60ms")
 		return []string{fmt.Sprintf("%.1f", float64(a.Attempts)/float64(b.Attempts))}
 	}},
-	{"one-at-a-time", "the gateway sees one attempt per 12 ms — 62 in all, 17 in the busiest window", 0, func(t *testing.T, r *sim.Result) []string {
+	{false, "one-at-a-time", "the gateway sees one attempt per 12 ms — 62 in all, 17 in the busiest window", 0, func(t *testing.T, r *sim.Result) []string {
 		run := runOf(t, r, "", "immediate 20ms")
 		return []string{num(run.Attempts), num(run.Peak)}
 	}},
-	{"one-at-a-time", "24 attempts, 11 in the busiest window", 0, func(t *testing.T, r *sim.Result) []string {
+	{false, "one-at-a-time", "24 attempts, 11 in the busiest window", 0, func(t *testing.T, r *sim.Result) []string {
 		run := runOf(t, r, "", "exp+full jitter 60ms")
 		return []string{num(run.Attempts), num(run.Peak)}
 	}},
-	{"one-at-a-time", "(over seeds 1 to 11, 23 to 28 attempts and 11 to 15 in the busiest window)", 0, func(t *testing.T, _ *sim.Result) []string {
+	{false, "one-at-a-time", "(over seeds 1 to 11, 23 to 28 attempts and 11 to 15 in the busiest window)", 0, func(t *testing.T, _ *sim.Result) []string {
 		lo, hi, plo, phi := int64(math.MaxInt64), int64(0), int64(math.MaxInt64), int64(0)
 		for seed := uint64(1); seed <= 11; seed++ {
 			run := runOf(t, result(t, "one-at-a-time", seed), "", "exp+full jitter 60ms")
@@ -52,34 +54,58 @@ var claims = []claim{
 		}
 		return []string{fmt.Sprintf("%d to %d attempts", lo, hi), fmt.Sprintf("%d to %d in the busiest", plo, phi)}
 	}},
-	{"fallback-chain", "every call fails for those ten minutes — 6,000 of them", 0, func(t *testing.T, r *sim.Result) []string {
+	{false, "fallback-chain", "every call fails for those ten minutes — 6,000 of them", 0, func(t *testing.T, r *sim.Result) []string {
 		return []string{num(runOf(t, r, "", "no fallback").Failed)}
 	}},
-	{"fallback-chain", "No call makes more than two attempts, and the calls make 1.00 a call on average", 0, func(t *testing.T, r *sim.Result) []string {
+	{false, "fallback-chain", "No call makes more than two attempts, and the calls make 1.00 a call on average", 0, func(t *testing.T, r *sim.Result) []string {
 		c := runOf(t, r, "", "recoil chain, 3 attempts in all").Clients[0]
 		return []string{words[c.MostAttempts], fmt.Sprintf("%.2f", float64(c.Attempts)/float64(c.Calls))}
 	}},
-	{"fallback-chain", "up to five for one call", 0, func(t *testing.T, r *sim.Result) []string {
+	{false, "fallback-chain", "up to five for one call", 0, func(t *testing.T, r *sim.Result) []string {
 		return []string{words[runOf(t, r, "", "3 attempts per target (gateway)").Clients[0].MostAttempts]}
 	}},
-	{"fleet-budget", "nothing changes as the fleet grows: 1.12 attempts a call", 0, func(t *testing.T, r *sim.Result) []string {
+	{false, "fleet-budget", "nothing changes as the fleet grows: 1.12 attempts a call", 0, func(t *testing.T, r *sim.Result) []string {
 		var out []string
 		for _, n := range []string{"1", "5", "40"} {
 			out = append(out, perCall(runOf(t, r, n, "one budget for the fleet")))
 		}
 		return out
 	}},
-	{"fleet-budget", "(1.33 attempts a call at 5 replicas, 1.56 at 40)", 0, func(t *testing.T, r *sim.Result) []string {
+	{false, "fleet-budget", "(1.33 attempts a call at 5 replicas, 1.56 at 40)", 0, func(t *testing.T, r *sim.Result) []string {
 		return []string{perCall(runOf(t, r, "5", "budget per replica")), perCall(runOf(t, r, "40", "budget per replica"))}
 	}},
-	{"fleet-budget", "holds 481 attempts at 40 replicas, against 38 with one budget", 0, func(t *testing.T, r *sim.Result) []string {
+	{false, "fleet-budget", "holds 481 attempts at 40 replicas, against 38 with one budget", 0, func(t *testing.T, r *sim.Result) []string {
 		return []string{num(runOf(t, r, "40", "budget per replica").Peak), num(runOf(t, r, "40", "one budget for the fleet").Peak)}
 	}},
-	{"slow-provider", "down: a third of the calls fail, and 5,000 requests are paid for that nobody received", 0, func(t *testing.T, r *sim.Result) []string {
+	{false, "slow-provider", "down: a third of the calls fail, and 5,000 requests are paid for that nobody received", 0, func(t *testing.T, r *sim.Result) []string {
 		return []string{num(serviceOf(t, runOf(t, r, "", "10s timeout, 3 attempts"), "provider").Abandoned)}
 	}},
-	{"slow-provider", "and 1,200 answers are generated for nobody", 0, func(t *testing.T, r *sim.Result) []string {
+	{false, "slow-provider", "and 1,200 answers are generated for nobody", 0, func(t *testing.T, r *sim.Result) []string {
 		return []string{num(serviceOf(t, runOf(t, r, "", "10s timeout, 3 attempts, cap 40"), "provider").Abandoned)}
+	}},
+	{true, "slow-tail-hedge", "the 3 % in the tail make the p99 1.7 s", 0, func(t *testing.T, r *sim.Result) []string {
+		return []string{fmt.Sprintf("%.1f s", runOf(t, r, "50", "no hedge").Latency.P99.Seconds())}
+	}},
+	{true, "slow-tail-hedge", "the p99 falls to about 100 ms, a sixteenth, for 8 % more attempts", 0, func(t *testing.T, r *sim.Result) []string {
+		no, h := runOf(t, r, "50", "no hedge"), runOf(t, r, "50", "hedge at p95")
+		return []string{
+			fmt.Sprintf("about %d ms", int(math.Round(h.Latency.P99.Seconds()*10))*100),
+			"a " + ordinal[int(math.Round(no.Latency.P99.Seconds()/h.Latency.P99.Seconds()))],
+			fmt.Sprintf("%.0f %% more attempts", 100*(float64(h.Attempts)/float64(no.Attempts)-1)),
+		}
+	}},
+	{true, "tipping-point", "(99 % at 16 %: only calls failing three times in a row fail); from 18 % on they get none through", 0, func(t *testing.T, r *sim.Result) []string {
+		var out []string
+		for _, p := range []string{"2 retries, at once", "2 retries, backoff"} {
+			at16 := runOf(t, r, "0.16", p)
+			out = append(out, fmt.Sprintf("%.0f %% at 16 %%", 100*float64(at16.Succeeded)/float64(at16.Calls)))
+			for _, f := range []string{"0.18", "0.20", "0.30", "0.40"} {
+				if ok := runOf(t, r, f, p).Succeeded; ok != 0 {
+					out = append(out, fmt.Sprintf("%s at %s: %d through", p, f, ok))
+				}
+			}
+		}
+		return out
 	}},
 }
 
@@ -87,6 +113,9 @@ var claims = []claim{
 func TestScenarioClaims(t *testing.T) {
 	for _, c := range claims {
 		t.Run(c.file, func(t *testing.T) {
+			if c.long && (os.Getenv("RECOIL_LONG") != "1" || testing.Short()) {
+				t.Skip("a run of seconds: set RECOIL_LONG=1")
+			}
 			comments := commentText(t, c.file)
 			if !strings.Contains(comments, c.words) {
 				t.Fatalf("%s.yaml's comments lack %q", c.file, c.words)
@@ -179,5 +208,7 @@ func num(n int64) string {
 	}
 	return s
 }
+
+var ordinal = map[int]string{2: "half", 3: "third", 4: "quarter", 16: "sixteenth"}
 
 var words = map[int64]string{1: "one", 2: "two", 3: "three", 4: "four", 5: "five", 6: "six", 7: "seven", 8: "eight", 9: "nine"}
