@@ -204,7 +204,7 @@ func (r *Result) WriteTextWidth(w io.Writer, width int) error {
 	if r.Description != "" {
 		head += " — " + oneLine(r.Description)
 	}
-	fmt.Fprint(ew, wrap(head, width, ""))
+	fmt.Fprintln(ew, textfmt.Wrap(head, width, ""))
 	fmt.Fprintf(ew, "seed %d · peak window %v · attempts counted at %s\n\n", r.Seed, r.Window, r.Target)
 	r.runsTable().write(ew, width)
 	fmt.Fprintln(ew)

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/recoil-go/recoil/tools/internal/textfmt"
 )
 
 // DefaultWidth is the widest line WriteText writes: a table wider than
@@ -61,7 +63,7 @@ func (t *table) write(w io.Writer, width int) {
 		}
 	}
 	for _, n := range t.notes {
-		b.WriteString(wrap(n, width, "  "))
+		b.WriteString(textfmt.Wrap(n, width, "  ") + "\n")
 	}
 	_, _ = io.WriteString(w, b.String())
 }
@@ -127,31 +129,4 @@ func writeLine(b *strings.Builder, cells []string, cols, widths []int) {
 	}
 	b.WriteString(strings.TrimRight(string(line), " "))
 	b.WriteByte('\n')
-}
-
-// wrap breaks s into lines no wider than width (0: one line), the lines
-// after the first indented by indent.
-func wrap(s string, width int, indent string) string {
-	words := strings.Fields(s)
-	if len(words) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	n := 0
-	for i, word := range words {
-		wl := utf8.RuneCountInString(word)
-		switch {
-		case i == 0:
-		case width > 0 && n+1+wl > width:
-			b.WriteString("\n" + indent)
-			n = utf8.RuneCountInString(indent)
-		default:
-			b.WriteByte(' ')
-			n++
-		}
-		b.WriteString(word)
-		n += wl
-	}
-	b.WriteByte('\n')
-	return b.String()
 }

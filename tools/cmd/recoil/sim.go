@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/recoil-go/recoil/tools/cmd/recoil/internal/simchart"
+	"github.com/recoil-go/recoil/tools/internal/textfmt"
 	"github.com/recoil-go/recoil/tools/scenarios"
 	"github.com/recoil-go/recoil/tools/sim"
 )
@@ -281,7 +282,7 @@ func listScenarios(stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%-16s %s\n", n, s.Description)
+		fmt.Fprintf(stdout, "%-16s %s\n", n, strings.ReplaceAll(textfmt.Wrap(s.Description, sim.DefaultWidth-17, ""), "\n", "\n"+strings.Repeat(" ", 17)))
 	}
 	return nil
 }

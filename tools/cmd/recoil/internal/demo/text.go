@@ -126,10 +126,10 @@ func (l *Live) Tail(r *Report) error {
 	}
 	if notes := r.bandNotes(); len(notes) > 0 {
 		fmt.Fprintln(w)
-		fmt.Fprint(w, wrap("Where a measured figure is off its prediction: the simulator models this machine's speed as measured "+
+		fmt.Fprintln(w, textfmt.Wrap("Where a measured figure is off its prediction: the simulator models this machine's speed as measured "+
 			"around the rows, and a busy machine's speed changes while they run, which moves the peaks most.", 116, ""))
 		for _, n := range notes {
-			fmt.Fprint(w, wrap(n, 116, "  "))
+			fmt.Fprintln(w, textfmt.Wrap(n, 116, "  "))
 		}
 	}
 	fmt.Fprintln(w, "\n\"begun again\" counts logical requests a caller began again after its retry loop gave up; most were refused")
@@ -236,25 +236,3 @@ func fmtDur(d time.Duration) string {
 	return textfmt.Duration(d)
 }
 
-// wrap breaks s into lines of at most width characters, the lines after
-// the first indented by indent.
-func wrap(s string, width int, indent string) string {
-	var b strings.Builder
-	n := 0
-	for i, word := range strings.Fields(s) {
-		wl := utf8.RuneCountInString(word)
-		switch {
-		case i == 0:
-		case n+1+wl > width:
-			b.WriteString("\n" + indent)
-			n = utf8.RuneCountInString(indent)
-		default:
-			b.WriteByte(' ')
-			n++
-		}
-		b.WriteString(word)
-		n += wl
-	}
-	b.WriteByte('\n')
-	return b.String()
-}
