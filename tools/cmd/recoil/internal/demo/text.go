@@ -235,4 +235,3 @@ func fmtDur(d time.Duration) string {
 	}
 	return textfmt.Duration(d)
 }
-
