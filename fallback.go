@@ -95,7 +95,10 @@ type Leave struct {
 	// soonest.
 	Cool time.Duration
 	// Longer moves the call only to a target whose MaxContext is larger
-	// than this one's (the request is too long for it), and only once.
+	// than this one's (the request is too long for it), passing shorter
+	// ones over; a target there that is too short as well moves it on
+	// again, to a longer one still (8k, then 32k, then 128k), within the
+	// policy's MaxAttempts.
 	Longer bool
 	// Why says why, in a few words ("model not found"); it reaches
 	// TargetReport.Left and AttemptEvent.Left.
@@ -126,8 +129,9 @@ var (
 //     permission_error): move, and keep the target out until Restore;
 //   - a quota exhausted (402, insufficient_quota, credit_balance_exhausted,
 //     billing_error): move, out until Restore;
-//   - the request too long (413, context_length_exceeded): move once, to a
-//     target declaring a longer MaxContext; the target stays in for others;
+//   - the request too long (413, context_length_exceeded): move to the next
+//     target declaring a longer MaxContext, and on to a longer one still
+//     each time it is too short as well; the target stays in for others;
 //   - overloaded (503, 529): move, and cool the target for the server's
 //     wait or cooldown, whichever is longer;
 //   - throttled (429 with or without Retry-After): likewise;

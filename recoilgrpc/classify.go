@@ -63,7 +63,7 @@ const (
 	// CodeTooLarge: RESOURCE_EXHAUSTED for a message over a size limit
 	// (grpc-go's "larger than max"), as the HTTP table's 413: permanent
 	// whatever the retryable set, since the same message is as large again;
-	// a Fallback moves once to a target declaring a larger MaxContext.
+	// a Fallback moves it to a target declaring a larger MaxContext.
 	CodeTooLarge = "too_large"
 	// CodeUnavailable: UNAVAILABLE, gRPC's equivalent of HTTP 503 (a
 	// channel that cannot connect, a server draining or shedding load):
@@ -232,7 +232,7 @@ func DefaultRetryable() []codes.Code { return []codes.Code{codes.Unavailable} }
 //	NOT_FOUND                      not_found           move; pass over for RetiredCooldown
 //	UNAUTHENTICATED                unauthorized        move; out until Restore
 //	PERMISSION_DENIED              forbidden           move; out until Restore
-//	RESOURCE_EXHAUSTED, too large  too_large           move once, to a longer MaxContext
+//	RESOURCE_EXHAUSTED, too large  too_large           move to a longer MaxContext
 //	RESOURCE_EXHAUSTED, a wait     ""                  move; cool (throttled)
 //	RESOURCE_EXHAUSTED, no wait    resource_exhausted  stop (FallbackRule: move; cool)
 //	UNAVAILABLE                    unavailable         retry in place (FallbackRule: move; cool)

@@ -216,5 +216,5 @@ func ExampleWriteNotes() {
 		FirstTransportError: "dial tcp 127.0.0.1:8080: connect: connection refused",
 	})
 	// Output:
-	// default: 10 logical requests, 7 accepted; not accepted: attempts exhausted 2, circuit open 1; attempts by status: 200 7, 503 10, none 2; no response: connection refused 2 (first: dial tcp 127.0.0.1:8080: connect: connection refused)
+	// default: 10 logical requests, 7 accepted; not accepted: attempts exhausted 2, circuit open 1; attempts by status: 200 7, 503 10, no response 2; why no response: connection refused 2 (first: dial tcp 127.0.0.1:8080: connect: connection refused)
 }

@@ -391,7 +391,7 @@ seed 4 · peak window 200ms · attempts counted at the callers
 
 policy       calls  ok  failed  unfinished  attempts  per call  peak/200ms  p50    p90    p99    max    goodput/s  all ok at
 immediate    4      4   0       0           64        16.00     18          700ms  708ms  708ms  708ms  5.63       708ms
-full-jitter  4      3   0       1           25        6.25      13          1.15s  1.20s  1.20s  1.20s  1.50       -
+full-jitter  4      3   0       1           25        6.25      13          1.15s  1.20s  1.20s  1.20s  1.50       not all
 `
 	if got := b.String(); got != want {
 		t.Errorf("WriteTable =\n%s\nwant\n%s", got, want)
@@ -401,8 +401,8 @@ full-jitter  4      3   0       1           25        6.25      13          1.15
 		t.Fatal(err)
 	}
 	want = "immediate: 4 logical requests, 4 accepted\n" +
-		"full-jitter: 5 logical requests, 3 accepted, 1 begun again; not accepted: attempts exhausted 2; attempts by status: 200 3, 503 21, none 1; " +
-		"no response: timeout 1 (first: context deadline exceeded); stopped early: duration\n"
+		"full-jitter: 5 logical requests, 3 accepted, 1 begun again; not accepted: attempts exhausted 2; attempts by status: 200 3, 503 21, no response 1; " +
+		"why no response: timeout 1 (first: context deadline exceeded); ended at its -duration, cutting off the 1 unfinished\n"
 	if b.String() != want {
 		t.Errorf("WriteNotes =\n%s\nwant\n%s", b.String(), want)
 	}

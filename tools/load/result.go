@@ -258,9 +258,9 @@ func (r *Result) Load() string {
 // WriteTable writes results as the simulator's table (package sim's
 // WriteText): a heading, then a row per result with its calls (ok,
 // failed, unfinished), attempts in all and per call, the peak per window,
-// the latency percentiles of the calls, goodput, and the time until every
-// call had succeeded ("-" if not all did). It states what was counted and
-// does not grade it.
+// the latency percentiles of the calls, goodput, and — when some result had
+// every call succeed — the time until every call had ("not all" for a
+// result that did not). It states what was counted and does not grade it.
 func WriteTable(w io.Writer, results ...*Result) error {
 	if len(results) == 0 {
 		return nil
@@ -270,25 +270,45 @@ func WriteTable(w io.Writer, results ...*Result) error {
 		r0.URL, r0.Load(), r0.Seed, r0.Window); err != nil {
 		return err
 	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "policy\tcalls\tok\tfailed\tunfinished\tattempts\tper call\tpeak/%v\tp50\tp90\tp99\tmax\tgoodput/s\tall ok at\n", r0.Window)
+	allCol := false
 	for _, r := range results {
-		all := "-"
-		if r.AllOK {
-			all = fmtDur(r.AllOKAt)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Policy,
+		allCol = allCol || r.AllOK
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	head := fmt.Sprintf("policy\tcalls\tok\tfailed\tunfinished\tattempts\tper call\tpeak/%v\tp50\tp90\tp99\tmax\tgoodput/s", r0.Window)
+	if allCol {
+		head += "\tall ok at"
+	}
+	fmt.Fprintln(tw, head)
+	for _, r := range results {
+		row := fmt.Sprintf("%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%s", r.Policy,
 			r.Calls, r.OK, r.Failed, r.Unfinished, r.Attempts, ffloat(r.PerCall(), 2), r.Peak,
 			fmtDur(r.Latency.P50), fmtDur(r.Latency.P90), fmtDur(r.Latency.P99), fmtDur(r.Latency.Max),
-			ffloat(r.Goodput(), 2), all)
+			ffloat(r.Goodput(), 2))
+		if allCol {
+			all := "not all"
+			if r.AllOK {
+				all = fmtDur(r.AllOKAt)
+			}
+			row += "\t" + all
+		}
+		fmt.Fprintln(tw, row)
 	}
 	return tw.Flush()
 }
 
+// stoppedWords says what ended a run, for the notes.
+var stoppedWords = map[string]string{
+	StoppedDuration:    "ended at its -duration",
+	StoppedMaxRequests: "ended at its -requests",
+	StoppedCanceled:    "interrupted",
+}
+
 // WriteNotes writes, a line per result, what the table has no room for:
 // the logical requests and why those not accepted stopped, the statuses
-// the attempts got, the transport errors of those that got none (with the
-// first one's message), and what ended the run early.
+// the attempts got ("no response" for none), why those without a response
+// got none (the kinds of transport error, with the first one's message, and
+// the attempts the run's end cut off), and what ended the run.
 func WriteNotes(w io.Writer, results ...*Result) error {
 	for _, r := range results {
 		parts := []string{fmt.Sprintf("%d logical requests, %d accepted", r.Requests, r.Accepted)}
@@ -305,15 +325,15 @@ func WriteNotes(w io.Writer, results ...*Result) error {
 		for code, n := range r.Statuses {
 			name := strconv.Itoa(code)
 			if code == 0 {
-				name = "none"
+				name = "no response"
 			}
 			st[name] = int(n)
 		}
 		if len(st) > 0 {
 			parts = append(parts, "attempts by status: "+textfmt.Counts(st))
 		}
-		if len(r.TransportErrors) > 0 {
-			parts = append(parts, fmt.Sprintf("no response: %s (first: %s)", textfmt.Counts(r.TransportErrors), r.FirstTransportError))
+		if why := noResponse(r); why != "" {
+			parts = append(parts, "why no response: "+why)
 		}
 		if r.MaxCallAttempts > 0 && (len(r.Targets) > 0 || r.Hedges > 0 || r.RefusedHedges > 0) {
 			// What bounds a chain or a hedge: said where there is one.
@@ -333,13 +353,38 @@ func WriteNotes(w io.Writer, results ...*Result) error {
 			parts = append(parts, "adaptive limit: "+r.LimitSummary())
 		}
 		if r.Stopped != "" {
-			parts = append(parts, "stopped early: "+r.Stopped)
+			words, ok := stoppedWords[r.Stopped]
+			if !ok {
+				words = "stopped: " + r.Stopped
+			}
+			if r.Unfinished > 0 {
+				words += fmt.Sprintf(", cutting off the %d unfinished", r.Unfinished)
+			}
+			parts = append(parts, words)
 		}
 		if _, err := fmt.Fprintf(w, "%s: %s\n", r.Policy, strings.Join(parts, "; ")); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// noResponse says why the attempts that got no response got none: the
+// kinds of transport error (with the first one's message), and those the
+// run's end cut off; "" if every attempt got a response.
+func noResponse(r *Result) string {
+	var errs int64
+	for _, n := range r.TransportErrors {
+		errs += n
+	}
+	var parts []string
+	if len(r.TransportErrors) > 0 {
+		parts = append(parts, fmt.Sprintf("%s (first: %s)", textfmt.Counts(r.TransportErrors), r.FirstTransportError))
+	}
+	if cut := r.Statuses[0] - errs; cut > 0 {
+		parts = append(parts, fmt.Sprintf("cut off by the run's end %d", cut))
+	}
+	return strings.Join(parts, ", ")
 }
 
 func ffloat(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }

@@ -278,7 +278,7 @@ func (w *world) report(c *call, n int, res uint8, wait int64, spent int32) (s re
 	if c.acct != nil && spent > 0 {
 		c.acct.Below(int(spent))
 	}
-	if c.owner < 0 && res == resThrottled && c.counted {
+	if c.owner < 0 && (res == resThrottled || res == resQuota) && c.counted {
 		w.clients[c.client].throttled++
 	}
 	now := vt(w.now)

@@ -7,7 +7,6 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/recoil-go/recoil/tools/internal/textfmt"
@@ -77,7 +76,8 @@ type ClientResult struct {
 	// the target showed at the time (over its last 20 or more attempts).
 	// It is what each guard cost, to set beside what it saved.
 	LikelyWon map[string]float64 `json:"likely_won,omitempty"`
-	// Attempts counts the client's own attempts; Throttled, those answered 429.
+	// Attempts counts the client's own attempts; Throttled, those answered
+	// 429, over an allowance or for a spent quota.
 	Attempts  int64       `json:"attempts"`
 	Throttled int64       `json:"throttled"`
 	Goodput   float64     `json:"goodput_per_s"`
@@ -110,7 +110,8 @@ type ServiceResult struct {
 	Succeeded int64 `json:"succeeded"`
 	Throttled int64 `json:"throttled"`
 	// Failures counts attempts answered with anything but success, by kind:
-	// "500", "400", "429", "down", "down 503", "dropped", "queue full",
+	// "500", "400", "429", "down", "overloaded" (an outage answering 503
+	// or 529), "429 quota", "404", "401", "dropped", "queue full",
 	// "502", "503", "expired", "conflict", "cancelled" (the caller left and
 	// the worker stopped: ServiceSpec.CancelOnAbandon).
 	Failures map[string]int64 `json:"failures,omitempty"`
@@ -196,96 +197,109 @@ func (r *Result) WriteCSV(w io.Writer) error {
 
 func ffloat(x float64, prec int) string { return strconv.FormatFloat(x, 'f', prec, 64) }
 
-// WriteText writes the result as tables: one row per run, then the clients
-// and the services of every run.
-func (r *Result) WriteText(w io.Writer) error {
+// WriteText writes the result as tables no wider than DefaultWidth: one
+// row per run, then the clients and the services of every run.
+func (r *Result) WriteText(w io.Writer) error { return r.WriteTextWidth(w, DefaultWidth) }
+
+// WriteTextWidth is WriteText with lines no wider than width (0: as wide
+// as the tables are). A table too wide is split into parts that each
+// repeat the columns that say whose row it is.
+func (r *Result) WriteTextWidth(w io.Writer, width int) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "%s", r.Scenario)
+	head := r.Scenario
 	if r.Description != "" {
-		fmt.Fprintf(ew, " — %s", oneLine(r.Description))
+		head += " — " + oneLine(r.Description)
 	}
-	fmt.Fprintf(ew, "\nseed %d · peak window %v · attempts counted at %s\n\n", r.Seed, r.Window, r.Target)
-	sweep := r.SweepPath != ""
-	first := func(run *RunResult) string {
-		if sweep {
-			return run.SweepValue + "\t" + run.Policy
-		}
-		return run.Policy
+	fmt.Fprintln(ew, textfmt.Wrap(head, width, ""))
+	fmt.Fprintf(ew, "seed %d · peak window %v · attempts counted at %s\n\n", r.Seed, r.Window, r.Target)
+	r.runsTable().write(ew, width)
+	fmt.Fprintln(ew)
+	r.clientsTable().write(ew, width)
+	if t := r.routedTable(); t != nil {
+		fmt.Fprintln(ew)
+		t.write(ew, width)
 	}
-	head := "policy"
-	if sweep {
-		head = r.SweepPath + "\tpolicy"
-	}
-	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s\tcalls\tok\tfailed\tunfinished\tattempts\tper call\tpeak/%v\tp50\tp99\tmax\tgoodput/s\n", head, r.Window)
-	for i := range r.Runs {
-		run := &r.Runs[i]
-		per := 0.0
-		if run.Calls > 0 {
-			per = float64(run.Attempts) / float64(run.Calls)
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\t%d\t%s\t%s\t%s\t%s\n", first(run),
-			run.Calls, run.Succeeded, run.Failed, run.Unfinished, run.Attempts, ffloat(per, 2), run.Peak,
-			fmtDur(run.Latency.P50), fmtDur(run.Latency.P99), fmtDur(run.Latency.Max), ffloat(run.Goodput, 2))
-	}
-	tw.Flush()
-
-	fmt.Fprintf(ew, "\nclients\n")
-	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s\tclient\tcalls\tok\tfailed\tresubmitted\tattempts\t429s\tp50\tp90\tp99\tmax\tstopped by\tguards turned away, likely answered\n", head)
-	for i := range r.Runs {
-		run := &r.Runs[i]
-		for _, c := range run.Clients {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\n", first(run), c.Name,
-				c.Calls, c.Succeeded, c.Failed, c.Resubmitted, c.Attempts, c.Throttled,
-				fmtDur(c.Latency.P50), fmtDur(c.Latency.P90), fmtDur(c.Latency.P99), fmtDur(c.Latency.Max), textfmt.Counts(c.FailedBy),
-				textfmt.GuardCost(c.LikelyWon))
-		}
-	}
-	tw.Flush()
-
-	writeRouted(ew, r, head, first)
-
-	fmt.Fprintf(ew, "\nservices\n")
-	// The abandoned column appears when some service served an attempt
-	// for a caller who had stopped waiting.
-	abandoned := false
-	for i := range r.Runs {
-		for _, s := range r.Runs[i].Services {
-			abandoned = abandoned || s.Abandoned > 0
-		}
-	}
-	tw = tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	col := ""
-	if abandoned {
-		col = "\tabandoned"
-	}
-	fmt.Fprintf(tw, "%s\tservice\tarrivals\tpeak\tpeak at\tok\tfailures%s\t429s by endpoint\tmax queue\tmean queue\tmean busy\twait p50\twait p99\trecovered\n", head, col)
-	for i := range r.Runs {
-		run := &r.Runs[i]
-		for _, s := range run.Services {
-			busy := ffloat(s.MeanBusy, 2)
-			if s.Workers > 0 {
-				busy += "/" + strconv.Itoa(s.Workers)
-			}
-			failures := textfmt.Counts(s.Failures)
-			if abandoned {
-				failures += "\t" + strconv.FormatInt(s.Abandoned, 10)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%d\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\n", first(run), s.Name,
-				s.Arrivals, s.Peak, fmtDur(s.PeakAt), s.Succeeded, failures, textfmt.Counts(s.ThrottledBy),
-				s.MaxQueue, ffloat(s.MeanQueue, 2), busy, fmtDur(s.Wait.P50), fmtDur(s.Wait.P99), recovered(s.Outages))
-		}
-	}
-	tw.Flush()
+	fmt.Fprintln(ew)
+	r.servicesTable().write(ew, width)
 	return ew.err
 }
 
-// writeRouted writes, when some client's calls fell back or hedged, what
-// they did: the share of the calls that finished that were answered,
-// their attempts on every target together — per call, and the most one
-// call made — and their hedges.
-func writeRouted(ew *errWriter, r *Result, head string, first func(*RunResult) string) {
+// keyed starts a table whose rows begin with the run's sweep value (when
+// the result sweeps one) and policy, then the columns in more.
+func (r *Result) keyed(title string, more ...string) (*table, func(run *RunResult) []string) {
+	t := &table{title: title, keys: 1 + len(more)}
+	ax := r.SweepAxis()
+	if r.SweepPath != "" {
+		t.keys++
+		t.head = append(t.head, ax.Noun)
+	}
+	t.head = append(t.head, "policy")
+	t.head = append(t.head, more...)
+	return t, func(run *RunResult) []string {
+		if r.SweepPath != "" {
+			return []string{ax.Value(run.SweepValue), run.Policy}
+		}
+		return []string{run.Policy}
+	}
+}
+
+// latency writes a percentile of calls' latency; a call that took no time
+// at all (every attempt refused at once) leaves the cell empty.
+func latency(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return fmtDur(d)
+}
+
+func (r *Result) runsTable() *table {
+	t, key := r.keyed("runs")
+	t.keys = len(t.head)
+	t.head = append(t.head, "calls", "ok", "failed", "unfinished", "attempts", "per call",
+		"peak", "p50", "p99", "max", "goodput/s")
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		per := ""
+		if run.Calls > 0 {
+			per = ffloat(float64(run.Attempts)/float64(run.Calls), 2)
+		}
+		t.add(append(key(run), count(run.Calls), count(run.Succeeded), count(run.Failed), count(run.Unfinished),
+			count(run.Attempts), per, count(run.Peak),
+			latency(run.Latency.P50), latency(run.Latency.P99), latency(run.Latency.Max), ffloat(run.Goodput, 2))...)
+	}
+	t.notes = []string{
+		"calls: begun after the warmup; unfinished: still going at the end. attempts: those that reached " + r.Target +
+			"; per call: attempts per call begun (under 1 when calls ended before reaching " + r.Target + ")" +
+			"; peak: the most of them in one " + fmtDur(r.Window) + " window.",
+		"p50, p99, max: how long calls took, failed ones included (empty: no time at all, every attempt refused at once)." +
+			" goodput/s: calls answered per second.",
+	}
+	return t
+}
+
+func (r *Result) clientsTable() *table {
+	t, key := r.keyed("clients", "client")
+	t.head = append(t.head, "calls", "ok", "failed", "resubmitted", "attempts", "429s", "p50", "p90", "p99", "max", "stopped by", "guards' cost")
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		for _, c := range run.Clients {
+			t.add(append(key(run), c.Name, count(c.Calls), count(c.Succeeded), count(c.Failed), count(c.Resubmitted),
+				count(c.Attempts), count(c.Throttled), latency(c.Latency.P50), latency(c.Latency.P90),
+				latency(c.Latency.P99), latency(c.Latency.Max), textfmt.Counts(c.FailedBy), textfmt.GuardCost(c.LikelyWon))...)
+		}
+	}
+	t.notes = []string{"attempts: the client's own, on every service; 429s: those answered 429, whatever the reason" +
+		" (a quota or the allowance). stopped by: why calls that failed stopped, with how many." +
+		" guards' cost: of the calls an open breaker or a spent retry budget turned away, how many would likely" +
+		" have been answered, at the success rate the target showed at the time."}
+	return t
+}
+
+// routedTable is, when some client's calls fell back or hedged, what they
+// did: the share of the calls that finished that were answered, their
+// attempts on every target together — per call, and the most one call
+// made — and their hedges; nil otherwise.
+func (r *Result) routedTable() *table {
 	routed := false
 	for i := range r.Runs {
 		for _, c := range r.Runs[i].Clients {
@@ -293,11 +307,10 @@ func writeRouted(ew *errWriter, r *Result, head string, first func(*RunResult) s
 		}
 	}
 	if !routed {
-		return
+		return nil
 	}
-	fmt.Fprintf(ew, "\nfallback and hedging (attempts on every target)\n")
-	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "%s\tclient\tcalls\tanswered of finished\tattempts\tper call\tmost in a call\thedges\trefused hedges\twasted\n", head)
+	t, key := r.keyed("fallback and hedging (attempts on every target)", "client")
+	t.head = append(t.head, "calls", "answered of finished", "attempts", "per call", "most in a call", "hedges", "refused hedges", "wasted")
 	for i := range r.Runs {
 		run := &r.Runs[i]
 		for _, c := range run.Clients {
@@ -309,14 +322,55 @@ func writeRouted(ew *errWriter, r *Result, head string, first func(*RunResult) s
 				per = ffloat(float64(c.Attempts)/float64(c.Calls), 2)
 			}
 			if c.MostAttempts > 0 {
-				most = strconv.FormatInt(c.MostAttempts, 10)
+				most = count(c.MostAttempts)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\t%s\t%d\t%d\t%d\n", first(run), c.Name,
-				c.Calls, answered, c.Attempts, per, most, c.Hedges, c.RefusedHedges, c.Wasted)
+			t.add(append(key(run), c.Name, count(c.Calls), answered, count(c.Attempts), per, most,
+				count(c.Hedges), count(c.RefusedHedges), count(c.Wasted))...)
 		}
 	}
-	tw.Flush()
+	return t
 }
+
+func (r *Result) servicesTable() *table {
+	// The abandoned column appears when some service served an attempt
+	// for a caller who had stopped waiting.
+	abandoned := false
+	for i := range r.Runs {
+		for _, s := range r.Runs[i].Services {
+			abandoned = abandoned || s.Abandoned > 0
+		}
+	}
+	t, key := r.keyed("services", "service")
+	t.head = append(t.head, "arrivals", "peak", "peak at", "ok", "failures")
+	if abandoned {
+		t.head = append(t.head, "abandoned")
+	}
+	t.head = append(t.head, "429s by endpoint", "max queue", "mean queue", "busy workers", "queue wait p50", "queue wait p99", "recovered at")
+	for i := range r.Runs {
+		run := &r.Runs[i]
+		for _, s := range run.Services {
+			busy := ffloat(s.MeanBusy, 2)
+			if s.Workers > 0 {
+				busy += " of " + strconv.Itoa(s.Workers)
+			}
+			row := append(key(run), s.Name, count(s.Arrivals), count(s.Peak), fmtDur(s.PeakAt), count(s.Succeeded), textfmt.Counts(s.Failures))
+			if abandoned {
+				row = append(row, count(s.Abandoned))
+			}
+			t.add(append(row, textfmt.Counts(s.ThrottledBy), strconv.Itoa(s.MaxQueue), ffloat(s.MeanQueue, 2), busy,
+				fmtDur(s.Wait.P50), fmtDur(s.Wait.P99), recovered(s.Outages))...)
+		}
+	}
+	t.notes = []string{"arrivals: attempts that reached the service; peak: the most in one " + fmtDur(r.Window) +
+		" window, starting at peak at. failures: attempts answered with anything but success, by kind." +
+		" busy workers: the mean number serving. recovered at: when each outage ended, or not by the end."}
+	if abandoned {
+		t.notes = append(t.notes, "abandoned: attempts served for a caller who had stopped waiting: work done, and billed, for nobody.")
+	}
+	return t
+}
+
+func count(n int64) string { return strconv.FormatInt(n, 10) }
 
 func recovered(os []OutageResult) string {
 	var parts []string

@@ -73,7 +73,7 @@ func TestFallbackChainScenario(t *testing.T) {
 	}
 	// Every kind of failure the scenario promises reached the gateways'
 	// chain, and the refusals moved it on at once, one attempt each.
-	if f := serviceOf(t, gw, "primary").Failures; f["404"] == 0 || f["quota"] == 0 || f["down 503"] < 3*f["404"]/2 {
+	if f := serviceOf(t, gw, "primary").Failures; f["404"] == 0 || f["429 quota"] == 0 || f["overloaded"] < 3*f["404"]/2 {
 		t.Errorf("the primary's failures under the gateways' chain = %v: want 404s, quota refusals and three 529s a call while overloaded", f)
 	}
 }

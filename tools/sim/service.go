@@ -385,7 +385,7 @@ func (w *world) serviceResult(n *node, end int64) ServiceResult {
 	sr := ServiceResult{
 		Name: n.spec.Name, Workers: n.workers,
 		Arrivals: m.arrivals, Served: m.served, Writes: m.writes, Succeeded: m.res[resOK],
-		Throttled: m.res[resThrottled], Abandoned: m.abandoned, Peak: n.peak, PeakAt: time.Duration(n.peakAt),
+		Throttled: m.res[resThrottled] + m.res[resQuota], Abandoned: m.abandoned, Peak: n.peak, PeakAt: time.Duration(n.peakAt),
 		MaxQueue: m.maxQueue, Wait: percentiles(&m.wait), Series: m.series,
 	}
 	if end > w.warm {

@@ -48,8 +48,8 @@ const (
 	nRes
 )
 
-var resNames = [nRes]string{"ok", "500", "down", "queue full", "429", "400", "expired", "conflict", "502", "503", "timeout", "down 503", "dropped", "cancelled",
-	"404", "401", "quota"}
+var resNames = [nRes]string{"ok", "500", "down", "queue full", "429", "400", "expired", "conflict", "502", "503", "timeout", "overloaded", "dropped", "cancelled",
+	"404", "401", "429 quota"}
 
 var resErr = func() (e [nRes]error) {
 	for i, n := range resNames {

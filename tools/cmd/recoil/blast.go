@@ -32,7 +32,9 @@ anything that is not a 2xx (1 s doubling, no jitter) on a validator's 400
 that takes 210 ms, for an endpoint at 140 requests a minute beside 1,450 a
 minute of other traffic, under a 2,000-a-minute allowance and 24 workers;
 and 1,000 requests a second against a capacity of 1,200 a second, 20 %
-underlying failure, two retries per request at each of three layers.`,
+underlying failure, two retries per request at each of three layers.
+-attempts and -retries describe one policy: give either, and the other
+follows it.`,
 	examples: `  recoil blast                              the worked example
   recoil blast -attempts 3 -jitter full     a gentler schedule on the same endpoint
   recoil blast -failure 30% -retries 1 -layers 2 -backoff
@@ -78,12 +80,15 @@ func runBlast(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&in.Layers, "layers", in.Layers, "retrying layers, each making retries+1 attempts, 1 to 64")
 	fs.Float64Var(&in.Offered, "offered", in.Offered, "requests per second arriving")
 	fs.Float64Var(&in.Capacity, "capacity", in.Capacity, "attempts per second the system serves before shedding")
-	fs.Var((*rateFlag)(&in.Failure), "failure", "underlying failure rate, a fraction or a percentage: 0.2 or 20% (default 0.2)")
-	fs.IntVar(&in.Retries, "retries", in.Retries, "retries per request, attempts after the first, 0 to 40")
-	fs.BoolVar(&in.Backoff, "backoff", in.Backoff, "mark the with-backoff amplification as the configured one")
+	fs.Var((*rateFlag)(&in.Failure), "failure", "underlying failure rate, a fraction or a percentage: 0.2 or 20%")
+	fs.IntVar(&in.Retries, "retries", in.Retries, "retries per request, attempts after the first, 0 to 40; -attempts less one when only -attempts is given")
+	fs.BoolVar(&in.Backoff, "backoff", in.Backoff, "mark the with-backoff amplification as the configured one; set by -jitter full or equal, which spread the waits")
 	fs.Float64Var(&in.SliderStep, "step", in.SliderStep, "step of the failure-rate slider the tipping point is read on, more than 0 and at most 1")
 	asJSON := fs.Bool("json", false, "print the figures as one JSON object")
 	if err := fs.parse(args); err != nil {
+		return err
+	}
+	if err := alignAttempts(fs, &in); err != nil {
 		return err
 	}
 	// The library reads a zero multiplier or step as its default; given on
@@ -98,6 +103,9 @@ func runBlast(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		var ie *blast.InputError
 		if errors.As(err, &ie) {
+			if ie.Field == "Retries" && !fs.given("retries") { // it followed -attempts
+				return usagef("-attempts %d: the layers and the amplification take at most %d attempts (-retries %s)", in.Attempts, maxRetries+1, ie.Reason)
+			}
 			return usagef("-%s %v: %s", blastFlags[ie.Field], ie.Value, ie.Reason)
 		}
 		return err
@@ -108,6 +116,32 @@ func runBlast(_ context.Context, args []string, stdout, stderr io.Writer) error 
 		return enc.Encode(r)
 	}
 	return writeBlast(stdout, &r)
+}
+
+// maxRetries is the most -retries the amplification model takes.
+const maxRetries = 40
+
+// alignAttempts makes -attempts and -retries describe one policy: given one
+// of them, the other follows it (retries are the attempts after the first);
+// given both, they must agree. Given neither, each keeps its worked example's
+// value (five attempts for the schedule, two retries for the amplification).
+// With -jitter full or equal and no -backoff, the amplification with backoff
+// is the configured one: jittered waits spread the retries of calls that
+// failed together, which is what the model's backoff windows stand for.
+func alignAttempts(fs *flags, in *blast.Inputs) error {
+	switch a, r := fs.given("attempts"), fs.given("retries"); {
+	case a && r && in.Attempts != in.Retries+1:
+		return usagef("-attempts %d and -retries %d disagree: -retries counts the attempts after the first (-attempts %d is -retries %d); give one of them",
+			in.Attempts, in.Retries, in.Attempts, in.Attempts-1)
+	case a && !r && in.Attempts >= 1: // an -attempts out of range is reported as given
+		in.Retries = in.Attempts - 1
+	case r && !a && in.Retries >= 0:
+		in.Attempts = in.Retries + 1
+	}
+	if !fs.given("backoff") && in.Jitter != blast.JitterNone {
+		in.Backoff = true
+	}
+	return nil
 }
 
 // rateFlag is a failure rate given as a fraction (0.2) or a percentage (20%).
@@ -231,6 +265,10 @@ func writeAmplification(p *printer, r *blast.Report) {
 	row("goodput without retries/s", func(a blast.Amplification) string { return num(a.GoodputNoRetries, 0) })
 	row("work retries recover/s", func(a blast.Amplification) string { return num(a.Recovered, 0) })
 	t.write(p)
+	if bo.Goodput < no.Goodput {
+		p.f("  with backoff the figures are one second's: later retry rounds land in later, longer windows, so the\n")
+		p.f("  %s/s of goodput it shows less is work recovered after this second, not lost\n", num(no.Goodput-bo.Goodput, 0))
+	}
 }
 
 // table is rows of cells: the first column is aligned left, the middle ones

@@ -46,6 +46,13 @@ func TestBlastText(t *testing.T) {
 		}},
 		{"full jitter halves the wait", []string{"blast", "-jitter", "full"}, []string{
 			"asleep 7.5s on average (at most 15s); worker held 7.7s",
+			// Jittered waits spread the retries: backoff is the configured amplification.
+			"with backoff (configured)  36.64%",
+			"76/s of goodput it shows less is work recovered after this second, not lost",
+		}},
+		{"-attempts sets the retries", []string{"blast", "-attempts", "3"}, []string{
+			"3 attempts at each of 3 layers",
+			"retries per request 2",
 		}},
 		{"failure as a percentage, backoff configured", []string{"blast", "-failure", "20%", "-backoff"}, []string{
 			"failure rate, retries counted        0.226",
@@ -185,6 +192,8 @@ func TestBlastUsageErrors(t *testing.T) {
 		{[]string{"blast", "-step", "2"}, "-step 2: must be in (0, 1]"},
 		{[]string{"blast", "-pool", "many"}, `invalid value "many" for flag -pool`},
 		{[]string{"blast", "extra"}, `unexpected argument "extra"`},
+		{[]string{"blast", "-attempts", "3", "-retries", "4"}, "-attempts 3 and -retries 4 disagree"},
+		{[]string{"blast", "-attempts", "60"}, "-attempts 60: the layers and the amplification take at most 41 attempts"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

@@ -94,24 +94,26 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 
-	cfg := demo.Config{Outage: *outage, Seed: *seed, Runs: *runs}
+	cfg := demo.Config{Outage: *outage, Seed: *seed, Runs: *runs, Callers: ns, Policies: demoPolicies}
 	if terminal(stderr) {
-		cfg.Progress = func(n int, policy string) {
-			fmt.Fprintf(stderr, "\r%-60s", fmt.Sprintf("running %s at %d callers…", policy, n))
-		}
+		cfg.Next = func(what string) { fmt.Fprintf(stderr, "next: %s…\n", what) }
 	}
-	cfg.Callers, cfg.Policies = ns, demoPolicies
+	var live *demo.Live
+	if !*asJSON {
+		// The table is written as the rows are measured.
+		live = demo.NewLive(stdout, cfg.Outage, 0)
+		live.Head()
+		cfg.Measured, cfg.Predicted = live.Measured, live.Simulated
+	}
 	rep, err := demo.Run(ctx, cfg)
-	if cfg.Progress != nil {
-		fmt.Fprintf(stderr, "\r%-60s\r", "")
-	}
-	return writeDemo(ctx, rep, err, len(ns)*len(demoPolicies), *asJSON, out, format, *chart, stdout, stderr)
+	return writeDemo(ctx, rep, err, len(ns)*len(demoPolicies), live, out, format, *chart, stdout, stderr)
 }
 
-// writeDemo writes the report of a demo of total rows that ended with
-// err: the table or JSON, then the chart to out (named path), unless ctx
+// writeDemo ends the report of a demo of total rows that ended with err:
+// the table's comparisons and notes below the rows live wrote (or, with
+// live nil, the JSON), then the chart to out (named path), unless ctx
 // ended first.
-func writeDemo(ctx context.Context, rep *demo.Report, err error, total int, asJSON bool, out *output, format, path string, stdout, stderr io.Writer) error {
+func writeDemo(ctx context.Context, rep *demo.Report, err error, total int, live *demo.Live, out *output, format, path string, stdout, stderr io.Writer) error {
 	interrupted := ctx.Err() != nil
 	if err != nil && !interrupted {
 		return err
@@ -119,19 +121,19 @@ func writeDemo(ctx context.Context, rep *demo.Report, err error, total int, asJS
 	if rep == nil {
 		rep = &demo.Report{}
 	}
-	if interrupted && !asJSON {
+	if interrupted && live != nil {
 		if len(rep.Rows) == 0 {
-			fmt.Fprintf(stdout, "INTERRUPTED before the first of %d rows was measured: nothing to show.\n", total)
+			fmt.Fprintf(stdout, "\nINTERRUPTED before the first of %d rows was measured: nothing to show.\n", total)
 			return fmt.Errorf("%w before the first row was measured", errInterrupted)
 		}
-		fmt.Fprintf(stdout, "INTERRUPTED: %d of %d rows measured; the table shows those.\n\n", len(rep.Rows), total)
+		fmt.Fprintf(stdout, "\nINTERRUPTED: %d of %d rows measured; the table shows those.\n", len(rep.Rows), total)
 	}
-	if asJSON {
+	if live == nil {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		err = enc.Encode(rep)
 	} else {
-		err = rep.WriteText(stdout)
+		err = live.Tail(rep)
 	}
 	if err != nil {
 		return err

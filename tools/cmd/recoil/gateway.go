@@ -208,7 +208,7 @@ func (g *gatewayFlags) define(fs *flags) {
 	fs.StringVar(&g.chargePath, "charge-path", gateway.DefaultChargePath, "`path` of the charge route, whose success makes a counted charge (a side effect)")
 	fs.Float64Var(&g.chargeDropRate, "charge-drop-rate", 0, "fraction, 0 to 1, of charges whose connection is dropped after the charge, before the answer")
 	fs.BoolVar(&g.chargeIdempotency, "charge-idempotency", false, "honour Idempotency-Key on the charge route (package idempotency, a memory store): a retry under the same key is replayed, not charged")
-	fs.Var(&g.targets, "target", "serve several dependencies, each under /`NAME/` with its own timeline and counts: NAME (healthy) or NAME=TIMELINE.yaml; repeatable")
+	fs.Var(&g.targets, "target", "serve several dependencies, `NAME[=TIMELINE.yaml]`: each under /NAME/ with its own timeline (none: healthy) and counts; repeatable")
 	fs.BoolVar(&g.bare, "bare", false, "serve a bare handler that answers every request with the success body and counts nothing: the throughput baseline")
 }
 
@@ -418,17 +418,10 @@ func runGateway(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fmt.Fprintf(stdout, "recoil gateway: serving on %s\n", url)
 	fmt.Fprintf(stdout, "  dependency %s/v1/messages (any other path too) · page %s/ · stats %s/stats · metrics %s/metrics\n", url, url, url, url)
 	c := gw.Config().Charge
-	fmt.Fprintf(stdout, "  charge route %s%s: counts charges per logical request; Idempotency-Key %s; %g of charges dropped after the charge\n",
-		url, c.Path, honoured(c.Idempotency), c.DropRate)
-	if d := gw.Config().Serial; d > 0 {
-		fmt.Fprintf(stdout, "  serialised: one attempt at a time, each holding the lane %v before it is counted and answered\n", d)
-	}
-	for _, o := range gw.Config().Outages {
-		fmt.Fprintf(stdout, "  outage from %v for %v answering %d%s", o.Start, o.Duration, o.Status, withCode(o.Code))
-		if o.Recovery.Below > 0 {
-			fmt.Fprintf(stdout, ", then until attempts per %v stay below %d for %v", gw.Config().Window, o.Recovery.Below, o.Recovery.For)
-		}
-		fmt.Fprintln(stdout, " (times count from the first attempt)")
+	fmt.Fprintf(stdout, "  charge route %s%s: counts charges per logical request; Idempotency-Key %s\n",
+		url, c.Path, honoured(c.Idempotency))
+	for _, l := range faultLines(gw.Config(), "the first attempt") {
+		fmt.Fprintf(stdout, "  %s\n", l)
 	}
 	if err := gw.Serve(ctx, ln); err != nil {
 		return err
@@ -463,15 +456,8 @@ func serveTargets(ctx context.Context, g gatewayFlags, stdout io.Writer) error {
 	for _, t := range g.targets {
 		gw := set.Gateway(t.Name)
 		fmt.Fprintf(stdout, "  %s: dependency %s/%s/v1/messages (any path under /%s/) · page %s/%s/\n", t.Name, url, t.Name, t.Name, url, t.Name)
-		for _, o := range gw.Config().Outages {
-			fmt.Fprintf(stdout, "    outage from %v for %v answering %d%s", o.Start, o.Duration, o.Status, withCode(o.Code))
-			if o.Recovery.Below > 0 {
-				fmt.Fprintf(stdout, ", then until attempts per %v stay below %d for %v", gw.Config().Window, o.Recovery.Below, o.Recovery.For)
-			}
-			fmt.Fprintf(stdout, " (from %s's first attempt)\n", t.Name)
-		}
-		if c := gw.Config(); c.FailureRate > 0 {
-			fmt.Fprintf(stdout, "    %g of attempts fail with %d\n", c.FailureRate, c.FailureStatus)
+		for _, l := range faultLines(gw.Config(), t.Name+"'s first attempt") {
+			fmt.Fprintf(stdout, "    %s\n", l)
 		}
 	}
 	if err := set.Serve(ctx, ln); err != nil {

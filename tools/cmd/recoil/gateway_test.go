@@ -113,7 +113,7 @@ func TestGatewayCommand(t *testing.T) {
 		t.Fatalf("runGateway = %v, want it interrupted after cancel", err)
 	}
 	for _, want := range []string{
-		"outage from 0s for 1h0m0s answering 529",
+		"outage from 0s for 1h0m0s, answering 529",
 		"stopped (interrupted); counted: 3 attempts, 0 answered with a success, peak 3 in one 100ms (sliding), from 1 clients, 0 logical requests",
 	} {
 		if !strings.Contains(out.String(), want) {
@@ -154,7 +154,7 @@ func TestGatewayCommandTargets(t *testing.T) {
 	for _, want := range []string{
 		"2 targets, each under its own path · index " + url + "/",
 		"primary: dependency " + url + "/primary/v1/messages",
-		"outage from 0s for 1h0m0s answering 429 insufficient_quota (from primary's first attempt)",
+		"outage from 0s for 1h0m0s, answering 429 insufficient_quota (from primary's first attempt)",
 		"primary: 2 attempts, 0 answered with a success",
 		"backup: 1 attempts, 1 answered with a success",
 	} {

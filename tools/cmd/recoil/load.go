@@ -53,7 +53,8 @@ got no response the kind of transport error (connection refused, DNS lookup
 failed, TLS error, timeout, …) with the first one's message. Callers run in
 a closed loop (-callers) or arrive at a rate (-rate); with -until-accepted
 each repeats its request, after -pause, until one is accepted. A run ends
-after -requests logical requests or -duration, whichever comes first.`,
+after -requests logical requests or -duration, whichever comes first (given
+-duration alone, a run lasts it).`,
 	examples: `  recoil load -url http://127.0.0.1:8080/v1/charges -callers 4 -until-accepted -policy immediate -gateway-stats
   recoil load -url http://127.0.0.1:8080/v1/charges -body '{"amount":100}' -callers 8 -requests 200 -gateway-stats -idempotency-keys=false
   recoil load -url http://127.0.0.1:8080/v1/messages -rate 50 -duration 30s -body '{"model":"m"}' -json
@@ -106,6 +107,9 @@ func runLoad(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	if err := checkLoadFlags(fs, *o.target, *o.pause); err != nil {
 		return err
+	}
+	if fs.given("duration") && !fs.given("requests") {
+		*o.requests = load.MaxLogicalRequests // a run given a -duration lasts it
 	}
 	cfg, err := o.config()
 	if err != nil {
@@ -188,7 +192,7 @@ func newLoadFlags(stdout io.Writer) (*flags, *loadOptions) {
 	o.policyFile = fs.String("policy-file", "", "YAML policy `file` (load.ParsePolicy), instead of -policy")
 	o.until = fs.Bool("until-accepted", false, "each caller repeats logical requests, after -pause, until one is accepted")
 	o.pause = fs.Duration("pause", load.DefaultPause, "a caller's pause before its next logical request after one not accepted (0: none)")
-	o.requests = fs.Int("requests", load.DefaultMaxRequests, fmt.Sprintf("at most this many logical requests, 1 to %d", load.MaxLogicalRequests))
+	o.requests = fs.Int("requests", load.DefaultMaxRequests, fmt.Sprintf("at most this many logical requests, 1 to %d; with -duration alone, %d", load.MaxLogicalRequests, load.MaxLogicalRequests))
 	o.duration = fs.Duration("duration", load.DefaultDuration, fmt.Sprintf("at most this long, up to %v", load.MaxDuration))
 	o.timeout = fs.Duration("timeout", load.DefaultTimeout, fmt.Sprintf("deadline of each logical request, waits included, up to %v", load.MaxDuration))
 	o.method = fs.String("method", "", "request method (default GET, or POST with a body)")

@@ -160,7 +160,7 @@ func TestLoadCommandTable(t *testing.T) {
 		url + "/x — 2 callers\n",
 		"policy  calls  ok  failed  unfinished  attempts  per call  peak/200ms",
 		"two     10     10  0       0           10        1.00",
-		"two: 10 logical requests, 10 accepted; attempts by status: 200 10; stopped early: max requests",
+		"two: 10 logical requests, 10 accepted; attempts by status: 200 10; ended at its -requests",
 		"the gateway counted, since its first attempt: 10 attempts, 10 answered with a success",
 	} {
 		if !strings.Contains(stdout.String(), want) {
@@ -323,7 +323,7 @@ func TestLoadCommandInterrupted(t *testing.T) {
 		t.Errorf("load returned %v after the interrupt, want less than %v", took, stopBound)
 	}
 	c.check(t, args, exitInterrupted,
-		[]string{"INTERRUPTED after ", "what the callers counted until then", "stopped early: canceled"},
+		[]string{"INTERRUPTED after ", "what the callers counted until then", "; interrupted"},
 		[]string{"recoil load: interrupted after "})
 }
 

@@ -35,7 +35,17 @@ func limitChart(res *load.Result, knee int) *chart.Figure {
 	}
 	if l, err := chart.StepLine(useBins, chart.Color(2), true); err == nil {
 		p.Add(l)
-		legend = append(legend, chart.Entry{Label: "attempts in flight (slots held)", Thumbs: []plot.Thumbnailer{l}})
+		label := "attempts in flight (slots held)"
+		on := 0
+		for i := range useBins {
+			if useBins[i].Y == limitBins[i].Y {
+				on++
+			}
+		}
+		if 2*on >= len(useBins) { // drawn dashed over the limit, which shows through
+			label = "attempts in flight (slots held; dashed: on the limit while every slot is held)"
+		}
+		legend = append(legend, chart.Entry{Label: label, Thumbs: []plot.Thumbnailer{l}})
 	}
 	if knee > 0 {
 		k, err := plotter.NewLine(plotter.XYs{{X: 0, Y: float64(knee)}, {X: res.Elapsed.Seconds(), Y: float64(knee)}})

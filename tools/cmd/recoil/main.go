@@ -190,10 +190,15 @@ func newFlags(name string, stdout io.Writer, h help) *flags {
 // its flags, examples, notes and exit statuses.
 func (f *flags) writeHelp(w io.Writer) {
 	h := f.help
-	fmt.Fprintf(w, "usage: %s\n\n%s\n\nFlags:\n", h.usage, strings.TrimSpace(h.about))
-	f.SetOutput(w)
-	f.PrintDefaults()
-	f.SetOutput(io.Discard)
+	fmt.Fprintf(w, "usage: %s\n\n%s\n", h.usage, strings.TrimSpace(h.about))
+	any := false
+	f.VisitAll(func(*flag.Flag) { any = true })
+	if any { // a command without flags has no Flags section
+		fmt.Fprintf(w, "\nFlags:\n")
+		f.SetOutput(w)
+		f.PrintDefaults()
+		f.SetOutput(io.Discard)
+	}
 	fmt.Fprintf(w, "\nExamples:\n%s\n", strings.TrimRight(h.examples, "\n"))
 	if h.notes != "" {
 		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(h.notes))

@@ -97,6 +97,10 @@ var seedRef = regexp.MustCompile(`(?i)seeds? 0\d\d`)
 
 // Every way of asking for a command's help prints the same text on stdout:
 // what the command does, its flags, examples and its exit statuses.
+// helpFaults matches what a help text must not show: a Flags heading with
+// no flag under it, "(default x) (default x)", a placeholder like NAME/.
+var helpFaults = regexp.MustCompile(`Flags:\n\n|\(default [^)]*\) \(default|\n  -[a-z-]+ [A-Z]+/\n`)
+
 func TestHelp(t *testing.T) {
 	top := runCLI(t.Context(), "help")
 	if seedRef.MatchString(top.stdout) {
@@ -105,8 +109,11 @@ func TestHelp(t *testing.T) {
 	for _, c := range commands {
 		t.Run(c.name, func(t *testing.T) {
 			first := runCLI(t.Context(), "help", c.name)
-			want := []string{"usage: recoil " + c.name, "\nFlags:\n", "\nExamples:\n  recoil " + c.name, "\nExit status: "}
+			want := []string{"usage: recoil " + c.name, "\nExamples:\n  recoil " + c.name, "\nExit status: "}
 			first.check(t, []string{"help", c.name}, 0, want, nil)
+			for _, bad := range helpFaults.FindAllString(first.stdout, -1) {
+				t.Errorf("recoil help %s: %q (an empty Flags section, a default said twice, or a placeholder that is not a word)", c.name, bad)
+			}
 			if first.stderr != "" {
 				t.Errorf("recoil help %s: stderr = %q, want nothing", c.name, first.stderr)
 			}

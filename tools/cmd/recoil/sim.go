@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/recoil-go/recoil/tools/cmd/recoil/internal/simchart"
+	"github.com/recoil-go/recoil/tools/internal/textfmt"
 	"github.com/recoil-go/recoil/tools/scenarios"
 	"github.com/recoil-go/recoil/tools/sim"
 )
@@ -66,12 +67,13 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	service := fs.String("service", "", "the service a chart over time reads (default: the scenario's target)")
 	window := fs.Duration("window", 0, fmt.Sprintf("width of the peak window, %v to %v (default: the scenario's, or 200ms)", simMinWindow, simMaxWindow))
 	list := fs.Bool("list", false, "list the built-in scenarios and exit")
+	wide := fs.Bool("wide", false, fmt.Sprintf("print each table whole, however wide (default: split into parts of at most %d characters)", sim.DefaultWidth))
 	pos, err := fs.parseInterspersed(args)
 	if err != nil {
 		return err
 	}
 	if *list {
-		if other := fs.givenAny("seed", "json", "csv", "o", "chart", "service", "window"); other != "" {
+		if other := fs.givenAny("seed", "json", "csv", "o", "chart", "service", "window", "wide"); other != "" {
 			return usagef("-list prints the built-in scenarios; it takes no -%s", other)
 		}
 		if len(pos) > 0 {
@@ -81,6 +83,9 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if err := checkSimFlags(fs, pos, *window); err != nil {
 		return err
+	}
+	if *wide && *asJSON {
+		return usagef("-wide sets how wide the tables are; -json prints none")
 	}
 	format := ""
 	if *chartPath != "" {
@@ -116,12 +121,17 @@ func runSim(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	bar := newProgress(stderr)
 	res, err := sim.Run(ctx, s, sim.Options{Seed: *seed, Window: *window, Progress: bar.update})
 	bar.done()
-	return writeSim(ctx, runsOf(s), res, err, simOutputs{asJSON: *asJSON, csv: csvOut, chart: chartOut, opts: opts}, stdout)
+	width := sim.DefaultWidth
+	if *wide {
+		width = 0
+	}
+	return writeSim(ctx, runsOf(s), res, err, simOutputs{asJSON: *asJSON, width: width, csv: csvOut, chart: chartOut, opts: opts}, stdout)
 }
 
 // simOutputs are where recoil sim writes a result, and the chart's options.
 type simOutputs struct {
 	asJSON     bool
+	width      int // of the tables; 0 for as wide as they are
 	csv, chart *output
 	opts       simchart.Options
 }
@@ -144,7 +154,7 @@ func writeSim(ctx context.Context, total int, res *sim.Result, err error, out si
 		if out.asJSON {
 			err = res.WriteJSON(stdout)
 		} else {
-			err = res.WriteText(stdout)
+			err = res.WriteTextWidth(stdout, out.width)
 		}
 		if err != nil {
 			return err
@@ -272,7 +282,7 @@ func listScenarios(stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "%-16s %s\n", n, s.Description)
+		fmt.Fprintf(stdout, "%-16s %s\n", n, strings.ReplaceAll(textfmt.Wrap(s.Description, sim.DefaultWidth-17, ""), "\n", "\n"+strings.Repeat(" ", 17)))
 	}
 	return nil
 }
@@ -285,7 +295,7 @@ func loadScenario(arg string) (*sim.Scenario, error) {
 	name := strings.TrimSuffix(arg, ".yaml") + ".yaml"
 	data, err := scenarios.FS.ReadFile(name)
 	if err != nil {
-		return nil, fmt.Errorf("no scenario file or built-in scenario %q (built-in: %s)", arg, strings.Join(builtinScenarios(), ", "))
+		return nil, usagef("no scenario file or built-in scenario %q (built-in: %s)", arg, strings.Join(builtinScenarios(), ", "))
 	}
 	return sim.Parse(name, data)
 }

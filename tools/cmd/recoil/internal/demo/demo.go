@@ -36,8 +36,14 @@ type Config struct {
 	Runs int
 	// Seed seeds the callers' jitter and the simulation.
 	Seed uint64
-	// Progress, if set, is told as each run starts.
-	Progress func(callers int, policy string)
+	// Next, if set, is told in words what runs next ("measuring this
+	// machine's pace at 200 callers").
+	Next func(what string)
+	// Measured, if set, is given each row as soon as it is measured, its
+	// prediction not made yet; Predicted, the rows of one number of
+	// callers once they are predicted.
+	Measured  func(Row)
+	Predicted func([]Row)
 }
 
 // DefaultRuns is how many times a row is measured when Config.Runs is zero.
@@ -143,21 +149,35 @@ func (c *Config) check() error {
 // policy's row, the machine's pace again, then the predictions. If ctx
 // ends, it returns the rows it measured, predicted, and the cause.
 func runGroup(ctx context.Context, cfg Config, cal *calibrator, n int) ([]Row, error) {
+	next := func(format string, args ...any) {
+		if cfg.Next != nil {
+			cfg.Next(fmt.Sprintf(format, args...))
+		}
+	}
+	next("measuring this machine's pace at %d callers (two short runs against a gateway that stays down)", n)
 	mach, err := cal.before(ctx, n)
 	if err != nil {
 		return nil, err
 	}
 	var rows []Row
 	for _, name := range cfg.Policies {
-		if cfg.Progress != nil {
-			cfg.Progress(n, name)
+		times := fmt.Sprintf("%d times", cfg.Runs)
+		if cfg.Runs == 1 {
+			times = "once"
 		}
+		next("running %s at %d callers, %s", name, n, times)
 		row, merr := measureRow(ctx, cfg, n, name)
 		if merr != nil {
 			err = merr
 			break
 		}
 		rows = append(rows, row)
+		if cfg.Measured != nil {
+			cfg.Measured(row)
+		}
+	}
+	if err == nil {
+		next("measuring this machine's pace at %d callers again, then simulating the runs", n)
 	}
 	if err == nil {
 		// The machine's pace again, after the rows: it drifts while they
@@ -178,6 +198,9 @@ func runGroup(ctx context.Context, cfg Config, cal *calibrator, n int) ([]Row, e
 	// simulation takes a moment, and the table shows them.
 	if perr := predict(context.WithoutCancel(ctx), cfg, n, mach, rows); perr != nil {
 		return nil, perr
+	}
+	if cfg.Predicted != nil && len(rows) > 0 {
+		cfg.Predicted(rows)
 	}
 	return rows, err
 }

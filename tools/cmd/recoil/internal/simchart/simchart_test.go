@@ -228,7 +228,7 @@ func TestOutageBandsOfTheService(t *testing.T) {
 	}
 	want := []string{
 		"primary overloaded (503, 529)|overloaded|<nil>",
-		"primary answers 404 model_not_found|404 model not found|{196}",
+		"primary answers 404 model_not_found|404 retired model|{196}",
 		"primary answers 429 insufficient_quota|429 quota spent|{236}",
 		"outage at primary||<nil>",
 	}

@@ -3,7 +3,6 @@ package simchart
 import (
 	"math"
 	"strconv"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -60,6 +59,7 @@ func sweepChart(r *sim.Result, metric string) (*chart.Figure, error) {
 		lines[run.Policy] = append(lines[run.Policy], plotter.XY{X: x, Y: y})
 		lo, hi, top = min(lo, x), max(hi, x), max(top, y)
 	}
+	var drawn [][]float64 // the lines drawn so far, their y values
 	for i, name := range order {
 		l, pts, err := plotter.NewLinePoints(lines[name])
 		if err != nil {
@@ -69,8 +69,19 @@ func sweepChart(r *sim.Result, metric string) (*chart.Figure, error) {
 		l.Width = vg.Points(chart.LineWidth)
 		pts.Shape = plotutil.Shape(i)
 		pts.Radius = vg.Points(3)
+		label := policyName(name)
+		ys := make([]float64, len(lines[name]))
+		for k, xy := range lines[name] {
+			ys[k] = xy.Y
+		}
+		// A line on an earlier one is dashed, so the one beneath shows.
+		if j, exact := coinciding(ys, drawn, top, 1, nil); j >= 0 {
+			l.Dashes = chart.Dashes()
+			label += coincideNote(policyName(order[j]), exact, true)
+		}
+		drawn = append(drawn, ys)
 		p.Add(l, pts)
-		fig.Legend = append(fig.Legend, chart.Entry{Label: policyName(name), Thumbs: []plot.Thumbnailer{l, pts}})
+		fig.Legend = append(fig.Legend, chart.Entry{Label: label, Thumbs: []plot.Thumbnailer{l, pts}})
 	}
 	p.X.Min, p.X.Max = chart.Extend(lo, hi)
 	p.Y.Min, p.Y.Max = chart.Extend(0, top)
@@ -141,100 +152,16 @@ func (a axis) value(v string) string {
 	return chart.Format(x, dec) + a.unit
 }
 
-// fieldWords are the numeric fields a sweep may vary, in words, and
-// whether the value is a fraction drawn as a percentage.
-var fieldWords = map[string]struct {
-	words    string
-	fraction bool
-}{
-	"callers":       {"callers", false},
-	"calls":         {"calls per caller", false},
-	"rate":          {"arrivals per second", false},
-	"workers":       {"workers", false},
-	"queue":         {"queue limit", false},
-	"failure":       {"failure rate", true},
-	"allowance":     {"allowance per second", false},
-	"recover_below": {"recovery threshold per second", false},
-	"attempts":      {"attempts allowed per call", false},
-	"hop":           {"retries per call tree", false},
-	"limit":         {"concurrency limit", false},
-	"tokens":        {"budget tokens", false},
-	"ratio":         {"budget ratio", false},
-	"percent":       {"retry budget (% of requests)", false},
-	"multiplier":    {"backoff multiplier", false},
-	"jitter":        {"jitter", false},
-	"failures":      {"failures that open the breaker", false},
-	"failure_rate":  {"failure rate that opens the breaker", true},
-	"min_requests":  {"requests before the breaker judges", false},
-	"capacity":      {"quota capacity", false},
-	"retry_cost":    {"quota cost of a retry", false},
-	"timeout_cost":  {"quota cost of a timeout", false},
-	"throttle_cost": {"quota cost of a 429", false},
-	"min_per_sec":   {"retries per second always allowed", false},
-	"k":             {"throttling factor K", false},
-}
-
 // sweepAxis says in words what the result's sweep varies: never the path
 // itself ("clients[writers].callers"), but "contending clients".
 func sweepAxis(r *sim.Result) axis {
-	contention := false // the target is a record that clients contend for
-	for i := range r.Runs {
-		if s := serviceNamed(&r.Runs[i], r.Target); s != nil && s.Writes > 0 {
-			contention = true
-		}
-	}
-	return describeSweep(r.SweepPath, contention)
+	a := r.SweepAxis()
+	return axis{title: a.Title, noun: a.Noun, scale: a.Scale, unit: a.Unit}
 }
 
-// describeSweep turns a sweep path into words. contention says the swept
-// clients contend for one record.
+// describeSweep turns a sweep path into words (the simulator's words, so
+// a chart's axis and a table's column agree).
 func describeSweep(path string, contention bool) axis {
-	var keys []string
-	var kind, owner string
-	for i, part := range strings.Split(path, ".") {
-		key, name, _ := strings.Cut(strings.TrimSuffix(part, "]"), "[")
-		if i == 0 && name != "" {
-			kind, owner = key, name
-			continue
-		}
-		keys = append(keys, key)
-	}
-	a := axis{scale: 1}
-	last := ""
-	if len(keys) > 0 {
-		last = keys[len(keys)-1]
-	}
-	words := spaced(strings.Join(keys, " "))
-	if f, ok := fieldWords[last]; ok {
-		words = f.words
-		if len(keys) > 1 { // a field of a nested mapping: "backoff base"
-			if parent := strings.TrimSuffix(spaced(keys[len(keys)-2]), "s"); !strings.Contains(words, parent) {
-				words = parent + " " + words
-			}
-		}
-		if f.fraction {
-			a.scale, a.unit = 100, "%"
-		}
-	}
-	if _, err := strconv.Atoi(owner); err == nil { // an index, not a name
-		owner = strings.TrimSuffix(kind, "s") + " " + owner
-	}
-	switch {
-	case kind == "clients" && last == "callers" && contention:
-		words = "contending clients"
-	case kind == "services" && owner != "":
-		words += " at " + owner
-	case (kind == "clients" || kind == "policies") && owner != "" && owner != last:
-		words += " (" + owner + ")"
-	}
-	if words == "" {
-		words = "swept value"
-	}
-	a.noun, a.title = words, words
-	if a.unit != "" {
-		a.title += " (" + a.unit + ")"
-	}
-	return a
+	a := sim.DescribeSweep(path, contention)
+	return axis{title: a.Title, noun: a.Noun, scale: a.Scale, unit: a.Unit}
 }
-
-func spaced(key string) string { return strings.ReplaceAll(key, "_", " ") }

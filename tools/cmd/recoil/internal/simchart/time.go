@@ -102,6 +102,12 @@ type timeLines struct {
 // addLines draws on p the series of every run of sweep value v, and
 // returns the highest step drawn.
 func (t *timeLines) addLines(p *plot.Plot, v string) (top float64, err error) {
+	type line struct {
+		policy string
+		j      int
+		bins   []chart.Bin
+	}
+	var lines []line
 	for i := range t.r.Runs {
 		run := &t.r.Runs[i]
 		s := serviceNamed(run, t.service)
@@ -123,13 +129,35 @@ func (t *timeLines) addLines(p *plot.Plot, v string) (top float64, err error) {
 			to := bins[len(bins)-1].To
 			bins = append(bins, chart.Bin{From: to, To: to})
 		}
-		l, err := chart.StepLine(bins, chart.Color(j), false)
+		lines = append(lines, line{run.Policy, j, bins})
+	}
+	all := make([][]float64, len(lines))
+	for k, ln := range lines {
+		all[k] = make([]float64, len(ln.bins))
+		for i, b := range ln.bins {
+			all[k][i] = b.Y
+		}
+	}
+	skip := together(all, coincideTol*top)
+	var drawn [][]float64
+	for k, ln := range lines {
+		ys := all[k]
+		// A line on an earlier one for much of the run (where the lines
+		// are not all together) is dashed, so the one beneath shows.
+		on, exact := coinciding(ys, drawn, top, coincideShare, skip)
+		drawn = append(drawn, ys)
+		l, err := chart.StepLine(ln.bins, chart.Color(ln.j), on >= 0)
 		if err != nil {
 			return 0, err
 		}
 		p.Add(l)
-		if len(t.fig.Legend) == j {
-			t.fig.Legend = append(t.fig.Legend, chart.Entry{Label: policyName(run.Policy), Thumbs: []plot.Thumbnailer{l}})
+		if len(t.fig.Legend) == ln.j {
+			label := policyName(ln.policy)
+			if on >= 0 {
+				close, n, _ := onLine(ys, drawn[on], coincideTol*top, skip)
+				label += coincideNote(policyName(lines[on].policy), exact, close == n)
+			}
+			t.fig.Legend = append(t.fig.Legend, chart.Entry{Label: label, Thumbs: []plot.Thumbnailer{l}})
 		}
 	}
 	return top, nil
@@ -308,7 +336,7 @@ func outageWords(s, class string) (label, short string) {
 	case "overloaded":
 		return s + " overloaded (503, 529)", "overloaded"
 	case "not-found":
-		return s + " answers 404 model_not_found", "404 model not found"
+		return s + " answers 404 model_not_found", "404 retired model"
 	case "unauthorized":
 		return s + " answers 401 invalid_api_key", "401 key refused"
 	case "quota":
