@@ -31,7 +31,6 @@ const (
 	GRPC      = "grpc"
 )
 
-
 // Kind is how one attempt ends.
 type Kind uint8
 
