@@ -63,7 +63,7 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 	c.attempts++
 	c.inFlight = true
 	pm.n = c.attempts
-	if p.timed() || p.Hedge != nil && p.Hedge.Quantile > 0 {
+	if pm.timed = p.timed(); pm.timed || p.Hedge != nil && p.Hedge.Quantile > 0 {
 		now = clock(now)
 		pm.start = now
 	}
@@ -148,7 +148,7 @@ func (c *Call) Hedge(now time.Time) (Step, bool) {
 	c.attempts++
 	r.hedges++
 	pm.n = c.attempts
-	if p.Hedge.Quantile > 0 || p.timed() {
+	if pm.timed = p.timed(); pm.timed || p.Hedge.Quantile > 0 {
 		pm.start = now
 	}
 	r.flight = append(r.flight, pm)

@@ -145,43 +145,49 @@ const (
 // drive is Drive after an optional first attempt already made (Do's and
 // Get's fast path, and DoTarget's and GetTarget's to the first target):
 // first and firstErr are its outcome when firstErr is non-nil.
+//
+// The Call lives on the stack, apart from the loop (whose outcomes go where
+// the driver's methods take them), unless attempts run beside each other:
+// then it lives in the race, on the heap, with the loop they share. A route
+// it needs comes from a pool and goes back as Drive returns. (No defer: a
+// function with as many returns as run has cannot open-code one, and a
+// state a panicking attempt leaves behind is only not reused.)
 func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, firstErr error) (T, error) {
 	if p == nil {
 		p = &defaultPolicy
 	}
-	// The Call lives on the stack, apart from the loop (whose outcomes go
-	// where the driver's methods take them), unless attempts run beside
-	// each other: then it lives in the race, on the heap, with the loop
-	// they share. A route it needs comes from a pool and goes back as
-	// Drive returns.
-	var (
-		none  time.Time // the zero time: "now, if anyone needs it"
-		local Call
-		lp    loop[T, D]
-		l     = &lp
-		c     = &local
-	)
 	if p.Hedge != nil && firstErr == nil && mayHedge(d) {
 		r := newRace[T, D]()
-		defer r.free()
-		l, c = &r.loop, r.c
-	} else {
-		local.pooled = true
-		defer local.unroute()
+		r.d, r.ctx = d, ctx
+		v, err := run(ctx, p, &r.loop, r.c, first, firstErr)
+		r.free()
+		return v, err
 	}
-	l.d, l.ctx = d, ctx
-	if r, ok := any(d).(Reporter); ok {
+	var (
+		c Call
+		l = loop[T, D]{d: d, ctx: ctx}
+	)
+	c.pooled = true
+	v, err := run(ctx, p, &l, &c, first, firstErr)
+	c.unroute()
+	return v, err
+}
+
+// run is the loop: the Call c's attempts through l, until c is done.
+func run[T any, D Driver[T]](ctx context.Context, p *Policy, l *loop[T, D], c *Call, first T, firstErr error) (T, error) {
+	var none time.Time // the zero time: "now, if anyone needs it"
+	if r, ok := any(l.d).(Reporter); ok {
 		c.reporter = r
 	}
 	deadline, _ := ctx.Deadline()
 	c.begin(p, none, p.callDeadline(none, deadline))
 	c.ctx = ctx
-	if b, ok := any(d).(RequestBudgeter); ok {
+	if b, ok := any(l.d).(RequestBudgeter); ok {
 		c.request = b.RequestBudget()
 	}
 	if p.Fallback != nil {
 		var ok bool
-		if l.router, ok = any(d).(TargetDriver[T]); !ok {
+		if l.router, ok = any(l.d).(TargetDriver[T]); !ok {
 			c.end(none, ReasonNoTarget, 0, errNoRouter)
 			return l.give(c), c.final
 		}

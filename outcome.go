@@ -1,6 +1,7 @@
 package recoil
 
 import (
+	"slices"
 	"time"
 
 	"github.com/recoil-go/recoil/breaker"
@@ -49,40 +50,63 @@ func (c *Call) FailOf(now time.Time, n int, err error, v Verdict) Step {
 	return Step{Kind: StepDone, Err: c.final}
 }
 
-// land takes attempt n's permit out of those in flight, and reports how
-// long the attempt ran when the policy times attempts or a Quantile needs
-// it (-1 otherwise, and for a cancelled attempt); false if n is no longer
-// in flight.
-func (c *Call) land(now time.Time, n int, v *Verdict) (pm permit, lat time.Duration, ok bool) {
+// landing returns attempt n's permit, in place; nil if n is not in
+// flight (it was abandoned).
+func (c *Call) landing(n int) *permit {
 	if r := c.route; r != nil && c.p.Hedge != nil {
-		pm, ok = r.land(n)
-		c.inFlight = len(r.flight) > 0
-	} else {
-		pm, ok = c.cur, c.inFlight && c.cur.n == n
-		c.cur, c.inFlight = newPermit(0), false
+		for i := range r.flight {
+			if r.flight[i].n == n {
+				return &r.flight[i]
+			}
+		}
+		return nil
 	}
-	lat = -1
-	if ok && !pm.start.IsZero() && (v == nil || c.p.class(v.Class) != ClassCanceled) {
-		lat = max(clock(now).Sub(pm.start), 0)
+	if c.inFlight && c.cur.n == n {
+		return &c.cur
 	}
-	return pm, lat, ok
+	return nil
+}
+
+// landed takes the permit pm, just settled, out of those in flight.
+func (c *Call) landed(pm *permit) {
+	if pm == &c.cur {
+		c.inFlight = false
+		return
+	}
+	r := c.route
+	for i := range r.flight {
+		if &r.flight[i] == pm {
+			r.flight = slices.Delete(r.flight, i, i+1)
+			break
+		}
+	}
+	c.inFlight = len(r.flight) > 0
+}
+
+// took reports how long the attempt holding pm ran until now, when the
+// policy times attempts or a Quantile needs it; -1 otherwise, and for a
+// cancelled attempt (v's class ClassCanceled).
+func (c *Call) took(now time.Time, pm *permit, v *Verdict) time.Duration {
+	if pm.start.IsZero() || v != nil && c.p.class(v.Class) == ClassCanceled {
+		return -1
+	}
+	return max(clock(now).Sub(pm.start), 0)
 }
 
 // succeed is Success for attempt n.
 func (c *Call) succeed(now time.Time, n int) {
 	p := c.p
-	pm, lat, ok := c.land(now, n, nil)
-	if !ok {
+	pm := c.landing(n)
+	if pm == nil {
 		return
 	}
+	lat := c.took(now, pm, nil)
 	if lat >= 0 && p.Hedge != nil {
 		p.Hedge.ObserveTarget(max(int(pm.target), 0), lat)
 	}
-	if !p.timed() {
-		lat = -1
-	}
 	t := int(pm.target)
-	c.settle(now, &pm, budget.Success, breaker.Success, lat, nil)
+	c.settle(now, pm, budget.Success, breaker.Success, lat, nil)
+	c.landed(pm)
 	if p.OnAttempt != nil {
 		p.OnAttempt(c.context(), AttemptEvent{Attempt: n, Target: c.targetName(t)})
 	}
@@ -94,15 +118,16 @@ func (c *Call) succeed(now time.Time, n int) {
 // and its kind: StepWait to retry after it, StepPending, or StepDone.
 func (c *Call) fail(now time.Time, n int, err error, v *Verdict) (time.Duration, StepKind) {
 	p := c.p
-	pm, lat, ok := c.land(now, n, v)
-	if !ok || c.done {
-		return 0, StepDone
-	}
-	if !p.timed() {
-		lat = -1
+	pm := c.landing(n)
+	if pm == nil || c.done {
+		if c.done {
+			return 0, StepDone
+		}
+		return 0, StepPending // an attempt the call left behind decides nothing
 	}
 	t := int(pm.target)
-	c.settle(now, &pm, budgetResult(v.Class), breakerOutcome(v.Class), lat, v)
+	c.settle(now, pm, budgetResult(v.Class), breakerOutcome(v.Class), c.took(now, pm, v), v)
+	c.landed(pm)
 	if c.quick {
 		c.makeRoute() // the first attempt went out with no route: make it now
 	}

@@ -26,6 +26,7 @@ type permit struct {
 	target int32        // the index of its target in the Fallback; -1 for none
 	cause  budget.Cause // what the retry or hedge it is was priced at (CauseError for a first attempt)
 
+	timed   bool // its latency is reported (the policy's limiter or a breaker wants it)
 	slot    bool // holds a limiter slot
 	probe   bool // the policy's breaker let it go: it owes the breaker an outcome
 	tprobe  bool // its target's breaker let it go
@@ -67,12 +68,16 @@ func (c *Call) cancel(now time.Time, pm *permit) {
 }
 
 // settle records the outcome of the attempt that held pm, which ended at
-// now after running lat (-1: not timed) in v (nil: a success). Its slot goes
+// now after running lat (-1: not timed, and for any permit not timed) in
+// v (nil: a success). Its slot goes
 // back with the latency, and its breakers, its target's allowance and the
 // policy's budget hear the outcome: an abandoned or cancelled attempt (v's
 // class ClassCanceled, or ignored) counts for nothing in any of them.
 func (c *Call) settle(now time.Time, pm *permit, res budget.Result, bo breaker.Outcome, lat time.Duration, v *Verdict) {
 	p := c.p
+	if !pm.timed {
+		lat = -1
+	}
 	if pm.slot {
 		c.giveBack(now, lat, v)
 	}

@@ -105,13 +105,17 @@ func (c *Call) chooseTarget(now time.Time, pm *permit) (bool, Reason) {
 		r.from = r.cur + 1
 		open, other = why == whyOpen, why != whyOpen
 	}
-	nowNs := clock(now).UnixNano()
+	var nowNs int64 // read only once a target was ever cooled
 	soonest, at, until := -1, 0, int64(0)
 	for i := r.from; i < len(f.Targets); i++ {
 		if f.Targets[i].MaxContext < r.atLeast {
 			continue // too short for the request: not a candidate
 		}
-		switch u := f.untils()[i].Load(); {
+		u := f.untils()[i].Load()
+		if u != 0 && u != math.MaxInt64 && nowNs == 0 {
+			nowNs = clock(now).UnixNano()
+		}
+		switch {
 		case u == math.MaxInt64:
 			r.pass(i, WhyOut)
 			other = true
@@ -214,18 +218,6 @@ func (r *route) leave(lv *Leave) {
 	if lv.Longer {
 		r.atLeast = r.f.Targets[r.cur].MaxContext + 1
 	}
-}
-
-// land takes attempt n's permit out of those in flight; false if n is not
-// in flight (it was abandoned).
-func (r *route) land(n int) (permit, bool) {
-	for i, pm := range r.flight {
-		if pm.n == n {
-			r.flight = slices.Delete(r.flight, i, i+1)
-			return pm, true
-		}
-	}
-	return permit{target: -1}, false
 }
 
 // targetReports returns a copy of the call's target reports, for a
