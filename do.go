@@ -14,8 +14,11 @@ import (
 // middle of a wait.
 //
 // op receives the context for its attempt: ctx itself, or a child of it when
-// the policy sets Timeout or AttemptTimeout. Do runs the one retry loop
-// (Drive); it starts no goroutines, and on the healthy path reads no clock
+// the policy sets Timeout or AttemptTimeout, or a Hedge (each attempt's own,
+// cancelled once another decides the call). Do runs the one retry loop
+// (Drive): every attempt runs on the caller's goroutine but a hedge, which
+// runs in a goroutine of its own. On the healthy path of a policy with no
+// limiter, breaker, timeouts, observers, targets or hedge it reads no clock
 // and allocates nothing.
 func Do(ctx context.Context, p *Policy, op func(context.Context) error) error {
 	// The healthy path of a plain policy, small enough to inline: one call

@@ -64,6 +64,15 @@ const MaxDrain = 64 << 10
 // nothing was sent (a refused connection) unless the caller opts in, per
 // request with AllowRetry or per host with RetryNonIdempotent.
 //
+// Under a policy with a Hedge, a request that may be repeated so and whose
+// body can be sent again is hedged: its first attempt runs on the caller's
+// goroutine, each hedge in a goroutine of its own, every attempt under a
+// context of its own, and a text/event-stream is decided on its first
+// content event, read in the attempt, so that a stream slow to start is
+// raced. The response returned keeps its attempt's context until its body
+// is closed. Other requests run one attempt at a time. Under a Fallback,
+// each attempt goes to its target's Endpoint.
+//
 // The zero Transport is usable: http.DefaultTransport, a default policy of
 // its own (with its own retry budget), no per-attempt timeout. A Transport is
 // safe for concurrent use; do not change its fields after first use, and do
