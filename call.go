@@ -72,10 +72,11 @@ type Step struct {
 // is given back whole when the attempt is refused or never goes.
 //
 // Drive runs a Call on real time; drive one yourself only on a clock of your
-// own (a simulation). A Call starts no goroutines. It allocates only under
-// a Fallback or a Hedge (its route, once its first attempt fails or is
-// raced, unless its driver lends one, as Drive does) and when it ends with
-// a *Error. It is not safe for concurrent use; the zero Call is not usable.
+// own (a simulation). A Call starts no goroutines. It allocates only when
+// it ends with a *Error, and under a Fallback or a Hedge: its route, made
+// once its first attempt fails or is raced (Drive takes one from a pool),
+// and a copy of its target reports for each Summary and *Error. It is not
+// safe for concurrent use; the zero Call is not usable.
 type Call struct {
 	p        *Policy
 	ctx      context.Context // the caller's, for observers and costs; nil means Background
