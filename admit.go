@@ -46,7 +46,7 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 		}
 		c.admitted = true
 	}
-	if !c.takeSlot(pm, c.attempts > 0) {
+	if p.Limiter != nil && !c.takeSlot(pm, c.attempts > 0) {
 		if block {
 			return stepAcquire
 		}
@@ -74,7 +74,11 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 		c.route.flight = append(c.route.flight, *pm)
 		*pm = newPermit(0)
 	}
-	c.cut = c.cutAt(now)
+	if c.deadline.IsZero() && p.AttemptTimeout <= 0 {
+		c.cut = time.Time{}
+	} else {
+		c.cut = c.cutAt(now)
+	}
 	return StepAttempt
 }
 

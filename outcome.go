@@ -87,7 +87,15 @@ func (c *Call) landed(pm *permit) {
 // policy times attempts or a Quantile needs it; -1 otherwise, and for a
 // cancelled attempt (v's class ClassCanceled).
 func (c *Call) took(now time.Time, pm *permit, v *Verdict) time.Duration {
-	if pm.start.IsZero() || v != nil && c.p.class(v.Class) == ClassCanceled {
+	if pm.start.IsZero() {
+		return -1
+	}
+	return c.ran(now, pm, v)
+}
+
+// ran is took for a permit with a start.
+func (c *Call) ran(now time.Time, pm *permit, v *Verdict) time.Duration {
+	if v != nil && c.p.class(v.Class) == ClassCanceled {
 		return -1
 	}
 	return max(clock(now).Sub(pm.start), 0)
@@ -189,6 +197,9 @@ func (c *Call) decide(now time.Time, t int, v *Verdict) (d Decision, left string
 
 // pay asks the budgets to pay for the retry c.cur is for.
 func (c *Call) pay(now time.Time) bool {
+	if c.budget == nil && c.request == nil {
+		return true
+	}
 	c.cur.cost = c.costOf()
 	return c.payRetry(now, &c.cur)
 }
@@ -232,9 +243,13 @@ func (c *Call) leave(now time.Time, t int, v *Verdict) (d Decision, decided bool
 // canceled with reason r, with cause as its error (ErrAbandoned when nil);
 // unless the caller gave up (ReasonCanceled), each is wasted work.
 func (c *Call) leaveFlights(now time.Time, why string, cause error, r Reason) {
-	if !c.inFlight {
-		return
+	if c.inFlight {
+		c.leaveAll(now, why, cause, r)
 	}
+}
+
+// leaveAll is leaveFlights with attempts in flight.
+func (c *Call) leaveAll(now time.Time, why string, cause error, r Reason) {
 	c.inFlight = false
 	if cause == nil {
 		cause = ErrAbandoned

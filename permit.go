@@ -74,6 +74,15 @@ func (c *Call) cancel(now time.Time, pm *permit) {
 // policy's budget hear the outcome: an abandoned or cancelled attempt (v's
 // class ClassCanceled, or ignored) counts for nothing in any of them.
 func (c *Call) settle(now time.Time, pm *permit, res budget.Result, bo breaker.Outcome, lat time.Duration, v *Verdict) {
+	if pm.slot || pm.probe || pm.target >= 0 || c.budget != nil {
+		c.record(now, pm, res, bo, lat, v)
+	}
+	*pm = permit{target: -1}
+}
+
+// record is settle for a permit that holds something, or a call with a
+// budget to tell.
+func (c *Call) record(now time.Time, pm *permit, res budget.Result, bo breaker.Outcome, lat time.Duration, v *Verdict) {
 	p := c.p
 	if !pm.timed {
 		lat = -1
@@ -96,7 +105,6 @@ func (c *Call) settle(now time.Time, pm *permit, res budget.Result, bo breaker.O
 	if c.budget != nil {
 		c.budget.RecordAt(now, budget.Outcome{Attempt: pm.n, Result: res, After: pm.cause})
 	}
-	*pm = permit{target: -1}
 }
 
 // ignore is settle for an attempt that went and whose outcome counts for
