@@ -10,19 +10,6 @@ import (
 // written into its permit (permit.go). Next admits the call's next
 // attempt, Hedge one beside those in flight.
 
-// Next returns what to do next: StepAttempt, or StepDone when the call is
-// over or may not go on. Before an attempt it stops the call if its
-// deadline has passed; before the first, it asks the budget to admit the
-// call; then it takes a limiter slot (on a driver that cannot block, a full
-// limiter sheds the attempt: ReasonLimit), asks the breaker, and under a
-// Fallback picks the target and asks its breaker and allowance.
-func (c *Call) Next(now time.Time) Step {
-	if c.next(now, false) == StepAttempt {
-		return Step{Kind: StepAttempt, Attempt: c.attempts, Deadline: c.cut}
-	}
-	return Step{Kind: StepDone, Err: c.final}
-}
-
 // next is Next for both kinds of driver: block asks for stepAcquire, not a
 // shed, when every limiter slot is held. It returns only the kind of step,
 // leaving the attempt's deadline in c.cut and the call's end in c.final.
@@ -110,27 +97,8 @@ func (c *Call) pickTarget(now time.Time, pm *permit) (bool, Reason) {
 	return ok, r
 }
 
-// HedgeAfter returns how long the driver should let the attempts in
-// flight run before asking Hedge for another; zero when the call may start
-// no hedge (no Hedge, its MaxHedges or the policy's MaxAttempts reached).
-func (c *Call) HedgeAfter() time.Duration {
-	p, r := c.p, c.route
-	if p.Hedge == nil || r == nil || c.done || len(r.flight) == 0 || r.hedges >= p.Hedge.maxHedges() || c.attempts >= p.maxAttempts() {
-		return 0
-	}
-	return p.Hedge.AfterTarget(max(c.targetIndex(), 0))
-}
-
-// Hedge asks, once HedgeAfter has passed with attempts still in flight,
-// for a hedge: another attempt to the same target. It returns the
-// StepAttempt to make and true, or false when the call may not hedge now —
-// no Hedge or hedges left, MaxAttempts reached, too close to the deadline,
-// no free limiter slot, the breakers, the target's allowance or the
-// budgets refusing. A refused hedge is not a failure: the attempts in
-// flight go on, and what the hedge was given before the refusal is given
-// back. It leaves the target as it was: the attempt it would have raced is
-// still in flight there, and may answer.
-func (c *Call) Hedge(now time.Time) (Step, bool) {
+// hedge is Hedge: the admission of an attempt beside those in flight.
+func (c *Call) hedge(now time.Time) (Step, bool) {
 	p, r := c.p, c.route
 	if c.HedgeAfter() == 0 {
 		return Step{}, false

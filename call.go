@@ -17,11 +17,13 @@ import (
 // next. The boundary runs one way: drivers call into the engine, which
 // imports none of them.
 //
-// A Call's verbs, each with one meaning: Next admits the next attempt (its
-// permit: permit.go) or ends the call; Hedge admits an attempt beside those
-// in flight; Success and Fail (SuccessOf and FailOf under a Hedge) take an
-// attempt's outcome (outcome.go); Abort ends a call its caller abandoned.
-// Every way a call ends goes through end, which reports it once.
+// A Call's verbs, all in this file, each with one meaning: Next admits the
+// next attempt or ends the call, Hedge admits an attempt beside those in
+// flight (admission: admit.go, what an attempt takes: permit.go); Success
+// and Fail (SuccessOf and FailOf under a Hedge) take an attempt's outcome
+// (outcome.go); Abort ends a call its caller abandoned; Wait sleeps on
+// real time. Every way a call ends goes through finish, which reports it
+// once.
 
 // StepKind is what a Call asks its driver to do next.
 type StepKind uint8
@@ -208,6 +210,100 @@ func (c *Call) Summary(now time.Time) Summary {
 		s.Elapsed = clock(now).Sub(c.start)
 	}
 	return s
+}
+
+// Next returns what to do next: StepAttempt, or StepDone when the call is
+// over or may not go on. Before an attempt it stops the call if its
+// deadline has passed; before the first, it asks the budget to admit the
+// call; then it takes a limiter slot (on a driver that cannot block, a full
+// limiter sheds the attempt: ReasonLimit), asks the breaker, and under a
+// Fallback picks the target and asks its breaker and allowance.
+func (c *Call) Next(now time.Time) Step {
+	if c.next(now, false) == StepAttempt {
+		return Step{Kind: StepAttempt, Attempt: c.attempts, Deadline: c.cut}
+	}
+	return Step{Kind: StepDone, Err: c.final}
+}
+
+// HedgeAfter returns how long the driver should let the attempts in
+// flight run before asking Hedge for another; zero when the call may start
+// no hedge (no Hedge, its MaxHedges or the policy's MaxAttempts reached).
+func (c *Call) HedgeAfter() time.Duration {
+	p, r := c.p, c.route
+	if p.Hedge == nil || r == nil || c.done || len(r.flight) == 0 || r.hedges >= p.Hedge.maxHedges() || c.attempts >= p.maxAttempts() {
+		return 0
+	}
+	return p.Hedge.AfterTarget(max(c.targetIndex(), 0))
+}
+
+// Hedge asks, once HedgeAfter has passed with attempts still in flight,
+// for a hedge: another attempt to the same target. It returns the
+// StepAttempt to make and true, or false when the call may not hedge now —
+// no Hedge or hedges left, MaxAttempts reached, too close to the deadline,
+// no free limiter slot, the breakers, the target's allowance or the
+// budgets refusing. A refused hedge is not a failure: the attempts in
+// flight go on, and what the hedge was given before the refusal is given
+// back. It leaves the target as it was: the attempt it would have raced is
+// still in flight there, and may answer.
+func (c *Call) Hedge(now time.Time) (Step, bool) { return c.hedge(now) }
+
+// Success reports that the attempt Next started succeeded; the call is over.
+func (c *Call) Success(now time.Time) { c.succeed(now, c.attempts) }
+
+// SuccessOf reports that attempt n succeeded, under a Hedge: the call is
+// over, and the attempts still in flight are abandoned — counted for
+// nothing in the budgets and breakers, reported to OnAttempt as canceled
+// and to the Summary as wasted. The driver cancels them.
+func (c *Call) SuccessOf(now time.Time, n int) { c.succeed(now, n) }
+
+// Fail reports that the attempt Next started failed with err, classified
+// as v (see Policy.Verdict). It returns StepWait with the wait before the
+// next attempt, or StepDone with the *Error the call gives up with: at once
+// when the call's deadline has passed, otherwise as Decide says and, for a
+// retry Decide allows, as the budgets say — the policy's and then the
+// request's are asked, and each charged, here and nowhere else; the
+// request's refusing gives the policy's its charge back.
+func (c *Call) Fail(now time.Time, err error, v Verdict) Step {
+	return c.FailOf(now, c.attempts, err, v)
+}
+
+// FailOf reports that attempt n failed, under a Hedge. While other
+// attempts are in flight a retryable failure decides nothing: it returns
+// StepPending, and the call waits for them — and the driver asks Hedge at
+// once, as gRFC A6 sends the next hedge on a non-fatal failure without
+// waiting out the delay. Otherwise it is Fail: the others, if any, are
+// abandoned (a permanent failure ends the call, a move to another target
+// leaves them behind).
+func (c *Call) FailOf(now time.Time, n int, err error, v Verdict) Step {
+	switch wait, k := c.fail(now, n, err, &v); k {
+	case StepWait:
+		return Step{Kind: StepWait, Wait: wait}
+	case StepPending:
+		return Step{Kind: StepPending}
+	}
+	return Step{Kind: StepDone, Err: c.final}
+}
+
+// Wait sleeps d on real time, for a driver of the call that runs on real
+// time. It returns nil after d, or ctx's error as soon as ctx is done; a
+// wait of zero or less returns at once and starts no timer. The timer is
+// made once per call and reused.
+func (c *Call) Wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	if c.timer == nil {
+		c.timer = time.NewTimer(d)
+	} else {
+		c.timer.Reset(d)
+	}
+	select {
+	case <-c.timer.C:
+		return nil
+	case <-ctx.Done():
+		c.timer.Stop()
+		return ctx.Err()
+	}
 }
 
 // Abort ends a call its caller abandoned (its context was cancelled) with

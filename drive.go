@@ -312,28 +312,6 @@ func mayHedge(d any) bool {
 	return !ok || g.MayHedge()
 }
 
-// Wait sleeps d on real time, for a driver of the call that runs on real
-// time. It returns nil after d, or ctx's error as soon as ctx is done; a
-// wait of zero or less returns at once and starts no timer. The timer is
-// made once per call and reused.
-func (c *Call) Wait(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	if c.timer == nil {
-		c.timer = time.NewTimer(d)
-	} else {
-		c.timer.Reset(d)
-	}
-	select {
-	case <-c.timer.C:
-		return nil
-	case <-ctx.Done():
-		c.timer.Stop()
-		return ctx.Err()
-	}
-}
-
 // waitSlot waits for the limiter slot Next asked for and returns the step
 // after it; a non-nil error ends the call, already recorded: the caller's
 // cause when ctx ended the wait, else the *Error of a full limiter or of

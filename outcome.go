@@ -13,43 +13,6 @@ import (
 // failure is decided — by the Fallback's rule, then Decide, then the
 // budgets, which are charged here and nowhere else.
 
-// Success reports that the attempt Next started succeeded; the call is over.
-func (c *Call) Success(now time.Time) { c.succeed(now, c.attempts) }
-
-// SuccessOf reports that attempt n succeeded, under a Hedge: the call is
-// over, and the attempts still in flight are abandoned — counted for
-// nothing in the budgets and breakers, reported to OnAttempt as canceled
-// and to the Summary as wasted. The driver cancels them.
-func (c *Call) SuccessOf(now time.Time, n int) { c.succeed(now, n) }
-
-// Fail reports that the attempt Next started failed with err, classified
-// as v (see Policy.Verdict). It returns StepWait with the wait before the
-// next attempt, or StepDone with the *Error the call gives up with: at once
-// when the call's deadline has passed, otherwise as Decide says and, for a
-// retry Decide allows, as the budgets say — the policy's and then the
-// request's are asked, and each charged, here and nowhere else; the
-// request's refusing gives the policy's its charge back.
-func (c *Call) Fail(now time.Time, err error, v Verdict) Step {
-	return c.FailOf(now, c.attempts, err, v)
-}
-
-// FailOf reports that attempt n failed, under a Hedge. While other
-// attempts are in flight a retryable failure decides nothing: it returns
-// StepPending, and the call waits for them — and the driver asks Hedge at
-// once, as gRFC A6 sends the next hedge on a non-fatal failure without
-// waiting out the delay. Otherwise it is Fail: the others, if any, are
-// abandoned (a permanent failure ends the call, a move to another target
-// leaves them behind).
-func (c *Call) FailOf(now time.Time, n int, err error, v Verdict) Step {
-	switch wait, k := c.fail(now, n, err, &v); k {
-	case StepWait:
-		return Step{Kind: StepWait, Wait: wait}
-	case StepPending:
-		return Step{Kind: StepPending}
-	}
-	return Step{Kind: StepDone, Err: c.final}
-}
-
 // landing returns attempt n's permit, in place; nil if n is not in
 // flight (it was abandoned).
 func (c *Call) landing(n int) *permit {

@@ -157,7 +157,7 @@ func (h *hedging) signal() {
 // again while these attempts run. The lock is held.
 func (r *race[T, D]) hedge() {
 	c, h := r.c, r.h
-	s, ok := c.Hedge(time.Time{})
+	s, ok := c.hedge(time.Time{})
 	if !ok {
 		return
 	}
