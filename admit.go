@@ -50,7 +50,7 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 	c.attempts++
 	c.inFlight = true
 	pm.n = c.attempts
-	if pm.timed = p.timed(); pm.timed || p.Hedge != nil && p.Hedge.Quantile > 0 {
+	if pm.timed = c.timed; pm.timed || p.Hedge != nil && p.Hedge.Quantile > 0 {
 		now = clock(now)
 		pm.start = now
 	}
@@ -120,7 +120,7 @@ func (c *Call) hedge(now time.Time) (Step, bool) {
 	c.attempts++
 	r.hedges++
 	pm.n = c.attempts
-	if pm.timed = p.timed(); pm.timed || p.Hedge.Quantile > 0 {
+	if pm.timed = c.timed; pm.timed || p.Hedge.Quantile > 0 {
 		pm.start = now
 	}
 	r.flight = append(r.flight, pm)

@@ -103,6 +103,7 @@ type Call struct {
 	quick    bool        // the first attempt went to the Fallback's first target with no route made
 	pinned   bool        // the first attempt was made before the Call began, to the first target
 	pooled   bool        // Drive's: the route comes from a pool, and goes back when Drive returns
+	timed    bool        // the policy times attempts (Policy.timed), asked once per call
 	route    *route      // the call's targets and attempts in flight, under a Fallback or a Hedge
 	lent     *route      // storage for the route, lent by the driver (a hedged Drive's); nil: none
 	timer    *time.Timer // Wait's, made on the first wait that needs one
@@ -140,6 +141,7 @@ func (p *Policy) callDeadline(now, deadline time.Time) time.Time {
 func (c *Call) begin(p *Policy, now, deadline time.Time) {
 	c.p, c.budget, c.deadline = p, p.budget(), deadline
 	c.cur.target = -1
+	c.timed = p.timed()
 	if p.Observe != nil || c.reporter != nil {
 		c.start = clock(now)
 	}

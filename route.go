@@ -65,7 +65,7 @@ var routes = sync.Pool{New: func() any { return new(route) }}
 // unroute returns a pooled route to the pool.
 func (c *Call) unroute() {
 	if c.route != nil && c.pooled {
-		*c.route = route{}
+		c.route.f = nil // the rest is reset when the route is taken again
 		routes.Put(c.route)
 		c.route = nil
 	}
