@@ -23,11 +23,12 @@ const (
 // succeed wins; the others are cancelled. Set it as Policy.Hedge.
 //
 // A hedge is an attempt like any other: it counts against MaxAttempts,
-// asks the retry budget and the hop budget as a retry after a timeout does
-// (each charges it as it charges a retry; a budget that refuses it refuses
-// only the hedge, not the call), takes a limiter slot of its own (a hedge
-// never waits for one),
-// asks the breaker, and must fit before the deadline. Hedge only what is
+// takes a limiter slot of its own (a hedge never waits for one), asks the
+// breaker and, under a Fallback, its target's breaker and allowance, asks
+// the retry budget and the hop budget as a retry after a timeout does (each
+// charges it as it charges a retry), and must fit before the deadline. A
+// hedge refused at any of these steps refuses only the hedge, not the call,
+// and gives back what the steps before it gave. Hedge only what is
 // safe to run twice at once — idempotent requests, or requests carrying an
 // idempotency key — and only where the slow tail is the dependency's
 // variance, not its overload: under overload a hedge is more load, which is
