@@ -160,13 +160,13 @@ func (p *Policy) plainTarget() *Target {
 // first returns the first target when an attempt may go to it without
 // asking anything: it is not cooling (read without the clock: one ever
 // cooled and not yet found cooled down by the loop counts as cooling) and
-// has no breaker or allowance; nil otherwise.
+// has no breaker or allowance. Nil before the Fallback's first call (which
+// the loop then makes). Small enough to inline.
 func (f *Fallback) first() *Target {
-	if len(f.Targets) == 0 || f.untils()[0].Load() != 0 {
-		return nil
-	}
-	if t := &f.Targets[0]; t.Breaker == nil && t.Allowance == nil {
-		return t
+	if u := f.until.Load(); u != nil && len(*u) > 0 && (*u)[0].Load() == 0 {
+		if t := &f.Targets[0]; t.Breaker == nil && t.Allowance == nil {
+			return t
+		}
 	}
 	return nil
 }
