@@ -185,3 +185,63 @@ func BenchmarkDoCost(b *testing.B) {
 		})
 	}
 }
+
+// TestCostTargets: a call's cost is charged to its targets' allowances
+// and to its request's budget, as to the policy's: the first attempt to a
+// target is admitted by its cost, every further attempt is a retry of that
+// cost, and the request's budget pays each retry's cost.
+func TestCostTargets(t *testing.T) {
+	a, b, policy, request := &costLog{}, &costLog{}, &costLog{}, &costLog{}
+	p := &recoil.Policy{Budget: policy, Backoff: backoff.None{}, MaxAttempts: 4, Fallback: &recoil.Fallback{
+		Targets: []recoil.Target{{Name: "a", Allowance: a}, {Name: "b", Allowance: b}}}}
+	ctx := recoil.WithCost(context.Background(), 700)
+	// a is retired (a 404 moves on); b fails once with a 500, then answers.
+	script := []error{statusErr(404, "model_not_found"), statusErr(500, ""), nil}
+	n := 0
+	_, err := recoil.Drive(ctx, p, targetOps{op: func(context.Context, *recoil.Target) error {
+		n++
+		return script[n-1]
+	}, request: request})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		log  *costLog
+		want []string
+	}{
+		{"a", a, []string{"admit 700"}},
+		{"b", b, []string{"admit 700", "retry(0) 700"}},
+		{"the policy's budget", policy, []string{"admit 700", "retry(0) 700", "retry(0) 700"}},
+		{"the request's budget", request, []string{"retry(0) 700", "retry(0) 700"}},
+	} {
+		if fmt.Sprint(tt.log.calls) != fmt.Sprint(tt.want) {
+			t.Errorf("%s asked %q, want %q", tt.name, tt.log.calls, tt.want)
+		}
+	}
+}
+
+// targetOps drives op to each attempt's target, with a request budget.
+type targetOps struct {
+	op      func(context.Context, *recoil.Target) error
+	request recoil.Budget
+}
+
+func (d targetOps) Attempt(ctx context.Context, n int, dl time.Time) (struct{}, error) {
+	return d.AttemptTo(ctx, n, nil, dl)
+}
+
+func (d targetOps) AttemptTo(ctx context.Context, _ int, t *recoil.Target, _ time.Time) (struct{}, error) {
+	return struct{}{}, d.op(ctx, t)
+}
+
+func (targetOps) Verdict(p *recoil.Policy, _ struct{}, err error) (recoil.Verdict, error) {
+	if err == nil {
+		return recoil.Verdict{}, nil
+	}
+	return p.Verdict(err, recoil.Verdict{}), err
+}
+
+func (targetOps) Discard(struct{}) {}
+
+func (d targetOps) RequestBudget() recoil.Budget { return d.request }

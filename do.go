@@ -14,8 +14,11 @@ import (
 // middle of a wait.
 //
 // op receives the context for its attempt: ctx itself, or a child of it when
-// the policy sets Timeout or AttemptTimeout. Do runs the one retry loop
-// (Drive); it starts no goroutines, and on the healthy path reads no clock
+// the policy sets Timeout or AttemptTimeout, or a Hedge (each attempt's own,
+// cancelled once another decides the call). Do runs the one retry loop
+// (Drive): every attempt runs on the caller's goroutine but a hedge, which
+// runs in a goroutine of its own. On the healthy path of a policy with no
+// limiter, breaker, timeouts, observers, targets or hedge it reads no clock
 // and allocates nothing.
 func Do(ctx context.Context, p *Policy, op func(context.Context) error) error {
 	// The healthy path of a plain policy, small enough to inline: one call
@@ -155,8 +158,10 @@ func (p *Policy) plainTarget() *Target {
 }
 
 // first returns the first target when an attempt may go to it without
-// asking anything: it is not cooling and has no breaker or allowance. Nil
-// before the Fallback's first call (which the loop then makes).
+// asking anything: it is not cooling (read without the clock: one ever
+// cooled and not yet found cooled down by the loop counts as cooling) and
+// has no breaker or allowance. Nil before the Fallback's first call (which
+// the loop then makes). Small enough to inline.
 func (f *Fallback) first() *Target {
 	if u := f.until.Load(); u != nil && len(*u) > 0 && (*u)[0].Load() == 0 {
 		if t := &f.Targets[0]; t.Breaker == nil && t.Allowance == nil {

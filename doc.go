@@ -36,12 +36,16 @@
 // to wait. It reads no clock: time and randomness are arguments, so the
 // simulator runs the same code on virtual time.
 //
-// Around it there is one retry loop (engine.go): admission, a limiter slot
-// per attempt, the attempt's and the call's deadlines, classification, the
-// budgets, the breaker, waits and observers. Drive runs it on real time for
-// any Driver — Do and Get, the HTTP Transport in package recoilhttp and the
-// gRPC interceptors are drivers; a driver on a clock of its own (the
-// simulator) steps the same state machine, Call. Every Policy field means
+// Around it there is one retry loop: admission, a limiter slot per
+// attempt, the attempt's and the call's deadlines, classification, the
+// budgets, the breaker, waits and observers. Each attempt holds one permit
+// for what it took (a slot, the breakers' probes, its target's allowance,
+// the budgets' charges, its start and its target), which its outcome
+// settles or, for an attempt refused part-way, which gives all of it back.
+// Drive runs the loop on real time for any Driver — Do and Get, the HTTP
+// Transport in package recoilhttp and the gRPC interceptors are drivers —
+// hedged or not: a hedge only runs beside the caller's attempt; a driver
+// on a clock of its own (the simulator) steps the same state machine, Call. Every Policy field means
 // the same thing in every driver. The boundary runs one way: a driver
 // classifies each attempt once (Driver.Verdict, through Policy.Verdict),
 // hands the loop its request's budget (RequestBudgeter), and the loop

@@ -12,6 +12,7 @@ import (
 
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/backoff"
+	"github.com/recoil-go/recoil/breaker"
 	"github.com/recoil-go/recoil/internal/conformance"
 )
 
@@ -326,5 +327,51 @@ func TestCallSize(t *testing.T) {
 	}
 	if got := unsafe.Sizeof(recoil.Call{}); got != 368 {
 		t.Errorf("Call is %d bytes, want 368: the simulator keeps one per call in flight", got)
+	}
+}
+
+// DoTarget's and GetTarget's first attempt goes to the first target before
+// the loop begins. If another call cools that target meanwhile, the
+// attempt's failure is still the first target's: the second target, which
+// the loop would pick now, is not blamed for it (its breaker, which opens
+// on one failure, stays closed), and the retry goes where the attempt
+// went.
+func TestFirstAttemptOutcomeStaysWithItsTarget(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		call func(ctx context.Context, p *recoil.Policy, op func(context.Context, *recoil.Target) error) error
+	}{
+		{"DoTarget", recoil.DoTarget},
+		{"GetTarget", func(ctx context.Context, p *recoil.Policy, op func(context.Context, *recoil.Target) error) error {
+			_, err := recoil.GetTarget(ctx, p, func(ctx context.Context, t *recoil.Target) (int, error) { return 1, op(ctx, t) })
+			return err
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := breaker.Must(breaker.New(breaker.Settings{ConsecutiveFailures: 1, OpenDuration: time.Hour}))
+			f := &recoil.Fallback{Targets: []recoil.Target{{Name: "a"}, {Name: "b", Breaker: b}}}
+			p := &recoil.Policy{Fallback: f, Budget: recoil.NoBudget, Backoff: backoff.Constant(0)}
+			other := &recoil.Policy{Fallback: f, Budget: recoil.NoBudget, MaxAttempts: 1}
+			f.Status(time.Time{}) // a Fallback in use
+			var route []string
+			err := tt.call(t.Context(), p, func(ctx context.Context, tg *recoil.Target) error {
+				route = append(route, tg.Name)
+				if len(route) > 1 {
+					return nil
+				}
+				// Another call finds a overloaded meanwhile: a cools down.
+				_ = recoil.DoTarget(ctx, other, func(context.Context, *recoil.Target) error { return statusErr(503, "") })
+				return statusErr(500, "")
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Join(route, " "); got != "a a" {
+				t.Errorf("attempts went to %q, want %q", got, "a a")
+			}
+			if s := b.State(); s != breaker.Closed {
+				t.Errorf("b's breaker is %v, want closed: b was blamed for a's failure", s)
+			}
+		})
 	}
 }

@@ -1,7 +1,6 @@
 package recoil
 
 import (
-	"context"
 	"time"
 
 	"github.com/recoil-go/recoil/breaker"
@@ -11,11 +10,6 @@ import (
 // (LatencyLimiter, LatencyBreaker) and of limiters that order by priority
 // (PriorityLimiter). A policy that has none of them pays three nil checks
 // per attempt and reads no clock.
-
-// timeBase is the instant attempt starts are counted from: a reading of
-// the monotonic clock, so that an attempt timed on real time is timed on
-// it, while one on virtual time (a simulator's) is timed on its own clock.
-var timeBase = time.Now()
 
 // timed reports whether p's attempts are timed: its Limiter or Breaker,
 // or a Fallback target's Breaker, wants latencies.
@@ -54,32 +48,6 @@ func wants(x any) bool {
 		return w.WantsLatency()
 	}
 	return true
-}
-
-// begin records that the attempt in flight began at now. It is kept in
-// the Call's seven spare bytes: microseconds since timeBase, shifted left
-// by one with the low bit set (zero means no attempt is timed), which
-// spans ±570 years — more than a time.Duration does.
-func (c *Call) beginAttempt(now time.Time) {
-	v := uint64(now.Sub(timeBase).Microseconds())<<1 | 1
-	for i := range c.began {
-		c.began[i] = byte(v >> (8 * i))
-	}
-}
-
-// took returns how long the attempt begun by beginAttempt ran until now,
-// and forgets its start; -1 if none was timed.
-func (c *Call) took(now time.Time) time.Duration {
-	var v uint64
-	for i := range c.began {
-		v |= uint64(c.began[i]) << (8 * i)
-	}
-	if v == 0 {
-		return -1
-	}
-	c.began = [7]byte{}
-	start := int64(v<<8) >> 9 // sign-extend the 56 bits, drop the flag
-	return time.Duration(max(now.Sub(timeBase).Microseconds()-start, 0)) * time.Microsecond
 }
 
 // overloaded reports whether the verdict is the dependency signalling
@@ -121,21 +89,4 @@ func (c *Call) priority() Priority {
 		}
 	}
 	return c.p.Priority
-}
-
-// tryAcquire takes a limiter slot without waiting, for a retry (or hedge)
-// or the call's first attempt.
-func (c *Call) tryAcquire(retry bool) bool {
-	if l, ok := c.p.Limiter.(PriorityLimiter); ok {
-		return l.TryAcquireAs(c.priority(), retry)
-	}
-	return c.p.Limiter.TryAcquire()
-}
-
-// acquireSlot waits for a limiter slot for the next attempt under ctx.
-func (c *Call) acquireSlot(ctx context.Context) error {
-	if l, ok := c.p.Limiter.(PriorityLimiter); ok {
-		return l.AcquireAs(ctx, c.priority(), c.attempts > 0)
-	}
-	return c.p.Limiter.Acquire(ctx)
 }

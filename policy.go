@@ -58,15 +58,19 @@ type Budget interface {
 
 // CostBudget is a Budget that can charge an attempt by its cost — the
 // tokens a model request will use, say — rather than as one unit. It is
-// optional: the loop asks a policy's Budget for it only when the call's
-// context carries a cost (WithCost), so a budget that is not one, or a call
-// without a cost, is asked as a Budget is. fleet.Guard and
-// budget.Rate are CostBudgets.
+// optional: the loop asks for it only when the call's context carries a
+// cost (WithCost), so a budget that is not one, or a call without a cost,
+// is asked as a Budget is. fleet.Guard and budget.Rate are CostBudgets.
 //
-// The loop charges the cost it finds before the first attempt (AdmitNAt)
-// and before every retry (RetryNAt), each attempt its own; a driver that
-// learns an attempt's actual cost (recoilhttp.Transport reads the usage a
-// model API reports) settles the difference with SettleAt.
+// Every budget a call asks is charged by the cost when it is one: the
+// policy's Budget, the request's own (the hop protocol's), and each
+// Fallback target's Allowance. The loop charges the cost before the first
+// attempt (AdmitNAt; a target's, before the call's first attempt to it)
+// and before every retry, move and hedge (RetryNAt), each attempt its own;
+// a charge for an attempt that then does not go is given back with
+// SettleAt(now, cost, 0). A driver that learns an attempt's actual cost
+// (recoilhttp.Transport reads the usage a model API reports) settles the
+// difference with SettleAt.
 type CostBudget interface {
 	Budget
 	// AdmitNAt is AdmitAt for a first attempt that costs n units (n ≥ 1);
@@ -84,12 +88,14 @@ type CostBudget interface {
 // costKey is the context key of WithCost's cost.
 type costKey struct{}
 
-// WithCost returns a context whose calls cost n units each attempt to a
-// policy's CostBudget: the loop charges n before the first attempt and n
-// before each retry, in place of one unit. Give an estimate (a model
-// request's prompt tokens plus its max_tokens, say); recoilhttp.Transport
-// makes one from the request when the context carries none. n ≤ 0
-// returns ctx unchanged. A Budget that is not a CostBudget ignores it.
+// WithCost returns a context whose calls cost n units each attempt to
+// every CostBudget they ask (the policy's, the request's, the targets'
+// allowances): the loop charges n before the first attempt and n before
+// each retry, move or hedge, in place of one unit. Give an estimate (a
+// model request's prompt tokens plus its max_tokens, say);
+// recoilhttp.Transport makes one from the request when the context
+// carries none. n ≤ 0 returns ctx unchanged. A Budget that is not a
+// CostBudget ignores it.
 func WithCost(ctx context.Context, n int64) context.Context {
 	if n <= 0 {
 		return ctx

@@ -154,10 +154,11 @@ func (s *Share) RetryAt(now time.Time, c Cause) bool {
 	}
 }
 
-// CancelRetryAt gives back a retry RetryAt granted that did not go (a
-// later guard refused it), never filling the budget past its capacity.
-// now is unused.
-func (s *Share) CancelRetryAt(now time.Time) {
+// RefundAt gives back a retry RetryAt granted that did not go (a later
+// guard refused it, recoil.Refunder), never filling the budget past its
+// capacity. A retry costs one whatever its cause and size, so c and n are
+// unused, as is now.
+func (s *Share) RefundAt(now time.Time, c Cause, n int64) {
 	for {
 		d := s.deficit.Load()
 		if d == 0 || s.deficit.CompareAndSwap(d, max(d-milli, 0)) {

@@ -75,7 +75,7 @@ func TestShareRefusesBadConfig(t *testing.T) {
 
 // TestShareOnlySuccessesPay pins what moves the balance: failures,
 // overloads, permanent and ignored outcomes change nothing; a withdrawal
-// refused changes nothing; CancelRetryAt gives one back, never past full.
+// refused changes nothing; RefundAt gives one back, never past full.
 func TestShareOnlySuccessesPay(t *testing.T) {
 	var s Share
 	for _, r := range []Result{Failure, Overload, Permanent, Ignored} {
@@ -90,12 +90,12 @@ func TestShareOnlySuccessesPay(t *testing.T) {
 	if s.RetryAt(t0, CauseThrottle) || s.State().Retries != 0 {
 		t.Fatalf("empty budget granted a retry or went below zero: %+v", s.State())
 	}
-	s.CancelRetryAt(t0)
+	s.RefundAt(t0, CauseError, 1)
 	if got := s.State().Retries; got != 1 {
-		t.Errorf("after CancelRetryAt on empty: %v retries, want 1", got)
+		t.Errorf("after RefundAt on empty: %v retries, want 1", got)
 	}
 	for range 100 {
-		s.CancelRetryAt(t0)
+		s.RefundAt(t0, CauseError, 1)
 		s.RecordAt(t0, success)
 	}
 	if !s.Full() || s.State().Retries != 10 {

@@ -82,6 +82,7 @@ func rowContext(t *testing.T, row *conformance.Row) context.Context {
 // attempts arrive, and records the target each reached.
 type rowServer struct {
 	row   *conformance.Row
+	p     *recoil.Policy // the row's, for Reached
 	seen  atomic.Int32
 	mu    sync.Mutex
 	route []string // the x-target metadata of each attempt, under a Fallback
@@ -94,7 +95,7 @@ func (rs *rowServer) arrive(ctx context.Context) conformance.Outcome {
 		rs.route = append(rs.route, v[0])
 		rs.mu.Unlock()
 	}
-	return rs.row.Next(int(rs.seen.Add(1)))
+	return rs.row.Reached(int(rs.seen.Add(1)), rs.p)
 }
 
 // answer takes o.After (or until the attempt is cancelled) and returns how
@@ -168,7 +169,7 @@ func TestConformanceGRPC(t *testing.T) {
 	conformance.Run(t, conformance.GRPC, func(t *testing.T, row *conformance.Row, p *recoil.Policy) {
 		t.Parallel()
 		synctest.Test(t, func(t *testing.T) {
-			rs := &rowServer{row: row}
+			rs := &rowServer{row: row, p: p}
 			l := servePipe(t, &testServer{call: func(ctx context.Context, in *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
 				o := rs.arrive(ctx)
 				if err := answer(ctx, o, func(md metadata.MD) { grpc.SetTrailer(ctx, md) }); err != nil {
@@ -214,7 +215,7 @@ func TestConformanceGRPCStream(t *testing.T) {
 	conformance.Run(t, conformance.GRPC, func(t *testing.T, row *conformance.Row, p *recoil.Policy) {
 		t.Parallel()
 		synctest.Test(t, func(t *testing.T) {
-			rs := &rowServer{row: row}
+			rs := &rowServer{row: row, p: p}
 			l := servePipe(t, &testServer{chat: func(ss grpc.ServerStream) error {
 				o := rs.arrive(ss.Context())
 				in := new(wrapperspb.StringValue)

@@ -61,7 +61,7 @@ func transportRow(t *testing.T, row *conformance.Row, p *recoil.Policy) {
 			route = append(route, target)
 			mu.Unlock()
 		}
-		o := row.Next(int(seen.Add(1)))
+		o := row.Reached(int(seen.Add(1)), p)
 		if o.After > 0 {
 			tm := time.NewTimer(o.After)
 			select {

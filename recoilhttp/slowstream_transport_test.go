@@ -39,6 +39,9 @@ func scripted(status int, contentType string, pause time.Duration, chunks ...str
 				select {
 				case <-time.After(pause):
 				case <-ctx.Done():
+					// Closed here as well: stop, deferred, may cancel the
+					// AfterFunc before it runs.
+					pw.CloseWithError(ctx.Err())
 					return
 				}
 				if _, err := io.WriteString(pw, c); err != nil {

@@ -1,18 +1,13 @@
 package recoilhttp
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,6 +63,15 @@ const MaxDrain = 64 << 10
 // once they may have reached the server; others are retried only when
 // nothing was sent (a refused connection) unless the caller opts in, per
 // request with AllowRetry or per host with RetryNonIdempotent.
+//
+// Under a policy with a Hedge, a request that may be repeated so and whose
+// body can be sent again is hedged: its first attempt runs on the caller's
+// goroutine, each hedge in a goroutine of its own, every attempt under a
+// context of its own, and a text/event-stream is decided on its first
+// content event, read in the attempt, so that a stream slow to start is
+// raced. The response returned keeps its attempt's context until its body
+// is closed. Other requests run one attempt at a time. Under a Fallback,
+// each attempt goes to its target's Endpoint.
 //
 // The zero Transport is usable: http.DefaultTransport, a default policy of
 // its own (with its own retry budget), no per-attempt timeout. A Transport is
@@ -197,63 +201,14 @@ func IdempotentMethod(m string) bool {
 	return false
 }
 
-// request is one logical request: the driver of its attempts for
-// recoil.Drive, and what classifying them needs to know of it.
-type request struct {
-	t          *Transport
-	orig       *http.Request
-	replayable bool
-	mayRepeat  bool   // may run twice: idempotent, keyed, or opted in
-	keyed      bool   // carries an idempotency key, the caller's or generated
-	key        string // generated idempotency key, if any
-	acct       *hop.Account
-	hedged     bool // attempts may run at once (a Hedge on a request that may repeat)
-	answered   bool // the last attempt produced a response
-	status     int  // the last response's status
-	provider   string
-	note       string
-	// Under a policy with a Fallback: the first target's endpoint, and
-	// the request's body when the Transport read it (to replay or rewrite
-	// it; bodyMu guards reading it, which hedges to one target may race).
-	first    *Endpoint
-	body     []byte
-	bodyMu   sync.Mutex
-	buffered bool // the body was read: every attempt sends a copy
-	origSent bool // attempt 1 was handed the caller's own body (only attempt 1 writes it)
-}
-
 // RoundTrip implements http.RoundTripper: it runs the one retry loop
 // (recoil.Drive) with the request as its driver.
 func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	p := t.policy()
-	r := requests.Get().(*request)
-	*r = request{
-		t:          t,
-		orig:       req,
-		replayable: req.Body == nil || req.Body == http.NoBody || req.GetBody != nil,
-		keyed:      hasIdempotencyKey(req),
-	}
-	r.mayRepeat = IdempotentMethod(req.Method) || r.keyed
-	if !r.mayRepeat && t.IdempotencyKey {
-		r.key = newKey()
-		r.mayRepeat, r.keyed = true, true
-	}
-	if !r.mayRepeat && (ctx.Value(allowRetryKey{}) != nil || (t.RetryNonIdempotent != nil && t.RetryNonIdempotent(req))) {
-		r.mayRepeat = true
-	}
-	r.hedged = p.Hedge != nil && r.MayHedge()
-	r.acct = hop.AccountFrom(ctx) // the Middleware's, serving the request this one is for
-	if r.acct == nil && t.Hop {
-		r.acct = hop.NewAccount(hop.EdgeBudget(t.EdgeBudget, p.MaxRetries()))
-	}
-	r.note = t.stackedNote(req)
-	if p.Fallback != nil {
-		if err := r.prepareRoutes(p.Fallback); err != nil {
-			*r = request{}
-			requests.Put(r)
-			return nil, err
-		}
+	r, err := t.prepare(p, req)
+	if err != nil {
+		return nil, err
 	}
 	ctx, cb, cost := r.cost(p, ctx)
 	resp, err := recoil.Drive(ctx, p, r)
@@ -283,11 +238,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// requests recycles the drivers of logical requests, which escape to the
-// heap through recoil.Drive: the healthy path then allocates nothing of
-// the Transport's own.
-var requests = sync.Pool{New: func() any { return new(request) }}
-
 // RefusedWaitHeader is set on a response RoundTrip returns after the loop
 // refused the server's wait (longer than MaxServerWait, or past the
 // deadline): the wait in seconds, as Retry-After writes it, with up to
@@ -311,464 +261,6 @@ func RefusedWait(resp *http.Response) (time.Duration, bool) {
 
 func formatSeconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Round(time.Millisecond).Seconds(), 'f', -1, 64)
-}
-
-// RequestBudget returns the hop account the request's retries are spent
-// from, if any: the one its context carries, or at an edge with Hop set
-// one of its own.
-func (r *request) RequestBudget() recoil.Budget {
-	if r.acct == nil {
-		return nil
-	}
-	return r.acct
-}
-
-// Attempt sends attempt n under ctx (the request's), cut off at deadline
-// (until its response headers arrive, and then until the Transport's own
-// reads of the response are done) when that comes before ctx's own
-// deadline: the one cut-off, for the policy's AttemptTimeout and Timeout
-// alike, since recoil.Drive derives no context. Under a Hedge, attempts
-// run at once: each keeps its own state, and only attempt 1 sends the
-// caller's own body.
-func (r *request) Attempt(ctx context.Context, n int, deadline time.Time) (*http.Response, error) {
-	return r.attempt(ctx, n, nil, nil, deadline)
-}
-
-// attempt is Attempt to the endpoint ep (nil: the request as its caller
-// made it), whose target's breaker is tb (nil: none).
-func (r *request) attempt(ctx context.Context, n int, ep *Endpoint, tb recoil.Breaker, deadline time.Time) (*http.Response, error) {
-	t, req := r.t, r.orig
-	cut := !deadline.IsZero()
-	if dl, ok := ctx.Deadline(); ok && cut && !deadline.Before(dl) {
-		cut = false // the request's own context already ends then
-	}
-	var sent time.Time // when the attempt was sent, if its body is to be metered
-	if t.SlowStream.on() {
-		sent = time.Now()
-	}
-	if !(n > 1 || r.key != "" || t.Hop || cut || ep != nil || r.buffered || r.hedged) {
-		r.origSent = true
-		resp, err := t.base().RoundTrip(req)
-		return t.meter(resp, err, sent, tb), err
-	}
-	var cancel context.CancelFunc
-	var stopTimer func() bool
-	var tm, reads *time.Timer
-	if cut {
-		// Not a context deadline: once the headers are in and the
-		// Transport's own reads are done (Verdict), the body is the
-		// caller's to read for as long as it takes.
-		ctx, cancel = context.WithCancel(ctx)
-		tm = time.AfterFunc(time.Until(deadline), cancel)
-		stopTimer = tm.Stop
-	}
-	// A shallow copy with a header map of its own: the caller's request and
-	// header map stay untouched, and values are shared, never written.
-	out := req.WithContext(ctx)
-	out.Header = make(http.Header, len(req.Header)+4)
-	for k, v := range req.Header {
-		out.Header[k] = v
-	}
-	var err error
-	own := false // out carries the caller's own body
-	switch {
-	case r.buffered:
-		out.Body = io.NopCloser(bytes.NewReader(r.body))
-	case n > 1 && req.GetBody != nil:
-		out.Body, err = req.GetBody()
-	default:
-		own = req.Body != nil && req.Body != http.NoBody
-	}
-	if err == nil && ep != nil {
-		var rewritten bool
-		rewritten, err = r.route(out, ep, own)
-		own = own && !rewritten
-	}
-	if own {
-		r.origSent = true
-	}
-	if err != nil {
-		if cancel != nil {
-			stopTimer()
-			cancel()
-		}
-		return nil, err
-	}
-	if r.key != "" {
-		out.Header["Idempotency-Key"] = []string{r.key}
-	}
-	if t.Hop && r.acct != nil {
-		h := hop.Request{Budget: r.acct.Remaining(), HasBudget: true, Attempt: n}
-		if dl, ok := ctx.Deadline(); ok {
-			h.Deadline, h.HasDeadline = max(time.Until(dl), 0), true
-		}
-		if cut && (!h.HasDeadline || time.Until(deadline) < h.Deadline) {
-			h.Deadline, h.HasDeadline = max(time.Until(deadline), 0), true
-		}
-		h.WriteHeader(out.Header)
-	}
-	resp, err := t.base().RoundTrip(out)
-	resp = t.meter(resp, err, sent, tb)
-	if cancel != nil {
-		fired := !stopTimer()
-		switch {
-		case fired:
-			// The attempt ran out of time; a response that raced the timer
-			// is dropped, so the attempt counts as the timeout it was.
-			discard(resp)
-			resp, err = nil, context.DeadlineExceeded
-			cancel()
-		case resp != nil:
-			// Headers arrived in time: the context lives until the body is
-			// closed, and the cut-off stays armed until Verdict has done
-			// the Transport's own reads of it (a trickling error body must
-			// not hold the call past its deadline).
-			cb := &cancelBody{ReadCloser: resp.Body, cancel: cancel}
-			resp.Body = cb
-			if left := time.Until(deadline); left > 0 {
-				cb.reads = tm
-				tm.Reset(left)
-				reads = tm
-			} else {
-				cancel()
-			}
-		default:
-			cancel()
-		}
-	}
-	if err == nil && r.hedged && !t.NoStreamCheck && resp.StatusCode < 400 && isEventStream(resp) {
-		// A hedged stream is decided on its first content: read it here,
-		// in the attempt, so that a stream slow to start is raced.
-		v, failure := t.streamStart(resp)
-		if reads != nil { // the Transport's own reads are done
-			reads.Stop()
-		}
-		resp.Body = &peeked{ReadCloser: resp.Body, v: v, failure: failure}
-	}
-	return resp, err
-}
-
-// meter puts a slow meter (see SlowStream) under the body of a successful
-// response to an attempt sent at sent (zero: SlowStream is off), reporting
-// to the policy's breaker and tb, the attempt's target's, those of them
-// that take slow reports. It returns resp.
-func (t *Transport) meter(resp *http.Response, err error, sent time.Time, tb recoil.Breaker) *http.Response {
-	if sent.IsZero() || err != nil || resp == nil || resp.StatusCode >= 400 || resp.Body == nil || resp.Body == http.NoBody {
-		return resp
-	}
-	// As for outcomes, each breaker the attempt asked hears of it: one set
-	// as both the policy's and the target's hears twice.
-	var to [2]slowRecorder
-	to[0], _ = t.policy().Breaker.(slowRecorder)
-	to[1], _ = tb.(slowRecorder)
-	if to[0] == nil && to[1] == nil {
-		return resp
-	}
-	resp.Body = newSlowMeter(resp.Body, t.SlowStream, time.Since(sent), isEventStream(resp), to)
-	return resp
-}
-
-// peeked is the body of a hedged stream whose first event the attempt read
-// (Transport.streamStart), with what it came to.
-type peeked struct {
-	io.ReadCloser
-	v       recoil.Verdict
-	failure error
-}
-
-// MayHedge reports whether the request may be hedged: run twice at once.
-// Only a request that may be repeated (an idempotent method, an
-// idempotency key, an opt-in) and whose body can be sent again may.
-func (r *request) MayHedge() bool { return r.mayRepeat && r.replayable }
-
-// Hold gives the response of a hedged call its attempt's context, to be
-// cancelled when the caller closes the body.
-func (r *request) Hold(resp *http.Response, release context.CancelFunc) {
-	if resp == nil || resp.Body == nil {
-		release()
-		return
-	}
-	resp.Body = &cancelBody{ReadCloser: resp.Body, cancel: release}
-}
-
-// AttemptTo sends attempt n to t, for recoil.Drive under a policy with a
-// Fallback: to its *Endpoint, or as the caller made the request when it
-// has none.
-func (r *request) AttemptTo(ctx context.Context, n int, t *recoil.Target, deadline time.Time) (*http.Response, error) {
-	var ep *Endpoint
-	if t != nil {
-		ep, _ = t.Value.(*Endpoint)
-	}
-	var tb recoil.Breaker
-	if t != nil {
-		tb = t.Breaker
-	}
-	return r.attempt(ctx, n, ep, tb, deadline)
-}
-
-// prepareRoutes readies a request for a Fallback's targets: it finds the
-// first target's endpoint, and reads a body that cannot otherwise be sent
-// twice (no GetBody) into memory, up to 32 MiB, so the call can move to
-// another target. A larger one is sent as it is, once.
-func (r *request) prepareRoutes(f *recoil.Fallback) error {
-	if len(f.Targets) > 0 {
-		r.first, _ = f.Targets[0].Value.(*Endpoint)
-	}
-	req := r.orig
-	if r.replayable || req.Body == nil || req.Body == http.NoBody {
-		return nil
-	}
-	b, err := io.ReadAll(io.LimitReader(req.Body, maxRewriteBody+1))
-	if err != nil {
-		return err
-	}
-	if len(b) > maxRewriteBody {
-		req.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(b), req.Body), req.Body}
-		return nil
-	}
-	_ = req.Body.Close()
-	r.body, r.buffered, r.replayable = b, true, true
-	return nil
-}
-
-// route points the attempt out at the endpoint the call chose. When the
-// endpoint names a model, the body is read once (through GetBody, or
-// already buffered) and rewritten; the body out carried is then not
-// sent: a copy is closed here, and the caller's own (own) is left for
-// RoundTrip to close.
-func (r *request) route(out *http.Request, ep *Endpoint, own bool) (rewritten bool, err error) {
-	if ep.model == "" || out.Body == nil || out.Body == http.NoBody {
-		ep.route(out, r.orig, r.first, nil)
-		return false, nil
-	}
-	r.bodyMu.Lock()
-	if r.body == nil {
-		if r.orig.GetBody == nil { // a body over 32 MiB that could not be buffered
-			err = errRewriteBody
-		} else {
-			r.body, err = readBody(r.orig)
-		}
-	}
-	body := r.body
-	r.bodyMu.Unlock()
-	if err != nil {
-		return false, err
-	}
-	if !own {
-		_ = out.Body.Close()
-	}
-	ep.route(out, r.orig, r.first, body)
-	return true, nil
-}
-
-// Verdict classifies an attempt once, for recoil.Drive: the policy's
-// Classify first, then the HTTP rules (the Transport's Classify, then the
-// package's: see Classify), then the built-in ones (Policy.Verdict), and
-// last the guard of a request that may not be sent again. It returns the
-// error to record a failure with, nil for a success.
-func (r *request) Verdict(p *recoil.Policy, resp *http.Response, err error) (recoil.Verdict, error) {
-	var (
-		reads *time.Timer // the attempt's cut-off, armed for the Transport's own reads
-		pk    *peeked     // a hedged stream's first event, read by the attempt
-	)
-	if resp != nil {
-		if pk, _ = resp.Body.(*peeked); pk != nil {
-			resp.Body = pk.ReadCloser
-		}
-		if cb, ok := resp.Body.(*cancelBody); ok {
-			reads = cb.reads
-		}
-	}
-	v, failure := r.own(resp, err, pk)
-	if reads != nil { // the Transport's reads are done: the body is the caller's
-		reads.Stop()
-	}
-	if failure == nil {
-		return recoil.Verdict{}, nil
-	}
-	return r.guard(p.Verdict(failure, v)), failure
-}
-
-// own is the HTTP rules' verdict on an attempt: the Transport's Classify
-// first, then the package's. It returns the error to record a failure
-// with, nil for a success. pk, if not nil, is what the attempt already
-// made of a hedged stream's first event.
-func (r *request) own(resp *http.Response, err error, pk *peeked) (recoil.Verdict, error) {
-	t := r.t
-	r.answered = resp != nil
-	if resp != nil {
-		r.status, r.provider = resp.StatusCode, ""
-		if r.acct != nil {
-			if h, perr := hop.ParseResponse(resp.Header); perr == nil && h.Spent > 0 {
-				r.acct.Below(h.Spent)
-			}
-		}
-	}
-	var v recoil.Verdict
-	var failure error
-	if t.Classify != nil {
-		v = t.Classify(r.orig, resp, err)
-	}
-	switch {
-	case v.Class != recoil.ClassUnknown:
-		failure = err
-		if resp != nil && failure == nil {
-			failure = &StatusError{StatusCode: resp.StatusCode}
-		}
-		if failure == nil { // a verdict on nothing: a failure without words
-			failure = errors.New("recoilhttp: classified as " + v.Class.String())
-		}
-	case resp == nil:
-		v, failure = classifyError(r.orig, err), err
-	case resp.StatusCode >= 400:
-		var se *StatusError
-		v, se = classifyStatus(r.orig, resp, r.keyed, time.Now())
-		failure = se
-	case pk != nil:
-		v, failure = pk.v, pk.failure
-	case !t.NoStreamCheck && isEventStream(resp):
-		v, failure = t.streamStart(resp)
-	default:
-		return recoil.Verdict{}, nil
-	}
-	if failure == nil {
-		return recoil.Verdict{}, nil
-	}
-	if se, ok := failure.(*StatusError); ok {
-		r.provider = se.Provider.Message
-	}
-	if resp != nil {
-		hold(resp)
-	}
-	return v, failure
-}
-
-// guard keeps a retryable verdict only for a request that may be sent
-// again: its body can be replayed, and running it twice is harmless or it
-// was not sent.
-func (r *request) guard(v recoil.Verdict) recoil.Verdict {
-	if !v.Class.Retryable() {
-		return v
-	}
-	switch {
-	case !r.replayable:
-		v.Class, v.Code = recoil.ClassPermanent, CodeNotReplayable
-		v.Reason += "; not retried: the request body cannot be replayed (no GetBody)"
-	case !r.mayRepeat && (r.answered || v.MayHaveExecuted):
-		v.Class, v.Code = recoil.ClassPermanent, CodeNotIdempotent
-		v.Reason += "; not retried: " + r.orig.Method + " may have run and has no idempotency key (opt in with AllowRetry or RetryNonIdempotent)"
-	}
-	return v
-}
-
-// Discard drains and closes a response the loop retried.
-func (r *request) Discard(resp *http.Response) { discard(resp) }
-
-// Report sends the request's summary to the Transport's Observe.
-func (r *request) Report(ctx context.Context, s recoil.Summary) {
-	if r.t.Observe == nil {
-		return
-	}
-	r.t.Observe(ctx, Summary{Summary: s, Method: r.orig.Method, Host: r.orig.URL.Host, Status: r.status, Provider: r.provider, Note: r.note})
-}
-
-// hold reads a failed response's body into memory (at most MaxDrain) and
-// closes it, so the connection goes back to the pool while the loop waits;
-// the response may still be the one the caller gets, with its whole body.
-// A longer body keeps the rest unread behind what was read.
-func hold(resp *http.Response) {
-	if resp.Body == nil || resp.Body == http.NoBody {
-		return
-	}
-	buf, err := io.ReadAll(io.LimitReader(resp.Body, MaxDrain+1))
-	if err == nil && len(buf) <= MaxDrain {
-		_ = resp.Body.Close()
-		resp.Body = &heldBody{Reader: bytes.NewReader(buf)}
-		return
-	}
-	resp.Body = &heldBody{Reader: io.MultiReader(bytes.NewReader(buf), errReader{err, resp.Body}), closer: resp.Body}
-}
-
-// heldBody is a response body read ahead by hold.
-type heldBody struct {
-	io.Reader
-	closer io.Closer // the rest, when there is a rest
-}
-
-func (b *heldBody) Close() error {
-	if b.closer != nil {
-		return b.closer.Close()
-	}
-	return nil
-}
-
-// errReader reads r, or returns err if reading ahead already failed.
-type errReader struct {
-	err error
-	r   io.Reader
-}
-
-func (e errReader) Read(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	return e.r.Read(p)
-}
-
-// streamStart reads a text/event-stream response up to its first event
-// (under the idle limit, which it applies to the body from here on). An
-// "event: error", or a stream that fails or ends before any event, is a
-// failed attempt that may be retried; after content has been delivered to
-// the caller, no retry is possible and failures reach the reader as
-// *StreamError.
-func (t *Transport) streamStart(resp *http.Response) (recoil.Verdict, error) {
-	if idle := t.idleTimeout(); idle > 0 {
-		resp.Body = SSEIdleBody(resp.Body, idle)
-	}
-	ev, body, err := FirstEvent(resp.Body, MaxErrorBody)
-	resp.Body = &wrapped{body}
-	switch {
-	case err == nil && (ev.Name == "error" || ev.Name == "" && errorData(ev.Data)):
-		pe, _, _ := ParseErrorBody([]byte(ev.Data))
-		what := "event: error"
-		if ev.Name == "" {
-			what = `data: {"error": …}`
-		}
-		v := recoil.Verdict{Class: recoil.ClassTransient, MayHaveExecuted: true, Code: CodeStreamError, Reason: "stream error before any content: " + describe(pe, what)}
-		if pe.Type == "overloaded_error" {
-			v.Class = recoil.ClassOverloaded
-		}
-		return v, &StatusError{StatusCode: resp.StatusCode, Provider: pe, JSON: true}
-	case err == nil, errors.Is(err, ErrNoEvent):
-		return recoil.Verdict{}, nil
-	default:
-		v := recoil.Verdict{Class: recoil.ClassTransient, MayHaveExecuted: true, Code: CodeStreamError, Reason: "stream failed before any content: " + err.Error()}
-		var idle *IdleError
-		if errors.As(err, &idle) {
-			v.Timeout = true
-		}
-		return v, err
-	}
-}
-
-// errorData reports an unnamed event whose data is a JSON object with an
-// "error" member that is not null: how Chat Completions streams report an
-// error (the other dialect names the event "error").
-func errorData(data string) bool {
-	if !strings.HasPrefix(strings.TrimSpace(data), "{") {
-		return false
-	}
-	var probe struct {
-		Error json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal([]byte(data), &probe) != nil {
-		return false
-	}
-	e := bytes.TrimSpace(probe.Error)
-	return len(e) > 0 && !bytes.Equal(e, []byte("null"))
 }
 
 // wrapped marks a body the Transport has already wrapped.
@@ -837,33 +329,6 @@ func (t *Transport) stackedNote(req *http.Request) string {
 		return ""
 	}
 	return "two retry layers: attempts multiply; " + what
-}
-
-func isEventStream(resp *http.Response) bool {
-	return strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-}
-
-// discard drains (at most MaxDrain) and closes a response the caller will
-// not see, so its connection can be reused.
-func discard(resp *http.Response) {
-	if resp == nil || resp.Body == nil {
-		return
-	}
-	_, _ = io.CopyN(io.Discard, resp.Body, MaxDrain)
-	_ = resp.Body.Close()
-}
-
-// cancelBody releases an attempt's context when its body is closed.
-type cancelBody struct {
-	io.ReadCloser
-	cancel context.CancelFunc
-	reads  *time.Timer // the attempt's cut-off, while the Transport reads the body itself
-}
-
-func (b *cancelBody) Close() error {
-	err := b.ReadCloser.Close()
-	b.cancel()
-	return err
 }
 
 // newKey returns a random idempotency key.

@@ -34,7 +34,7 @@ func TestConformanceSim(t *testing.T) {
 		}
 		w := newWorld(sc, ps, 1, DefaultWindow)
 		for i := range w.nodes {
-			w.nodes[i].script = func(n int) (uint8, int64, int64) { return scripted(t, row.Next(n)) }
+			w.nodes[i].script = func(n int) (uint8, int64, int64) { return scripted(t, row.Reached(n, p)) }
 		}
 		// The row's policy, state and all, driven as the simulator drives
 		// a compiled one: each target reaches the service of its name.
