@@ -28,7 +28,7 @@ var (
 // circuit and later calls fail fast without calling op; after the open
 // period a probe goes through and closes it.
 func TestBreakerInPolicy(t *testing.T) {
-	br := breaker.Must(breaker.New(breaker.Settings{OpenDuration: 30 * time.Second}))
+	br := breaker.Must(breaker.New(breaker.Settings{ConsecutiveFailures: 5, OpenDuration: 30 * time.Second}))
 	p := &recoil.Policy{Breaker: br, MaxAttempts: 1, Budget: recoil.NoBudget}
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	call := func(fail bool) error {
