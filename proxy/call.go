@@ -91,7 +91,7 @@ func (c *call) failed(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, recoil.ErrBudget), errors.Is(err, recoil.ErrCircuitOpen),
 		errors.Is(err, recoil.ErrLimit), errors.Is(err, recoil.ErrNoTarget):
-		status, code, msg = http.StatusServiceUnavailable, "overloaded_error", "the route's guard refused the call: "+err.Error()
+		status, code, msg = http.StatusServiceUnavailable, "overloaded_error", "the route's allowance, retry budget, breaker or limiter refused the call: "+err.Error()
 	case errors.Is(err, recoil.ErrDeadline), errors.Is(err, context.DeadlineExceeded):
 		status, code, msg = http.StatusGatewayTimeout, "timeout_error", "out of time: "+err.Error()
 	}

@@ -88,6 +88,8 @@ type Config struct {
 	// File names the configuration file in errors; empty for a Config
 	// built in Go.
 	File string `yaml:"-"`
+
+	pos policyspec.Pos
 }
 
 // Route is where the requests for one model go: an ordered list of
@@ -206,6 +208,14 @@ type Fleet struct {
 	// RetryBudget shares each route's retry budget across the fleet (a
 	// fleet token bucket) instead of each replica keeping its own.
 	RetryBudget bool `yaml:"retry_budget"`
+
+	pos policyspec.Pos
+}
+
+// same reports whether f and g configure the same fleet.
+func (f *Fleet) same(g *Fleet) bool {
+	return f.Redis == g.Redis && f.Prefix == g.Prefix && f.Replicas == g.Replicas &&
+		f.Timeout == g.Timeout && f.RetryBudget == g.RetryBudget
 }
 
 func (c *Config) getenv(k string) string {
@@ -257,7 +267,8 @@ func (c *Config) check() error {
 	if c.Listen == "" {
 		c.Listen = DefaultListen
 	}
-	top := policyspec.Pos{File: c.File}
+	top := c.pos
+	top.File = c.File
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		return errAt(top, "listen", "%v", err)
 	}
@@ -287,7 +298,10 @@ func (c *Config) check() error {
 		return err
 	}
 	if c.Fleet != nil && strings.TrimSpace(c.Fleet.Redis) == "" {
-		return errAt(top, "fleet.redis", "required")
+		return errAt(c.Fleet.pos, "fleet.redis", "required")
+	}
+	if c.Fleet != nil && c.Fleet.Replicas < 0 {
+		return errAt(c.Fleet.pos, "fleet.replicas", "must not be negative")
 	}
 	return nil
 }

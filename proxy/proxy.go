@@ -179,7 +179,7 @@ func (p *Proxy) Reload(cfg Config) error {
 	switch {
 	case cfg.Listen != p.cfg.Listen:
 		return errors.New("proxy: reload: listen changed: restart to move")
-	case (cfg.Fleet == nil) != (p.cfg.Fleet == nil) || (cfg.Fleet != nil && *cfg.Fleet != *p.cfg.Fleet):
+	case (cfg.Fleet == nil) != (p.cfg.Fleet == nil) || (cfg.Fleet != nil && !cfg.Fleet.same(p.cfg.Fleet)):
 		return errors.New("proxy: reload: fleet changed: restart to reconnect")
 	case cfg.InsecureNoClientAuth != p.cfg.InsecureNoClientAuth:
 		return errors.New("proxy: reload: insecure_no_client_auth changed: restart to change it")

@@ -63,12 +63,11 @@ func Parse(file string, data []byte) (Config, error) {
 		return c, nil
 	}
 	d := decoder{file: file}
-	if _, err := d.mapping(root, "", &c, map[string]func(*yaml.Node) error{
+	pos, err := d.mapping(root, "", &c, map[string]func(*yaml.Node) error{
 		"policies": func(n *yaml.Node) error { return d.policies(n, &c) },
-	}); err != nil {
-		return c, err
-	}
-	return c, nil
+	})
+	c.pos = pos
+	return c, err
 }
 
 var errEOF = func() error {
@@ -160,7 +159,8 @@ func (d *decoder) value(vn *yaml.Node, field string, f reflect.Value) error {
 		})
 	case **Fleet:
 		*p = new(Fleet)
-		_, err := d.mapping(vn, field, *p, nil)
+		pos, err := d.mapping(vn, field, *p, nil)
+		(*p).pos = pos
 		return err
 	case **Allowance:
 		*p = new(Allowance)
