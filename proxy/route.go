@@ -2,10 +2,10 @@ package proxy
 
 import (
 	"context"
-	"fmt"
+	"crypto/sha256"
+	"encoding/json"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +14,7 @@ import (
 	"github.com/recoil-go/recoil/budget"
 	"github.com/recoil-go/recoil/fleet"
 	"github.com/recoil-go/recoil/recoilhttp"
+	"github.com/recoil-go/recoil/tools/policyspec"
 )
 
 // route is a built Route: its policy, fallback and Transport, and what the
@@ -161,18 +162,25 @@ func unitOf(s string) fleet.Unit {
 	return fleet.Requests
 }
 
-// routeIdent is what identifies a route's configuration across reloads.
+// routeIdent is what identifies a route's configuration across reloads:
+// its fields written out in full (pointers followed), the resolved key's
+// digest included, so a rotated key rebuilds the route.
 func routeIdent(r *Route) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s|%s|%v|%v|%#v|", r.Protocol, r.Model, r.Aliases, r.Cooldown, r.Allowance)
-	if r.Policy != nil {
-		fmt.Fprintf(&b, "%#v|", *r.Policy)
+	b, _ := json.Marshal(struct {
+		R    *Route
+		P    *policyspec.Spec
+		T    []Target
+		Keys [][32]byte
+	}{r, r.Policy, r.Targets, keyDigests(r.Targets)})
+	return string(b)
+}
+
+func keyDigests(ts []Target) [][32]byte {
+	out := make([][32]byte, len(ts))
+	for i := range ts {
+		out[i] = sha256.Sum256([]byte(ts[i].key))
 	}
-	for _, t := range r.Targets {
-		t.pos = Target{}.pos
-		fmt.Fprintf(&b, "%#v|", t)
-	}
-	return b.String()
+	return out
 }
 
 // callKey carries a call's record in the request's context, for the
