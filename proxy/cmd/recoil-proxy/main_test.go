@@ -55,7 +55,9 @@ func TestRunServesAndStops(t *testing.T) {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	t.Setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
-	go func() { done <- run(ctx, []string{"-listen", "127.0.0.1:0", "-quiet"}, io.Discard, io.Discard, nil, ready) }()
+	go func() {
+		done <- run(ctx, []string{"-listen", "127.0.0.1:0", "-quiet"}, io.Discard, io.Discard, nil, ready)
+	}()
 	addr := <-ready
 	for _, path := range []string{"/healthz", "/readyz", "/metrics", "/recoil/"} {
 		resp, err := http.Get("http://" + addr + path)
