@@ -123,42 +123,52 @@ func BenchmarkIdleStreams(b *testing.B) {
 	h2c(up.Config)
 	up.Start()
 	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	bare := httputil.NewSingleHostReverseProxy(u)
+	bare.Transport = h2cTransport()
 	p, err := New(oneRoute(OpenAI, up.URL, nil), Options{Base: h2cTransport()})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer p.Close()
-	ps := httptest.NewUnstartedServer(p)
-	h2c(ps.Config)
-	ps.Start()
-	defer ps.Close()
-	client := &http.Client{Transport: h2cTransport()}
-	for b.Loop() {
-		before := heap()
-		g0 := runtime.NumGoroutine()
-		bodies := make([]io.ReadCloser, 0, n)
-		for range n {
-			req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, ps.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true}`))
-			resp, err := client.Do(req)
-			if err != nil {
-				b.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		h    http.Handler
+	}{{"httputil.ReverseProxy", bare}, {"recoil-proxy", p}} {
+		b.Run(tc.name, func(b *testing.B) {
+			ps := httptest.NewUnstartedServer(tc.h)
+			h2c(ps.Config)
+			ps.Start()
+			defer ps.Close()
+			client := &http.Client{Transport: h2cTransport()}
+			for b.Loop() {
+				before := heap()
+				g0 := runtime.NumGoroutine()
+				bodies := make([]io.ReadCloser, 0, n)
+				for range n {
+					req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost, ps.URL+"/v1/chat/completions", strings.NewReader(`{"model":"m","stream":true}`))
+					resp, err := client.Do(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+						b.Fatal(err)
+					}
+					bodies = append(bodies, resp.Body)
+				}
+				after := heap()
+				g1 := runtime.NumGoroutine()
+				b.ReportMetric(float64(n), "streams")
+				b.ReportMetric(float64(after-before)/float64(n), "heap-B/stream")
+				b.ReportMetric(float64(g1-g0)/float64(n), "goroutines/stream")
+				close(release)
+				for _, body := range bodies {
+					_, _ = io.Copy(io.Discard, body)
+					body.Close()
+				}
+				release = make(chan struct{})
 			}
-			if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
-				b.Fatal(err)
-			}
-			bodies = append(bodies, resp.Body)
-		}
-		after := heap()
-		g1 := runtime.NumGoroutine()
-		b.ReportMetric(float64(n), "streams")
-		b.ReportMetric(float64(after-before)/float64(n), "heap-B/stream")
-		b.ReportMetric(float64(g1-g0)/float64(n), "goroutines/stream")
-		close(release)
-		for _, body := range bodies {
-			_, _ = io.Copy(io.Discard, body)
-			body.Close()
-		}
-		release = make(chan struct{})
+		})
 	}
 }
 

@@ -45,8 +45,8 @@ and each retry an SDK sent anyway that the proxy answered itself because its req
 <dt>failed requests remembered</dt><dd id="ledger">–</dd>
 </dl>
 <div id="routes"></div>
-<h2>clients</h2>
-<table id="clients"><tr><th>client</th><th>over its allowance</th></tr></table>
+<div id="clientbox" hidden><h2>clients</h2>
+<table id="clients"><tr><th>client</th><th>over its allowance</th></tr></table></div>
 <p class="note">JSON: <a href="state">state</a> · Prometheus: <a href="../metrics">metrics</a></p>
 <script>
 "use strict";
@@ -92,6 +92,7 @@ function render(st) {
   const ct = document.getElementById("clients");
   while (ct.rows.length > 1) ct.deleteRow(1);
   for (const c of st.clients || []) { const tr = ct.insertRow(); cell(tr, c.name); cell(tr, c.refused); }
+  document.getElementById("clientbox").hidden = !(st.clients && st.clients.length);
 }
 async function poll() {
   try { const r = await fetch("state", {cache: "no-store"}); if (r.ok) render(await r.json()); } catch (e) {}
