@@ -17,6 +17,12 @@ sleep 1
 BODY='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}'
 /tmp/rp/recoil load -url http://127.0.0.1:18787/v1/chat/completions -body "$BODY" -rate 150 -duration 12s -window 1s -policy-file none.yaml -json > load1.json 2> load1.err & L1=$!
 /tmp/rp/recoil load -url http://127.0.0.1:18788/v1/chat/completions -body "$BODY" -rate 150 -duration 12s -window 1s -policy-file none.yaml -json > load2.json 2> load2.err & L2=$!
+( for i in $(seq 1 26); do
+    printf '%s %s %s\n' "$(date +%s.%N | cut -c1-14)" \
+      "$(curl -s http://127.0.0.1:18787/metrics | grep '^recoil_proxy_fleet_shared' | cut -d' ' -f2)" \
+      "$(curl -s http://127.0.0.1:18788/metrics | grep '^recoil_proxy_fleet_shared' | cut -d' ' -f2)"
+    sleep 0.5
+  done > shared.txt ) &
 sleep 4
 curl -s http://127.0.0.1:18787/metrics | grep '^recoil_proxy_fleet_shared' > shared-before.txt
 kill $RPID; wait $RPID 2>/dev/null
@@ -28,6 +34,7 @@ redis-server --port 16390 --save '' --appendonly no --daemonize no >> redis.log 
 sleep 3
 curl -s http://127.0.0.1:18787/metrics | grep '^recoil_proxy_fleet_shared' > shared-after.txt
 wait $L1 $L2
+sleep 2
 curl -s http://127.0.0.1:18080/stats > stats.json
 kill $P1 $P2 $GPID $RPID
 wait $P1 $P2 $GPID $RPID 2>/dev/null
