@@ -147,8 +147,8 @@ func (c *call) answer(w http.ResponseWriter, resp *http.Response) {
 		c.finish()
 		return
 	}
-	if resp.ContentLength >= 0 && resp.Header.Get("Content-Encoding") == "" && !resp.Uncompressed {
-		h.Set("Content-Length", strconv.FormatInt(resp.ContentLength, 10))
+	if v := resp.Header["Content-Length"]; len(v) == 1 && resp.ContentLength >= 0 && !resp.Uncompressed {
+		h["Content-Length"] = v // the provider's own, when the body is passed as it came
 	}
 	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	w.WriteHeader(resp.StatusCode)

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bytes"
+	"encoding/json"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -245,8 +246,12 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	var model string
 	if len(body) > 0 {
-		var valid bool
-		model, valid = scanModel(body)
+		valid := false
+		if len(t.byModel) == 0 {
+			valid = json.Valid(body) // every route is a wildcard: the model does not choose
+		} else {
+			model, valid = scanModel(body)
+		}
 		if !valid {
 			c.refuse(w, proto, http.StatusBadRequest, "invalid_request_error", "the body is not JSON")
 			return
@@ -322,24 +327,32 @@ func isRetry(h http.Header) bool {
 
 var errTooLarge = errors.New("body too large")
 
-// readBody reads at most limit bytes of body.
+// readBody reads at most limit bytes of body, whose length is n when it
+// is known (not negative): into a buffer of that size, with no growing.
 func readBody(body io.Reader, n, limit int64) ([]byte, error) {
 	if body == nil || body == http.NoBody {
 		return nil, nil
 	}
-	size := int64(512)
-	if n > 0 {
-		size = n + 1 // one more, to see the end without growing
+	if n >= 0 {
+		buf := make([]byte, n)
+		if _, err := io.ReadFull(body, buf); err != nil {
+			return nil, err
+		}
+		var one [1]byte
+		if m, _ := body.Read(one[:]); m > 0 {
+			return nil, errTooLarge // longer than it said: net/http refuses that itself
+		}
+		return buf, nil
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	m, err := buf.ReadFrom(io.LimitReader(body, limit+1))
+	var b bytes.Buffer
+	m, err := b.ReadFrom(io.LimitReader(body, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if m > limit {
 		return nil, errTooLarge
 	}
-	return buf.Bytes(), nil
+	return b.Bytes(), nil
 }
 
 // forward sends the call to its route, under the hop account the
