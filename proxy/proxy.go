@@ -2,10 +2,10 @@ package proxy
 
 import (
 	"bytes"
-	"encoding/json"
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
