@@ -19,6 +19,7 @@ import (
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/fleet"
 	"github.com/recoil-go/recoil/hop"
+	"github.com/recoil-go/recoil/recoilhttp"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -32,6 +33,14 @@ type Options struct {
 	Base http.RoundTripper
 	// Metrics, if set, receives the proxy's Prometheus metrics.
 	Metrics *Metrics
+	// Trace, if set, is given each route's Transport once, before first
+	// use, and returns the RoundTripper the route sends through instead:
+	// recoilotel.NewTransport, for one OpenTelemetry span per attempt
+	// under the caller's trace. The proxy module does not require
+	// OpenTelemetry; a program that embeds the proxy and wants traces
+	// passes func(t *recoilhttp.Transport) http.RoundTripper { return
+	// recoilotel.NewTransport(t) }.
+	Trace func(*recoilhttp.Transport) http.RoundTripper
 	// Redis, if set, is the fleet's client in place of one the proxy
 	// would make from Config.Fleet (tests; a client with options of your
 	// own). It must have ContextTimeoutEnabled.
@@ -48,6 +57,7 @@ type Proxy struct {
 	log     *slog.Logger
 	base    http.RoundTripper
 	metrics *Metrics
+	trace   func(*recoilhttp.Transport) http.RoundTripper
 	fleet   *fleet.Client
 	ledger  *ledger
 	table   atomic.Pointer[table]
@@ -78,7 +88,7 @@ func New(cfg Config, opt Options) (*Proxy, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	p := &Proxy{cfg: cfg, log: opt.Logger, base: opt.Base, metrics: opt.Metrics, started: time.Now()}
+	p := &Proxy{cfg: cfg, log: opt.Logger, base: opt.Base, metrics: opt.Metrics, trace: opt.Trace, started: time.Now()}
 	if p.base == nil {
 		p.base = newBase()
 	}
@@ -383,7 +393,7 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		Path: strings.TrimSuffix(rt.base.Path, "/") + strings.TrimPrefix(r.URL.Path, rt.prefix), RawQuery: r.URL.RawQuery}
 	out.Host = rt.base.Host
 	copyRequestHeader(out.Header, r.Header)
-	resp, err := rt.transport.RoundTrip(out)
+	resp, err := rt.send.RoundTrip(out)
 	if err != nil {
 		c.failed(w, err)
 		return

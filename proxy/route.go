@@ -26,6 +26,7 @@ type route struct {
 	prefix    string // the client-facing path prefix the first target's base URL stands for
 	base      *url.URL
 	transport *recoilhttp.Transport
+	send      http.RoundTripper // transport, or what Options.Trace made of it
 	policy    *recoil.Policy
 	fallback  *recoil.Fallback
 	targets   []Target
@@ -151,6 +152,10 @@ func (p *Proxy) buildRoute(r *Route, base http.RoundTripper, fl *fleet.Client) (
 		Hop:            true,
 		IdleTimeout:    idle,
 		Observe:        rt.observe,
+	}
+	rt.send = rt.transport
+	if p.trace != nil {
+		rt.send = p.trace(rt.transport)
 	}
 	return rt, nil
 }

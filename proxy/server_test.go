@@ -6,13 +6,16 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/recoil-go/recoil/recoilhttp"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -146,3 +149,29 @@ func TestReloadKeepsLearnedState(t *testing.T) {
 		t.Error("a reload that moves the listener was accepted")
 	}
 }
+
+func TestTraceWrapsEachRoute(t *testing.T) {
+	up := newProvider(t, ok(`{}`))
+	var wrapped, sent atomic.Int64
+	p, err := New(oneRoute(OpenAI, up.URL, nil), Options{Trace: func(tr *recoilhttp.Transport) http.RoundTripper {
+		wrapped.Add(1)
+		return roundTripperFunc(func(r *http.Request) (*http.Response, error) {
+			sent.Add(1)
+			return tr.RoundTrip(r)
+		})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	srv := httptest.NewServer(p)
+	defer srv.Close()
+	post(t, srv.URL+"/v1/chat/completions", nil, `{}`)
+	if wrapped.Load() != 1 || sent.Load() != 1 {
+		t.Errorf("Trace wrapped %d routes and saw %d calls, want 1 and 1", wrapped.Load(), sent.Load())
+	}
+}
+
+type roundTripperFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripperFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
