@@ -141,19 +141,11 @@ func recoilBudget(b *policyspec.Budget, file string, at Source) Budget {
 		return Budget{Kind: BudgetTokenBucket, ThrottleRatio: ratio, At: at,
 			Describe: fmt.Sprintf("token bucket of %s, %s back per success%s; retries stop at half", trimFloat(tokens), trimFloat(ratio), scope)}
 	case policyspec.BudgetShare:
-		pct := b.Percent
-		if pct == 0 {
-			pct = budget.DefaultSharePercent
-		}
-		pct = math.Max(pct, 0)
+		pct := percentOr(b.Percent, budget.DefaultSharePercent)
 		return Budget{Kind: BudgetShare, RetryRatio: pct, At: at,
 			Describe: fmt.Sprintf("share budget: retries at most %s%% of successful attempts%s, plus a reserve", trimFloat(100*pct), scope)}
 	case policyspec.BudgetRatio:
-		pct := b.Percent
-		if pct == 0 {
-			pct = budget.DefaultPercent
-		}
-		pct = math.Max(pct, 0)
+		pct := percentOr(b.Percent, budget.DefaultPercent)
 		return Budget{Kind: BudgetRatio, RetryRatio: pct, At: at,
 			Describe: fmt.Sprintf("ratio budget: retries at most %s%% of requests%s, plus a reserve", trimFloat(100*pct), scope)}
 	case policyspec.BudgetQuota:
@@ -180,4 +172,13 @@ func recoilBudget(b *policyspec.Budget, file string, at Source) Budget {
 			Describe: fmt.Sprintf("adaptive throttle, K = %s%s", trimFloat(k), scope)}
 	}
 	return Budget{Describe: "budget: " + b.Kind, At: at}
+}
+
+// percentOr is a budget's percent as written, def when it is zero, and
+// zero when negative (none).
+func percentOr(pct, def float64) float64 {
+	if pct == 0 {
+		return def
+	}
+	return math.Max(pct, 0)
 }

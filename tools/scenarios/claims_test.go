@@ -111,7 +111,9 @@ var claims = []claim{
 
 // The do-no-harm and tipping-point figures of recoil's default budget.
 func init() {
-	share := func(r *sim.RunResult) string { return fmt.Sprintf("%.0f %%", 100*float64(r.Succeeded)/float64(r.Calls)) }
+	share := func(r *sim.RunResult) string {
+		return fmt.Sprintf("%.0f %%", 100*float64(r.Succeeded)/float64(r.Calls))
+	}
 	claims = append(claims,
 		claim{true, "do-no-harm", "(81 % at 30 %, 56 % at 50 %) for at most 1.2 attempts a call", 0, func(t *testing.T, r *sim.Result) []string {
 			return []string{share(runOf(t, r, "0.30", "Default()")) + " at 30", share(runOf(t, r, "0.50", "Default()")) + " at 50"}

@@ -205,26 +205,33 @@ func recoveredAfter(t *testing.T, r *Result, run RunResult) (time.Duration, bool
 // policy, the share of calls answered and the attempts per call at each
 // failure rate.
 func independentTable(t *testing.T, r *Result) string {
+	return sweepTable(t, r, func(v string) string {
+		f, _ := strconv.ParseFloat(v, 64)
+		return fmt.Sprintf("%g %%", 100*f)
+	}, func(run RunResult) string {
+		return fmt.Sprintf("%.1f %% · %.2f", 100*float64(run.Succeeded)/float64(run.Calls), perCallOf(run))
+	})
+}
+
+// sweepTable is a table of r's runs, a row per policy and a column per
+// sweep value: head names a column, cell writes a run.
+func sweepTable(t *testing.T, r *Result, head func(string) string, cell func(RunResult) string) string {
 	var b strings.Builder
-	var rates []string
+	var values []string
 	for _, run := range r.Runs {
 		if run.Policy == noRetries {
-			rates = append(rates, run.SweepValue)
+			values = append(values, run.SweepValue)
 		}
 	}
 	b.WriteString("| policy |")
-	for _, v := range rates {
-		f, _ := strconv.ParseFloat(v, 64)
-		fmt.Fprintf(&b, " %g %% |", 100*f)
+	for _, v := range values {
+		fmt.Fprintf(&b, " %s |", head(v))
 	}
-	b.WriteString("\n|---|")
-	b.WriteString(strings.Repeat("---:|", len(rates)))
-	b.WriteString("\n")
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(values)) + "\n")
 	for _, p := range policiesOf(r) {
 		fmt.Fprintf(&b, "| %s |", p)
-		for _, v := range rates {
-			run := runOf(t, r, p, v)
-			fmt.Fprintf(&b, " %.1f %% · %.2f |", 100*float64(run.Succeeded)/float64(run.Calls), perCallOf(run))
+		for _, v := range values {
+			fmt.Fprintf(&b, " %s |", cell(runOf(t, r, p, v)))
 		}
 		b.WriteString("\n")
 	}
@@ -250,27 +257,9 @@ func outageTable(t *testing.T, r *Result) string {
 // overloadTable is docs/why.md's table of the overload sweep: per policy
 // and offered rate, answers a second and attempts per call.
 func overloadTable(t *testing.T, r *Result) string {
-	var b strings.Builder
-	var rates []string
-	for _, run := range r.Runs {
-		if run.Policy == noRetries {
-			rates = append(rates, run.SweepValue)
-		}
-	}
-	b.WriteString("| policy |")
-	for _, v := range rates {
-		fmt.Fprintf(&b, " %s offered |", v)
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---:|", len(rates)) + "\n")
-	for _, p := range policiesOf(r) {
-		fmt.Fprintf(&b, "| %s |", p)
-		for _, v := range rates {
-			run := runOf(t, r, p, v)
-			fmt.Fprintf(&b, " %.0f/s · %.2f |", run.Goodput, perCallOf(run))
-		}
-		b.WriteString("\n")
-	}
-	return b.String()
+	return sweepTable(t, r, func(v string) string { return v + " offered" }, func(run RunResult) string {
+		return fmt.Sprintf("%.0f/s · %.2f", run.Goodput, perCallOf(run))
+	})
 }
 
 // policiesOf lists the run's policies in the scenario's order.
