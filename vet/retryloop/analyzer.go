@@ -78,14 +78,16 @@ type FuncFact struct {
 	DurParam int
 	// RetryAfter is true if it reads the Retry-After header.
 	RetryAfter bool
+	// ByDefault is true if Jitter says none only as configured by default.
+	ByDefault bool
 }
 
 // AFact marks FuncFact as an analysis fact.
 func (*FuncFact) AFact() {}
 
 func (f *FuncFact) String() string {
-	return fmt.Sprintf("remote=%d waits=%v deaf=%v jitter=%d durparam=%d retryafter=%v",
-		f.Remote, f.Waits, f.Deaf, f.Jitter, f.DurParam, f.RetryAfter)
+	return fmt.Sprintf("remote=%d waits=%v deaf=%v jitter=%d durparam=%d retryafter=%v bydefault=%v",
+		f.Remote, f.Waits, f.Deaf, f.Jitter, f.DurParam, f.RetryAfter, f.ByDefault)
 }
 
 const (
@@ -122,6 +124,9 @@ type checker struct {
 	seen     map[string]bool
 	bare     map[*ast.CallExpr]bool
 	detached map[*types.Var]bool
+	params   map[*types.Var]bool // every function's and literal's parameters
+	// fieldValues are the values the package gives each struct field.
+	fieldValues map[*types.Var][]fieldValue
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -141,10 +146,15 @@ func run(pass *analysis.Pass) (any, error) {
 		seen:     map[string]bool{},
 		bare:     map[*ast.CallExpr]bool{},
 		detached: map[*types.Var]bool{},
+		params:   map[*types.Var]bool{},
+
+		fieldValues: map[*types.Var][]fieldValue{},
 	}
 	for _, f := range pass.Files {
 		c.findBare(f)
 		c.findDetached(f)
+		c.findParams(f)
+		c.findFieldValues(f)
 		for _, d := range f.Decls {
 			switch d := d.(type) {
 			case *ast.FuncDecl:
@@ -283,10 +293,13 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 		switch all.kind {
 		case pPure:
 			s.Jitter = jitterNone
+			s.ByDefault = all.byDefault
 		case pRand:
 			s.Jitter = jitterYes
 		case pParam:
-			s.DurParam = all.param + 1
+			if i, ok := all.single(); ok {
+				s.DurParam = i + 1
+			}
 		}
 	}
 	return s
@@ -318,10 +331,10 @@ func (c *checker) file(f *ast.File) {
 			continue
 		}
 		fn, _ := c.info.Defs[fd.Name].(*types.Func)
-		c.body(fd.Body, funcCtx{fn: fn, ftype: fd.Type, decl: fd.Body})
+		c.body(fd.Body, funcCtx{fn: fn, ftype: fd.Type, decl: fd.Body, own: fd.Body})
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.FuncLit); ok {
-				c.body(lit.Body, funcCtx{ftype: lit.Type, decl: fd.Body})
+				c.body(lit.Body, funcCtx{ftype: lit.Type, decl: fd.Body, own: lit.Body})
 			}
 			return true
 		})
@@ -411,4 +424,21 @@ func (c *checker) report() {
 		c.pass.Report(analysis.Diagnostic{Pos: f.pos, End: f.end, Category: f.check,
 			Message: f.check + ": " + f.msg, SuggestedFixes: f.fixes})
 	}
+}
+
+// findParams fills c.params with the parameters of f's functions and
+// function literals.
+func (c *checker) findParams(f *ast.File) {
+	ast.Inspect(f, func(n ast.Node) bool {
+		if ft, ok := n.(*ast.FuncType); ok && ft.Params != nil {
+			for _, fld := range ft.Params.List {
+				for _, name := range fld.Names {
+					if v, ok := c.info.Defs[name].(*types.Var); ok {
+						c.params[v] = true
+					}
+				}
+			}
+		}
+		return true
+	})
 }
