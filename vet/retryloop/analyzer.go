@@ -258,6 +258,20 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 	s := &FuncFact{}
 	var jit []purity
 	sync := syncLits(d.Body)
+	if isIterator(fn) {
+		// An iterator's body runs in its caller's range loop: the
+		// function literals it returns wait for that loop.
+		ast.Inspect(d.Body, func(n ast.Node) bool {
+			if r, ok := n.(*ast.ReturnStmt); ok {
+				for _, x := range r.Results {
+					if lit, ok := ast.Unparen(x).(*ast.FuncLit); ok {
+						sync[lit] = true
+					}
+				}
+			}
+			return true
+		})
+	}
 	ast.Inspect(d.Body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.GoStmt:
@@ -441,4 +455,19 @@ func (c *checker) findParams(f *ast.File) {
 		}
 		return true
 	})
+}
+
+// isIterator reports whether fn returns a range-over-func iterator:
+// func(yield func(...) bool).
+func isIterator(fn *types.Func) bool {
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok || sig.Results().Len() != 1 {
+		return false
+	}
+	it, ok := sig.Results().At(0).Type().Underlying().(*types.Signature)
+	if !ok || it.Params().Len() != 1 || it.Results().Len() != 0 {
+		return false
+	}
+	yield, ok := it.Params().At(0).Type().Underlying().(*types.Signature)
+	return ok && yield.Results().Len() == 1 && types.Identical(yield.Results().At(0).Type(), types.Typ[types.Bool])
 }

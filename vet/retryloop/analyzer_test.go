@@ -152,12 +152,12 @@ func label(doc string) ([]string, bool) {
 func TestPrecisionRecall(t *testing.T) {
 	got, cases := measure(t)
 	want := map[string]counts{
-		retryloop.CheckUnclassified: {TP: 15, FP: 1, FN: 2, TN: 53},
-		retryloop.CheckNoJitter:     {TP: 17, FP: 2, FN: 0, TN: 52},
-		retryloop.CheckDeafWait:     {TP: 21, FP: 0, FN: 0, TN: 50},
-		retryloop.CheckUnbounded:    {TP: 7, FP: 0, FN: 0, TN: 64},
-		retryloop.CheckRetryAfter:   {TP: 14, FP: 0, FN: 1, TN: 56},
-		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 65},
+		retryloop.CheckUnclassified: {TP: 15, FP: 1, FN: 2, TN: 54},
+		retryloop.CheckNoJitter:     {TP: 18, FP: 2, FN: 0, TN: 52},
+		retryloop.CheckDeafWait:     {TP: 21, FP: 0, FN: 0, TN: 51},
+		retryloop.CheckUnbounded:    {TP: 7, FP: 0, FN: 0, TN: 65},
+		retryloop.CheckRetryAfter:   {TP: 14, FP: 0, FN: 1, TN: 57},
+		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 66},
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d labelled cases\n| check | TP | FP | FN | TN | precision | recall |\n|---|---|---|---|---|---|---|\n", cases)

@@ -163,6 +163,13 @@ func (c *checker) scanLoop(s ast.Stmt, fc funcCtx) loopScan {
 		}
 	case *ast.RangeStmt:
 		sc.body = s.Body
+		if call, ok := ast.Unparen(s.X).(*ast.CallExpr); ok {
+			// for range retries(ctx) { … }: an iterator that waits
+			// between rounds paces the loop.
+			if w, ok := c.wait(call, fc.decl, fc.fn); ok {
+				sc.waits = append(sc.waits, loopCall{call, w})
+			}
+		}
 	}
 	scan = append(scan, sc.body)
 	for _, n := range scan {

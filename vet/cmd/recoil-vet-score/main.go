@@ -43,14 +43,15 @@ func main() {
 	work := flag.String("work", filepath.Join(os.TempDir(), "recoil-vet-corpus"), "scratch directory for the modules' copies")
 	verbose := flag.Bool("v", false, "name every miss and false finding")
 	sweep := flag.String("sweep", "", "a file of module@version lines: vet each whole module and print its findings")
+	only := flag.String("module", "", "score only the modules whose path contains this")
 	flag.Parse()
-	if err := run(*labels, *vettool, *split, *work, *sweep, *verbose, os.Stdout); err != nil {
+	if err := run(*labels, *vettool, *split, *work, *sweep, *only, *verbose, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "recoil-vet-score:", err)
 		os.Exit(1)
 	}
 }
 
-func run(labelsPath, vettool, split, work, sweep string, verbose bool, out io.Writer) error {
+func run(labelsPath, vettool, split, work, sweep, only string, verbose bool, out io.Writer) error {
 	if split != "" && split != "train" && split != "heldout" {
 		return fmt.Errorf("-split %q: want train or heldout", split)
 	}
@@ -78,6 +79,15 @@ func run(labelsPath, vettool, split, work, sweep string, verbose bool, out io.Wr
 	}
 	if split != "" {
 		cases = filterSplit(cases, split)
+	}
+	if only != "" {
+		var kept []labelled
+		for _, c := range cases {
+			if strings.Contains(c.module, only) {
+				kept = append(kept, c)
+			}
+		}
+		cases = kept
 	}
 	results, err := scoreAll(cases, vettool, work, out)
 	if err != nil {

@@ -143,3 +143,26 @@ func pollJob(ctx context.Context, status func(context.Context) (string, error)) 
 		time.Sleep(time.Second) // want `deafwait: time\.Sleep ignores ctx`
 	}
 }
+
+// attempts yields n attempts, a second apart.
+func attempts(n int) func(yield func(int) bool) {
+	return func(yield func(int) bool) {
+		for i := range n {
+			if !yield(i) {
+				return
+			}
+			time.Sleep(time.Second)
+		}
+	}
+}
+
+// case: flag nojitter
+func rangeOverAttempts(try func() error) error {
+	var err error
+	for range attempts(3) { // want `nojitter: attempts in a retry loop has a constant`
+		if err = try(); err == nil {
+			return nil
+		}
+	}
+	return err
+}
