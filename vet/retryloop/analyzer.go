@@ -126,7 +126,8 @@ type checker struct {
 	detached map[*types.Var]bool
 	params   map[*types.Var]bool // every function's and literal's parameters
 	// fieldValues are the values the package gives each struct field.
-	fieldValues map[*types.Var][]fieldValue
+	fieldValues   map[*types.Var][]fieldValue
+	fieldPurities map[*types.Var]purity
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -148,7 +149,8 @@ func run(pass *analysis.Pass) (any, error) {
 		detached: map[*types.Var]bool{},
 		params:   map[*types.Var]bool{},
 
-		fieldValues: map[*types.Var][]fieldValue{},
+		fieldValues:   map[*types.Var][]fieldValue{},
+		fieldPurities: map[*types.Var]purity{},
 	}
 	for _, f := range pass.Files {
 		c.findBare(f)

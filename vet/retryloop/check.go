@@ -127,8 +127,11 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	if !v.anyFailure || !v.leavesOnSuccess {
 		// It goes round on every success: polling, pagination, a watch,
 		// a reconnect loop. A wait it reaches only on failure is still a
-		// retry's wait.
-		c.reportNoJitter(w.failureWaits(sc))
+		// retry's wait — unless the loop accepts connections (a server
+		// pausing on accept errors has no dependency to synchronise on).
+		if !c.accepts(s) {
+			c.reportNoJitter(w.failureWaits(sc))
+		}
 		return
 	}
 	if !c.bounded(s, w) {
@@ -335,12 +338,15 @@ func (c *checker) pollsOwnServer(s ast.Stmt, fc funcCtx) bool {
 				found = true
 			}
 		case *ast.CallExpr:
+			fn := c.callee(n)
+			if isFunc(fn, "net", "Listen", "ListenTCP", "ListenUDP", "ListenPacket") {
+				found = true // binding a local port, before or in the loop
+			}
 			if n.Pos() >= s.Pos() {
 				return true
 			}
-			fn := c.callee(n)
 			switch {
-			case isFunc(fn, "net", "Listen"), isFunc(fn, "net/http/httptest", "NewServer", "NewTLSServer"):
+			case isFunc(fn, "net/http/httptest", "NewServer", "NewTLSServer"):
 				found = true
 			case funcPath(fn) == "os/exec" && recvNamed(fn) != nil && (fn.Name() == "Start" || fn.Name() == "Run"):
 				found = true
@@ -390,4 +396,24 @@ func (w *loopWalker) failureWaits(sc loopScan) []loopCall {
 		}
 	}
 	return out
+}
+
+// accepts reports whether a loop accepts connections from a listener.
+func (c *checker) accepts(s ast.Stmt) bool {
+	found := false
+	ast.Inspect(s, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok {
+			if fn := c.callee(call); fn != nil && strings.HasPrefix(fn.Name(), "Accept") && (funcPath(fn) == "net" || c.isListener(call)) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// isListener reports whether a method call's receiver is a net.Listener.
+func (c *checker) isListener(call *ast.CallExpr) bool {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	return ok && isNamed(c.info.TypeOf(sel.X), "net", "Listener")
 }

@@ -149,6 +149,9 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 			return triF
 		}
 		if c.classifies(e) {
+			if o.success() && c.classifiesErrorsOnly(e) {
+				return triF // isRetryable(nil), errors.Is(nil, …): no error, nothing to retry
+			}
 			return triU
 		}
 	}
@@ -464,4 +467,25 @@ func (c *checker) withError(lhs []ast.Expr) bool {
 		}
 	}
 	return false
+}
+
+// classifiesErrorsOnly reports whether the only outcome a classifying call
+// is handed is an error (not a response or a status).
+func (c *checker) classifiesErrorsOnly(call *ast.CallExpr) bool {
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+		if t := c.info.TypeOf(sel.X); t != nil && isError(t) {
+			return true
+		}
+	}
+	n := 0
+	for _, a := range call.Args {
+		t := c.info.TypeOf(a)
+		switch {
+		case isNamed(t, "net/http", "Response") || c.hasStatus(a):
+			return false
+		case isError(t):
+			n++
+		}
+	}
+	return n > 0
 }

@@ -339,7 +339,9 @@ func (c *checker) resultPurity(callee *types.Func, depth int) purity {
 			case *ast.ReturnStmt:
 				if len(n2.Results) > 0 && !within(skip, n2) {
 					n++
-					r = r.and(c.purity(n2.Results[0], d.Body, callee, depth+1))
+					// Memoised, so computed afresh: not cut short by how
+					// deep the first caller happened to be.
+					r = r.and(c.purity(n2.Results[0], d.Body, callee, 0))
 				}
 			}
 			return true
@@ -455,19 +457,24 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets 
 // unknown if any is out of sight.
 func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 	vals := c.fieldValues[v]
-	if len(vals) == 0 || depth > 8 {
+	if len(vals) == 0 {
 		return purity{}
 	}
+	if p, ok := c.fieldPurities[v]; ok {
+		return p
+	}
+	c.fieldPurities[v] = purity{} // a field defined through itself: unknown
 	p := purity{kind: pNone}
 	for _, fv := range vals {
-		p = p.and(c.purity(fv.expr, fv.body, nil, depth+1))
+		p = p.and(c.purity(fv.expr, fv.body, nil, 0))
 	}
 	if p.kind == pPure {
 		p.byDefault = true
 	}
 	if p.kind == pNone || p.kind == pParam {
-		return purity{}
+		p = purity{}
 	}
+	c.fieldPurities[v] = p
 	return p
 }
 
@@ -481,6 +488,9 @@ type fieldValue struct {
 // findFieldValues fills c.fieldValues from f: keyed and positional
 // composite literals, and assignments to a selector.
 func (c *checker) findFieldValues(f *ast.File) {
+	if strings.HasSuffix(c.pass.Fset.File(f.Pos()).Name(), "_test.go") {
+		return // what a test sets is not the package's default
+	}
 	add := func(obj types.Object, x ast.Expr) {
 		if v, ok := obj.(*types.Var); ok && v.IsField() {
 			c.fieldValues[v] = append(c.fieldValues[v], fieldValue{x, enclosingBody(f, x.Pos())})

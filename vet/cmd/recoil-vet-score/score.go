@@ -74,6 +74,7 @@ func scoreAll(cases []labelled, vettool, work string, log io.Writer) ([]result, 
 					}
 				}
 			}
+			fmt.Fprintf(log, "%s %s %s %s: want %v, got %v\n", c.split, c.module, c.pkg, c.fn, c.want, sortedKeys(r.got))
 			out = append(out, r)
 		}
 	}
