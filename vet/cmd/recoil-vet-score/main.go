@@ -133,6 +133,9 @@ func download(modVer, work string) (string, error) {
 	if err := copyTree(dir, dst); err != nil {
 		return "", err
 	}
+	if err := dropLocalReplaces(dst); err != nil {
+		return "", err
+	}
 	if _, err := os.Stat(filepath.Join(dst, "go.mod")); errors.Is(err, os.ErrNotExist) {
 		// A +incompatible module has no go.mod: give it one and let the go
 		// command find its dependencies.
@@ -147,6 +150,25 @@ func download(modVer, work string) (string, error) {
 		}
 	}
 	return dst, nil
+}
+
+// dropLocalReplaces removes the go.mod replace directives that point at
+// directories of the module's own repository (../../api): outside that
+// repository the required versions from the proxy stand instead.
+func dropLocalReplaces(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return nil
+	}
+	re := regexp.MustCompile(`(?m)^\s*(?:replace\s+)?([^\s(]+)(?:\s+v\S+)?\s+=>\s+\.\.?/`)
+	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+		cmd := exec.Command("go", "mod", "edit", "-dropreplace="+m[1])
+		cmd.Dir, cmd.Env = dir, goEnv()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go mod edit -dropreplace=%s: %v\n%s", m[1], err, out)
+		}
+	}
+	return nil
 }
 
 var jsonFieldRE = regexp.MustCompile(`"(\w+)":\s*"((?:[^"\\]|\\.)*)"`)
