@@ -78,14 +78,16 @@ type FuncFact struct {
 	DurParam int
 	// RetryAfter is true if it reads the Retry-After header.
 	RetryAfter bool
+	// ByDefault is true if Jitter says none only as configured by default.
+	ByDefault bool
 }
 
 // AFact marks FuncFact as an analysis fact.
 func (*FuncFact) AFact() {}
 
 func (f *FuncFact) String() string {
-	return fmt.Sprintf("remote=%d waits=%v deaf=%v jitter=%d durparam=%d retryafter=%v",
-		f.Remote, f.Waits, f.Deaf, f.Jitter, f.DurParam, f.RetryAfter)
+	return fmt.Sprintf("remote=%d waits=%v deaf=%v jitter=%d durparam=%d retryafter=%v bydefault=%v",
+		f.Remote, f.Waits, f.Deaf, f.Jitter, f.DurParam, f.RetryAfter, f.ByDefault)
 }
 
 const (
@@ -122,6 +124,10 @@ type checker struct {
 	seen     map[string]bool
 	bare     map[*ast.CallExpr]bool
 	detached map[*types.Var]bool
+	params   map[*types.Var]bool // every function's and literal's parameters
+	// fieldValues are the values the package gives each struct field.
+	fieldValues   map[*types.Var][]fieldValue
+	fieldPurities map[*types.Var]purity
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -141,10 +147,16 @@ func run(pass *analysis.Pass) (any, error) {
 		seen:     map[string]bool{},
 		bare:     map[*ast.CallExpr]bool{},
 		detached: map[*types.Var]bool{},
+		params:   map[*types.Var]bool{},
+
+		fieldValues:   map[*types.Var][]fieldValue{},
+		fieldPurities: map[*types.Var]purity{},
 	}
 	for _, f := range pass.Files {
 		c.findBare(f)
 		c.findDetached(f)
+		c.findParams(f)
+		c.findFieldValues(f)
 		for _, d := range f.Decls {
 			switch d := d.(type) {
 			case *ast.FuncDecl:
@@ -248,6 +260,20 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 	s := &FuncFact{}
 	var jit []purity
 	sync := syncLits(d.Body)
+	if isIterator(fn) {
+		// An iterator's body runs in its caller's range loop: the
+		// function literals it returns wait for that loop.
+		ast.Inspect(d.Body, func(n ast.Node) bool {
+			if r, ok := n.(*ast.ReturnStmt); ok {
+				for _, x := range r.Results {
+					if lit, ok := ast.Unparen(x).(*ast.FuncLit); ok {
+						sync[lit] = true
+					}
+				}
+			}
+			return true
+		})
+	}
 	ast.Inspect(d.Body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.GoStmt:
@@ -283,10 +309,13 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 		switch all.kind {
 		case pPure:
 			s.Jitter = jitterNone
+			s.ByDefault = all.byDefault
 		case pRand:
 			s.Jitter = jitterYes
 		case pParam:
-			s.DurParam = all.param + 1
+			if i, ok := all.single(); ok {
+				s.DurParam = i + 1
+			}
 		}
 	}
 	return s
@@ -318,10 +347,10 @@ func (c *checker) file(f *ast.File) {
 			continue
 		}
 		fn, _ := c.info.Defs[fd.Name].(*types.Func)
-		c.body(fd.Body, funcCtx{fn: fn, ftype: fd.Type, decl: fd.Body})
+		c.body(fd.Body, funcCtx{fn: fn, ftype: fd.Type, decl: fd.Body, own: fd.Body})
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.FuncLit); ok {
-				c.body(lit.Body, funcCtx{ftype: lit.Type, decl: fd.Body})
+				c.body(lit.Body, funcCtx{ftype: lit.Type, decl: fd.Body, own: lit.Body})
 			}
 			return true
 		})
@@ -411,4 +440,36 @@ func (c *checker) report() {
 		c.pass.Report(analysis.Diagnostic{Pos: f.pos, End: f.end, Category: f.check,
 			Message: f.check + ": " + f.msg, SuggestedFixes: f.fixes})
 	}
+}
+
+// findParams fills c.params with the parameters of f's functions and
+// function literals.
+func (c *checker) findParams(f *ast.File) {
+	ast.Inspect(f, func(n ast.Node) bool {
+		if ft, ok := n.(*ast.FuncType); ok && ft.Params != nil {
+			for _, fld := range ft.Params.List {
+				for _, name := range fld.Names {
+					if v, ok := c.info.Defs[name].(*types.Var); ok {
+						c.params[v] = true
+					}
+				}
+			}
+		}
+		return true
+	})
+}
+
+// isIterator reports whether fn returns a range-over-func iterator:
+// func(yield func(...) bool).
+func isIterator(fn *types.Func) bool {
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok || sig.Results().Len() != 1 {
+		return false
+	}
+	it, ok := sig.Results().At(0).Type().Underlying().(*types.Signature)
+	if !ok || it.Params().Len() != 1 || it.Results().Len() != 0 {
+		return false
+	}
+	yield, ok := it.Params().At(0).Type().Underlying().(*types.Signature)
+	return ok && yield.Results().Len() == 1 && types.Identical(yield.Results().At(0).Type(), types.Typ[types.Bool])
 }

@@ -162,9 +162,29 @@ func (c *checker) remoteKind(call *ast.CallExpr) int {
 		}
 	}
 	if f := c.fact(fn); f != nil {
+		if f.Remote == remoteHTTP && !returnsResponse(fn) {
+			// A helper that turns the response into an error (or a
+			// value): a non-2xx status comes back as its error, as from
+			// a model SDK.
+			return remoteSDK
+		}
 		return f.Remote
 	}
 	return remoteNone
+}
+
+// returnsResponse reports whether fn returns an *http.Response.
+func returnsResponse(fn *types.Func) bool {
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok {
+		return false
+	}
+	for i := range sig.Results().Len() {
+		if isNamed(sig.Results().At(i).Type(), "net/http", "Response") {
+			return true
+		}
+	}
+	return false
 }
 
 // readsRetryAfter reports whether a call reads Retry-After: recoilhttp's
@@ -223,7 +243,7 @@ func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) 
 	w := waitInfo{deaf: f.Deaf, helper: callee.Name()}
 	switch {
 	case f.Jitter == jitterNone:
-		w.dur = purity{kind: pPure}
+		w.dur = purity{kind: pPure, byDefault: f.ByDefault}
 	case f.Jitter == jitterYes:
 		w.dur = purity{kind: pRand}
 	case f.DurParam > 0 && f.DurParam-1 < len(call.Args) && !call.Ellipsis.IsValid():
@@ -266,6 +286,20 @@ func (c *checker) findBare(f *ast.File) {
 func (c *checker) ctxInScope(pos token.Pos) bool { return c.ctxName(pos) != "" }
 
 func (c *checker) ctxName(pos token.Pos) string {
+	if name := c.varInScope(pos, func(v *types.Var) bool { return isContext(v.Type()) && !c.detached[v] }); name != "" {
+		return name
+	}
+	// The request a handler or a client was handed carries its caller's
+	// context: req.Context().
+	if name := c.varInScope(pos, func(v *types.Var) bool { return c.params[v] && isNamed(v.Type(), "net/http", "Request") }); name != "" {
+		return name + ".Context()"
+	}
+	return ""
+}
+
+// varInScope returns the name of the innermost, latest declared variable
+// in scope at pos that ok accepts, or "".
+func (c *checker) varInScope(pos token.Pos, ok func(*types.Var) bool) string {
 	s := c.pass.Pkg.Scope().Innermost(pos)
 	for ; s != nil && s != c.pass.Pkg.Scope() && s != types.Universe; s = s.Parent() {
 		best := ""
@@ -274,8 +308,8 @@ func (c *checker) ctxName(pos token.Pos) string {
 			if name == "_" {
 				continue
 			}
-			v, ok := s.Lookup(name).(*types.Var)
-			if !ok || !isContext(v.Type()) || v.Pos() >= pos || c.detached[v] {
+			v, isVar := s.Lookup(name).(*types.Var)
+			if !isVar || v.Pos() >= pos || !ok(v) {
 				continue
 			}
 			if v.Pos() > bestPos {

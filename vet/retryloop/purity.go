@@ -2,7 +2,9 @@ package retryloop
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
+	"strings"
 )
 
 // A purity says what a wait's duration is made of: only constants and
@@ -12,8 +14,11 @@ import (
 // NextBackOff), or a duration parameter of the function (pParam: the
 // caller decides).
 type purity struct {
-	kind  int
-	param int
+	kind   int
+	params uint64 // pParam: the parameters (by index, a bit each) it is made of
+	// byDefault is set when it is pure only as configured by default: a
+	// configuration field's default value, a func field left unset.
+	byDefault bool
 }
 
 const (
@@ -21,25 +26,41 @@ const (
 	pPure
 	pRand
 	pParam
+	// pNone is a value that is absent by default (a call through a func
+	// field nothing in the package sets): it adds nothing.
+	pNone
 )
 
 func (p purity) and(q purity) purity {
+	d := p.byDefault || q.byDefault
 	switch {
+	case p.kind == pNone:
+		q.byDefault = d
+		return q
+	case q.kind == pNone:
+		p.byDefault = d
+		return p
 	case p.kind == pRand || q.kind == pRand:
 		return purity{kind: pRand}
 	case p.kind == pUnknown || q.kind == pUnknown:
 		return purity{kind: pUnknown}
-	case p.kind == pParam && q.kind == pParam:
-		if p.param == q.param {
-			return p
-		}
-		return purity{kind: pUnknown}
-	case p.kind == pParam:
-		return p
-	case q.kind == pParam:
-		return q
+	case p.kind == pParam || q.kind == pParam:
+		return purity{kind: pParam, params: p.params | q.params, byDefault: d}
 	}
-	return purity{kind: pPure}
+	return purity{kind: pPure, byDefault: d}
+}
+
+// single returns the index of the one parameter p is made of.
+func (p purity) single() (int, bool) {
+	if p.kind != pParam || p.params == 0 || p.params&(p.params-1) != 0 {
+		return 0, false
+	}
+	for i := range 64 {
+		if p.params == 1<<i {
+			return i, true
+		}
+	}
+	return 0, false
 }
 
 var randPkgs = map[string]bool{"math/rand": true, "math/rand/v2": true, "crypto/rand": true}
@@ -146,7 +167,10 @@ func (c *checker) purity(e ast.Expr, body *ast.BlockStmt, fn *types.Func, depth 
 	case *ast.Ident:
 		return c.identPurity(e, body, fn, depth)
 	case *ast.SelectorExpr:
-		if id, ok := c.info.Uses[e.Sel].(*types.Var); ok && !id.IsField() {
+		if id, ok := c.info.Uses[e.Sel].(*types.Var); ok {
+			if id.IsField() {
+				return c.fieldPurity(id, depth)
+			}
 			return c.varPurity(id, nil, nil, depth)
 		}
 		return purity{}
@@ -180,7 +204,10 @@ func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, d
 					if isIntegerNotDuration(v.Type()) {
 						return purity{kind: pPure}
 					}
-					return purity{kind: pParam, param: i}
+					if i >= 64 {
+						return purity{}
+					}
+					return purity{kind: pParam, params: 1 << i}
 				}
 			}
 		}
@@ -267,7 +294,7 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 	}
 	callee := c.callee(call)
 	if callee == nil {
-		return purity{}
+		return c.funcValuePurity(call, body, fn, depth)
 	}
 	path := funcPath(callee)
 	if randPkgs[path] {
@@ -283,7 +310,14 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 		}
 		return p
 	}
-	// A function of this package: what its results are made of.
+	return c.bindParams(c.resultPurity(callee, depth), call, body, fn, depth)
+}
+
+// resultPurity says what a function of this package returns (its first
+// result) is made of, over its return statements; a return under an if
+// that reads Retry-After is the server's wait, not the function's, and is
+// left out.
+func (c *checker) resultPurity(callee *types.Func, depth int) purity {
 	d, ok := c.decls[callee]
 	if !ok {
 		return purity{}
@@ -291,28 +325,224 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 	r, done := c.purities[callee]
 	if !done {
 		c.purities[callee] = purity{} // a recursive function: unknown
-		r = purity{kind: pPure}
+		r = purity{kind: pNone}
 		n := 0
+		var skip []ast.Node
 		ast.Inspect(d.Body, func(n2 ast.Node) bool {
-			if _, ok := n2.(*ast.FuncLit); ok {
+			switch n2 := n2.(type) {
+			case *ast.FuncLit:
 				return false
-			}
-			if ret, ok := n2.(*ast.ReturnStmt); ok && len(ret.Results) > 0 {
-				n++
-				r = r.and(c.purity(ret.Results[0], d.Body, callee, depth+1))
+			case *ast.IfStmt:
+				if mentionsRetryAfter(n2.Init) || mentionsRetryAfter(n2.Cond) {
+					skip = append(skip, n2.Body)
+				}
+			case *ast.ReturnStmt:
+				if len(n2.Results) > 0 && !within(skip, n2) {
+					n++
+					// Memoised, so computed afresh: not cut short by how
+					// deep the first caller happened to be.
+					r = r.and(c.purity(n2.Results[0], d.Body, callee, 0))
+				}
 			}
 			return true
 		})
-		if n == 0 {
+		if n == 0 || r.kind == pNone {
 			r = purity{}
 		}
 		c.purities[callee] = r
 	}
-	if r.kind == pParam {
-		if r.param < len(call.Args) && !call.Ellipsis.IsValid() {
-			return c.purity(call.Args[r.param], body, fn, depth+1)
+	return r
+}
+
+func within(ns []ast.Node, n ast.Node) bool {
+	for _, m := range ns {
+		if m.Pos() <= n.Pos() && n.End() <= m.End() {
+			return true
+		}
+	}
+	return false
+}
+
+// mentionsRetryAfter reports whether n holds the string "Retry-After".
+func mentionsRetryAfter(n ast.Node) bool {
+	found := false
+	if n == nil || isNilNode(n) {
+		return false
+	}
+	ast.Inspect(n, func(m ast.Node) bool {
+		if lit, ok := m.(*ast.BasicLit); ok && lit.Kind == token.STRING && strings.Contains(strings.ToLower(lit.Value), "retry-after") {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// funcValuePurity says what a call through a func field or variable
+// returns, from the functions the package stores in it: a field nothing
+// sets is absent by default (pNone); one set by a constructor to a
+// function of this package is that function's result, by default.
+func (c *checker) funcValuePurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func, depth int) purity {
+	targets, isField, ok := c.funcTargets(call, body)
+	if !ok {
+		return purity{}
+	}
+	if len(targets) == 0 {
+		if isField {
+			return purity{kind: pNone, byDefault: true}
 		}
 		return purity{}
 	}
-	return r
+	p := purity{kind: pNone}
+	for _, t := range targets {
+		p = p.and(c.bindParams(c.resultPurity(t, depth+1), call, body, fn, depth))
+	}
+	if p.kind == pNone {
+		return purity{}
+	}
+	if isField {
+		p.byDefault = true
+	}
+	return p
+}
+
+// funcTargets returns the functions a func-typed field or local variable
+// called by call is given in this package. ok is false if any value given
+// to it is not a named function (a literal, a parameter, a call's result).
+func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets []*types.Func, isField, ok bool) {
+	var v *types.Var
+	switch f := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		v, _ = c.info.Uses[f].(*types.Var)
+	case *ast.SelectorExpr:
+		v, _ = c.info.Uses[f.Sel].(*types.Var)
+	}
+	if v == nil {
+		return nil, false, false
+	}
+	var vals []ast.Expr
+	if v.IsField() {
+		isField = true
+		for _, fv := range c.fieldValues[v] {
+			vals = append(vals, fv.expr)
+		}
+	} else {
+		if c.params[v] {
+			return nil, false, false
+		}
+		vals = c.assignsOf(body)[v]
+		if len(vals) == 0 {
+			return nil, false, false
+		}
+	}
+	for _, x := range vals {
+		var obj types.Object
+		switch x := ast.Unparen(x).(type) {
+		case *ast.Ident:
+			obj = c.info.Uses[x]
+		case *ast.SelectorExpr:
+			obj = c.info.Uses[x.Sel]
+		}
+		t, isFunc := obj.(*types.Func)
+		if !isFunc {
+			return nil, isField, false
+		}
+		targets = append(targets, t)
+	}
+	return targets, isField, true
+}
+
+// fieldPurity says what a configuration field holds, from the values the
+// package gives it (a constructor's defaults): pure or random by default,
+// unknown if any is out of sight.
+func (c *checker) fieldPurity(v *types.Var, depth int) purity {
+	vals := c.fieldValues[v]
+	if len(vals) == 0 {
+		return purity{}
+	}
+	if p, ok := c.fieldPurities[v]; ok {
+		return p
+	}
+	c.fieldPurities[v] = purity{} // a field defined through itself: unknown
+	p := purity{kind: pNone}
+	for _, fv := range vals {
+		p = p.and(c.purity(fv.expr, fv.body, nil, 0))
+	}
+	if p.kind == pPure {
+		p.byDefault = true
+	}
+	if p.kind == pNone || p.kind == pParam {
+		p = purity{}
+	}
+	c.fieldPurities[v] = p
+	return p
+}
+
+// fieldValue is one value a package gives a struct field, with the body
+// of the function that gives it.
+type fieldValue struct {
+	expr ast.Expr
+	body *ast.BlockStmt
+}
+
+// findFieldValues fills c.fieldValues from f: keyed and positional
+// composite literals, and assignments to a selector.
+func (c *checker) findFieldValues(f *ast.File) {
+	if strings.HasSuffix(c.pass.Fset.File(f.Pos()).Name(), "_test.go") {
+		return // what a test sets is not the package's default
+	}
+	add := func(obj types.Object, x ast.Expr) {
+		if v, ok := obj.(*types.Var); ok && v.IsField() {
+			c.fieldValues[v] = append(c.fieldValues[v], fieldValue{x, enclosingBody(f, x.Pos())})
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CompositeLit:
+			st, ok := c.info.TypeOf(n).Underlying().(*types.Struct)
+			if !ok {
+				return true
+			}
+			for i, el := range n.Elts {
+				if kv, ok := el.(*ast.KeyValueExpr); ok {
+					if id, ok := kv.Key.(*ast.Ident); ok {
+						add(c.info.Uses[id], kv.Value)
+					}
+				} else if i < st.NumFields() {
+					add(st.Field(i), el)
+				}
+			}
+		case *ast.AssignStmt:
+			if len(n.Lhs) != len(n.Rhs) || n.Tok != token.ASSIGN {
+				return true
+			}
+			for i, l := range n.Lhs {
+				if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok {
+					add(c.info.Uses[sel.Sel], n.Rhs[i])
+				}
+			}
+		}
+		return true
+	})
+}
+
+// bindParams resolves a callee's parameter purity with the call's
+// arguments.
+func (c *checker) bindParams(r purity, call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func, depth int) purity {
+	if r.kind != pParam {
+		return r
+	}
+	if call.Ellipsis.IsValid() {
+		return purity{}
+	}
+	p := purity{kind: pPure, byDefault: r.byDefault}
+	for i := range min(len(call.Args), 64) {
+		if r.params&(1<<i) != 0 {
+			p = p.and(c.purity(call.Args[i], body, fn, depth+1))
+		}
+	}
+	if r.params>>min(len(call.Args), 64) != 0 {
+		return purity{}
+	}
+	return p
 }

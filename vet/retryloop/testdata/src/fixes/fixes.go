@@ -3,6 +3,8 @@ package fixes
 
 import (
 	"context"
+	"errors"
+	"math/rand/v2"
 	"net/http"
 	"time"
 
@@ -44,3 +46,46 @@ func sdkTwo() openai.Client {
 func grpcOn(rc *recoilgrpc.Client) (*grpc.ClientConn, error) {
 	return grpc.NewClient("dns:///x", grpc.WithDefaultServiceConfig(`{"methodConfig":[{"retryPolicy":{}}]}`), grpc.WithUnaryInterceptor(rc.UnaryClientInterceptor())) // want `stacked: grpc-go's retryPolicy is left on`
 }
+
+func nilOnCancel(ctx context.Context, tick func() bool) error {
+	for i := 0; i < 3; i++ {
+		if !tick() {
+			time.Sleep(time.Second) // want `deafwait: time\.Sleep ignores ctx`
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		default:
+		}
+	}
+	return nil
+}
+
+func constantRetry(try func() error) error {
+	var err error
+	for i := 0; i < 3; i++ {
+		if err = try(); err == nil {
+			return nil
+		}
+		time.Sleep(2 * time.Second) // want `nojitter: this wait in a retry loop has a constant`
+	}
+	return err
+}
+
+func forever(ctx context.Context, try func(context.Context) error) error {
+	for { // want `unbounded: retry loop has no bound`
+		err := try(ctx)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, errBusy) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Duration(rand.Int64N(int64(time.Second)))):
+		}
+	}
+}
+
+var errBusy = errors.New("busy")

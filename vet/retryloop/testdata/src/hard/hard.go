@@ -35,9 +35,10 @@ type config struct{ Delay time.Duration }
 
 var defaults = config{Delay: time.Second}
 
-// case: flag nojitter
+// case: flag nojitter deafwait
 func configuredDelay(c *http.Client, req *http.Request) (*http.Response, error) {
-	// Missed: the delay is a struct field; it happens to be constant.
+	// The delay is a struct field; the package's only value for it is
+	// constant, so it is constant by default.
 	for i := 0; i < 3; i++ {
 		resp, err := c.Do(req)
 		if err != nil {
@@ -47,14 +48,14 @@ func configuredDelay(c *http.Client, req *http.Request) (*http.Response, error) 
 			return resp, nil
 		}
 		resp.Body.Close()
-		time.Sleep(defaults.Delay)
+		time.Sleep(defaults.Delay) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration by default` `deafwait: time\.Sleep ignores req\.Context\(\)`
 	}
 	return nil, errors.New("gave up")
 }
 
 func shouldRetry(resp *http.Response, err error) bool { return true }
 
-// case: flag unclassified retryafter
+// case: flag unclassified retryafter deafwait
 func classifierThatDoesNot(c *http.Client, req *http.Request) (*http.Response, error) {
 	// Missed: shouldRetry retries everything; the analyzer trusts a
 	// classifier it is handed.
@@ -63,7 +64,7 @@ func classifierThatDoesNot(c *http.Client, req *http.Request) (*http.Response, e
 		if !shouldRetry(resp, err) {
 			return resp, err
 		}
-		time.Sleep(time.Duration(rand.Int64N(int64(time.Second))))
+		time.Sleep(time.Duration(rand.Int64N(int64(time.Second)))) // want `deafwait: time\.Sleep ignores req\.Context\(\)`
 	}
 	return nil, errors.New("gave up")
 }
@@ -83,11 +84,11 @@ func waitForServerInTest(url string) error {
 	return errors.New("server never came up")
 }
 
-// case: flag unclassified retryafter
+// case: flag unclassified retryafter deafwait
 func sleepFirst(c *http.Client, req *http.Request) (*http.Response, error) {
 	for i := 0; i < 3; i++ { // want `unclassified: retry loop around Client\.Do retries on every error`
 		if i > 0 {
-			time.Sleep(time.Duration(rand.Int64N(int64(time.Second) << i))) // want `retryafter: retry loop retries 503 without reading Retry-After`
+			time.Sleep(time.Duration(rand.Int64N(int64(time.Second) << i))) // want `retryafter: retry loop retries 503 without reading Retry-After` `deafwait: time\.Sleep ignores req\.Context\(\)`
 		}
 		resp, err := c.Do(req)
 		if err == nil && resp.StatusCode < 500 {

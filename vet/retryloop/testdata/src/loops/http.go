@@ -45,7 +45,7 @@ func foreverNon2xx(c *http.Client, url string) ([]byte, error) {
 	}
 }
 
-// case: flag unclassified nojitter retryafter
+// case: flag unclassified nojitter retryafter deafwait
 func statusNotOK(c *http.Client, req *http.Request) (*http.Response, error) {
 	base := 200 * time.Millisecond
 	for attempt := 0; attempt < 4; attempt++ { // want `unclassified: retry loop around Client\.Do retries on every non-2xx status`
@@ -55,7 +55,7 @@ func statusNotOK(c *http.Client, req *http.Request) (*http.Response, error) {
 		}
 		if resp.StatusCode != http.StatusOK {
 			resp.Body.Close()
-			time.Sleep(base << attempt) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration` `retryafter: retry loop retries 429 and 503 without reading Retry-After`
+			time.Sleep(base << attempt) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration` `retryafter: retry loop retries 429 and 503 without reading Retry-After` `deafwait: time\.Sleep ignores req\.Context\(\)`
 			continue
 		}
 		return resp, nil
@@ -63,7 +63,7 @@ func statusNotOK(c *http.Client, req *http.Request) (*http.Response, error) {
 	return nil, errors.New("gave up")
 }
 
-// case: flag unclassified retryafter
+// case: flag unclassified retryafter deafwait
 func switchWithPermanent(c *http.Client, req *http.Request) (*http.Response, error) {
 	for i := range 3 { // want `unclassified: retry loop around Client\.Do retries on 400, which will not change on a retry`
 		resp, err := c.Do(req)
@@ -75,7 +75,7 @@ func switchWithPermanent(c *http.Client, req *http.Request) (*http.Response, err
 			return resp, nil
 		case http.StatusBadRequest, http.StatusTooManyRequests, http.StatusServiceUnavailable:
 			resp.Body.Close()
-			time.Sleep(time.Duration(rand.IntN(1000)) * time.Millisecond) // want `retryafter: retry loop retries 429 and 503 without reading Retry-After`
+			time.Sleep(time.Duration(rand.IntN(1000)) * time.Millisecond) // want `retryafter: retry loop retries 429 and 503 without reading Retry-After` `deafwait: time\.Sleep ignores req\.Context\(\)`
 		default:
 			return nil, fmt.Errorf("status %d", resp.StatusCode)
 		}
@@ -173,7 +173,7 @@ func temporary(err error) bool {
 	return errors.As(err, &t) && t.Temporary()
 }
 
-// case: flag unclassified nojitter retryafter
+// case: flag unclassified nojitter retryafter deafwait
 func roundTripperWrapped(rt http.RoundTripper, req *http.Request) (*http.Response, error) {
 	var resp *http.Response
 	var err error
@@ -181,13 +181,13 @@ func roundTripperWrapped(rt http.RoundTripper, req *http.Request) (*http.Respons
 		resp, err = rt.RoundTrip(req)
 		if err != nil {
 			err = fmt.Errorf("round trip: %w", err)
-			time.Sleep(2 * time.Second) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration` `retryafter: retry loop retries 429 and 503 without reading Retry-After`
+			time.Sleep(2 * time.Second) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration` `retryafter: retry loop retries 429 and 503 without reading Retry-After` `deafwait: time\.Sleep ignores req\.Context\(\)`
 			continue
 		}
 		if resp.StatusCode/100 == 2 {
 			return resp, nil
 		}
-		time.Sleep(2 * time.Second) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration`
+		time.Sleep(2 * time.Second) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration` `deafwait: time\.Sleep ignores req\.Context\(\)`
 	}
 	return resp, err
 }

@@ -54,7 +54,7 @@ func jitter(n int) time.Duration {
 	return time.Duration(rand.Int64N(int64(100*time.Millisecond) << min(n, 10)))
 }
 
-// case: flag unbounded
+// case: flag unbounded deafwait
 func foreverClassified(c *http.Client, req *http.Request) (*http.Response, error) {
 	for n := 0; ; n++ { // want `unbounded: retry loop has no bound on attempts or total time`
 		resp, err := c.Do(req)
@@ -66,11 +66,11 @@ func foreverClassified(c *http.Client, req *http.Request) (*http.Response, error
 		}
 		if err == nil {
 			if resp.Header.Get("Retry-After") != "" {
-				time.Sleep(5 * time.Second) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration`
+				time.Sleep(5 * time.Second) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration` `deafwait: time\.Sleep ignores req\.Context\(\)`
 				continue
 			}
 		}
-		time.Sleep(jitter(n))
+		time.Sleep(jitter(n)) // want `deafwait: time\.Sleep ignores req\.Context\(\)`
 	}
 }
 
@@ -93,11 +93,11 @@ func ctxBoundedSelect(ctx context.Context, c *http.Client, req *http.Request) (*
 	}
 }
 
-// case: flag unclassified unbounded
+// case: flag unclassified unbounded deafwait
 func whileErr(c *http.Client, req *http.Request) (*http.Response, error) {
 	resp, err := c.Do(req)
 	for err != nil { // want `unbounded: retry loop has no bound on attempts or total time` `unclassified: retry loop around Client\.Do retries on every error`
-		time.Sleep(jitter(3))
+		time.Sleep(jitter(3)) // want `deafwait: time\.Sleep ignores req\.Context\(\)`
 		resp, err = c.Do(req)
 	}
 	return resp, nil
@@ -123,7 +123,7 @@ func backoffFor(i int) time.Duration {
 	return 100 * time.Millisecond * time.Duration(math.Pow(2, float64(i)))
 }
 
-// case: flag nojitter retryafter
+// case: flag nojitter retryafter deafwait
 func powHelper(c *http.Client, req *http.Request) (*http.Response, error) {
 	for i := 0; i < 4; i++ {
 		resp, err := c.Do(req)
@@ -134,12 +134,12 @@ func powHelper(c *http.Client, req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		resp.Body.Close()
-		time.Sleep(backoffFor(i)) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration` `retryafter: retry loop retries 503 without reading Retry-After`
+		time.Sleep(backoffFor(i)) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration` `retryafter: retry loop retries 503 without reading Retry-After` `deafwait: time\.Sleep ignores req\.Context\(\)`
 	}
 	return nil, errors.New("gave up")
 }
 
-// case: clean
+// case: flag deafwait
 func floatJitter(c *http.Client, req *http.Request) (*http.Response, error) {
 	d := 100 * time.Millisecond
 	for i := 0; i < 4; i++ {
@@ -151,7 +151,7 @@ func floatJitter(c *http.Client, req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		resp.Body.Close()
-		time.Sleep(time.Duration(float64(d) * (0.5 + rand.Float64())))
+		time.Sleep(time.Duration(float64(d) * (0.5 + rand.Float64()))) // want `deafwait: time\.Sleep ignores req\.Context\(\)`
 		d *= 2
 	}
 	return nil, errors.New("gave up")
@@ -164,7 +164,7 @@ func retryAfterOf(resp *http.Response) time.Duration {
 	return 0
 }
 
-// case: clean
+// case: flag deafwait
 func retryAfterHelper(c *http.Client, req *http.Request) (*http.Response, error) {
 	for i := 0; i < 4; i++ {
 		resp, err := c.Do(req)
@@ -179,7 +179,7 @@ func retryAfterHelper(c *http.Client, req *http.Request) (*http.Response, error)
 		if ra := retryAfterOf(resp); ra > 0 {
 			d = ra
 		}
-		time.Sleep(d)
+		time.Sleep(d) // want `deafwait: time\.Sleep ignores req\.Context\(\)`
 	}
 	return nil, errors.New("gave up")
 }
@@ -196,7 +196,7 @@ func genericRetry(n int, f func() error) error {
 	return err
 }
 
-// case: flag retryafter
+// case: flag retryafter deafwait
 func breakInSwitch(c *http.Client, req *http.Request) error {
 	for i := 0; i < 3; i++ {
 		resp, err := c.Do(req)
@@ -208,7 +208,7 @@ func breakInSwitch(c *http.Client, req *http.Request) error {
 		case http.StatusOK:
 			return nil
 		case http.StatusServiceUnavailable:
-			time.Sleep(jitter(i)) // want `retryafter: retry loop retries 503 without reading Retry-After`
+			time.Sleep(jitter(i)) // want `retryafter: retry loop retries 503 without reading Retry-After` `deafwait: time\.Sleep ignores req\.Context\(\)`
 			continue
 		case http.StatusNotModified:
 			break

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/recoil-go/recoil/vet/retryloop"
+)
+
+// labelled is one line of the labels file.
+type labelled struct {
+	split  string   // train or heldout
+	module string   // module@version
+	pkg    string   // package directory inside the module, "." for the root
+	fn     string   // Name or Recv.Name
+	want   []string // the checks a reviewer reports; empty for clean
+	line   int      // in the labels file
+}
+
+// parseLabels reads a labels file: "# " comments, blank lines, and
+// "<split> <module@version> <pkg> <function> <labels...> -- <why>".
+func parseLabels(r io.Reader) ([]labelled, error) {
+	var out []labelled
+	seen := map[string]int{}
+	sc := bufio.NewScanner(r)
+	n := 0
+	for sc.Scan() {
+		n++
+		text, _, _ := strings.Cut(sc.Text(), " -- ")
+		text = strings.TrimSpace(text)
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		f := strings.Fields(text)
+		if len(f) < 5 {
+			return nil, fmt.Errorf("line %d: want <split> <module@version> <pkg> <function> <labels>, got %q", n, text)
+		}
+		l := labelled{split: f[0], module: f[1], pkg: f[2], fn: f[3], line: n}
+		if l.split != "train" && l.split != "heldout" {
+			return nil, fmt.Errorf("line %d: split %q: want train or heldout", n, l.split)
+		}
+		if !strings.Contains(l.module, "@") {
+			return nil, fmt.Errorf("line %d: %q names no version", n, l.module)
+		}
+		for _, c := range f[4:] {
+			switch {
+			case c == "clean" && len(f) == 5:
+			case slices.Contains(retryloop.Checks, c):
+				l.want = append(l.want, c)
+			default:
+				return nil, fmt.Errorf("line %d: unknown label %q (clean, or some of %s)", n, c, strings.Join(retryloop.Checks, ", "))
+			}
+		}
+		key := l.module + " " + l.pkg + " " + l.fn
+		if prev, dup := seen[key]; dup {
+			return nil, fmt.Errorf("line %d: %s is labelled already on line %d", n, key, prev)
+		}
+		seen[key] = n
+		out = append(out, l)
+	}
+	return out, sc.Err()
+}
+
+func filterSplit(cs []labelled, split string) []labelled {
+	var out []labelled
+	for _, c := range cs {
+		if c.split == split {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// span is where a function sits: its file and its first and last lines.
+type span struct {
+	file        string
+	first, last int
+}
+
+// findFunc finds the declaration of name (Name or Recv.Name) among the
+// non-test Go files of dir.
+func findFunc(dir, name string) (span, error) {
+	recv, fn, isMethod := strings.Cut(name, ".")
+	if !isMethod {
+		fn, recv = recv, ""
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return span{}, err
+	}
+	fset := token.NewFileSet()
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return span{}, err
+		}
+		f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
+		if err != nil {
+			continue
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Name.Name != fn || receiverName(fd) != recv {
+				continue
+			}
+			return span{file: filepath.Clean(path), first: fset.Position(fd.Pos()).Line, last: fset.Position(fd.End()).Line}, nil
+		}
+	}
+	return span{}, fmt.Errorf("no function %s in %s", name, dir)
+}
+
+// receiverName is the name of a method's receiver type, without pointer
+// or type parameters; "" for a function.
+func receiverName(fd *ast.FuncDecl) string {
+	if fd.Recv == nil || len(fd.Recv.List) == 0 {
+		return ""
+	}
+	t := fd.Recv.List[0].Type
+	for {
+		switch x := t.(type) {
+		case *ast.StarExpr:
+			t = x.X
+		case *ast.IndexExpr:
+			t = x.X
+		case *ast.IndexListExpr:
+			t = x.X
+		case *ast.Ident:
+			return x.Name
+		default:
+			return ""
+		}
+	}
+}

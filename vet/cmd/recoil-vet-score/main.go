@@ -1,0 +1,264 @@
+// Command recoil-vet-score scores recoil-vet on a corpus of real code kept
+// by reference: each line of the labels file names a function of a public
+// module at a pinned version and the checks a careful reviewer reports in
+// it. The command downloads each module (go mod download, into the module
+// cache), copies it to a scratch directory, runs go vet with recoil-vet on
+// the named packages, and counts, per check, a true positive when a
+// labelled check is reported inside the function, a false positive when an
+// unlabelled one is, and a false negative when a labelled one is not.
+//
+// From the vet module's directory:
+//
+//	go run ./cmd/recoil-vet-score                 # both splits, one table each
+//	go run ./cmd/recoil-vet-score -split train -v # one split, every miss named
+//	go run ./cmd/recoil-vet-score -vettool /tmp/old-recoil-vet
+//
+// With -sweep it runs instead over whole modules (one module@version a
+// line in the named file) and prints every finding with the module's count
+// of non-test Go lines, for judging false findings per 10,000 lines.
+//
+// Nothing it downloads is written into the repository. It needs the go
+// command and the Go module proxy; it takes minutes, because go vet
+// compiles each module's dependencies once.
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+func main() {
+	labels := flag.String("labels", "corpus/labels.txt", "the labels file")
+	vettool := flag.String("vettool", "", "a recoil-vet binary (default: build ./cmd/recoil-vet)")
+	split := flag.String("split", "", "score only this split (train or heldout)")
+	work := flag.String("work", filepath.Join(os.TempDir(), "recoil-vet-corpus"), "scratch directory for the modules' copies")
+	verbose := flag.Bool("v", false, "name every miss and false finding")
+	sweep := flag.String("sweep", "", "a file of module@version lines: vet each whole module and print its findings")
+	only := flag.String("module", "", "score only the modules whose path contains this")
+	flag.Parse()
+	if err := run(*labels, *vettool, *split, *work, *sweep, *only, *verbose, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "recoil-vet-score:", err)
+		os.Exit(1)
+	}
+}
+
+func run(labelsPath, vettool, split, work, sweep, only string, verbose bool, out io.Writer) error {
+	if split != "" && split != "train" && split != "heldout" {
+		return fmt.Errorf("-split %q: want train or heldout", split)
+	}
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	if vettool == "" {
+		bin, err := buildTool(work)
+		if err != nil {
+			return err
+		}
+		vettool = bin
+	}
+	if sweep != "" {
+		return runSweep(sweep, vettool, work, out)
+	}
+	f, err := os.Open(labelsPath)
+	if err != nil {
+		return err
+	}
+	cases, err := parseLabels(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if split != "" {
+		cases = filterSplit(cases, split)
+	}
+	if only != "" {
+		var kept []labelled
+		for _, c := range cases {
+			if strings.Contains(c.module, only) {
+				kept = append(kept, c)
+			}
+		}
+		cases = kept
+	}
+	results, err := scoreAll(cases, vettool, work, out)
+	if err != nil {
+		return err
+	}
+	for _, sp := range []string{"train", "heldout"} {
+		if split != "" && sp != split {
+			continue
+		}
+		printTable(out, sp, results, verbose)
+	}
+	return nil
+}
+
+// buildTool builds recoil-vet from this module into dir.
+func buildTool(dir string) (string, error) {
+	bin := filepath.Join(dir, "recoil-vet")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/recoil-vet")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building recoil-vet (run from the vet module's directory): %v\n%s", err, b)
+	}
+	return bin, nil
+}
+
+// download fetches mod@version into the module cache and copies it to a
+// writable directory under work, returning that directory.
+func download(modVer, work string) (string, error) {
+	dst := filepath.Join(work, strings.NewReplacer("/", "_", "@", "_").Replace(modVer))
+	if _, err := os.Stat(filepath.Join(dst, "go.mod")); err == nil {
+		return dst, nil
+	}
+	b, err := exec.Command("go", "mod", "download", "-json", modVer).Output()
+	if err != nil {
+		return "", fmt.Errorf("go mod download %s: %v", modVer, err)
+	}
+	dir := jsonField(string(b), "Dir")
+	if dir == "" {
+		return "", fmt.Errorf("go mod download %s: no Dir in %s", modVer, b)
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		return "", err
+	}
+	if err := copyTree(dir, dst); err != nil {
+		return "", err
+	}
+	if err := dropLocalReplaces(dst); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(dst, "go.mod")); errors.Is(err, os.ErrNotExist) {
+		// A +incompatible module has no go.mod: give it one and let the go
+		// command find its dependencies.
+		path, _, _ := strings.Cut(modVer, "@")
+		if err := os.WriteFile(filepath.Join(dst, "go.mod"), []byte("module "+path+"\n\ngo 1.16\n"), 0o644); err != nil {
+			return "", err
+		}
+		tidy := exec.Command("go", "mod", "tidy", "-e")
+		tidy.Dir, tidy.Env = dst, goEnv()
+		if b, err := tidy.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go mod tidy in %s: %v\n%s", modVer, err, b)
+		}
+	}
+	return dst, nil
+}
+
+// dropLocalReplaces removes the go.mod replace directives that point at
+// directories of the module's own repository (../../api): outside that
+// repository the required versions from the proxy stand instead.
+func dropLocalReplaces(dir string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	if err != nil {
+		return nil
+	}
+	re := regexp.MustCompile(`(?m)^\s*(?:replace\s+)?([^\s(]+)(?:\s+v\S+)?\s+=>\s+\.\.?/`)
+	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+		cmd := exec.Command("go", "mod", "edit", "-dropreplace="+m[1])
+		cmd.Dir, cmd.Env = dir, goEnv()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("go mod edit -dropreplace=%s: %v\n%s", m[1], err, out)
+		}
+	}
+	return nil
+}
+
+var jsonFieldRE = regexp.MustCompile(`"(\w+)":\s*"((?:[^"\\]|\\.)*)"`)
+
+func jsonField(s, name string) string {
+	for _, m := range jsonFieldRE.FindAllStringSubmatch(s, -1) {
+		if m[1] == name {
+			return strings.ReplaceAll(m[2], `\\`, `\`)
+		}
+	}
+	return ""
+}
+
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(target, b, 0o644)
+	})
+}
+
+// goEnv is the environment go vet runs in: the module on its own, free to
+// add what its go.sum lacks, on this machine's Go.
+func goEnv() []string {
+	return append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local")
+}
+
+// finding is one diagnostic of go vet's text output.
+type finding struct {
+	file  string // absolute
+	line  int
+	check string
+	msg   string
+}
+
+var diagRE = regexp.MustCompile(`^(.+\.go):(\d+):\d+: (\w+): (.*)$`)
+
+// vet runs go vet with the tool on pkgs (patterns relative to dir) and
+// returns the findings and any line that says a package failed to load.
+func vet(dir, vettool string, pkgs []string) ([]finding, []string, error) {
+	args := append([]string{"vet", "-vettool=" + vettool}, pkgs...)
+	cmd := exec.Command("go", args...)
+	cmd.Dir, cmd.Env = dir, goEnv()
+	b, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return nil, nil, err
+	}
+	var fs []finding
+	var problems []string
+	sc := bufio.NewScanner(strings.NewReader(string(b)))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if m := diagRE.FindStringSubmatch(line); m != nil {
+			var n int
+			fmt.Sscan(m[2], &n)
+			file := m[1]
+			if !filepath.IsAbs(file) {
+				file = filepath.Join(dir, file)
+			}
+			fs = append(fs, finding{file: filepath.Clean(file), line: n, check: m[3], msg: m[4]})
+			continue
+		}
+		if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" || strings.HasPrefix(line, "go: downloading") {
+			continue
+		}
+		problems = append(problems, line)
+	}
+	return fs, problems, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

@@ -1,0 +1,101 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// isBound reports whether a condition bounds the loop: it counts, reads
+// the clock, or hears the context.
+func (w *loopWalker) isBound(c cond, st state) bool {
+	if c.opaque == opaqueCtx {
+		return true
+	}
+	var exprs []ast.Expr
+	if c.expr != nil {
+		exprs = append(exprs, c.expr)
+	}
+	if c.tag != nil {
+		exprs = append(exprs, c.tag)
+	} else {
+		exprs = append(exprs, c.values...)
+	}
+	for _, e := range exprs {
+		if w.c.boundExpr(e, w, st) {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *checker) boundExpr(e ast.Expr, w *loopWalker, st state) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.BinaryExpr:
+			switch n.Op {
+			case token.LSS, token.LEQ, token.GTR, token.GEQ, token.EQL, token.NEQ:
+				tx, ty := c.info.TypeOf(n.X), c.info.TypeOf(n.Y)
+				if c.hasStatus(n.X) || c.hasStatus(n.Y) {
+					return true
+				}
+				if (tx != nil && isIntegerish(tx)) || (ty != nil && isIntegerish(ty)) ||
+					isNamed(tx, "time", "Duration") || isNamed(tx, "time", "Time") {
+					if !isNil(c.info, n.X) && !isNil(c.info, n.Y) {
+						found = true
+					}
+				}
+				if isError(tx) && isNil(c.info, n.Y) {
+					ev := &evaluator{w: w, st: st}
+					if ev.srcOf(n.X) == srcBound {
+						found = true
+					}
+				}
+			}
+		case *ast.CallExpr:
+			fn := c.callee(n)
+			if isFunc(fn, "time", "Since", "Until", "Now", "After", "Before") {
+				found = true
+			}
+		case ast.Expr:
+			if isContext(c.info.TypeOf(n)) {
+				found = true
+			}
+		}
+		return true
+	})
+	return found
+}
+
+func isIntegerish(t types.Type) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&(types.IsInteger|types.IsFloat) != 0
+}
+
+// bounded reports whether a retry loop stops on its own: a range, a
+// counting or clock condition, or an exit on a count, the clock or the
+// context.
+func (c *checker) bounded(s ast.Stmt, w *loopWalker) bool {
+	switch s := s.(type) {
+	case *ast.RangeStmt:
+		return true
+	case *ast.ForStmt:
+		if s.Cond != nil && c.boundExpr(s.Cond, w, state{}) {
+			return true
+		}
+	}
+	for _, e := range w.exits {
+		for _, cd := range e.conds {
+			if w.isBound(cd, e) {
+				return true
+			}
+		}
+	}
+	return false
+}

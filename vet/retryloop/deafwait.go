@@ -1,0 +1,294 @@
+package retryloop
+
+import (
+	"bytes"
+	"fmt"
+	"go/ast"
+	"go/format"
+	"go/token"
+	"go/types"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// deafWaits reports the waits in b that cannot hear a context in scope.
+func (c *checker) deafWaits(b *ast.BlockStmt, fc funcCtx) {
+	stmtOf := map[*ast.CallExpr]*ast.ExprStmt{}
+	nilCtx := c.nilCtxRanges(b)
+	ast.Inspect(b, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.GoStmt:
+			if _, lit := n.Call.Fun.(*ast.FuncLit); !lit {
+				return false // go helper(): the caller does not wait
+			}
+		case *ast.ExprStmt:
+			if call, ok := n.X.(*ast.CallExpr); ok {
+				stmtOf[call] = n
+			}
+		case *ast.CallExpr:
+			w, ok := c.wait(n, fc.decl, fc.fn)
+			if !ok || !w.deaf {
+				return true
+			}
+			ctx := c.ctxName(n.Pos())
+			if ctx == "" || inRanges(nilCtx, n.Pos()) {
+				return true // nothing to hear, or a context with nothing to cancel
+			}
+			f := finding{check: CheckDeafWait, pos: n.Pos(), end: n.End()}
+			switch {
+			case w.helper != "":
+				f.msg = fmt.Sprintf("%s waits with time.Sleep and cannot hear %s: the caller's cancellation and deadline go unheard; pass %s and select on %s.Done()", w.helper, ctx, ctx, ctx)
+			case w.sleep:
+				f.msg = fmt.Sprintf("time.Sleep ignores %s: the caller's cancellation and deadline go unheard; select on %s.Done() and time.After, or use recoil", ctx, ctx)
+				if es := stmtOf[n]; es != nil {
+					if fix, ok := c.sleepFix(es, n, ctx, b, fc); ok {
+						f.fixes = []analysis.SuggestedFix{fix}
+					}
+				}
+			default:
+				f.msg = fmt.Sprintf("a bare receive from time.After ignores %s: select on %s.Done() as well", ctx, ctx)
+			}
+			c.add(f)
+		}
+		return true
+	})
+}
+
+// sleepFix rewrites time.Sleep(d) as a select on ctx.Done() and
+// time.After(d). When ctx is done first it leaves the way the function
+// already leaves on cancellation elsewhere (its own case <-ctx.Done() or
+// if ctx.Err() != nil), or else with ctx.Err() after zero values.
+func (c *checker) sleepFix(es *ast.ExprStmt, call *ast.CallExpr, ctx string, b *ast.BlockStmt, fc funcCtx) (analysis.SuggestedFix, bool) {
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return analysis.SuggestedFix{}, false
+	}
+	timePkg := types.ExprString(sel.X)
+	ret, ok := c.ownCancelReturn(b, call.Pos())
+	if !ok {
+		ret, ok = c.returnOnDone(ctx, fc)
+	}
+	if !ok {
+		return analysis.SuggestedFix{}, false
+	}
+	var d bytes.Buffer
+	if err := format.Node(&d, c.pass.Fset, call.Args[0]); err != nil {
+		return analysis.SuggestedFix{}, false
+	}
+	col := c.pass.Fset.Position(es.Pos()).Column
+	ind := strings.Repeat("\t", max(col-1, 0))
+	text := fmt.Sprintf("select {\n%scase <-%s.Done():\n%s\t%s\n%scase <-%s.After(%s):\n%s}",
+		ind, ctx, ind, ret, ind, timePkg, d.String(), ind)
+	return analysis.SuggestedFix{
+		Message:   fmt.Sprintf("wait in a select on %s.Done() and time.After", ctx),
+		TextEdits: []analysis.TextEdit{{Pos: es.Pos(), End: es.End(), NewText: []byte(text)}},
+	}, true
+}
+
+// returnOnDone is the statement that leaves the function when ctx is done.
+func (c *checker) returnOnDone(ctx string, fc funcCtx) (string, bool) {
+	if fc.ftype == nil || fc.ftype.Results == nil || len(fc.ftype.Results.List) == 0 {
+		return "return", true
+	}
+	var types_ []types.Type
+	for _, f := range fc.ftype.Results.List {
+		t := c.info.TypeOf(f.Type)
+		n := max(len(f.Names), 1)
+		for range n {
+			types_ = append(types_, t)
+		}
+	}
+	if !isError(types_[len(types_)-1]) {
+		return "", false
+	}
+	vals := make([]string, 0, len(types_))
+	for _, t := range types_[:len(types_)-1] {
+		z, ok := c.zero(t)
+		if !ok {
+			return "", false
+		}
+		vals = append(vals, z)
+	}
+	vals = append(vals, ctx+".Err()")
+	return "return " + strings.Join(vals, ", "), true
+}
+
+func (c *checker) zero(t types.Type) (string, bool) {
+	if t == nil {
+		return "", false
+	}
+	if _, ok := t.(*types.TypeParam); ok {
+		return "", false
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		switch {
+		case u.Info()&types.IsBoolean != 0:
+			return "false", true
+		case u.Info()&types.IsString != 0:
+			return `""`, true
+		case u.Info()&types.IsNumeric != 0:
+			return "0", true
+		}
+		return "nil", true
+	case *types.Pointer, *types.Slice, *types.Map, *types.Chan, *types.Signature, *types.Interface:
+		return "nil", true
+	case *types.Struct, *types.Array:
+		return types.TypeString(t, types.RelativeTo(c.pass.Pkg)) + "{}", true
+	}
+	return "", false
+}
+
+// nilCtxRanges returns the parts of b reached only when a context is nil
+// or has nothing to cancel (ctx == nil, ctx.Done() == nil, and the else of
+// their negations): a wait there has nothing to hear.
+func (c *checker) nilCtxRanges(b *ast.BlockStmt) [][2]token.Pos {
+	var rs [][2]token.Pos
+	ast.Inspect(b, func(n ast.Node) bool {
+		is, ok := n.(*ast.IfStmt)
+		if !ok {
+			return true
+		}
+		switch {
+		case c.nilCtxCond(is.Cond, token.EQL, token.LOR):
+			rs = append(rs, [2]token.Pos{is.Body.Pos(), is.Body.End()})
+		case is.Else != nil && c.nilCtxCond(is.Cond, token.NEQ, token.LAND):
+			rs = append(rs, [2]token.Pos{is.Else.Pos(), is.Else.End()})
+		}
+		return true
+	})
+	return rs
+}
+
+// nilCtxCond reports whether e is ctx op nil or ctx.Done() op nil, or a
+// join of such comparisons by join.
+func (c *checker) nilCtxCond(e ast.Expr, op, join token.Token) bool {
+	be, ok := ast.Unparen(e).(*ast.BinaryExpr)
+	if !ok {
+		return false
+	}
+	if be.Op == join {
+		return c.nilCtxCond(be.X, op, join) && c.nilCtxCond(be.Y, op, join)
+	}
+	x, y := be.X, be.Y
+	if isNil(c.info, x) {
+		x, y = y, x
+	}
+	return be.Op == op && isNil(c.info, y) && c.ctxOrDone(x)
+}
+
+// ctxOrDone reports whether e is a context or a context's Done().
+func (c *checker) ctxOrDone(e ast.Expr) bool {
+	if isContext(c.info.TypeOf(e)) {
+		return true
+	}
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == "Done" && isContext(c.info.TypeOf(sel.X))
+}
+
+func inRanges(rs [][2]token.Pos, p token.Pos) bool {
+	for _, r := range rs {
+		if r[0] <= p && p < r[1] {
+			return true
+		}
+	}
+	return false
+}
+
+// ownCancelReturn finds how the function already leaves when its context
+// is done — the return in a case <-ctx.Done() or under if ctx.Err() != nil
+// — and gives its text, if every name it uses is in scope at pos.
+func (c *checker) ownCancelReturn(b *ast.BlockStmt, pos token.Pos) (string, bool) {
+	var ret *ast.ReturnStmt
+	first := func(list []ast.Stmt) {
+		for _, s := range list {
+			if r, ok := s.(*ast.ReturnStmt); ok && ret == nil {
+				ret = r
+			}
+		}
+	}
+	ast.Inspect(b, func(n ast.Node) bool {
+		if ret != nil {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CommClause:
+			if n.Comm != nil && c.receivesDone(n.Comm) {
+				first(n.Body)
+			}
+		case *ast.IfStmt:
+			if c.ctxErrCheck(n.Cond) {
+				first(n.Body.List)
+			}
+		}
+		return true
+	})
+	if ret == nil || !c.inScopeAt(ret, pos) {
+		return "", false
+	}
+	var buf bytes.Buffer
+	if err := format.Node(&buf, c.pass.Fset, ret); err != nil {
+		return "", false
+	}
+	return buf.String(), true
+}
+
+// receivesDone reports whether a select case receives from a context's
+// Done().
+func (c *checker) receivesDone(s ast.Stmt) bool {
+	var x ast.Expr
+	switch s := s.(type) {
+	case *ast.ExprStmt:
+		x = s.X
+	case *ast.AssignStmt:
+		if len(s.Rhs) == 1 {
+			x = s.Rhs[0]
+		}
+	}
+	u, ok := ast.Unparen(x).(*ast.UnaryExpr)
+	return ok && u.Op == token.ARROW && c.ctxOrDone(u.X)
+}
+
+// ctxErrCheck reports whether e is ctx.Err() != nil.
+func (c *checker) ctxErrCheck(e ast.Expr) bool {
+	be, ok := ast.Unparen(e).(*ast.BinaryExpr)
+	if !ok || be.Op != token.NEQ || !isNil(c.info, be.Y) {
+		return false
+	}
+	call, ok := ast.Unparen(be.X).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == "Err" && isContext(c.info.TypeOf(sel.X))
+}
+
+// inScopeAt reports whether every variable n uses is declared before pos
+// in a scope that holds pos.
+func (c *checker) inScopeAt(n ast.Node, pos token.Pos) bool {
+	ok := true
+	ast.Inspect(n, func(m ast.Node) bool {
+		id, isID := m.(*ast.Ident)
+		if !isID {
+			return ok
+		}
+		v, isVar := c.info.Uses[id].(*types.Var)
+		if !isVar || v.IsField() || v.Parent() == nil || v.Parent() == c.pass.Pkg.Scope() {
+			return ok
+		}
+		if v.Pos() >= pos || !v.Parent().Contains(pos) {
+			ok = false
+		}
+		return ok
+	})
+	return ok
+}

@@ -1,0 +1,491 @@
+package retryloop
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"sort"
+)
+
+// A loop's go-round paths are evaluated against the outcomes the call in
+// the loop can have: a transport error, each probe HTTP status, success.
+
+type tri int
+
+const (
+	triF tri = iota
+	triU     // depends on a classification the analyzer cannot see
+	triT
+)
+
+func (a tri) not() tri  { return 2 - a }
+func and3(a, b tri) tri { return min(a, b) }
+func or3(a, b tri) tri  { return max(a, b) }
+
+type outcome struct {
+	err       bool // the call returned an error
+	hasStatus bool
+	status    int
+}
+
+// permanent are the statuses that will not change on a retry.
+var permanent = []int{400, 401, 403, 404, 413, 422}
+
+var probeStatuses = []int{200, 201, 202, 204, 301, 304, 400, 401, 403, 404, 408, 409, 413, 422, 425, 429, 499, 500, 501, 502, 503, 504, 599}
+
+// outcomes lists what a remote call of kind k can return: for net/http a
+// status comes with a nil error; for a model SDK a non-2xx status is an
+// error (errors.As finds it); for gRPC and other calls, an error or not.
+func outcomes(k int) []outcome {
+	os := []outcome{{err: true}}
+	switch k {
+	case remoteHTTP:
+		for _, s := range probeStatuses {
+			os = append(os, outcome{hasStatus: true, status: s})
+		}
+	case remoteSDK:
+		for _, s := range probeStatuses {
+			os = append(os, outcome{err: s >= 300, hasStatus: true, status: s})
+		}
+	default:
+		os = append(os, outcome{})
+	}
+	return os
+}
+
+// success reports whether o is a success: no error, and a 2xx status if
+// any. A loop is a retry loop if it leaves on some success (an API that
+// answers 202 Accepted may go round on a 200) and goes round on some
+// failure; one that goes round on every success is polling.
+func (o outcome) success() bool { return !o.err && (!o.hasStatus || o.status < 300) }
+
+func (o outcome) failure() bool { return o.err || (o.hasStatus && o.status >= 300) }
+
+type evaluator struct {
+	w      *loopWalker
+	k      int
+	st     state
+	assign map[string]bool
+	free   map[string]bool
+}
+
+func (ev *evaluator) irrelevant(key string) tri {
+	ev.free[key] = true
+	if ev.assign[key] {
+		return triT
+	}
+	return triF
+}
+
+func (ev *evaluator) cond(c cond, o outcome) tri {
+	var r tri
+	switch {
+	case c.opaque == opaqueClassify:
+		r = triU
+	case c.opaque != opaqueNone:
+		r = ev.irrelevant(c.key)
+	case c.isCase:
+		r = triF
+		for _, v := range c.values {
+			var x tri
+			if c.tag == nil {
+				x = ev.expr(v, o, 0)
+			} else {
+				x = ev.compare(token.EQL, c.tag, v, o)
+			}
+			r = or3(r, x)
+		}
+	default:
+		r = ev.expr(c.expr, o, 0)
+	}
+	if c.neg {
+		r = r.not()
+	}
+	return r
+}
+
+func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
+	if depth > 8 {
+		return ev.irrelevant(types.ExprString(e))
+	}
+	c := ev.w.c
+	switch e := e.(type) {
+	case *ast.ParenExpr:
+		return ev.expr(e.X, o, depth+1)
+	case *ast.UnaryExpr:
+		if e.Op == token.NOT {
+			return ev.expr(e.X, o, depth+1).not()
+		}
+	case *ast.BinaryExpr:
+		switch e.Op {
+		case token.LAND:
+			return and3(ev.expr(e.X, o, depth+1), ev.expr(e.Y, o, depth+1))
+		case token.LOR:
+			return or3(ev.expr(e.X, o, depth+1), ev.expr(e.Y, o, depth+1))
+		case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
+			return ev.compare(e.Op, e.X, e.Y, o)
+		}
+	case *ast.Ident:
+		if v, ok := c.info.Uses[e].(*types.Var); ok {
+			if c.verdictOfClassifier(v, ev.w.body) {
+				// shouldRetry := check(resp, err): the classifier decides; no
+				// classifier asks to retry a success.
+				if o.success() {
+					return triF
+				}
+				return triU
+			}
+			if xs := c.assignsOf(ev.w.body)[v]; len(xs) == 1 && xs[0] != unknownExpr {
+				return ev.expr(xs[0], o, depth+1)
+			}
+		}
+	case *ast.CallExpr:
+		fn := c.callee(e)
+		if isFunc(fn, "errors", "As") && ev.k == remoteSDK {
+			if o.err && o.hasStatus {
+				return triT
+			}
+			return triF
+		}
+		if c.classifies(e) {
+			if o.success() && c.classifiesErrorsOnly(e) {
+				return triF // isRetryable(nil), errors.Is(nil, …): no error, nothing to retry
+			}
+			return triU
+		}
+	}
+	return ev.irrelevant(types.ExprString(e))
+}
+
+// classifies reports whether a call inspects an error or a response: it
+// is passed one, or is a method of one.
+func (c *checker) classifies(call *ast.CallExpr) bool {
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && isContext(c.info.TypeOf(sel.X)) {
+		return false // ctx.Err(): the caller's cancellation, not the call's outcome
+	}
+	if funcPath(c.callee(call)) == "context" {
+		return false
+	}
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+		if t := c.info.TypeOf(sel.X); t != nil && (isError(t) || types.Implements(t, errorIface)) {
+			if _, isPkg := c.info.Uses[identOf(sel.X)].(*types.PkgName); !isPkg {
+				return true
+			}
+		}
+	}
+	for _, a := range call.Args {
+		t := c.info.TypeOf(a)
+		if isError(t) || isNamed(t, "net/http", "Response") || c.hasStatus(a) || c.errorText(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// errorText reports whether e reads an error's text (err.Error()): a
+// classification by message, strings.Contains(err.Error(), "reset").
+func (c *checker) errorText(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && len(call.Args) == 0 {
+			if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Error" {
+				if t := c.info.TypeOf(sel.X); t != nil && (isError(t) || types.Implements(t, errorIface)) {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// inspectsError reports whether e calls something that classifies an
+// error or a response (status.Code(err), a type assertion on an error).
+func (c *checker) inspectsError(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if c.classifies(n) {
+				found = true
+			}
+		case *ast.TypeAssertExpr:
+			if isError(c.info.TypeOf(n.X)) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+var errorIface = types.Universe.Lookup("error").Type().Underlying().(*types.Interface)
+
+func identOf(e ast.Expr) *ast.Ident {
+	id, _ := ast.Unparen(e).(*ast.Ident)
+	return id
+}
+
+func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
+	c := ev.w.c
+	if isNil(c.info, y) {
+		x, y = y, x
+	}
+	if isNil(c.info, x) {
+		t := c.info.TypeOf(y)
+		switch {
+		case isError(t):
+			if ev.srcOf(y) == srcBound {
+				return ev.irrelevant(types.ExprString(y) + "!=nil")
+			}
+			isNil := !o.err
+			if op == token.NEQ {
+				isNil = !isNil
+			}
+			return boolTri(isNil)
+		case isNamed(t, "net/http", "Response") && ev.k == remoteHTTP:
+			isNil := o.err
+			if op == token.NEQ {
+				isNil = !isNil
+			}
+			return boolTri(isNil)
+		}
+		return ev.irrelevant(types.ExprString(x) + op.String() + types.ExprString(y))
+	}
+	if c.hasStatus(x) || c.hasStatus(y) {
+		if !o.hasStatus || (o.err && ev.k == remoteHTTP) {
+			return triF
+		}
+		a, ok1 := c.evalInt(x, o, ev.w.body, 0)
+		b, ok2 := c.evalInt(y, o, ev.w.body, 0)
+		if !ok1 || !ok2 {
+			return triU
+		}
+		var r bool
+		switch op {
+		case token.EQL:
+			r = a == b
+		case token.NEQ:
+			r = a != b
+		case token.LSS:
+			r = a < b
+		case token.LEQ:
+			r = a <= b
+		case token.GTR:
+			r = a > b
+		case token.GEQ:
+			r = a >= b
+		}
+		return boolTri(r)
+	}
+	if isError(c.info.TypeOf(x)) || isError(c.info.TypeOf(y)) || c.inspectsError(x) || c.inspectsError(y) {
+		return triU // err == ErrSomething, status.Code(err) != codes.Unavailable: a classification
+	}
+	return ev.irrelevant(types.ExprString(x) + op.String() + types.ExprString(y))
+}
+
+func (ev *evaluator) srcOf(e ast.Expr) int {
+	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
+		if o := ev.w.c.info.Uses[id]; o != nil {
+			return ev.st.srcs[o]
+		}
+	}
+	if call, ok := ast.Unparen(e).(*ast.CallExpr); ok {
+		return ev.w.errSrc(call, ev.st)
+	}
+	return srcOutcome
+}
+
+func boolTri(b bool) tri {
+	if b {
+		return triT
+	}
+	return triF
+}
+
+func isNil(info *types.Info, e ast.Expr) bool {
+	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
+		if _, ok := info.Uses[id].(*types.Nil); ok {
+			return true
+		}
+	}
+	tv, ok := info.Types[e]
+	return ok && tv.IsNil()
+}
+
+// hasStatus reports whether e is, or is computed from, an HTTP status code
+// (a StatusCode field, or a variable assigned one).
+func (c *checker) hasStatus(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "StatusCode" {
+			if t := c.info.TypeOf(sel); t != nil {
+				if b, ok := t.Underlying().(*types.Basic); ok && b.Info()&types.IsInteger != 0 {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+func (c *checker) evalInt(e ast.Expr, o outcome, body *ast.BlockStmt, depth int) (int64, bool) {
+	if depth > 6 {
+		return 0, false
+	}
+	if tv, ok := c.info.Types[e]; ok && tv.Value != nil {
+		var v int64
+		_, err := fmt.Sscan(tv.Value.ExactString(), &v)
+		return v, err == nil
+	}
+	switch e := e.(type) {
+	case *ast.ParenExpr:
+		return c.evalInt(e.X, o, body, depth+1)
+	case *ast.SelectorExpr:
+		if e.Sel.Name == "StatusCode" {
+			return int64(o.status), true
+		}
+	case *ast.Ident:
+		if v, ok := c.info.Uses[e].(*types.Var); ok {
+			if xs := c.assignsOf(body)[v]; len(xs) == 1 {
+				return c.evalInt(xs[0], o, body, depth+1)
+			}
+		}
+	case *ast.BinaryExpr:
+		a, ok1 := c.evalInt(e.X, o, body, depth+1)
+		b, ok2 := c.evalInt(e.Y, o, body, depth+1)
+		if !ok1 || !ok2 {
+			return 0, false
+		}
+		switch e.Op {
+		case token.ADD:
+			return a + b, true
+		case token.SUB:
+			return a - b, true
+		case token.MUL:
+			return a * b, true
+		case token.QUO:
+			if b != 0 {
+				return a / b, true
+			}
+		case token.REM:
+			if b != 0 {
+				return a % b, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// retries evaluates every go-round path against outcome o: triT if some
+// path retries it whatever the counters and flags say, triU if that
+// depends on a classification, triF if none does.
+func (w *loopWalker) retries(k int, o outcome) tri { return w.reaches(w.gorounds, k, o) }
+
+// reaches evaluates a set of path states against outcome o: triT if some
+// path is taken on it whatever the counters and flags say.
+func (w *loopWalker) reaches(states []state, k int, o outcome) tri {
+	best := triF
+	for _, g := range states {
+		ev := &evaluator{w: w, k: k, st: g, assign: map[string]bool{}, free: map[string]bool{}}
+		eval := func() tri {
+			r := triT
+			for _, c := range g.conds {
+				r = and3(r, ev.cond(c, o))
+			}
+			return r
+		}
+		eval()
+		keys := make([]string, 0, len(ev.free))
+		for k := range ev.free {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		if len(keys) > 10 {
+			keys = keys[:10]
+		}
+		for mask := 0; mask < 1<<len(keys); mask++ {
+			for i, k := range keys {
+				ev.assign[k] = mask&(1<<i) != 0
+			}
+			best = max(best, eval())
+			if best == triT {
+				return best
+			}
+		}
+	}
+	return best
+}
+
+// verdictOfClassifier reports whether every assignment to the boolean v
+// in body takes a result of a call that classifies an error or a response
+// (ok := shouldRetry(resp, err); d, retry := r.Retry(code, err)).
+func (c *checker) verdictOfClassifier(v *types.Var, body *ast.BlockStmt) bool {
+	if body == nil {
+		return false
+	}
+	if b, ok := v.Type().Underlying().(*types.Basic); !ok || b.Kind() != types.Bool {
+		return false
+	}
+	n, all := 0, true
+	ast.Inspect(body, func(m ast.Node) bool {
+		as, ok := m.(*ast.AssignStmt)
+		if !ok || !all {
+			return all
+		}
+		for i, l := range as.Lhs {
+			id, ok := l.(*ast.Ident)
+			if !ok || (c.info.Defs[id] != v && c.info.Uses[id] != v) {
+				continue
+			}
+			n++
+			var rhs ast.Expr
+			switch {
+			case len(as.Rhs) == len(as.Lhs):
+				rhs = as.Rhs[i]
+			case len(as.Rhs) == 1:
+				rhs = as.Rhs[0]
+			}
+			call, ok := ast.Unparen(rhs).(*ast.CallExpr)
+			if !ok || !(c.classifies(call) || (len(as.Rhs) == 1 && c.withError(as.Lhs))) {
+				all = false
+			}
+		}
+		return all
+	})
+	return n > 0 && all
+}
+
+// withError reports whether an assignment's left side takes an error
+// too: retry, err := attempt() — the attempt says whether to retry.
+func (c *checker) withError(lhs []ast.Expr) bool {
+	for _, l := range lhs {
+		if isError(c.info.TypeOf(l)) {
+			return true
+		}
+	}
+	return false
+}
+
+// classifiesErrorsOnly reports whether the only outcome a classifying call
+// is handed is an error (not a response or a status).
+func (c *checker) classifiesErrorsOnly(call *ast.CallExpr) bool {
+	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+		if t := c.info.TypeOf(sel.X); t != nil && isError(t) {
+			return true
+		}
+	}
+	n := 0
+	for _, a := range call.Args {
+		t := c.info.TypeOf(a)
+		switch {
+		case isNamed(t, "net/http", "Response") || c.hasStatus(a):
+			return false
+		case isError(t):
+			n++
+		}
+	}
+	return n > 0
+}
