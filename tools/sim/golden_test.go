@@ -30,12 +30,12 @@ func TestGolden(t *testing.T) {
 		twice    bool
 		onlyLong bool
 	}{
-		{"gateway-outage", 1, []string{"txt", "json", "csv"}, true},
-		{"blast-radius", 1, []string{"txt"}, long()},
-		{"occ-contention", 1, []string{"txt"}, long()},
-		{"gateway-outage", 7, []string{"txt"}, true},
-		{"slow-provider", 1, []string{"txt", "json"}, true},
-		{"fallback-chain", 1, []string{"txt", "json"}, true},
+		{"gateway-outage", 1, []string{"txt", "json", "csv"}, true, false},
+		{"blast-radius", 1, []string{"txt"}, long(), false},
+		{"occ-contention", 1, []string{"txt"}, long(), false},
+		{"gateway-outage", 7, []string{"txt"}, true, false},
+		{"slow-provider", 1, []string{"txt", "json"}, true, false},
+		{"fallback-chain", 1, []string{"txt", "json"}, true, false},
 		{"slow-tail-hedge", 1, []string{"txt"}, true, true},
 	}
 	for _, tt := range tests {
