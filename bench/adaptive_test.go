@@ -11,6 +11,7 @@ import (
 
 	"github.com/failsafe-go/failsafe-go/adaptivelimiter"
 
+	"github.com/recoil-go/recoil/internal/testsvc"
 	"github.com/recoil-go/recoil/limit"
 )
 
@@ -252,9 +253,9 @@ func converge(t *testing.T, newSlotter func() slotter) trace {
 // not one run's figures: the bands below, and that recoil's limit settles
 // sooner than failsafe-go's in the first minute and lower in the second.
 func TestAdaptiveConvergence(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a two-minute run on virtual time")
-	}
+	// Two minutes of virtual time for 200 goroutines, three times: about
+	// a minute and a half under -race.
+	testsvc.SkipUnlessLong(t, "the adaptive limiters' convergence beside failsafe-go's (two minutes of virtual time, three times)")
 	type phase struct {
 		lo, hi   float64 // the level settled at, as a multiple of the knee
 		in       [2]int  // the seconds it took, at least and at most

@@ -8,6 +8,9 @@
 //
 //	RECOIL_REDIS_ADDR     host:port of Redis        (default 127.0.0.1:6379)
 //	RECOIL_POSTGRES_URL   a libpq URL for PostgreSQL (default postgres://postgres@127.0.0.1:5432/test?sslmode=disable)
+//
+// It also holds the one switch for the long tests: RECOIL_LONG=1 (Long,
+// SkipUnlessLong).
 package testsvc
 
 import (

@@ -49,3 +49,20 @@ func TestPostgresBadURL(t *testing.T) {
 		t.Fatalf("a malformed RECOIL_POSTGRES_URL did not fail")
 	}
 }
+
+func TestSkipUnlessLong(t *testing.T) {
+	for _, tt := range []struct {
+		env      string
+		wantSkip bool
+	}{{"", true}, {"0", true}, {"1", testing.Short()}} {
+		t.Setenv("RECOIL_LONG", tt.env)
+		var f fakeTB
+		SkipUnlessLong(&f, "a long sweep")
+		if got := f.skipped != ""; got != tt.wantSkip || Long() == tt.wantSkip {
+			t.Errorf("RECOIL_LONG=%q: skipped %q, Long %v; want skipped %v", tt.env, f.skipped, Long(), tt.wantSkip)
+		}
+		if tt.wantSkip && !strings.Contains(f.skipped, "RECOIL_LONG=1") {
+			t.Errorf("skip message %q does not say how to run it", f.skipped)
+		}
+	}
+}

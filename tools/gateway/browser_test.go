@@ -36,9 +36,10 @@ func chromium(t *testing.T) string {
 		}
 	}
 	if testsvc.Required() {
-		t.Fatalf("no chromium on PATH and RECOIL_REQUIRE_SERVICES=1: install it (apt-get install chromium) or set RECOIL_CHROMIUM")
+		t.Fatalf("no Chromium on PATH for the gateway page's browser test (looked for chromium, chromium-browser, google-chrome, chrome) and RECOIL_REQUIRE_SERVICES=1: install it (apt-get install chromium) or set RECOIL_CHROMIUM to its path")
 	}
-	t.Skip("skipping: no chromium on PATH (apt-get install chromium, or set RECOIL_CHROMIUM); RECOIL_REQUIRE_SERVICES=1 turns this skip into a failure")
+	t.Skip("skipping the gateway page's browser test: no Chromium on PATH (looked for chromium, chromium-browser, google-chrome, chrome); " +
+		"install it (apt-get install chromium) or set RECOIL_CHROMIUM to its path; RECOIL_REQUIRE_SERVICES=1 turns this skip into a failure")
 	return ""
 }
 

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/mod/modfile"
+
+	"github.com/recoil-go/recoil/internal/testsvc"
 )
 
 const recoil = "github.com/recoil-go/recoil"
@@ -164,10 +166,11 @@ func (c consumer) graph() []string {
 // measured as the graph of a second consumer that imports those packages
 // (and the few its tests use, each listed with why) directly, at the
 // versions the adapter requires.
+//
+// It fills a fresh module cache and builds every adapter's dependencies
+// (minutes, five of them cold), so it runs under RECOIL_LONG=1 only.
 func TestConsumers(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds consumers against a module proxy made from the working tree")
-	}
+	testsvc.SkipUnlessLong(t, "building consumers against a module proxy made from the working tree (minutes)")
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command on PATH")
 	}

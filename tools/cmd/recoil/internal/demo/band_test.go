@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/recoil-go/recoil/internal/testsvc"
 	"github.com/recoil-go/recoil/tools/load"
 )
 
@@ -109,9 +110,7 @@ func TestBandNotes(t *testing.T) {
 // machine's pace, and a machine slowed enough (the race detector, other
 // work) begins fewer again than the default bound, and cannot tell.
 func TestManyCallersAllAccepted(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a thousand callers on loopback")
-	}
+	testsvc.SkipUnlessLong(t, "a thousand callers on loopback (15 s of real time)")
 	const n = 1000
 	cfg := Config{Outage: 3 * time.Second}
 	cfg.defaults()
