@@ -48,7 +48,8 @@ func (s State) String() string {
 // Every method taking a now reads the clock itself when now is the zero
 // time.Time, and only if it needs the time: a closed breaker with only a
 // fixed run (ConsecutiveFailures above zero, no rate) never reads the
-// clock while it stays closed.
+// clock while it stays closed, and the default breaker reads it only from
+// a failure until its window holds none.
 //
 // No method panics, except with a panic of the OnStateChange hook, which
 // passes through to the caller whose change the hook was reporting.

@@ -37,8 +37,9 @@ type ShareConfig struct {
 	// Reserve is the most retries the budget holds, and its starting
 	// balance: a burst of failures may retry this many at once before
 	// successes have paid for more. Zero means [DefaultShareReserve];
-	// negative means none. It is kept to three decimal places. NewShare
-	// refuses NaN and a value above 2^40.
+	// negative means none. A budget with a Percent holds at least one
+	// retry, or successes could never pay for one. It is kept to three
+	// decimal places. NewShare refuses NaN and a value above 2^40.
 	Reserve float64
 }
 
