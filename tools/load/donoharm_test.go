@@ -99,6 +99,14 @@ func checkDoNoHarm(t *testing.T, runs []sweepRun) {
 		if bound := 1 + p.share*answered + p.reserve/float64(r.Calls) + 0.01; r.PerCall() > bound {
 			t.Errorf("failure %g, %s: %.3f attempts a call, above its budget's %.3f", sr.fail, p.name, r.PerCall(), bound)
 		}
+		// What the budget's refusals cost: the answers their retries would
+		// likely have had, at about the success rate.
+		if refused := r.Stops["retry budget exhausted"]; refused > 50 {
+			won, want := r.LikelyWon["retry budget exhausted"], float64(refused)*(1-sr.fail)
+			if math.Abs(won-want) > 0.25*want {
+				t.Errorf("failure %g, %s: %d calls the budget turned away priced at %.0f answers, want about %.0f", sr.fail, p.name, refused, won, want)
+			}
+		}
 		if sr.fail > 0.5 {
 			continue
 		}
