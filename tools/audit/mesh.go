@@ -150,6 +150,15 @@ func Parse(file string, data []byte, open Opener) (*Mesh, error) {
 	return ParseWith(file, data, open, LoadOptions{})
 }
 
+// collect returns a list item visitor that appends each item to *dst, to
+// be decoded once the whole mapping is read.
+func collect(dst *[]*yaml.Node) func(int, *yaml.Node) error {
+	return func(_ int, item *yaml.Node) error {
+		*dst = append(*dst, item)
+		return nil
+	}
+}
+
 // ParseWith is Parse with lo.
 func ParseWith(file string, data []byte, open Opener, lo LoadOptions) (*Mesh, error) {
 	root, err := strictyaml.Read(file, data)
@@ -185,15 +194,9 @@ func ParseWith(file string, data []byte, open Opener, lo LoadOptions) (*Mesh, er
 				return m.addService(d, item, strictyaml.Index(path, i), services)
 			})
 		case "entries":
-			return d.List(v, path, func(i int, item *yaml.Node) error {
-				entryNodes = append(entryNodes, item)
-				return nil
-			})
+			return d.List(v, path, collect(&entryNodes))
 		case "edges":
-			return d.List(v, path, func(i int, item *yaml.Node) error {
-				edgeNodes = append(edgeNodes, item)
-				return nil
-			})
+			return d.List(v, path, collect(&edgeNodes))
 		}
 		return nil
 	})
