@@ -92,22 +92,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	_, ours := own.(*lockedRand)
 	perCaller := own == nil || ours
 	normalize(&cfg)
-	r := &run{
-		cfg:       cfg,
-		method:    cfg.Method,
-		window:    tally.NewWindow(cfg.Window),
-		stops:     map[string]int{},
-		statuses:  map[int]int64{},
-		likely:    map[string]float64{},
-		transport: map[string]int64{},
-	}
-	if p := cfg.Policy.Policy; p != nil && p.Fallback != nil {
-		r.targets = make(map[string]*TargetCount, len(p.Fallback.Targets))
-		for _, t := range p.Fallback.Targets {
-			r.targets[t.Name] = &TargetCount{Name: t.Name, Left: map[string]int64{}}
-			r.order = append(r.order, t.Name)
-		}
-	}
+	r := newRun(cfg)
 	base := cfg.Base
 	if base == nil {
 		conns := max(cfg.Callers, 64)
@@ -378,6 +363,28 @@ func (r *run) logical(ctx context.Context, client string, seq int64) outcome {
 		}
 	}
 	return out
+}
+
+// newRun returns the counters of a run of cfg, with one per target of
+// the policy's Fallback.
+func newRun(cfg Config) *run {
+	r := &run{
+		cfg:       cfg,
+		method:    cfg.Method,
+		window:    tally.NewWindow(cfg.Window),
+		stops:     map[string]int{},
+		statuses:  map[int]int64{},
+		likely:    map[string]float64{},
+		transport: map[string]int64{},
+	}
+	if p := cfg.Policy.Policy; p != nil && p.Fallback != nil {
+		r.targets = make(map[string]*TargetCount, len(p.Fallback.Targets))
+		for _, t := range p.Fallback.Targets {
+			r.targets[t.Name] = &TargetCount{Name: t.Name, Left: map[string]int64{}}
+			r.order = append(r.order, t.Name)
+		}
+	}
+	return r
 }
 
 func (r *run) stop(why string) {
