@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/recoil-go/recoil/tools/scenarios"
 	"github.com/recoil-go/recoil/tools/sim"
@@ -111,9 +112,6 @@ var claims = []claim{
 
 // The do-no-harm and tipping-point figures of recoil's default budget.
 func init() {
-	share := func(r *sim.RunResult) string {
-		return fmt.Sprintf("%.0f %%", 100*float64(r.Succeeded)/float64(r.Calls))
-	}
 	claims = append(claims,
 		claim{true, "do-no-harm", "(81 % at 30 %, 56 % at 50 %) for at most 1.2 attempts a call", 0, func(t *testing.T, r *sim.Result) []string {
 			return []string{share(runOf(t, r, "0.30", "Default()")) + " at 30", share(runOf(t, r, "0.50", "Default()")) + " at 50"}
@@ -128,6 +126,108 @@ func init() {
 			return []string{share(runOf(t, r, "0.30", "recoil default"))}
 		}},
 	)
+}
+
+// The figures of sdk-behind-gateway, blast-radius and two-hour-blip. The
+// comparisons occ-contention's comments make are pinned over many seeds by
+// the simulator's TestBrookerStudy, as its comments say.
+func init() {
+	claims = append(claims,
+		claim{false, "sdk-behind-gateway", "1 + f + f² = 2.44 on average at f = 0.8", 0, func(*testing.T, *sim.Result) []string {
+			return []string{fmt.Sprintf("= %.2f", 1+0.8+0.8*0.8)}
+		}},
+		claim{false, "sdk-behind-gateway", "(f³ = 0.51), up to 3 times: 1 + f³ + f⁶ = 1.77 gateway calls per call, 4.33 attempts", 0, func(*testing.T, *sim.Result) []string {
+			f3 := math.Pow(0.8, 3)
+			return []string{fmt.Sprintf("= %.2f)", f3), fmt.Sprintf("= %.2f gateway", 1+f3+f3*f3), fmt.Sprintf("%.2f attempts", (1+f3+f3*f3)*(1+0.8+0.8*0.8))}
+		}},
+		claim{false, "sdk-behind-gateway", "1 − f⁹ = 87 % of the calls. The run at the default seed: 4.20 attempts a call, 87 % answered", 0, func(t *testing.T, r *sim.Result) []string {
+			run := runOf(t, r, "", "SDK 3 × gateway 3")
+			return []string{fmt.Sprintf("= %.0f %%", 100*(1-math.Pow(0.8, 9))), perCall(run) + " attempts", share(run) + " answered"}
+		}},
+		claim{false, "sdk-behind-gateway", "and 1 − f³ = 49 % answered (the run: 2.41 a call, 50 % answered)", 0, func(t *testing.T, r *sim.Result) []string {
+			run := runOf(t, r, "", "recoil proxy, one layer")
+			return []string{fmt.Sprintf("= %.0f %%", 100*(1-math.Pow(0.8, 3))), perCall(run) + " a call", share(run) + " answered"}
+		}},
+		claim{false, "sdk-behind-gateway", "sending the provider 1.7 times the attempts", 0, func(t *testing.T, r *sim.Result) []string {
+			a, b := runOf(t, r, "", "SDK 3 × gateway 3"), runOf(t, r, "", "recoil proxy, one layer")
+			return []string{fmt.Sprintf("%.1f times", float64(a.Attempts)/float64(b.Attempts))}
+		}},
+		claim{false, "blast-radius", "with 24 workers the allowance holds (no 429s in the run) and the damage is all queueing: the app's queue reaches 22,860 requests, healthy calls time out and re-send, and no call is answered", 0, func(t *testing.T, r *sim.Result) []string {
+			run := runOf(t, r, "24", "5-attempt wrapper")
+			return []string{no(serviceOf(t, run, "provider").Throttled) + " 429s", num(int64(serviceOf(t, run, "app").MaxQueue)), no(run.Succeeded) + " call is answered"}
+		}},
+		claim{false, "blast-radius", "the healthy endpoints take 3,275 of its 4,306 429s, and the queue still grows, more slowly (to 14,554)", 0, func(t *testing.T, r *sim.Result) []string {
+			run := runOf(t, r, "64", "5-attempt wrapper")
+			p := serviceOf(t, run, "provider")
+			return []string{num(p.ThrottledBy["healthy"]) + " of", num(p.Throttled) + " 429s", num(int64(serviceOf(t, run, "app").MaxQueue)) + ")"}
+		}},
+		claim{false, "blast-radius", "makes one attempt (1.00 a call): no 429s and a queue of at most 2, at either size", 0, func(t *testing.T, r *sim.Result) []string {
+			var out []string
+			for _, n := range []string{"24", "64"} {
+				run := runOf(t, r, n, "recoil default")
+				q := serviceOf(t, run, "app").MaxQueue
+				if q > 2 {
+					out = append(out, fmt.Sprintf("a queue of %d at %s", q, n))
+				}
+				out = append(out, "("+perCall(run)+" a call)", no(serviceOf(t, run, "provider").Throttled)+" 429s")
+			}
+			return out
+		}},
+		claim{true, "two-hour-blip", "climb to nine times the cell's 40 taps a window and stay there", 0, func(t *testing.T, r *sim.Result) []string {
+			s := serviceOf(t, runOf(t, r, "", "3 per layer"), "service")
+			return []string{words[int64(math.Round(meanArrivals(s, 150*time.Second, 330*time.Second)/40))] + " times"}
+		}},
+		claim{true, "two-hour-blip", "(from its end to the last half minute of the run, 20 % of all taps fail)", 0, func(t *testing.T, r *sim.Result) []string {
+			run := runOf(t, r, "", "3 per layer")
+			got := delivered(serviceOf(t, run, "gateway"), 150*time.Second, 330*time.Second) +
+				delivered(serviceOf(t, run, "other gateways"), 150*time.Second, 330*time.Second)
+			return []string{fmt.Sprintf("%.0f %% of all", 100*(1-float64(got)/(1000*180)))}
+		}},
+		claim{true, "two-hour-blip", "the cell loses 36 of its 66,012 taps while the failover lasts and none after it", 0, func(t *testing.T, r *sim.Result) []string {
+			run := runOf(t, r, "", "3 per layer + hop")
+			c := run.Clients[0]
+			out := []string{num(c.Failed) + " of", num(c.Calls) + " taps"}
+			if d := delivered(serviceOf(t, run, "gateway"), 150*time.Second, 330*time.Second); d < 200*180*99/100 {
+				out = append(out, fmt.Sprintf("%d answered after the failover of %d", d, 200*180))
+			}
+			return out
+		}},
+	)
+}
+
+// share writes the share of a run's calls answered, as the comments do.
+func share(r *sim.RunResult) string {
+	return fmt.Sprintf("%.0f %%", 100*float64(r.Succeeded)/float64(r.Calls))
+}
+
+// no writes 0 as "no" and any other count as a number.
+func no(n int64) string {
+	if n == 0 {
+		return "no"
+	}
+	return num(n)
+}
+
+// meanArrivals is a service's mean arrivals per window from from to to.
+func meanArrivals(s *sim.ServiceResult, from, to time.Duration) float64 {
+	var sum, n int64
+	for _, p := range s.Series {
+		if p.T > from && p.T <= to {
+			sum, n = sum+p.Arrivals, n+1
+		}
+	}
+	return float64(sum) / float64(max(n, 1))
+}
+
+// delivered counts the calls answered through a service from from to to.
+func delivered(s *sim.ServiceResult, from, to time.Duration) int64 {
+	var sum int64
+	for _, p := range s.Series {
+		if p.T > from && p.T <= to {
+			sum += p.Delivered
+		}
+	}
+	return sum
 }
 
 // TestScenarioClaims checks every claim against a run of its scenario.
