@@ -113,7 +113,7 @@ func (p *Proxy) buildRoute(r *Route, base http.RoundTripper, fl *fleet.Client) (
 		rt.allowance = a
 		retries := pol.Budget
 		if retries == nil {
-			retries = new(budget.TokenBucket) // what a nil Budget would have been
+			retries = new(budget.Share) // what a nil Budget would have been
 		}
 		if p.cfg.Fleet != nil && p.cfg.Fleet.RetryBudget {
 			b, err := fl.Budget(fleet.BudgetConfig{Name: "route/" + rt.name})

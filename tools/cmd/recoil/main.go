@@ -5,8 +5,9 @@
 //	recoil <command> [flags]
 //	recoil help <command>
 //
-// The commands are demo (the main demonstration), blast, sim, gateway, load, audit
-// and version ("recoil -version" too). "recoil help <command>", "recoil <command> -h" and
+// The commands are demo (the main demonstration), blast, sim, gateway, load, audit,
+// proxy (which runs the recoil-proxy program, installed beside recoil or on
+// PATH) and version ("recoil -version" too). "recoil help <command>", "recoil <command> -h" and
 // "recoil <command> --help" print a command's description, flags and
 // examples on standard output.
 //
@@ -124,9 +125,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // exit reports a command's error on stderr and returns the exit status.
 func exit(name string, err error, stderr io.Writer) int {
+	var code exitCode
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return exitOK
+	case errors.As(err, &code):
+		return int(code) // a program recoil ran, which printed its own words
 	case errors.Is(err, errUsage):
 		fmt.Fprintf(stderr, "recoil %s: %v\nRun \"recoil help %s\" for its flags and examples.\n", name, err, name)
 		return exitUsage
