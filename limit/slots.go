@@ -61,6 +61,17 @@ func (p *slots) take(i int) bool {
 	}
 }
 
+// takeOnce is take's first try, small enough to be inlined into the
+// limiter's fast paths: one compare-and-swap, and false (leaving the rest
+// to take) if it fails, the stripe is sealed or full, or its taken count
+// is about to wrap.
+func (p *slots) takeOnce(i int) bool {
+	st := &p.s[i]
+	v := st.w.Load()
+	return v&sealBit == 0 && heldOf(v) < st.lease.Load() && v>>32 != 1<<32-1 &&
+		st.w.CompareAndSwap(v, v+oneTake)
+}
+
 // put gives a slot back to stripe i, if it holds one and is not sealed.
 func (p *slots) put(i int) bool {
 	w := &p.s[i].w

@@ -35,3 +35,38 @@ func TestSlotsAcrossGoroutines(t *testing.T) {
 		}
 	}
 }
+
+// TestSlotsTakeOnce checks the limiter's inlined first try against the
+// states of one stripe: it takes a slot only where take would, and leaves
+// to take the slot whose count of slots taken wraps, so Stats.Acquired
+// stays exact across the wrap.
+func TestSlotsTakeOnce(t *testing.T) {
+	const nearWrap = (1<<32 - 1) << 32 // taken is 2^32-1: the next take wraps
+	for _, tt := range []struct {
+		name      string
+		w, lease  uint64
+		once      bool   // takeOnce's answer
+		took      bool   // take's, once takeOnce refused
+		wantHeld  uint64 // after both
+		wantTaken uint64
+	}{
+		{"room", 0, 2, true, false, 1, 1},
+		{"full", 2 | 5<<32, 2, false, false, 2, 5},
+		{"sealed", sealBit, 2, false, false, 0, 0},
+		{"taken wraps", nearWrap, 2, false, true, 1, 1 << 32},
+	} {
+		var p slots
+		p.s[3].w.Store(tt.w)
+		p.s[3].lease.Store(tt.lease)
+		once := p.takeOnce(3)
+		took := false
+		if !once {
+			took = p.take(3)
+		}
+		held, taken := p.held()
+		if once != tt.once || took != tt.took || held != tt.wantHeld || taken != tt.wantTaken {
+			t.Errorf("%s: takeOnce = %v, then take = %v, held, taken = %d, %d; want %v, %v, %d, %d",
+				tt.name, once, took, held, taken, tt.once, tt.took, tt.wantHeld, tt.wantTaken)
+		}
+	}
+}
