@@ -29,6 +29,10 @@ import (
 //     TryAcquirePermit then ReleasePermit, the permit its retry policy holds
 //     while a retry runs; x/time/rate: Allow, a rate limiter used as a
 //     retry allowance, with nothing to record.
+//   - BenchmarkBudget/…/refused: a retry refused by a budget spent before
+//     the run (by failures recorded, retries granted, or for failsafe-go
+//     three retries in flight): the path every retry takes in a retry
+//     storm, and failsafe-go's in most of its parallel retry row at -cpu=8.
 //   - BenchmarkBreaker: a closed breaker admits an attempt and records its
 //     success. recoil: AllowAt then RecordAt(Success); failsafe-go:
 //     TryAcquirePermit then RecordSuccess; gobreaker: Execute around a
@@ -188,7 +192,82 @@ func BenchmarkBudget(b *testing.B) {
 					rateAllow(b, m.parallel, rate.NewLimiter(1e9, 1e9))
 				})
 			})
+			b.Run("refused", func(b *testing.B) { budgetRefused(b, m.parallel) })
 		})
+	}
+}
+
+// budgetRefused is BenchmarkBudget/…/refused: each budget spent first,
+// then asked for a retry it refuses.
+func budgetRefused(b *testing.B, parallel bool) {
+	b.Run("recoil-tokenbucket", func(b *testing.B) {
+		tb := &budget.TokenBucket{}
+		for tb.State().RetryAllowed {
+			tb.RecordAt(none, budget.Outcome{Attempt: 1, Result: budget.Failure})
+		}
+		recoilBudgetRefused(b, parallel, opaque[recoil.Budget](tb))
+	})
+	b.Run("recoil-quota", func(b *testing.B) {
+		q := &budget.Quota{}
+		for q.RetryAt(none, budget.CauseError) {
+		}
+		recoilBudgetRefused(b, parallel, opaque[recoil.Budget](q))
+	})
+	b.Run("failsafe-go", func(b *testing.B) {
+		// Its default minimum concurrency, 3, in flight: a fourth is
+		// refused while they make more than 20 % of the executions.
+		fs := fsbudget.New().(fsBudget)
+		for fs.TryAcquirePermit() {
+		}
+		failsafeBudgetRefused(b, parallel, fs)
+	})
+}
+
+func recoilBudgetRefused(b *testing.B, parallel bool, bu recoil.Budget) {
+	b.ReportAllocs()
+	var granted atomic.Int64
+	body := func(pb *testing.PB) {
+		for pb.Next() {
+			if bu.RetryAt(none, budget.CauseError) {
+				granted.Add(1)
+			}
+		}
+	}
+	if !parallel {
+		for b.Loop() {
+			if bu.RetryAt(none, budget.CauseError) {
+				b.Fatal("spent budget granted a retry")
+			}
+		}
+		return
+	}
+	runParallel(b, body)
+	if granted.Load() != 0 {
+		b.Fatalf("spent budget granted %d retries", granted.Load())
+	}
+}
+
+func failsafeBudgetRefused(b *testing.B, parallel bool, bu fsBudget) {
+	b.ReportAllocs()
+	var granted atomic.Int64
+	body := func(pb *testing.PB) {
+		for pb.Next() {
+			if bu.TryAcquirePermit() {
+				granted.Add(1)
+			}
+		}
+	}
+	if !parallel {
+		for b.Loop() {
+			if bu.TryAcquirePermit() {
+				b.Fatal("spent budget granted a retry")
+			}
+		}
+		return
+	}
+	runParallel(b, body)
+	if granted.Load() != 0 {
+		b.Fatalf("spent budget granted %d retries", granted.Load())
 	}
 }
 
