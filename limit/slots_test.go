@@ -1,6 +1,9 @@
 package limit
 
-import "testing"
+import (
+	"sync/atomic"
+	"testing"
+)
 
 // TestSlotsAcrossGoroutines takes every slot from goroutines of their own
 // (so on stripes of their own) and gives them back from another: the
@@ -68,5 +71,37 @@ func TestSlotsTakeOnce(t *testing.T) {
 			t.Errorf("%s: takeOnce = %v, then take = %v, held, taken = %d, %d; want %v, %v, %d, %d",
 				tt.name, once, took, held, taken, tt.once, tt.took, tt.wantHeld, tt.wantTaken)
 		}
+	}
+}
+
+// TestSlotsLeaseRacesTake grows one stripe's lease a slot at a time, the
+// leaser keeping each slot it leases, while another goroutine tries the
+// lock-free takes on the same stripe. Every slot of the lease is held by
+// the leaser, so no take may succeed: one that did took the room a lease
+// was growing for, and the stripe held a slot more than its lease.
+func TestSlotsLeaseRacesTake(t *testing.T) {
+	const leases = 20000
+	var p slots
+	p.spare.Store(leases)
+	var taken atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for p.spare.Load() > 0 {
+			if p.takeOnce(0) || p.take(0) {
+				taken.Add(1)
+				p.put(0)
+			}
+		}
+	}()
+	for range leases {
+		p.lease(0) // the limiter's lock is not needed: nothing else leases
+	}
+	<-done
+	if n := taken.Load(); n != 0 {
+		t.Errorf("lock-free takes while every leased slot was held = %d, want 0", n)
+	}
+	if held, _ := p.held(); held != leases {
+		t.Errorf("held = %d, want %d", held, leases)
 	}
 }
