@@ -7,14 +7,11 @@ import (
 	"time"
 
 	fsbudget "github.com/failsafe-go/failsafe-go/budget"
-	"github.com/failsafe-go/failsafe-go/bulkhead"
 	fsbreaker "github.com/failsafe-go/failsafe-go/circuitbreaker"
 	"github.com/recoil-go/recoil"
 	"github.com/recoil-go/recoil/breaker"
 	"github.com/recoil-go/recoil/budget"
-	"github.com/recoil-go/recoil/limit"
 	"github.com/sony/gobreaker/v2"
-	"golang.org/x/sync/semaphore"
 	"golang.org/x/time/rate"
 )
 
@@ -32,6 +29,10 @@ import (
 //     TryAcquirePermit then ReleasePermit, the permit its retry policy holds
 //     while a retry runs; x/time/rate: Allow, a rate limiter used as a
 //     retry allowance, with nothing to record.
+//   - BenchmarkBudget/…/refused: a retry refused by a budget spent before
+//     the run (by failures recorded, retries granted, or for failsafe-go
+//     three retries in flight): the path every retry takes in a retry
+//     storm, and failsafe-go's in most of its parallel retry row at -cpu=8.
 //   - BenchmarkBreaker: a closed breaker admits an attempt and records its
 //     success. recoil: AllowAt then RecordAt(Success); failsafe-go:
 //     TryAcquirePermit then RecordSuccess; gobreaker: Execute around a
@@ -41,6 +42,16 @@ import (
 //     BenchmarkLimiter/…/ctx: the same through the blocking call that takes a
 //     context. x/time/rate's Allow is in the try table as the guard people
 //     reach for, though a rate limiter has nothing to give back.
+//
+// Each table has a floor row, which is no guard: the same calls through
+// the same interface, making only the writes a guard that counts what it
+// holds cannot do without — one atomic add when a slot is taken or a retry
+// charged, one when the slot is given back or the retry's success refunds
+// it — and none for a first attempt, which a budget need not write for
+// (see floor). With sync/atomic, whose every write is a locked instruction
+// on amd64, no such guard costs less than its row with one goroutine
+// (-cpu=1): a peer that costs less than three times the floor cannot be
+// beaten threefold there.
 //
 // Each is run by one goroutine (sequential) and by RunParallel (parallel,
 // run with -cpu=1,2,8). recoil's guards are called through the interfaces
@@ -89,6 +100,40 @@ var (
 	retrySuccess = budget.Outcome{Attempt: 2, Result: budget.Success, After: budget.CauseError}
 )
 
+// floor is the floor row of BenchmarkBudget and BenchmarkLimiter: the
+// least a guard can do on the healthy path. A retry is one atomic add and
+// its successful outcome one more, the refund; a first attempt's admission
+// and its success write nothing; a slot taken is an add and given back
+// another, and a blocking Acquire looks at its context first, as every
+// limiter here does. It never refuses. Its counter is one word on a cache
+// line of its own: with one goroutine nothing else touches it, which makes
+// the row a floor; with more, every goroutine writes it, so at -cpu=8 it
+// is no floor for a guard whose goroutines write lines of their own.
+type floor struct {
+	_ [64]byte
+	n atomic.Int64
+	_ [64 - 8]byte
+}
+
+func (f *floor) AdmitAt(time.Time) bool               { return true }
+func (f *floor) RetryAt(time.Time, budget.Cause) bool { f.n.Add(1); return true }
+func (f *floor) TryAcquire() bool                     { f.n.Add(1); return true }
+func (f *floor) Release()                             { f.n.Add(-1) }
+
+func (f *floor) RecordAt(_ time.Time, o budget.Outcome) {
+	if o.Attempt > 1 {
+		f.n.Add(-1)
+	}
+}
+
+func (f *floor) Acquire(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f.n.Add(1)
+	return nil
+}
+
 // fsBudget is the part of failsafe-go's budget its retry policy calls: the
 // methods exist on the type budget.New returns, outside its exported
 // interface.
@@ -127,6 +172,7 @@ func BenchmarkBudget(b *testing.B) {
 				b.Run("failsafe-go", func(b *testing.B) {
 					failsafeBudgetCall(b, m.parallel, fsbudget.New().(fsBudget))
 				})
+				b.Run("floor", func(b *testing.B) { recoilBudgetCall(b, m.parallel, opaque[recoil.Budget](&floor{})) })
 			})
 			b.Run("retry", func(b *testing.B) {
 				for _, rb := range recoilBudgets {
@@ -139,13 +185,89 @@ func BenchmarkBudget(b *testing.B) {
 				b.Run("failsafe-go", func(b *testing.B) {
 					failsafeBudgetRetry(b, m.parallel, fsbudget.New().(fsBudget))
 				})
+				b.Run("floor", func(b *testing.B) { recoilBudgetRetry(b, m.parallel, opaque[recoil.Budget](&floor{})) })
 				b.Run("x-time-rate", func(b *testing.B) {
 					// Finite, so Allow does its arithmetic, and never
 					// reached in a run.
 					rateAllow(b, m.parallel, rate.NewLimiter(1e9, 1e9))
 				})
 			})
+			b.Run("refused", func(b *testing.B) { budgetRefused(b, m.parallel) })
 		})
+	}
+}
+
+// budgetRefused is BenchmarkBudget/…/refused: each budget spent first,
+// then asked for a retry it refuses.
+func budgetRefused(b *testing.B, parallel bool) {
+	b.Run("recoil-tokenbucket", func(b *testing.B) {
+		tb := &budget.TokenBucket{}
+		for tb.State().RetryAllowed {
+			tb.RecordAt(none, budget.Outcome{Attempt: 1, Result: budget.Failure})
+		}
+		recoilBudgetRefused(b, parallel, opaque[recoil.Budget](tb))
+	})
+	b.Run("recoil-quota", func(b *testing.B) {
+		q := &budget.Quota{}
+		for q.RetryAt(none, budget.CauseError) {
+		}
+		recoilBudgetRefused(b, parallel, opaque[recoil.Budget](q))
+	})
+	b.Run("failsafe-go", func(b *testing.B) {
+		// Its default minimum concurrency, 3, in flight: a fourth is
+		// refused while they make more than 20 % of the executions.
+		fs := fsbudget.New().(fsBudget)
+		for fs.TryAcquirePermit() {
+		}
+		failsafeBudgetRefused(b, parallel, fs)
+	})
+}
+
+func recoilBudgetRefused(b *testing.B, parallel bool, bu recoil.Budget) {
+	b.ReportAllocs()
+	var granted atomic.Int64
+	body := func(pb *testing.PB) {
+		for pb.Next() {
+			if bu.RetryAt(none, budget.CauseError) {
+				granted.Add(1)
+			}
+		}
+	}
+	if !parallel {
+		for b.Loop() {
+			if bu.RetryAt(none, budget.CauseError) {
+				b.Fatal("spent budget granted a retry")
+			}
+		}
+		return
+	}
+	runParallel(b, body)
+	if granted.Load() != 0 {
+		b.Fatalf("spent budget granted %d retries", granted.Load())
+	}
+}
+
+func failsafeBudgetRefused(b *testing.B, parallel bool, bu fsBudget) {
+	b.ReportAllocs()
+	var granted atomic.Int64
+	body := func(pb *testing.PB) {
+		for pb.Next() {
+			if bu.TryAcquirePermit() {
+				granted.Add(1)
+			}
+		}
+	}
+	if !parallel {
+		for b.Loop() {
+			if bu.TryAcquirePermit() {
+				b.Fatal("spent budget granted a retry")
+			}
+		}
+		return
+	}
+	runParallel(b, body)
+	if granted.Load() != 0 {
+		b.Fatalf("spent budget granted %d retries", granted.Load())
 	}
 }
 
@@ -413,214 +535,4 @@ func gobreakerTwoStep(b *testing.B, parallel bool, cb *gobreaker.TwoStepCircuitB
 		refused.Add(n)
 	})
 	report(b, &refused)
-}
-
-// capacity is every limiter's size: more than the goroutines of any
-// parallel run, so nobody waits or is refused.
-const capacity = 64
-
-// tryLimiter is recoil's Limiter and Group's non-blocking side, named as the
-// retry loop's recoil.Limiter names the blocking one.
-type tryLimiter interface {
-	TryAcquire() bool
-	Release()
-}
-
-// groupKey binds a limit.Group to one key.
-type groupKey struct {
-	g   *limit.Group
-	key string
-}
-
-func (k groupKey) TryAcquire() bool                  { return k.g.TryAcquire(k.key) }
-func (k groupKey) Acquire(ctx context.Context) error { return k.g.Acquire(ctx, k.key) }
-func (k groupKey) Release()                          { k.g.Release(k.key) }
-
-func BenchmarkLimiter(b *testing.B) {
-	// A cancelable context, as callers pass: Acquire must watch it.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	group := func() groupKey {
-		// One key of a Group, with the whole capacity allowed to it.
-		return groupKey{limit.Must(limit.NewGroup(limit.GroupConfig{Capacity: capacity, PerKey: capacity})), "/v1/" + "messages"}
-	}
-	for _, m := range modes {
-		b.Run(m.name, func(b *testing.B) {
-			b.Run("try", func(b *testing.B) {
-				b.Run("recoil", func(b *testing.B) {
-					tryRelease(b, m.parallel, opaque[tryLimiter](limit.Must(limit.New(limit.Config{Capacity: capacity}))))
-				})
-				b.Run("recoil-group", func(b *testing.B) {
-					tryRelease(b, m.parallel, opaque[tryLimiter](group()))
-				})
-				b.Run("failsafe-go", func(b *testing.B) {
-					bulkheadTry(b, m.parallel, bulkhead.New[any](capacity))
-				})
-				b.Run("x-sync-semaphore", func(b *testing.B) {
-					semaphoreTry(b, m.parallel, semaphore.NewWeighted(capacity))
-				})
-				b.Run("x-time-rate", func(b *testing.B) {
-					rateAllow(b, m.parallel, rate.NewLimiter(1e9, 1e9))
-				})
-			})
-			b.Run("ctx", func(b *testing.B) {
-				b.Run("recoil", func(b *testing.B) {
-					acquireRelease(b, m.parallel, ctx, opaque[recoil.Limiter](limit.Must(limit.New(limit.Config{Capacity: capacity}))))
-				})
-				b.Run("recoil-group", func(b *testing.B) {
-					acquireRelease(b, m.parallel, ctx, opaque[recoil.Limiter](group()))
-				})
-				b.Run("failsafe-go", func(b *testing.B) {
-					bulkheadAcquire(b, m.parallel, ctx, bulkhead.New[any](capacity))
-				})
-				b.Run("x-sync-semaphore", func(b *testing.B) {
-					semaphoreAcquire(b, m.parallel, ctx, semaphore.NewWeighted(capacity))
-				})
-			})
-		})
-	}
-}
-
-func tryRelease(b *testing.B, parallel bool, l tryLimiter) {
-	b.ReportAllocs()
-	if !parallel {
-		for b.Loop() {
-			if !l.TryAcquire() {
-				b.Fatal("refused")
-			}
-			l.Release()
-		}
-		return
-	}
-	var refused atomic.Int64
-	runParallel(b, func(pb *testing.PB) {
-		var n int64
-		for pb.Next() {
-			if !l.TryAcquire() {
-				n++
-				continue
-			}
-			l.Release()
-		}
-		refused.Add(n)
-	})
-	report(b, &refused)
-}
-
-func acquireRelease(b *testing.B, parallel bool, ctx context.Context, l recoil.Limiter) {
-	b.ReportAllocs()
-	if !parallel {
-		for b.Loop() {
-			if err := l.Acquire(ctx); err != nil {
-				b.Fatal(err)
-			}
-			l.Release()
-		}
-		return
-	}
-	runParallel(b, func(pb *testing.PB) {
-		for pb.Next() {
-			if err := l.Acquire(ctx); err != nil {
-				b.Error(err)
-				return
-			}
-			l.Release()
-		}
-	})
-}
-
-func bulkheadTry(b *testing.B, parallel bool, bh bulkhead.Bulkhead[any]) {
-	b.ReportAllocs()
-	if !parallel {
-		for b.Loop() {
-			if !bh.TryAcquirePermit() {
-				b.Fatal("refused")
-			}
-			bh.ReleasePermit()
-		}
-		return
-	}
-	var refused atomic.Int64
-	runParallel(b, func(pb *testing.PB) {
-		var n int64
-		for pb.Next() {
-			if !bh.TryAcquirePermit() {
-				n++
-				continue
-			}
-			bh.ReleasePermit()
-		}
-		refused.Add(n)
-	})
-	report(b, &refused)
-}
-
-func bulkheadAcquire(b *testing.B, parallel bool, ctx context.Context, bh bulkhead.Bulkhead[any]) {
-	b.ReportAllocs()
-	if !parallel {
-		for b.Loop() {
-			if err := bh.AcquirePermit(ctx); err != nil {
-				b.Fatal(err)
-			}
-			bh.ReleasePermit()
-		}
-		return
-	}
-	runParallel(b, func(pb *testing.PB) {
-		for pb.Next() {
-			if err := bh.AcquirePermit(ctx); err != nil {
-				b.Error(err)
-				return
-			}
-			bh.ReleasePermit()
-		}
-	})
-}
-
-func semaphoreTry(b *testing.B, parallel bool, s *semaphore.Weighted) {
-	b.ReportAllocs()
-	if !parallel {
-		for b.Loop() {
-			if !s.TryAcquire(1) {
-				b.Fatal("refused")
-			}
-			s.Release(1)
-		}
-		return
-	}
-	var refused atomic.Int64
-	runParallel(b, func(pb *testing.PB) {
-		var n int64
-		for pb.Next() {
-			if !s.TryAcquire(1) {
-				n++
-				continue
-			}
-			s.Release(1)
-		}
-		refused.Add(n)
-	})
-	report(b, &refused)
-}
-
-func semaphoreAcquire(b *testing.B, parallel bool, ctx context.Context, s *semaphore.Weighted) {
-	b.ReportAllocs()
-	if !parallel {
-		for b.Loop() {
-			if err := s.Acquire(ctx, 1); err != nil {
-				b.Fatal(err)
-			}
-			s.Release(1)
-		}
-		return
-	}
-	runParallel(b, func(pb *testing.PB) {
-		for pb.Next() {
-			if err := s.Acquire(ctx, 1); err != nil {
-				b.Error(err)
-				return
-			}
-			s.Release(1)
-		}
-	})
 }

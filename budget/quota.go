@@ -180,11 +180,18 @@ func (q *Quota) RetryAt(now time.Time, cause Cause) bool {
 	if c == 0 {
 		return true
 	}
-	// Charge first, then look: one atomic add, which unlike a
+	// A balance already below the cost refuses on a load, writing
+	// nothing: in a retry storm, when every retry is refused, the quota's
+	// line stays in every core's cache.
+	capacity := q.capacityOf()
+	if q.deficit.Load() > capacity-c {
+		return false
+	}
+	// Otherwise charge first, then look: one atomic add, which unlike a
 	// compare-and-swap never has to be retried when cores contend. A charge
 	// the balance did not hold is taken back; until it is, a concurrent
 	// retry may be refused that would have been granted a moment later.
-	if q.deficit.Add(c) <= q.capacityOf() {
+	if q.deficit.Add(c) <= capacity {
 		return true
 	}
 	for { // take it back, never below a full quota (refunds clamp there)

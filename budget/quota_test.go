@@ -267,6 +267,8 @@ func BenchmarkQuota(b *testing.B) {
 			}
 		})
 	})
+	// A retry refused by an exhausted quota: every caller's path in a
+	// retry storm.
 	b.Run("retry-exhausted", func(b *testing.B) {
 		b.ReportAllocs()
 		var q Quota
@@ -274,5 +276,15 @@ func BenchmarkQuota(b *testing.B) {
 		for b.Loop() {
 			q.RetryAt(time.Time{}, CauseError)
 		}
+	})
+	b.Run("retry-exhausted-parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		var q Quota
+		drain(&q, CauseError)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				q.RetryAt(time.Time{}, CauseError)
+			}
+		})
 	})
 }

@@ -192,7 +192,8 @@ func (l *Limiter) TryAcquire() bool {
 	if l.waiting.Load() != 0 {
 		return false
 	}
-	return l.take(stripe())
+	i := stripe()
+	return l.slots.takeOnce(i) || l.take(i)
 }
 
 // TryAcquireAs is TryAcquire: priorities order the queue, and TryAcquire
@@ -223,7 +224,12 @@ func (l *Limiter) takeLocked(i int) bool {
 }
 
 // Acquire is AcquireAs(ctx, Interactive, false).
-func (l *Limiter) Acquire(ctx context.Context) error { return l.AcquireAs(ctx, Interactive, false) }
+func (l *Limiter) Acquire(ctx context.Context) error {
+	if ctx.Err() == nil && l.waiting.Load() == 0 && l.slots.takeOnce(stripe()) {
+		return nil // AcquireAs's first step, without a call
+	}
+	return l.AcquireAs(ctx, Interactive, false)
+}
 
 // AcquireAs takes a slot for an attempt of priority p (retry: not the
 // call's first), waiting for one if necessary. It returns nil once the

@@ -9,10 +9,12 @@ import "sync/atomic"
 // Each stripe holds a lease — slots it may hand out — and counts how many
 // of them are held. A slot is taken where its stripe's lease has room and
 // given back to any stripe holding one, so the sum of the held counts is
-// exactly the slots held, and it never passes the sum of the leases, which
-// with the spare slots no stripe has leased yet is Capacity. A stripe's
-// lease grows from the spare slots, under the limiter's lock, the first
-// times its goroutines find it full; leases never shrink, so that happens
+// exactly the slots held, and it never passes Capacity less the spare
+// slots no stripe has leased yet: the sum of the leases, but for a slot
+// being leased, which is counted held a moment before its stripe's lease
+// grows to cover it. A stripe's lease grows from the spare slots, one at a
+// time and under the limiter's lock, the first times its goroutines find
+// it full; leases never shrink, so that happens
 // at most Capacity times in a limiter's life. Past that a goroutine whose
 // stripe is full takes a slot where another stripe's lease has room, and
 // gives one back where it finds one held.
@@ -61,6 +63,17 @@ func (p *slots) take(i int) bool {
 	}
 }
 
+// takeOnce is take's first try, small enough to be inlined into the
+// limiter's fast paths: one compare-and-swap, and false (leaving the rest
+// to take) if it fails, the stripe is sealed or full, or its taken count
+// is about to wrap.
+func (p *slots) takeOnce(i int) bool {
+	st := &p.s[i]
+	v := st.w.Load()
+	return v&sealBit == 0 && heldOf(v) < st.lease.Load() && v>>32 != 1<<32-1 &&
+		st.w.CompareAndSwap(v, v+oneTake)
+}
+
 // put gives a slot back to stripe i, if it holds one and is not sealed.
 func (p *slots) put(i int) bool {
 	w := &p.s[i].w
@@ -103,10 +116,15 @@ func (p *slots) lease(i int) bool {
 	}
 	p.spare.Add(-1)
 	st := &p.s[i]
-	st.lease.Add(1)
+	// The slot is counted held before the lease grows to cover it: grown
+	// first, the lease would show a lock-free take on this stripe the
+	// room this slot is for, and the stripe would hold one more than its
+	// lease. Counted first, the stripe holds one more for a moment, and
+	// its takes refuse until the lease catches up.
 	if st.w.Add(oneTake)>>32 == 0 {
 		st.wraps.Add(1)
 	}
+	st.lease.Add(1)
 	return true
 }
 
