@@ -54,7 +54,7 @@ func BenchmarkAllowance(b *testing.B) {
 // package budget's local ones, in the same run.
 func BenchmarkBudget(b *testing.B) {
 	cs, cnt := replicas(b, 1, Config{})
-	tb := mustBudget(b, cs[0], BudgetConfig{Name: "tb"})
+	tb := mustBudget(b, cs[0], BudgetConfig{Name: "tb", TokenBucket: &budget.TokenBucketConfig{}})
 	ra := mustBudget(b, cs[0], BudgetConfig{Name: "ratio", Ratio: &budget.RatioConfig{}})
 	ra.AdmitAt(time.Time{})
 	var local budget.TokenBucket

@@ -114,7 +114,7 @@ func ExampleAllowance_Learn() {
 func ExampleClient_Budget() {
 	c, _ := fleet.New(fleet.Config{Replicas: 2})
 	defer c.Close()
-	b, err := c.Budget(fleet.BudgetConfig{Name: "org-42/openai", TokenBucket: budget.TokenBucketConfig{MaxTokens: 20}})
+	b, err := c.Budget(fleet.BudgetConfig{Name: "org-42/openai", TokenBucket: &budget.TokenBucketConfig{MaxTokens: 20}})
 	if err != nil {
 		panic(err)
 	}
