@@ -106,7 +106,7 @@ func (b *Budget) shareRetry(now time.Time, c budget.Cause) bool {
 // has returned already for a success while the view is full.
 func (b *Budget) shareRecord(now time.Time, o budget.Outcome) {
 	s := b.share
-	if o.Result != budget.Success {
+	if o.Result != budget.Success || s.payMilli == 0 {
 		return
 	}
 	if !b.c.Shared() {

@@ -76,6 +76,7 @@ func TestShareRoundTrips(t *testing.T) {
 		{"full: successes write nothing", budget.ShareConfig{}, 0, false, 1000, time.Millisecond, 0, 0, 10},
 		{"drained: deposits written every 250", drained, 1000, true, 1000, 0, 0, 4, 1},
 		{"drained: written once the oldest is Refresh old", drained, 1000, true, 3, 50 * time.Millisecond, 0, 1, 0.003},
+		{"no percent: successes write nothing", budget.ShareConfig{Percent: -1}, 0, true, 1000, time.Millisecond, 0, 0, 9},
 		{"retries: one round trip a lease", drained, 100, false, 0, 0, 250, 3, 700},
 		{"default lease: 2 % of the reserve, at least one", budget.ShareConfig{}, 0, false, 0, 0, 3, 3, 7},
 	}
