@@ -292,3 +292,62 @@ func TestShareLocal(t *testing.T) {
 		t.Errorf("the local share holds %v after a refund, want 1", got)
 	}
 }
+
+// While Redis is away a Share decides from the local share, says so, and
+// keeps the deposits it has not written; back on Redis, it writes them.
+// The Client's down flag is set as a failed call and the probe set it
+// (TestFault does it with a real server paused and killed).
+func TestShareFallbackAndRejoin(t *testing.T) {
+	cs, cnt := replicas(t, 2, Config{})
+	cfg := BudgetConfig{Name: "dep", Share: &budget.ShareConfig{Reserve: 2, Percent: 0.5}, Lease: 1, Refresh: time.Minute}
+	a, b := mustBudget(t, cs[0], cfg), mustBudget(t, cs[1], cfg)
+	warm(t, cs[0])
+	retries := func(on *Budget, now time.Time) (n int) {
+		for ; n < 100 && on.RetryAt(now, budget.CauseError); n++ {
+		}
+		return n
+	}
+	steps := []struct {
+		what    string
+		at      time.Duration // after t0
+		do      func(now time.Time) int
+		want    int
+		shared  bool
+		noTrips bool
+	}{
+		{"b spends the reserve", 0, func(now time.Time) int { return retries(b, now) }, 2, true, false},
+		{"a learns it is spent", 0, func(now time.Time) int { return retries(a, now) }, 0, true, false},
+		{"a's successes pay one, not yet written", 0, func(now time.Time) int {
+			a.RecordAt(now, success)
+			a.RecordAt(now, success)
+			return 0
+		}, 0, true, true},
+		{"Redis away: a decides from its share of the reserve", 0, func(now time.Time) int {
+			cs[0].down.Store(true)
+			return retries(a, now)
+		}, 1, false, true},
+		{"and its successes refill it", 0, func(now time.Time) int {
+			a.RecordAt(now, success)
+			a.RecordAt(now, success)
+			return retries(a, now)
+		}, 1, false, true},
+		{"Redis back: a's next success writes what it held", 2 * time.Minute, func(now time.Time) int {
+			cs[0].down.Store(false)
+			a.RecordAt(now, success)
+			return retries(b, now)
+		}, 1, true, false},
+	}
+	for _, s := range steps {
+		before := cnt.n.Load()
+		now := t0.Add(s.at)
+		if got := s.do(now); got != s.want {
+			t.Errorf("%s: %d retries, want %d", s.what, got, s.want)
+		}
+		if got := a.StateAt(now).Shared; got != s.shared {
+			t.Errorf("%s: StateAt().Shared = %v, want %v", s.what, got, s.shared)
+		}
+		if trips := cnt.n.Load() - before; s.noTrips && trips != 0 {
+			t.Errorf("%s: %d round trips, want none", s.what, trips)
+		}
+	}
+}
