@@ -15,8 +15,8 @@ import (
 )
 
 // DefaultRefresh bounds how stale a process's view of a shared token bucket
-// may be when it asks about a retry, and how long a Ratio holds deposits
-// before writing them.
+// may be when it asks about a retry, how long a Ratio or a Share holds
+// deposits before writing them, and how long a Share remembers a refusal.
 const DefaultRefresh = 100 * time.Millisecond
 
 // ratioFlush is how many deposits a Ratio holds before writing them: four
@@ -31,36 +31,57 @@ const (
 )
 
 // BudgetConfig configures a Budget. Zero fields mean the documented
-// defaults; Name is required.
+// defaults; Name is required. At most one of Share, TokenBucket and Ratio
+// may be set; with none, the budget has package budget's Share semantics
+// with its defaults, recoil's default retry budget.
 type BudgetConfig struct {
 	// Name identifies the budget in Redis: every process that names it
 	// shares it. Name it for the dependency, "org-42/openai" say.
 	Name string
-	// TokenBucket configures gRFC A6 semantics, package budget's
-	// TokenBucket, with its defaults for zero fields; it is used when Ratio
-	// is nil. The 1000-token cap grpc-go enforces does not apply: a fleet's
-	// bucket may be larger.
-	TokenBucket budget.TokenBucketConfig
+	// Share configures package budget's Share semantics, with its defaults
+	// for zero fields: every success pays Percent of a retry, every retry
+	// takes one, the balance holds at most Reserve. Nil, with TokenBucket
+	// and Ratio nil too, means the defaults.
+	Share *budget.ShareConfig
+	// TokenBucket, if set, selects gRFC A6's semantics, package budget's
+	// TokenBucket, with its defaults for zero fields: &TokenBucketConfig{}
+	// is A6's bucket of 100 tokens. The 1000-token cap grpc-go enforces
+	// does not apply: a fleet's bucket may be larger.
+	TokenBucket *budget.TokenBucketConfig
 	// Ratio, if set, selects Finagle's semantics, package budget's Ratio,
 	// with its defaults for zero fields.
 	Ratio *budget.RatioConfig
 	// Lease is how much a process holds back locally: for a token bucket,
 	// how many tokens of failures (or successes) it counts before writing
-	// them; for a Ratio, how many retries it takes at a time. Zero means the
-	// Client's LeaseShare of MaxTokens, or of the Ratio's reserve, at least
-	// one.
+	// them; for a Ratio or a Share, how many retries it takes at a time.
+	// Zero means the Client's LeaseShare of MaxTokens, or of the Ratio's
+	// or the Share's reserve, at least one.
 	Lease int64
 	// Refresh bounds how stale a process's view of a token bucket may be
-	// when it asks about a retry, and how long a Ratio holds deposits; zero
-	// or less means DefaultRefresh.
+	// when it asks about a retry, how long a Ratio or a Share holds
+	// deposits, and how long a Share remembers that Redis refused a retry;
+	// zero or less means DefaultRefresh.
 	Refresh time.Duration
 }
 
 // Budget is a retry budget whose state every process naming it shares
-// through Redis: package budget's TokenBucket (gRFC A6) or Ratio (Finagle)
-// across the fleet, so an autoscaled fleet's retries stay bounded as one
-// process's are. It implements recoil.Budget: set it as Policy.Budget, or
-// pass it to Allowance.Guard.
+// through Redis: package budget's Share (the default), TokenBucket (gRFC
+// A6) or Ratio (Finagle) across the fleet, so an autoscaled fleet's
+// retries stay bounded as one process's are. It implements recoil.Budget
+// and recoil.Refunder: set it as Policy.Budget, or pass it to
+// Allowance.Guard.
+//
+// Share. Every success pays Percent of a retry into the shared balance,
+// every retry takes one out, and the balance holds at most Reserve, as in
+// package budget; first attempts are never refused. A success while the
+// process's view of the balance is full writes nothing (one atomic load, so
+// the healthy path costs no round trip); otherwise its deposit is written in
+// batches of 250 successes or with the first one Refresh after the oldest.
+// Retries are taken from the shared balance Lease at a time and spent
+// locally; a refused lease is not asked for again within Refresh, and the
+// unused retries go back on Close. Over any stretch of time the fleet's
+// retries are at most Reserve + Percent × (successes in the stretch) +
+// replicas × Lease: the leases in hand when it began.
 //
 // Token bucket. Failures take a token and successes put back TokenRatio, as
 // in package budget; a retry may go while the shared balance is above half.
@@ -79,9 +100,10 @@ type BudgetConfig struct {
 // exceed the budget's bound by at most replicas × Lease.
 //
 // When Redis cannot answer within the Client's Timeout, a decision is made
-// in that same call from the local share — package budget's own TokenBucket
-// with MaxTokens/Replicas, or Ratio with MinRetriesPerSec/Replicas and the
-// same Percent — until the Client's probe finds Redis again.
+// in that same call from the local share — package budget's own Share with
+// Reserve/Replicas, TokenBucket with MaxTokens/Replicas, or Ratio with
+// MinRetriesPerSec/Replicas, each with the same Percent or TokenRatio —
+// until the Client's probe finds Redis again.
 //
 // The zero Budget is not usable; make one with Client.Budget. A Budget is
 // safe for concurrent use.
@@ -102,6 +124,8 @@ type Budget struct {
 	reserve, deposit int64
 	leaseN           int64
 	localRatio       *budget.Ratio
+
+	share *shareState // non-nil for Share semantics
 
 	mu       sync.Mutex
 	deficit  int64     // token bucket: the shared deficit last read
@@ -124,6 +148,9 @@ func (c *Client) Budget(b BudgetConfig) (*Budget, error) {
 	if b.Refresh <= 0 {
 		b.Refresh = DefaultRefresh
 	}
+	if (b.Share != nil && b.TokenBucket != nil) || (b.Share != nil && b.Ratio != nil) || (b.TokenBucket != nil && b.Ratio != nil) {
+		return nil, fmt.Errorf("fleet: budget %q: set one of Share, TokenBucket and Ratio, not several", b.Name)
+	}
 	if b.Ratio != nil {
 		// The shared Ratio refuses what budget.NewRatio refuses, so that
 		// the local Ratio built from it below cannot be refused.
@@ -132,10 +159,19 @@ func (c *Client) Budget(b BudgetConfig) (*Budget, error) {
 		}
 	}
 	bu := &Budget{c: c, key: c.key(b.Name, "budget"), refresh: b.Refresh, gate: newGate()}
-	if b.Ratio != nil {
+	switch {
+	case b.Ratio != nil:
 		bu.initRatio(*b.Ratio, b.Lease)
-	} else {
-		bu.initBucket(b.TokenBucket, b.Lease)
+	case b.TokenBucket != nil:
+		bu.initBucket(*b.TokenBucket, b.Lease)
+	default:
+		var sc budget.ShareConfig
+		if b.Share != nil {
+			sc = *b.Share
+		}
+		if err := bu.initShare(sc, b.Lease); err != nil {
+			return nil, fmt.Errorf("fleet: budget %q: %w", b.Name, err)
+		}
 	}
 	bu.full.Store(true)
 	if !c.register(bu.giveBack) {
@@ -224,9 +260,13 @@ func (b *Budget) AdmitAt(now time.Time) bool {
 
 // RetryAt reports whether a retry may go, charging it if so: a token
 // bucket reads its view of the shared balance (re-read if older than
-// Refresh), a Ratio spends a retry from its lease, taking a new one from
-// Redis when it is spent. The cause is unused, as in package budget.
+// Refresh), a Ratio or a Share spends a retry from its lease, taking a new
+// one from Redis when it is spent. The cause is unused, as in package
+// budget.
 func (b *Budget) RetryAt(now time.Time, c budget.Cause) bool {
+	if b.share != nil {
+		return b.shareRetry(now, c)
+	}
 	if !b.c.Shared() {
 		return b.local().RetryAt(now, c)
 	}
@@ -246,13 +286,21 @@ func (b *Budget) RetryAt(now time.Time, c budget.Cause) bool {
 }
 
 // RecordAt reports an attempt's outcome: for a token bucket, a failure
-// takes a token and a success puts back TokenRatio (a success while the
-// view is full is one atomic load); a Ratio ignores outcomes.
+// takes a token and a success puts back TokenRatio; for a Share, a success
+// deposits Percent of a retry. A success while the view is full is one
+// atomic load. A Ratio ignores outcomes, and a Share all but successes.
 func (b *Budget) RecordAt(now time.Time, o budget.Outcome) {
 	if b.ratio || (o.Result == budget.Success && b.full.Load()) {
 		return
 	}
+	if b.share != nil {
+		b.shareRecord(now, o)
+		return
+	}
 	if !b.c.Shared() {
+		// Successes must reach the local bucket now that failures drain
+		// it; the next sync sets the view again.
+		b.full.Store(false)
 		b.localBucket.RecordAt(now, o)
 		return
 	}
@@ -269,6 +317,18 @@ func (b *Budget) RecordAt(now time.Time, o budget.Outcome) {
 	b.mu.Unlock()
 	if flush {
 		b.sync(clock(now))
+	}
+}
+
+// RefundAt gives back a retry RetryAt granted that then did not go (a
+// later guard refused it, recoil.Refunder). A Share puts it back into the
+// process's lease, up to Lease, and beyond that into the shared balance
+// with its next write, as package budget's Share gives it back; a token
+// bucket and a Ratio, whose package budget counterparts keep what they
+// charged, change nothing.
+func (b *Budget) RefundAt(now time.Time, c budget.Cause, n int64) {
+	if b.share != nil {
+		b.shareRefund(now, c, n)
 	}
 }
 
@@ -372,6 +432,10 @@ func (b *Budget) ratioCall(now time.Time, want int64) (int64, bool) {
 // unused retries; Close calls it.
 func (b *Budget) giveBack(context.Context) {
 	now := time.Now()
+	if b.share != nil {
+		b.shareGiveBack()
+		return
+	}
 	if !b.ratio {
 		b.sync(now)
 		return
@@ -388,7 +452,11 @@ type BudgetState struct {
 	// Tokens is a token bucket's balance as this process sees it, its own
 	// unwritten changes included.
 	Tokens float64
-	// Leased is how many retries a Ratio's lease holds.
+	// Retries is a Share's balance as this process sees it: the shared
+	// balance as last read, its own unwritten deposits included (the local
+	// share's while Shared is false).
+	Retries float64
+	// Leased is how many retries a Ratio's or a Share's lease holds.
 	Leased int64
 	// Shared reports whether decisions use Redis (false: the local share).
 	Shared bool
@@ -400,7 +468,10 @@ func (b *Budget) StateAt(now time.Time) BudgetState {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := BudgetState{Leased: b.lease.left(now), Shared: b.c.Shared()}
-	if !b.ratio {
+	switch {
+	case b.share != nil:
+		s.Retries, s.Leased = b.shareRetries(), b.share.held
+	case !b.ratio:
 		s.Tokens = float64(b.maxMilli-b.view()) / milli
 	}
 	return s

@@ -17,7 +17,7 @@ var (
 // the fleet's, with gRFC A6's threshold at half.
 func TestTokenBucketShared(t *testing.T) {
 	cs, _ := replicas(t, 2, Config{})
-	cfg := BudgetConfig{Name: "dep", TokenBucket: budget.TokenBucketConfig{MaxTokens: 10, TokenRatio: 1}, Lease: 1, Refresh: time.Nanosecond}
+	cfg := BudgetConfig{Name: "dep", TokenBucket: &budget.TokenBucketConfig{MaxTokens: 10, TokenRatio: 1}, Lease: 1, Refresh: time.Nanosecond}
 	a, b := mustBudget(t, cs[0], cfg), mustBudget(t, cs[1], cfg)
 	steps := []struct {
 		on      *Budget
@@ -105,7 +105,7 @@ func TestCloseReturnsLeases(t *testing.T) {
 
 func TestBudgetLocalShare(t *testing.T) {
 	c := localClient(t, 2)
-	tb := mustBudget(t, c, BudgetConfig{Name: "dep", TokenBucket: budget.TokenBucketConfig{MaxTokens: 20}})
+	tb := mustBudget(t, c, BudgetConfig{Name: "dep", TokenBucket: &budget.TokenBucketConfig{MaxTokens: 20}})
 	n := 0
 	for tb.RetryAt(time.Time{}, budget.CauseError) && n < 100 {
 		tb.RecordAt(time.Time{}, failure)

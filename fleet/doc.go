@@ -14,8 +14,9 @@
 //     [Learner]), paces the fleet before the provider's 429 when its
 //     headers say little remains, and can keep a share for interactive
 //     callers. A Tokens allowance counts tokens.
-//   - [Budget]: package budget's TokenBucket (gRFC A6) or Ratio (Finagle)
-//     with its state in Redis, implementing recoil.Budget.
+//   - [Budget]: package budget's Share (recoil's default retry budget, and
+//     the default here), TokenBucket (gRFC A6) or Ratio (Finagle) with its
+//     state in Redis, implementing recoil.Budget.
 //   - [Guard]: an allowance and a retry budget as one recoil.CostBudget,
 //     for Policy.Budget, so every attempt of every call is charged — by its
 //     tokens for a Tokens allowance (recoil.WithCost, or the estimate

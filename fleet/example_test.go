@@ -108,17 +108,45 @@ func ExampleAllowance_Learn() {
 	// limit: 500
 }
 
-// A shared retry budget with gRFC A6's semantics, for Policy.Budget. Here
-// without Redis, each of 2 replicas keeps half the bucket's 20 tokens, and
-// retries stop at half of that.
+// A shared retry budget with the default semantics, package budget's
+// Share, for Policy.Budget. Here without Redis, each of 2 replicas keeps
+// half the reserve of 10 retries, and every five successes pay for one more.
 func ExampleClient_Budget() {
 	c, _ := fleet.New(fleet.Config{Replicas: 2})
 	defer c.Close()
-	b, err := c.Budget(fleet.BudgetConfig{Name: "org-42/openai", TokenBucket: budget.TokenBucketConfig{MaxTokens: 20}})
+	b, err := c.Budget(fleet.BudgetConfig{Name: "org-42/openai"})
 	if err != nil {
 		panic(err)
 	}
 	_ = &recoil.Policy{Budget: b}
+
+	retries := func() (n int) {
+		for b.RetryAt(time.Time{}, budget.CauseError) {
+			b.RecordAt(time.Time{}, budget.Outcome{Attempt: 2, Result: budget.Failure})
+			n++
+		}
+		return n
+	}
+	fmt.Println("retries before the budget refused:", retries())
+	for range 5 {
+		b.RecordAt(time.Time{}, budget.Outcome{Attempt: 1, Result: budget.Success})
+	}
+	fmt.Println("after five successes:", retries())
+	// Output:
+	// retries before the budget refused: 5
+	// after five successes: 1
+}
+
+// A shared retry budget with gRFC A6's semantics, asked for explicitly.
+// Here without Redis, each of 2 replicas keeps half the bucket's 20
+// tokens, and retries stop at half of that.
+func ExampleClient_Budget_tokenBucket() {
+	c, _ := fleet.New(fleet.Config{Replicas: 2})
+	defer c.Close()
+	b, err := c.Budget(fleet.BudgetConfig{Name: "org-42/openai", TokenBucket: &budget.TokenBucketConfig{MaxTokens: 20}})
+	if err != nil {
+		panic(err)
+	}
 
 	failures := 0
 	for b.RetryAt(time.Time{}, budget.CauseError) {

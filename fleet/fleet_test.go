@@ -3,6 +3,7 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/recoil-go/recoil/budget"
 	"github.com/recoil-go/recoil/internal/leakcheck"
 	"github.com/recoil-go/recoil/internal/testsvc"
 )
@@ -142,8 +144,21 @@ func TestConfigErrors(t *testing.T) {
 	if _, err := c.Budget(BudgetConfig{}); err == nil {
 		t.Errorf("Budget without a name succeeded")
 	}
-	if _, err := c.Budget(BudgetConfig{Name: "dep", Lease: -1}); err == nil || !strings.Contains(err.Error(), `"dep": Lease -1`) {
-		t.Errorf("Budget with Lease -1 = %v, want an error naming it", err)
+	for _, tt := range []struct {
+		name string
+		b    BudgetConfig
+		want string // in the error
+	}{
+		{"negative lease", BudgetConfig{Name: "dep", Lease: -1}, `"dep": Lease -1`},
+		{"share and bucket", BudgetConfig{Name: "dep", Share: &budget.ShareConfig{}, TokenBucket: &budget.TokenBucketConfig{}}, "set one of"},
+		{"bucket and ratio", BudgetConfig{Name: "dep", TokenBucket: &budget.TokenBucketConfig{}, Ratio: &budget.RatioConfig{}}, "set one of"},
+		{"share and ratio", BudgetConfig{Name: "dep", Share: &budget.ShareConfig{}, Ratio: &budget.RatioConfig{}}, "set one of"},
+		{"share percent NaN", BudgetConfig{Name: "dep", Share: &budget.ShareConfig{Percent: math.NaN()}}, "ShareConfig.Percent"},
+		{"share reserve too large", BudgetConfig{Name: "dep", Share: &budget.ShareConfig{Reserve: 1 << 41}}, "ShareConfig.Reserve"},
+	} {
+		if _, err := c.Budget(tt.b); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: Budget = %v, want an error with %q", tt.name, err, tt.want)
+		}
 	}
 	c.Close()
 	if _, err := c.Allowance(AllowanceConfig{Name: "a", Limit: 1}); err != ErrClosed {
@@ -301,19 +316,21 @@ func TestKeysHaveTTL(t *testing.T) {
 	if err := a.Learn(hdr("anthropic-ratelimit-requests-limit", "50", "anthropic-ratelimit-requests-remaining", "10"), time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	tb := mustBudget(t, c, BudgetConfig{Name: "dep", Refresh: time.Nanosecond})
+	tb := mustBudget(t, c, BudgetConfig{Name: "dep", TokenBucket: &budget.TokenBucketConfig{}, Refresh: time.Nanosecond})
 	tb.RecordAt(time.Time{}, failure)
 	tb.RetryAt(time.Time{}, 0)
 	ra := mustBudget(t, c, BudgetConfig{Name: "dep2", Ratio: &ratioNoReserve, Refresh: time.Nanosecond})
 	ra.AdmitAt(time.Time{})
 	ra.RetryAt(time.Time{}, 0)
+	sh := mustBudget(t, c, BudgetConfig{Name: "dep3"})
+	sh.RetryAt(time.Time{}, 0)
 
 	keys, err := r.Keys(context.Background(), prefix+"*").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(keys) < 5 {
-		t.Errorf("found keys %v, want at least the two buckets, the limit and the two budgets (fallbacks: %+v)", keys, c.Stats())
+	if len(keys) < 6 {
+		t.Errorf("found keys %v, want at least the two buckets, the limit and the three budgets (fallbacks: %+v)", keys, c.Stats())
 	}
 	for _, k := range keys {
 		if ttl := r.PTTL(context.Background(), k).Val(); ttl <= 0 {

@@ -206,7 +206,7 @@ type Fleet struct {
 	// Timeout bounds each Redis call; zero means fleet.DefaultTimeout.
 	Timeout time.Duration `yaml:"timeout"`
 	// RetryBudget shares each route's retry budget across the fleet (a
-	// fleet token bucket) instead of each replica keeping its own.
+	// fleet budget.Share) instead of each replica keeping its own.
 	RetryBudget bool `yaml:"retry_budget"`
 
 	pos policyspec.Pos
