@@ -59,7 +59,7 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 			c.makeRoute()
 		}
 		c.route.flight = append(c.route.flight, *pm)
-		*pm = newPermit(0)
+		pm.reset(0)
 	}
 	if c.deadline.IsZero() && p.AttemptTimeout <= 0 {
 		c.cut = time.Time{}
@@ -107,7 +107,8 @@ func (c *Call) hedge(now time.Time) (Step, bool) {
 	if !c.deadline.IsZero() && c.deadline.Sub(now) < p.minAttempt() {
 		return Step{}, false
 	}
-	pm := newPermit(budget.CauseTimeout)
+	var pm permit
+	pm.reset(budget.CauseTimeout)
 	pm.cost = c.costOf()
 	ok := c.takeSlot(&pm, true) && c.askBreaker(now, &pm) &&
 		(r.f == nil || c.askTarget(now, &pm, r.cur, false) == "") &&

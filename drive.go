@@ -116,9 +116,11 @@ func Drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D) (T, error) {
 type loop[T any, D Driver[T]] struct {
 	d      D
 	ctx    context.Context
-	router TargetDriver[T]
-	race   *race[T, D] // under a Hedge; nil otherwise
-	jitter bool        // whether the context's jitter source was looked for
+	router TargetDriver[T] // under a Fallback, a driver not the package's own
+	routed bool            // under a Fallback, the package's own target driver (routeTo)
+	own    bool            // the driver is the package's own (ownDriver)
+	race   *race[T, D]     // under a Hedge; nil otherwise
+	jitter bool            // whether the context's jitter source was looked for
 
 	last    T                  // the last failed outcome, kept until the next attempt goes
 	lastEnd context.CancelFunc // its attempt's context, under a Hedge
@@ -176,20 +178,27 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 // run is the loop: the Call c's attempts through l, until c is done.
 func run[T any, D Driver[T]](ctx context.Context, p *Policy, l *loop[T, D], c *Call, first T, firstErr error) (T, error) {
 	var none time.Time // the zero time: "now, if anyone needs it"
-	if r, ok := any(l.d).(Reporter); ok {
-		c.reporter = r
+	l.own = ownDriver[T](l.d)
+	if !l.own {
+		if r, ok := any(l.d).(Reporter); ok {
+			c.reporter = r
+		}
 	}
 	deadline, _ := ctx.Deadline()
 	c.begin(p, none, p.callDeadline(none, deadline))
 	c.ctx = ctx
-	if b, ok := any(l.d).(RequestBudgeter); ok {
-		c.request = b.RequestBudget()
+	if !l.own {
+		if b, ok := any(l.d).(RequestBudgeter); ok {
+			c.request = b.RequestBudget()
+		}
 	}
 	if p.Fallback != nil {
-		var ok bool
-		if l.router, ok = any(l.d).(TargetDriver[T]); !ok {
-			c.end(none, ReasonNoTarget, 0, errNoRouter)
-			return l.give(c), c.final
+		if l.routed = ownRouter[T](l.d); !l.routed {
+			var ok bool
+			if l.router, ok = any(l.d).(TargetDriver[T]); !ok {
+				c.end(none, ReasonNoTarget, 0, errNoRouter)
+				return l.give(c), c.final
+			}
 		}
 		c.pinned = firstErr != nil // it went to the first target
 	}
@@ -238,10 +247,51 @@ var errNoRouter = errors.New("recoil: the policy has a Fallback but the driver c
 
 // attempt makes attempt n under ctx, to t under a Fallback.
 func (l *loop[T, D]) attempt(ctx context.Context, n int, t *Target, cut time.Time) (T, error) {
-	if l.router != nil {
+	switch {
+	case l.router != nil:
 		return l.router.AttemptTo(ctx, n, t, cut)
+	case l.routed:
+		return routeTo[T](l.d, ctx, n, t, cut)
 	}
 	return l.d.Attempt(ctx, n, cut)
+}
+
+// The package's own drivers (Do's, Get's, DoTarget's and GetTarget's) are
+// told apart by their types, compared in a type switch: asking a driver
+// whether it implements an interface looks its method table up on every
+// call, which a call that moves to the next target should not pay.
+
+// ownDriver reports whether d is one of the package's own drivers, none
+// of which reports its Summary or has a request budget.
+func ownDriver[T any, D Driver[T]](d D) bool {
+	switch any(d).(type) {
+	case errDriver, funcDriver[T], errTargetDriver, targetDriver[T]:
+		return true
+	}
+	return false
+}
+
+// ownRouter reports whether d is one of the package's own target drivers
+// (DoTarget's, GetTarget's), whose attempts routeTo makes.
+func ownRouter[T any, D Driver[T]](d D) bool {
+	switch any(d).(type) {
+	case errTargetDriver, targetDriver[T]:
+		return true
+	}
+	return false
+}
+
+// routeTo makes attempt n of d, one of the package's own target drivers,
+// to t.
+func routeTo[T any, D Driver[T]](d D, ctx context.Context, n int, t *Target, cut time.Time) (v T, err error) {
+	switch d := any(d).(type) {
+	case targetDriver[T]:
+		return d.AttemptTo(ctx, n, t, cut)
+	case errTargetDriver:
+		_, err = d.AttemptTo(ctx, n, t, cut) // T is struct{}: v is its one value
+		return v, err
+	}
+	panic("recoil: routeTo of a driver that is not the package's own")
 }
 
 // land reads attempt o.n's outcome with the driver and reports it to the
@@ -251,8 +301,20 @@ func (l *loop[T, D]) attempt(ctx context.Context, n int, t *Target, cut time.Tim
 // Hedge it runs under the race's lock, on whichever goroutine made the
 // attempt.
 func (l *loop[T, D]) land(c *Call, o outcome[T]) (StepKind, time.Duration) {
-	var none time.Time
-	v, failure := l.d.Verdict(c.p, o.v, o.err)
+	var (
+		none    time.Time
+		v       Verdict
+		failure error
+	)
+	if l.own {
+		// The package's own drivers classify the op's error by the
+		// policy alone (opVerdict): here, into v, not through a copy.
+		if failure = o.err; failure != nil {
+			c.p.verdict(&v, failure, nil)
+		}
+	} else {
+		v, failure = l.d.Verdict(c.p, o.v, o.err)
+	}
 	if failure == nil {
 		c.succeed(none, o.n)
 		l.drop()

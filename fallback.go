@@ -300,10 +300,9 @@ func (f *Fallback) name(i int) string {
 	return "target " + strconv.Itoa(i+1)
 }
 
-func (f *Fallback) rule(v *Verdict) Leave {
-	if f.Rule != nil {
-		return f.Rule(*v, f.cooldown())
-	}
+// defaultRule is the rule of a Fallback whose Rule is nil:
+// DefaultFallbackRule, with the Fallback's Retired.
+func (f *Fallback) defaultRule(v *Verdict) Leave {
 	lv := DefaultFallbackRule(*v, f.cooldown())
 	if lv.Why == WhyRetired && f.Retired > 0 {
 		lv.Cool = f.Retired

@@ -141,7 +141,7 @@ func (c *Call) decide(now time.Time, t int, v *Verdict) (d Decision, left string
 			return Decision{Reason: ReasonDeadline}, ""
 		}
 	}
-	c.cur = newPermit(cause(v.Timeout, p.class(v.Class)))
+	c.cur.reset(cause(v.Timeout, p.class(v.Class)))
 	if r := c.route; r != nil && r.f != nil && t >= 0 {
 		var decided bool
 		if d, decided = c.leave(now, t, v); decided {
@@ -174,11 +174,16 @@ func (c *Call) pay(now time.Time) bool {
 // whether it decided; a failure it does not decide is decided as without
 // a Fallback.
 func (c *Call) leave(now time.Time, t int, v *Verdict) (d Decision, decided bool) {
-	r, p := c.route, c.p
-	if p.class(v.Class) == ClassCanceled {
+	if c.p.class(v.Class) == ClassCanceled {
 		return d, false
 	}
-	lv := r.f.rule(v)
+	r, p := c.route, c.p
+	var lv Leave
+	if f := r.f; f.Rule != nil {
+		lv = f.Rule(*v, f.cooldown())
+	} else {
+		lv = f.defaultRule(v)
+	}
 	if lv.Cool != 0 {
 		r.f.cool(t, now, lv.Cool)
 	}
@@ -194,7 +199,7 @@ func (c *Call) leave(now time.Time, t int, v *Verdict) (d Decision, decided bool
 		d.Reason = ReasonBudget
 	default:
 		d.Retry = true
-		r.leave(&lv)
+		r.leave(lv.Why, lv.Longer)
 	}
 	// A refused move stops the call where it is, for the reason it was
 	// refused.
@@ -228,7 +233,7 @@ func (c *Call) leaveAll(now time.Time, why string, cause error, r Reason) {
 		return
 	}
 	c.leaveFlight(now, &c.cur, why, cause, r)
-	c.cur = newPermit(0)
+	c.cur.reset(0)
 }
 
 // leaveFlight gives up the attempt holding pm (see leaveFlights).

@@ -29,11 +29,14 @@ type route struct {
 	ownFl   [2]permit // flight's first backing array
 }
 
-// reset readies r for a call under f (nil under a Hedge alone).
+// reset readies r for a call under f (nil under a Hedge alone). It sets
+// each field rather than zeroing the whole route: its own arrays are
+// written before they are read.
 func (r *route) reset(f *Fallback) {
-	*r = route{f: f, cur: -1}
+	r.f, r.cur, r.stay, r.atLeast, r.from, r.leg, r.admits = f, -1, false, 0, 0, 0, 0
 	r.reports = r.own[:0]
 	r.flight = r.ownFl[:0]
+	r.hedges, r.refused, r.wasted = 0, 0, 0
 }
 
 // makeRoute gives the call its route: the one its driver lent it, one
@@ -75,15 +78,20 @@ func (c *Call) unroute() {
 func (c *Call) take(i int) {
 	r := c.route
 	r.cur, r.from, r.leg = i, i+1, len(r.reports)
-	r.reports = append(r.reports, TargetReport{Target: r.f.name(i), Attempts: 1})
+	r.report(i, 1, "")
 	if i < 64 {
 		r.admits |= 1 << i
 	}
 }
 
 // pass records that the call passed target i over, and why.
-func (r *route) pass(i int, why string) {
-	r.reports = append(r.reports, TargetReport{Target: r.f.name(i), Left: why})
+func (r *route) pass(i int, why string) { r.report(i, 0, why) }
+
+// report appends target i's report, written in place (see permit.reset).
+func (r *route) report(i, attempts int, left string) {
+	r.reports = append(r.reports, TargetReport{})
+	rp := &r.reports[len(r.reports)-1]
+	rp.Target, rp.Attempts, rp.Left = r.f.name(i), attempts, left
 }
 
 // chooseTarget picks the target of the attempt pm is for at now, asking
@@ -208,14 +216,15 @@ func (r *route) canMove(longer bool) bool {
 	return false
 }
 
-// leave moves the call off its target after a failure, for lv.
-func (r *route) leave(lv *Leave) {
-	r.reports[r.leg].Left = lv.Why
-	if lv.Why == "" {
-		r.reports[r.leg].Left = WhyMovedOn
+// leave moves the call off its target after a failure, as a Leave with
+// why and longer said.
+func (r *route) leave(why string, longer bool) {
+	if why == "" {
+		why = WhyMovedOn
 	}
+	r.reports[r.leg].Left = why
 	r.from = r.cur + 1
-	if lv.Longer {
+	if longer {
 		r.atLeast = r.f.Targets[r.cur].MaxContext + 1
 	}
 }
