@@ -75,10 +75,12 @@ type Step struct {
 //
 // Drive runs a Call on real time; drive one yourself only on a clock of your
 // own (a simulation). A Call starts no goroutines. It allocates only when
-// it ends with a *Error, and under a Fallback or a Hedge: its route, made
-// once its first attempt fails or is raced (Drive takes one from a pool),
-// and a copy of its target reports for each Summary and *Error. It is not
-// safe for concurrent use; the zero Call is not usable.
+// it ends with a *Error, and under a Fallback or a Hedge: a copy of its
+// target reports for each Summary and *Error, the reports of a call that
+// passed more than four targets, a name for each unnamed target in them,
+// and the permits of more than two hedged attempts in flight (Drive lends
+// a hedged call room for two). It is not safe for concurrent use; the zero
+// Call is not usable.
 type Call struct {
 	p        *Policy
 	ctx      context.Context // the caller's, for observers and costs; nil means Background
@@ -102,12 +104,11 @@ type Call struct {
 	done     bool
 	quick    bool        // the first attempt went to the Fallback's first target with no route made
 	pinned   bool        // the first attempt was made before the Call began, to the first target
-	pooled   bool        // Drive's: the route comes from a pool, and goes back when Drive returns
 	timed    bool        // the policy times attempts (Policy.timed), asked once per call
-	route    *route      // the call's targets and attempts in flight, under a Fallback or a Hedge
-	lent     *route      // storage for the route, lent by the driver (a hedged Drive's); nil: none
+	routed   bool        // rt is in use
 	timer    *time.Timer // Wait's, made on the first wait that needs one
 	reporter Reporter    // Drive's driver, when it wants the Summary
+	rt       route       // the call's targets and attempts in flight, under a Fallback or a Hedge (route)
 }
 
 // Begin starts a logical call under p (nil means Default) that must finish
@@ -179,8 +180,8 @@ func (c *Call) targetIndex() int {
 	switch {
 	case c.quick:
 		return 0
-	case c.route != nil && c.route.f != nil:
-		return c.route.cur
+	case c.routed && c.rt.f != nil:
+		return c.rt.cur
 	}
 	return -1
 }
@@ -205,7 +206,7 @@ func (c *Call) Waited() time.Duration { return c.waited }
 func (c *Call) Summary(now time.Time) Summary {
 	s := Summary{Attempts: c.attempts, Reason: c.reason, Waited: c.waited, RefusedWait: c.refused,
 		Verdict: c.last, LastErr: c.err, Err: c.final, Targets: c.targetReports()}
-	if r := c.route; r != nil {
+	if r := c.route(); r != nil {
 		s.Hedges, s.Wasted, s.RefusedHedges = r.hedges, r.wasted, r.refused
 	}
 	if !c.start.IsZero() {
@@ -231,7 +232,7 @@ func (c *Call) Next(now time.Time) Step {
 // flight run before asking Hedge for another; zero when the call may start
 // no hedge (no Hedge, its MaxHedges or the policy's MaxAttempts reached).
 func (c *Call) HedgeAfter() time.Duration {
-	p, r := c.p, c.route
+	p, r := c.p, c.route()
 	if p.Hedge == nil || r == nil || c.done || len(r.flight) == 0 || r.hedges >= p.Hedge.maxHedges() || c.attempts >= p.maxAttempts() {
 		return 0
 	}

@@ -150,10 +150,10 @@ const (
 //
 // The Call lives on the stack, apart from the loop (whose outcomes go where
 // the driver's methods take them), unless attempts run beside each other:
-// then it lives in the race, on the heap, with the loop they share. A route
-// it needs comes from a pool and goes back as Drive returns. (No defer: a
-// function with as many returns as run has cannot open-code one, and a
-// state a panicking attempt leaves behind is only not reused.)
+// then it lives in the race, on the heap, with the loop they share. The
+// route a move needs is part of the Call. (No defer: a function with as
+// many returns as run has cannot open-code one, and a state a panicking
+// attempt leaves behind is only not reused.)
 func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, firstErr error) (T, error) {
 	if p == nil {
 		p = &defaultPolicy
@@ -167,12 +167,10 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 	}
 	var (
 		c Call
-		l = loop[T, D]{d: d, ctx: ctx}
+		l loop[T, D]
 	)
-	c.pooled = true
-	v, err := run(ctx, p, &l, &c, first, firstErr)
-	c.unroute()
-	return v, err
+	l.d, l.ctx = d, ctx // not a literal copied in (see permit.reset)
+	return run(ctx, p, &l, &c, first, firstErr)
 }
 
 // run is the loop: the Call c's attempts through l, until c is done.

@@ -16,7 +16,7 @@ import (
 // landing returns attempt n's permit, in place; nil if n is not in
 // flight (it was abandoned).
 func (c *Call) landing(n int) *permit {
-	if r := c.route; r != nil && c.p.Hedge != nil {
+	if r := c.route(); r != nil && c.p.Hedge != nil {
 		for i := range r.flight {
 			if r.flight[i].n == n {
 				return &r.flight[i]
@@ -36,7 +36,7 @@ func (c *Call) landed(pm *permit) {
 		c.inFlight = false
 		return
 	}
-	r := c.route
+	r := &c.rt
 	for i := range r.flight {
 		if &r.flight[i] == pm {
 			r.flight = slices.Delete(r.flight, i, i+1)
@@ -121,7 +121,7 @@ func (c *Call) fail(now time.Time, n int, err error, v *Verdict) (time.Duration,
 		c.end(now, d.Reason, d.Wait, nil)
 		return 0, StepDone
 	}
-	if r := c.route; r != nil && r.f != nil && left == "" {
+	if r := c.route(); r != nil && r.f != nil && left == "" {
 		r.stay = true // the retry goes to the same target
 	}
 	c.prev = d.Wait
@@ -142,11 +142,11 @@ func (c *Call) decide(now time.Time, t int, v *Verdict) (d Decision, left string
 		}
 	}
 	c.cur.reset(cause(v.Timeout, p.class(v.Class)))
-	if r := c.route; r != nil && r.f != nil && t >= 0 {
+	if r := c.route(); r != nil && r.f != nil && t >= 0 {
 		var decided bool
 		if d, decided = c.leave(now, t, v); decided {
 			if d.Retry {
-				left = r.reports[r.leg].Left
+				left = r.at(r.leg).left
 			}
 			return d, left
 		}
@@ -177,7 +177,7 @@ func (c *Call) leave(now time.Time, t int, v *Verdict) (d Decision, decided bool
 	if c.p.class(v.Class) == ClassCanceled {
 		return d, false
 	}
-	r, p := c.route, c.p
+	r, p := c.route(), c.p
 	var lv Leave
 	if f := r.f; f.Rule != nil {
 		lv = f.Rule(*v, f.cooldown())
@@ -222,7 +222,7 @@ func (c *Call) leaveAll(now time.Time, why string, cause error, r Reason) {
 	if cause == nil {
 		cause = ErrAbandoned
 	}
-	if ro := c.route; ro != nil && c.p.Hedge != nil {
+	if ro := c.route(); ro != nil && c.p.Hedge != nil {
 		for i := range ro.flight {
 			c.leaveFlight(now, &ro.flight[i], why, cause, r)
 			if r != ReasonCanceled {
