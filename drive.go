@@ -336,16 +336,25 @@ func (l *loop[T, D]) land(c *Call, o outcome[T]) (StepKind, time.Duration) {
 	return k, wait
 }
 
-// drop discards the last failed outcome.
+// drop discards the last failed outcome, if one is held. Small enough to
+// inline: most calls hold none.
 func (l *loop[T, D]) drop() {
 	if l.holding {
-		l.d.Discard(l.last)
-		if l.lastEnd != nil {
-			l.lastEnd()
-		}
-		var zero T
-		l.last, l.lastEnd, l.holding = zero, nil, false
+		l.discard()
 	}
+}
+
+// discard is drop for an outcome held. The package's own drivers hold
+// nothing to release.
+func (l *loop[T, D]) discard() {
+	if !l.own {
+		l.d.Discard(l.last)
+	}
+	if l.lastEnd != nil {
+		l.lastEnd()
+	}
+	var zero T
+	l.last, l.lastEnd, l.holding = zero, nil, false
 }
 
 // give returns the outcome the call ends with — the success, or else the

@@ -14,7 +14,7 @@ import (
 // timed reports whether p's attempts are timed: its Limiter or Breaker,
 // or a Fallback target's Breaker, wants latencies.
 func (p *Policy) timed() bool {
-	if p.Limiter == nil && p.Breaker == nil && p.Fallback == nil {
+	if p.Limiter == nil && p.Breaker == nil && (p.Fallback == nil || !p.Fallback.breakers()) {
 		return false
 	}
 	return p.wantsLatency()

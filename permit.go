@@ -80,14 +80,14 @@ func (c *Call) cancel(now time.Time, pm *permit) {
 // policy's budget hear the outcome: an abandoned or cancelled attempt (v's
 // class ClassCanceled, or ignored) counts for nothing in any of them.
 func (c *Call) settle(now time.Time, pm *permit, res budget.Result, bo breaker.Outcome, lat time.Duration, v *Verdict) {
-	if pm.slot || pm.probe || pm.target >= 0 || c.budget != nil {
+	if pm.slot || pm.probe || pm.tprobe || c.budget != nil || pm.target >= 0 && c.p.Fallback.Targets[pm.target].Allowance != nil {
 		c.record(now, pm, res, bo, lat, v)
 	}
 	pm.reset(0)
 }
 
-// record is settle for a permit that holds something, or a call with a
-// budget to tell.
+// record is settle for a permit that holds something, or whose outcome a
+// target's allowance or the call's budget is to hear.
 func (c *Call) record(now time.Time, pm *permit, res budget.Result, bo breaker.Outcome, lat time.Duration, v *Verdict) {
 	p := c.p
 	if !pm.timed {
