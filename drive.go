@@ -117,7 +117,7 @@ type loop[T any, D Driver[T]] struct {
 	d      D
 	ctx    context.Context
 	router TargetDriver[T] // under a Fallback, a driver not the package's own
-	routed bool            // under a Fallback, the package's own target driver (routeTo)
+	routed bool            // the driver is one of the package's own target drivers (routeTo)
 	own    bool            // the driver is the package's own (ownDriver)
 	race   *race[T, D]     // under a Hedge; nil otherwise
 	jitter bool            // whether the context's jitter source was looked for
@@ -176,7 +176,7 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 // run is the loop: the Call c's attempts through l, until c is done.
 func run[T any, D Driver[T]](ctx context.Context, p *Policy, l *loop[T, D], c *Call, first T, firstErr error) (T, error) {
 	var none time.Time // the zero time: "now, if anyone needs it"
-	l.own = ownDriver[T](l.d)
+	l.own, l.routed = ownDriver[T](l.d)
 	if !l.own {
 		if r, ok := any(l.d).(Reporter); ok {
 			c.reporter = r
@@ -191,7 +191,7 @@ func run[T any, D Driver[T]](ctx context.Context, p *Policy, l *loop[T, D], c *C
 		}
 	}
 	if p.Fallback != nil {
-		if l.routed = ownRouter[T](l.d); !l.routed {
+		if !l.routed {
 			var ok bool
 			if l.router, ok = any(l.d).(TargetDriver[T]); !ok {
 				c.end(none, ReasonNoTarget, 0, errNoRouter)
@@ -232,7 +232,7 @@ func run[T any, D Driver[T]](ctx context.Context, p *Policy, l *loop[T, D], c *C
 		case StepDone:
 			return l.give(c), c.final
 		}
-		if c.Wait(ctx, wait) != nil {
+		if wait > 0 && c.Wait(ctx, wait) != nil { // a move waits nothing
 			c.Abort(none, context.Cause(ctx))
 			return l.give(c), context.Cause(ctx)
 		}
@@ -260,23 +260,17 @@ func (l *loop[T, D]) attempt(ctx context.Context, n int, t *Target, cut time.Tim
 // call, which a call that moves to the next target should not pay.
 
 // ownDriver reports whether d is one of the package's own drivers, none
-// of which reports its Summary or has a request budget.
-func ownDriver[T any, D Driver[T]](d D) bool {
+// of which reports its Summary or has a request budget, and whether it is
+// one of the target drivers (DoTarget's, GetTarget's), whose attempts
+// routeTo makes.
+func ownDriver[T any, D Driver[T]](d D) (own, router bool) {
 	switch any(d).(type) {
-	case errDriver, funcDriver[T], errTargetDriver, targetDriver[T]:
-		return true
-	}
-	return false
-}
-
-// ownRouter reports whether d is one of the package's own target drivers
-// (DoTarget's, GetTarget's), whose attempts routeTo makes.
-func ownRouter[T any, D Driver[T]](d D) bool {
-	switch any(d).(type) {
+	case errDriver, funcDriver[T]:
+		return true, false
 	case errTargetDriver, targetDriver[T]:
-		return true
+		return true, true
 	}
-	return false
+	return false, false
 }
 
 // routeTo makes attempt n of d, one of the package's own target drivers,

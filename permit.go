@@ -80,7 +80,10 @@ func (c *Call) cancel(now time.Time, pm *permit) {
 // policy's budget hear the outcome: an abandoned or cancelled attempt (v's
 // class ClassCanceled, or ignored) counts for nothing in any of them.
 func (c *Call) settle(now time.Time, pm *permit, res budget.Result, bo breaker.Outcome, lat time.Duration, v *Verdict) {
-	if pm.slot || pm.probe || pm.tprobe || c.budget != nil || pm.target >= 0 && c.p.Fallback.Targets[pm.target].Allowance != nil {
+	// A target's allowance charged every attempt that went to the target
+	// (allowed): the first attempt pinned to the first target went only
+	// because it has none.
+	if pm.slot || pm.probe || pm.tprobe || pm.allowed || c.budget != nil {
 		c.record(now, pm, res, bo, lat, v)
 	}
 	pm.reset(0)
