@@ -344,7 +344,9 @@ func (c *Call) end(now time.Time, r Reason, refused time.Duration, err error) St
 // gives up (end), or when its caller abandons it (Abort). What the next
 // attempt's permit holds is given back, and the Summary is reported.
 func (c *Call) finish(now time.Time, r Reason, err error) {
-	c.cancel(now, &c.cur)
+	if c.cur.holds() {
+		c.cancel(now, &c.cur)
+	}
 	c.done, c.reason, c.final = true, r, err
 	if c.p.Observe != nil || c.reporter != nil {
 		s := c.Summary(now)

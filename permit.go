@@ -44,6 +44,11 @@ func (pm *permit) reset(k budget.Cause) {
 	pm.target, pm.cause = -1, k
 }
 
+// holds reports whether pm holds anything cancel would give back.
+func (pm *permit) holds() bool {
+	return pm.slot || pm.probe || pm.tprobe || pm.allowed || pm.budget || pm.request
+}
+
 // cancel gives back everything pm holds for an attempt that did not go:
 // the slot with no latency, the breakers' probes as ignored, and every
 // budget's and allowance's charge. pm holds nothing afterwards.

@@ -225,8 +225,9 @@ func (r *route) canMove(longer bool) bool {
 	if longer {
 		need = f.Targets[r.cur].MaxContext + 1
 	}
+	u := f.untils()
 	for i := r.cur + 1; i < len(f.Targets); i++ {
-		if f.Targets[i].MaxContext >= need && f.untils()[i].Load() != math.MaxInt64 {
+		if f.Targets[i].MaxContext >= need && u[i].Load() != math.MaxInt64 {
 			return true
 		}
 	}
