@@ -131,9 +131,15 @@ func (p *Policy) Begin(now, deadline time.Time) Call {
 // sooner of that and the policy's Timeout.
 func (p *Policy) callDeadline(now, deadline time.Time) time.Time {
 	if p.Timeout > 0 {
-		if d := clock(now).Add(p.Timeout); deadline.IsZero() || d.Before(deadline) {
-			return d
-		}
+		return p.timeoutDeadline(now, deadline)
+	}
+	return deadline
+}
+
+// timeoutDeadline is callDeadline under a Timeout.
+func (p *Policy) timeoutDeadline(now, deadline time.Time) time.Time {
+	if d := clock(now).Add(p.Timeout); deadline.IsZero() || d.Before(deadline) {
+		return d
 	}
 	return deadline
 }
