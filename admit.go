@@ -58,7 +58,8 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 		if !c.routed {
 			c.makeRoute()
 		}
-		c.rt.flight = append(c.rt.flight, *pm)
+		r := c.route()
+		r.flight = append(r.flight, *pm)
 		pm.reset(0)
 	}
 	if c.deadline.IsZero() && p.AttemptTimeout <= 0 {

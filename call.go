@@ -105,10 +105,11 @@ type Call struct {
 	quick    bool        // the first attempt went to the Fallback's first target with no route made
 	pinned   bool        // the first attempt was made before the Call began, to the first target
 	timed    bool        // the policy times attempts (Policy.timed), asked once per call
-	routed   bool        // rt is in use
+	routed   bool        // the call has its route (Call.route)
+	beside   bool        // the route is the one beside the Call in a driven: Drive's, on its stack
+	rt       *route      // the route, when it is not beside the Call: a hedged Drive's, or made on the heap
 	timer    *time.Timer // Wait's, made on the first wait that needs one
 	reporter Reporter    // Drive's driver, when it wants the Summary
-	rt       route       // the call's targets and attempts in flight, under a Fallback or a Hedge (route)
 }
 
 // Begin starts a logical call under p (nil means Default) that must finish
@@ -186,8 +187,8 @@ func (c *Call) targetIndex() int {
 	switch {
 	case c.quick:
 		return 0
-	case c.routed && c.rt.f != nil:
-		return c.rt.cur
+	case c.routed && c.route().f != nil:
+		return c.route().cur
 	}
 	return -1
 }

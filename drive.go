@@ -166,11 +166,12 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 		return v, err
 	}
 	var (
-		c Call
+		s driven
 		l loop[T, D]
 	)
+	s.c.beside = true
 	l.d, l.ctx = d, ctx // not a literal copied in (see permit.reset)
-	return run(ctx, p, &l, &c, first, firstErr)
+	return run(ctx, p, &l, &s.c, first, firstErr)
 }
 
 // run is the loop: the Call c's attempts through l, until c is done.

@@ -36,7 +36,7 @@ func (c *Call) landed(pm *permit) {
 		c.inFlight = false
 		return
 	}
-	r := &c.rt
+	r := c.route()
 	for i := range r.flight {
 		if &r.flight[i] == pm {
 			r.flight = slices.Delete(r.flight, i, i+1)

@@ -23,7 +23,8 @@ import (
 // a testing/synctest bubble owns the ones made in it.
 type hedging struct {
 	call Call
-	fl   [2]permit // the backing array of the Call's flight
+	rt   route
+	fl   [2]permit // the backing array of the route's flight
 	fire func()    // fired, bound once
 
 	mu      sync.Mutex    // guards everything below and the Call, once the race runs
@@ -67,7 +68,7 @@ type race[T any, D Driver[T]] struct {
 func newRace[T any, D Driver[T]]() *race[T, D] {
 	h := hedgings.Get().(*hedging)
 	h.mu.Lock()
-	h.call.rt.flight = h.fl[:0] // the rest of the Call is zero
+	h.call.rt, h.rt.flight = &h.rt, h.fl[:0] // the rest is zero
 	r := &race[T, D]{h: h}
 	r.c, r.race = &h.call, r
 	h.owner = r
@@ -81,7 +82,7 @@ func (r *race[T, D]) free() {
 	h.disarm()
 	h.owner, h.inline, h.timer, h.wake = nil, nil, nil, nil
 	h.beside = h.beside[:0]
-	h.call, h.fl = Call{}, [2]permit{} // hold nothing of the call's while pooled
+	h.call, h.rt, h.fl = Call{}, route{}, [2]permit{} // hold nothing of the call's while pooled
 	h.mu.Unlock()
 	hedgings.Put(h)
 }

@@ -3,15 +3,18 @@ package recoil
 import (
 	"math"
 	"time"
+	"unsafe"
 )
 
 // route is a call's state under a Fallback or a Hedge: which target its
 // attempts go to and what it did with each, and which attempts are in
-// flight. It lives in the Call, so that a call Drive runs on the stack
-// moves to another target without asking the heap or a pool for it; it is
-// in use only once the call's first attempt failed or was raced
-// (Call.routed), so the common path never writes it. It holds no pointer
-// into the Call: a Call that held one would escape to the heap.
+// flight. A call has one only once its first attempt failed or was raced
+// (Call.routed), so the common path never writes it, and it is not part
+// of the Call: the simulator keeps a Call per call in flight and walks it
+// on every event, so the Call stays small. A call Drive runs (and does not
+// hedge) has its route beside it on the stack (driven), so a move asks
+// neither the heap nor a pool for one; a hedged Drive's call lends its
+// own, and a Call that Policy.Begin made allocates one.
 type route struct {
 	f       *Fallback // nil under a Hedge alone
 	cur     int       // the target the call's attempts now go to; -1 before the first
@@ -30,6 +33,17 @@ type route struct {
 	stay    bool     // the next attempt goes to cur again
 }
 
+// driven is a Call that Drive runs on its caller's stack, with room for
+// its route beside it. The Call cannot hold a pointer to that route: what
+// a Call holds is handed on to budgets, breakers and observers, so the
+// compiler would move the route, and the Call with it, to the heap. The
+// Call finds the route instead at its fixed place after itself (route),
+// which it knows is there by its beside flag. A driven is never copied.
+type driven struct {
+	c  Call
+	rt route
+}
+
 // report is a TargetReport as the route keeps it, its target by index:
 // the names are looked up only when a Summary or an Error copies the
 // reports out.
@@ -41,17 +55,27 @@ type report struct {
 
 // route returns the call's route, nil before it has one.
 func (c *Call) route() *route {
-	if c.routed {
-		return &c.rt
+	switch {
+	case !c.routed:
+		return nil
+	case c.beside:
+		// The Call is the c of a driven: its rt follows it in the same
+		// variable.
+		return (*route)(unsafe.Add(unsafe.Pointer(c), unsafe.Offsetof(driven{}.rt)))
 	}
-	return nil
+	return c.rt
 }
 
-// makeRoute gives the call its route. The Call's is zero until then but
-// for the flight's backing array a hedged Drive lends it.
+// makeRoute gives the call its route: the one beside it or lent to it,
+// zero until then but for the flight's backing array a hedged Drive lends
+// it, or else a new one.
 func (c *Call) makeRoute() {
+	if !c.beside && c.rt == nil {
+		c.rt = new(route)
+	}
 	c.routed = true
-	c.rt.f, c.rt.cur = c.p.Fallback, -1
+	r := c.route()
+	r.f, r.cur = c.p.Fallback, -1
 	if c.quick {
 		// The first attempt went to the first target with no route made.
 		c.quick = false
@@ -61,7 +85,7 @@ func (c *Call) makeRoute() {
 
 // take makes target i the one the call's attempts go to.
 func (c *Call) take(i int) {
-	r := &c.rt
+	r := c.route()
 	r.cur, r.from, r.leg = i, i+1, r.n
 	r.add(i, 1, "")
 	if i < 64 {
@@ -115,7 +139,7 @@ func (r *route) reports() []TargetReport {
 // its breaker and allowance into pm; false means no target may be used,
 // with the reason the call stops for.
 func (c *Call) chooseTarget(now time.Time, pm *permit) (bool, Reason) {
-	r := &c.rt
+	r := c.route()
 	f := r.f
 	open, other := false, false
 	if r.stay {
@@ -251,8 +275,8 @@ func (r *route) leave(why string, longer bool) {
 // Summary or an Error that outlives the route; nil without a Fallback.
 func (c *Call) targetReports() []TargetReport {
 	switch {
-	case c.routed && c.rt.f != nil:
-		return c.rt.reports()
+	case c.routed && c.route().f != nil:
+		return c.route().reports()
 	case c.quick:
 		return []TargetReport{{Target: c.p.Fallback.name(0), Attempts: 1}}
 	}
