@@ -107,6 +107,7 @@ type Call struct {
 	timed    bool        // the policy times attempts (Policy.timed), asked once per call
 	routed   bool        // the call has its route (Call.route)
 	beside   bool        // the route is the one beside the Call in a driven: Drive's, on its stack
+	jitters  bool        // Drive's: ctx may carry a jitter source (WithJitter), looked for when a wait is first decided
 	rt       *route      // the route, when it is not beside the Call: a hedged Drive's, or made on the heap
 	timer    *time.Timer // Wait's, made on the first wait that needs one
 	reporter Reporter    // Drive's driver, when it wants the Summary
@@ -184,11 +185,11 @@ func (c *Call) Target() *Target {
 
 // targetIndex is the index of Target in the Fallback; -1 for none.
 func (c *Call) targetIndex() int {
-	switch {
-	case c.quick:
+	if c.quick {
 		return 0
-	case c.routed && c.route().f != nil:
-		return c.route().cur
+	}
+	if r := c.route(); r != nil && r.f != nil {
+		return r.cur
 	}
 	return -1
 }

@@ -120,7 +120,6 @@ type loop[T any, D Driver[T]] struct {
 	routed bool            // the driver is one of the package's own target drivers (routeTo)
 	own    bool            // the driver is the package's own (ownDriver)
 	race   *race[T, D]     // under a Hedge; nil otherwise
-	jitter bool            // whether the context's jitter source was looked for
 
 	last    T                  // the last failed outcome, kept until the next attempt goes
 	lastEnd context.CancelFunc // its attempt's context, under a Hedge
@@ -185,7 +184,7 @@ func run[T any, D Driver[T]](ctx context.Context, p *Policy, l *loop[T, D], c *C
 	}
 	deadline, _ := ctx.Deadline()
 	c.begin(p, none, p.callDeadline(none, deadline))
-	c.ctx = ctx
+	c.ctx, c.jitters = ctx, true
 	if !l.own {
 		if b, ok := any(l.d).(RequestBudgeter); ok {
 			c.request = b.RequestBudget()
@@ -319,14 +318,6 @@ func (l *loop[T, D]) land(c *Call, o outcome[T]) (StepKind, time.Duration) {
 	if l.ctx.Err() != nil { // the caller gave up: no retry, whatever happened
 		return stepLeft, 0
 	}
-	if !l.jitter {
-		// Looked for on the first failure: a call that succeeds at once
-		// never walks the context for it.
-		l.jitter = true
-		if r, ok := l.ctx.Value(jitterKey{}).(backoff.Source); ok {
-			c.rnd = r
-		}
-	}
 	wait, k := c.fail(none, o.n, failure, &v)
 	return k, wait
 }
@@ -423,6 +414,14 @@ func (c *Call) acquireSlot(ctx context.Context) error {
 
 // jitterKey is the context key of WithJitter's source.
 type jitterKey struct{}
+
+// jitterOf returns the jitter source ctx carries (WithJitter), or else r.
+func jitterOf(ctx context.Context, r backoff.Source) backoff.Source {
+	if s, ok := ctx.Value(jitterKey{}).(backoff.Source); ok {
+		return s
+	}
+	return r
+}
 
 // WithJitter returns a context whose calls draw their waits' jitter from r
 // in place of their policy's Rand: every call Drive runs under it (Do, the

@@ -16,7 +16,8 @@ import (
 // landing returns attempt n's permit, in place; nil if n is not in
 // flight (it was abandoned).
 func (c *Call) landing(n int) *permit {
-	if r := c.route(); r != nil && c.p.Hedge != nil {
+	if c.p.Hedge != nil && c.routed {
+		r := c.route()
 		for i := range r.flight {
 			if r.flight[i].n == n {
 				return &r.flight[i]
@@ -150,6 +151,12 @@ func (c *Call) decide(now time.Time, t int, v *Verdict) (d Decision, left string
 			}
 			return d, left
 		}
+	}
+	if c.jitters {
+		// Looked for only when a wait is decided: a call that succeeds
+		// or moves never walks the context for it.
+		c.jitters = false
+		c.rnd = jitterOf(c.context(), c.rnd)
 	}
 	d = p.decide(c.attempts, v, now, c.deadline, c.prev, c.rnd)
 	if d.Retry && !c.pay(now) {
