@@ -75,12 +75,13 @@ type Step struct {
 //
 // Drive runs a Call on real time; drive one yourself only on a clock of your
 // own (a simulation). A Call starts no goroutines. It allocates only when
-// it ends with a *Error, and under a Fallback or a Hedge: a copy of its
-// target reports for each Summary and *Error, the reports of a call that
-// passed more than four targets, a name for each unnamed target in them,
-// and the permits of more than two hedged attempts in flight (Drive lends
-// a hedged call room for two). It is not safe for concurrent use; the zero
-// Call is not usable.
+// it ends with a *Error, and under a Fallback or a Hedge: its route, made
+// once its first attempt fails or is raced (Drive's call has one beside
+// it, or lent), a copy of its target reports for each Summary and *Error,
+// the reports of a call that passed more than three targets, a name for
+// each unnamed target in them, and the permits of more than two hedged
+// attempts in flight. It is not safe for concurrent use; the zero Call is
+// not usable.
 type Call struct {
 	p        *Policy
 	ctx      context.Context // the caller's, for observers and costs; nil means Background
