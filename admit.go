@@ -55,11 +55,12 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 		pm.start = now
 	}
 	if p.Hedge != nil {
-		if c.route == nil {
+		if !c.routed {
 			c.makeRoute()
 		}
-		c.route.flight = append(c.route.flight, *pm)
-		*pm = newPermit(0)
+		r := c.route()
+		r.flight = append(r.flight, *pm)
+		pm.reset(0)
 	}
 	if c.deadline.IsZero() && p.AttemptTimeout <= 0 {
 		c.cut = time.Time{}
@@ -76,7 +77,7 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 // attempt is routed.
 func (c *Call) pickTarget(now time.Time, pm *permit) (bool, Reason) {
 	f := c.p.Fallback
-	if c.route == nil && c.attempts == 0 && c.p.Hedge == nil {
+	if !c.routed && c.attempts == 0 && c.p.Hedge == nil {
 		if c.pinned {
 			// Made before the Call began, asking nothing: it went there.
 			pm.target, c.quick = 0, true
@@ -87,7 +88,7 @@ func (c *Call) pickTarget(now time.Time, pm *permit) (bool, Reason) {
 			return true, ReasonNone
 		}
 	}
-	if c.route == nil {
+	if !c.routed {
 		c.makeRoute()
 	}
 	ok, r := c.chooseTarget(now, pm)
@@ -99,7 +100,7 @@ func (c *Call) pickTarget(now time.Time, pm *permit) (bool, Reason) {
 
 // hedge is Hedge: the admission of an attempt beside those in flight.
 func (c *Call) hedge(now time.Time) (Step, bool) {
-	p, r := c.p, c.route
+	p, r := c.p, c.route()
 	if c.HedgeAfter() == 0 {
 		return Step{}, false
 	}
@@ -107,7 +108,8 @@ func (c *Call) hedge(now time.Time) (Step, bool) {
 	if !c.deadline.IsZero() && c.deadline.Sub(now) < p.minAttempt() {
 		return Step{}, false
 	}
-	pm := newPermit(budget.CauseTimeout)
+	var pm permit
+	pm.reset(budget.CauseTimeout)
 	pm.cost = c.costOf()
 	ok := c.takeSlot(&pm, true) && c.askBreaker(now, &pm) &&
 		(r.f == nil || c.askTarget(now, &pm, r.cur, false) == "") &&
@@ -125,7 +127,7 @@ func (c *Call) hedge(now time.Time) (Step, bool) {
 	}
 	r.flight = append(r.flight, pm)
 	if r.f != nil {
-		r.reports[r.leg].Attempts++
+		r.at(r.leg).attempts++
 	}
 	return Step{Kind: StepAttempt, Attempt: c.attempts, Deadline: c.cutAt(now)}, true
 }

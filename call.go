@@ -76,9 +76,12 @@ type Step struct {
 // Drive runs a Call on real time; drive one yourself only on a clock of your
 // own (a simulation). A Call starts no goroutines. It allocates only when
 // it ends with a *Error, and under a Fallback or a Hedge: its route, made
-// once its first attempt fails or is raced (Drive takes one from a pool),
-// and a copy of its target reports for each Summary and *Error. It is not
-// safe for concurrent use; the zero Call is not usable.
+// once its first attempt fails or is raced (Drive's call has one beside
+// it, or lent), a copy of its target reports for each Summary and *Error,
+// the reports of a call that passed more than three targets, a name for
+// each unnamed target in them, and the permits of more than two hedged
+// attempts in flight. It is not safe for concurrent use; the zero Call is
+// not usable.
 type Call struct {
 	p        *Policy
 	ctx      context.Context // the caller's, for observers and costs; nil means Background
@@ -102,10 +105,11 @@ type Call struct {
 	done     bool
 	quick    bool        // the first attempt went to the Fallback's first target with no route made
 	pinned   bool        // the first attempt was made before the Call began, to the first target
-	pooled   bool        // Drive's: the route comes from a pool, and goes back when Drive returns
 	timed    bool        // the policy times attempts (Policy.timed), asked once per call
-	route    *route      // the call's targets and attempts in flight, under a Fallback or a Hedge
-	lent     *route      // storage for the route, lent by the driver (a hedged Drive's); nil: none
+	routed   bool        // the call has its route (Call.route)
+	beside   bool        // the route is the one beside the Call in a driven: Drive's, on its stack
+	jitters  bool        // Drive's: ctx may carry a jitter source (WithJitter), looked for when a wait is first decided
+	rt       *route      // the route, when it is not beside the Call: a hedged Drive's, or made on the heap
 	timer    *time.Timer // Wait's, made on the first wait that needs one
 	reporter Reporter    // Drive's driver, when it wants the Summary
 }
@@ -130,9 +134,15 @@ func (p *Policy) Begin(now, deadline time.Time) Call {
 // sooner of that and the policy's Timeout.
 func (p *Policy) callDeadline(now, deadline time.Time) time.Time {
 	if p.Timeout > 0 {
-		if d := clock(now).Add(p.Timeout); deadline.IsZero() || d.Before(deadline) {
-			return d
-		}
+		return p.timeoutDeadline(now, deadline)
+	}
+	return deadline
+}
+
+// timeoutDeadline is callDeadline under a Timeout.
+func (p *Policy) timeoutDeadline(now, deadline time.Time) time.Time {
+	if d := clock(now).Add(p.Timeout); deadline.IsZero() || d.Before(deadline) {
+		return d
 	}
 	return deadline
 }
@@ -176,11 +186,11 @@ func (c *Call) Target() *Target {
 
 // targetIndex is the index of Target in the Fallback; -1 for none.
 func (c *Call) targetIndex() int {
-	switch {
-	case c.quick:
+	if c.quick {
 		return 0
-	case c.route != nil && c.route.f != nil:
-		return c.route.cur
+	}
+	if r := c.route(); r != nil && r.f != nil {
+		return r.cur
 	}
 	return -1
 }
@@ -205,7 +215,7 @@ func (c *Call) Waited() time.Duration { return c.waited }
 func (c *Call) Summary(now time.Time) Summary {
 	s := Summary{Attempts: c.attempts, Reason: c.reason, Waited: c.waited, RefusedWait: c.refused,
 		Verdict: c.last, LastErr: c.err, Err: c.final, Targets: c.targetReports()}
-	if r := c.route; r != nil {
+	if r := c.route(); r != nil {
 		s.Hedges, s.Wasted, s.RefusedHedges = r.hedges, r.wasted, r.refused
 	}
 	if !c.start.IsZero() {
@@ -231,7 +241,7 @@ func (c *Call) Next(now time.Time) Step {
 // flight run before asking Hedge for another; zero when the call may start
 // no hedge (no Hedge, its MaxHedges or the policy's MaxAttempts reached).
 func (c *Call) HedgeAfter() time.Duration {
-	p, r := c.p, c.route
+	p, r := c.p, c.route()
 	if p.Hedge == nil || r == nil || c.done || len(r.flight) == 0 || r.hedges >= p.Hedge.maxHedges() || c.attempts >= p.maxAttempts() {
 		return 0
 	}
@@ -343,7 +353,9 @@ func (c *Call) end(now time.Time, r Reason, refused time.Duration, err error) St
 // gives up (end), or when its caller abandons it (Abort). What the next
 // attempt's permit holds is given back, and the Summary is reported.
 func (c *Call) finish(now time.Time, r Reason, err error) {
-	c.cancel(now, &c.cur)
+	if c.cur.holds() {
+		c.cancel(now, &c.cur)
+	}
 	c.done, c.reason, c.final = true, r, err
 	if c.p.Observe != nil || c.reporter != nil {
 		s := c.Summary(now)

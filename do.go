@@ -112,11 +112,14 @@ func (d errDriver) Attempt(ctx context.Context, _ int, deadline time.Time) (stru
 }
 
 // sooner reports whether deadline is set and comes before ctx's own: an
-// attempt deadline the context does not already carry.
+// attempt deadline the context does not already carry. Small enough to
+// inline, so that an attempt with no deadline asks ctx nothing.
 func sooner(ctx context.Context, deadline time.Time) bool {
-	if deadline.IsZero() {
-		return false
-	}
+	return !deadline.IsZero() && before(ctx, deadline)
+}
+
+// before is sooner for a deadline that is set.
+func before(ctx context.Context, deadline time.Time) bool {
 	dl, ok := ctx.Deadline()
 	return !ok || deadline.Before(dl)
 }

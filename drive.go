@@ -116,9 +116,10 @@ func Drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D) (T, error) {
 type loop[T any, D Driver[T]] struct {
 	d      D
 	ctx    context.Context
-	router TargetDriver[T]
-	race   *race[T, D] // under a Hedge; nil otherwise
-	jitter bool        // whether the context's jitter source was looked for
+	router TargetDriver[T] // under a Fallback, a driver not the package's own
+	routed bool            // the driver is one of the package's own target drivers (routeTo)
+	own    bool            // the driver is the package's own (ownDriver)
+	race   *race[T, D]     // under a Hedge; nil otherwise
 
 	last    T                  // the last failed outcome, kept until the next attempt goes
 	lastEnd context.CancelFunc // its attempt's context, under a Hedge
@@ -148,10 +149,10 @@ const (
 //
 // The Call lives on the stack, apart from the loop (whose outcomes go where
 // the driver's methods take them), unless attempts run beside each other:
-// then it lives in the race, on the heap, with the loop they share. A route
-// it needs comes from a pool and goes back as Drive returns. (No defer: a
-// function with as many returns as run has cannot open-code one, and a
-// state a panicking attempt leaves behind is only not reused.)
+// then it lives in the race, on the heap, with the loop they share. The
+// route a move needs is part of the Call. (No defer: a function with as
+// many returns as run has cannot open-code one, and a state a panicking
+// attempt leaves behind is only not reused.)
 func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, firstErr error) (T, error) {
 	if p == nil {
 		p = &defaultPolicy
@@ -164,32 +165,38 @@ func drive[T any, D Driver[T]](ctx context.Context, p *Policy, d D, first T, fir
 		return v, err
 	}
 	var (
-		c Call
-		l = loop[T, D]{d: d, ctx: ctx}
+		s driven
+		l loop[T, D]
 	)
-	c.pooled = true
-	v, err := run(ctx, p, &l, &c, first, firstErr)
-	c.unroute()
-	return v, err
+	s.c.beside = true
+	l.d, l.ctx = d, ctx // not a literal copied in (see permit.reset)
+	return run(ctx, p, &l, &s.c, first, firstErr)
 }
 
 // run is the loop: the Call c's attempts through l, until c is done.
 func run[T any, D Driver[T]](ctx context.Context, p *Policy, l *loop[T, D], c *Call, first T, firstErr error) (T, error) {
 	var none time.Time // the zero time: "now, if anyone needs it"
-	if r, ok := any(l.d).(Reporter); ok {
-		c.reporter = r
+	l.own, l.routed = ownDriver[T](l.d)
+	if !l.own {
+		if r, ok := any(l.d).(Reporter); ok {
+			c.reporter = r
+		}
 	}
 	deadline, _ := ctx.Deadline()
 	c.begin(p, none, p.callDeadline(none, deadline))
-	c.ctx = ctx
-	if b, ok := any(l.d).(RequestBudgeter); ok {
-		c.request = b.RequestBudget()
+	c.ctx, c.jitters = ctx, true
+	if !l.own {
+		if b, ok := any(l.d).(RequestBudgeter); ok {
+			c.request = b.RequestBudget()
+		}
 	}
 	if p.Fallback != nil {
-		var ok bool
-		if l.router, ok = any(l.d).(TargetDriver[T]); !ok {
-			c.end(none, ReasonNoTarget, 0, errNoRouter)
-			return l.give(c), c.final
+		if !l.routed {
+			var ok bool
+			if l.router, ok = any(l.d).(TargetDriver[T]); !ok {
+				c.end(none, ReasonNoTarget, 0, errNoRouter)
+				return l.give(c), c.final
+			}
 		}
 		c.pinned = firstErr != nil // it went to the first target
 	}
@@ -225,7 +232,7 @@ func run[T any, D Driver[T]](ctx context.Context, p *Policy, l *loop[T, D], c *C
 		case StepDone:
 			return l.give(c), c.final
 		}
-		if c.Wait(ctx, wait) != nil {
+		if wait > 0 && c.Wait(ctx, wait) != nil { // a move waits nothing
 			c.Abort(none, context.Cause(ctx))
 			return l.give(c), context.Cause(ctx)
 		}
@@ -238,10 +245,45 @@ var errNoRouter = errors.New("recoil: the policy has a Fallback but the driver c
 
 // attempt makes attempt n under ctx, to t under a Fallback.
 func (l *loop[T, D]) attempt(ctx context.Context, n int, t *Target, cut time.Time) (T, error) {
-	if l.router != nil {
+	switch {
+	case l.router != nil:
 		return l.router.AttemptTo(ctx, n, t, cut)
+	case l.routed:
+		return routeTo[T](l.d, ctx, n, t, cut)
 	}
 	return l.d.Attempt(ctx, n, cut)
+}
+
+// The package's own drivers (Do's, Get's, DoTarget's and GetTarget's) are
+// told apart by their types, compared in a type switch: asking a driver
+// whether it implements an interface looks its method table up on every
+// call, which a call that moves to the next target should not pay.
+
+// ownDriver reports whether d is one of the package's own drivers, none
+// of which reports its Summary or has a request budget, and whether it is
+// one of the target drivers (DoTarget's, GetTarget's), whose attempts
+// routeTo makes.
+func ownDriver[T any, D Driver[T]](d D) (own, router bool) {
+	switch any(d).(type) {
+	case errDriver, funcDriver[T]:
+		return true, false
+	case errTargetDriver, targetDriver[T]:
+		return true, true
+	}
+	return false, false
+}
+
+// routeTo makes attempt n of d, one of the package's own target drivers,
+// to t.
+func routeTo[T any, D Driver[T]](d D, ctx context.Context, n int, t *Target, cut time.Time) (v T, err error) {
+	switch d := any(d).(type) {
+	case targetDriver[T]:
+		return d.AttemptTo(ctx, n, t, cut)
+	case errTargetDriver:
+		_, err = d.AttemptTo(ctx, n, t, cut) // T is struct{}: v is its one value
+		return v, err
+	}
+	panic("recoil: routeTo of a driver that is not the package's own")
 }
 
 // land reads attempt o.n's outcome with the driver and reports it to the
@@ -251,8 +293,20 @@ func (l *loop[T, D]) attempt(ctx context.Context, n int, t *Target, cut time.Tim
 // Hedge it runs under the race's lock, on whichever goroutine made the
 // attempt.
 func (l *loop[T, D]) land(c *Call, o outcome[T]) (StepKind, time.Duration) {
-	var none time.Time
-	v, failure := l.d.Verdict(c.p, o.v, o.err)
+	var (
+		none    time.Time
+		v       Verdict
+		failure error
+	)
+	if l.own {
+		// The package's own drivers classify the op's error by the
+		// policy alone (opVerdict): here, into v, not through a copy.
+		if failure = o.err; failure != nil {
+			c.p.verdict(&v, failure, nil)
+		}
+	} else {
+		v, failure = l.d.Verdict(c.p, o.v, o.err)
+	}
 	if failure == nil {
 		c.succeed(none, o.n)
 		l.drop()
@@ -264,28 +318,29 @@ func (l *loop[T, D]) land(c *Call, o outcome[T]) (StepKind, time.Duration) {
 	if l.ctx.Err() != nil { // the caller gave up: no retry, whatever happened
 		return stepLeft, 0
 	}
-	if !l.jitter {
-		// Looked for on the first failure: a call that succeeds at once
-		// never walks the context for it.
-		l.jitter = true
-		if r, ok := l.ctx.Value(jitterKey{}).(backoff.Source); ok {
-			c.rnd = r
-		}
-	}
 	wait, k := c.fail(none, o.n, failure, &v)
 	return k, wait
 }
 
-// drop discards the last failed outcome.
+// drop discards the last failed outcome, if one is held. Small enough to
+// inline: most calls hold none.
 func (l *loop[T, D]) drop() {
 	if l.holding {
-		l.d.Discard(l.last)
-		if l.lastEnd != nil {
-			l.lastEnd()
-		}
-		var zero T
-		l.last, l.lastEnd, l.holding = zero, nil, false
+		l.discard()
 	}
+}
+
+// discard is drop for an outcome held. The package's own drivers hold
+// nothing to release.
+func (l *loop[T, D]) discard() {
+	if !l.own {
+		l.d.Discard(l.last)
+	}
+	if l.lastEnd != nil {
+		l.lastEnd()
+	}
+	var zero T
+	l.last, l.lastEnd, l.holding = zero, nil, false
 }
 
 // give returns the outcome the call ends with — the success, or else the
@@ -359,6 +414,14 @@ func (c *Call) acquireSlot(ctx context.Context) error {
 
 // jitterKey is the context key of WithJitter's source.
 type jitterKey struct{}
+
+// jitterOf returns the jitter source ctx carries (WithJitter), or else r.
+func jitterOf(ctx context.Context, r backoff.Source) backoff.Source {
+	if s, ok := ctx.Value(jitterKey{}).(backoff.Source); ok {
+		return s
+	}
+	return r
+}
 
 // WithJitter returns a context whose calls draw their waits' jitter from r
 // in place of their policy's Rand: every call Drive runs under it (Do, the

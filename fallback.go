@@ -192,7 +192,24 @@ type Fallback struct {
 	// rule of your own decides for itself).
 	Retired time.Duration
 
-	until atomic.Pointer[[]atomic.Int64] // per target: Unix nanoseconds it cools until; math.MaxInt64 while out until restored
+	until    atomic.Pointer[[]atomic.Int64] // per target: Unix nanoseconds it cools until; math.MaxInt64 while out until restored
+	breakerd atomic.Int32                   // whether a target has a Breaker: 0 not yet known, 1 no, 2 yes
+}
+
+// breakers reports whether any target has a Breaker, found on first use:
+// the Targets do not change after it.
+func (f *Fallback) breakers() bool {
+	k := f.breakerd.Load()
+	if k == 0 {
+		k = 1
+		for i := range f.Targets {
+			if f.Targets[i].Breaker != nil {
+				k = 2
+			}
+		}
+		f.breakerd.Store(k)
+	}
+	return k == 2
 }
 
 // TargetReport is what one call did with one target.
@@ -300,10 +317,9 @@ func (f *Fallback) name(i int) string {
 	return "target " + strconv.Itoa(i+1)
 }
 
-func (f *Fallback) rule(v *Verdict) Leave {
-	if f.Rule != nil {
-		return f.Rule(*v, f.cooldown())
-	}
+// defaultRule is the rule of a Fallback whose Rule is nil:
+// DefaultFallbackRule, with the Fallback's Retired.
+func (f *Fallback) defaultRule(v *Verdict) Leave {
 	lv := DefaultFallbackRule(*v, f.cooldown())
 	if lv.Why == WhyRetired && f.Retired > 0 {
 		lv.Cool = f.Retired

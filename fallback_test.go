@@ -318,9 +318,10 @@ func TestFallbackNeedsARouter(t *testing.T) {
 	}
 }
 
-// TestCallSize pins the Call's size on 64-bit platforms: the fallback
-// state is one pointer in what was padding, so a call that never falls
-// back carries none of it.
+// TestCallSize pins the Call's size on 64-bit platforms: the simulator
+// keeps one per call in flight and walks it on every event. The fallback
+// and hedge state (the route) is not in it but beside it or behind a
+// pointer, so a call that never falls back carries none of it.
 func TestCallSize(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {
 		t.Skip("sizes pinned for 64-bit platforms")

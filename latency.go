@@ -14,19 +14,21 @@ import (
 // timed reports whether p's attempts are timed: its Limiter or Breaker,
 // or a Fallback target's Breaker, wants latencies.
 func (p *Policy) timed() bool {
-	if p.Limiter == nil && p.Breaker == nil && p.Fallback == nil {
+	if p.Limiter == nil && p.Breaker == nil && (p.Fallback == nil || !p.Fallback.breakers()) {
 		return false
 	}
 	return p.wantsLatency()
 }
 
+// wantsLatency is timed past its first test. Each is asked only if set:
+// a nil one converted to wants' argument would cost a call per target.
 func (p *Policy) wantsLatency() bool {
-	if wants(p.Limiter) || wants(p.Breaker) {
+	if p.Limiter != nil && wants(p.Limiter) || p.Breaker != nil && wants(p.Breaker) {
 		return true
 	}
 	if f := p.Fallback; f != nil {
 		for i := range f.Targets {
-			if wants(f.Targets[i].Breaker) {
+			if b := f.Targets[i].Breaker; b != nil && wants(b) {
 				return true
 			}
 		}

@@ -16,7 +16,8 @@ import (
 // landing returns attempt n's permit, in place; nil if n is not in
 // flight (it was abandoned).
 func (c *Call) landing(n int) *permit {
-	if r := c.route; r != nil && c.p.Hedge != nil {
+	if c.p.Hedge != nil && c.routed {
+		r := c.route()
 		for i := range r.flight {
 			if r.flight[i].n == n {
 				return &r.flight[i]
@@ -36,7 +37,7 @@ func (c *Call) landed(pm *permit) {
 		c.inFlight = false
 		return
 	}
-	r := c.route
+	r := c.route()
 	for i := range r.flight {
 		if &r.flight[i] == pm {
 			r.flight = slices.Delete(r.flight, i, i+1)
@@ -121,7 +122,7 @@ func (c *Call) fail(now time.Time, n int, err error, v *Verdict) (time.Duration,
 		c.end(now, d.Reason, d.Wait, nil)
 		return 0, StepDone
 	}
-	if r := c.route; r != nil && r.f != nil && left == "" {
+	if r := c.route(); r != nil && r.f != nil && left == "" {
 		r.stay = true // the retry goes to the same target
 	}
 	c.prev = d.Wait
@@ -141,15 +142,21 @@ func (c *Call) decide(now time.Time, t int, v *Verdict) (d Decision, left string
 			return Decision{Reason: ReasonDeadline}, ""
 		}
 	}
-	c.cur = newPermit(cause(v.Timeout, p.class(v.Class)))
-	if r := c.route; r != nil && r.f != nil && t >= 0 {
+	c.cur.reset(cause(v.Timeout, p.class(v.Class)))
+	if r := c.route(); r != nil && r.f != nil && t >= 0 {
 		var decided bool
 		if d, decided = c.leave(now, t, v); decided {
 			if d.Retry {
-				left = r.reports[r.leg].Left
+				left = r.at(r.leg).left
 			}
 			return d, left
 		}
+	}
+	if c.jitters {
+		// Looked for only when a wait is decided: a call that succeeds
+		// or moves never walks the context for it.
+		c.jitters = false
+		c.rnd = jitterOf(c.context(), c.rnd)
 	}
 	d = p.decide(c.attempts, v, now, c.deadline, c.prev, c.rnd)
 	if d.Retry && !c.pay(now) {
@@ -174,11 +181,16 @@ func (c *Call) pay(now time.Time) bool {
 // whether it decided; a failure it does not decide is decided as without
 // a Fallback.
 func (c *Call) leave(now time.Time, t int, v *Verdict) (d Decision, decided bool) {
-	r, p := c.route, c.p
-	if p.class(v.Class) == ClassCanceled {
+	if c.p.class(v.Class) == ClassCanceled {
 		return d, false
 	}
-	lv := r.f.rule(v)
+	r, p := c.route(), c.p
+	var lv Leave
+	if f := r.f; f.Rule != nil {
+		lv = f.Rule(*v, f.cooldown())
+	} else {
+		lv = f.defaultRule(v)
+	}
 	if lv.Cool != 0 {
 		r.f.cool(t, now, lv.Cool)
 	}
@@ -194,7 +206,7 @@ func (c *Call) leave(now time.Time, t int, v *Verdict) (d Decision, decided bool
 		d.Reason = ReasonBudget
 	default:
 		d.Retry = true
-		r.leave(&lv)
+		r.leave(lv.Why, lv.Longer)
 	}
 	// A refused move stops the call where it is, for the reason it was
 	// refused.
@@ -217,7 +229,7 @@ func (c *Call) leaveAll(now time.Time, why string, cause error, r Reason) {
 	if cause == nil {
 		cause = ErrAbandoned
 	}
-	if ro := c.route; ro != nil && c.p.Hedge != nil {
+	if ro := c.route(); ro != nil && c.p.Hedge != nil {
 		for i := range ro.flight {
 			c.leaveFlight(now, &ro.flight[i], why, cause, r)
 			if r != ReasonCanceled {
@@ -228,7 +240,7 @@ func (c *Call) leaveAll(now time.Time, why string, cause error, r Reason) {
 		return
 	}
 	c.leaveFlight(now, &c.cur, why, cause, r)
-	c.cur = newPermit(0)
+	c.cur.reset(0)
 }
 
 // leaveFlight gives up the attempt holding pm (see leaveFlights).

@@ -35,8 +35,19 @@ type permit struct {
 	request bool // the request's budget charged it
 }
 
-// newPermit is the permit of an attempt about to be asked for, priced at k.
-func newPermit(k budget.Cause) permit { return permit{target: -1, cause: k} }
+// reset makes pm the permit of an attempt about to be asked for, priced
+// at k, holding nothing. It writes pm in place: a permit built aside and
+// copied in is read back before its stores have landed, which stalls the
+// processor on every attempt.
+func (pm *permit) reset(k budget.Cause) {
+	*pm = permit{}
+	pm.target, pm.cause = -1, k
+}
+
+// holds reports whether pm holds anything cancel would give back.
+func (pm *permit) holds() bool {
+	return pm.slot || pm.probe || pm.tprobe || pm.allowed || pm.budget || pm.request
+}
 
 // cancel gives back everything pm holds for an attempt that did not go:
 // the slot with no latency, the breakers' probes as ignored, and every
@@ -64,7 +75,7 @@ func (c *Call) cancel(now time.Time, pm *permit) {
 	if pm.request {
 		refund(c.request, now, pm.cause, pm.cost)
 	}
-	*pm = newPermit(pm.cause)
+	pm.reset(pm.cause)
 }
 
 // settle records the outcome of the attempt that held pm, which ended at
@@ -74,14 +85,17 @@ func (c *Call) cancel(now time.Time, pm *permit) {
 // policy's budget hear the outcome: an abandoned or cancelled attempt (v's
 // class ClassCanceled, or ignored) counts for nothing in any of them.
 func (c *Call) settle(now time.Time, pm *permit, res budget.Result, bo breaker.Outcome, lat time.Duration, v *Verdict) {
-	if pm.slot || pm.probe || pm.target >= 0 || c.budget != nil {
+	// A target's allowance charged every attempt that went to the target
+	// (allowed): the first attempt pinned to the first target went only
+	// because it has none.
+	if pm.slot || pm.probe || pm.tprobe || pm.allowed || c.budget != nil {
 		c.record(now, pm, res, bo, lat, v)
 	}
-	*pm = permit{target: -1}
+	pm.reset(0)
 }
 
-// record is settle for a permit that holds something, or a call with a
-// budget to tell.
+// record is settle for a permit that holds something, or whose outcome a
+// target's allowance or the call's budget is to hear.
 func (c *Call) record(now time.Time, pm *permit, res budget.Result, bo breaker.Outcome, lat time.Duration, v *Verdict) {
 	p := c.p
 	if !pm.timed {

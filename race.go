@@ -24,7 +24,8 @@ import (
 type hedging struct {
 	call Call
 	rt   route
-	fire func() // fired, bound once
+	fl   [2]permit // the backing array of the route's flight
+	fire func()    // fired, bound once
 
 	mu      sync.Mutex    // guards everything below and the Call, once the race runs
 	wake    chan struct{} // tells the caller an attempt beside landed or returned; made with the first
@@ -67,7 +68,7 @@ type race[T any, D Driver[T]] struct {
 func newRace[T any, D Driver[T]]() *race[T, D] {
 	h := hedgings.Get().(*hedging)
 	h.mu.Lock()
-	h.call = Call{lent: &h.rt}
+	h.call.rt, h.rt.flight = &h.rt, h.fl[:0] // the rest is zero
 	r := &race[T, D]{h: h}
 	r.c, r.race = &h.call, r
 	h.owner = r
@@ -81,7 +82,7 @@ func (r *race[T, D]) free() {
 	h.disarm()
 	h.owner, h.inline, h.timer, h.wake = nil, nil, nil, nil
 	h.beside = h.beside[:0]
-	h.call, h.rt = Call{}, route{} // hold nothing of the call's while pooled
+	h.call, h.rt, h.fl = Call{}, route{}, [2]permit{} // hold nothing of the call's while pooled
 	h.mu.Unlock()
 	hedgings.Put(h)
 }

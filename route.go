@@ -2,55 +2,80 @@ package recoil
 
 import (
 	"math"
-	"slices"
-	"sync"
 	"time"
+	"unsafe"
 )
 
 // route is a call's state under a Fallback or a Hedge: which target its
 // attempts go to and what it did with each, and which attempts are in
-// flight. Only a call under one of them has one, and only once its first
-// attempt failed or was raced, so the common path carries none of it.
+// flight. A call has one only once its first attempt failed or was raced
+// (Call.routed), so the common path never writes it, and it is not part
+// of the Call: the simulator keeps a Call per call in flight and walks it
+// on every event, so the Call stays small. A call Drive runs (and does not
+// hedge) has its route beside it on the stack (driven), so a move asks
+// neither the heap nor a pool for one; a hedged Drive's call lends its
+// own, and a Call that Policy.Begin made allocates one.
 type route struct {
 	f       *Fallback // nil under a Hedge alone
 	cur     int       // the target the call's attempts now go to; -1 before the first
-	stay    bool      // the next attempt goes to cur again
 	atLeast int       // the next target must declare at least this MaxContext; 0: any
 	from    int       // the next target is searched for from here
-	leg     int       // reports[leg] is cur's report
+	leg     int       // the index of cur's report
 	admits  uint64    // the targets (of the first 64) whose allowance admitted the call
-	reports []TargetReport
-	own     [4]TargetReport
+	n       int       // the reports made: own's first, then more's
+	own     [3]report // room for a chain of three without the heap
+	more    []report
 
-	flight  []permit  // the permits of the attempts in flight, under a Hedge
-	hedges  int       // hedges started
-	refused int       // hedges the budgets, limiter, breakers or allowance refused
-	wasted  int       // attempts abandoned when another answered
-	ownFl   [2]permit // flight's first backing array
+	flight  []permit // the permits of the attempts in flight, under a Hedge (a hedged Drive's backing array is its pooled state's)
+	hedges  int      // hedges started
+	refused int      // hedges the budgets, limiter, breakers or allowance refused
+	wasted  int      // attempts abandoned when another answered
+	stay    bool     // the next attempt goes to cur again
 }
 
-// reset readies r for a call under f (nil under a Hedge alone).
-func (r *route) reset(f *Fallback) {
-	*r = route{f: f, cur: -1}
-	r.reports = r.own[:0]
-	r.flight = r.ownFl[:0]
+// driven is a Call that Drive runs on its caller's stack, with room for
+// its route beside it. The Call cannot hold a pointer to that route: what
+// a Call holds is handed on to budgets, breakers and observers, so the
+// compiler would move the route, and the Call with it, to the heap. The
+// Call finds the route instead at its fixed place after itself (route),
+// which it knows is there by its beside flag. A driven is never copied.
+type driven struct {
+	c  Call
+	rt route
 }
 
-// makeRoute gives the call its route: the one its driver lent it, one
-// from the pool for a call Drive runs (so a move allocates nothing), or a
-// new one.
-func (c *Call) makeRoute() {
-	var r *route
+// report is a TargetReport as the route keeps it, its target by index:
+// the names are looked up only when a Summary or an Error copies the
+// reports out.
+type report struct {
+	target   int32
+	attempts int32
+	left     string
+}
+
+// route returns the call's route, nil before it has one.
+func (c *Call) route() *route {
 	switch {
-	case c.lent != nil:
-		r = c.lent
-	case c.pooled:
-		r = routes.Get().(*route)
-	default:
-		r = new(route)
+	case !c.routed:
+		return nil
+	case c.beside:
+		// The Call is the c of a driven: its rt follows it in the same
+		// variable.
+		return (*route)(unsafe.Add(unsafe.Pointer(c), unsafe.Offsetof(driven{}.rt)))
 	}
-	r.reset(c.p.Fallback)
-	c.route = r
+	return c.rt
+}
+
+// makeRoute gives the call its route: the one beside it or lent to it,
+// zero until then but for the flight's backing array a hedged Drive lends
+// it, or else a new one.
+func (c *Call) makeRoute() {
+	if !c.beside && c.rt == nil {
+		c.rt = new(route)
+	}
+	c.routed = true
+	r := c.route()
+	r.f, r.cur = c.p.Fallback, -1
 	if c.quick {
 		// The first attempt went to the first target with no route made.
 		c.quick = false
@@ -58,50 +83,74 @@ func (c *Call) makeRoute() {
 	}
 }
 
-// routes are the routes of calls Drive runs, whose Call ends as Drive
-// returns: nothing outlives it (Summary and Error copy the reports).
-var routes = sync.Pool{New: func() any { return new(route) }}
-
-// unroute returns a pooled route to the pool.
-func (c *Call) unroute() {
-	if c.route != nil && c.pooled {
-		c.route.f = nil // the rest is reset when the route is taken again
-		routes.Put(c.route)
-		c.route = nil
-	}
-}
-
 // take makes target i the one the call's attempts go to.
 func (c *Call) take(i int) {
-	r := c.route
-	r.cur, r.from, r.leg = i, i+1, len(r.reports)
-	r.reports = append(r.reports, TargetReport{Target: r.f.name(i), Attempts: 1})
+	r := c.route()
+	r.cur, r.from, r.leg = i, i+1, r.n
+	r.add(i, 1, "")
 	if i < 64 {
 		r.admits |= 1 << i
 	}
 }
 
 // pass records that the call passed target i over, and why.
-func (r *route) pass(i int, why string) {
-	r.reports = append(r.reports, TargetReport{Target: r.f.name(i), Left: why})
+func (r *route) pass(i int, why string) { r.add(i, 0, why) }
+
+// add appends target i's report, written in place: a struct built aside
+// and copied in is read back before its stores have landed, which stalls
+// the processor.
+func (r *route) add(i, attempts int, left string) {
+	var rp *report
+	if r.n < len(r.own) {
+		rp = &r.own[r.n]
+	} else {
+		r.more = append(r.more, report{})
+		rp = &r.more[len(r.more)-1]
+	}
+	r.n++
+	rp.target, rp.attempts, rp.left = int32(i), int32(attempts), left
+}
+
+// at returns report i.
+func (r *route) at(i int) *report {
+	if i < len(r.own) {
+		return &r.own[i]
+	}
+	return &r.more[i-len(r.own)]
+}
+
+// cut drops the reports from the n-th on.
+func (r *route) cut(n int) {
+	r.n = n
+	r.more = r.more[:max(n-len(r.own), 0)]
+}
+
+// reports returns a copy of the reports, named.
+func (r *route) reports() []TargetReport {
+	out := make([]TargetReport, r.n)
+	for i := range out {
+		rp := r.at(i)
+		out[i] = TargetReport{Target: r.f.name(int(rp.target)), Attempts: int(rp.attempts), Left: rp.left}
+	}
+	return out
 }
 
 // chooseTarget picks the target of the attempt pm is for at now, asking
 // its breaker and allowance into pm; false means no target may be used,
 // with the reason the call stops for.
 func (c *Call) chooseTarget(now time.Time, pm *permit) (bool, Reason) {
-	r := c.route
+	r := c.route()
 	f := r.f
 	open, other := false, false
 	if r.stay {
 		r.stay = false
 		why := c.askTarget(now, pm, r.cur, false)
 		if why == "" {
-			r.reports[r.leg].Attempts++
+			r.at(r.leg).attempts++
 			return true, ReasonNone
 		}
 		c.refusedBy(now, r.cur, why)
-		r.reports[r.leg].Left = why
+		r.at(r.leg).left = why
 		r.from = r.cur + 1
 		open, other = why == whyOpen, why != whyOpen
 	}
@@ -122,7 +171,7 @@ func (c *Call) chooseTarget(now time.Time, pm *permit) (bool, Reason) {
 			continue
 		case u > nowNs:
 			if soonest < 0 || u < until {
-				soonest, at, until = i, len(r.reports), u
+				soonest, at, until = i, r.n, u
 			}
 			r.pass(i, WhyCooling)
 			continue
@@ -142,12 +191,12 @@ func (c *Call) chooseTarget(now time.Time, pm *permit) (bool, Reason) {
 	if soonest >= 0 {
 		why := c.askTarget(now, pm, soonest, !r.admitted(soonest))
 		if why == "" {
-			r.reports = r.reports[:at]
+			r.cut(at)
 			c.take(soonest)
 			return true, ReasonNone
 		}
 		c.refusedBy(now, soonest, why)
-		r.reports[at].Left = WhyCooling + ", then " + why
+		r.at(at).left = WhyCooling + ", then " + why
 		open, other = open || why == whyOpen, other || why != whyOpen
 	}
 	if open && !other {
@@ -200,22 +249,24 @@ func (r *route) canMove(longer bool) bool {
 	if longer {
 		need = f.Targets[r.cur].MaxContext + 1
 	}
+	u := f.untils()
 	for i := r.cur + 1; i < len(f.Targets); i++ {
-		if f.Targets[i].MaxContext >= need && f.untils()[i].Load() != math.MaxInt64 {
+		if f.Targets[i].MaxContext >= need && u[i].Load() != math.MaxInt64 {
 			return true
 		}
 	}
 	return false
 }
 
-// leave moves the call off its target after a failure, for lv.
-func (r *route) leave(lv *Leave) {
-	r.reports[r.leg].Left = lv.Why
-	if lv.Why == "" {
-		r.reports[r.leg].Left = WhyMovedOn
+// leave moves the call off its target after a failure, as a Leave with
+// why and longer said.
+func (r *route) leave(why string, longer bool) {
+	if why == "" {
+		why = WhyMovedOn
 	}
+	r.at(r.leg).left = why
 	r.from = r.cur + 1
-	if lv.Longer {
+	if longer {
 		r.atLeast = r.f.Targets[r.cur].MaxContext + 1
 	}
 }
@@ -224,8 +275,8 @@ func (r *route) leave(lv *Leave) {
 // Summary or an Error that outlives the route; nil without a Fallback.
 func (c *Call) targetReports() []TargetReport {
 	switch {
-	case c.route != nil && c.route.f != nil:
-		return slices.Clone(c.route.reports)
+	case c.routed && c.route().f != nil:
+		return c.route().reports()
 	case c.quick:
 		return []TargetReport{{Target: c.p.Fallback.name(0), Attempts: 1}}
 	}

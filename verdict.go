@@ -209,6 +209,13 @@ func Classify(err error, unknown Class) (v Verdict) {
 // classify is Classify writing the verdict into *v: the loop classifies
 // into a Verdict of its own rather than copying one back up the calls.
 func classify(v *Verdict, err error, unknown Class) {
+	if m, ok := err.(*marked); ok {
+		// Mark's own error, unwrapped: rule 1, without the walk (the
+		// common case of a fallback move, a type check in place of an
+		// interface assertion per error in the chain).
+		*v = m.v
+		return
+	}
 	// One walk down the chain finds what every rule needs; the rules then
 	// apply in order, each over the whole chain.
 	var (
