@@ -24,9 +24,10 @@ import (
 // it saw exactly one per call: nobody retries a success, and nobody skips
 // the network.
 //
-// The server runs in the same process, so B/op and allocs/op include its
-// side of each request; the allocations a client adds are its figure less
-// bare's.
+// The server runs in the same process, so B/op, allocs/op and cpu-ns/op
+// (the process's CPU time per call, which the queue for a CPU on a busy
+// machine does not inflate) include its side of each request; what a
+// client adds is its figure less bare's.
 func BenchmarkHTTP(b *testing.B) {
 	body := []byte(`{"ok":true,"id":"msg_0123456789"}` + "\n")
 	var served atomic.Int64
@@ -130,11 +131,13 @@ func BenchmarkHTTP(b *testing.B) {
 				}
 				served.Store(0)
 				b.ReportAllocs()
+				cpu := cpuTime()
 				for b.Loop() {
 					if err := get(do); err != nil {
 						b.Fatal(err)
 					}
 				}
+				cpuPerOp(b, cpu)
 				checkServed(b)
 			})
 			b.Run("parallel", func(b *testing.B) {
@@ -142,6 +145,7 @@ func BenchmarkHTTP(b *testing.B) {
 				served.Store(0)
 				b.SetParallelism(4) // 8 requests in flight on 2 cores
 				b.ReportAllocs()
+				cpu := cpuTime()
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
 						if err := get(do); err != nil {
@@ -150,6 +154,7 @@ func BenchmarkHTTP(b *testing.B) {
 						}
 					}
 				})
+				cpuPerOp(b, cpu)
 				checkServed(b)
 			})
 		})

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"strconv"
-	"sync/atomic"
 	"time"
 )
 
@@ -59,125 +58,6 @@ func (e *StreamError) Error() string {
 
 // Unwrap returns Err.
 func (e *StreamError) Unwrap() error { return e.Err }
-
-// IdleBody wraps a response body so that reading fails with an *IdleError
-// when no bytes arrive for timeout. The time counts from the call to IdleBody
-// — make it when the headers arrive — and restarts with every read that
-// returns bytes. It is separate from any deadline on the whole response: a
-// long answer that keeps arriving is never cut off, a stalled one is
-// (abort if no chunk has arrived in 15 seconds: a stalled stream is a
-// failure; a slow one is not).
-//
-// When the timeout runs out the wrapper closes the underlying body, so that a
-// Read blocked on it returns; the wrapper starts no goroutine (it uses one
-// time.AfterFunc timer, reset on progress). A read that fails after at least
-// one byte was delivered returns a *StreamError wrapping the failure; io.EOF
-// is returned as it is. A timeout <= 0 means no idle limit; failures are still
-// wrapped. Close stops the timer and closes the underlying body; it may be
-// called concurrently with Read, as for any response body.
-func IdleBody(body io.ReadCloser, timeout time.Duration) io.ReadCloser {
-	if body == nil {
-		return nil
-	}
-	return newIdleBody(body, timeout, false)
-}
-
-// SSEIdleBody is IdleBody for a text/event-stream body: only events that
-// carry content restart the idle timer. An event named "ping" (Anthropic's
-// keep-alive) and comment lines (those starting with ':', the SSE keep-alive)
-// do not, so a stream whose server still answers pings but produces nothing
-// fails after timeout all the same. An event counts when it is complete (at
-// the blank line that ends it) and has data, as an SSE client dispatches it.
-//
-// The stream is parsed incrementally as the bytes pass through, in constant
-// memory; the reader receives them unchanged. A failure is wrapped in a
-// *StreamError only once a content event has been delivered: a stream that
-// fails after nothing but pings and comments gave the caller nothing, and is
-// returned unwrapped like a failure before any byte.
-func SSEIdleBody(body io.ReadCloser, timeout time.Duration) io.ReadCloser {
-	if body == nil {
-		return nil
-	}
-	return newIdleBody(body, timeout, true)
-}
-
-// idleBody states.
-const (
-	bodyOpen   int32 = iota
-	bodyIdle         // the timer fired and closed the underlying body
-	bodyClosed       // the caller closed it
-)
-
-type idleBody struct {
-	rc      io.ReadCloser
-	timeout time.Duration
-	timer   *time.Timer // nil without a timeout
-	state   atomic.Int32
-
-	// Owned by Read.
-	delivered int64
-	content   bool // something worth a StreamError has been delivered
-	sse       bool
-	scan      sseScanner
-}
-
-func newIdleBody(body io.ReadCloser, timeout time.Duration, sse bool) *idleBody {
-	b := &idleBody{rc: body, timeout: timeout, sse: sse}
-	if timeout > 0 {
-		b.timer = time.AfterFunc(timeout, b.expire)
-	}
-	return b
-}
-
-// expire runs on the timer: the stream has been idle for the timeout.
-func (b *idleBody) expire() {
-	if b.state.CompareAndSwap(bodyOpen, bodyIdle) {
-		b.rc.Close()
-	}
-}
-
-func (b *idleBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	if n > 0 {
-		b.delivered += int64(n)
-		progress := true
-		if b.sse {
-			progress = b.scan.feed(p[:n]) > 0
-		}
-		if progress {
-			b.content = true
-			if b.timer != nil && b.state.Load() == bodyOpen {
-				b.timer.Reset(b.timeout)
-			}
-		}
-	}
-	if err == nil {
-		return n, nil
-	}
-	if b.timer != nil {
-		b.timer.Stop() // the stream is over either way
-	}
-	if errors.Is(err, io.EOF) {
-		return n, err
-	}
-	if b.state.Load() == bodyIdle {
-		err = &IdleError{After: b.timeout}
-	}
-	if b.content {
-		err = &StreamError{Delivered: b.delivered, Err: err}
-	}
-	return n, err
-}
-
-func (b *idleBody) Close() error {
-	if b.timer != nil {
-		b.timer.Stop()
-	}
-	if b.state.CompareAndSwap(bodyOpen, bodyClosed) {
-		return b.rc.Close()
-	}
-	return nil // closed already, by the timer or an earlier Close
-}
 
 // Event is one server-sent event, a plain value; the zero Event is an unnamed
 // event with empty data.

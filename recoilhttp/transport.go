@@ -146,6 +146,7 @@ type Transport struct {
 
 	own     recoil.Policy
 	stacked atomic.Bool // a stacked retry layer has been reported
+	idle    idleWatch   // the idle limit on the bodies RoundTrip returns
 }
 
 // Summary is the one report of a logical HTTP request: the core Summary plus
@@ -275,11 +276,7 @@ func (t *Transport) wrapBody(resp *http.Response) *http.Response {
 	if _, ok := resp.Body.(*wrapped); ok {
 		return resp
 	}
-	if isEventStream(resp) {
-		resp.Body = SSEIdleBody(resp.Body, idle)
-	} else {
-		resp.Body = IdleBody(resp.Body, idle)
-	}
+	resp.Body = t.idle.open(resp.Body, idle, isEventStream(resp))
 	return resp
 }
 
