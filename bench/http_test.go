@@ -160,3 +160,91 @@ func BenchmarkHTTP(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHTTPIdleLimit measures the Transport's idle limit alone: the
+// Transport over a base that answers from memory (no network), its body
+// read to the end and closed, with the limit off (NoIdleTimeout) and at
+// its default, beside the base called directly. "one read" reads a short
+// body at once; "64 reads" reads a stream of 64 chunks one at a time, each
+// a read that restarts the limit. What the limit costs is default's figure
+// less no-limit's.
+func BenchmarkHTTPIdleLimit(b *testing.B) {
+	short := []byte(`{"ok":true,"id":"msg_0123456789"}` + "\n")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://example.com/v1/messages", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, reads := range []int{1, 64} {
+		base := memoryRT{body: short, chunks: reads}
+		arms := []struct {
+			name string
+			rt   http.RoundTripper
+		}{
+			{"base", base},
+			{"recoil-no-limit", &recoilhttp.Transport{Base: base, IdleTimeout: recoilhttp.NoIdleTimeout}},
+			{"recoil-default", &recoilhttp.Transport{Base: base}},
+		}
+		name := "one read"
+		if reads > 1 {
+			name = "64 reads"
+		}
+		for _, arm := range arms {
+			b.Run(name+"/"+arm.name, func(b *testing.B) {
+				buf := make([]byte, len(short))
+				b.ReportAllocs()
+				cpu := cpuTime()
+				for b.Loop() {
+					resp, err := arm.rt.RoundTrip(req)
+					if err != nil {
+						b.Fatal(err)
+					}
+					n := 0
+					for {
+						k, err := resp.Body.Read(buf)
+						n += k
+						if err == io.EOF {
+							break
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+					}
+					resp.Body.Close()
+					if n != reads*len(short) {
+						b.Fatalf("read %d bytes, want %d", n, reads*len(short))
+					}
+				}
+				cpuPerOp(b, cpu)
+			})
+		}
+	}
+}
+
+// memoryRT answers every request with status 200 and a body of chunks
+// copies of body, each returned by a read of its own.
+type memoryRT struct {
+	body   []byte
+	chunks int
+}
+
+func (m memoryRT) RoundTrip(*http.Request) (*http.Response, error) {
+	return &http.Response{StatusCode: 200, Header: http.Header{}, Body: &chunked{body: m.body, left: m.chunks}}, nil
+}
+
+// chunked returns body, left times, one copy per read.
+type chunked struct {
+	body []byte
+	left int
+}
+
+func (c *chunked) Read(p []byte) (int, error) {
+	if c.left == 0 {
+		return 0, io.EOF
+	}
+	c.left--
+	return copy(p, c.body), nil
+}
+
+func (c *chunked) Close() error { return nil }

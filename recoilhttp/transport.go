@@ -105,7 +105,10 @@ type Transport struct {
 	// a slow stream that keeps arriving. Zero means DefaultIdleTimeout, so
 	// that no read of a body the Transport returns can block for ever on a
 	// peer that stopped sending; NoIdleTimeout (any negative value) turns
-	// the limit off, for a caller that bounds every read itself.
+	// the limit off, for a caller that bounds every read itself. One timer
+	// of the Transport's watches every body it returned that is still
+	// open: a body costs no timer and no goroutine of its own, and while
+	// none is open nothing runs and nothing is pending.
 	IdleTimeout time.Duration
 	// NoStreamCheck turns off reading the first event of a text/event-stream
 	// response before returning it. With the check on, an error that
