@@ -30,14 +30,7 @@ import (
 // client adds is its figure less bare's.
 func BenchmarkHTTP(b *testing.B) {
 	body := []byte(`{"ok":true,"id":"msg_0123456789"}` + "\n")
-	var served atomic.Int64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		served.Add(1)
-		w.Header().Set("Content-Type", "application/json") // no sniffing
-		w.Write(body)
-	}))
-	defer srv.Close()
-	url := srv.URL + "/v1/messages"
+	url, served := httpServer(b, body)
 
 	// newTransport is the Transport under every client: a default one with
 	// room for the parallel run's connections.
@@ -47,52 +40,7 @@ func BenchmarkHTTP(b *testing.B) {
 		b.Cleanup(tr.CloseIdleConnections)
 		return tr
 	}
-	// stdDo sends through an http.Client.
-	stdDo := func(c *http.Client) func(context.Context) (*http.Response, error) {
-		return func(ctx context.Context) (*http.Response, error) {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-			if err != nil {
-				return nil, err
-			}
-			return c.Do(req)
-		}
-	}
-
-	clients := []struct {
-		name string
-		new  func(*http.Transport) func(context.Context) (*http.Response, error)
-	}{
-		{"bare", func(tr *http.Transport) func(context.Context) (*http.Response, error) {
-			return stdDo(&http.Client{Transport: tr})
-		}},
-		{"recoil", func(tr *http.Transport) func(context.Context) (*http.Response, error) {
-			// The zero Policy: 3 attempts, its own retry budget.
-			return stdDo(&http.Client{Transport: &recoilhttp.Transport{Base: tr}})
-		}},
-		{"recoil-hop", func(tr *http.Transport) func(context.Context) (*http.Response, error) {
-			// The hop protocol's three headers on every attempt, which
-			// means a clone of the request.
-			return stdDo(&http.Client{Transport: &recoilhttp.Transport{Base: tr, Hop: true}})
-		}},
-		{"go-retryablehttp", func(tr *http.Transport) func(context.Context) (*http.Response, error) {
-			c := retryablehttp.NewClient()
-			c.HTTPClient = &http.Client{Transport: tr}
-			c.Logger = nil // its default logs a [DEBUG] line per request
-			c.RetryMax = 2 // 3 attempts, as the others
-			return func(ctx context.Context) (*http.Response, error) {
-				req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-				if err != nil {
-					return nil, err
-				}
-				return c.Do(req)
-			}
-		}},
-		{"failsafehttp", func(tr *http.Transport) func(context.Context) (*http.Response, error) {
-			// Its HTTP retry policy: 3 attempts, Retry-After honoured.
-			rp := failsafehttp.NewRetryPolicyBuilder().Build()
-			return stdDo(&http.Client{Transport: failsafehttp.NewRoundTripper(tr, rp)})
-		}},
-	}
+	clients := httpClients(url)
 
 	// Every request carries a deadline, as a caller's usually does; it is
 	// what gives recoil-hop its third header (the remaining deadline).
@@ -158,6 +106,74 @@ func BenchmarkHTTP(b *testing.B) {
 				checkServed(b)
 			})
 		})
+	}
+}
+
+// httpServer starts BenchmarkHTTP's loopback server, closed when b ends,
+// answering every request with body; it returns the URL to send to and
+// the count of requests served.
+func httpServer(b *testing.B, body []byte) (string, *atomic.Int64) {
+	served := new(atomic.Int64)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		w.Header().Set("Content-Type", "application/json") // no sniffing
+		w.Write(body)
+	}))
+	b.Cleanup(srv.Close)
+	return srv.URL + "/v1/messages", served
+}
+
+// httpClient is one client of BenchmarkHTTP: new makes its call function
+// over a Transport of its own.
+type httpClient struct {
+	name string
+	new  func(*http.Transport) func(context.Context) (*http.Response, error)
+}
+
+// httpClients returns BenchmarkHTTP's clients, each sending GET url.
+func httpClients(url string) []httpClient {
+	// stdDo sends through an http.Client.
+	stdDo := func(c *http.Client) func(context.Context) (*http.Response, error) {
+		return func(ctx context.Context) (*http.Response, error) {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return nil, err
+			}
+			return c.Do(req)
+		}
+	}
+
+	return []httpClient{
+		{"bare", func(tr *http.Transport) func(context.Context) (*http.Response, error) {
+			return stdDo(&http.Client{Transport: tr})
+		}},
+		{"recoil", func(tr *http.Transport) func(context.Context) (*http.Response, error) {
+			// The zero Policy: 3 attempts, its own retry budget.
+			return stdDo(&http.Client{Transport: &recoilhttp.Transport{Base: tr}})
+		}},
+		{"recoil-hop", func(tr *http.Transport) func(context.Context) (*http.Response, error) {
+			// The hop protocol's three headers on every attempt, which
+			// means a clone of the request.
+			return stdDo(&http.Client{Transport: &recoilhttp.Transport{Base: tr, Hop: true}})
+		}},
+		{"go-retryablehttp", func(tr *http.Transport) func(context.Context) (*http.Response, error) {
+			c := retryablehttp.NewClient()
+			c.HTTPClient = &http.Client{Transport: tr}
+			c.Logger = nil // its default logs a [DEBUG] line per request
+			c.RetryMax = 2 // 3 attempts, as the others
+			return func(ctx context.Context) (*http.Response, error) {
+				req, err := retryablehttp.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+				if err != nil {
+					return nil, err
+				}
+				return c.Do(req)
+			}
+		}},
+		{"failsafehttp", func(tr *http.Transport) func(context.Context) (*http.Response, error) {
+			// Its HTTP retry policy: 3 attempts, Retry-After honoured.
+			rp := failsafehttp.NewRetryPolicyBuilder().Build()
+			return stdDo(&http.Client{Transport: failsafehttp.NewRoundTripper(tr, rp)})
+		}},
 	}
 }
 
