@@ -82,12 +82,11 @@ type idleBody struct {
 	uses    atomic.Int32 // the calls using rc now, plus usesClosed once closed
 
 	// A watched body's: its watch, its links in the watch's list of open
-	// bodies (under w.mu; listed is set under it as well), when it was
-	// opened, and when its last progress came, as time since start.
+	// bodies (under w.mu; listed is set under it as well), and when it was
+	// opened or its last progress came (idleNow).
 	w          *idleWatch
 	prev, next *idleBody
 	listed     atomic.Bool
-	start      time.Time
 	last       atomic.Int64
 
 	// Owned by Read.
@@ -172,7 +171,7 @@ func (b *idleBody) Read(p []byte) (int, error) {
 func (b *idleBody) progress() {
 	switch {
 	case b.w != nil:
-		b.last.Store(int64(time.Since(b.start)))
+		b.last.Store(idleNow())
 	case b.timer != nil && b.state.Load() == bodyOpen:
 		b.timer.Reset(b.timeout)
 	}
@@ -207,9 +206,11 @@ func (b *idleBody) Close() error {
 // one of them may have been idle for its timeout. A read that makes
 // progress only notes the time in its body; when the timer fires, its
 // function (on a goroutine of its own, which then ends) closes the bodies
-// whose time is up and arms the timer for the next. When the last body is
-// done, the timer is stopped: a Transport with no open body has nothing
-// running and nothing pending.
+// whose time is up and arms the timer for the next. No goroutine runs in
+// between. When the last body is done, the timer is left to fire once
+// more, find none and stop, so that a Transport serving one request after
+// another does not set and stop it for each; in a synctest bubble it is
+// stopped at once, so that the bubble's end leaves nothing behind.
 //
 // The bodies are allocated idleBatch at a time and never reused: a caller
 // may hold a body, and read it, long after closing it. A closed body drops
@@ -221,9 +222,25 @@ type idleWatch struct {
 	mu    sync.Mutex
 	head  *idleBody   // the open bodies
 	timer *time.Timer // nil until the first body
-	armed time.Time   // when the timer fires; zero: stopped
+	armed bool        // the timer is set, to fire at at
+	at    int64       // idleNow
 	fake  bool        // the timer belongs to a synctest bubble
 	batch []idleBody  // bodies not yet handed out
+}
+
+// idleEpoch is what watched bodies' times count from.
+var idleEpoch = time.Now()
+
+// idleNow is the time for a watched body: nanoseconds since idleEpoch on
+// the monotonic clock (in a synctest bubble, on the bubble's clock, which
+// is as consistent).
+func idleNow() int64 { return int64(time.Since(idleEpoch)) }
+
+// inBubble reports whether the caller runs in a synctest bubble, where
+// time.Now has no monotonic reading.
+func inBubble() bool {
+	now := time.Now()
+	return now == now.Round(0)
 }
 
 // idleBatch is how many bodies an idleWatch allocates at once.
@@ -231,7 +248,7 @@ const idleBatch = 16
 
 // open returns body under the idle limit timeout (> 0), watched by w.
 func (w *idleWatch) open(body io.ReadCloser, timeout time.Duration, sse bool) *idleBody {
-	now := time.Now()
+	now := idleNow()
 	w.mu.Lock()
 	if len(w.batch) == 0 {
 		w.batch = make([]idleBody, idleBatch)
@@ -240,14 +257,15 @@ func (w *idleWatch) open(body io.ReadCloser, timeout time.Duration, sse bool) *i
 	if w.batch = w.batch[1:]; len(w.batch) == 0 {
 		w.batch = nil
 	}
-	b.rc, b.timeout, b.sse, b.w, b.start = body, timeout, sse, w, now
+	b.rc, b.timeout, b.sse, b.w = body, timeout, sse, w
+	b.last.Store(now)
 	b.next = w.head
 	if w.head != nil {
 		w.head.prev = b
 	}
 	w.head = b
 	b.listed.Store(true)
-	if at := now.Add(timeout); w.armed.IsZero() || at.Before(w.armed) {
+	if at := now + int64(timeout); !w.armed || at < w.at {
 		w.arm(now, at)
 	}
 	w.mu.Unlock()
@@ -255,43 +273,47 @@ func (w *idleWatch) open(body io.ReadCloser, timeout time.Duration, sse bool) *i
 }
 
 // arm sets the timer to fire at at. Under w.mu.
-func (w *idleWatch) arm(now, at time.Time) {
-	// A time read in a synctest bubble has no monotonic reading, and a
-	// timer made in a bubble cannot be set from outside it (nor one made
-	// outside run on the bubble's clock): a Transport used in both gets a
-	// timer for each.
-	fake := now == now.Round(0)
-	if w.timer == nil || fake != w.fake {
-		w.timer, w.fake = time.AfterFunc(at.Sub(now), w.fire), fake
+func (w *idleWatch) arm(now, at int64) {
+	// A timer made in a synctest bubble cannot be set from outside it, nor
+	// one made outside run on the bubble's clock: a Transport used in both
+	// gets a timer for each.
+	d := time.Duration(at - now)
+	if fake := inBubble(); w.timer == nil || fake != w.fake {
+		w.timer, w.fake = time.AfterFunc(d, w.fire), fake
 	} else {
-		w.timer.Reset(at.Sub(now))
+		w.timer.Reset(d)
 	}
-	w.armed = at
+	w.armed, w.at = true, at
 }
 
 // fire runs on the timer: it closes the bodies idle for their timeout and
 // arms the timer for the first of the others.
 func (w *idleWatch) fire() {
-	now := time.Now()
+	now, fake := idleNow(), inBubble()
 	var (
 		cut  *idleBody // the bodies to close, linked through next
-		next time.Time // the first moment another may be idle too long
+		next int64     // the first moment another may be idle too long
+		more bool      // another is open
 	)
 	w.mu.Lock()
+	if fake != w.fake { // a timer of the other clock's, replaced since
+		w.mu.Unlock()
+		return
+	}
 	for b := w.head; b != nil; {
 		after := b.next
-		at := b.start.Add(time.Duration(b.last.Load()) + b.timeout)
+		at := b.last.Load() + int64(b.timeout)
 		switch {
-		case !at.After(now):
+		case at <= now:
 			w.unlink(b)
 			b.next, cut = cut, b
-		case next.IsZero() || at.Before(next):
-			next = at
+		case !more || at < next:
+			next, more = at, true
 		}
 		b = after
 	}
-	w.armed = time.Time{}
-	if !next.IsZero() {
+	w.armed = false
+	if more {
 		w.arm(now, next)
 	}
 	w.mu.Unlock()
@@ -302,15 +324,15 @@ func (w *idleWatch) fire() {
 	}
 }
 
-// remove forgets b, which is done, and stops the timer when no body is
-// left.
+// remove forgets b, which is done; in a synctest bubble, it stops the
+// timer when no body is left.
 func (w *idleWatch) remove(b *idleBody) {
 	w.mu.Lock()
 	if b.listed.Load() {
 		w.unlink(b)
-		if w.head == nil && !w.armed.IsZero() {
+		if w.head == nil && w.armed && w.fake {
 			w.timer.Stop()
-			w.armed = time.Time{}
+			w.armed = false
 		}
 	}
 	w.mu.Unlock()

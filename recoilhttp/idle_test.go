@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,7 +37,15 @@ func feed(pw *io.PipeWriter, ws []write) {
 func stopped(w *idleWatch) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.head == nil && w.armed.IsZero()
+	return w.head == nil && !w.armed
+}
+
+// atRest reports whether a watch has no body left and, in a synctest
+// bubble, its timer stopped (outside one, it is left to fire once more).
+func atRest(w *idleWatch) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.head == nil && !(w.armed && w.fake)
 }
 
 // A watched body is cut exactly one timeout after its last progress, with
@@ -239,9 +248,10 @@ func TestWatchedBodyClose(t *testing.T) {
 }
 
 // Outside a bubble, on the real clock: the cut comes (whenever the busy
-// machine runs it), and once the bodies are done nothing of the watch is
-// left running or pending. The same watch then works in a bubble, and
-// again outside it: a watch used on both clocks gets a timer for each.
+// machine runs it); once the bodies are done no goroutine of the watch is
+// left, and its timer, left to fire once more, finds none and stops. The
+// same watch then works in a bubble, and again outside it: a watch used on
+// both clocks gets a timer for each.
 func TestWatchLeavesNothing(t *testing.T) {
 	ignore := leakcheck.IgnoreCurrent()
 	var w idleWatch
@@ -253,15 +263,16 @@ func TestWatchLeavesNothing(t *testing.T) {
 		}
 		body.Close()
 		pw.Close()
-		quick := w.open(io.NopCloser(strings.NewReader("x")), time.Hour, false)
+		quick := w.open(io.NopCloser(strings.NewReader("x")), time.Millisecond, false)
 		io.Copy(io.Discard, quick)
 		quick.Close()
-		if !stopped(&w) {
-			t.Fatalf("the watch still has a body or a timer with none open")
+		if !atRest(&w) {
+			t.Fatalf("the watch still has a body with none open")
 		}
 		if err := leakcheck.Find(ignore); err != nil {
 			t.Fatal(err)
 		}
+		waitStopped(t, &w)
 		synctest.Test(t, func(t *testing.T) {
 			pr, pw := io.Pipe()
 			defer pw.Close()
@@ -271,7 +282,24 @@ func TestWatchLeavesNothing(t *testing.T) {
 			if took != time.Minute || !errors.Is(err, ErrIdle) {
 				t.Errorf("in a bubble: %v after %v, want the idle error after 1m", err, took)
 			}
+			quick := w.open(io.NopCloser(strings.NewReader("x")), time.Minute, false)
+			io.Copy(io.Discard, quick)
+			if !stopped(&w) {
+				t.Errorf("in a bubble, the watch's timer is still set with no body open")
+			}
 		})
+	}
+}
+
+// waitStopped waits, on the real clock, for w's timer to fire and stop,
+// and fails t if it has not within 10 s: a watch with no body open must
+// not keep its timer set.
+func waitStopped(t *testing.T, w *idleWatch) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !stopped(w); runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatal("the watch's timer is still set 10 s after its last body")
+		}
 	}
 }
 
@@ -349,9 +377,7 @@ func TestWatchConcurrent(t *testing.T) {
 			}
 		}
 	}
-	if !stopped(&w) {
-		t.Errorf("the watch still has a body or a timer with none open")
-	}
+	waitStopped(t, &w)
 }
 
 // countingPipe is a pipe's reading end that counts its closes.
