@@ -86,7 +86,8 @@ func FirstEvent(body io.ReadCloser, limit int) (Event, io.ReadCloser, error) {
 	if limit <= 0 {
 		return Event{}, body, ErrNoEvent
 	}
-	s := sseScanner{capture: true}
+	var c sseCapture
+	s := sseScanner{capture: &c}
 	buf := make([]byte, 0, min(limit, 4<<10))
 	empty := 0
 	for len(buf) < limit {
@@ -100,7 +101,7 @@ func FirstEvent(body io.ReadCloser, limit int) (Event, io.ReadCloser, error) {
 		switch {
 		case found:
 			replay, _ := replayBody(buf, body, err)
-			return s.ev, replay, nil // whatever went wrong comes after the event
+			return c.ev, replay, nil // whatever went wrong comes after the event
 		case err != nil:
 			replay, err := replayBody(buf, body, err)
 			if err == nil {
@@ -143,7 +144,7 @@ func replayBody(buf []byte, body io.ReadCloser, err error) (*peekedBody, error) 
 // "ping"); with capture it also keeps the event's name and data, for
 // FirstEvent.
 type sseScanner struct {
-	capture bool
+	capture *sseCapture // nil: none
 	st      uint8
 	cr      bool // the last byte was a CR: a following LF ends no line
 	bom     int  // bytes of a byte order mark seen; len(utf8BOM) when past it
@@ -157,8 +158,12 @@ type sseScanner struct {
 
 	hasData bool // the event has a data field
 	isPing  bool // the event's name is "ping"
+}
 
-	// With capture.
+// sseCapture is what a capturing sseScanner keeps of the event it reads:
+// apart, so that a scanner that keeps nothing (one in every body under an
+// idle limit) is small.
+type sseCapture struct {
 	evName []byte
 	data   []byte
 	cur    []byte
@@ -182,7 +187,7 @@ const (
 )
 
 // feed scans p and returns how many events with content it completed. With
-// capture it stops at the first one and leaves it in s.ev.
+// capture it stops at the first one and leaves it in s.capture.ev.
 func (s *sseScanner) feed(p []byte) int {
 	// A UTF-8 byte order mark at the start of the stream is dropped.
 	for s.bom < len(utf8BOM) && len(p) > 0 {
@@ -213,7 +218,7 @@ func (s *sseScanner) scan(p []byte) int {
 		if c == '\r' || c == '\n' {
 			if s.endLine() {
 				dispatched++
-				if s.capture {
+				if s.capture != nil {
 					return dispatched
 				}
 			}
@@ -291,7 +296,9 @@ func (s *sseScanner) startValue() {
 		}
 	}
 	s.pingLen = 0
-	s.cur = s.cur[:0]
+	if s.capture != nil {
+		s.capture.cur = s.capture.cur[:0]
+	}
 }
 
 func (s *sseScanner) addValue(v []byte) {
@@ -305,11 +312,11 @@ func (s *sseScanner) addValue(v []byte) {
 				s.pingLen++
 			}
 		}
-	case s.field != fieldData || !s.capture:
+	case s.field != fieldData || s.capture == nil:
 		return
 	}
-	if s.capture {
-		s.cur = append(s.cur, v...)
+	if c := s.capture; c != nil {
+		c.cur = append(c.cur, v...)
 	}
 }
 
@@ -329,14 +336,14 @@ func (s *sseScanner) endLine() bool {
 	switch s.field {
 	case fieldEvent:
 		s.isPing = s.pingLen == len(s.ping) && string(s.ping[:]) == "ping"
-		if s.capture {
-			s.evName = append(s.evName[:0], s.cur...)
+		if c := s.capture; c != nil {
+			c.evName = append(c.evName[:0], c.cur...)
 		}
 	case fieldData:
 		s.hasData = true
-		if s.capture {
-			s.data = append(s.data, s.cur...)
-			s.data = append(s.data, '\n')
+		if c := s.capture; c != nil {
+			c.data = append(c.data, c.cur...)
+			c.data = append(c.data, '\n')
 		}
 	}
 	return false
@@ -345,11 +352,13 @@ func (s *sseScanner) endLine() bool {
 // dispatch ends an event at a blank line and reports whether it had content.
 func (s *sseScanner) dispatch() bool {
 	content := s.hasData && !s.isPing
-	if content && s.capture {
-		s.ev = Event{Name: string(s.evName), Data: string(s.data[:len(s.data)-1])}
+	if c := s.capture; c != nil {
+		if content {
+			c.ev = Event{Name: string(c.evName), Data: string(c.data[:len(c.data)-1])}
+		}
+		c.evName, c.data = c.evName[:0], c.data[:0]
 	}
 	s.hasData, s.isPing = false, false
-	s.evName, s.data = s.evName[:0], s.data[:0]
 	return content
 }
 
