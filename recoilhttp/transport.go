@@ -108,7 +108,8 @@ type Transport struct {
 	// the limit off, for a caller that bounds every read itself. One timer
 	// of the Transport's watches every body it returned that is still
 	// open: a body costs no timer and no goroutine of its own, and while
-	// none is open nothing runs and nothing is pending.
+	// none is open no goroutine runs (the timer fires once more, finds
+	// none and stops).
 	IdleTimeout time.Duration
 	// NoStreamCheck turns off reading the first event of a text/event-stream
 	// response before returning it. With the check on, an error that
