@@ -67,7 +67,7 @@ func (e errReader) Read(p []byte) (int, error) {
 // *StreamError.
 func (t *Transport) streamStart(resp *http.Response) (recoil.Verdict, error) {
 	if idle := t.idleTimeout(); idle > 0 {
-		resp.Body = SSEIdleBody(resp.Body, idle)
+		resp.Body = t.idle.open(resp.Body, idle, true)
 	}
 	ev, body, err := FirstEvent(resp.Body, MaxErrorBody)
 	resp.Body = &wrapped{body}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"strconv"
-	"sync/atomic"
 	"time"
 )
 
@@ -60,125 +59,6 @@ func (e *StreamError) Error() string {
 // Unwrap returns Err.
 func (e *StreamError) Unwrap() error { return e.Err }
 
-// IdleBody wraps a response body so that reading fails with an *IdleError
-// when no bytes arrive for timeout. The time counts from the call to IdleBody
-// — make it when the headers arrive — and restarts with every read that
-// returns bytes. It is separate from any deadline on the whole response: a
-// long answer that keeps arriving is never cut off, a stalled one is
-// (abort if no chunk has arrived in 15 seconds: a stalled stream is a
-// failure; a slow one is not).
-//
-// When the timeout runs out the wrapper closes the underlying body, so that a
-// Read blocked on it returns; the wrapper starts no goroutine (it uses one
-// time.AfterFunc timer, reset on progress). A read that fails after at least
-// one byte was delivered returns a *StreamError wrapping the failure; io.EOF
-// is returned as it is. A timeout <= 0 means no idle limit; failures are still
-// wrapped. Close stops the timer and closes the underlying body; it may be
-// called concurrently with Read, as for any response body.
-func IdleBody(body io.ReadCloser, timeout time.Duration) io.ReadCloser {
-	if body == nil {
-		return nil
-	}
-	return newIdleBody(body, timeout, false)
-}
-
-// SSEIdleBody is IdleBody for a text/event-stream body: only events that
-// carry content restart the idle timer. An event named "ping" (Anthropic's
-// keep-alive) and comment lines (those starting with ':', the SSE keep-alive)
-// do not, so a stream whose server still answers pings but produces nothing
-// fails after timeout all the same. An event counts when it is complete (at
-// the blank line that ends it) and has data, as an SSE client dispatches it.
-//
-// The stream is parsed incrementally as the bytes pass through, in constant
-// memory; the reader receives them unchanged. A failure is wrapped in a
-// *StreamError only once a content event has been delivered: a stream that
-// fails after nothing but pings and comments gave the caller nothing, and is
-// returned unwrapped like a failure before any byte.
-func SSEIdleBody(body io.ReadCloser, timeout time.Duration) io.ReadCloser {
-	if body == nil {
-		return nil
-	}
-	return newIdleBody(body, timeout, true)
-}
-
-// idleBody states.
-const (
-	bodyOpen   int32 = iota
-	bodyIdle         // the timer fired and closed the underlying body
-	bodyClosed       // the caller closed it
-)
-
-type idleBody struct {
-	rc      io.ReadCloser
-	timeout time.Duration
-	timer   *time.Timer // nil without a timeout
-	state   atomic.Int32
-
-	// Owned by Read.
-	delivered int64
-	content   bool // something worth a StreamError has been delivered
-	sse       bool
-	scan      sseScanner
-}
-
-func newIdleBody(body io.ReadCloser, timeout time.Duration, sse bool) *idleBody {
-	b := &idleBody{rc: body, timeout: timeout, sse: sse}
-	if timeout > 0 {
-		b.timer = time.AfterFunc(timeout, b.expire)
-	}
-	return b
-}
-
-// expire runs on the timer: the stream has been idle for the timeout.
-func (b *idleBody) expire() {
-	if b.state.CompareAndSwap(bodyOpen, bodyIdle) {
-		b.rc.Close()
-	}
-}
-
-func (b *idleBody) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
-	if n > 0 {
-		b.delivered += int64(n)
-		progress := true
-		if b.sse {
-			progress = b.scan.feed(p[:n]) > 0
-		}
-		if progress {
-			b.content = true
-			if b.timer != nil && b.state.Load() == bodyOpen {
-				b.timer.Reset(b.timeout)
-			}
-		}
-	}
-	if err == nil {
-		return n, nil
-	}
-	if b.timer != nil {
-		b.timer.Stop() // the stream is over either way
-	}
-	if errors.Is(err, io.EOF) {
-		return n, err
-	}
-	if b.state.Load() == bodyIdle {
-		err = &IdleError{After: b.timeout}
-	}
-	if b.content {
-		err = &StreamError{Delivered: b.delivered, Err: err}
-	}
-	return n, err
-}
-
-func (b *idleBody) Close() error {
-	if b.timer != nil {
-		b.timer.Stop()
-	}
-	if b.state.CompareAndSwap(bodyOpen, bodyClosed) {
-		return b.rc.Close()
-	}
-	return nil // closed already, by the timer or an earlier Close
-}
-
 // Event is one server-sent event, a plain value; the zero Event is an unnamed
 // event with empty data.
 type Event struct {
@@ -206,7 +86,8 @@ func FirstEvent(body io.ReadCloser, limit int) (Event, io.ReadCloser, error) {
 	if limit <= 0 {
 		return Event{}, body, ErrNoEvent
 	}
-	s := sseScanner{capture: true}
+	var c sseCapture
+	s := sseScanner{capture: &c}
 	buf := make([]byte, 0, min(limit, 4<<10))
 	empty := 0
 	for len(buf) < limit {
@@ -220,7 +101,7 @@ func FirstEvent(body io.ReadCloser, limit int) (Event, io.ReadCloser, error) {
 		switch {
 		case found:
 			replay, _ := replayBody(buf, body, err)
-			return s.ev, replay, nil // whatever went wrong comes after the event
+			return c.ev, replay, nil // whatever went wrong comes after the event
 		case err != nil:
 			replay, err := replayBody(buf, body, err)
 			if err == nil {
@@ -263,7 +144,7 @@ func replayBody(buf []byte, body io.ReadCloser, err error) (*peekedBody, error) 
 // "ping"); with capture it also keeps the event's name and data, for
 // FirstEvent.
 type sseScanner struct {
-	capture bool
+	capture *sseCapture // nil: none
 	st      uint8
 	cr      bool // the last byte was a CR: a following LF ends no line
 	bom     int  // bytes of a byte order mark seen; len(utf8BOM) when past it
@@ -277,8 +158,12 @@ type sseScanner struct {
 
 	hasData bool // the event has a data field
 	isPing  bool // the event's name is "ping"
+}
 
-	// With capture.
+// sseCapture is what a capturing sseScanner keeps of the event it reads:
+// apart, so that a scanner that keeps nothing (one in every body under an
+// idle limit) is small.
+type sseCapture struct {
 	evName []byte
 	data   []byte
 	cur    []byte
@@ -302,7 +187,7 @@ const (
 )
 
 // feed scans p and returns how many events with content it completed. With
-// capture it stops at the first one and leaves it in s.ev.
+// capture it stops at the first one and leaves it in s.capture.ev.
 func (s *sseScanner) feed(p []byte) int {
 	// A UTF-8 byte order mark at the start of the stream is dropped.
 	for s.bom < len(utf8BOM) && len(p) > 0 {
@@ -333,7 +218,7 @@ func (s *sseScanner) scan(p []byte) int {
 		if c == '\r' || c == '\n' {
 			if s.endLine() {
 				dispatched++
-				if s.capture {
+				if s.capture != nil {
 					return dispatched
 				}
 			}
@@ -411,7 +296,9 @@ func (s *sseScanner) startValue() {
 		}
 	}
 	s.pingLen = 0
-	s.cur = s.cur[:0]
+	if s.capture != nil {
+		s.capture.cur = s.capture.cur[:0]
+	}
 }
 
 func (s *sseScanner) addValue(v []byte) {
@@ -425,11 +312,11 @@ func (s *sseScanner) addValue(v []byte) {
 				s.pingLen++
 			}
 		}
-	case s.field != fieldData || !s.capture:
+	case s.field != fieldData || s.capture == nil:
 		return
 	}
-	if s.capture {
-		s.cur = append(s.cur, v...)
+	if c := s.capture; c != nil {
+		c.cur = append(c.cur, v...)
 	}
 }
 
@@ -449,14 +336,14 @@ func (s *sseScanner) endLine() bool {
 	switch s.field {
 	case fieldEvent:
 		s.isPing = s.pingLen == len(s.ping) && string(s.ping[:]) == "ping"
-		if s.capture {
-			s.evName = append(s.evName[:0], s.cur...)
+		if c := s.capture; c != nil {
+			c.evName = append(c.evName[:0], c.cur...)
 		}
 	case fieldData:
 		s.hasData = true
-		if s.capture {
-			s.data = append(s.data, s.cur...)
-			s.data = append(s.data, '\n')
+		if c := s.capture; c != nil {
+			c.data = append(c.data, c.cur...)
+			c.data = append(c.data, '\n')
 		}
 	}
 	return false
@@ -465,11 +352,13 @@ func (s *sseScanner) endLine() bool {
 // dispatch ends an event at a blank line and reports whether it had content.
 func (s *sseScanner) dispatch() bool {
 	content := s.hasData && !s.isPing
-	if content && s.capture {
-		s.ev = Event{Name: string(s.evName), Data: string(s.data[:len(s.data)-1])}
+	if c := s.capture; c != nil {
+		if content {
+			c.ev = Event{Name: string(c.evName), Data: string(c.data[:len(c.data)-1])}
+		}
+		c.evName, c.data = c.evName[:0], c.data[:0]
 	}
 	s.hasData, s.isPing = false, false
-	s.evName, s.data = s.evName[:0], s.data[:0]
 	return content
 }
 

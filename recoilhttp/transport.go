@@ -105,7 +105,11 @@ type Transport struct {
 	// a slow stream that keeps arriving. Zero means DefaultIdleTimeout, so
 	// that no read of a body the Transport returns can block for ever on a
 	// peer that stopped sending; NoIdleTimeout (any negative value) turns
-	// the limit off, for a caller that bounds every read itself.
+	// the limit off, for a caller that bounds every read itself. One timer
+	// of the Transport's watches every body it returned that is still
+	// open: a body costs no timer and no goroutine of its own, and while
+	// none is open no goroutine runs (the timer fires once more, finds
+	// none and stops).
 	IdleTimeout time.Duration
 	// NoStreamCheck turns off reading the first event of a text/event-stream
 	// response before returning it. With the check on, an error that
@@ -146,6 +150,7 @@ type Transport struct {
 
 	own     recoil.Policy
 	stacked atomic.Bool // a stacked retry layer has been reported
+	idle    idleWatch   // the idle limit on the bodies RoundTrip returns
 }
 
 // Summary is the one report of a logical HTTP request: the core Summary plus
@@ -275,11 +280,7 @@ func (t *Transport) wrapBody(resp *http.Response) *http.Response {
 	if _, ok := resp.Body.(*wrapped); ok {
 		return resp
 	}
-	if isEventStream(resp) {
-		resp.Body = SSEIdleBody(resp.Body, idle)
-	} else {
-		resp.Body = IdleBody(resp.Body, idle)
-	}
+	resp.Body = t.idle.open(resp.Body, idle, isEventStream(resp))
 	return resp
 }
 
