@@ -242,6 +242,9 @@ func TestConsumers(t *testing.T) {
 		{"idempotency/redisstore", []string{"idempotency/redisstore"}, nil},
 		{"idempotency/pgstore", []string{"idempotency/pgstore"}, nil},
 		{"sdk", []string{"sdk"}, nil},
+		{"proxy", []string{"proxy"}, map[string]string{
+			"github.com/prometheus/client_golang/prometheus/promhttp": "its tests serve the metrics as the command does",
+		}},
 	}
 	for _, a := range adapters {
 		t.Run(a.module, func(t *testing.T) {
