@@ -26,8 +26,10 @@ import (
 // the test's own, each driven at 150 calls a second (six times the
 // allowance). The provider counts what it admits per 1 s window: never more
 // than the fleet's overshoot bound (docs/fleet.md: Burst + Limit·t/Window +
-// replicas × Lease, Burst being Limit) plus the one burst a switch between
-// Redis and the local share may admit. Mid-run the test kills Redis: both
+// replicas × Lease, Burst being Limit) plus what a switch between Redis and
+// the local share may admit on top, a burst each way: the replicas' local
+// buckets start full when they fall back, and so does the shared one when
+// a Redis that lost its state comes back. Mid-run the test kills Redis: both
 // replicas fall back to their local share and say so on /metrics
 // (recoil_proxy_fleet_shared 0) and /recoil/state (fleet_shared false),
 // and rejoin, saying so too, once a new Redis answers on the same port.
@@ -70,7 +72,7 @@ func TestTwoReplicas(t *testing.T) {
 
 	windows := up.windows(window)
 	lease := int64(max(1, limit*2/100)) // the fleet's default lease: 2 % of the limit
-	bound := limit + limit + 2*lease + limit
+	bound := limit + limit + 2*lease + 2*limit // Burst + Limit + replicas × Lease, and a burst each way
 	t.Logf("admitted per %v window: %v (bound %d); Redis killed at %.1f s, both replicas local by %.1f s, shared again by %.1f s",
 		window, windows, bound, up.since(killed), up.since(lost), up.since(back))
 	for i, n := range windows {
