@@ -71,7 +71,7 @@ func TestTwoReplicas(t *testing.T) {
 	wg.Wait()
 
 	windows := up.windows(window)
-	lease := int64(max(1, limit*2/100)) // the fleet's default lease: 2 % of the limit
+	lease := int64(max(1, limit*2/100))        // the fleet's default lease: 2 % of the limit
 	bound := limit + limit + 2*lease + 2*limit // Burst + Limit + replicas × Lease, and a burst each way
 	t.Logf("admitted per %v window: %v (bound %d); Redis killed at %.1f s, both replicas local by %.1f s, shared again by %.1f s",
 		window, windows, bound, up.since(killed), up.since(lost), up.since(back))
