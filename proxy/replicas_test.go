@@ -39,7 +39,7 @@ func TestTwoReplicas(t *testing.T) {
 		limit    = 50
 		window   = time.Second
 		rate     = 150 // each replica's
-		duration = 20 * time.Second
+		duration = 30 * time.Second
 	)
 	rds := startRedis(t)
 	up := newCounter(t)
