@@ -1,12 +1,14 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,14 +20,17 @@ import (
 )
 
 // call is one logical call through the proxy: what the access log line and
-// the answer's headers need to know of it.
+// the answer's headers need to know of it, and the parts of the request it
+// sends on that would otherwise each be an allocation of their own (its
+// URL, its body's reader, the context that carries the call), held in the
+// one record.
 type call struct {
 	p                          *Proxy
 	rt                         *route
 	cl                         *client
 	proto, model, method, path string
 	body                       []byte
-	hdr                        http.Header // the client's request headers
+	idemKey                    string // the client's Idempotency-Key, if any
 	start                      time.Time
 	sdkRetry                   bool
 	acct                       *hop.Account
@@ -35,6 +40,38 @@ type call struct {
 	streamed                   int64
 	streamErr                  error
 	refused                    string // why the proxy answered without a provider's answer
+
+	url    url.URL     // the request out's URL
+	reader callBody    // the request out's body: a reader of body
+	ctx    callContext // the request out's context: the call's, carrying the call
+}
+
+// callBody reads a call's checked body for its first attempt; GetBody
+// gives each later one a reader of its own.
+type callBody struct{ bytes.Reader }
+
+// Close implements io.Closer: there is nothing to release.
+func (*callBody) Close() error { return nil }
+
+// getBody returns a new reader of the call's body, for an attempt after
+// the first.
+func (c *call) getBody() (io.ReadCloser, error) {
+	return io.NopCloser(bytes.NewReader(c.body)), nil
+}
+
+// callContext is the context the request out carries: its parent's, which
+// also answers callKey with the call, for the Transport's Observe to fill.
+type callContext struct {
+	context.Context
+	c *call
+}
+
+// Value implements context.Context.
+func (x *callContext) Value(key any) any {
+	if key == (callKey{}) {
+		return x.c
+	}
+	return x.Context.Value(key)
 }
 
 // Headers the proxy's answers carry.
@@ -132,13 +169,11 @@ func (c *call) answer(w http.ResponseWriter, resp *http.Response) {
 		}
 	}
 	c.status = resp.StatusCode
+	hop.Response{Spent: c.spent()}.Write(h) // the retries spent at and below the proxy, if any
 	if resp.StatusCode >= 400 {
 		// The proxy is the chain's one retry layer: what it answers with
 		// has been retried, moved or refused already.
 		h.Set(HeaderShouldRetry, "false")
-		if s := c.spent(); s > 0 {
-			h.Set(hop.HeaderSpent, strconv.Itoa(s))
-		}
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, recoilhttp.MaxErrorBody))
 		h.Set("Content-Length", strconv.Itoa(len(b)))
 		w.WriteHeader(resp.StatusCode)
@@ -240,17 +275,17 @@ func (c *call) finish() {
 }
 
 // chargeRetry charges a request that an SDK retries, or that repeats an
-// idempotency key already seen, to the budget of the request it repeats,
-// and reports whether it answered the call itself: a retry whose request
-// has no retries left is refused with that request's last failure, and is
-// never sent. A retry of a request the proxy does not remember (from
-// before a restart, or already forgotten) goes once, with no retries of
-// the proxy's own.
-func (p *Proxy) chargeRetry(w http.ResponseWriter, r *http.Request, c *call, ctx *context.Context) bool {
-	e := p.ledger.find(c, r.Header)
+// idempotency key already seen, to the budget of the request it repeats
+// (the call's account becomes that request's), and reports whether it
+// answered the call itself: a retry whose request has no retries left is
+// refused with that request's last failure, and is never sent. A retry of
+// a request the proxy does not remember (from before a restart, or
+// already forgotten) goes once, with no retries of the proxy's own.
+func (p *Proxy) chargeRetry(w http.ResponseWriter, c *call) bool {
+	e := p.ledger.find(c)
 	if e == nil {
 		if c.sdkRetry {
-			*ctx = hop.WithAccount(*ctx, hop.NewAccount(0))
+			c.acct = hop.NewAccount(0)
 		}
 		return false
 	}
@@ -274,6 +309,6 @@ func (p *Proxy) chargeRetry(w http.ResponseWriter, r *http.Request, c *call, ctx
 		c.finish()
 		return true
 	}
-	*ctx = hop.WithAccount(*ctx, e.acct)
+	c.acct = e.acct
 	return false
 }

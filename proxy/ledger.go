@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"crypto/sha256"
-	"net/http"
 	"sync"
 	"time"
 
@@ -40,13 +39,13 @@ func newLedger(ttl time.Duration) *ledger {
 }
 
 // key is what identifies the request c repeats.
-func (c *call) key(h http.Header) [32]byte {
+func (c *call) key() [32]byte {
 	d := sha256.New()
 	if c.cl != nil {
 		d.Write([]byte(c.cl.scope))
 	}
 	d.Write([]byte{0})
-	if k := h.Get("Idempotency-Key"); k != "" {
+	if k := c.idemKey; k != "" {
 		d.Write([]byte("key\x00" + k))
 	} else {
 		d.Write([]byte(c.method + "\x00" + c.path + "\x00"))
@@ -65,7 +64,7 @@ func (l *ledger) remember(c *call, status int, body []byte) {
 	if len(body) > recoilhttp.MaxErrorBody {
 		body = body[:recoilhttp.MaxErrorBody]
 	}
-	k := c.key(c.hdr)
+	k := c.key()
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -81,8 +80,8 @@ func (l *ledger) remember(c *call, status int, body []byte) {
 }
 
 // find returns the entry of the request c repeats, or nil.
-func (l *ledger) find(c *call, h http.Header) *entry {
-	k := c.key(h)
+func (l *ledger) find(c *call) *entry {
+	k := c.key()
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -226,7 +226,7 @@ func protocolOf(path string) (string, bool) {
 // checks the body, finds the route, and forwards under the route's policy.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t := p.table.Load()
-	c := &call{p: p, start: time.Now(), method: r.Method, path: r.URL.Path, hdr: r.Header}
+	c := &call{p: p, start: time.Now(), method: r.Method, path: r.URL.Path, idemKey: r.Header.Get("Idempotency-Key")}
 	proto, ok := protocolOf(r.URL.Path)
 	if !ok {
 		c.refuse(w, OpenAI, http.StatusNotFound, "not_found", "no API at this path: OpenAI's are under /v1/, Anthropic's at /v1/messages")
@@ -288,8 +288,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rt.sdkRetries.Add(1)
 	}
 	rt.calls.Add(1)
-	ctx := context.WithValue(r.Context(), callKey{}, c)
-	rt.mw.ServeHTTP(w, r.WithContext(ctx))
+	p.serve(w, r, c)
 }
 
 func (cl *client) class() fleet.Class {
@@ -344,15 +343,14 @@ func readBody(body io.Reader, n, limit int64) ([]byte, error) {
 		return nil, nil
 	}
 	if n >= 0 {
-		buf := make([]byte, n)
-		if _, err := io.ReadFull(body, buf); err != nil {
+		buf := make([]byte, n+1) // one byte more, to see that nothing follows
+		if _, err := io.ReadFull(body, buf[:n]); err != nil {
 			return nil, err
 		}
-		var one [1]byte
-		if m, _ := body.Read(one[:]); m > 0 {
+		if m, _ := body.Read(buf[n:]); m > 0 {
 			return nil, errTooLarge // longer than it said: net/http refuses that itself
 		}
-		return buf, nil
+		return buf[:n:n], nil
 	}
 	var b bytes.Buffer
 	m, err := b.ReadFrom(io.LimitReader(body, limit+1))
@@ -365,34 +363,62 @@ func readBody(body io.Reader, n, limit int64) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// forward sends the call to its route, under the hop account the
-// middleware opened (or, for an SDK's retry, the account of the request it
-// retries), and answers with what came back.
-func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	c := ctx.Value(callKey{}).(*call)
-	rt := c.rt
-	if c.sdkRetry || r.Header.Get("Idempotency-Key") != "" {
-		if done := p.chargeRetry(w, r, c, &ctx); done {
+// serve is the server side of the hop protocol for a call, as
+// recoilhttp.Middleware is for a handler, less what the proxy has no use
+// for (it never forwards the client's Recoil- headers, so it need not
+// rewrite them): it opens the call's hop account — the budget the caller
+// sent, never more than the route's own retries, or for an SDK's retry the
+// account of the request it repeats — and its deadline, less the margin,
+// and forwards the call under them.
+func (p *Proxy) serve(w http.ResponseWriter, r *http.Request, c *call) {
+	in, _ := hop.ParseRequest(r.Header) // malformed fields read as absent
+	left, hasDeadline := in.TimeLeft(0)
+	if hasDeadline && left <= 0 {
+		hop.Response{NoRetry: true}.Write(w.Header())
+		c.refuse(w, c.proto, http.StatusGatewayTimeout, "timeout_error", "no time left: the caller's deadline leaves the proxy nothing to serve the request with")
+		return
+	}
+	if c.sdkRetry || c.idemKey != "" {
+		if done := p.chargeRetry(w, c); done {
 			return
 		}
 	}
-	c.acct = hop.AccountFrom(ctx)
+	if c.acct == nil {
+		c.acct = hop.NewAccount(in.AccountBudget(c.rt.hopBudget, false))
+	}
+	ctx := hop.WithAccount(r.Context(), c.acct)
+	if hasDeadline {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, left)
+		defer cancel()
+	}
 	if c.cl != nil && c.cl.background {
 		ctx = recoil.WithPriority(ctx, recoil.PriorityBackground)
 	}
-	out, err := http.NewRequestWithContext(ctx, r.Method, "", bytes.NewReader(c.body))
-	if err != nil {
-		c.refuse(w, c.proto, http.StatusBadRequest, "invalid_request_error", err.Error())
-		return
-	}
-	if len(c.body) == 0 {
+	c.ctx = callContext{Context: ctx, c: c}
+	p.forward(w, r.WithContext(&c.ctx), c)
+}
+
+// forward sends the call to its route and answers with what came back.
+// out is the handler's own shallow copy of the request, made to carry the
+// call's context: it becomes the request out, pointed at the route's
+// first target, with the checked body. Its header map, the client's,
+// is filtered in place rather than copied (the Transport copies it for
+// each attempt anyway; net/http reads nothing of it once the handler
+// runs): everything the proxy needed of it was read before.
+func (p *Proxy) forward(w http.ResponseWriter, out *http.Request, c *call) {
+	rt := c.rt
+	in := out.URL
+	c.url = url.URL{Scheme: rt.base.Scheme, Host: rt.base.Host, Path: rt.outPath(in.Path), RawQuery: in.RawQuery}
+	out.URL, out.Host, out.RequestURI, out.Close = &c.url, rt.base.Host, "", false
+	out.TransferEncoding, out.Trailer = nil, nil
+	filterRequestHeader(out.Header)
+	if len(c.body) > 0 {
+		c.reader.Reset(c.body)
+		out.Body, out.GetBody, out.ContentLength = &c.reader, c.getBody, int64(len(c.body))
+	} else {
 		out.Body, out.GetBody, out.ContentLength = nil, nil, 0
 	}
-	out.URL = &url.URL{Scheme: rt.base.Scheme, Host: rt.base.Host,
-		Path: strings.TrimSuffix(rt.base.Path, "/") + strings.TrimPrefix(r.URL.Path, rt.prefix), RawQuery: r.URL.RawQuery}
-	out.Host = rt.base.Host
-	copyRequestHeader(out.Header, r.Header)
 	resp, err := rt.send.RoundTrip(out)
 	if err != nil {
 		c.failed(w, err)
@@ -416,12 +442,14 @@ var hopByHop = map[string]bool{
 	"Idempotency-Key": true, "X-Idempotency-Key": true,
 }
 
-func copyRequestHeader(dst, src http.Header) {
-	for k, v := range src {
+// filterRequestHeader removes from h what is never forwarded: the
+// hop-by-hop headers and the hop protocol's (the Transport writes the
+// proxy's own).
+func filterRequestHeader(h http.Header) {
+	for k := range h {
 		if hopByHop[k] || strings.HasPrefix(k, "Recoil-") {
-			continue
+			delete(h, k)
 		}
-		dst[k] = v
 	}
 }
 

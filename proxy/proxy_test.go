@@ -377,3 +377,39 @@ func TestHopBudgetIn(t *testing.T) {
 		t.Errorf("hop budget sent on = %q, want 0", v)
 	}
 }
+
+func TestHopIn(t *testing.T) {
+	// What a recoil service in front of the proxy sends decides the
+	// proxy's account and deadline; what comes back says what was spent.
+	for _, tc := range []struct {
+		name     string
+		header   map[string]string
+		upstream func(int64, http.ResponseWriter, *http.Request)
+		status   int
+		hits     int64  // attempts at the provider
+		spent    string // Recoil-Retries-Spent in the answer
+	}{
+		{"no time left", map[string]string{"Recoil-Deadline-Ms": "0"}, ok(`{}`), 504, 0, ""},
+		{"time left", map[string]string{"Recoil-Deadline-Ms": "60000"}, ok(`{}`), 200, 1, ""},
+		{"retried to success", nil, status(503, 1), 200, 2, "1"},
+		{"budget higher than the route's", map[string]string{"Recoil-Retry-Budget": "9"}, status(503, -1), 503, 3, "2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			up := newProvider(t, tc.upstream)
+			_, url := start(t, oneRoute(OpenAI, up.URL, fast()))
+			resp, body := post(t, url+"/v1/chat/completions", tc.header, `{}`)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d %s, want %d", resp.StatusCode, body, tc.status)
+			}
+			if n := up.hits.Load(); n != tc.hits {
+				t.Errorf("provider attempts = %d, want %d", n, tc.hits)
+			}
+			if v := resp.Header.Get("Recoil-Retries-Spent"); v != tc.spent {
+				t.Errorf("Recoil-Retries-Spent = %q, want %q", v, tc.spent)
+			}
+			if tc.status >= 400 && resp.Header.Get(HeaderShouldRetry) != "false" {
+				t.Errorf("a failure answer without %s: false", HeaderShouldRetry)
+			}
+		})
+	}
+}

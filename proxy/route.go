@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,8 +32,9 @@ type route struct {
 	fallback  *recoil.Fallback
 	targets   []Target
 	allowance *fleet.Allowance
-	retries   int // the policy's retries: the budget of a request's account
-	mw        *recoilhttp.Middleware
+	basePath  string // base's path without its trailing slash
+	retries   int    // the policy's retries: the budget of a request's account
+	hopBudget int    // retries, as hop.Request.AccountBudget reads its own budget
 	ident     string // the configuration it was built from, for reloads
 
 	calls, failed, attempts atomic.Int64
@@ -55,7 +57,6 @@ func clientPrefix(protocol string) string {
 // buildRoute makes the route r describes. base is the RoundTripper every
 // attempt goes out on; fl, if not nil, holds the shared allowances.
 func (p *Proxy) buildRoute(r *Route, base http.RoundTripper, fl *fleet.Client) (*route, error) {
-	spec := r.Policy
 	rt := &route{
 		name:      r.Protocol + "/" + r.Model,
 		protocol:  r.Protocol,
@@ -65,18 +66,39 @@ func (p *Proxy) buildRoute(r *Route, base http.RoundTripper, fl *fleet.Client) (
 		perTarget: map[string]int64{},
 	}
 	pol := new(recoil.Policy)
-	if spec != nil {
-		spec.Build(pol, nil)
-	}
-	rt.retries = pol.MaxRetries()
-	hb := rt.retries
-	if hb == 0 {
-		hb = -1 // the middleware reads zero as its default
+	if r.Policy != nil {
+		r.Policy.Build(pol, nil)
 	}
 	// The hop protocol in: a recoil service in front of the proxy shares
 	// its budget and deadline with the proxy's attempts (never more than
 	// the route's own retries: the client's headers can only lower it).
-	rt.mw = recoilhttp.NewMiddleware(http.HandlerFunc(p.forward), recoilhttp.MiddlewareConfig{Budget: hb})
+	rt.retries = pol.MaxRetries()
+	rt.hopBudget = rt.retries
+	if rt.hopBudget == 0 {
+		rt.hopBudget = -1 // AccountBudget reads zero as its default
+	}
+	fb, err := fallbackOf(r)
+	if err != nil {
+		return nil, err
+	}
+	rt.base, _ = url.Parse(r.Targets[0].BaseURL)
+	rt.basePath = strings.TrimSuffix(rt.base.Path, "/")
+	pol.Fallback = fb
+	rt.fallback = fb
+	if err := p.shareState(rt, r, pol, fl); err != nil {
+		return nil, err
+	}
+	if p.metrics != nil {
+		p.metrics.instrument(rt.name, pol)
+	}
+	rt.policy = pol
+	p.buildTransport(rt, r, base)
+	return rt, nil
+}
+
+// fallbackOf is the route's Fallback: one target per configured target,
+// each an endpoint with the target's credentials and model name.
+func fallbackOf(r *Route) (*recoil.Fallback, error) {
 	fb := &recoil.Fallback{Cooldown: r.Cooldown}
 	for i := range r.Targets {
 		t := &r.Targets[i]
@@ -99,44 +121,53 @@ func (p *Proxy) buildRoute(r *Route, base http.RoundTripper, fl *fleet.Client) (
 		}
 		fb.Targets = append(fb.Targets, tg)
 	}
-	rt.base, _ = url.Parse(r.Targets[0].BaseURL)
-	pol.Fallback = fb
-	rt.fallback = fb
-	if r.Allowance != nil && fl != nil {
-		a, err := fl.Allowance(fleet.AllowanceConfig{
-			Name: "route/" + rt.name, Unit: unitOf(r.Allowance.Unit), Limit: r.Allowance.Limit,
-			Window: r.Allowance.Window, Reserved: r.Allowance.Reserved,
-		})
-		if err != nil {
-			return nil, err
-		}
-		rt.allowance = a
-		retries := pol.Budget
-		if retries == nil {
-			retries = new(budget.Share) // what a nil Budget would have been
-		}
-		if p.cfg.Fleet != nil && p.cfg.Fleet.RetryBudget {
+	return fb, nil
+}
+
+// shareState puts the route's allowance, and with the fleet's
+// retry_budget its retry budget, in the fleet's shared state: the
+// allowance guards the policy's budget, which is the fleet's when shared.
+func (p *Proxy) shareState(rt *route, r *Route, pol *recoil.Policy, fl *fleet.Client) error {
+	sharedBudget := p.cfg.Fleet != nil && p.cfg.Fleet.RetryBudget && fl != nil
+	if r.Allowance == nil || fl == nil {
+		if sharedBudget {
 			b, err := fl.Budget(fleet.BudgetConfig{Name: "route/" + rt.name})
 			if err != nil {
-				return nil, err
+				return err
 			}
-			retries = b
+			pol.Budget = b
 		}
-		pol.Budget = a.Guard(fleet.Interactive, retries)
-	} else if p.cfg.Fleet != nil && p.cfg.Fleet.RetryBudget && fl != nil {
+		return nil
+	}
+	a, err := fl.Allowance(fleet.AllowanceConfig{
+		Name: "route/" + rt.name, Unit: unitOf(r.Allowance.Unit), Limit: r.Allowance.Limit,
+		Window: r.Allowance.Window, Reserved: r.Allowance.Reserved,
+	})
+	if err != nil {
+		return err
+	}
+	rt.allowance = a
+	retries := pol.Budget
+	if retries == nil {
+		retries = new(budget.Share) // what a nil Budget would have been
+	}
+	if sharedBudget {
 		b, err := fl.Budget(fleet.BudgetConfig{Name: "route/" + rt.name})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		pol.Budget = b
+		retries = b
 	}
-	if p.metrics != nil {
-		p.metrics.instrument(rt.name, pol)
-	}
-	rt.policy = pol
+	pol.Budget = a.Guard(fleet.Interactive, retries)
+	return nil
+}
+
+// buildTransport makes the Transport the route's attempts go out
+// through, over base, and what Options.Trace makes of it.
+func (p *Proxy) buildTransport(rt *route, r *Route, base http.RoundTripper) {
 	idle := time.Duration(0)
-	if spec != nil {
-		idle = spec.IdleTimeout
+	if r.Policy != nil {
+		idle = r.Policy.IdleTimeout
 	}
 	var learn http.RoundTripper = base
 	if rt.allowance != nil {
@@ -144,7 +175,7 @@ func (p *Proxy) buildRoute(r *Route, base http.RoundTripper, fl *fleet.Client) (
 	}
 	rt.transport = &recoilhttp.Transport{
 		Base:   learn,
-		Policy: pol,
+		Policy: rt.policy,
 		// Generation calls are POSTs: the proxy retries them under an
 		// Idempotency-Key of its own, the same on every attempt, as the
 		// SDKs retry them (with theirs).
@@ -157,7 +188,18 @@ func (p *Proxy) buildRoute(r *Route, base http.RoundTripper, fl *fleet.Client) (
 	if p.trace != nil {
 		rt.send = p.trace(rt.transport)
 	}
-	return rt, nil
+}
+
+// outPath is the path a request to path goes out on to the route's first
+// target: the target's base path in place of the protocol's client-facing
+// prefix. It is path itself, with no new string, when the two agree (an
+// OpenAI base URL ending in /v1).
+func (rt *route) outPath(path string) string {
+	rest, ok := strings.CutPrefix(path, rt.prefix)
+	if ok && rt.basePath == rt.prefix {
+		return path
+	}
+	return rt.basePath + rest
 }
 
 func unitOf(s string) fleet.Unit {

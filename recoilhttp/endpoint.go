@@ -95,24 +95,35 @@ var errRewriteBody = errors.New("recoilhttp: a Fallback target names a model, bu
 // whose base path the request's path is relative to; body, when not nil,
 // is the request's body, already read.
 func (e *Endpoint) route(out, req *http.Request, first *Endpoint, body []byte) {
-	u := *req.URL
-	rest := u.Path
+	rest, same := req.URL.Path, e == first
 	if first != nil && first.base.Path != "" {
 		if p := first.base.Path; rest == p || strings.HasPrefix(rest, p+"/") {
 			rest = rest[len(p):]
+		} else {
+			same = false
 		}
 	}
-	u.Scheme, u.Host, u.Path, u.RawPath = e.base.Scheme, e.base.Host, e.base.Path+rest, ""
-	if q := e.base.Query(); len(q) > 0 {
-		rq := u.Query()
-		for k, v := range q {
-			if _, ok := rq[k]; !ok {
-				rq[k] = v
+	if same && e.base.RawQuery == "" && req.URL.RawPath == "" &&
+		req.URL.Scheme == e.base.Scheme && req.URL.Host == e.base.Host {
+		// Already pointed at this endpoint (the first, whose base path
+		// it is under): the URL goes as it is, shared, never written.
+		out.URL = req.URL
+	} else {
+		u := *req.URL
+		u.Scheme, u.Host, u.Path, u.RawPath = e.base.Scheme, e.base.Host, e.base.Path+rest, ""
+		if e.base.RawQuery != "" { // parsing an empty query would still make a map
+			rq := u.Query()
+			for k, v := range e.base.Query() {
+				if _, ok := rq[k]; !ok {
+					rq[k] = v
+				}
 			}
+			u.RawQuery = rq.Encode()
 		}
-		u.RawQuery = rq.Encode()
+		out.URL = &u
 	}
-	out.URL, out.Host = &u, ""
+	out.Host = ""
+	u := out.URL
 	if u.Scheme != req.URL.Scheme || !strings.EqualFold(u.Host, req.URL.Host) {
 		for _, h := range credentialHeaders {
 			delete(out.Header, h)

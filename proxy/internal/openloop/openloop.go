@@ -1,0 +1,238 @@
+// Package openloop drives an HTTP endpoint with an open-loop load — calls
+// that arrive at a fixed rate whether or not the earlier ones have been
+// answered, as a proxy's clients arrive — and measures each call's latency
+// from the moment it was due, so that a server that falls behind is seen
+// falling behind (no coordinated omission). The proxy's benchmarks use it
+// to compare proxies side by side on one upstream.
+package openloop
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Result is what one run measured.
+type Result struct {
+	Rate     float64       // the arrivals asked for, per second
+	Calls    int           // calls made
+	OK       int           // calls answered 200 with their body read
+	P50, P99 time.Duration // latency quantiles of the answered calls, from when each was due
+	Elapsed  time.Duration // from the first arrival to the last answer
+	Mallocs  uint64        // heap allocations in the whole process during the run
+}
+
+// PerSecond returns the calls answered 200 per second of the run.
+func (r Result) PerSecond() float64 {
+	if r.Elapsed <= 0 {
+		return 0
+	}
+	return float64(r.OK) / r.Elapsed.Seconds()
+}
+
+// AllocsPerCall returns the process's heap allocations per call.
+func (r Result) AllocsPerCall() float64 {
+	if r.Calls == 0 {
+		return 0
+	}
+	return float64(r.Mallocs) / float64(r.Calls)
+}
+
+// Client returns an HTTP client for runs: keep-alive connections enough
+// for every call in flight, so that the run measures the server rather
+// than new connections.
+func Client() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 4096
+	t.MaxIdleConnsPerHost = 4096
+	return &http.Client{Transport: t, Timeout: 10 * time.Second}
+}
+
+// Run posts body to url at rate calls a second for d, each call on a
+// goroutine of its own, and returns what it measured. A call's latency
+// runs from when it was due, not from when it started.
+func Run(ctx context.Context, c *http.Client, url, body string, rate float64, d time.Duration) Result {
+	n := int(rate * d.Seconds())
+	interval := time.Duration(float64(time.Second) / rate)
+	lat := make([]time.Duration, n)
+	var ok atomic.Int64
+	var wg sync.WaitGroup
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	timer := time.NewTimer(0)
+	<-timer.C
+	start := time.Now()
+	for i := range n {
+		due := start.Add(time.Duration(i) * interval)
+		if w := time.Until(due); w > 0 {
+			timer.Reset(w)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				return Result{Rate: rate}
+			}
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if call(ctx, c, url, body) {
+				lat[i] = time.Since(due)
+				ok.Add(1)
+			} else {
+				lat[i] = -1
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	runtime.ReadMemStats(&m1)
+	r := Result{Rate: rate, Calls: n, OK: int(ok.Load()), Elapsed: elapsed, Mallocs: m1.Mallocs - m0.Mallocs}
+	lat = slices.DeleteFunc(lat, func(d time.Duration) bool { return d < 0 })
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		r.P50 = lat[(len(lat)-1)*50/100]
+		r.P99 = lat[(len(lat)-1)*99/100]
+	}
+	return r
+}
+
+// call posts body to url and reports whether the answer was a 200 whose
+// body was read to its end.
+func call(ctx context.Context, c *http.Client, url, body string) bool {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		return false
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer sk-client")
+	resp, err := c.Do(req)
+	if err != nil {
+		return false
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return false
+	}
+	return resp.StatusCode == http.StatusOK
+}
+
+// Sustained reports whether a run kept up: every call answered 200, p99
+// under maxP99.
+func (r Result) Sustained(maxP99 time.Duration) bool {
+	return r.Calls > 0 && r.OK == r.Calls && r.P99 < maxP99
+}
+
+// Highest runs url at each of rates in turn, for d each, and returns the
+// highest rate whose run was Sustained under maxP99, with every run; it
+// stops at the first rate not sustained. A rate of 0 means none was.
+func Highest(ctx context.Context, c *http.Client, url, body string, rates []float64, d, maxP99 time.Duration) (float64, []Result) {
+	best := 0.0
+	var runs []Result
+	for _, rate := range rates {
+		r := Run(ctx, c, url, body, rate, d)
+		runs = append(runs, r)
+		if !r.Sustained(maxP99) {
+			break
+		}
+		best = rate
+	}
+	return best, runs
+}
+
+// Closed runs callers goroutines, each posting body to url one call after
+// another for d, and returns the calls answered 200 per second: the
+// throughput the server reaches when nothing waits.
+func Closed(ctx context.Context, c *http.Client, url, body string, callers int, d time.Duration) float64 {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var ok atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				if call(ctx, c, url, body) {
+					ok.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(ok.Load()) / time.Since(start).Seconds()
+}
+
+// Server is one of the servers a comparison runs: its name, the short tag
+// its metrics are reported under, and the URL its calls go to.
+type Server struct {
+	Name, Tag, URL string
+}
+
+// Figures are one server's measurements in a comparison: medians over the
+// rounds.
+type Figures struct {
+	Server
+	P50, P99       time.Duration
+	AllocsPerCall  float64
+	Throughput     float64 // calls a second with Callers callers and no waits
+	SustainedAtTop bool    // every round at the rate answered every call under the p99 bound
+}
+
+// Plan is what Compare runs.
+type Plan struct {
+	Body    string        // each call's body
+	Rates   []float64     // the rates to try on the first server, increasing
+	Step    time.Duration // each rate's run while finding the rate
+	MaxP99  time.Duration // the p99 the first server must stay under
+	Run     time.Duration // each measured run
+	Rounds  int           // measured runs per server, interleaved
+	Callers int           // closed-loop callers for the throughput
+}
+
+// Compare finds the highest of p.Rates that servers[0] (the reference)
+// sustains, then runs every server at that rate p.Rounds times, in turn,
+// round by round, and measures each one's closed-loop throughput. It
+// returns the rate, the ladder's runs, and each server's figures.
+func Compare(ctx context.Context, c *http.Client, servers []Server, p Plan) (float64, []Result, []Figures) {
+	rate, ladder := Highest(ctx, c, servers[0].URL, p.Body, p.Rates, p.Step, p.MaxP99)
+	at := rate
+	if at == 0 {
+		at = p.Rates[0] // none was sustained: measured at the lowest, and said so
+	}
+	runs := make([][]Result, len(servers))
+	for range p.Rounds {
+		for i, s := range servers {
+			runs[i] = append(runs[i], Run(ctx, c, s.URL, p.Body, at, p.Run))
+		}
+	}
+	figs := make([]Figures, len(servers))
+	for i, s := range servers {
+		f := Figures{Server: s, SustainedAtTop: true}
+		var p50, p99 []time.Duration
+		var allocs []float64
+		for _, r := range runs[i] {
+			p50, p99, allocs = append(p50, r.P50), append(p99, r.P99), append(allocs, r.AllocsPerCall())
+			f.SustainedAtTop = f.SustainedAtTop && r.Sustained(p.MaxP99)
+		}
+		f.P50, f.P99, f.AllocsPerCall = median(p50), median(p99), median(allocs)
+		f.Throughput = Closed(ctx, c, s.URL, p.Body, p.Callers, p.Run)
+		figs[i] = f
+	}
+	return rate, ladder, figs
+}
+
+func median[T time.Duration | float64](v []T) T {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return v[len(v)/2]
+}
