@@ -191,7 +191,7 @@ func loadAudit(args []string, lo audit.LoadOptions) (*audit.Mesh, error) {
 	}
 	name := strings.Join(args, " ")
 	if name == "-" {
-		name = "standard input"
+		name = stdinName
 	}
 	return audit.Infer(name, files, lo)
 }
@@ -207,7 +207,7 @@ func auditFiles(a string) ([]audit.File, error) {
 		if len(data) > maxAuditFile {
 			return nil, fmt.Errorf("standard input: larger than %d MiB", maxAuditFile>>20)
 		}
-		return []audit.File{{Name: "-", Data: data}}, nil
+		return []audit.File{{Name: stdinName, Data: data}}, nil
 	}
 	if st, err := os.Stat(a); err != nil || !st.IsDir() {
 		data, err := readAuditFile(a)
@@ -228,6 +228,9 @@ func auditFiles(a string) ([]audit.File, error) {
 	})
 	return out, err
 }
+
+// stdinName is what the report and its errors call standard input.
+const stdinName = "standard input"
 
 // maxAuditFile bounds a file or standard input the command reads.
 const maxAuditFile = 16 << 20
