@@ -73,6 +73,9 @@ func TestParseErrors(t *testing.T) {
 		{"istio no attempts", edgeMesh("istio", ""), "spec:\n  http:\n    - retries: {perTryTimeout: 2s}\n", "c:3: spec.http[0].retries.attempts: missing: Istio requires it in retries"},
 		{"istio no such route", edgeMesh("istio", "route: nope"), "spec:\n  http:\n    - name: a\n", `m.yaml:4: edges[0].route: c has no route "nope" (it has "a")`},
 		{"istio no spec", edgeMesh("istio", ""), "kind: VirtualService\n", "c:1: spec: missing: a VirtualService's routes are in spec.http"},
+		{"istio retry budget above 100%", edgeMesh("istio", ""), "kind: DestinationRule\nspec:\n  host: b\n  trafficPolicy:\n    retryBudget: {percent: 150}\n", "c:5: spec.trafficPolicy.retryBudget.percent: 150 is out of range: want 0 to 100"},
+		{"istio subset maxRetries", edgeMesh("istio", ""), "kind: DestinationRule\nspec:\n  host: b\n  subsets:\n  - name: v1\n    trafficPolicy: {connectionPool: {http: {maxRetries: lots}}}\n", `c:6: spec.subsets[0].trafficPolicy.connectionPool.http.maxRetries: want a whole number, got "lots"`},
+		{"istio port number", edgeMesh("istio", ""), "kind: DestinationRule\nspec:\n  host: b\n  trafficPolicy:\n    portLevelSettings:\n    - port: {number: http}\n", `c:6: spec.trafficPolicy.portLevelSettings[0].port.number: want a port number, got "http"`},
 
 		{"recoil negative", edgeMesh("recoil", ""), "max_attempts: -1\n", "c:1: max_attempts: must not be negative (0 means recoil's default, 3)"},
 		{"recoil renamed", edgeMesh("recoil", ""), "attempts: 3\n", `c:1: attempts: "attempts" is now spelled max_attempts (see docs/policy-language.md)`},
