@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +24,7 @@ type chain struct {
 	above map[string]float64
 }
 
-// TestChains: ten chains shaped like the real files the audit is scored
+// TestChains: eleven chains shaped like the real files the audit is scored
 // on (testdata/realfiles), each figure checked against the arithmetic in
 // its comment.
 func TestChains(t *testing.T) {
@@ -221,6 +220,26 @@ edges:
 		findings: []string{CheckBudget, CheckBudget, CheckBudget, CheckBudget, CheckBudget},
 	},
 	{
+		// An Envoy route that hedges on its per-try timeout and honours a
+		// server's Retry-After (rate_limited_retry_back_off, up to 4 s),
+		// retrying 5xx and a 429 twice; its hedge_policy also asks for 3
+		// initial requests, which Envoy does not implement. 3 attempts for
+		// every class. The cluster caps retries in flight at 10: at 100
+		// calls in flight, 10 % retry: 1.1 sustained. Hold: the hedged
+		// copies start 1 s apart and the last runs as long as the API, 2 ×
+		// 1 s + 3 s = 5 s; but answers that come back inside the per-try
+		// timeout are retried after their waits — a Retry-After of up to
+		// 4 s, to which Envoy adds up to half again: 6 s —, 3 × 1 s + 2 ×
+		// 6 s = 15 s, the longer, inside the 30 s timeout.
+		name: "envoy hedging on per-try timeout, with rate-limited back-off",
+		mesh: "services: [edge, {name: api, latency: 3s}]\nentries: [edge]\nedges:\n  - {from: edge, to: api, kind: envoy, config: envoy.yaml}\n",
+		files: map[string]string{
+			"envoy.yaml": "static_resources:\n  listeners:\n  - filter_chains:\n    - filters:\n      - typed_config:\n          route_config:\n            virtual_hosts:\n            - domains: [\"*\"]\n              routes:\n              - match: {prefix: /}\n                route:\n                  cluster: api\n                  timeout: 30s\n                  hedge_policy: {hedge_on_per_try_timeout: true, initial_requests: 3}\n                  retry_policy:\n                    retry_on: 5xx,retriable-status-codes\n                    retriable_status_codes: [429]\n                    num_retries: 2\n                    per_try_timeout: 1s\n                    rate_limited_retry_back_off:\n                      reset_headers: [{name: Retry-After, format: SECONDS}]\n                      max_interval: 4s\n  clusters:\n  - name: api\n    circuit_breakers: {thresholds: [{max_retries: 10}]}\n",
+		},
+		leaf: "api", byClass: [4]float64{3, 3, 3, 3}, sustained: 1.1, hold: 15 * time.Second,
+		findings: []string{CheckBudget},
+	},
+	{
 		// Istio's DestinationRule retryBudget (Istio 1.27 on: Envoy's
 		// retry_budget on the host's cluster) over a recoil client with no
 		// budget. The route retries 3 times on 5xx: 4 attempts for a 503, a
@@ -278,16 +297,30 @@ func reviewsSubsets(dest string) string {
 }
 
 // TestChainNotes: what the audit reads but does not multiply is said:
-// the outlier detection, the googleapis reading of a missing maxAttempts.
+// the outlier detection, the googleapis reading of a missing maxAttempts,
+// Envoy's hedge initial_requests (not implemented) and its rate-limited
+// waits.
 func TestChainNotes(t *testing.T) {
-	for _, c := range chains[4:6] {
+	want := map[string]string{
+		"googleapis: retries until the timeout":                        "retry until the 1m0s timeout — 20 attempts",
+		"istio with a destination rule over a timeouts-only policy":    "DestinationRule api: outlierDetection ejects a host after 7 consecutive errors, at most 10%",
+		"envoy hedging on per-try timeout, with rate-limited back-off": "rate_limited_retry_back_off: a server's reset header of up to 4s can make a retry wait up to 6s (Envoy adds up to half again as jitter) hedge_policy.initial_requests 3: Envoy does not implement it, and sends one request",
+	}
+	for _, c := range chains {
+		w, ok := want[c.name]
+		if !ok {
+			continue
+		}
+		delete(want, c.name)
 		m, err := Parse("m.yaml", []byte(c.mesh), mapOpener(c.files))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := fmt.Sprint(m.Edges[0].Retry.Notes)
-		if !strings.Contains(got, "outlierDetection ejects a host after 7 consecutive errors") && !strings.Contains(got, "retry until the 1m0s timeout — 20 attempts") {
-			t.Errorf("%s: notes %s", c.name, got)
+		if got := strings.Join(m.Edges[0].Retry.Notes, " "); !strings.Contains(got, w) {
+			t.Errorf("%s: notes %q, want %q", c.name, got, w)
 		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no chains named %v", want)
 	}
 }
