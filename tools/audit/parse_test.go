@@ -188,3 +188,37 @@ func TestReadJSON(t *testing.T) {
 		t.Errorf("lines: root %d, a %d, 1 %d, {b} %d, c %d", n.Line, n.Content[0].Line, a.Content[0].Line, a.Content[1].Line, n.Content[2].Line)
 	}
 }
+
+// TestRecoilWaits: a recoil policy's waits follow its classify mode: by
+// default the longer of the backoff and the overload backoff (the policy's
+// own, or recoil's from 1 s), and a Retry-After up to max_server_wait plus
+// the tenth more, at most a second, that recoil adds; under
+// retry-everything the backoff alone and no Retry-After; under timeouts no
+// answer is retried.
+func TestRecoilWaits(t *testing.T) {
+	tests := []struct {
+		name, policy string
+		waits        string
+		server       time.Duration
+		on           string
+	}{
+		{"recoil's defaults", "max_attempts: 3\n", "[1s 2s]", 61 * time.Second, "503,500,reset,429"},
+		{"an overload backoff of its own", "max_attempts: 3\noverload_backoff: {kind: exponential, base: 5s}\n", "[5s 10s]", 61 * time.Second, "503,500,reset,429"},
+		{"a backoff longer than the overload one", "max_attempts: 3\nbackoff: {kind: constant, base: 3s}\n", "[3s 3s]", 61 * time.Second, "503,500,reset,429"},
+		{"max_server_wait 10s", "max_attempts: 2\nmax_server_wait: 10s\n", "[1s]", 11 * time.Second, "503,500,reset,429"},
+		{"max_server_wait 5s", "max_attempts: 2\nmax_server_wait: 5s\n", "[1s]", 5500 * time.Millisecond, "503,500,reset,429"},
+		{"retry-everything ignores both", "max_attempts: 3\nclassify: retry-everything\noverload_backoff: {kind: exponential, base: 5s}\nmax_server_wait: 10s\n", "[100ms 200ms]", 0, "503,500,reset,429"},
+		{"timeouts retries no answer", "max_attempts: 3\nclassify: timeouts\n", "[100ms 200ms]", 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := parseRecoil("p.yaml", []byte(tt.policy))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(r.Waits); got != tt.waits || r.ServerWait != tt.server || strings.Join(r.On, ",") != tt.on {
+				t.Errorf("waits %s, server wait %v, on %v; want %s, %v, %s", got, r.ServerWait, r.On, tt.waits, tt.server, tt.on)
+			}
+		})
+	}
+}
