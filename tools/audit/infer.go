@@ -28,16 +28,16 @@ type File struct {
 // service. DestinationRules apply to their hosts across files. Of several
 // routes from one caller to one callee, the one that makes the most
 // attempts stands for them. Files (or documents) holding none of these are
-// passed over; if none holds any, Infer says so.
+// passed over, and so are files that are not YAML or JSON at all, which
+// Mesh.Unread lists; if none holds any, Infer says so.
 func Infer(name string, files []File, lo LoadOptions) (*Mesh, error) {
 	m := &Mesh{Name: name, File: name}
 	var rules []DestinationRule
 	var found []inferred
-	var unread error // the first file that does not parse
 	for _, f := range files {
 		kind, err := configKind(f.Data)
-		if err != nil && unread == nil && len(bytes.TrimSpace(f.Data)) > 0 {
-			unread = relabel(err, f.Name)
+		if err != nil && len(bytes.TrimSpace(f.Data)) > 0 {
+			m.Unread = append(m.Unread, relabel(err, f.Name).Error())
 		}
 		if kind == "" {
 			continue
@@ -53,8 +53,8 @@ func Infer(name string, files []File, lo LoadOptions) (*Mesh, error) {
 	}
 	if len(found) == 0 {
 		msg := "no VirtualService route, Envoy route or gRPC methodConfig in the files: nothing names a call (a mesh file names the calls otherwise; see docs/audit.md)"
-		if unread != nil {
-			msg += "; passed over, not YAML or JSON: " + unread.Error()
+		if len(m.Unread) > 0 {
+			msg += "; passed over, not YAML or JSON: " + m.Unread[0]
 		}
 		return nil, &Error{File: name, Err: errors.New(msg)}
 	}

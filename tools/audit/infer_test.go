@@ -41,7 +41,8 @@ func TestConfigKind(t *testing.T) {
 
 // TestInferPassesOver: files that hold no retry configuration are passed
 // over; when none holds any, the error says so and names the first file
-// that is not YAML or JSON at all, at its line.
+// that is not YAML or JSON at all, at its line; beside a route, such a file
+// is listed in Mesh.Unread.
 func TestInferPassesOver(t *testing.T) {
 	tests := []struct {
 		name  string
@@ -61,6 +62,8 @@ func TestInferPassesOver(t *testing.T) {
 				t.Fatal(err)
 			case tt.want == "" && len(m.Edges) != 1:
 				t.Errorf("edges %v, want one", m.Edges)
+			case tt.want == "" && strings.Join(m.Unread, "|") != "x.yaml:1: did not find expected node content":
+				t.Errorf("unread %q, want the broken file at its line", m.Unread)
 			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 				t.Errorf("error %v, want it to contain %q", err, tt.want)
 			}

@@ -119,6 +119,9 @@ func runAudit(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	for _, u := range m.Unread {
+		fmt.Fprintf(stderr, "recoil audit: passed over, not YAML or JSON: %s\n", u)
+	}
 	r, err := audit.Analyze(m, o)
 	if err != nil {
 		return err

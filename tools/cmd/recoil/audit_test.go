@@ -305,7 +305,8 @@ func TestAuditStdin(t *testing.T) {
 }
 
 // TestAuditDir: a directory's manifests make one graph; -sidecar-retry-on
-// with 503 (Istio before 1.24) makes the default route retry a 503.
+// with 503 (Istio before 1.24) makes the default route retry a 503; a file
+// that is not YAML is passed over with a word on standard error.
 func TestAuditDir(t *testing.T) {
 	dir := t.TempDir()
 	for name, s := range map[string]string{
@@ -321,4 +322,11 @@ func TestAuditDir(t *testing.T) {
 	runCLI(t.Context(), args...).check(t, args, exitOK, []string{"clients of api → api  istio         3    reset", "api (leaf)      1            1 · 1 · 3 · 1"}, nil)
 	args = []string{"audit", "-sidecar-retry-on", "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes,503", dir}
 	runCLI(t.Context(), args...).check(t, args, exitOK, []string{"api (leaf)      1            3 · 1 · 3 · 1"}, nil)
+	// An unrendered template beside it is passed over, and said to be.
+	if err := os.WriteFile(filepath.Join(dir, "tpl.yaml"), []byte("kind: VirtualService\nspec:\n  http:\n  {{- range .Routes }}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args = []string{"audit", dir}
+	runCLI(t.Context(), args...).check(t, args, exitOK, []string{"clients of api → api  istio         3    reset"},
+		[]string{"recoil audit: passed over, not YAML or JSON: " + filepath.Join(dir, "tpl.yaml") + ":4: could not find expected ':'"})
 }
