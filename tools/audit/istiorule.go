@@ -57,11 +57,10 @@ type istioDest struct {
 // istioPolicy is a traffic policy, as far as the audit reads it; each
 // part is set only if the policy writes it.
 type istioPolicy struct {
-	pool       *istioPool   // connectionPool
-	budget     *istioBudget // retryBudget
-	outlier    *string      // outlierDetection, described
-	ports      map[int]istioPolicy
-	portsGiven bool
+	pool    *istioPool   // connectionPool
+	budget  *istioBudget // retryBudget
+	outlier *string      // outlierDetection, described
+	ports   map[int]istioPolicy
 }
 
 type istioPool struct {
