@@ -248,6 +248,22 @@ func hasKey(n *yaml.Node, depth int, keys ...string) bool {
 	return false
 }
 
+// IsManifest says whether data holds Kubernetes resources (a document
+// with apiVersion and kind), which Infer reads or passes over, rather than
+// a mesh file.
+func IsManifest(data []byte) bool {
+	roots, err := readDocs("", data)
+	if err != nil {
+		return false
+	}
+	for _, r := range roots {
+		if k, _ := resourceKind(r); k != "" && strictyaml.Lookup(r, "apiVersion") != nil {
+			return true
+		}
+	}
+	return false
+}
+
 // IsMesh says whether data is a mesh file (it lists services and edges)
 // rather than configuration to infer a mesh from.
 func IsMesh(data []byte) bool {

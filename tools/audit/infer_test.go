@@ -70,3 +70,24 @@ func TestInferPassesOver(t *testing.T) {
 		})
 	}
 }
+
+// TestIsManifest: Kubernetes resources, not a mesh file or a bare
+// configuration.
+func TestIsManifest(t *testing.T) {
+	tests := []struct {
+		data string
+		want bool
+	}{
+		{"apiVersion: v1\nkind: ConfigMap\n", true},
+		{"---\n---\napiVersion: v1\nkind: List\nitems: [{apiVersion: apps/v1, kind: Deployment}]\n", true},
+		{"services: [a]\nentries: [a]\nedges: []\n", false},
+		{"kind: VirtualService\nspec: {}\n", false},
+		{"virtual_hosts: []\n", false},
+		{"a: [\n", false},
+	}
+	for _, tt := range tests {
+		if got := IsManifest([]byte(tt.data)); got != tt.want {
+			t.Errorf("IsManifest(%q) = %v, want %v", tt.data, got, tt.want)
+		}
+	}
+}

@@ -179,8 +179,9 @@ func loadAudit(args []string, lo audit.LoadOptions) (*audit.Mesh, error) {
 	}
 	if len(args) == 1 && len(files) == 1 && files[0].Name == args[0] && args[0] != "-" {
 		// One file: a mesh file, or a file read as one for its errors,
-		// unless it is a configuration to build the mesh from.
-		if f := files[0]; audit.IsMesh(f.Data) || audit.ConfigKind(f.Data) == "" {
+		// unless it is a configuration or Kubernetes manifests to build
+		// the mesh from.
+		if f := files[0]; audit.IsMesh(f.Data) || audit.ConfigKind(f.Data) == "" && !audit.IsManifest(f.Data) {
 			return audit.LoadWith(f.Name, lo)
 		}
 	}

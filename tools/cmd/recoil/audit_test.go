@@ -322,6 +322,14 @@ func TestAuditDir(t *testing.T) {
 	runCLI(t.Context(), args...).check(t, args, exitOK, []string{"clients of api → api  istio         3    reset", "api (leaf)      1            1 · 1 · 3 · 1"}, nil)
 	args = []string{"audit", "-sidecar-retry-on", "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes,503", dir}
 	runCLI(t.Context(), args...).check(t, args, exitOK, []string{"api (leaf)      1            3 · 1 · 3 · 1"}, nil)
+	// Manifests alone with no retry configuration are said to be so, not
+	// read as a mesh file.
+	cm := filepath.Join(dir, "cm.yaml")
+	if err := os.WriteFile(cm, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: envoy}\ndata:\n  envoy.yaml: |\n    virtual_hosts: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args = []string{"audit", cm}
+	runCLI(t.Context(), args...).check(t, args, exitFailure, nil, []string{"recoil audit: " + cm + ": no VirtualService route, Envoy route or gRPC methodConfig in the files"})
 	// An unrendered template beside it is passed over, and said to be.
 	if err := os.WriteFile(filepath.Join(dir, "tpl.yaml"), []byte("kind: VirtualService\nspec:\n  http:\n  {{- range .Routes }}\n"), 0o644); err != nil {
 		t.Fatal(err)
