@@ -54,7 +54,7 @@ func Infer(name string, files []File, lo LoadOptions) (*Mesh, error) {
 	if len(found) == 0 {
 		msg := "no VirtualService route, Envoy route or gRPC methodConfig in the files: nothing names a call (a mesh file names the calls otherwise; see docs/audit.md)"
 		if len(m.Unread) > 0 {
-			msg += "; passed over, not YAML or JSON: " + m.Unread[0]
+			msg += "; passed over, not YAML or JSON: " + m.Unread[0] + " (a template is read once rendered: helm template, kustomize build)"
 		}
 		return nil, &Error{File: name, Err: errors.New(msg)}
 	}
