@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -25,7 +24,7 @@ type chain struct {
 	above map[string]float64
 }
 
-// TestChains: six chains shaped like the real files the audit is scored
+// TestChains: eleven chains shaped like the real files the audit is scored
 // on (testdata/realfiles), each figure checked against the arithmetic in
 // its comment.
 func TestChains(t *testing.T) {
@@ -220,19 +219,108 @@ edges:
 		above:    map[string]float64{"s1": 3, "s2": 9, "s3": 27, "s4": 81},
 		findings: []string{CheckBudget, CheckBudget, CheckBudget, CheckBudget, CheckBudget},
 	},
+	{
+		// An Envoy route that hedges on its per-try timeout and honours a
+		// server's Retry-After (rate_limited_retry_back_off, up to 4 s),
+		// retrying 5xx and a 429 twice; its hedge_policy also asks for 3
+		// initial requests, which Envoy does not implement. 3 attempts for
+		// every class. The cluster caps retries in flight at 10: at 100
+		// calls in flight, 10 % retry: 1.1 sustained. Hold: the hedged
+		// copies start 1 s apart and the last runs as long as the API, 2 ×
+		// 1 s + 3 s = 5 s; but answers that come back inside the per-try
+		// timeout are retried after their waits — a Retry-After of up to
+		// 4 s, to which Envoy adds up to half again: 6 s —, 3 × 1 s + 2 ×
+		// 6 s = 15 s, the longer, inside the 30 s timeout.
+		name: "envoy hedging on per-try timeout, with rate-limited back-off",
+		mesh: "services: [edge, {name: api, latency: 3s}]\nentries: [edge]\nedges:\n  - {from: edge, to: api, kind: envoy, config: envoy.yaml}\n",
+		files: map[string]string{
+			"envoy.yaml": "static_resources:\n  listeners:\n  - filter_chains:\n    - filters:\n      - typed_config:\n          route_config:\n            virtual_hosts:\n            - domains: [\"*\"]\n              routes:\n              - match: {prefix: /}\n                route:\n                  cluster: api\n                  timeout: 30s\n                  hedge_policy: {hedge_on_per_try_timeout: true, initial_requests: 3}\n                  retry_policy:\n                    retry_on: 5xx,retriable-status-codes\n                    retriable_status_codes: [429]\n                    num_retries: 2\n                    per_try_timeout: 1s\n                    rate_limited_retry_back_off:\n                      reset_headers: [{name: Retry-After, format: SECONDS}]\n                      max_interval: 4s\n  clusters:\n  - name: api\n    circuit_breakers: {thresholds: [{max_retries: 10}]}\n",
+		},
+		leaf: "api", byClass: [4]float64{3, 3, 3, 3}, sustained: 1.1, hold: 15 * time.Second,
+		findings: []string{CheckBudget},
+	},
+	{
+		// Istio's DestinationRule retryBudget (Istio 1.27 on: Envoy's
+		// retry_budget on the host's cluster) over a recoil client with no
+		// budget. The route retries 3 times on 5xx: 4 attempts for a 503, a
+		// 500 and a reset, 1 for a 429; the client makes 2 of each class
+		// (recoil's default classification retries them all). Leaf: 4 × 2 =
+		// 8, 8, 8, and 1 × 2 = 2. Sustained, the budget lets 25 % of the
+		// route's calls retry: 1.25 × 2 = 2.5. Hold: the client's 2
+		// attempts of 1 s and one wait of up to 61 s (a Retry-After of up
+		// to 60 s and the tenth more recoil adds, at most a second) = 63 s,
+		// four times over with Envoy's back-off under the route, cut at its
+		// 10 s timeout. The client has neither budget nor deadline.
+		name: "a DestinationRule's retryBudget over a client without one",
+		mesh: "services: [web, reviews, {name: ratings, latency: 1s}]\nentries: [web]\nedges:\n  - {from: web, to: reviews, kind: istio, config: reviews.yaml}\n  - {from: reviews, to: ratings, kind: recoil, config: p.yaml}\n",
+		files: map[string]string{
+			"reviews.yaml": "apiVersion: networking.istio.io/v1\nkind: VirtualService\nmetadata: {name: reviews}\nspec:\n  hosts: [reviews]\n  http:\n  - route: [{destination: {host: reviews}}]\n    timeout: 10s\n    retries: {attempts: 3, retryOn: 5xx}\n---\napiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata: {name: reviews}\nspec:\n  host: reviews.default.svc.cluster.local\n  trafficPolicy:\n    connectionPool: {http: {maxRetries: 50}}\n    retryBudget: {percent: 25, minRetryConcurrency: 5}\n",
+			"p.yaml":       "max_attempts: 2\nbudget: none\n",
+		},
+		leaf: "ratings", byClass: [4]float64{8, 8, 8, 2}, sustained: 2.5, hold: 10 * time.Second,
+		above:    map[string]float64{"reviews": 4},
+		findings: []string{CheckBudget, CheckDeadline},
+	},
+	{
+		// The subset and port a route sends to choose the policy, as Istio
+		// merges them: the rule's port-level setting for 9080 replaces its
+		// policy (maxRetries 2, and no retryBudget, which port-level
+		// settings do not carry), and subset v2's retryBudget of 5 % goes
+		// over that. The route retries twice on 5xx: 3 attempts for a
+		// 503, a 500 and a reset, 1 for a 429; sustained 1.05. Hold: 3
+		// attempts of 1 s and Envoy's waits of up to 25 and 75 ms = 3.1 s,
+		// inside the 5 s timeout. Nothing is missing.
+		name:  "a DestinationRule's subset and port choose its policy",
+		mesh:  "services: [productpage, {name: reviews, latency: 1s}]\nentries: [productpage]\nedges:\n  - {from: productpage, to: reviews, kind: istio, config: reviews.yaml}\n",
+		files: map[string]string{"reviews.yaml": reviewsSubsets("subset: v2, ")},
+		leaf:  "reviews", byClass: [4]float64{3, 3, 3, 1}, sustained: 1.05, hold: 3100 * time.Millisecond,
+	},
+	{
+		// The same rule for a route to no subset: the port-level setting
+		// alone, 2 retries in flight and no budget — at 100 calls in flight
+		// 2 % of them retry: 1.02, and the edge has no budget.
+		name:  "a DestinationRule's port-level setting drops its budget",
+		mesh:  "services: [productpage, {name: reviews, latency: 1s}]\nentries: [productpage]\nedges:\n  - {from: productpage, to: reviews, kind: istio, config: reviews.yaml}\n",
+		files: map[string]string{"reviews.yaml": reviewsSubsets("")},
+		leaf:  "reviews", byClass: [4]float64{3, 3, 3, 1}, sustained: 1.02, hold: 3100 * time.Millisecond,
+		findings: []string{CheckBudget},
+	},
+}
+
+// reviewsSubsets is a VirtualService sending to reviews on port 9080 (dest
+// adds to its destination) and a DestinationRule with a retry budget of
+// 20 %, a port-level setting for 9080 and a subset v2 of its own budget.
+func reviewsSubsets(dest string) string {
+	return "kind: VirtualService\nmetadata: {name: reviews}\nspec:\n  hosts: [reviews]\n  http:\n  - route: [{destination: {host: reviews, " + dest + "port: {number: 9080}}}]\n    timeout: 5s\n    retries: {attempts: 2, retryOn: 5xx}\n" +
+		"---\nkind: DestinationRule\nmetadata: {name: reviews}\nspec:\n  host: reviews\n  trafficPolicy:\n    retryBudget: {percent: 20}\n    portLevelSettings:\n    - port: {number: 9080}\n      connectionPool: {http: {maxRetries: 2}}\n" +
+		"  subsets:\n  - name: v1\n    labels: {version: v1}\n  - name: v2\n    labels: {version: v2}\n    trafficPolicy:\n      retryBudget: {percent: 5}\n"
 }
 
 // TestChainNotes: what the audit reads but does not multiply is said:
-// the outlier detection, the googleapis reading of a missing maxAttempts.
+// the outlier detection, the googleapis reading of a missing maxAttempts,
+// Envoy's hedge initial_requests (not implemented) and its rate-limited
+// waits.
 func TestChainNotes(t *testing.T) {
-	for _, c := range chains[4:6] {
+	want := map[string]string{
+		"googleapis: retries until the timeout":                        "retry until the 1m0s timeout — 20 attempts",
+		"istio with a destination rule over a timeouts-only policy":    "DestinationRule api: outlierDetection ejects a host after 7 consecutive errors, at most 10%",
+		"envoy hedging on per-try timeout, with rate-limited back-off": "rate_limited_retry_back_off: a server's reset header of up to 4s can make a retry wait up to 6s (Envoy adds up to half again as jitter) hedge_policy.initial_requests 3: Envoy does not implement it, and sends one request",
+	}
+	for _, c := range chains {
+		w, ok := want[c.name]
+		if !ok {
+			continue
+		}
+		delete(want, c.name)
 		m, err := Parse("m.yaml", []byte(c.mesh), mapOpener(c.files))
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := fmt.Sprint(m.Edges[0].Retry.Notes)
-		if !strings.Contains(got, "outlierDetection ejects a host after 7 consecutive errors") && !strings.Contains(got, "retry until the 1m0s timeout — 20 attempts") {
-			t.Errorf("%s: notes %s", c.name, got)
+		if got := strings.Join(m.Edges[0].Retry.Notes, " "); !strings.Contains(got, w) {
+			t.Errorf("%s: notes %q, want %q", c.name, got, w)
 		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no chains named %v", want)
 	}
 }

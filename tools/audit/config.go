@@ -37,6 +37,9 @@ type Route struct {
 	// noCall, if set, says the route calls nothing (an Envoy redirect):
 	// an edge may not choose it.
 	noCall error
+	// dests are an Istio route's destinations with their subsets and
+	// ports, which choose a DestinationRule's traffic policy.
+	dests []istioDest
 }
 
 // Label names the route in messages: its name, or its owner and path

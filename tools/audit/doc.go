@@ -11,8 +11,9 @@
 //   - an Envoy configuration in any shape its loaders take (kind envoy): a
 //     route's timeout, retry_policy — num_retries, retry_on,
 //     retriable_status_codes, per_try_timeout, retry_back_off,
-//     rate_limited_retry_back_off —, hedge_policy, and the cluster's
-//     circuit_breakers retry_budget and max_retries;
+//     rate_limited_retry_back_off —, hedge_policy (hedging on the per-try
+//     timeout), and the cluster's circuit_breakers retry_budget and
+//     max_retries;
 //   - a gRPC service config (kind grpc, JSON): a methodConfig's timeout
 //     and retryPolicy (maxAttempts, capped at 5 as gRPC caps it,
 //     initialBackoff, maxBackoff, backoffMultiplier, retryableStatusCodes)
@@ -21,7 +22,8 @@
 //   - Istio VirtualServices and DestinationRules (kind istio): an http
 //     route's timeout and retries (attempts, perTryTimeout, retryOn), the
 //     sidecar's default (SidecarDefault) when it has none, and its host's
-//     connectionPool.http.maxRetries;
+//     DestinationRule — retryBudget, connectionPool.http.maxRetries and
+//     outlierDetection, as the destination's subset and port choose them;
 //   - a recoil policy file (kind recoil, package policyspec), its waits and
 //     what it retries by its classify mode.
 //

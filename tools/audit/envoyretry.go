@@ -191,9 +191,11 @@ func (f *envoyFile) backoff(rp *yaml.Node, rpp string, out *Retry) error {
 }
 
 // rateLimited reads rate_limited_retry_back_off: on an answer carrying
-// one of its reset_headers (Retry-After, X-RateLimit-Reset) Envoy waits
-// what the header says, up to max_interval (default 300 s), in place of
-// its own back-off.
+// one of its reset_headers (Retry-After, X-RateLimit-Reset; at least one
+// is required) Envoy waits what the header says — a wait past max_interval
+// (default 300 s) is discarded — plus jitter, a random time up to half as
+// long again, in place of its own back-off: the longest wait is 1.5 ×
+// max_interval.
 func (f *envoyFile) rateLimited(rp *yaml.Node, rpp string, out *Retry) error {
 	d := f.d
 	rl, err := d.field(rp, rpp, "rate_limited_retry_back_off")
@@ -204,22 +206,40 @@ func (f *envoyFile) rateLimited(rp *yaml.Node, rpp string, out *Retry) error {
 	if rl, err = d.mapping(rl, p); err != nil {
 		return err
 	}
-	out.ServerWait = envoyDefaultRateLimitMax
+	rh, err := d.field(rl, p, "reset_headers")
+	if err != nil {
+		return err
+	}
+	if rh == nil {
+		return d.errorf(rl, strictyaml.Join(p, "reset_headers"), "missing: Envoy requires at least one (name: Retry-After, format: SECONDS)")
+	}
+	if hs, err := d.list(rh, strictyaml.Join(p, "reset_headers")); err != nil {
+		return err
+	} else if len(hs) == 0 {
+		return d.errorf(rh, strictyaml.Join(p, "reset_headers"), "empty: Envoy requires at least one (name: Retry-After, format: SECONDS)")
+	}
+	maxWait := envoyDefaultRateLimitMax
 	if m, err := d.field(rl, p, "max_interval"); err != nil {
 		return err
 	} else if m != nil {
-		if out.ServerWait, err = d.protoDuration(m, strictyaml.Join(p, "max_interval")); err != nil {
+		if maxWait, err = d.protoDuration(m, strictyaml.Join(p, "max_interval")); err != nil {
 			return err
 		}
+		if maxWait <= 0 {
+			return d.errorf(m, strictyaml.Join(p, "max_interval"), "must be greater than zero")
+		}
 	}
-	out.Notes = append(out.Notes, fmt.Sprintf("rate_limited_retry_back_off: a server's reset header can make a retry wait up to %v", out.ServerWait))
+	out.ServerWait = maxWait + maxWait/2
+	out.Notes = append(out.Notes, fmt.Sprintf("rate_limited_retry_back_off: a server's reset header of up to %v can make a retry wait up to %v (Envoy adds up to half again as jitter)", maxWait, out.ServerWait))
 	return nil
 }
 
 // hedge reads the hedge_policy of route r (or its virtual host): with
 // hedge_on_per_try_timeout, Envoy sends the next attempt when one passes
-// its per-try timeout without cancelling it, so attempts overlap; and
-// initial_requests copies start at once, each an attempt.
+// its per-try timeout without cancelling it, so attempts overlap — which
+// needs a per-try timeout and a retry policy that retries. Envoy does not
+// implement initial_requests or additional_request_chance (its API marks
+// them so): they are noted, and send no more copies.
 func (f *envoyFile) hedge(r *envoyRoute, out *Retry) error {
 	d := f.d
 	hp, p, err := f.inherited(r, "hedge_policy")
@@ -237,9 +257,7 @@ func (f *envoyFile) hedge(r *envoyRoute, out *Retry) error {
 			return err
 		}
 		if k > 1 {
-			out.Attempts += k - 1
-			out.AttemptsAt = d.at(n)
-			out.Notes = append(out.Notes, fmt.Sprintf("hedge_policy.initial_requests %d: %d copies start at once", k, k))
+			out.Notes = append(out.Notes, fmt.Sprintf("hedge_policy.initial_requests %d: Envoy does not implement it, and sends one request", k))
 		}
 	}
 	if v, err := d.field(hp, p, "hedge_on_per_try_timeout"); err != nil {

@@ -151,6 +151,7 @@ func FuzzInfer(f *testing.F) {
 	f.Add([]byte("---\n---\nkind: List\nitems:\n  - kind: VirtualService\n    metadata: {name: a}\n    spec: {hosts: [a], gateways: [g], http: [{retries: {attempts: 2, retryOn: \"503,reset\"}, route: [{destination: {host: b}}]}]}\n"))
 	f.Add([]byte("- virtualHosts: [{routes: [{route: {cluster: c, retryPolicy: {numRetries: 2, retryOn: 5xx}, hedgePolicy: {hedgeOnPerTryTimeout: true}}}]}]\n"))
 	f.Add([]byte(`{"MethodConfig": [{"Name": [{"Service": "s"}], "Timeout": "1s", "RetryPolicy": {"InitialBackoff": ".01s", "MaxBackoff": "1s", "BackoffMultiplier": 2, "RetryableStatusCodes": ["UNAVAILABLE"]}}]}`))
+	f.Add([]byte("kind: VirtualService\nmetadata: {name: r}\nspec: {hosts: [r], http: [{retries: {attempts: 2}, route: [{destination: {host: r, subset: v2, port: {number: 9080}}}]}]}\n---\nkind: DestinationRule\nmetadata: {name: r}\nspec:\n  host: r\n  trafficPolicy: {retryBudget: {percent: 20}, portLevelSettings: [{port: {number: 9080}, connectionPool: {http: {maxRetries: 2}}}]}\n  subsets: [{name: v2, trafficPolicy: {retryBudget: {percent: {value: 5}}, outlierDetection: {consecutive5xxErrors: 3}}}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, kind := range []string{KindEnvoy, KindIstio, KindGRPC} {
 			if _, err := ReadConfig(kind, "c", data); err != nil {

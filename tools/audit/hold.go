@@ -55,21 +55,30 @@ func (m *Mesh) hold(out map[string][]int, memo map[string]hold, s string) hold {
 
 // holdThrough returns the longest a call through r takes when each of its
 // attempts can take what callee says: its attempts — each bounded by the
-// per-try timeout or the callee's hold — plus its longest waits (hedged:
-// the last copy's delay plus one attempt), at most its timeout.
+// per-try timeout or the callee's hold — plus its longest waits, at most
+// its timeout. Hedged, the copies are not cut short: gRPC sends them
+// HedgeDelay apart and Envoy at each per-try timeout, and the last runs as
+// long as the callee holds; Envoy's failures that come back before the
+// per-try timeout are retried after their waits as before, so its hold is
+// the longer of the two.
 func (r *Retry) holdThrough(callee hold) hold {
 	out := hold{s: callee.s, path: callee.path, by: callee.by, why: callee.why}
-	if r.PerTry > 0 && r.PerTry.Seconds() < out.s {
-		out.s = r.PerTry.Seconds()
-		out.by, out.why = fmt.Sprintf("per-try timeout %v (%s)", r.PerTry, r.PerTryAt), ""
-	}
 	attempts := r.holdAttempts()
 	if r.Hedged {
 		out.s += float64(attempts-1) * r.HedgeDelay.Seconds()
-	} else {
-		out.s *= float64(attempts)
+	}
+	if !r.Hedged || r.Kind == KindEnvoy {
+		seq := hold{s: callee.s, path: callee.path, by: callee.by, why: callee.why}
+		if r.PerTry > 0 && r.PerTry.Seconds() < seq.s {
+			seq.s = r.PerTry.Seconds()
+			seq.by, seq.why = fmt.Sprintf("per-try timeout %v (%s)", r.PerTry, r.PerTryAt), ""
+		}
+		seq.s *= float64(attempts)
 		for k := 1; k < attempts; k++ {
-			out.s += r.wait(k).Seconds()
+			seq.s += r.wait(k).Seconds()
+		}
+		if !r.Hedged || seq.s > out.s {
+			out = seq
 		}
 	}
 	if r.Timeout > 0 && r.Timeout.Seconds() < out.s {

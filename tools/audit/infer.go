@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/recoil-go/recoil/tools/internal/strictyaml"
 )
 
@@ -26,13 +28,17 @@ type File struct {
 // service. DestinationRules apply to their hosts across files. Of several
 // routes from one caller to one callee, the one that makes the most
 // attempts stands for them. Files (or documents) holding none of these are
-// passed over; if none holds any, Infer says so.
+// passed over, and so are files that are not YAML or JSON at all, which
+// Mesh.Unread lists; if none holds any, Infer says so.
 func Infer(name string, files []File, lo LoadOptions) (*Mesh, error) {
 	m := &Mesh{Name: name, File: name}
 	var rules []DestinationRule
 	var found []inferred
 	for _, f := range files {
-		kind := ConfigKind(f.Data)
+		kind, err := configKind(f.Data)
+		if err != nil && len(bytes.TrimSpace(f.Data)) > 0 {
+			m.Unread = append(m.Unread, relabel(err, f.Name).Error())
+		}
 		if kind == "" {
 			continue
 		}
@@ -46,7 +52,11 @@ func Infer(name string, files []File, lo LoadOptions) (*Mesh, error) {
 		}
 	}
 	if len(found) == 0 {
-		return nil, &Error{File: name, Err: errors.New("no VirtualService route, Envoy route or gRPC methodConfig in the files: nothing names a call (a mesh file names the calls otherwise; see docs/audit.md)")}
+		msg := "no VirtualService route, Envoy route or gRPC methodConfig in the files: nothing names a call (a mesh file names the calls otherwise; see docs/audit.md)"
+		if len(m.Unread) > 0 {
+			msg += "; passed over, not YAML or JSON: " + m.Unread[0] + " (a template is read once rendered: helm template, kustomize build)"
+		}
+		return nil, &Error{File: name, Err: errors.New(msg)}
 	}
 	for _, in := range found {
 		r := in.route
@@ -161,22 +171,97 @@ func (m *Mesh) inferEntries() {
 	}
 }
 
-// ConfigKind says which reader takes a configuration file: KindGRPC for
-// a JSON object with a methodConfig, KindIstio for YAML holding a
-// VirtualService or DestinationRule, KindEnvoy for YAML naming virtual
-// hosts; "" for anything else.
+// ConfigKind says which reader takes a configuration file, from what its
+// documents hold, as the file's own tools would see them (YAML or JSON,
+// several documents, a Kubernetes List; a kind quoted or not): KindIstio
+// for a VirtualService or DestinationRule, KindGRPC for a JSON object with
+// a methodConfig (in any case), KindEnvoy for a document with virtual
+// hosts (virtual_hosts or virtualHosts) that is not a Kubernetes resource
+// of another kind (an Envoy configuration held in a ConfigMap's string is
+// passed over); "" for anything else, or for what does not parse.
 func ConfigKind(data []byte) string {
-	trim := bytes.TrimSpace(data)
-	lower := bytes.ToLower(data)
-	switch {
-	case bytes.HasPrefix(trim, []byte("{")) && bytes.Contains(lower, []byte(`"methodconfig"`)):
-		return KindGRPC
-	case bytes.Contains(data, []byte("kind: VirtualService")) || bytes.Contains(data, []byte("kind: DestinationRule")):
-		return KindIstio
-	case bytes.Contains(data, []byte("virtual_hosts")) || bytes.Contains(data, []byte("virtualHosts")):
+	k, _ := configKind(data)
+	return k
+}
+
+// configKind is ConfigKind, with the syntax error of a file that does not
+// parse.
+func configKind(data []byte) (string, error) {
+	roots, err := readDocs("", data)
+	if err != nil {
+		return "", err
+	}
+	json := bytes.HasPrefix(bytes.TrimSpace(data), []byte("{"))
+	found := ""
+	for _, root := range roots {
+		switch k := docKind(root, json); {
+		case k == KindIstio || k == KindGRPC:
+			return k, nil // a VirtualService beside an Envoy document is read as Istio's
+		case k != "":
+			found = k
+		}
+	}
+	return found, nil
+}
+
+// docKind is the reader of one document, or "".
+func docKind(root *yaml.Node, json bool) string {
+	if root.Kind == yaml.MappingNode {
+		kind, _ := resourceKind(root)
+		switch {
+		case kind == "VirtualService" || kind == "DestinationRule":
+			return KindIstio
+		case kind != "" && strictyaml.Lookup(root, "apiVersion") != nil:
+			return "" // a Kubernetes resource of another kind
+		}
+		for i := 0; i+1 < len(root.Content); i += 2 {
+			if json && strings.EqualFold(root.Content[i].Value, "methodConfig") {
+				return KindGRPC
+			}
+		}
+	}
+	if hasKey(root, 0, "virtual_hosts", "virtualHosts") {
 		return KindEnvoy
 	}
 	return ""
+}
+
+// hasKey says whether a mapping under n, to maxDepth, has one of keys.
+func hasKey(n *yaml.Node, depth int, keys ...string) bool {
+	if n == nil || depth > maxDepth {
+		return false
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if slices.Contains(keys, n.Content[i].Value) || hasKey(n.Content[i+1], depth+1, keys...) {
+				return true
+			}
+		}
+	case yaml.SequenceNode:
+		for _, c := range n.Content {
+			if hasKey(c, depth+1, keys...) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// IsManifest says whether data holds Kubernetes resources (a document
+// with apiVersion and kind), which Infer reads or passes over, rather than
+// a mesh file.
+func IsManifest(data []byte) bool {
+	roots, err := readDocs("", data)
+	if err != nil {
+		return false
+	}
+	for _, r := range roots {
+		if k, _ := resourceKind(r); k != "" && strictyaml.Lookup(r, "apiVersion") != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // IsMesh says whether data is a mesh file (it lists services and edges)
@@ -187,4 +272,15 @@ func IsMesh(data []byte) bool {
 		return false
 	}
 	return strictyaml.Lookup(roots[0], "services") != nil && strictyaml.Lookup(roots[0], "edges") != nil
+}
+
+// relabel names file in a syntax error read without a file name.
+func relabel(err error, file string) error {
+	var e *Error
+	if errors.As(err, &e) && e.File == "" {
+		c := *e
+		c.File = file
+		return &c
+	}
+	return err
 }

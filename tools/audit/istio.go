@@ -2,6 +2,7 @@ package audit
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,21 +36,6 @@ func (s SidecarDefault) orDefault() SidecarDefault {
 		return DefaultSidecar()
 	}
 	return s
-}
-
-// DestinationRule is what the audit reads of an Istio DestinationRule:
-// connectionPool.http.maxRetries, which caps the retries in flight to its
-// host, and outlierDetection, which ejects failing hosts.
-type DestinationRule struct {
-	Name string `json:"name"`
-	Host string `json:"host"`
-	At   Source `json:"at"`
-	// MaxRetries is connectionPool.http.maxRetries; zero when not set
-	// (Istio then lets any number be in flight).
-	MaxRetries   int    `json:"max_retries,omitempty"`
-	MaxRetriesAt Source `json:"max_retries_at,omitzero"`
-	// Outlier describes its outlierDetection, if any.
-	Outlier string `json:"outlier,omitempty"`
 }
 
 // parseIstio reads the retry behaviour of the http route of an Istio file
@@ -150,7 +136,11 @@ func istioRoutes(d *doc, vs *yaml.Node, name string, bare bool) ([]Route, error)
 			if r, err = d.mapping(r, p); err != nil {
 				return nil, err
 			}
-			rt := Route{Path: p, Owner: owner, Hosts: hosts, Gateways: gateways, Match: istioMatch(r), Destinations: istioDestinations(r)}
+			rt := Route{Path: p, Owner: owner, Hosts: hosts, Gateways: gateways, Match: istioMatch(r)}
+			rt.dests = istioDests(r)
+			for _, dst := range rt.dests {
+				rt.Destinations = append(rt.Destinations, dst.host)
+			}
 			if n, err := d.field(r, p, "name"); err != nil {
 				return nil, err
 			} else if n != nil {
@@ -188,16 +178,25 @@ func stringList(m *yaml.Node, key string) []string {
 	return out
 }
 
-// istioDestinations returns the hosts an http route sends to.
-func istioDestinations(r *yaml.Node) []string {
-	var out []string
+// istioDests returns what an http route sends to: each destination's
+// host, subset and port number.
+func istioDests(r *yaml.Node) []istioDest {
+	var out []istioDest
 	if rs := strictyaml.Lookup(r, "route"); rs != nil && rs.Kind == yaml.SequenceNode {
 		for _, w := range rs.Content {
-			if dst := strictyaml.Lookup(w, "destination"); dst != nil {
-				if h := strictyaml.Lookup(dst, "host"); h != nil && h.Kind == yaml.ScalarNode {
-					out = append(out, h.Value)
-				}
+			dst := strictyaml.Lookup(w, "destination")
+			h := strictyaml.Lookup(dst, "host")
+			if dst == nil || h == nil || h.Kind != yaml.ScalarNode {
+				continue
 			}
+			d := istioDest{host: h.Value}
+			if sub := strictyaml.Lookup(dst, "subset"); sub != nil && sub.Kind == yaml.ScalarNode {
+				d.subset = sub.Value
+			}
+			if n := strictyaml.Lookup(strictyaml.Lookup(dst, "port"), "number"); n != nil && n.Kind == yaml.ScalarNode {
+				d.port, _ = strconv.Atoi(n.Value)
+			}
+			out = append(out, d)
 		}
 	}
 	return out
@@ -317,66 +316,4 @@ func (r *Retry) setWaits() {
 		}
 		r.Waits = append(r.Waits, c)
 	}
-}
-
-// applyRules applies the DestinationRule for route's destination host:
-// connectionPool.http.maxRetries caps the retries in flight.
-func applyRules(r *Retry, route *Route, rules []DestinationRule) {
-	for _, dr := range rules {
-		if !sendsTo(route, strings.SplitN(dr.Host, ".", 2)[0]) {
-			continue
-		}
-		if dr.MaxRetries > 0 && r.Budget.Kind == "" {
-			r.Budget.InFlight, r.Budget.InFlightAt, r.Budget.At = dr.MaxRetries, dr.MaxRetriesAt, dr.MaxRetriesAt
-			r.Budget.Describe = fmt.Sprintf("a VirtualService has no retry budget; DestinationRule %s caps retries in flight at %d (connectionPool.http.maxRetries)", dr.Name, dr.MaxRetries)
-		}
-		if dr.Outlier != "" {
-			r.Notes = append(r.Notes, fmt.Sprintf("DestinationRule %s: %s", dr.Name, dr.Outlier))
-		}
-		return
-	}
-	if r.Attempts > 1 && r.Budget.InFlight == 0 {
-		r.Budget.Describe = "a VirtualService has no retry budget; Istio lets any number of retries be in flight unless a DestinationRule's connectionPool.http.maxRetries caps them"
-	}
-}
-
-// istioRule reads a DestinationRule's host, connectionPool.http.maxRetries
-// and outlierDetection.
-func istioRule(d *doc, root *yaml.Node, name string) (DestinationRule, error) {
-	dr := DestinationRule{Name: name, At: d.at(root)}
-	spec := strictyaml.Lookup(root, "spec")
-	if spec == nil || spec.Kind != yaml.MappingNode {
-		return dr, d.errorf(root, "spec", "missing: a DestinationRule's host is in spec.host")
-	}
-	if h := strictyaml.Lookup(spec, "host"); h != nil && h.Kind == yaml.ScalarNode {
-		dr.Host = h.Value
-	}
-	tp := strictyaml.Lookup(spec, "trafficPolicy")
-	if tp == nil || tp.Kind != yaml.MappingNode {
-		return dr, nil
-	}
-	if cp := strictyaml.Lookup(tp, "connectionPool"); cp != nil {
-		if h := strictyaml.Lookup(cp, "http"); h != nil {
-			if mr, err := d.field(h, "spec.trafficPolicy.connectionPool.http", "maxRetries"); err != nil {
-				return dr, err
-			} else if mr != nil {
-				n, err := d.integer(mr, "spec.trafficPolicy.connectionPool.http.maxRetries", 0, 1<<31-1)
-				if err != nil {
-					return dr, err
-				}
-				dr.MaxRetries, dr.MaxRetriesAt = n, d.at(mr)
-			}
-		}
-	}
-	if od := strictyaml.Lookup(tp, "outlierDetection"); od != nil && od.Kind == yaml.MappingNode {
-		n := "5"
-		for _, k := range []string{"consecutive5xxErrors", "consecutiveErrors", "consecutiveGatewayErrors"} {
-			if v := strictyaml.Lookup(od, k); v != nil && v.Kind == yaml.ScalarNode {
-				n = v.Value
-				break
-			}
-		}
-		dr.Outlier = fmt.Sprintf("outlierDetection ejects a host after %s consecutive errors (line %d): it moves retries to healthy hosts, and bounds nothing when the whole service fails", n, od.Line)
-	}
-	return dr, nil
 }

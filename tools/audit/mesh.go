@@ -31,6 +31,9 @@ type Mesh struct {
 	Entries []string `json:"entries"`
 	// Edges are the calls, in the file's order.
 	Edges []Edge `json:"edges"`
+	// Unread are the files Infer passed over because they are not YAML or
+	// JSON at all (an unrendered template, say), each "file:line: why".
+	Unread []string `json:"unread,omitempty"`
 }
 
 // Service is one service of the mesh.

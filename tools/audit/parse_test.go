@@ -73,6 +73,10 @@ func TestParseErrors(t *testing.T) {
 		{"istio no attempts", edgeMesh("istio", ""), "spec:\n  http:\n    - retries: {perTryTimeout: 2s}\n", "c:3: spec.http[0].retries.attempts: missing: Istio requires it in retries"},
 		{"istio no such route", edgeMesh("istio", "route: nope"), "spec:\n  http:\n    - name: a\n", `m.yaml:4: edges[0].route: c has no route "nope" (it has "a")`},
 		{"istio no spec", edgeMesh("istio", ""), "kind: VirtualService\n", "c:1: spec: missing: a VirtualService's routes are in spec.http"},
+		{"envoy rate-limited back-off without reset headers", edgeMesh("envoy", ""), "virtual_hosts:\n  - routes:\n      - route:\n          cluster: b\n          retry_policy:\n            retry_on: 5xx\n            rate_limited_retry_back_off: {max_interval: 10s}\n", "c:7: virtual_hosts[0].routes[0].route.retry_policy.rate_limited_retry_back_off.reset_headers: missing: Envoy requires at least one (name: Retry-After, format: SECONDS)"},
+		{"istio retry budget above 100%", edgeMesh("istio", ""), "kind: DestinationRule\nspec:\n  host: b\n  trafficPolicy:\n    retryBudget: {percent: 150}\n", "c:5: spec.trafficPolicy.retryBudget.percent: 150 is out of range: want 0 to 100"},
+		{"istio subset maxRetries", edgeMesh("istio", ""), "kind: DestinationRule\nspec:\n  host: b\n  subsets:\n  - name: v1\n    trafficPolicy: {connectionPool: {http: {maxRetries: lots}}}\n", `c:6: spec.subsets[0].trafficPolicy.connectionPool.http.maxRetries: want a whole number, got "lots"`},
+		{"istio port number", edgeMesh("istio", ""), "kind: DestinationRule\nspec:\n  host: b\n  trafficPolicy:\n    portLevelSettings:\n    - port: {number: http}\n", `c:6: spec.trafficPolicy.portLevelSettings[0].port.number: want a port number, got "http"`},
 
 		{"recoil negative", edgeMesh("recoil", ""), "max_attempts: -1\n", "c:1: max_attempts: must not be negative (0 means recoil's default, 3)"},
 		{"recoil renamed", edgeMesh("recoil", ""), "attempts: 3\n", `c:1: attempts: "attempts" is now spelled max_attempts (see docs/policy-language.md)`},
@@ -182,5 +186,39 @@ func TestReadJSON(t *testing.T) {
 	a := n.Content[1]
 	if n.Line != 1 || n.Content[0].Line != 2 || a.Content[0].Line != 3 || a.Content[1].Line != 4 || n.Content[2].Line != 6 {
 		t.Errorf("lines: root %d, a %d, 1 %d, {b} %d, c %d", n.Line, n.Content[0].Line, a.Content[0].Line, a.Content[1].Line, n.Content[2].Line)
+	}
+}
+
+// TestRecoilWaits: a recoil policy's waits follow its classify mode: by
+// default the longer of the backoff and the overload backoff (the policy's
+// own, or recoil's from 1 s), and a Retry-After up to max_server_wait plus
+// the tenth more, at most a second, that recoil adds; under
+// retry-everything the backoff alone and no Retry-After; under timeouts no
+// answer is retried.
+func TestRecoilWaits(t *testing.T) {
+	tests := []struct {
+		name, policy string
+		waits        string
+		server       time.Duration
+		on           string
+	}{
+		{"recoil's defaults", "max_attempts: 3\n", "[1s 2s]", 61 * time.Second, "503,500,reset,429"},
+		{"an overload backoff of its own", "max_attempts: 3\noverload_backoff: {kind: exponential, base: 5s}\n", "[5s 10s]", 61 * time.Second, "503,500,reset,429"},
+		{"a backoff longer than the overload one", "max_attempts: 3\nbackoff: {kind: constant, base: 3s}\n", "[3s 3s]", 61 * time.Second, "503,500,reset,429"},
+		{"max_server_wait 10s", "max_attempts: 2\nmax_server_wait: 10s\n", "[1s]", 11 * time.Second, "503,500,reset,429"},
+		{"max_server_wait 5s", "max_attempts: 2\nmax_server_wait: 5s\n", "[1s]", 5500 * time.Millisecond, "503,500,reset,429"},
+		{"retry-everything ignores both", "max_attempts: 3\nclassify: retry-everything\noverload_backoff: {kind: exponential, base: 5s}\nmax_server_wait: 10s\n", "[100ms 200ms]", 0, "503,500,reset,429"},
+		{"timeouts retries no answer", "max_attempts: 3\nclassify: timeouts\n", "[100ms 200ms]", 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := parseRecoil("p.yaml", []byte(tt.policy))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fmt.Sprint(r.Waits); got != tt.waits || r.ServerWait != tt.server || strings.Join(r.On, ",") != tt.on {
+				t.Errorf("waits %s, server wait %v, on %v; want %s, %v, %s", got, r.ServerWait, r.On, tt.waits, tt.server, tt.on)
+			}
+		})
 	}
 }

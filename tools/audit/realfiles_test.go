@@ -47,7 +47,9 @@ var goServiceConfig = regexp.MustCompile("(?s)`([^`]*methodConfig[^`]*)`")
 // TestRealFiles scores the audit on real configuration files from public
 // repositories (testdata/realfiles/files.txt, by reference; fetch.sh
 // brings them): the share it reads without edits — every route, or a
-// DestinationRule, read and none refused — must be at least 95 %. It runs
+// DestinationRule, read and none refused — must be at least 95 %. It also
+// logs how many ConfigKind gives the kind they are listed as, which is how
+// a directory or standard input chooses their reader. It runs
 // under RECOIL_LONG=1 with RECOIL_AUDIT_CORPUS naming the fetched files'
 // directory.
 func TestRealFiles(t *testing.T) {
@@ -59,7 +61,7 @@ func TestRealFiles(t *testing.T) {
 		t.Skip("RECOIL_AUDIT_CORPUS is not set: fetch the files with tools/audit/testdata/realfiles/fetch.sh DIR and name DIR")
 	}
 	files := realFiles(t)
-	read := 0
+	read, misread := 0, 0
 	perKind := map[string][2]int{}
 	for _, rf := range files {
 		data, err := os.ReadFile(filepath.Join(dir, rf.repo, rf.path))
@@ -72,6 +74,10 @@ func TestRealFiles(t *testing.T) {
 				t.Fatalf("%s %s: no service config literal", rf.repo, rf.path)
 			}
 			data = m[1]
+		}
+		if k := ConfigKind(data); k != rf.kind {
+			t.Logf("kind: %s %s: ConfigKind says %q, a directory would read it so", rf.repo, rf.path, k)
+			misread++
 		}
 		c, err := ReadConfig(rf.kind, rf.path, data)
 		n := perKind[rf.kind]
@@ -91,6 +97,7 @@ func TestRealFiles(t *testing.T) {
 	for _, k := range []string{KindEnvoy, KindIstio, KindGRPC} {
 		t.Logf("%-5s %d of %d", k, perKind[k][0], perKind[k][1])
 	}
+	t.Logf("kind as a directory or standard input would choose it: %d of %d", len(files)-misread, len(files))
 	share := float64(read) / float64(len(files))
 	t.Logf("read without edits: %d of %d (%.1f%%)", read, len(files), 100*share)
 	if share < 0.95 {

@@ -59,17 +59,21 @@ func parseRecoil(file string, data []byte) (Retry, error) {
 // mode. The default retries every class: a 500 or a reset after the
 // backoff, a 503 or a 429 after the overload backoff (overload_backoff, or
 // recoil's default from 1 s) or a server's Retry-After up to
-// max_server_wait. retry-everything retries every class on backoff alone,
+// max_server_wait, plus the spread recoil adds to it. retry-everything retries every class on backoff alone,
 // Retry-After ignored. timeouts retries none of them: an answer is final,
 // only the caller's own timeouts are retried (on backoff).
 func recoilWaits(s *policyspec.Spec, out *Retry) {
 	out.On, out.RetryOn = slices.Clone(Classes), []string{s.Classify}
 	if s.Classify == "" || s.Classify == policyspec.ClassifyDefault {
 		out.RetryOn = []string{"transient", "overloaded (after Retry-After)"}
-		out.ServerWait = s.MaxServerWait
-		if out.ServerWait == 0 {
-			out.ServerWait = recoil.DefaultMaxServerWait
+		w := s.MaxServerWait
+		if w == 0 {
+			w = recoil.DefaultMaxServerWait
 		}
+		// Policy.Decide honours a Retry-After up to max_server_wait and adds
+		// up to a tenth more, at most a second, so that clients told the
+		// same instant do not all return at it.
+		out.ServerWait = w + min(w/10, time.Second)
 	}
 	if s.Classify == policyspec.ClassifyTimeouts {
 		out.On = []string{}

@@ -1,15 +1,20 @@
 // Package plugin registers recoil's retry-loop analyzer as a golangci-lint
 // module plugin named "recoilvet".
 //
-// Build a golangci-lint that includes it with a .custom-gcl.yml:
+// Build a golangci-lint that includes it with a .custom-gcl.yml (until
+// recoil is tagged, path names a clone's vet module; once tagged, version
+// names the tag instead):
 //
 //	version: v2.15.0
+//	name: golangci-lint-recoil
+//	destination: ./bin
 //	plugins:
 //	  - module: github.com/recoil-go/recoil/vet
 //	    import: github.com/recoil-go/recoil/vet/plugin
-//	    version: latest
+//	    path: ../recoil/vet
 //
-// then `golangci-lint custom` and enable it in .golangci.yml:
+// then `golangci-lint custom` (it writes ./bin/golangci-lint-recoil) and
+// enable it in .golangci.yml:
 //
 //	version: "2"
 //	linters:

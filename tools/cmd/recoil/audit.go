@@ -119,6 +119,9 @@ func runAudit(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	for _, u := range m.Unread {
+		fmt.Fprintf(stderr, "recoil audit: passed over, not YAML or JSON: %s\n", u)
+	}
 	r, err := audit.Analyze(m, o)
 	if err != nil {
 		return err
@@ -176,8 +179,9 @@ func loadAudit(args []string, lo audit.LoadOptions) (*audit.Mesh, error) {
 	}
 	if len(args) == 1 && len(files) == 1 && files[0].Name == args[0] && args[0] != "-" {
 		// One file: a mesh file, or a file read as one for its errors,
-		// unless it is a configuration to build the mesh from.
-		if f := files[0]; audit.IsMesh(f.Data) || audit.ConfigKind(f.Data) == "" {
+		// unless it is a configuration or Kubernetes manifests to build
+		// the mesh from.
+		if f := files[0]; audit.IsMesh(f.Data) || audit.ConfigKind(f.Data) == "" && !audit.IsManifest(f.Data) {
 			return audit.LoadWith(f.Name, lo)
 		}
 	}
@@ -191,7 +195,7 @@ func loadAudit(args []string, lo audit.LoadOptions) (*audit.Mesh, error) {
 	}
 	name := strings.Join(args, " ")
 	if name == "-" {
-		name = "standard input"
+		name = stdinName
 	}
 	return audit.Infer(name, files, lo)
 }
@@ -207,7 +211,7 @@ func auditFiles(a string) ([]audit.File, error) {
 		if len(data) > maxAuditFile {
 			return nil, fmt.Errorf("standard input: larger than %d MiB", maxAuditFile>>20)
 		}
-		return []audit.File{{Name: "-", Data: data}}, nil
+		return []audit.File{{Name: stdinName, Data: data}}, nil
 	}
 	if st, err := os.Stat(a); err != nil || !st.IsDir() {
 		data, err := readAuditFile(a)
@@ -228,6 +232,9 @@ func auditFiles(a string) ([]audit.File, error) {
 	})
 	return out, err
 }
+
+// stdinName is what the report and its errors call standard input.
+const stdinName = "standard input"
 
 // maxAuditFile bounds a file or standard input the command reads.
 const maxAuditFile = 16 << 20

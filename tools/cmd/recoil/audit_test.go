@@ -268,7 +268,8 @@ spec:
 // TestAuditStdin: a render piped in is read as its tools read it, and the
 // graph comes from the files: the gateway calls web, five attempts for a
 // 503, a 500, a reset or a 429, ten retries in flight; 4 attempts of 2 s
-// outrun the 5 s timeout.
+// outrun the 5 s timeout. So are kubectl's JSON and kustomize's output;
+// input with nothing to read, or that does not parse, is refused with why.
 func TestAuditStdin(t *testing.T) {
 	auditStdin = strings.NewReader(helmRender)
 	t.Cleanup(func() { auditStdin = os.Stdin })
@@ -277,14 +278,35 @@ func TestAuditStdin(t *testing.T) {
 		"recoil audit: mesh standard input",
 		"public → web  istio         5  503,500,reset,429       ×1.1  10 in flight  5s, 2s per try",
 		"web (leaf)      1            5 · 5 · 5 · 5           5",
-		"-:18: timeout-cut: public → web: 5 attempts of up to 2s each, with their waits, take up to 10.525s, beyond the 5s timeout: a callee that times out gets 3 attempts, not 5",
+		"standard input:18: timeout-cut: public → web: 5 attempts of up to 2s each, with their waits, take up to 10.525s, beyond the 5s timeout: a callee that times out gets 3 attempts, not 5",
 	}, nil)
-	auditStdin = strings.NewReader("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
-	runCLI(t.Context(), args...).check(t, args, exitFailure, nil, []string{"recoil audit: standard input: no VirtualService route, Envoy route or gRPC methodConfig in the files"})
+	for _, tt := range []struct {
+		in     string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		// kubectl get virtualservices -o json: a List in JSON.
+		{`{"apiVersion": "v1", "kind": "List", "items": [{"apiVersion": "networking.istio.io/v1", "kind": "VirtualService", "metadata": {"name": "web"},
+  "spec": {"hosts": ["web"], "http": [{"route": [{"destination": {"host": "web"}}], "retries": {"attempts": 4, "retryOn": "5xx"}}]}}]}`,
+			exitOK, []string{"clients of web → web  istio         5  503,500,reset"}, nil},
+		// kustomize build: no leading ---, the kind quoted by a patch.
+		{"apiVersion: v1\nkind: Service\nmetadata: {name: web}\n---\napiVersion: networking.istio.io/v1beta1\nkind: \"VirtualService\"\nmetadata: {name: web}\nspec:\n  hosts: [web]\n  http:\n  - route: [{destination: {host: web}}]\n",
+			exitOK, []string{"clients of web → web  istio         3    reset"}, nil},
+		{"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", exitFailure, nil,
+			[]string{"recoil audit: standard input: no VirtualService route, Envoy route or gRPC methodConfig in the files"}},
+		{"kind: VirtualService\nspec:\n  http: [\n", exitFailure, nil,
+			[]string{"passed over, not YAML or JSON: standard input:3: did not find expected node content"}},
+		{"", exitFailure, nil, []string{"recoil audit: standard input: no VirtualService route"}},
+	} {
+		auditStdin = strings.NewReader(tt.in)
+		runCLI(t.Context(), args...).check(t, args, tt.code, tt.stdout, tt.stderr)
+	}
 }
 
 // TestAuditDir: a directory's manifests make one graph; -sidecar-retry-on
-// with 503 (Istio before 1.24) makes the default route retry a 503.
+// with 503 (Istio before 1.24) makes the default route retry a 503; a file
+// that is not YAML is passed over with a word on standard error.
 func TestAuditDir(t *testing.T) {
 	dir := t.TempDir()
 	for name, s := range map[string]string{
@@ -300,4 +322,19 @@ func TestAuditDir(t *testing.T) {
 	runCLI(t.Context(), args...).check(t, args, exitOK, []string{"clients of api → api  istio         3    reset", "api (leaf)      1            1 · 1 · 3 · 1"}, nil)
 	args = []string{"audit", "-sidecar-retry-on", "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes,503", dir}
 	runCLI(t.Context(), args...).check(t, args, exitOK, []string{"api (leaf)      1            3 · 1 · 3 · 1"}, nil)
+	// Manifests alone with no retry configuration are said to be so, not
+	// read as a mesh file.
+	cm := filepath.Join(dir, "cm.yaml")
+	if err := os.WriteFile(cm, []byte("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: envoy}\ndata:\n  envoy.yaml: |\n    virtual_hosts: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args = []string{"audit", cm}
+	runCLI(t.Context(), args...).check(t, args, exitFailure, nil, []string{"recoil audit: " + cm + ": no VirtualService route, Envoy route or gRPC methodConfig in the files"})
+	// An unrendered template beside it is passed over, and said to be.
+	if err := os.WriteFile(filepath.Join(dir, "tpl.yaml"), []byte("kind: VirtualService\nspec:\n  http:\n  {{- range .Routes }}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args = []string{"audit", dir}
+	runCLI(t.Context(), args...).check(t, args, exitOK, []string{"clients of api → api  istio         3    reset"},
+		[]string{"recoil audit: passed over, not YAML or JSON: " + filepath.Join(dir, "tpl.yaml") + ":4: could not find expected ':'"})
 }
