@@ -7,7 +7,7 @@ require (
 	github.com/recoil-go/recoil v0.1.0
 	github.com/recoil-go/recoil/fleet v0.1.0
 	github.com/recoil-go/recoil/recoilprom v0.1.0
-	github.com/recoil-go/recoil/tools v0.1.0
+	github.com/recoil-go/recoil/tools/policyspec v0.1.0
 	github.com/redis/go-redis/v9 v9.23.0
 	go.yaml.in/yaml/v3 v3.0.6
 )
@@ -28,5 +28,5 @@ replace (
 	github.com/recoil-go/recoil => ..
 	github.com/recoil-go/recoil/fleet => ../fleet
 	github.com/recoil-go/recoil/recoilprom => ../recoilprom
-	github.com/recoil-go/recoil/tools => ../tools
+	github.com/recoil-go/recoil/tools/policyspec => ../tools/policyspec
 )

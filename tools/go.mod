@@ -8,6 +8,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/recoil-go/recoil v0.1.0
 	github.com/recoil-go/recoil/recoilprom v0.1.0
+	github.com/recoil-go/recoil/tools/policyspec v0.1.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/mod v0.41.0
 	gonum.org/v1/plot v0.17.0
@@ -36,4 +37,5 @@ require (
 replace (
 	github.com/recoil-go/recoil => ..
 	github.com/recoil-go/recoil/recoilprom => ../recoilprom
+	github.com/recoil-go/recoil/tools/policyspec => ./policyspec
 )

@@ -88,7 +88,7 @@ require (
 	github.com/recoil-go/recoil v0.1.0 // indirect
 	github.com/recoil-go/recoil/fleet v0.1.0 // indirect
 	github.com/recoil-go/recoil/recoilprom v0.1.0 // indirect
-	github.com/recoil-go/recoil/tools v0.1.0 // indirect
+	github.com/recoil-go/recoil/tools/policyspec v0.1.0 // indirect
 	github.com/redis/go-redis/v9 v9.23.0 // indirect
 	github.com/rs/xid v1.6.0 // indirect
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
@@ -164,5 +164,5 @@ replace (
 	github.com/recoil-go/recoil/fleet => ../../fleet
 	github.com/recoil-go/recoil/proxy => ..
 	github.com/recoil-go/recoil/recoilprom => ../../recoilprom
-	github.com/recoil-go/recoil/tools => ../../tools
+	github.com/recoil-go/recoil/tools/policyspec => ../../tools/policyspec
 )

@@ -5,7 +5,7 @@ go 1.26.0
 require (
 	github.com/openai/openai-go/v3 v3.98.0
 	github.com/recoil-go/recoil/proxy v0.1.0
-	github.com/recoil-go/recoil/tools v0.1.0
+	github.com/recoil-go/recoil/tools/policyspec v0.1.0
 )
 
 require (
@@ -36,5 +36,5 @@ replace (
 	github.com/recoil-go/recoil/fleet => ../../fleet
 	github.com/recoil-go/recoil/proxy => ..
 	github.com/recoil-go/recoil/recoilprom => ../../recoilprom
-	github.com/recoil-go/recoil/tools => ../../tools
+	github.com/recoil-go/recoil/tools/policyspec => ../../tools/policyspec
 )

@@ -10,7 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/recoil-go/recoil/tools/internal/strictyaml"
+	"github.com/recoil-go/recoil/tools/policyspec/strictyaml"
 )
 
 // maxDocs bounds the YAML documents one file may hold.

@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/recoil-go/recoil/tools/internal/strictyaml"
+	"github.com/recoil-go/recoil/tools/policyspec/strictyaml"
 )
 
 // Istio's defaults for a DestinationRule's retryBudget (pilot's

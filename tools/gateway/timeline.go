@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/recoil-go/recoil/tools/internal/strictyaml"
+	"github.com/recoil-go/recoil/tools/policyspec/strictyaml"
 )
 
 // TimelineError reports what is wrong with a timeline file, and where: the

@@ -8,7 +8,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/recoil-go/recoil"
-	"github.com/recoil-go/recoil/tools/internal/strictyaml"
+	"github.com/recoil-go/recoil/tools/policyspec/strictyaml"
 )
 
 // Fallback describes a recoil.Fallback: the ordered targets one logical

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/recoil-go/recoil/breaker"
-	"github.com/recoil-go/recoil/tools/internal/strictyaml"
+	"github.com/recoil-go/recoil/tools/policyspec/strictyaml"
 )
 
 // Error is a problem with a policy — in a file, or in a Spec built in Go —

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/recoil-go/recoil/tools/internal/strictyaml"
+	"github.com/recoil-go/recoil/tools/policyspec/strictyaml"
 	"github.com/recoil-go/recoil/tools/policyspec"
 )
 

@@ -242,9 +242,8 @@ func TestConsumers(t *testing.T) {
 		{"idempotency/redisstore", []string{"idempotency/redisstore"}, nil},
 		{"idempotency/pgstore", []string{"idempotency/pgstore"}, nil},
 		{"sdk", []string{"sdk"}, nil},
-		// Not the proxy module yet: it imports tools/policyspec, so its
-		// consumers get the tools module's requirements too (gonum/plot,
-		// chromedp, fonts: 12 modules none of its packages needs).
+		{"tools/policyspec", []string{"tools/policyspec", "tools/policyspec/strictyaml"}, nil},
+		{"proxy", []string{"proxy"}, nil},
 	}
 	for _, a := range adapters {
 		t.Run(a.module, func(t *testing.T) {

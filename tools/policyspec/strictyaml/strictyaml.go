@@ -1,7 +1,8 @@
 // Package strictyaml holds the one set of helpers recoil's YAML files are
 // decoded with — scenarios (package sim), policy files (package
 // policyspec, and through it package load) and gateway timelines (package
-// gateway) — so that every file is read the same way and every problem is
+// gateway; and recoil audit's inputs and the proxy's configuration) — so
+// that every file is read the same way and every problem is
 // reported the same way, as "file:line: field: problem".
 //
 // Decoding is strict: a field that is not known, a field given twice, a
