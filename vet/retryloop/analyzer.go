@@ -128,6 +128,9 @@ type checker struct {
 	// fieldValues are the values the package gives each struct field.
 	fieldValues   map[*types.Var][]fieldValue
 	fieldPurities map[*types.Var]purity
+	// sites are the calls of the package's functions, by callee (built
+	// when first needed).
+	sites map[*types.Func][]callSite
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -348,6 +351,7 @@ func (c *checker) file(f *ast.File) {
 		}
 		fn, _ := c.info.Defs[fd.Name].(*types.Func)
 		c.body(fd.Body, funcCtx{fn: fn, ftype: fd.Type, decl: fd.Body, own: fd.Body})
+		c.reportNoJitter(c.recursiveWaits(fd, fn))
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.FuncLit); ok {
 				c.body(lit.Body, funcCtx{ftype: lit.Type, decl: fd.Body, own: lit.Body})

@@ -92,7 +92,7 @@ func (c *checker) bounded(s ast.Stmt, w *loopWalker) bool {
 	}
 	for _, e := range w.exits {
 		for _, cd := range e.conds {
-			if w.isBound(cd, e) {
+			if w.isBound(cd, e) || w.classifierBound(cd, e) {
 				return true
 			}
 		}

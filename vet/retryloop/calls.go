@@ -237,6 +237,9 @@ func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) 
 		return waitInfo{dur: c.purity(call.Args[0], body, fn, 0)}, true
 	}
 	f := c.fact(callee)
+	if f == nil && isIfaceMethod(callee) {
+		f, _ = c.ifaceFact(call, callee, body)
+	}
 	if f == nil || !f.Waits || f.Remote != remoteNone {
 		return waitInfo{}, false
 	}

@@ -112,6 +112,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	if sc.delegated || len(sc.waits) == 0 || c.pollsOwnServer(s, fc) {
 		return
 	}
+	c.resolveByCallers(sc.waits, fc.fn)
 	w := &loopWalker{c: c, label: label, body: fc.decl, fn: fc.fn, waits: map[*ast.CallExpr]bool{}, at: map[*ast.CallExpr][]state{}}
 	for _, lw := range sc.waits {
 		w.waits[lw.call] = true
@@ -122,6 +123,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	}
 	if end, falls := w.stmt(sc.body, start, true, true); falls {
 		w.gorounds = append(w.gorounds, end)
+		w.goPos = append(w.goPos, sc.body.End())
 	}
 	v := w.judge(sc.remote)
 	if !v.anyFailure || !v.leavesOnSuccess {

@@ -67,7 +67,13 @@ type loopWalker struct {
 	body     *ast.BlockStmt // the enclosing function's body, for assignments
 	fn       *types.Func
 	gorounds []state
-	exits    []state
+	// goPos is where each go-round path goes round; attempt is the first
+	// statement that takes the outcome of the loop's attempt. A path that
+	// goes round before it has made no attempt and says nothing of how
+	// the loop treats one.
+	goPos   []token.Pos
+	attempt token.Pos
+	exits   []state
 	// waits are the loop's wait calls; at records the path states that
 	// reach each.
 	waits map[*ast.CallExpr]bool
@@ -175,6 +181,7 @@ func (w *loopWalker) branch(s *ast.BranchStmt, st state, breakIsLoop, contIsLoop
 	case token.CONTINUE:
 		if (s.Label == nil && contIsLoop) || w.isLoopLabel(s.Label) {
 			w.gorounds = append(w.gorounds, st)
+			w.goPos = append(w.goPos, s.Pos())
 		} else if s.Label != nil {
 			// continue of an outer loop: this loop is left
 			w.exits = append(w.exits, st)
@@ -339,7 +346,11 @@ func (w *loopWalker) simple(s ast.Stmt, st state) state {
 		} else if len(as.Rhs) == 1 {
 			rhs = as.Rhs[0]
 		}
-		st = st.setSrc(o, w.errSrc(rhs, st))
+		src := w.errSrc(rhs, st)
+		if _, isCall := ast.Unparen(rhs).(*ast.CallExpr); isCall && src == srcOutcome && (w.attempt == token.NoPos || as.Pos() < w.attempt) {
+			w.attempt = as.Pos()
+		}
+		st = st.setSrc(o, src)
 	}
 	return st
 }

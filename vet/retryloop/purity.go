@@ -310,6 +310,9 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 		}
 		return p
 	}
+	if isIfaceMethod(callee) {
+		return c.ifacePurity(call, callee, body, fn, depth)
+	}
 	return c.bindParams(c.resultPurity(callee, depth), call, body, fn, depth)
 }
 
@@ -466,6 +469,11 @@ func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 	c.fieldPurities[v] = purity{} // a field defined through itself: unknown
 	p := purity{kind: pNone}
 	for _, fv := range vals {
+		if c.isParam(fv.expr) {
+			// WithRetryWait(d) { o.wait = d }: the user's setting, not
+			// a default the package gives it.
+			continue
+		}
 		p = p.and(c.purity(fv.expr, fv.body, nil, 0))
 	}
 	if p.kind == pPure {
@@ -545,4 +553,14 @@ func (c *checker) bindParams(r purity, call *ast.CallExpr, body *ast.BlockStmt, 
 		return purity{}
 	}
 	return p
+}
+
+// isParam reports whether e is a parameter of a function or literal.
+func (c *checker) isParam(e ast.Expr) bool {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	v, ok := c.info.Uses[id].(*types.Var)
+	return ok && c.params[v]
 }
