@@ -131,6 +131,9 @@ type checker struct {
 	// sites are the calls of the package's functions, by callee (built
 	// when first needed).
 	sites map[*types.Func][]callSite
+	// off are the branches of each body taken only when a setting is
+	// changed from its default (see offByDefault).
+	off map[*ast.BlockStmt][]ast.Node
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -151,6 +154,7 @@ func run(pass *analysis.Pass) (any, error) {
 		bare:     map[*ast.CallExpr]bool{},
 		detached: map[*types.Var]bool{},
 		params:   map[*types.Var]bool{},
+		off:      map[*ast.BlockStmt][]ast.Node{},
 
 		fieldValues:   map[*types.Var][]fieldValue{},
 		fieldPurities: map[*types.Var]purity{},

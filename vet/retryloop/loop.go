@@ -71,9 +71,10 @@ type loopWalker struct {
 	// statement that takes the outcome of the loop's attempt. A path that
 	// goes round before it has made no attempt and says nothing of how
 	// the loop treats one.
-	goPos   []token.Pos
-	attempt token.Pos
-	exits   []state
+	goPos       []token.Pos
+	attempt     token.Pos
+	attemptCall *ast.CallExpr
+	exits       []state
 	// waits are the loop's wait calls; at records the path states that
 	// reach each.
 	waits map[*ast.CallExpr]bool
@@ -349,6 +350,7 @@ func (w *loopWalker) simple(s ast.Stmt, st state) state {
 		src := w.errSrc(rhs, st)
 		if _, isCall := ast.Unparen(rhs).(*ast.CallExpr); isCall && src == srcOutcome && (w.attempt == token.NoPos || as.Pos() < w.attempt) {
 			w.attempt = as.Pos()
+			w.attemptCall, _ = ast.Unparen(rhs).(*ast.CallExpr)
 		}
 		st = st.setSrc(o, src)
 	}

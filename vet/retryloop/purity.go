@@ -220,7 +220,12 @@ func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, d
 		return purity{}
 	}
 	p := purity{kind: pPure}
+	off := c.offByDefault(body)
 	for _, x := range exprs {
+		if within(off, x) {
+			p.byDefault = true // taken only when a setting is changed
+			continue
+		}
 		// x = x*2 refers to x itself: the other terms decide.
 		if refersTo(c.info, x, v) {
 			p = p.and(c.purityExcept(x, v, body, fn, depth+1))
@@ -470,8 +475,12 @@ func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 	p := purity{kind: pNone}
 	for _, fv := range vals {
 		if c.isParam(fv.expr) {
-			// WithRetryWait(d) { o.wait = d }: the user's setting, not
-			// a default the package gives it.
+			// A constructor's parameter is what the package's callers
+			// pass (DefaultBacko's NewBacko(100*time.Millisecond, …));
+			// an option's that nothing in the package calls
+			// (WithRetryWait(d) { o.wait = d }) is the user's setting,
+			// not a default.
+			p = p.and(c.paramFromCallers(fv.expr))
 			continue
 		}
 		p = p.and(c.purity(fv.expr, fv.body, nil, 0))

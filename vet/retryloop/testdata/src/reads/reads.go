@@ -8,8 +8,11 @@ package reads
 import (
 	"errors"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"syscall"
 	"time"
 )
 
@@ -243,6 +246,65 @@ func withBackoff(f func(int) (bool, error), skipFirst bool) error {
 		}
 		time.Sleep(interval) // want `nojitter: this wait in a retry loop`
 		interval *= 2
+	}
+	return err
+}
+
+// case: clean
+func removeAll(dir string) error {
+	// A local file system retried while busy: nothing shared to
+	// synchronise on.
+	for i := 0; ; i++ {
+		err := os.RemoveAll(dir)
+		if err == nil || i >= 10 || !errors.Is(err, syscall.EBUSY) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+type backo struct {
+	base   time.Duration
+	jitter float64
+}
+
+func newBacko(base time.Duration, jitter float64) *backo { return &backo{base, jitter} }
+
+func defaultBacko() *backo { return newBacko(100*time.Millisecond, 0) }
+
+func (b *backo) duration(attempt int) time.Duration {
+	d := float64(b.base) * math.Pow(2, float64(attempt))
+	if b.jitter != 0 {
+		d += rand.Float64() * b.jitter * d
+	}
+	return time.Duration(d)
+}
+
+type sender struct {
+	wait func(int) time.Duration
+	quit chan struct{}
+}
+
+func newSender() *sender {
+	s := &sender{quit: make(chan struct{})}
+	s.wait = defaultBacko().duration
+	return s
+}
+
+// case: flag nojitter
+func (s *sender) send(upload func() error) error {
+	// The jitter is a setting no caller in the package sets: by
+	// default the wait doubles from 100ms, the same for every sender.
+	var err error
+	for i := 0; i < 10; i++ {
+		if err = upload(); err == nil {
+			return nil
+		}
+		select {
+		case <-time.After(s.wait(i)): // want `nojitter: this wait in a retry loop has a constant or purely exponential duration by default`
+		case <-s.quit:
+			return err
+		}
 	}
 	return err
 }
