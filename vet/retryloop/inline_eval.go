@@ -165,6 +165,9 @@ func (w *loopWalker) classifierBound(cd cond, st state) bool {
 	case *ast.UnaryExpr:
 		return e.Op == token.NOT && w.classifierBound(cond{expr: e.X}, st)
 	case *ast.CallExpr:
+		if !c.classifies(e) {
+			return false
+		}
 		call = e
 	case *ast.Ident:
 		v, ok := c.info.Uses[e].(*types.Var)

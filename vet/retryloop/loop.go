@@ -298,7 +298,7 @@ func (w *loopWalker) clauses(list []ast.Stmt, st state, kind int, contIsLoop boo
 		case *ast.CommClause:
 			body = cl.Body
 			w.note(cl.Comm, st)
-			if cl.Comm != nil && w.c.mentionsContext(cl.Comm) {
+			if cl.Comm != nil && (w.c.mentionsContext(cl.Comm) || w.c.receivesSignal(cl.Comm)) {
 				k = opaqueCtx
 			}
 		}

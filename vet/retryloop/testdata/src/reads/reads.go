@@ -308,3 +308,39 @@ func (s *sender) send(upload func() error) error {
 	}
 	return err
 }
+
+type pool struct {
+	shut bool
+	dial func() error
+}
+
+func (p *pool) closed() bool { return p.shut }
+
+// case: flag nojitter
+func (p *pool) redial() {
+	// Ends when the pool is closed: bounded by its owner's shutdown.
+	for {
+		if p.closed() {
+			return
+		}
+		if err := p.dial(); err != nil {
+			time.Sleep(time.Second) // want `nojitter: this wait in a retry loop`
+			continue
+		}
+		return
+	}
+}
+
+// case: flag nojitter
+func (p *pool) redialUntilQuit(quit chan struct{}) {
+	for {
+		if err := p.dial(); err == nil {
+			return
+		}
+		select {
+		case <-quit:
+			return
+		case <-time.After(time.Second): // want `nojitter: this wait in a retry loop`
+		}
+	}
+}
