@@ -262,7 +262,9 @@ func (c *checker) purityExcept(e ast.Expr, v *types.Var, body *ast.BlockStmt, fn
 		if tv, ok := c.info.Types[e.Fun]; ok && tv.IsType() && len(e.Args) == 1 {
 			return c.purityExcept(e.Args[0], v, body, fn, depth+1)
 		}
-		if b, ok := c.info.Uses[calleeIdent(e.Fun)].(*types.Builtin); ok && (b.Name() == "min" || b.Name() == "max") {
+		b, isBuiltin := c.info.Uses[calleeIdent(e.Fun)].(*types.Builtin)
+		if (isBuiltin && (b.Name() == "min" || b.Name() == "max")) || funcPath(c.callee(e)) == "math" {
+			// d = min(d, cap), d = math.Min(d, cap)
 			p := purity{kind: pPure}
 			for _, a := range e.Args {
 				p = p.and(c.purityExcept(a, v, body, fn, depth+1))

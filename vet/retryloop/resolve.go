@@ -271,3 +271,32 @@ func (c *checker) resolveByCallers(waits []loopCall, fn *types.Func) {
 		waits[i].w.dur = c.callersPurity(fn, waits[i].w.dur)
 	}
 }
+
+// afterFuncTimer reports whether a Timer.Reset call's timer is one the
+// package makes with time.AfterFunc (a ping timer): resetting it schedules
+// a callback, and nothing waits.
+func (c *checker) afterFuncTimer(call *ast.CallExpr, body *ast.BlockStmt) bool {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	var vals []ast.Expr
+	switch x := ast.Unparen(sel.X).(type) {
+	case *ast.Ident:
+		if v, ok := c.info.Uses[x].(*types.Var); ok {
+			vals = c.assignsOf(body)[v]
+		}
+	case *ast.SelectorExpr:
+		if v, ok := c.info.Uses[x.Sel].(*types.Var); ok && v.IsField() {
+			for _, fv := range c.fieldValues[v] {
+				vals = append(vals, fv.expr)
+			}
+		}
+	}
+	for _, x := range vals {
+		if call, ok := ast.Unparen(x).(*ast.CallExpr); ok && isFunc(c.callee(call), "time", "AfterFunc") {
+			return true
+		}
+	}
+	return false
+}

@@ -277,6 +277,7 @@ func (b *backo) duration(attempt int) time.Duration {
 	if b.jitter != 0 {
 		d += rand.Float64() * b.jitter * d
 	}
+	d = math.Min(d, float64(10*time.Second))
 	return time.Duration(d)
 }
 
@@ -344,3 +345,13 @@ func (p *pool) redialUntilQuit(quit chan struct{}) {
 		}
 	}
 }
+
+// Pinger keeps a connection alive.
+type Pinger struct{ tmr *time.Timer }
+
+// Start arms the ping timer.
+func (p *Pinger) Start(ping func()) { p.tmr = time.AfterFunc(time.Second, ping) }
+
+// Rearm schedules the next ping: resetting a callback's timer waits for
+// nothing, so Rearm is no wait helper (no fact).
+func (p *Pinger) Rearm() { p.tmr.Reset(time.Second) }
