@@ -128,6 +128,12 @@ type checker struct {
 	// fieldValues are the values the package gives each struct field.
 	fieldValues   map[*types.Var][]fieldValue
 	fieldPurities map[*types.Var]purity
+	// sites are the calls of the package's functions, by callee (built
+	// when first needed).
+	sites map[*types.Func][]callSite
+	// off are the branches of each body taken only when a setting is
+	// changed from its default (see offByDefault).
+	off map[*ast.BlockStmt][]ast.Node
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -148,6 +154,7 @@ func run(pass *analysis.Pass) (any, error) {
 		bare:     map[*ast.CallExpr]bool{},
 		detached: map[*types.Var]bool{},
 		params:   map[*types.Var]bool{},
+		off:      map[*ast.BlockStmt][]ast.Node{},
 
 		fieldValues:   map[*types.Var][]fieldValue{},
 		fieldPurities: map[*types.Var]purity{},
@@ -348,6 +355,7 @@ func (c *checker) file(f *ast.File) {
 		}
 		fn, _ := c.info.Defs[fd.Name].(*types.Func)
 		c.body(fd.Body, funcCtx{fn: fn, ftype: fd.Type, decl: fd.Body, own: fd.Body})
+		c.reportNoJitter(c.recursiveWaits(fd, fn))
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.FuncLit); ok {
 				c.body(lit.Body, funcCtx{ftype: lit.Type, decl: fd.Body, own: lit.Body})

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strings"
 )
 
 // isBound reports whether a condition bounds the loop: it counts, reads
@@ -63,6 +64,13 @@ func (c *checker) boundExpr(e ast.Expr, w *loopWalker, st state) bool {
 			if isFunc(fn, "time", "Since", "Until", "Now", "After", "Before") {
 				found = true
 			}
+			if fn != nil && len(n.Args) == 0 && isShutdown(fn.Name()) && isBool(c.info.TypeOf(n)) {
+				found = true // if p.closed() { return }: the owner's shutdown ends it
+			}
+		case *ast.SelectorExpr:
+			if isShutdown(n.Sel.Name) && isBool(c.info.TypeOf(n)) {
+				found = true
+			}
 		case ast.Expr:
 			if isContext(c.info.TypeOf(n)) {
 				found = true
@@ -92,10 +100,46 @@ func (c *checker) bounded(s ast.Stmt, w *loopWalker) bool {
 	}
 	for _, e := range w.exits {
 		for _, cd := range e.conds {
-			if w.isBound(cd, e) {
+			if w.isBound(cd, e) || w.classifierBound(cd, e) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// isShutdown reports whether name says its owner is closed or stopping
+// (closed, isClosed, Stopped, shuttingDown, done).
+func isShutdown(name string) bool {
+	n := strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(name, "is"), "Is"))
+	for _, w := range []string{"closed", "closing", "stopped", "stopping", "shutdown", "shuttingdown", "done", "terminated", "quit"} {
+		if n == w {
+			return true
+		}
+	}
+	return false
+}
+
+// receivesSignal reports whether a select case receives from a chan
+// struct{}: a done, quit or close signal.
+func (c *checker) receivesSignal(comm ast.Stmt) bool {
+	var x ast.Expr
+	switch s := comm.(type) {
+	case *ast.ExprStmt:
+		x = s.X
+	case *ast.AssignStmt:
+		if len(s.Rhs) == 1 {
+			x = s.Rhs[0]
+		}
+	}
+	u, ok := ast.Unparen(x).(*ast.UnaryExpr)
+	if !ok || u.Op != token.ARROW {
+		return false
+	}
+	ch, ok := c.info.TypeOf(u.X).Underlying().(*types.Chan)
+	if !ok {
+		return false
+	}
+	st, ok := ch.Elem().Underlying().(*types.Struct)
+	return ok && st.NumFields() == 0
 }

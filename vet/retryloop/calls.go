@@ -234,9 +234,15 @@ func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) 
 	case isFunc(callee, "time", "After", "NewTimer") && recvNamed(callee) == nil && len(call.Args) == 1:
 		return waitInfo{dur: c.purity(call.Args[0], body, fn, 0), deaf: callee.Name() == "After" && c.bareReceive(call)}, true
 	case isFunc(callee, "time", "Reset") && recvNamed(callee) != nil && recvNamed(callee).Obj().Name() == "Timer" && len(call.Args) == 1:
+		if c.afterFuncTimer(call, body) {
+			return waitInfo{}, false // a callback's timer: nothing waits on it
+		}
 		return waitInfo{dur: c.purity(call.Args[0], body, fn, 0)}, true
 	}
 	f := c.fact(callee)
+	if f == nil && isIfaceMethod(callee) {
+		f, _ = c.ifaceFact(call, callee, body)
+	}
 	if f == nil || !f.Waits || f.Remote != remoteNone {
 		return waitInfo{}, false
 	}

@@ -112,6 +112,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	if sc.delegated || len(sc.waits) == 0 || c.pollsOwnServer(s, fc) {
 		return
 	}
+	c.resolveByCallers(sc.waits, fc.fn)
 	w := &loopWalker{c: c, label: label, body: fc.decl, fn: fc.fn, waits: map[*ast.CallExpr]bool{}, at: map[*ast.CallExpr][]state{}}
 	for _, lw := range sc.waits {
 		w.waits[lw.call] = true
@@ -122,8 +123,14 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	}
 	if end, falls := w.stmt(sc.body, start, true, true); falls {
 		w.gorounds = append(w.gorounds, end)
+		w.goPos = append(w.goPos, sc.body.End())
 	}
 	v := w.judge(sc.remote)
+	if sc.remote == remoteNone && c.isLocalOp(w.attemptCall) {
+		// os.RemoveAll retried on EBUSY: nothing shared to synchronise
+		// on, no storm to spread.
+		return
+	}
 	if !v.anyFailure || !v.leavesOnSuccess {
 		// It goes round on every success: polling, pagination, a watch,
 		// a reconnect loop. A wait it reaches only on failure is still a
@@ -416,4 +423,13 @@ func (c *checker) accepts(s ast.Stmt) bool {
 func (c *checker) isListener(call *ast.CallExpr) bool {
 	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 	return ok && isNamed(c.info.TypeOf(sel.X), "net", "Listener")
+}
+
+// localPkgs are the packages whose calls act on this machine only.
+var localPkgs = map[string]bool{"os": true, "syscall": true, "io/fs": true, "path/filepath": true, "golang.org/x/sys/unix": true}
+
+// isLocalOp reports whether a loop's attempt is a call that acts on this
+// machine only (the file system, a syscall).
+func (c *checker) isLocalOp(call *ast.CallExpr) bool {
+	return call != nil && localPkgs[funcPath(c.callee(call))]
 }

@@ -134,6 +134,11 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 				if o.success() {
 					return triF
 				}
+				if call, idx, ok := c.classifierCall(v, ev.w.body); ok {
+					if r, ok := ev.inline(call, idx, o); ok {
+						return r
+					}
+				}
 				return triU
 			}
 			if xs := c.assignsOf(ev.w.body)[v]; len(xs) == 1 && xs[0] != unknownExpr {
@@ -151,6 +156,11 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 		if c.classifies(e) {
 			if o.success() && c.classifiesErrorsOnly(e) {
 				return triF // isRetryable(nil), errors.Is(nil, …): no error, nothing to retry
+			}
+			if r, ok := ev.inline(e, 0, o); ok && !(o.success() && r == triT) {
+				// A verdict of "true" on a success says only which way
+				// round the classifier is (isDone, not shouldRetry).
+				return r
 			}
 			return triU
 		}
@@ -382,7 +392,15 @@ func (c *checker) evalInt(e ast.Expr, o outcome, body *ast.BlockStmt, depth int)
 // retries evaluates every go-round path against outcome o: triT if some
 // path retries it whatever the counters and flags say, triU if that
 // depends on a classification, triF if none does.
-func (w *loopWalker) retries(k int, o outcome) tri { return w.reaches(w.gorounds, k, o) }
+func (w *loopWalker) retries(k int, o outcome) tri {
+	var after []state
+	for i, g := range w.gorounds {
+		if w.attempt == token.NoPos || w.goPos[i] > w.attempt {
+			after = append(after, g)
+		}
+	}
+	return w.reaches(after, k, o)
+}
 
 // reaches evaluates a set of path states against outcome o: triT if some
 // path is taken on it whatever the counters and flags say.
@@ -488,4 +506,32 @@ func (c *checker) classifiesErrorsOnly(call *ast.CallExpr) bool {
 		}
 	}
 	return n > 0
+}
+
+// classifierCall returns the one call whose result the boolean v takes in
+// body, and which of its results v is.
+func (c *checker) classifierCall(v *types.Var, body *ast.BlockStmt) (*ast.CallExpr, int, bool) {
+	var call *ast.CallExpr
+	idx, n := 0, 0
+	ast.Inspect(body, func(m ast.Node) bool {
+		as, ok := m.(*ast.AssignStmt)
+		if !ok {
+			return true
+		}
+		for i, l := range as.Lhs {
+			if id, ok := l.(*ast.Ident); !ok || (c.info.Defs[id] != v && c.info.Uses[id] != v) {
+				continue
+			}
+			n++
+			switch {
+			case len(as.Rhs) == len(as.Lhs):
+				call, _ = ast.Unparen(as.Rhs[i]).(*ast.CallExpr)
+			case len(as.Rhs) == 1:
+				call, _ = ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+				idx = i
+			}
+		}
+		return true
+	})
+	return call, idx, n == 1 && call != nil
 }

@@ -67,7 +67,14 @@ type loopWalker struct {
 	body     *ast.BlockStmt // the enclosing function's body, for assignments
 	fn       *types.Func
 	gorounds []state
-	exits    []state
+	// goPos is where each go-round path goes round; attempt is the first
+	// statement that takes the outcome of the loop's attempt. A path that
+	// goes round before it has made no attempt and says nothing of how
+	// the loop treats one.
+	goPos       []token.Pos
+	attempt     token.Pos
+	attemptCall *ast.CallExpr
+	exits       []state
 	// waits are the loop's wait calls; at records the path states that
 	// reach each.
 	waits map[*ast.CallExpr]bool
@@ -175,6 +182,7 @@ func (w *loopWalker) branch(s *ast.BranchStmt, st state, breakIsLoop, contIsLoop
 	case token.CONTINUE:
 		if (s.Label == nil && contIsLoop) || w.isLoopLabel(s.Label) {
 			w.gorounds = append(w.gorounds, st)
+			w.goPos = append(w.goPos, s.Pos())
 		} else if s.Label != nil {
 			// continue of an outer loop: this loop is left
 			w.exits = append(w.exits, st)
@@ -290,7 +298,7 @@ func (w *loopWalker) clauses(list []ast.Stmt, st state, kind int, contIsLoop boo
 		case *ast.CommClause:
 			body = cl.Body
 			w.note(cl.Comm, st)
-			if cl.Comm != nil && w.c.mentionsContext(cl.Comm) {
+			if cl.Comm != nil && (w.c.mentionsContext(cl.Comm) || w.c.receivesSignal(cl.Comm)) {
 				k = opaqueCtx
 			}
 		}
@@ -339,7 +347,12 @@ func (w *loopWalker) simple(s ast.Stmt, st state) state {
 		} else if len(as.Rhs) == 1 {
 			rhs = as.Rhs[0]
 		}
-		st = st.setSrc(o, w.errSrc(rhs, st))
+		src := w.errSrc(rhs, st)
+		if _, isCall := ast.Unparen(rhs).(*ast.CallExpr); isCall && src == srcOutcome && (w.attempt == token.NoPos || as.Pos() < w.attempt) {
+			w.attempt = as.Pos()
+			w.attemptCall, _ = ast.Unparen(rhs).(*ast.CallExpr)
+		}
+		st = st.setSrc(o, src)
 	}
 	return st
 }

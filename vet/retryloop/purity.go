@@ -220,7 +220,12 @@ func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, d
 		return purity{}
 	}
 	p := purity{kind: pPure}
+	off := c.offByDefault(body)
 	for _, x := range exprs {
+		if within(off, x) {
+			p.byDefault = true // taken only when a setting is changed
+			continue
+		}
 		// x = x*2 refers to x itself: the other terms decide.
 		if refersTo(c.info, x, v) {
 			p = p.and(c.purityExcept(x, v, body, fn, depth+1))
@@ -257,7 +262,9 @@ func (c *checker) purityExcept(e ast.Expr, v *types.Var, body *ast.BlockStmt, fn
 		if tv, ok := c.info.Types[e.Fun]; ok && tv.IsType() && len(e.Args) == 1 {
 			return c.purityExcept(e.Args[0], v, body, fn, depth+1)
 		}
-		if b, ok := c.info.Uses[calleeIdent(e.Fun)].(*types.Builtin); ok && (b.Name() == "min" || b.Name() == "max") {
+		b, isBuiltin := c.info.Uses[calleeIdent(e.Fun)].(*types.Builtin)
+		if (isBuiltin && (b.Name() == "min" || b.Name() == "max")) || funcPath(c.callee(e)) == "math" {
+			// d = min(d, cap), d = math.Min(d, cap)
 			p := purity{kind: pPure}
 			for _, a := range e.Args {
 				p = p.and(c.purityExcept(a, v, body, fn, depth+1))
@@ -309,6 +316,9 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 			p = p.and(c.purity(a, body, fn, depth+1))
 		}
 		return p
+	}
+	if isIfaceMethod(callee) {
+		return c.ifacePurity(call, callee, body, fn, depth)
 	}
 	return c.bindParams(c.resultPurity(callee, depth), call, body, fn, depth)
 }
@@ -466,6 +476,15 @@ func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 	c.fieldPurities[v] = purity{} // a field defined through itself: unknown
 	p := purity{kind: pNone}
 	for _, fv := range vals {
+		if c.isParam(fv.expr) {
+			// A constructor's parameter is what the package's callers
+			// pass (DefaultBacko's NewBacko(100*time.Millisecond, …));
+			// an option's that nothing in the package calls
+			// (WithRetryWait(d) { o.wait = d }) is the user's setting,
+			// not a default.
+			p = p.and(c.paramFromCallers(fv.expr))
+			continue
+		}
 		p = p.and(c.purity(fv.expr, fv.body, nil, 0))
 	}
 	if p.kind == pPure {
@@ -545,4 +564,14 @@ func (c *checker) bindParams(r purity, call *ast.CallExpr, body *ast.BlockStmt, 
 		return purity{}
 	}
 	return p
+}
+
+// isParam reports whether e is a parameter of a function or literal.
+func (c *checker) isParam(e ast.Expr) bool {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	v, ok := c.info.Uses[id].(*types.Var)
+	return ok && c.params[v]
 }

@@ -57,8 +57,9 @@ func shouldRetry(resp *http.Response, err error) bool { return true }
 
 // case: flag unclassified retryafter deafwait
 func classifierThatDoesNot(c *http.Client, req *http.Request) (*http.Response, error) {
-	// Missed: shouldRetry retries everything; the analyzer trusts a
-	// classifier it is handed.
+	// Missed: shouldRetry is read, and it says "retry" on a success too;
+	// a classifier's "true" on a success is taken to say only which way
+	// round it is (isDone, not shouldRetry), so the loop looks like a poll.
 	for i := 0; i < 3; i++ {
 		resp, err := c.Do(req)
 		if !shouldRetry(resp, err) {

@@ -1,0 +1,146 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// A branch taken only when a configuration field is set (if b.jitter != 0
+// { … }) is not taken by default when every value the package gives that
+// field is zero: a constructor's literal, or a constructor's parameter
+// that every caller in the package passes as zero (DefaultBacko() calls
+// NewBacko(100*time.Millisecond, 2, 0, 10*time.Second)). What such a
+// branch assigns does not make a duration jittered by default.
+
+// offByDefault returns the bodies of the if statements in body that are
+// taken only when a field that is zero by default is set.
+func (c *checker) offByDefault(body *ast.BlockStmt) []ast.Node {
+	if body == nil {
+		return nil
+	}
+	if out, ok := c.off[body]; ok {
+		return out
+	}
+	var out []ast.Node
+	defer func() { c.off[body] = out }()
+	ast.Inspect(body, func(n ast.Node) bool {
+		if s, ok := n.(*ast.IfStmt); ok && c.setTest(s.Cond) {
+			out = append(out, s.Body)
+		}
+		return true
+	})
+	return out
+}
+
+// setTest reports whether e is x.f != 0 (or x.f > 0) for a field f the
+// package leaves zero by default.
+func (c *checker) setTest(e ast.Expr) bool {
+	b, ok := ast.Unparen(e).(*ast.BinaryExpr)
+	if !ok || (b.Op != token.NEQ && b.Op != token.GTR) {
+		return false
+	}
+	sel, ok := ast.Unparen(b.X).(*ast.SelectorExpr)
+	if !ok || !c.isZero(b.Y) {
+		return false
+	}
+	v, ok := c.info.Uses[sel.Sel].(*types.Var)
+	return ok && v.IsField() && c.zeroByDefault(v)
+}
+
+func (c *checker) isZero(e ast.Expr) bool {
+	tv, ok := c.info.Types[e]
+	return ok && tv.Value != nil && tv.Value.ExactString() == "0"
+}
+
+// zeroByDefault reports whether every value the package gives field v is
+// zero, and it gives it at least one.
+func (c *checker) zeroByDefault(v *types.Var) bool {
+	vals := c.fieldValues[v]
+	if len(vals) == 0 {
+		return false
+	}
+	for _, fv := range vals {
+		if c.isZero(fv.expr) {
+			continue
+		}
+		if !c.zeroFromCallers(fv.expr) {
+			return false
+		}
+	}
+	return true
+}
+
+// zeroFromCallers reports whether e is a parameter of a function of this
+// package that every call in the package (its tests excluded), and at
+// least one, passes a zero.
+func (c *checker) zeroFromCallers(e ast.Expr) bool {
+	_, idx, sites := c.paramSites(e)
+	if len(sites) == 0 {
+		return false
+	}
+	for _, s := range sites {
+		if idx >= len(s.call.Args) || !c.isZero(s.call.Args[idx]) {
+			return false
+		}
+	}
+	return true
+}
+
+// paramOwner returns the function of this package whose parameter p is.
+func (c *checker) paramOwner(p *types.Var) *types.Func {
+	for fn, d := range c.decls {
+		if d.Type.Params == nil || p.Pos() < d.Type.Params.Pos() || p.Pos() > d.Type.Params.End() {
+			continue
+		}
+		return fn
+	}
+	return nil
+}
+
+// paramFromCallers says what the callers in this package pass for the
+// parameter e names: absent (pNone) if none calls its function.
+func (c *checker) paramFromCallers(e ast.Expr) purity {
+	fn, idx, sites := c.paramSites(e)
+	if fn == nil || len(sites) == 0 {
+		return purity{kind: pNone}
+	}
+	p := purity{kind: pNone}
+	for _, s := range sites {
+		if idx >= len(s.call.Args) || s.call.Ellipsis.IsValid() {
+			return purity{}
+		}
+		p = p.and(c.purity(s.call.Args[idx], s.body, s.fn, 1))
+	}
+	return p
+}
+
+// paramSites returns the function whose parameter e names, its index,
+// and the calls of the function in this package.
+func (c *checker) paramSites(e ast.Expr) (*types.Func, int, []callSite) {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return nil, 0, nil
+	}
+	p, ok := c.info.Uses[id].(*types.Var)
+	if !ok || !c.params[p] {
+		return nil, 0, nil
+	}
+	fn := c.paramOwner(p)
+	if fn == nil {
+		return nil, 0, nil
+	}
+	sig := fn.Type().(*types.Signature)
+	if sig.Variadic() {
+		return nil, 0, nil
+	}
+	if c.sites == nil {
+		c.findSites()
+	}
+	for i := range sig.Params().Len() {
+		if sig.Params().At(i) == p {
+			return fn, i, c.sites[fn]
+		}
+	}
+	return nil, 0, nil
+}

@@ -1,0 +1,128 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/types"
+)
+
+// A function that, on an error, waits and calls itself again retries by
+// recursion (sarama's metadata refresh: retry := func(err error) error {
+// time.Sleep(backoff); return client.tryRefreshMetadata(…) }). Its waits
+// are a retry loop's: they are checked for jitter as a loop's are.
+
+// recursiveWaits returns the waits that precede, on the way to it, a call
+// of fd's function to itself made on an error path: in a block enclosing
+// the call, before it, with an error tested on the way or handed to the
+// function literal the call is in.
+func (c *checker) recursiveWaits(fd *ast.FuncDecl, fn *types.Func) []loopCall {
+	if fn == nil {
+		return nil
+	}
+	var out []loopCall
+	seen := map[*ast.CallExpr]bool{}
+	var stack []ast.Node
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		if _, isGo := n.(*ast.GoStmt); isGo {
+			return false // another goroutine's recursion is not this call's retry
+		}
+		stack = append(stack, n)
+		call, ok := n.(*ast.CallExpr)
+		if !ok || c.callee(call) != fn || !c.onErrorPath(stack) {
+			return true
+		}
+		for _, w := range c.waitsBefore(stack, fd.Body, fn) {
+			if !seen[w.call] {
+				seen[w.call] = true
+				out = append(out, w)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// onErrorPath reports whether the innermost function (literal) around the
+// node at the top of stack tests an error on the way to it, or is handed
+// one.
+func (c *checker) onErrorPath(stack []ast.Node) bool {
+	for i := len(stack) - 1; i >= 0; i-- {
+		switch n := stack[i].(type) {
+		case *ast.FuncLit:
+			for _, f := range n.Type.Params.List {
+				if isError(c.info.TypeOf(f.Type)) {
+					return true
+				}
+			}
+			return false
+		case *ast.IfStmt:
+			if i+1 < len(stack) && (stack[i+1] == n.Body || stack[i+1] == n.Else) && c.testsError(n.Cond) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// testsError reports whether e involves an error value.
+func (c *checker) testsError(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if x, ok := n.(ast.Expr); ok && isError(c.info.TypeOf(x)) {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// waitsBefore returns the waits in the statements that come before the
+// node at the top of stack in each block enclosing it, up to the innermost
+// function (literal).
+func (c *checker) waitsBefore(stack []ast.Node, decl *ast.BlockStmt, fn *types.Func) []loopCall {
+	var out []loopCall
+	for i := len(stack) - 1; i > 0; i-- {
+		if _, ok := stack[i].(*ast.FuncLit); ok {
+			break
+		}
+		var list []ast.Stmt
+		switch b := stack[i-1].(type) {
+		case *ast.BlockStmt:
+			list = b.List
+		case *ast.CaseClause:
+			list = b.Body
+		case *ast.CommClause:
+			list = b.Body
+		default:
+			continue
+		}
+		for _, s := range list {
+			if s == stack[i] {
+				break
+			}
+			out = append(out, c.waitsIn(s, decl, fn)...)
+		}
+	}
+	return out
+}
+
+// waitsIn returns the wait calls in s, function literals and goroutines
+// excluded.
+func (c *checker) waitsIn(s ast.Node, decl *ast.BlockStmt, fn *types.Func) []loopCall {
+	var out []loopCall
+	ast.Inspect(s, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit, *ast.GoStmt:
+			return false
+		case *ast.CallExpr:
+			if w, ok := c.wait(n, decl, fn); ok {
+				out = append(out, loopCall{n, w})
+			}
+		}
+		return true
+	})
+	return out
+}

@@ -1,0 +1,302 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/types"
+	"strings"
+)
+
+// A call through an interface (policy.GetInterval(i), r.bo.Pause()) is
+// resolved to the concrete methods the package can be seen to put behind
+// it: the values it gives the receiver (a local variable's assignments, a
+// configuration field's defaults, a constructor's returns), or else the
+// one type of the package that implements the interface. What the user
+// may configure instead is out of sight, so what these methods return is
+// the duration "by default".
+
+// isIfaceMethod reports whether fn is an interface's abstract method.
+func isIfaceMethod(fn *types.Func) bool {
+	sig, ok := fn.Type().(*types.Signature)
+	return ok && sig.Recv() != nil && types.IsInterface(sig.Recv().Type())
+}
+
+// implTargets returns the concrete methods of this package that an
+// interface method call can reach. ok is false if any is out of sight.
+func (c *checker) implTargets(call *ast.CallExpr, m *types.Func, body *ast.BlockStmt) ([]*types.Func, bool) {
+	sel, isSel := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !isSel {
+		return nil, false
+	}
+	vals, ok := c.concreteValues(sel.X, body, 0)
+	if !ok || len(vals) == 0 {
+		if t, ok := c.soleImpl(m); ok {
+			return []*types.Func{t}, true
+		}
+		return nil, false
+	}
+	var out []*types.Func
+	seen := map[*types.Func]bool{}
+	for _, v := range vals {
+		obj, _, _ := types.LookupFieldOrMethod(c.info.TypeOf(v), true, c.pass.Pkg, m.Name())
+		t, isFunc := obj.(*types.Func)
+		if !isFunc || c.decls[t] == nil {
+			return nil, false
+		}
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out, true
+}
+
+// concreteValues returns the expressions of a concrete type that flow into
+// e: e itself if its type is not an interface, else the values the package
+// gives the variable or field it names, or the function it calls returns.
+func (c *checker) concreteValues(e ast.Expr, body *ast.BlockStmt, depth int) ([]ast.Expr, bool) {
+	if depth > 4 || e == nil || e == unknownExpr {
+		return nil, false
+	}
+	if isNil(c.info, e) {
+		return nil, true // a nil default: the user must set it
+	}
+	if t := c.info.TypeOf(e); t != nil && !types.IsInterface(t) {
+		return []ast.Expr{e}, true
+	}
+	var from []fieldValue
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		v, ok := c.info.Uses[e].(*types.Var)
+		if !ok || c.params[v] {
+			return nil, false
+		}
+		if v.Pkg() != nil && v.Parent() == v.Pkg().Scope() {
+			init, ok := c.pkgVars[v]
+			if !ok {
+				return nil, false
+			}
+			from = []fieldValue{{init, nil}}
+		} else {
+			for _, x := range c.assignsOf(body)[v] {
+				from = append(from, fieldValue{x, body})
+			}
+		}
+	case *ast.SelectorExpr:
+		v, ok := c.info.Uses[e.Sel].(*types.Var)
+		if !ok || !v.IsField() {
+			return nil, false
+		}
+		from = c.fieldValues[v]
+	case *ast.CallExpr:
+		return c.returnedValues(e, depth)
+	default:
+		return nil, false
+	}
+	if len(from) == 0 {
+		return nil, false
+	}
+	var out []ast.Expr
+	for _, fv := range from {
+		xs, ok := c.concreteValues(fv.expr, fv.body, depth+1)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, xs...)
+	}
+	return out, true
+}
+
+// returnedValues returns the concrete values a function of this package
+// returns as its first result.
+func (c *checker) returnedValues(call *ast.CallExpr, depth int) ([]ast.Expr, bool) {
+	d := c.decls[c.callee(call)]
+	if d == nil {
+		return nil, false
+	}
+	var out []ast.Expr
+	ok := true
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if len(n.Results) == 0 {
+				ok = false
+				return false
+			}
+			xs, good := c.concreteValues(n.Results[0], d.Body, depth+1)
+			ok = ok && good
+			out = append(out, xs...)
+		}
+		return ok
+	})
+	return out, ok
+}
+
+// soleImpl returns the method m of the one named type of this package that
+// implements m's interface, an interface of this package.
+func (c *checker) soleImpl(m *types.Func) (*types.Func, bool) {
+	recv := m.Type().(*types.Signature).Recv().Type()
+	named, ok := recv.(*types.Named)
+	if !ok || named.Obj().Pkg() != c.pass.Pkg {
+		return nil, false
+	}
+	iface := named.Underlying().(*types.Interface)
+	var found *types.Func
+	scope := c.pass.Pkg.Scope()
+	for _, name := range scope.Names() {
+		tn, ok := scope.Lookup(name).(*types.TypeName)
+		if !ok || tn.IsAlias() || types.IsInterface(tn.Type()) {
+			continue
+		}
+		t := tn.Type()
+		if !types.Implements(t, iface) && !types.Implements(types.NewPointer(t), iface) {
+			continue
+		}
+		if found != nil {
+			return nil, false
+		}
+		obj, _, _ := types.LookupFieldOrMethod(t, true, c.pass.Pkg, m.Name())
+		f, isFunc := obj.(*types.Func)
+		if !isFunc || c.decls[f] == nil {
+			return nil, false
+		}
+		found = f
+	}
+	return found, found != nil
+}
+
+// ifacePurity says what an interface method call returns, from the
+// concrete methods behind it; pure only by default.
+func (c *checker) ifacePurity(call *ast.CallExpr, m *types.Func, body *ast.BlockStmt, fn *types.Func, depth int) purity {
+	targets, ok := c.implTargets(call, m, body)
+	if !ok || len(targets) == 0 {
+		return purity{}
+	}
+	p := purity{kind: pNone}
+	for _, t := range targets {
+		p = p.and(c.bindParams(c.resultPurity(t, depth+1), call, body, fn, depth))
+	}
+	switch p.kind {
+	case pNone:
+		return purity{}
+	case pPure:
+		p.byDefault = true
+	}
+	return p
+}
+
+// ifaceFact returns what is known of the one concrete method behind an
+// interface method call (bo.Wait(ctx) with one implementation in sight).
+func (c *checker) ifaceFact(call *ast.CallExpr, m *types.Func, body *ast.BlockStmt) (*FuncFact, bool) {
+	targets, ok := c.implTargets(call, m, body)
+	if !ok || len(targets) != 1 {
+		return nil, false
+	}
+	f := c.fact(targets[0])
+	if f == nil {
+		return nil, false
+	}
+	g := *f
+	if g.Jitter == jitterNone {
+		g.ByDefault = true
+	}
+	return &g, true
+}
+
+// callSite is one call of a function of this package.
+type callSite struct {
+	call *ast.CallExpr
+	body *ast.BlockStmt // the body of the function the call is in
+	fn   *types.Func    // that function
+}
+
+// callersPurity resolves a wait whose duration is a parameter of fn
+// through fn's callers in this package (its tests excluded): what they
+// pass, by default.
+func (c *checker) callersPurity(fn *types.Func, p purity) purity {
+	if p.kind != pParam || fn == nil {
+		return p
+	}
+	if c.sites == nil {
+		c.findSites()
+	}
+	sites := c.sites[fn]
+	if len(sites) == 0 {
+		return p
+	}
+	out := purity{kind: pNone}
+	for _, s := range sites {
+		out = out.and(c.bindParams(p, s.call, s.body, s.fn, 0))
+	}
+	switch out.kind {
+	case pNone, pParam:
+		return p
+	case pPure:
+		out.byDefault = true
+	}
+	return out
+}
+
+// findSites fills c.sites with the calls of this package's functions made
+// in its non-test files.
+func (c *checker) findSites() {
+	c.sites = map[*types.Func][]callSite{}
+	for _, f := range c.pass.Files {
+		if strings.HasSuffix(c.pass.Fset.File(f.Pos()).Name(), "_test.go") {
+			continue
+		}
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			in, _ := c.info.Defs[fd.Name].(*types.Func)
+			ast.Inspect(fd.Body, func(n ast.Node) bool {
+				if call, ok := n.(*ast.CallExpr); ok {
+					if fn := c.callee(call); fn != nil && c.decls[fn] != nil {
+						c.sites[fn] = append(c.sites[fn], callSite{call, fd.Body, in})
+					}
+				}
+				return true
+			})
+		}
+	}
+}
+
+// resolveByCallers resolves the loop's waits whose durations are fn's
+// parameters through fn's callers.
+func (c *checker) resolveByCallers(waits []loopCall, fn *types.Func) {
+	for i := range waits {
+		waits[i].w.dur = c.callersPurity(fn, waits[i].w.dur)
+	}
+}
+
+// afterFuncTimer reports whether a Timer.Reset call's timer is one the
+// package makes with time.AfterFunc (a ping timer): resetting it schedules
+// a callback, and nothing waits.
+func (c *checker) afterFuncTimer(call *ast.CallExpr, body *ast.BlockStmt) bool {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	var vals []ast.Expr
+	switch x := ast.Unparen(sel.X).(type) {
+	case *ast.Ident:
+		if v, ok := c.info.Uses[x].(*types.Var); ok {
+			vals = c.assignsOf(body)[v]
+		}
+	case *ast.SelectorExpr:
+		if v, ok := c.info.Uses[x.Sel].(*types.Var); ok && v.IsField() {
+			for _, fv := range c.fieldValues[v] {
+				vals = append(vals, fv.expr)
+			}
+		}
+	}
+	for _, x := range vals {
+		if call, ok := ast.Unparen(x).(*ast.CallExpr); ok && isFunc(c.callee(call), "time", "AfterFunc") {
+			return true
+		}
+	}
+	return false
+}
