@@ -11,6 +11,7 @@ import "sync"
 // Nothing a run computes depends on where its memory came from.
 type scratch struct {
 	calls   [][]call
+	colds   [][]callCold
 	jobs    [][]job
 	buckets [64][]event
 }
@@ -25,12 +26,12 @@ func (w *world) takeScratch() {
 	}
 	// A slab appends a chunk only when its count reaches the chunks it
 	// has, so chunks given to an empty slab are used first, in order.
-	w.calls.chunks, w.jobs.chunks, w.q.b = s.calls, s.jobs, s.buckets
+	w.calls.chunks, w.calls.colds, w.jobs.chunks, w.q.b = s.calls, s.colds, s.jobs, s.buckets
 }
 
 // recycle keeps w's memory for the next run; w must not be used after.
 func (w *world) recycle() {
-	s := &scratch{calls: reclaim(&w.calls), jobs: reclaim(&w.jobs)}
+	s := &scratch{colds: reclaimCold(&w.calls), calls: reclaim(&w.calls.slab), jobs: reclaim(&w.jobs)}
 	for i, b := range w.q.b {
 		s.buckets[i] = b[:0]
 	}
@@ -49,5 +50,20 @@ func reclaim[T any](s *slab[T]) [][]T {
 		clear(c[:min(used, len(c))])
 	}
 	*s = slab[T]{}
+	return chunks
+}
+
+// reclaimCold clears the cold parts of the calls s used and returns their
+// chunks.
+func reclaimCold(s *callSlab) [][]callCold {
+	chunks := s.colds
+	for i, c := range chunks {
+		used := int(s.n) - i<<chunkBits
+		if used <= 0 {
+			break
+		}
+		clear(c[:min(used, len(c))])
+	}
+	s.colds = nil
 	return chunks
 }
