@@ -11,56 +11,41 @@ import (
 
 // call is one logical call: a client's, or a layer's call below on behalf
 // of one of its jobs. It drives a real recoil.Call on virtual time.
-//
-// A call holds what the run loop loads for every event of the call: the
-// engine's recoil.Call and the simulator's fields that an attempt, its
-// answer and its wait use. It is 448 bytes, seven cache lines, and a slab's
-// chunk starts on a page, so every call starts on a line of its own
-// (TestCallSize). What only a call's beginning and end, or a caller that
-// owns its policy, use is kept by the same index in a callCold
-// (world.cold).
 type call struct {
-	rc     recoil.Call
-	rp     *recoil.Policy
-	pol    *policy
-	acct   *hop.Account // the hop protocol's account, nil when off
-	start  int64
-	gen    uint32
-	target int32
-	owner  int32 // the job this call serves, or -1 for a client's call
-	client int32
-	left   int32 // closed loop: calls still to make; -1 means unlimited
-	ep     uint16
-	last   uint8 // the last attempt's result
-	out    bool  // an attempt is outstanding
-	closed bool  // a closed-loop caller's slot, kept between calls
-	// counted: begun after the warmup
-	counted bool
+	rc      recoil.Call
+	rp      *recoil.Policy
+	pol     *policy
+	acct    *hop.Account // the hop protocol's account, nil when off
+	start   int64
+	gen     uint32
+	target  int32
+	owner   int32 // the job this call serves, or -1 for a client's call
+	client  int32
+	left    int32 // closed loop: calls still to make; -1 means unlimited
+	ep      uint16
+	last    uint8 // the last attempt's result
+	out     bool  // an attempt is outstanding
+	closed  bool  // a closed-loop caller's slot, kept between calls
+	counted bool  // begun after the warmup
 	again   bool  // a closed-loop caller's resubmission of a failed call
 	mode    uint8 // how the call routes and races its attempts (modeRouted...); 0 for neither
+	prior   int32 // the gateways' chain (modePerTarget): attempts made on the targets before this one
+	task    int64 // when a closed-loop caller began the call it is resubmitting
 
 	// The answer of the outstanding attempt, on its way (see answer).
 	res   uint8
+	leg   uint8 // the gateways' chain: the index of the target the call is on
 	spent int32
 	wait  int64
-}
-
-// callCold is the part of a call the run loop does not load for every
-// event: kept apart, by the call's index, so that what it does load fits
-// in fewer cache lines.
-type callCold struct {
-	// own is a closed-loop caller's own policy, when it has one: the run
-	// loop loads it too, but only when some caller owns its policy (see
-	// world.ownBytes).
-	own recoil.Policy
-
-	task  int64 // when a closed-loop caller began the call it is resubmitting
-	prior int32 // the gateways' chain (modePerTarget): attempts made on the targets before this one
-	leg   uint8 // the gateways' chain: the index of the target the call is on
 
 	// jit is a closed-loop caller's own jitter stream
 	// (Scenario.JitterSource); nil means its policy's.
 	jit *rand.Rand
+
+	// own is a closed-loop caller's own policy, when it has one: kept in
+	// the caller's slot, next to the call that uses it. It comes last, so
+	// that the run loop need not load it when no caller has one.
+	own recoil.Policy
 }
 
 type client struct {
@@ -110,7 +95,7 @@ func (w *world) newCall(owner, cli, target int32, pol *policy, rp *recoil.Policy
 	ci := w.calls.alloc()
 	c := w.calls.get(ci)
 	c.owner, c.client, c.target, c.pol, c.rp, c.ep, c.left = owner, cli, target, pol, rp, ep, -1
-	c.acct, c.out, c.closed, c.counted, c.again = nil, false, false, false, false
+	c.acct, c.out, c.closed, c.counted, c.again, c.jit = nil, false, false, false, false, nil
 	return ci
 }
 
@@ -123,7 +108,7 @@ func (w *world) begin(ci int32) {
 	if c.owner >= 0 {
 		parent = w.jobs.get(c.owner)
 	}
-	w.engage(ci, c)
+	w.engage(c)
 	c.acct = nil
 	if c.pol.hop > 0 {
 		switch {
@@ -141,9 +126,7 @@ func (w *world) begin(ci int32) {
 		c.rc.SetRequestBudget(c.acct)
 	}
 	if c.owner < 0 && !c.again {
-		if c.closed {
-			w.cold(ci).task = now
-		}
+		c.task = now
 		c.counted = now >= w.warm
 		if c.counted {
 			w.clients[c.client].calls++
@@ -160,7 +143,7 @@ func (w *world) begin(ci int32) {
 // (a layer's call) less the protocol's margin for the answer to travel
 // back (hop.DefaultDeadlineMargin); the policy's Timeout, if any, comes
 // off the same deadline.
-func (w *world) engage(ci int32, c *call) {
+func (w *world) engage(c *call) {
 	var dl time.Time
 	if c.owner >= 0 {
 		if p := w.jobs.get(c.owner); p.deadline > 0 {
@@ -168,10 +151,8 @@ func (w *world) engage(ci int32, c *call) {
 		}
 	}
 	c.rc = c.rp.Begin(vt(w.now), dl)
-	if c.closed {
-		if jit := w.cold(ci).jit; jit != nil {
-			c.rc.SetJitter(jit)
-		}
+	if c.jit != nil {
+		c.rc.SetJitter(c.jit)
 	}
 }
 
@@ -388,7 +369,7 @@ func (w *world) end(ci int32, ok bool, reason recoil.Reason) {
 		}
 		start := c.start
 		if c.closed {
-			start = w.cold(ci).task
+			start = c.task
 		}
 		cl.lat.Add(time.Duration(w.now - start))
 	}

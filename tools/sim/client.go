@@ -178,15 +178,15 @@ func (w *world) buildClient(b *builder, i int32) {
 			rp = cl.rps[k%len(cl.rps)] // callers spread over the replicas
 		}
 		ci := w.newCall(-1, i, cl.target, cl.pol, rp, cl.ep)
-		c, cc := w.calls.get(ci), w.cold(ci)
+		c := w.calls.get(ci)
 		if c.rp == nil {
-			cl.pol.build(&cc.own, w.prnd)
-			c.rp = &cc.own
-			w.ownBytes = unsafe.Sizeof(cc.own)
+			cl.pol.build(&c.own, w.prnd)
+			c.rp = &c.own
+			w.callBytes = unsafe.Sizeof(call{})
 		}
 		c.closed = true
 		if b.s.JitterSource != nil {
-			cc.jit = rand.New(b.s.JitterSource(b.seed, k))
+			c.jit = rand.New(b.s.JitterSource(b.seed, k))
 		}
 		if cs.Calls > 0 {
 			c.left = int32(cs.Calls)

@@ -1,5 +1,7 @@
 package sim
 
+import "unsafe"
+
 // Lookahead: the run loop prefetches the next event's call while it handles
 // one, but one event ahead is too little once the calls outgrow the caches
 // and the page tables' cache: with 100,000 callers (54 MB of calls) most
@@ -26,7 +28,7 @@ func (w *world) lookahead(next []event) {
 	for _, e := range next {
 		switch e.kind() {
 		case evAttempt, evReply, evTimeout, evBegin:
-			w.prefetchCall(int32(e.id))
+			prefetch(unsafe.Pointer(w.calls.get(int32(e.id))), w.callBytes)
 		}
 	}
 }

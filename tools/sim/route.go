@@ -88,8 +88,7 @@ func (w *world) flying(ci int32, gen uint32) int {
 // attempt: the gateways' chain starts at its first target; a hedged call
 // has nothing in flight.
 func (w *world) beginRouted(ci int32, c *call) {
-	cc := w.cold(ci)
-	cc.leg, cc.prior = 0, 0
+	c.leg, c.prior = 0, 0
 	if c.mode&modePerTarget != 0 {
 		c.target = c.pol.chain[0]
 	}
@@ -203,16 +202,15 @@ func (w *world) endRouted(ci int32, c *call, ok bool) bool {
 	if c.mode&modeHedged != 0 {
 		w.ground(ci)
 	}
-	cc := w.cold(ci)
-	if !ok && c.mode&modePerTarget != 0 && int(cc.leg)+1 < len(c.pol.chain) && !w.parentGone(c) {
-		w.tally(c, cc, false)
-		cc.prior += int32(c.rc.Attempts())
-		cc.leg++
-		c.target = c.pol.chain[cc.leg]
+	if !ok && c.mode&modePerTarget != 0 && int(c.leg)+1 < len(c.pol.chain) && !w.parentGone(c) {
+		w.tally(c, false)
+		c.prior += int32(c.rc.Attempts())
+		c.leg++
+		c.target = c.pol.chain[c.leg]
 		w.rebegin(ci, c)
 		return true
 	}
-	w.tally(c, cc, true)
+	w.tally(c, true)
 	return false
 }
 
@@ -230,7 +228,7 @@ func (w *world) parentGone(c *call) bool {
 // under the same caller's deadline and request budget: begin without the
 // counting of a new logical call.
 func (w *world) rebegin(ci int32, c *call) {
-	w.engage(ci, c)
+	w.engage(c)
 	if c.acct != nil {
 		c.rc.SetRequestBudget(c.acct)
 	}
@@ -240,7 +238,7 @@ func (w *world) rebegin(ci int32, c *call) {
 // tally counts, for a client's call counted after the warmup, what the
 // Call did: its hedges and, once the logical call is over, its attempts on
 // every target.
-func (w *world) tally(c *call, cc *callCold, over bool) {
+func (w *world) tally(c *call, over bool) {
 	if c.owner >= 0 || !c.counted {
 		return
 	}
@@ -253,6 +251,6 @@ func (w *world) tally(c *call, cc *callCold, over bool) {
 	}
 	if over {
 		cl.routed++
-		cl.most = max(cl.most, int64(cc.prior)+int64(c.rc.Attempts()))
+		cl.most = max(cl.most, int64(c.prior)+int64(c.rc.Attempts()))
 	}
 }

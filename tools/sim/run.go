@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"time"
+	"unsafe"
 
 	"github.com/recoil-go/recoil/tools/internal/hist"
 )
@@ -145,6 +146,7 @@ func newWorld(s *Scenario, cmp *PolicySpec, seed uint64, window time.Duration) *
 		w.prnd = rand.New(s.JitterSource(seed, -1))
 	}
 	w.takeScratch()
+	w.callBytes = unsafe.Offsetof(call{}.own)
 	w.sample = int64(s.Sample)
 	if w.sample <= 0 {
 		w.sample = max(int64(window), int64(dur)/2000)

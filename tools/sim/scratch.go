@@ -6,12 +6,11 @@ import "sync"
 // one: the chunks of its call and job slabs, cleared, and the buckets of
 // its event queue, emptied. A sweep or a comparison of policies runs world
 // after world of the same size; taking the memory back saves each one
-// allocating, faulting in and zeroing megabytes (a call and its cold part
-// are 680 bytes, and 100,000 callers hold a call each) and the collections that follow.
+// allocating, faulting in and zeroing megabytes (a call is over 500 bytes,
+// and 100,000 callers hold a call each) and the collections that follow.
 // Nothing a run computes depends on where its memory came from.
 type scratch struct {
 	calls   [][]call
-	colds   [][]callCold
 	jobs    [][]job
 	buckets [64][]event
 	run     [2][]event // the queue's run and its sort's spare buffer
@@ -27,13 +26,13 @@ func (w *world) takeScratch() {
 	}
 	// A slab appends a chunk only when its count reaches the chunks it
 	// has, so chunks given to an empty slab are used first, in order.
-	w.calls.chunks, w.calls.colds, w.jobs.chunks, w.q.b = s.calls, s.colds, s.jobs, s.buckets
+	w.calls.chunks, w.jobs.chunks, w.q.b = s.calls, s.jobs, s.buckets
 	w.q.run, w.q.spare = s.run[0], s.run[1]
 }
 
 // recycle keeps w's memory for the next run; w must not be used after.
 func (w *world) recycle() {
-	s := &scratch{colds: reclaimCold(&w.calls), calls: reclaim(&w.calls.slab), jobs: reclaim(&w.jobs)}
+	s := &scratch{calls: reclaim(&w.calls), jobs: reclaim(&w.jobs)}
 	for i, b := range w.q.b {
 		s.buckets[i] = b[:0]
 	}
@@ -45,27 +44,13 @@ func (w *world) recycle() {
 // reclaim clears the slots s used and returns its chunks, leaving s empty.
 func reclaim[T any](s *slab[T]) [][]T {
 	chunks := s.chunks
-	clearUsed(chunks, s.n)
-	*s = slab[T]{}
-	return chunks
-}
-
-// reclaimCold clears the cold parts of the calls s used and returns their
-// chunks; call it before reclaim empties s.
-func reclaimCold(s *callSlab) [][]callCold {
-	chunks := s.colds
-	clearUsed(chunks, s.n)
-	s.colds = nil
-	return chunks
-}
-
-// clearUsed clears the first n slots of a slab's chunks.
-func clearUsed[T any](chunks [][]T, n int32) {
 	for i, c := range chunks {
-		used := int(n) - i<<chunkBits
+		used := int(s.n) - i<<chunkBits
 		if used <= 0 {
 			break
 		}
 		clear(c[:min(used, len(c))])
 	}
+	*s = slab[T]{}
+	return chunks
 }

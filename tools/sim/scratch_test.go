@@ -33,22 +33,23 @@ func TestScratchReuse(t *testing.T) {
 	}
 }
 
-// TestCallSize: a call is the memory the run loop loads for every event
-// of every caller: seven cache lines, whole ones (a slab's chunk starts on
-// a page, so a call whose size is a multiple of 64 bytes starts on a
-// line). What falls back or hedges is kept in the padding of the fields
-// before it (mode) or apart (callCold, and the world's hedges): the plain
-// call does not grow.
+// TestCallOwnLast: the run loop prefetches a call up to its own policy
+// when no caller owns one (world.callBytes), so own must come last.
+func TestCallOwnLast(t *testing.T) {
+	if got, want := unsafe.Offsetof(call{}.own)+unsafe.Sizeof(call{}.own), unsafe.Sizeof(call{}); got != want {
+		t.Errorf("own ends at %d of a %d-byte call; move it to the end", got, want)
+	}
+}
+
+// TestCallSize: a call is the memory the run loop walks for every event
+// of every caller, and what falls back or hedges is kept in the padding of
+// the fields before it (mode, prior, leg) or beside the world (hedges):
+// the plain call does not grow.
 func TestCallSize(t *testing.T) {
-	if got, want := unsafe.Sizeof(call{}), uintptr(7*64); got != want {
+	if got, want := unsafe.Sizeof(call{}), uintptr(672); got != want {
 		t.Errorf("a call is %d bytes, want %d", got, want)
 	}
 	if got, want := unsafe.Sizeof(job{}), uintptr(80); got != want {
 		t.Errorf("a job is %d bytes, want %d", got, want)
-	}
-	var s callSlab
-	s.alloc()
-	if a := uintptr(unsafe.Pointer(s.get(0))); a%64 != 0 {
-		t.Errorf("a chunk of calls starts at %#x, not on a cache line", a)
 	}
 }

@@ -78,31 +78,6 @@ type job struct {
 	hedged   bool // an attempt of a hedged call: cgen names one of its flights
 }
 
-// callSlab stores the calls (see call) and, by the same index, their cold
-// parts.
-type callSlab struct {
-	slab[call]
-	colds [][]callCold
-}
-
-// cold returns the cold part of call ci.
-func (w *world) cold(ci int32) *callCold {
-	s := &w.calls
-	for int(ci>>chunkBits) >= len(s.colds) {
-		s.colds = append(s.colds, make([]callCold, 1<<chunkBits))
-	}
-	return &s.colds[ci>>chunkBits][ci&(1<<chunkBits-1)]
-}
-
-// prefetchCall starts loading what the run loop uses of call ci: the call,
-// and its own policy if callers own theirs.
-func (w *world) prefetchCall(ci int32) {
-	prefetch(unsafe.Pointer(w.calls.get(ci)), unsafe.Sizeof(call{}))
-	if w.ownBytes > 0 {
-		prefetch(unsafe.Pointer(&w.cold(ci).own), w.ownBytes)
-	}
-}
-
 // slab stores entities in fixed chunks, so pointers stay valid while it
 // grows, and reuses freed slots: memory follows the entities in flight.
 type slab[T any] struct {
@@ -150,7 +125,7 @@ type world struct {
 
 	nodes   []node
 	clients []client
-	calls   callSlab
+	calls   slab[call]
 	jobs    slab[job]
 	// hedges holds each hedged call's attempts in flight, by the call's
 	// index; empty when no policy hedges.
@@ -161,10 +136,9 @@ type world struct {
 
 	progress func(float64)
 
-	// ownBytes is how much of a call's cold part the run loop prefetches
-	// with the call: its own policy, if some caller owns one; otherwise
-	// nothing.
-	ownBytes uintptr
+	// callBytes is how much of a call the run loop prefetches: all of it
+	// if some caller owns its policy, otherwise up to own.
+	callBytes uintptr
 }
 
 // schedule adds an event at t (never before now).
@@ -191,10 +165,10 @@ func (w *world) run() {
 		if w.q.n > 0 {
 			// Start loading the next event's call while this one is handled:
 			// with 100,000 callers it is not in the cache. Every line it
-			// will use (see ownBytes).
+			// will use (see callBytes).
 			switch nx := w.q.peek(); nx.kind() {
 			case evAttempt, evReply, evTimeout, evBegin:
-				w.prefetchCall(int32(nx.id))
+				prefetch(unsafe.Pointer(w.calls.get(int32(nx.id))), w.callBytes)
 			}
 		}
 		id := int32(e.id)
