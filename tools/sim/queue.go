@@ -234,14 +234,15 @@ func (q *queue) pop() {
 // in the same pairs as the queue's comment gives).
 const runMin = 256
 
-// sortRun makes bi, the events of bucket i, the run: sorted latest first,
+// sortRun makes the events of bucket i, bi, the run: sorted latest first,
 // events of equal times in the order they were pushed, so that the run's
 // end, where they are taken, holds the earliest, and of those the one
 // pushed last (as a bucket pops them). It is a least-significant-digit
 // radix sort, which is stable, on the bits below i-1 (the events of bucket
 // i agree on the others), complemented to sort descending; a digit on
-// which all agree is skipped. The run must be empty; bucket i gets its
-// buffer.
+// which all agree is skipped. The run must be empty. The sort reads bi and
+// writes only the run's two buffers, which grow to the largest run and
+// stay: bucket i keeps its own.
 func (q *queue) sortRun(i int, bi []event) {
 	n := len(bi)
 	passes := (i - 1 + 7) / 8
@@ -252,11 +253,8 @@ func (q *queue) sortRun(i int, bi []event) {
 			count[p][k>>(8*p)&255]++
 		}
 	}
-	tmp := q.spare[:0]
-	if cap(tmp) < n {
-		tmp = make([]event, n, n+n/4)
-	}
-	src, dst := bi, tmp[:n]
+	bufs := [2][]event{fit(q.run, n), fit(q.spare, n)}
+	src, w, moved := bi, 0, false
 	for p := range passes {
 		c := &count[p]
 		shift := 8 * p
@@ -268,15 +266,26 @@ func (q *queue) sortRun(i int, bi []event) {
 			c[d] = sum
 			sum += k
 		}
+		dst := bufs[w]
 		for _, e := range src {
 			d := ^uint64(e.at) >> shift & 255
 			dst[c[d]] = e
 			c[d]++
 		}
-		src, dst = dst, src
+		src, w, moved = dst, w^1, true
 	}
-	// src is the run; of the other two buffers, one goes to bucket i and
-	// one is kept for the next sort.
-	q.b[i] = q.run[:0]
-	q.run, q.spare = src, dst[:0]
+	if !moved { // already in order: every digit the same, or bucket 1
+		copy(bufs[0], bi)
+		src, w = bufs[0], 1
+	}
+	q.b[i] = bi[:0]
+	q.run, q.spare = src, bufs[w][:0]
+}
+
+// fit returns b with length n, reallocated if it is too small.
+func fit(b []event, n int) []event {
+	if cap(b) < n {
+		return make([]event, n, n+n/4)
+	}
+	return b[:n]
 }
