@@ -32,26 +32,3 @@ func (w *world) lookahead(next []event) {
 		}
 	}
 }
-
-// runAhead is how many events past the next the run loop prefetches the
-// call of, when the events come out of the queue's run, whose order is
-// known: the lookahead above covers the events a refill brings down, and
-// a run's never are. Measured (thread CPU time, sequential pairs in one
-// process, the run with and without this): at 100,000 callers, 4 ahead
-// and 12 ahead each made the run's cost per event no different from the
-// queue's without a run, where without them it was 1.05 times as long; at
-// 10,000, 1 to 12 ahead measured 0.95–0.98. 8 lies between.
-const runAhead = 8
-
-// lookaheadRun starts loading the call of the event runAhead past the next
-// in the queue's run, if there is one.
-func (w *world) lookaheadRun() {
-	r := w.q.run
-	if len(r) <= runAhead {
-		return
-	}
-	switch e := r[len(r)-1-runAhead]; e.kind() {
-	case evAttempt, evReply, evTimeout, evBegin:
-		prefetch(unsafe.Pointer(w.calls.get(int32(e.id))), w.callBytes)
-	}
-}

@@ -170,7 +170,6 @@ func (w *world) run() {
 			case evAttempt, evReply, evTimeout, evBegin:
 				prefetch(unsafe.Pointer(w.calls.get(int32(nx.id))), w.callBytes)
 			}
-			w.lookaheadRun()
 		}
 		id := int32(e.id)
 		switch e.kind() {
