@@ -67,9 +67,15 @@ const genMask = 1<<24 - 1
 // earliest, as long as it lasts. Events pushed meanwhile go to the
 // buckets as before. In the gateway-outage scenario at 10,000 callers
 // under the first policy, 58 % of the events come out of a run and an
-// event moves 3.4 times on average, against 7.8; the simulator's thread
-// CPU time per event was 0.85 times as long with the run as without (11
-// interleaved pairs in one process, 1,000 and 10,000 callers).
+// event moves 3.4 times on average, against 7.8. The simulator's thread
+// CPU time per event with the run, over without it (pairs in one process,
+// medians): 0.86 at 1,000 callers, 0.80 at 10,000 (7 pairs: 155 ns
+// against 195). At 100,000 callers it was 1.05, and BenchmarkSimVsHeap's
+// ratio rose from 1.81 to 2.18 (medians of 3, binaries in turn): there
+// the run loop waits for calls in memory, and the lookahead that loads
+// the calls of a refill's events several events ahead never sees a run's
+// (prefetching the call 4 to 12 events ahead in the run did not win it
+// back), so from lookaheadCalls call slots the run loop turns the run off.
 type queue struct {
 	last int64
 	mask uint64 // bit i set: bucket i is not empty
@@ -86,6 +92,9 @@ type queue struct {
 	run, spare []event
 	// fromRun: the event min returned is the run's.
 	fromRun bool
+	// noRun: refill moves every bucket down, however large (see
+	// world.run).
+	noRun bool
 	// moved is what the last refill brought down, if min made one since
 	// the run loop last looked (see refill).
 	moved []event
@@ -170,7 +179,7 @@ func (q *queue) refill() []event {
 	mask := q.mask &^ (1 << i)
 	last := bi[q.lo[i]].at
 	q.last = last
-	if len(bi) >= runMin && len(q.run) == 0 {
+	if len(bi) >= runMin && len(q.run) == 0 && !q.noRun {
 		q.mask = mask
 		q.sortRun(i, bi)
 		return nil
