@@ -75,7 +75,7 @@ const genMask = 1<<24 - 1
 // the run loop waits for calls in memory, and the lookahead that loads
 // the calls of a refill's events several events ahead never sees a run's
 // (prefetching the call 4 to 12 events ahead in the run did not win it
-// back), so from lookaheadCalls call slots the run loop turns the run off.
+// back), so from lookaheadCalls call slots the run is off (world.newCall).
 type queue struct {
 	last int64
 	mask uint64 // bit i set: bucket i is not empty
@@ -93,7 +93,7 @@ type queue struct {
 	// fromRun: the event min returned is the run's.
 	fromRun bool
 	// noRun: refill moves every bucket down, however large (see
-	// world.run).
+	// world.newCall).
 	noRun bool
 	// moved is what the last refill brought down, if min made one since
 	// the run loop last looked (see refill).
@@ -119,16 +119,21 @@ func (q *queue) push(e event) {
 // peek returns the earliest event without changing the queue (min may
 // redistribute events; peek never does); the queue must not be empty.
 func (q *queue) peek() event {
-	if r := len(q.run); r > 0 {
-		e := q.run[r-1]
-		if q.mask != 0 {
-			if b := q.peekBuckets(); b.at <= e.at { // a tie: b was pushed later
-				return b
-			}
-		}
-		return e
+	if len(q.run) == 0 {
+		return q.peekBuckets()
 	}
-	return q.peekBuckets()
+	return q.peekRun()
+}
+
+// peekRun is peek when the run is not empty.
+func (q *queue) peekRun() event {
+	e := q.run[len(q.run)-1]
+	if q.mask != 0 {
+		if b := q.peekBuckets(); b.at <= e.at { // a tie: b was pushed later
+			return b
+		}
+	}
+	return e
 }
 
 // peekBuckets is peek of the buckets alone; one must not be empty.

@@ -150,7 +150,6 @@ func (w *world) schedule(t int64, kind uint8, id int32, gen uint32) {
 // until.
 func (w *world) run() {
 	for w.q.n > 0 {
-		w.q.noRun = w.calls.n >= lookaheadCalls // see queue
 		e := w.q.min()
 		if w.q.moved != nil {
 			w.lookahead(w.q.moved)
