@@ -93,6 +93,7 @@ func (w *world) arrival(id int32) {
 // newCall takes a call slot, keeping its generation counter.
 func (w *world) newCall(owner, cli, target int32, pol *policy, rp *recoil.Policy, ep uint16) int32 {
 	ci := w.calls.alloc()
+	w.q.noRun = w.calls.n >= lookaheadCalls // see queue
 	c := w.calls.get(ci)
 	c.owner, c.client, c.target, c.pol, c.rp, c.ep, c.left = owner, cli, target, pol, rp, ep, -1
 	c.acct, c.out, c.closed, c.counted, c.again, c.jit = nil, false, false, false, false, nil

@@ -79,24 +79,34 @@ func TestQueueTieOrder(t *testing.T) {
 	}
 }
 
-// TestQueueRefillReturns: refill returns the events it brought down, which
-// are the next to come out when nothing is pushed meanwhile (the run loop
-// prefetches their calls).
+// TestQueueRefillReturns: what a refill brought down (queue.moved) is
+// the next to come out when nothing is pushed meanwhile (the run loop
+// prefetches their calls); a large bucket becomes the run instead, whose
+// events come out in order from its end.
 func TestQueueRefillReturns(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(5, 6))
 	var q queue
-	for i := range 1000 {
+	for i := range 5000 {
 		q.push(event{at: rnd.Int64N(1 << 30), id: uint32(i)})
 	}
+	var refills, runs int
 	for q.len() > 0 {
-		if q.mask&1 != 0 {
+		e := q.min()
+		if q.fromRun {
+			if r := q.run; len(r) > 1 && r[len(r)-2].at < e.at {
+				t.Fatalf("the run's end is %d, after it %d", e.at, r[len(r)-2].at)
+			}
+		}
+		if q.moved == nil {
+			if len(q.run) == cap(q.run) && len(q.run) >= runMin {
+				runs++
+			}
 			q.pop()
 			continue
 		}
-		next := append([]event(nil), q.refill()...)
-		if len(next) == 0 {
-			t.Fatal("refill returned no events")
-		}
+		next := append([]event(nil), q.moved...)
+		q.moved = nil
+		refills++
 		ids := map[uint32]bool{}
 		for _, e := range next {
 			ids[e.id] = true
@@ -108,6 +118,61 @@ func TestQueueRefillReturns(t *testing.T) {
 				t.Fatalf("event %d came out among the %d refill returned, but was not one of them", e.id, len(next))
 			}
 		}
+	}
+	if refills == 0 {
+		t.Error("no refill brought events down")
+	}
+}
+
+// TestQueueRun: a bucket of runMin events or more is sorted into the run,
+// and events pushed while the run is taken, some at its times, come out in
+// time order, the latest pushed first among equal times (the reference is
+// lifoRef, as in TestQueueTiesLastInFirstOut).
+func TestQueueRun(t *testing.T) {
+	tests := []struct {
+		name   string
+		first  int   // events pushed at once; then, after most pops, one more, up to 4 times as many in all
+		spread int64 // how far ahead of now a push lands
+	}{
+		{"wide", 4 * runMin, 1 << 24},
+		{"ties", 4 * runMin, 16},
+		{"late", 8 * runMin, 1 << 40},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rnd := rand.New(rand.NewPCG(9, uint64(tt.spread)))
+			var q queue
+			ref := &lifoRef{}
+			seq := 0
+			push := func(at int64) {
+				e := event{at: at, id: uint32(seq)}
+				q.push(e)
+				heap.Push(ref, lifoItem{e, seq})
+				seq++
+			}
+			for range tt.first {
+				push(rnd.Int64N(tt.spread))
+			}
+			now, runs := int64(0), 0
+			for ref.Len() > 0 {
+				got, want := q.min(), heap.Pop(ref).(lifoItem).e
+				if q.fromRun && len(q.run)+1 > runMin/2 {
+					runs++
+				}
+				q.pop()
+				q.moved = nil
+				if got != want {
+					t.Fatalf("got %+v, want %+v", got, want)
+				}
+				now = got.at
+				if seq < 4*tt.first && rnd.IntN(4) > 0 {
+					push(now + rnd.Int64N(tt.spread))
+				}
+			}
+			if runs == 0 {
+				t.Error("no event came out of a run")
+			}
+		})
 	}
 }
 

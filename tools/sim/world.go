@@ -150,10 +150,11 @@ func (w *world) schedule(t int64, kind uint8, id int32, gen uint32) {
 // until.
 func (w *world) run() {
 	for w.q.n > 0 {
-		if w.q.mask&1 == 0 {
-			w.lookahead(w.q.refill())
-		}
 		e := w.q.min()
+		if w.q.moved != nil {
+			w.lookahead(w.q.moved)
+			w.q.moved = nil
+		}
 		if e.at > w.until {
 			break
 		}
