@@ -123,20 +123,11 @@ func isShutdown(name string) bool {
 // receivesSignal reports whether a select case receives from a chan
 // struct{}: a done, quit or close signal.
 func (c *checker) receivesSignal(comm ast.Stmt) bool {
-	var x ast.Expr
-	switch s := comm.(type) {
-	case *ast.ExprStmt:
-		x = s.X
-	case *ast.AssignStmt:
-		if len(s.Rhs) == 1 {
-			x = s.Rhs[0]
-		}
-	}
-	u, ok := ast.Unparen(x).(*ast.UnaryExpr)
-	if !ok || u.Op != token.ARROW {
+	x := received(comm)
+	if x == nil {
 		return false
 	}
-	ch, ok := c.info.TypeOf(u.X).Underlying().(*types.Chan)
+	ch, ok := c.info.TypeOf(x).Underlying().(*types.Chan)
 	if !ok {
 		return false
 	}

@@ -245,6 +245,13 @@ func (c *checker) ownCancelReturn(b *ast.BlockStmt, pos token.Pos) (string, bool
 // receivesDone reports whether a select case receives from a context's
 // Done().
 func (c *checker) receivesDone(s ast.Stmt) bool {
+	ch := received(s)
+	return ch != nil && c.ctxOrDone(ch)
+}
+
+// received returns the channel a select case's statement receives from,
+// nil if it is not a receive.
+func received(s ast.Stmt) ast.Expr {
 	var x ast.Expr
 	switch s := s.(type) {
 	case *ast.ExprStmt:
@@ -254,8 +261,10 @@ func (c *checker) receivesDone(s ast.Stmt) bool {
 			x = s.Rhs[0]
 		}
 	}
-	u, ok := ast.Unparen(x).(*ast.UnaryExpr)
-	return ok && u.Op == token.ARROW && c.ctxOrDone(u.X)
+	if u, ok := ast.Unparen(x).(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+		return u.X
+	}
+	return nil
 }
 
 // ctxErrCheck reports whether e is ctx.Err() != nil.

@@ -366,24 +366,30 @@ func (c *checker) evalInt(e ast.Expr, o outcome, body *ast.BlockStmt, depth int)
 	case *ast.BinaryExpr:
 		a, ok1 := c.evalInt(e.X, o, body, depth+1)
 		b, ok2 := c.evalInt(e.Y, o, body, depth+1)
-		if !ok1 || !ok2 {
-			return 0, false
+		if ok1 && ok2 {
+			return arith(e.Op, a, b)
 		}
-		switch e.Op {
-		case token.ADD:
-			return a + b, true
-		case token.SUB:
-			return a - b, true
-		case token.MUL:
-			return a * b, true
-		case token.QUO:
-			if b != 0 {
-				return a / b, true
-			}
-		case token.REM:
-			if b != 0 {
-				return a % b, true
-			}
+	}
+	return 0, false
+}
+
+// arith applies an integer operator, false for one it does not know or a
+// division by zero.
+func arith(op token.Token, a, b int64) (int64, bool) {
+	switch op {
+	case token.ADD:
+		return a + b, true
+	case token.SUB:
+		return a - b, true
+	case token.MUL:
+		return a * b, true
+	case token.QUO:
+		if b != 0 {
+			return a / b, true
+		}
+	case token.REM:
+		if b != 0 {
+			return a % b, true
 		}
 	}
 	return 0, false

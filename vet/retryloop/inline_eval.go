@@ -120,18 +120,7 @@ func (in *inliner) intOf(e ast.Expr) (int64, bool) {
 		a, ok1 := in.intOf(e.X)
 		b, ok2 := in.intOf(e.Y)
 		if ok1 && ok2 {
-			switch e.Op {
-			case token.ADD:
-				return a + b, true
-			case token.SUB:
-				return a - b, true
-			case token.MUL:
-				return a * b, true
-			case token.QUO:
-				if b != 0 {
-					return a / b, true
-				}
-			}
+			return arith(e.Op, a, b)
 		}
 	}
 	return 0, false
