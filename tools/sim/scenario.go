@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/recoil-go/recoil/tools/policyspec/strictyaml"
 	"github.com/recoil-go/recoil/tools/policyspec"
+	"github.com/recoil-go/recoil/tools/policyspec/strictyaml"
 )
 
 // Scenario is one simulation: services, the clients that call them, and the

@@ -11,8 +11,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/recoil-go/recoil/tools/policyspec/strictyaml"
 	"github.com/recoil-go/recoil/tools/policyspec"
+	"github.com/recoil-go/recoil/tools/policyspec/strictyaml"
 )
 
 // Load reads a scenario file. Problems come back as an *Error naming the
