@@ -30,7 +30,7 @@ const (
 // rate, round by round, on the same upstream, each with keep-alive
 // connections enough for every call in flight. Run it with
 //
-//	cd proxy/bench && GOWORK=off go test -run XXX -bench Gateways -benchtime 1x -v
+//	cd proxy/bench && go test -run XXX -bench Gateways -benchtime 1x -v
 func BenchmarkGateways(b *testing.B) {
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
