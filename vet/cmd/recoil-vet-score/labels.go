@@ -15,9 +15,15 @@ import (
 	"github.com/recoil-go/recoil/vet/retryloop"
 )
 
+// splits are the parts of the labels file, in the order their tables are
+// printed: train, looked at while improving the analyzer; heldout, held out
+// at first but since seen; fresh, labelled by a labeller who never ran the
+// analyzer.
+var splits = []string{"train", "heldout", "fresh"}
+
 // labelled is one line of the labels file.
 type labelled struct {
-	split  string   // train or heldout
+	split  string   // train, heldout or fresh
 	module string   // module@version
 	pkg    string   // package directory inside the module, "." for the root
 	fn     string   // Name or Recv.Name
@@ -44,8 +50,8 @@ func parseLabels(r io.Reader) ([]labelled, error) {
 			return nil, fmt.Errorf("line %d: want <split> <module@version> <pkg> <function> <labels>, got %q", n, text)
 		}
 		l := labelled{split: f[0], module: f[1], pkg: f[2], fn: f[3], line: n}
-		if l.split != "train" && l.split != "heldout" {
-			return nil, fmt.Errorf("line %d: split %q: want train or heldout", n, l.split)
+		if !slices.Contains(splits, l.split) {
+			return nil, fmt.Errorf("line %d: split %q: want one of %s", n, l.split, strings.Join(splits, ", "))
 		}
 		if !strings.Contains(l.module, "@") {
 			return nil, fmt.Errorf("line %d: %q names no version", n, l.module)

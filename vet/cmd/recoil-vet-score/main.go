@@ -9,7 +9,7 @@
 //
 // From the vet module's directory:
 //
-//	go run ./cmd/recoil-vet-score                 # both splits, one table each
+//	go run ./cmd/recoil-vet-score                 # every split, one table each
 //	go run ./cmd/recoil-vet-score -split train -v # one split, every miss named
 //	go run ./cmd/recoil-vet-score -vettool /tmp/old-recoil-vet
 //
@@ -32,6 +32,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -39,7 +40,7 @@ import (
 func main() {
 	labels := flag.String("labels", "corpus/labels.txt", "the labels file")
 	vettool := flag.String("vettool", "", "a recoil-vet binary (default: build ./cmd/recoil-vet)")
-	split := flag.String("split", "", "score only this split (train or heldout)")
+	split := flag.String("split", "", "score only this split (train, heldout or fresh)")
 	work := flag.String("work", filepath.Join(os.TempDir(), "recoil-vet-corpus"), "scratch directory for the modules' copies")
 	verbose := flag.Bool("v", false, "name every miss and false finding")
 	sweep := flag.String("sweep", "", "a file of module@version lines: vet each whole module and print its findings")
@@ -52,8 +53,8 @@ func main() {
 }
 
 func run(labelsPath, vettool, split, work, sweep, only string, verbose bool, out io.Writer) error {
-	if split != "" && split != "train" && split != "heldout" {
-		return fmt.Errorf("-split %q: want train or heldout", split)
+	if split != "" && !slices.Contains(splits, split) {
+		return fmt.Errorf("-split %q: want one of %s", split, strings.Join(splits, ", "))
 	}
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
@@ -93,7 +94,7 @@ func run(labelsPath, vettool, split, work, sweep, only string, verbose bool, out
 	if err != nil {
 		return err
 	}
-	for _, sp := range []string{"train", "heldout"} {
+	for _, sp := range splits {
 		if split != "" && sp != split {
 			continue
 		}
