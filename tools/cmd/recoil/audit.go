@@ -61,8 +61,10 @@ Istio route by name, path, index or match (left out: the route to the
 edge's callee), method a gRPC method (package.Service/Method). A service
 with sidecar: istio (or a mesh with sidecars: istio) sends its calls through
 an Istio sidecar, which retries each of the app's attempts by default;
-sidecar names the VirtualService that sets it instead. docs/audit.md has
-the formats and every figure.
+sidecar names the VirtualService that sets it instead. The sidecar of a
+service called over HTTP also retries its own app on a reset before the
+request reached it (Istio 1.24 on; -inbound-retries 0 for none). docs/audit.md
+has the formats and every figure.
 
 Worst case: every attempt fails and every budget is full, as at the start
 of an outage: the product of each edge's attempts along a path (3 × 3 × 3 =

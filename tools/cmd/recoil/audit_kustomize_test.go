@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -30,7 +31,7 @@ func kustomizeBuild(t *testing.T) []string {
 // TestAuditKustomize renders the kustomization with the real kustomize and
 // pipes it to recoil audit -, as docs/audit.md does. Under RECOIL_LONG=1:
 // it runs a program from outside the repository. Each figure is worked out
-// by hand in the comments.
+// by hand in the comments, and docs/audit.md shows the overlay's output.
 func TestAuditKustomize(t *testing.T) {
 	if os.Getenv("RECOIL_LONG") == "" {
 		t.Skip("RECOIL_LONG=1 renders tools/audit/testdata/kustomize with kustomize and audits the render")
@@ -71,7 +72,18 @@ func TestAuditKustomize(t *testing.T) {
 			auditStdin = &out
 			t.Cleanup(func() { auditStdin = os.Stdin })
 			args := []string{"audit", "-"}
-			runCLI(t.Context(), args...).check(t, args, exitOK, tt.want, nil)
+			c := runCLI(t.Context(), args...)
+			c.check(t, args, exitOK, tt.want, nil)
+			if tt.dir != "overlays/prod" {
+				return
+			}
+			doc, err := os.ReadFile("../../../docs/audit.md")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(doc), "```\n"+c.stdout+"```\n") {
+				t.Errorf("docs/audit.md does not show the output of kustomize build %s | recoil audit -:\n%s", tt.dir, c.stdout)
+			}
 		})
 	}
 }
