@@ -24,7 +24,7 @@ type chain struct {
 	above map[string]float64
 }
 
-// TestChains: fourteen chains shaped like the real files the audit is scored
+// TestChains: fifteen chains shaped like the real files the audit is scored
 // on (testdata/realfiles), each figure checked against the arithmetic in
 // its comment.
 func TestChains(t *testing.T) {
@@ -158,6 +158,24 @@ edges:
 		files: map[string]string{"p.yaml": "max_attempts: 3\nbudget: none\n"},
 		leaf:  "backend", byClass: [4]float64{3, 3, 9, 3}, sustained: 9, hold: 125 * time.Second,
 		findings: []string{CheckBudget, CheckDeadline},
+	},
+	{
+		// An Envoy route retrying gateway-error twice (a 502, 503 or 504;
+		// not a reset) in front of a service with an Istio sidecar. The
+		// app resets behind its live sidecar: the sidecar tries it 3 times
+		// and answers Envoy with a 503, which Envoy retries: 3 × 3 = 9
+		// (with the pod gone Envoy sees the reset, which it does not
+		// retry: 1). A 503 from the app: 3; a 500 or a 429: 1. Sustained:
+		// the file holds no cluster, so no cap is known: 9. Hold: 3
+		// attempts of 1 s and Envoy's waits of up to 25 and 75 ms: 3.1 s,
+		// inside the default 15 s route timeout.
+		name: "envoy retrying gateway errors over a sidecar that retries inbound: 9",
+		mesh: "services: [edge, {name: backend, latency: 1s, sidecar: istio}]\nentries: [edge]\nedges:\n  - {from: edge, to: backend, kind: envoy, config: envoy.yaml}\n",
+		files: map[string]string{
+			"envoy.yaml": "virtual_hosts:\n- name: v\n  domains: [\"*\"]\n  routes:\n  - match: {prefix: /}\n    route:\n      cluster: backend\n      retry_policy: {retry_on: gateway-error, num_retries: 2}\n",
+		},
+		leaf: "backend", byClass: [4]float64{3, 1, 9, 1}, sustained: 9, hold: 3100 * time.Millisecond,
+		findings: []string{CheckBudget},
 	},
 	{
 		// The same over gRPC: Istio gives a gRPC port's inbound route no
