@@ -341,8 +341,8 @@ func TestAuditDir(t *testing.T) {
 }
 
 // TestAuditInbound: a callee with an Istio sidecar retries a reset at its
-// own app twice (Istio 1.24 on): the edges table shows the inbound layer
-// and a reset reaches the app 3 × 3 = 9 times; -inbound-retries 0 (Istio
+// own app twice (Istio 1.24 on): the edges table and the chart show the
+// inbound layer and a reset reaches the app 3 × 3 = 9 times; -inbound-retries 0 (Istio
 // before 1.24, ENABLE_INBOUND_RETRY_POLICY=false) drops both.
 func TestAuditInbound(t *testing.T) {
 	dir := t.TempDir()
@@ -355,12 +355,22 @@ func TestAuditInbound(t *testing.T) {
 		}
 	}
 	mesh := filepath.Join(dir, "mesh.yaml")
-	args := []string{"audit", mesh}
+	svg := filepath.Join(dir, "mesh.svg")
+	args := []string{"audit", "-chart", svg, mesh}
 	runCLI(t.Context(), args...).check(t, args, exitOK, []string{
 		"+ backend's sidecar, inbound         3              reset         ×3",
 		"backend (leaf)      1            3 · 3 · 9 · 3           9",
 		"9 attempts reach backend for one request when everything fails (class reset)",
 	}, nil)
+	b, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"sidecar ×3 on its reset", "9 attempts per request"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the chart lacks %q", want)
+		}
+	}
 	args = []string{"audit", "-inbound-retries", "0", mesh}
 	r := runCLI(t.Context(), args...)
 	r.check(t, args, exitOK, []string{"backend (leaf)      1            3 · 3 · 3 · 3           3"}, nil)
