@@ -82,6 +82,11 @@ type EdgeReport struct {
 	// Sustained is the attempts a call makes once the edge's budget is
 	// spent and every attempt fails (Attempts without a budget).
 	Sustained float64 `json:"sustained"`
+	// InboundAttempts is the attempts the callee's sidecar makes at its
+	// app for each attempt that reaches it, for the class it retries most
+	// (0 without an inbound retry policy); not in Attempts, since it
+	// multiplies only a failure of the callee's own app (see Edge.Inbound).
+	InboundAttempts int `json:"inbound_attempts,omitempty"`
 }
 
 // EntryReport is the audit of one entry point.
@@ -152,6 +157,22 @@ type ClassReach struct {
 	WorstCase float64 `json:"worst_case"`
 	Bounded   float64 `json:"bounded"`
 	Sustained float64 `json:"sustained"`
+	// Behind says a reset is counted as the app failing behind its live
+	// Istio sidecar, whose inbound retries multiply it and which answers
+	// the callers above with a 503 — the way that sends more than the pod
+	// gone, when the layers above see the reset itself.
+	Behind bool `json:"behind_sidecar,omitempty"`
+}
+
+// behindFor says how class c is counted: behind the sidecar (see
+// pathLayers) unless it is a reset counted with the pod gone.
+func (rc *Reach) behindFor(c string) bool {
+	for _, cr := range rc.Classes {
+		if cr.Class == c && c == ClassReset {
+			return cr.Behind
+		}
+	}
+	return true
 }
 
 // Hold is the longest a request can hold its caller.
@@ -223,6 +244,9 @@ func Analyze(m *Mesh, o Options) (*Report, error) {
 				s *= rt.sustained(c, o.InFlight)
 			}
 			er.Attempts, er.Sustained = max(er.Attempts, a), math.Max(er.Sustained, s)
+			if e.Inbound != nil {
+				er.InboundAttempts = max(er.InboundAttempts, e.Inbound.AttemptsFor(c))
+			}
 		}
 		r.Edges = append(r.Edges, er)
 		r.Findings = append(r.Findings, findings(&e)...)
@@ -328,18 +352,27 @@ func (m *Mesh) paths(out map[string][]int, entry string) (map[string][][]*Edge, 
 }
 
 // count sets the attempts one request sends over paths ps for each
-// failure class, and the worst class's as rc's figures.
+// failure class, and the worst class's as rc's figures. A class that
+// fails two ways (a reset behind a sidecar that retries it inbound, or
+// with the pod gone) is counted the way that sends more.
 func (rc *Reach) count(ps [][]*Edge, o Options) error {
 	for _, c := range Classes {
-		cr := ClassReach{Class: c}
-		for _, p := range ps {
-			rs := pathRetries(p)
-			cr.WorstCase += reachAll(rs, c, false, false, o.InFlight)
-			cr.Bounded += reachAll(rs, c, false, true, o.InFlight)
-			cr.Sustained += reachAll(rs, c, true, true, o.InFlight)
-		}
-		if err := finite(cr.WorstCase, cr.Bounded, cr.Sustained); err != nil {
-			return err
+		var cr ClassReach
+		ways := scenarios(ps, c)
+		for i, behind := range ways {
+			sc := ClassReach{Class: c, Behind: behind && len(ways) > 1}
+			for _, p := range ps {
+				ls := pathLayers(p, c, behind)
+				sc.WorstCase += reachAll(ls, false, false, o.InFlight)
+				sc.Bounded += reachAll(ls, false, true, o.InFlight)
+				sc.Sustained += reachAll(ls, true, true, o.InFlight)
+			}
+			if err := finite(sc.WorstCase, sc.Bounded, sc.Sustained); err != nil {
+				return err
+			}
+			if i == 0 || sc.WorstCase > cr.WorstCase {
+				cr = sc
+			}
 		}
 		if rc.Class == "" || cr.WorstCase > rc.WorstCase || (cr.WorstCase == rc.WorstCase && cr.Sustained > rc.Sustained) {
 			rc.Class, rc.WorstCase, rc.Bounded, rc.Sustained = c, cr.WorstCase, cr.Bounded, cr.Sustained
@@ -354,9 +387,9 @@ func (rc *Reach) count(ps [][]*Edge, o Options) error {
 func (rc *Reach) price(ps [][]*Edge, o Options) error {
 	var layered, persistent [][]blast.Layer
 	for _, p := range ps {
-		rs := pathRetries(p)
-		layered = append(layered, layers(rs, rc.Class, o.InFlight))
-		persistent = append(persistent, persistentLayers(rs, rc.Class, o.InFlight))
+		ls := pathLayers(p, rc.Class, rc.behindFor(rc.Class))
+		layered = append(layered, layers(ls, o.InFlight))
+		persistent = append(persistent, persistentLayers(ls, o.InFlight))
 	}
 	healthy := float64(len(ps))
 	capacity := o.Headroom * healthy
@@ -377,86 +410,76 @@ func stableSort(xs []string, less func(a, b string) bool) {
 	}
 }
 
-func layers(rs []*Retry, c string, inFlight float64) []blast.Layer {
-	ls := make([]blast.Layer, len(rs))
-	for i, r := range rs {
-		ls[i] = r.layer(c, inFlight)
+func layers(ls []layerClass, inFlight float64) []blast.Layer {
+	out := make([]blast.Layer, len(ls))
+	for i, l := range ls {
+		out[i] = l.r.layer(l.c, inFlight)
 	}
-	return ls
+	return out
 }
 
-// pathRetries returns the retry layers along path p, callers first: each
-// edge's own, then its sidecar's, which retries each of them.
-func pathRetries(p []*Edge) []*Retry {
-	var rs []*Retry
-	for _, e := range p {
-		rs = append(rs, e.retries()...)
-	}
-	return rs
-}
-
-// hopRun returns the end of the run of recoil layers that rs[i] begins
-// and whose hop budget bounds it, or i+1 if rs[i] sets none.
-func hopRun(rs []*Retry, i int) int {
+// hopRun returns the end of the run of recoil layers that ls[i] begins
+// and whose hop budget bounds it, or i+1 if ls[i] sets none.
+func hopRun(ls []layerClass, i int) int {
 	j := i + 1
-	if rs[i].Kind == KindRecoil && rs[i].Hop > 0 {
-		for j < len(rs) && rs[j].Kind == KindRecoil {
+	if ls[i].r.Kind == KindRecoil && ls[i].r.Hop > 0 {
+		for j < len(ls) && ls[j].r.Kind == KindRecoil {
 			j++
 		}
 	}
 	return j
 }
 
-// persistentLayers returns the layers rs for blast's persistent model —
+// persistentLayers returns the layers ls for blast's persistent model —
 // counts, not rates: in a failure that lasts, backoff delays retries but
 // every one arrives —
 // each run of recoil layers a hop budget bounds folded into one layer that
 // makes, when every attempt fails, what the run can send: the smaller of
 // its product and 1 + the budget.
-func persistentLayers(rs []*Retry, c string, inFlight float64) []blast.Layer {
-	var ls []blast.Layer
-	for i := 0; i < len(rs); {
-		j := hopRun(rs, i)
+func persistentLayers(ls []layerClass, inFlight float64) []blast.Layer {
+	var out []blast.Layer
+	for i := 0; i < len(ls); {
+		j := hopRun(ls, i)
 		if j == i+1 {
-			ls = append(ls, rs[i].countLayer(c, inFlight))
+			out = append(out, ls[i].r.countLayer(ls[i].c, inFlight))
 			i = j
 			continue
 		}
-		v := reachAll(rs[i:j], c, true, true, inFlight)
+		v := reachAll(ls[i:j], true, true, inFlight)
 		l := blast.Layer{Retries: int(math.Ceil(v-1e-9)) - 1}
 		if frac := v - math.Floor(v+1e-9); frac > 1e-9 {
 			l.RetryRatio = v - 1
 		}
-		ls = append(ls, l)
+		out = append(out, l)
 		i = j
 	}
-	return ls
+	return out
 }
 
-// reachAll returns the attempts that reach the end of layers rs for one
-// request at their start when every attempt fails with class c: with
-// budgets drained (budgets) or full, and with the hop protocol's bound
-// (hop) or without. A run of recoil layers whose first sets a hop budget
-// B shares one account: the run sends at most 1 + B attempts to its end
-// for each call into it.
-func reachAll(rs []*Retry, c string, budgets, hop bool, inFlight float64) float64 {
+// reachAll returns the attempts that reach the end of layers ls for one
+// request at their start when every attempt fails, each layer seeing its
+// class: with budgets drained (budgets) or full, and with the hop
+// protocol's bound (hop) or without. A run of recoil layers whose first
+// sets a hop budget B shares one account: the run sends at most 1 + B
+// attempts to its end for each call into it.
+func reachAll(ls []layerClass, budgets, hop bool, inFlight float64) float64 {
 	total := 1.0
-	for i := 0; i < len(rs); {
+	for i := 0; i < len(ls); {
 		j := i + 1
 		if hop {
-			j = hopRun(rs, i)
+			j = hopRun(ls, i)
 		}
 		seg := make([]blast.Layer, 0, j-i)
-		for _, r := range rs[i:j] {
-			l := r.countLayer(c, inFlight)
+		for _, l := range ls[i:j] {
+			cl := l.r.countLayer(l.c, inFlight)
 			if !budgets {
-				l.RetryRatio, l.ThrottleRatio, l.SuccessRatio = 0, 0, 0
+				cl.RetryRatio, cl.ThrottleRatio, cl.SuccessRatio = 0, 0, 0
 			}
-			seg = append(seg, l)
+			seg = append(seg, cl)
 		}
 		a, _ := blast.Reaching(seg, 1)
-		if hop && rs[i].Kind == KindRecoil && rs[i].Hop > 0 {
-			a = math.Min(a, float64(1+rs[i].Hop))
+		if hop && ls[i].r.Kind == KindRecoil && ls[i].r.Hop > 0 {
+			a = math.Min(a, float64(1+ls[i].r.Hop))
 		}
 		total *= a
 		i = j

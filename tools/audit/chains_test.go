@@ -24,7 +24,7 @@ type chain struct {
 	above map[string]float64
 }
 
-// TestChains: eleven chains shaped like the real files the audit is scored
+// TestChains: fifteen chains shaped like the real files the audit is scored
 // on (testdata/realfiles), each figure checked against the arithmetic in
 // its comment.
 func TestChains(t *testing.T) {
@@ -104,16 +104,87 @@ edges:
 	},
 	{
 		// The same chain under Istio before 1.24, whose default retried a
-		// 503 too: 503 becomes 3 × 4 × 3 = 36, the rest as before.
+		// 503 too and whose sidecars retried nothing inbound (1.23 had it
+		// behind ENABLE_INBOUND_RETRY_POLICY, off): 503 becomes 3 × 4 × 3 =
+		// 36, the rest as before.
 		name: "istio before 1.24 retries 503 by default",
 		mesh: "sidecars: istio\nservices: [gateway, frontend, {name: backend, latency: 2s}]\nentries: [gateway]\nedges:\n  - {from: gateway, to: frontend, kind: istio, config: gw-vs.yaml}\n  - {from: frontend, to: backend, kind: recoil, config: app.yaml}\n",
 		files: map[string]string{
 			"gw-vs.yaml": "kind: VirtualService\nmetadata: {name: gw}\nspec:\n  hosts: [\"*\"]\n  http:\n    - route: [{destination: {host: frontend}}]\n",
 			"app.yaml":   "max_attempts: 4\nattempt_timeout: 1s\ntimeout: 8s\nbudget: {kind: ratio, percent: 10%}\n",
 		},
-		lo:   LoadOptions{Sidecar: SidecarDefault{Retries: 2, RetryOn: "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes,503"}},
+		lo:   LoadOptions{Sidecar: SidecarDefault{Retries: 2, RetryOn: "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes,503"}, Inbound: InboundDefault{Off: true}},
 		leaf: "backend", byClass: [4]float64{36, 4, 36, 4}, sustained: 9.9, hold: 24100 * time.Millisecond,
 		findings: []string{CheckBudget, CheckDeadline, CheckTimeouts, CheckBudget, CheckDeadline},
+	},
+	{
+		// The same chain under Istio 1.24 or later with the 503 put back
+		// in the outbound default (EXCLUDE_UNSAFE_503_FROM_DEFAULT_RETRY=
+		// false) and the inbound retry policy on, as 1.24 ships it: the
+		// backend's app resets a connection its sidecar had kept alive,
+		// the backend's sidecar tries it 3 times (2 retries on
+		// reset-before-request) and answers the frontend's sidecar with a
+		// 503, which it and the gateway's route now retry. Reset: 3 × 4 ×
+		// 3 × 3 = 108 (the pod gone instead: 3 × 4 × 3 = 36, fewer).
+		// Sustained: 3 × 1.1 × 3 × 3 = 29.7. The 503, 500 and 429 as in
+		// the chain before: the inbound route retries none of them.
+		name: "istio 1.24 with 503 back in the default: the inbound retries make 108",
+		mesh: "sidecars: istio\nservices: [gateway, frontend, {name: backend, latency: 2s}]\nentries: [gateway]\nedges:\n  - {from: gateway, to: frontend, kind: istio, config: gw-vs.yaml}\n  - {from: frontend, to: backend, kind: recoil, config: app.yaml}\n",
+		files: map[string]string{
+			"gw-vs.yaml": "kind: VirtualService\nmetadata: {name: gw}\nspec:\n  hosts: [\"*\"]\n  http:\n    - route: [{destination: {host: frontend}}]\n",
+			"app.yaml":   "max_attempts: 4\nattempt_timeout: 1s\ntimeout: 8s\nbudget: {kind: ratio, percent: 10%}\n",
+		},
+		lo:   LoadOptions{Sidecar: SidecarDefault{Retries: 2, RetryOn: "connect-failure,refused-stream,unavailable,cancelled,retriable-status-codes,503"}},
+		leaf: "backend", byClass: [4]float64{36, 4, 108, 4}, sustained: 29.7, hold: 24100 * time.Millisecond,
+		findings: []string{CheckBudget, CheckDeadline, CheckTimeouts, CheckBudget, CheckDeadline},
+	},
+	{
+		// Only the callee runs an Istio sidecar (1.24's defaults): a
+		// recoil client making 3 attempts at it over HTTP. When the
+		// backend's app refuses or resets a connection before the
+		// request reaches it, its sidecar tries twice more and answers
+		// the client with a 503, which the client retries (recoil's
+		// default classification retries a 503): 3 × 3 = 9 reach the app.
+		// With the pod gone the client sees the reset itself: 3. The
+		// 503, 500 and 429 come from the app and pass the sidecar as they
+		// are: 3 each. Sustained: no budget, 9. Hold: 3 attempts of 1 s
+		// and waits of up to 61 s each (a Retry-After of up to 60 s and
+		// recoil's tenth more, at most a second): 125 s, nothing bounding
+		// it; the inbound retries add no time to a call that hangs (a
+		// hung app has had the request, which reset-before-request does
+		// not retry).
+		name:  "a sidecar's inbound retries under a client's: 9, not 3",
+		mesh:  "services: [app, {name: backend, latency: 1s, sidecar: istio}]\nentries: [app]\nedges:\n  - {from: app, to: backend, kind: recoil, config: p.yaml}\n",
+		files: map[string]string{"p.yaml": "max_attempts: 3\nbudget: none\n"},
+		leaf:  "backend", byClass: [4]float64{3, 3, 9, 3}, sustained: 9, hold: 125 * time.Second,
+		findings: []string{CheckBudget, CheckDeadline},
+	},
+	{
+		// An Envoy route retrying gateway-error twice (a 502, 503 or 504;
+		// not a reset) in front of a service with an Istio sidecar. The
+		// app resets behind its live sidecar: the sidecar tries it 3 times
+		// and answers Envoy with a 503, which Envoy retries: 3 × 3 = 9
+		// (with the pod gone Envoy sees the reset, which it does not
+		// retry: 1). A 503 from the app: 3; a 500 or a 429: 1. Sustained:
+		// the file holds no cluster, so no cap is known: 9. Hold: 3
+		// attempts of 1 s and Envoy's waits of up to 25 and 75 ms: 3.1 s,
+		// inside the default 15 s route timeout.
+		name: "envoy retrying gateway errors over a sidecar that retries inbound: 9",
+		mesh: "services: [edge, {name: backend, latency: 1s, sidecar: istio}]\nentries: [edge]\nedges:\n  - {from: edge, to: backend, kind: envoy, config: envoy.yaml}\n",
+		files: map[string]string{
+			"envoy.yaml": "virtual_hosts:\n- name: v\n  domains: [\"*\"]\n  routes:\n  - match: {prefix: /}\n    route:\n      cluster: backend\n      retry_policy: {retry_on: gateway-error, num_retries: 2}\n",
+		},
+		leaf: "backend", byClass: [4]float64{3, 1, 9, 1}, sustained: 9, hold: 3100 * time.Millisecond,
+		findings: []string{CheckBudget},
+	},
+	{
+		// The same over gRPC: Istio gives a gRPC port's inbound route no
+		// retry policy, so a reset reaches the app once per attempt: 3.
+		name:  "no inbound retries on a gRPC port",
+		mesh:  "services: [app, {name: backend, latency: 1s, sidecar: istio}]\nentries: [app]\nedges:\n  - {from: app, to: backend, kind: grpc, config: sc.json}\n",
+		files: map[string]string{"sc.json": `{"methodConfig": [{"name": [{}], "timeout": "10s", "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]}}]}`},
+		leaf:  "backend", byClass: [4]float64{3, 1, 3, 1}, sustained: 3, hold: 3300 * time.Millisecond,
+		findings: []string{CheckBudget},
 	},
 	{
 		// An Envoy route retrying only the status codes it lists

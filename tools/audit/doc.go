@@ -28,7 +28,8 @@
 //     what it retries by its classify mode.
 //
 // A service may run an Istio sidecar, which retries each of its app's
-// attempts on the same hop. Every figure is counted for each failure
+// attempts on the same hop, and, called over HTTP, retries a reset of its
+// own app before the request reached it (InboundDefault). Every figure is counted for each failure
 // class (Classes: 503, 500, reset, 429), since a layer multiplies only
 // what it retries. Infer builds a mesh from configuration files alone
 // where they name the calls; ReadConfig reads every route of one file.

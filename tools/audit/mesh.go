@@ -83,6 +83,10 @@ type Edge struct {
 	// same hop: it retries each of the caller's attempts (an Istio
 	// sidecar's VirtualService route, or the mesh's default route).
 	Sidecar *Retry `json:"sidecar,omitempty"`
+	// Inbound, if not nil, is what the callee's Istio sidecar does on the
+	// inbound route to its app: it retries a reset before the request
+	// reached the app (see InboundDefault).
+	Inbound *Retry `json:"inbound,omitempty"`
 }
 
 // Name returns "from → to".
@@ -102,6 +106,9 @@ type LoadOptions struct {
 	// Sidecar is what an Istio sidecar does on a route no VirtualService
 	// gives retries: the mesh's default retry policy.
 	Sidecar SidecarDefault
+	// Inbound is what an Istio sidecar does on the inbound route to its
+	// own app (DefaultInbound unless set).
+	Inbound InboundDefault
 }
 
 // Load reads the mesh file at path and every configuration its edges name,
@@ -364,6 +371,7 @@ func decodeEdge(d *strictyaml.Decoder, n *yaml.Node, path string, services map[s
 	if e.Sidecar != nil {
 		e.Sidecar.setProtocol(f.protocol)
 	}
+	e.Inbound = inboundRetry(&e, m.service(e.To), f.protocol, lo.Inbound)
 	return e, err
 }
 

@@ -61,8 +61,10 @@ Istio route by name, path, index or match (left out: the route to the
 edge's callee), method a gRPC method (package.Service/Method). A service
 with sidecar: istio (or a mesh with sidecars: istio) sends its calls through
 an Istio sidecar, which retries each of the app's attempts by default;
-sidecar names the VirtualService that sets it instead. docs/audit.md has
-the formats and every figure.
+sidecar names the VirtualService that sets it instead. The sidecar of a
+service called over HTTP also retries its own app on a reset before the
+request reached it (Istio 1.24 on; -inbound-retries 0 for none). docs/audit.md
+has the formats and every figure.
 
 Worst case: every attempt fails and every budget is full, as at the start
 of an outage: the product of each edge's attempts along a path (3 × 3 × 3 =
@@ -92,6 +94,8 @@ func runAudit(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Float64Var(&o.InFlight, "in-flight", o.InFlight, "calls in flight at which a cap on retries in flight (Envoy's max_retries) is priced, at least 1")
 	fs.IntVar(&sd.Retries, "sidecar-retries", sd.Retries, "retries an Istio sidecar makes on a route no VirtualService gives retries")
 	fs.StringVar(&sd.RetryOn, "sidecar-retry-on", sd.RetryOn, "the conditions an Istio sidecar retries on such a route (add 503 for Istio before 1.24)")
+	in := audit.DefaultInbound()
+	fs.IntVar(&in.Retries, "inbound-retries", in.Retries, "retries an Istio sidecar makes at its own app on reset-before-request (0: off, as ENABLE_INBOUND_RETRY_POLICY=false and Istio before 1.24)")
 	asJSON := fs.Bool("json", false, "print the audit as one JSON object")
 	chartPath := fs.String("chart", "", "draw the graph, each edge with its multiplier, to `file`: SVG, or PNG if the name ends in .png")
 	strict := fs.Bool("strict", false, "fail (exit 1) when there is any finding")
@@ -105,6 +109,10 @@ func runAudit(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := checkAuditFlags(fs, o, sd); err != nil {
 		return err
 	}
+	if in.Retries < 0 || in.Retries > 1000 {
+		return usagef("-inbound-retries %d: must be between 0 and 1000", in.Retries)
+	}
+	in.Off = in.Retries == 0
 	format := ""
 	if *chartPath != "" {
 		if format, err = chartFormat("-chart", *chartPath); err != nil {
@@ -115,7 +123,7 @@ func runAudit(_ context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	m, err := loadAudit(pos, audit.LoadOptions{Sidecar: sd})
+	m, err := loadAudit(pos, audit.LoadOptions{Sidecar: sd, Inbound: in})
 	if err != nil {
 		return err
 	}
@@ -259,23 +267,7 @@ func writeAudit(w io.Writer, r *audit.Report) error {
 	p.f("recoil audit: mesh %s (%s)\n", r.Mesh, r.File)
 	p.f("priced at a %s failure rate; each service's capacity %s× its load when nothing fails\n\n", pct(o.FailureRate), num(o.Headroom, -3))
 
-	p.f("Edges\n")
-	t := table{{"edge", "kind", "attempts", "retries", "sustained", "budget", "deadline", "waits", "configured at"}}
-	for _, e := range r.Edges {
-		for k, rt := range edgeLayers(e) {
-			row := []string{e.Name(), rt.Kind, strconv.Itoa(e.Attempts), onWord(rt), "×" + num(e.Sustained, -2),
-				budgetWord(rt.Budget), deadlineWord(*rt), waitsWord(*rt), rt.At.String()}
-			if k > 0 {
-				row[0], row[1], row[2], row[4] = "", "+ sidecar", "", ""
-				if rt.IstioDefault {
-					row[1] = "+ sidecar (default)"
-				}
-			}
-			t = append(t, row)
-		}
-	}
-	t.write(p)
-	p.f("  (attempts: per call, its sidecar's included; retries: the failure classes retried; sustained: per call once the budget has drained)\n\n")
+	writeEdges(p, r.Edges)
 
 	for _, er := range r.Entries {
 		p.f("Entry %s: what one request sends each service\n", er.Entry)
@@ -319,6 +311,38 @@ func writeAudit(w io.Writer, r *audit.Report) error {
 		p.f("  %s\n", f)
 	}
 	return p.err
+}
+
+// writeEdges prints the edges table: each edge's layers, its own, its
+// caller's sidecar's and its callee's sidecar's inbound retries.
+func writeEdges(p *printer, edges []audit.EdgeReport) {
+	p.f("Edges\n")
+	t := table{{"edge", "kind", "attempts", "retries", "sustained", "budget", "deadline", "waits", "configured at"}}
+	inbound := false
+	for _, e := range edges {
+		for k, rt := range edgeLayers(e) {
+			row := []string{e.Name(), rt.Kind, strconv.Itoa(e.Attempts), onWord(rt), "×" + num(e.Sustained, -2),
+				budgetWord(rt.Budget), deadlineWord(*rt), waitsWord(*rt), rt.At.String()}
+			if k > 0 {
+				row[0], row[1], row[2], row[4] = "", "+ sidecar", "", ""
+				if rt.IstioDefault {
+					row[1] = "+ sidecar (default)"
+				}
+			}
+			t = append(t, row)
+		}
+		if in := e.Inbound; in != nil {
+			inbound = true
+			t = append(t, []string{"", "+ " + e.To + "'s sidecar, inbound", strconv.Itoa(e.InboundAttempts), onWord(in), "×" + strconv.Itoa(in.Attempts),
+				budgetWord(in.Budget), deadlineWord(*in), waitsWord(*in), in.At.String()})
+		}
+	}
+	t.write(p)
+	p.f("  (attempts: per call, its sidecar's included; retries: the failure classes retried; sustained: per call once the budget has drained)\n")
+	if inbound {
+		p.f("  (inbound: per attempt that reaches the callee's sidecar, when the callee's own app refuses or resets it)\n")
+	}
+	p.f("\n")
 }
 
 // edgeLayers are an edge's retry layers: its own, then its sidecar's.

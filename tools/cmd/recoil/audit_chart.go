@@ -261,7 +261,8 @@ func (g *graphPlot) drawEdge(c draw.Canvas, i int, pos map[string]vg.Point, ends
 }
 
 // edgeText is an edge's label: its attempts per call and kind, then what
-// a drained budget leaves and each check it fails, one to a line.
+// a drained budget leaves, the callee's sidecar's inbound retries and each
+// check it fails, one to a line.
 func (g *graphPlot) edgeText(e audit.EdgeReport) (string, []string) {
 	head := fmt.Sprintf("×%d  %s", e.Attempts, e.Retry.Kind)
 	if e.Sidecar != nil {
@@ -273,6 +274,9 @@ func (g *graphPlot) edgeText(e audit.EdgeReport) (string, []string) {
 		lines = append(lines, "no retries")
 	case e.Retry.Budget.Kind != "":
 		lines = append(lines, "budget drained: ×"+num(e.Sustained, -2))
+	}
+	if e.Inbound != nil {
+		lines = append(lines, fmt.Sprintf("%s's sidecar ×%d on its reset", e.To, e.InboundAttempts))
 	}
 	return head, append(lines, g.findings[e.Name()]...)
 }

@@ -143,6 +143,7 @@ func TestAuditUsage(t *testing.T) {
 		{[]string{"audit", mesh, mesh}, mesh + " is a mesh file: audit it alone, or give configuration files to build the mesh from"},
 		{[]string{"audit", "-in-flight", "0", mesh}, "-in-flight 0: must be between 1 and 1e9"},
 		{[]string{"audit", "-sidecar-retries", "-1", mesh}, "-sidecar-retries -1: must be between 0 and 1000"},
+		{[]string{"audit", "-inbound-retries", "-1", mesh}, "-inbound-retries -1: must be between 0 and 1000"},
 		{[]string{"audit", "-failure-rate", "2", mesh}, "-failure-rate 200%: must be between 0 and 1 (0% to 100%)"},
 		{[]string{"audit", "-failure-rate", "lots", mesh}, `invalid value "lots" for flag -failure-rate: want a fraction such as 0.2 or a percentage such as 20%`},
 		{[]string{"audit", "-headroom", "0.5", mesh}, "-headroom 0.5: must be between 1 (no spare capacity) and 1e6"},
@@ -337,4 +338,43 @@ func TestAuditDir(t *testing.T) {
 	args = []string{"audit", dir}
 	runCLI(t.Context(), args...).check(t, args, exitOK, []string{"clients of api → api  istio         3    reset"},
 		[]string{"recoil audit: passed over, not YAML or JSON: " + filepath.Join(dir, "tpl.yaml") + ":4: could not find expected ':'"})
+}
+
+// TestAuditInbound: a callee with an Istio sidecar retries a reset at its
+// own app twice (Istio 1.24 on): the edges table and the chart show the
+// inbound layer and a reset reaches the app 3 × 3 = 9 times; -inbound-retries 0 (Istio
+// before 1.24, ENABLE_INBOUND_RETRY_POLICY=false) drops both.
+func TestAuditInbound(t *testing.T) {
+	dir := t.TempDir()
+	for name, s := range map[string]string{
+		"mesh.yaml": "services: [app, {name: backend, latency: 1s, sidecar: istio}]\nentries: [app]\nedges:\n  - {from: app, to: backend, kind: recoil, config: p.yaml}\n",
+		"p.yaml":    "max_attempts: 3\nbudget: none\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mesh := filepath.Join(dir, "mesh.yaml")
+	svg := filepath.Join(dir, "mesh.svg")
+	args := []string{"audit", "-chart", svg, mesh}
+	runCLI(t.Context(), args...).check(t, args, exitOK, []string{
+		"+ backend's sidecar, inbound         3              reset         ×3",
+		"backend (leaf)      1            3 · 3 · 9 · 3           9",
+		"9 attempts reach backend for one request when everything fails (class reset)",
+	}, nil)
+	b, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"sidecar ×3 on its reset", "9 attempts per request"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the chart lacks %q", want)
+		}
+	}
+	args = []string{"audit", "-inbound-retries", "0", mesh}
+	r := runCLI(t.Context(), args...)
+	r.check(t, args, exitOK, []string{"backend (leaf)      1            3 · 3 · 3 · 3           3"}, nil)
+	if strings.Contains(r.stdout, "inbound") {
+		t.Errorf("-inbound-retries 0 still shows an inbound layer:\n%s", r.stdout)
+	}
 }
