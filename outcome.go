@@ -32,11 +32,17 @@ func (c *Call) landing(n int) *permit {
 }
 
 // landed takes the permit pm, just settled, out of those in flight.
+// Small enough to inline: pm is c.cur but under a Hedge.
 func (c *Call) landed(pm *permit) {
 	if pm == &c.cur {
 		c.inFlight = false
 		return
 	}
+	c.landedFlight(pm)
+}
+
+// landedFlight is landed for a hedged call's permit.
+func (c *Call) landedFlight(pm *permit) {
 	r := c.route()
 	for i := range r.flight {
 		if &r.flight[i] == pm {
@@ -165,11 +171,14 @@ func (c *Call) decide(now time.Time, t int, v *Verdict) (d Decision, left string
 	return d, ""
 }
 
-// pay asks the budgets to pay for the retry c.cur is for.
+// pay asks the budgets to pay for the retry c.cur is for. Small enough to
+// inline: a call with no budget asks nothing.
 func (c *Call) pay(now time.Time) bool {
-	if c.budget == nil && c.request == nil {
-		return true
-	}
+	return c.budget == nil && c.request == nil || c.payCur(now)
+}
+
+// payCur is pay for a call with a budget.
+func (c *Call) payCur(now time.Time) bool {
 	c.cur.cost = c.costOf()
 	return c.payRetry(now, &c.cur)
 }
@@ -185,12 +194,13 @@ func (c *Call) leave(now time.Time, t int, v *Verdict) (d Decision, decided bool
 		return d, false
 	}
 	r, p := c.route(), c.p
-	var lv Leave
-	if f := r.f; f.Rule != nil {
-		lv = f.Rule(*v, f.cooldown())
-	} else {
-		lv = f.defaultRule(v)
+	// One call, whichever the rule: two calls assigning one Leave would
+	// zero it and copy each answer in.
+	rule := r.f.Rule
+	if rule == nil {
+		rule = r.f.defaultRule
 	}
+	lv := rule(*v, r.f.cooldown())
 	if lv.Cool != 0 {
 		r.f.cool(t, now, lv.Cool)
 	}

@@ -79,18 +79,15 @@ func (c *Call) makeRoute() {
 	if c.quick {
 		// The first attempt went to the first target with no route made.
 		c.quick = false
-		c.take(0)
+		r.take(0)
 	}
 }
 
 // take makes target i the one the call's attempts go to.
-func (c *Call) take(i int) {
-	r := c.route()
+func (r *route) take(i int) {
 	r.cur, r.from, r.leg = i, i+1, r.n
 	r.add(i, 1, "")
-	if i < 64 {
-		r.admits |= 1 << i
-	}
+	r.admits |= 1 << uint(i) // 0 from the 65th on: only the first 64 are kept (admitted)
 }
 
 // pass records that the call passed target i over, and why.
@@ -176,9 +173,14 @@ func (c *Call) chooseTarget(now time.Time, pm *permit) (bool, Reason) {
 			r.pass(i, WhyCooling)
 			continue
 		}
-		why := c.askTarget(now, pm, i, !r.admitted(i))
+		var why string
+		if t := &f.Targets[i]; t.Breaker == nil && t.Allowance == nil {
+			pm.target = int32(i) // nothing to ask (askTarget's answer)
+		} else {
+			why = c.askTarget(now, pm, i, !r.admitted(i))
+		}
 		if why == "" {
-			c.take(i)
+			r.take(i)
 			return true, ReasonNone
 		}
 		c.refusedBy(now, i, why)
@@ -192,7 +194,7 @@ func (c *Call) chooseTarget(now time.Time, pm *permit) (bool, Reason) {
 		why := c.askTarget(now, pm, soonest, !r.admitted(soonest))
 		if why == "" {
 			r.cut(at)
-			c.take(soonest)
+			r.take(soonest)
 			return true, ReasonNone
 		}
 		c.refusedBy(now, soonest, why)
