@@ -83,7 +83,7 @@ func (c *Call) succeed(now time.Time, n int) {
 		p.Hedge.ObserveTarget(max(int(pm.target), 0), lat)
 	}
 	t := int(pm.target)
-	c.settle(now, pm, budget.Success, breaker.Success, lat, nil)
+	c.settle(now, pm, lat, nil)
 	c.landed(pm)
 	if p.OnAttempt != nil {
 		p.OnAttempt(c.context(), AttemptEvent{Attempt: n, Target: c.targetName(t)})
@@ -104,7 +104,7 @@ func (c *Call) fail(now time.Time, n int, err error, v *Verdict) (time.Duration,
 		return 0, StepPending // an attempt the call left behind decides nothing
 	}
 	t := int(pm.target)
-	c.settle(now, pm, budgetResult(v.Class), breakerOutcome(v.Class), c.took(now, pm, v), v)
+	c.settle(now, pm, c.took(now, pm, v), v)
 	c.landed(pm)
 	if c.quick {
 		c.makeRoute() // the first attempt went out with no route: make it now
