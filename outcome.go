@@ -140,6 +140,12 @@ func (c *Call) fail(now time.Time, n int, err error, v *Verdict) (time.Duration,
 // (-1: none): the deadline first, then the Fallback's rule, then Decide
 // and the budgets. A retry it allows is paid for in c.cur, the next
 // attempt's permit. left is why the call leaves t, when it does.
+//
+// The rule (not asked about a cancelled attempt) cools t as it says and,
+// when it moves the call and a target remains, the move is decided;
+// a failure it does not move on is decided as without a Fallback. The rule
+// is called once through one function value, whichever it is: two calls
+// assigning one Leave would zero it and copy each answer in.
 func (c *Call) decide(now time.Time, t int, v *Verdict) (d Decision, left string) {
 	p := c.p
 	if !c.deadline.IsZero() {
@@ -149,10 +155,29 @@ func (c *Call) decide(now time.Time, t int, v *Verdict) (d Decision, left string
 		}
 	}
 	c.cur.reset(cause(v.Timeout, p.class(v.Class)))
-	if r := c.route(); r != nil && r.f != nil && t >= 0 {
-		var decided bool
-		if d, decided = c.leave(now, t, v); decided {
-			if d.Retry {
+	if r := c.route(); r != nil && r.f != nil && t >= 0 && p.class(v.Class) != ClassCanceled {
+		rule := r.f.Rule
+		if rule == nil {
+			rule = r.f.defaultRule
+		}
+		lv := rule(*v, r.f.cooldown())
+		if lv.Cool != 0 {
+			r.f.cool(t, now, lv.Cool)
+		}
+		if t == r.cur && lv.Move && r.canMove(lv.Longer) {
+			// The move, at once, but like any retry within MaxAttempts,
+			// the deadline and the budgets. A refused move stops the call
+			// where it is, for the reason it was refused.
+			switch {
+			case c.attempts >= p.maxAttempts():
+				d.Reason = ReasonAttempts
+			case !c.deadline.IsZero() && c.deadline.Sub(now) < p.minAttempt():
+				d.Reason = ReasonDeadline
+			case !c.pay(now):
+				d.Reason = ReasonBudget
+			default:
+				d.Retry = true
+				r.leave(lv.Why, lv.Longer)
 				left = r.at(r.leg).left
 			}
 			return d, left
@@ -181,46 +206,6 @@ func (c *Call) pay(now time.Time) bool {
 func (c *Call) payCur(now time.Time) bool {
 	c.cur.cost = c.costOf()
 	return c.payRetry(now, &c.cur)
-}
-
-// leave applies the Fallback's rule to the failure v of the attempt just
-// made to target t: it cools t as the rule says and, when the rule moves the
-// call and a target remains, decides the move — at once, but like any
-// retry within MaxAttempts, the deadline and the budgets. It reports
-// whether it decided; a failure it does not decide is decided as without
-// a Fallback.
-func (c *Call) leave(now time.Time, t int, v *Verdict) (d Decision, decided bool) {
-	if c.p.class(v.Class) == ClassCanceled {
-		return d, false
-	}
-	r, p := c.route(), c.p
-	// One call, whichever the rule: two calls assigning one Leave would
-	// zero it and copy each answer in.
-	rule := r.f.Rule
-	if rule == nil {
-		rule = r.f.defaultRule
-	}
-	lv := rule(*v, r.f.cooldown())
-	if lv.Cool != 0 {
-		r.f.cool(t, now, lv.Cool)
-	}
-	if t != r.cur || !lv.Move || !r.canMove(lv.Longer) {
-		return d, false
-	}
-	switch {
-	case c.attempts >= p.maxAttempts():
-		d.Reason = ReasonAttempts
-	case !c.deadline.IsZero() && c.deadline.Sub(now) < p.minAttempt():
-		d.Reason = ReasonDeadline
-	case !c.pay(now):
-		d.Reason = ReasonBudget
-	default:
-		d.Retry = true
-		r.leave(lv.Why, lv.Longer)
-	}
-	// A refused move stops the call where it is, for the reason it was
-	// refused.
-	return d, true
 }
 
 // leaveFlights gives up the attempts still in flight, for why: each counts
