@@ -43,7 +43,19 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 		return c.end(now, ReasonCircuitOpen, 0, nil)
 	}
 	if p.Fallback != nil {
-		if ok, r := c.pickTarget(now, pm); !ok {
+		ok, r := true, ReasonNone
+		switch {
+		case c.routed:
+			ok, r = c.chooseTarget(now, pm)
+		case c.pinned && c.attempts == 0:
+			// Made before the Call began (never under a Hedge), asking
+			// nothing: it went to the first target.
+			pm.target, c.quick = 0, true
+		default:
+			ok, r = c.pickTarget(now, pm)
+		}
+		if !ok {
+			c.cancel(now, pm) // the policy's probe and the retry's charges go back
 			return c.end(now, r, 0, nil)
 		}
 	}
@@ -62,40 +74,27 @@ func (c *Call) next(now time.Time, block bool) StepKind {
 		r.flight = append(r.flight, *pm)
 		pm.reset(0)
 	}
-	if c.deadline.IsZero() && p.AttemptTimeout <= 0 {
-		c.cut = time.Time{}
-	} else {
+	if !c.deadline.IsZero() || p.AttemptTimeout > 0 {
 		c.cut = c.cutAt(now)
-	}
+	} // else no attempt of the call is ever cut off: c.cut stays zero
 	return StepAttempt
 }
 
-// pickTarget picks the target of the attempt pm is for. A call's first
-// attempt goes to the first target with no route made when that target is
-// free and its breaker and allowance let it go — the path of a call that
-// succeeds at once — or when it already went there (pinned); any other
-// attempt is routed.
+// pickTarget picks the target of the attempt pm is for, when the call
+// has no route yet (next sends the attempt of a routed call by its route,
+// and one made before the Call began, pinned, to the first target). A
+// call's first attempt goes to the first target with no route made when
+// that target is free and its breaker and allowance let it go — the path
+// of a call that succeeds at once; any other attempt is routed.
 func (c *Call) pickTarget(now time.Time, pm *permit) (bool, Reason) {
-	f := c.p.Fallback
-	if !c.routed && c.attempts == 0 && c.p.Hedge == nil {
-		if c.pinned {
-			// Made before the Call began, asking nothing: it went there.
-			pm.target, c.quick = 0, true
-			return true, ReasonNone
-		}
-		if f.free(0, now) && c.askTarget(now, pm, 0, true) == "" {
+	if c.attempts == 0 && c.p.Hedge == nil {
+		if c.p.Fallback.free(0, now) && c.askTarget(now, pm, 0, true) == "" {
 			c.quick = true
 			return true, ReasonNone
 		}
 	}
-	if !c.routed {
-		c.makeRoute()
-	}
-	ok, r := c.chooseTarget(now, pm)
-	if !ok {
-		c.cancel(now, pm) // the policy's probe and the retry's charges go back
-	}
-	return ok, r
+	c.makeRoute()
+	return c.chooseTarget(now, pm)
 }
 
 // hedge is Hedge: the admission of an attempt beside those in flight.

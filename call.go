@@ -105,7 +105,7 @@ type Call struct {
 	done     bool
 	quick    bool        // the first attempt went to the Fallback's first target with no route made
 	pinned   bool        // the first attempt was made before the Call began, to the first target
-	timed    bool        // the policy times attempts (Policy.timed), asked once per call
+	timed    bool        // the policy times attempts (Policy.wantsLatency), asked once per call
 	routed   bool        // the call has its route (Call.route)
 	beside   bool        // the route is the one beside the Call in a driven: Drive's, on its stack
 	jitters  bool        // Drive's: ctx may carry a jitter source (WithJitter), looked for when a wait is first decided
@@ -151,7 +151,9 @@ func (p *Policy) timeoutDeadline(now, deadline time.Time) time.Time {
 func (c *Call) begin(p *Policy, now, deadline time.Time) {
 	c.p, c.budget, c.deadline = p, p.budget(), deadline
 	c.cur.target = -1
-	c.timed = p.timed()
+	// Whether attempts are timed, asked of a policy with something that
+	// could want latencies; most stop at the first test.
+	c.timed = (p.Limiter != nil || p.Breaker != nil || p.Fallback != nil && p.Fallback.breakers()) && p.wantsLatency()
 	if p.Observe != nil || c.reporter != nil {
 		c.start = clock(now)
 	}

@@ -211,9 +211,9 @@ func DoTarget(ctx context.Context, p *Policy, op func(ctx context.Context, t *Ta
 	return doTargetRetry(ctx, p, op, nil)
 }
 
-// doTargetRetry is DoTarget past its healthy path.
-//
-//go:noinline
+// doTargetRetry is DoTarget past its healthy path. Unlike doRetry it may
+// be inlined: DoTarget is too large to be inlined itself, and a call less
+// is a call less on a move to the next target.
 func doTargetRetry(ctx context.Context, p *Policy, op func(ctx context.Context, t *Target) error, first error) error {
 	_, err := drive(ctx, p, errTargetDriver{op}, struct{}{}, first)
 	return err

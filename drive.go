@@ -117,7 +117,7 @@ type loop[T any, D Driver[T]] struct {
 	d      D
 	ctx    context.Context
 	router TargetDriver[T] // under a Fallback, a driver not the package's own
-	routed bool            // the driver is one of the package's own target drivers (routeTo)
+	routed bool            // the driver is one of the package's own target drivers (loop.attempt)
 	own    bool            // the driver is the package's own (ownDriver)
 	race   *race[T, D]     // under a Hedge; nil otherwise
 
@@ -243,15 +243,31 @@ func run[T any, D Driver[T]](ctx context.Context, p *Policy, l *loop[T, D], c *C
 // route attempts.
 var errNoRouter = errors.New("recoil: the policy has a Fallback but the driver cannot send an attempt to a target (use DoTarget, GetTarget, recoilhttp.Transport or the recoilgrpc interceptors)")
 
-// attempt makes attempt n under ctx, to t under a Fallback.
-func (l *loop[T, D]) attempt(ctx context.Context, n int, t *Target, cut time.Time) (T, error) {
+// attempt makes attempt n under ctx, to t under a Fallback. The
+// package's own target drivers (routed) call their op at once when the
+// attempt has no deadline, as their AttemptTo would.
+func (l *loop[T, D]) attempt(ctx context.Context, n int, t *Target, cut time.Time) (v T, err error) {
 	switch {
 	case l.router != nil:
 		return l.router.AttemptTo(ctx, n, t, cut)
-	case l.routed:
-		return routeTo[T](l.d, ctx, n, t, cut)
+	case !l.routed:
+		return l.d.Attempt(ctx, n, cut)
 	}
-	return l.d.Attempt(ctx, n, cut)
+	switch d := any(l.d).(type) {
+	case targetDriver[T]:
+		if cut.IsZero() {
+			return d.op(ctx, t)
+		}
+		return d.AttemptTo(ctx, n, t, cut)
+	case errTargetDriver:
+		// T is struct{}: v is its one value.
+		if cut.IsZero() {
+			return v, d.op(ctx, t)
+		}
+		_, err = d.AttemptTo(ctx, n, t, cut)
+		return v, err
+	}
+	panic("recoil: a routed driver that is not the package's own")
 }
 
 // The package's own drivers (Do's, Get's, DoTarget's and GetTarget's) are
@@ -262,7 +278,7 @@ func (l *loop[T, D]) attempt(ctx context.Context, n int, t *Target, cut time.Tim
 // ownDriver reports whether d is one of the package's own drivers, none
 // of which reports its Summary or has a request budget, and whether it is
 // one of the target drivers (DoTarget's, GetTarget's), whose attempts
-// routeTo makes.
+// attempt makes.
 func ownDriver[T any, D Driver[T]](d D) (own, router bool) {
 	switch any(d).(type) {
 	case errDriver, funcDriver[T]:
@@ -271,19 +287,6 @@ func ownDriver[T any, D Driver[T]](d D) (own, router bool) {
 		return true, true
 	}
 	return false, false
-}
-
-// routeTo makes attempt n of d, one of the package's own target drivers,
-// to t.
-func routeTo[T any, D Driver[T]](d D, ctx context.Context, n int, t *Target, cut time.Time) (v T, err error) {
-	switch d := any(d).(type) {
-	case targetDriver[T]:
-		return d.AttemptTo(ctx, n, t, cut)
-	case errTargetDriver:
-		_, err = d.AttemptTo(ctx, n, t, cut) // T is struct{}: v is its one value
-		return v, err
-	}
-	panic("recoil: routeTo of a driver that is not the package's own")
 }
 
 // land reads attempt o.n's outcome with the driver and reports it to the
@@ -302,7 +305,11 @@ func (l *loop[T, D]) land(c *Call, o outcome[T]) (StepKind, time.Duration) {
 		// The package's own drivers classify the op's error by the
 		// policy alone (opVerdict): here, into v, not through a copy.
 		if failure = o.err; failure != nil {
-			c.p.verdict(&v, failure, nil)
+			if p := c.p; p.Classify == nil {
+				classify(&v, failure, p.unknown()) // Policy.verdict with no Classify
+			} else {
+				p.verdict(&v, failure, nil)
+			}
 		}
 	} else {
 		v, failure = l.d.Verdict(c.p, o.v, o.err)

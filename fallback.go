@@ -319,8 +319,8 @@ func (f *Fallback) name(i int) string {
 
 // defaultRule is the rule of a Fallback whose Rule is nil:
 // DefaultFallbackRule, with the Fallback's Retired.
-func (f *Fallback) defaultRule(v *Verdict) Leave {
-	lv := DefaultFallbackRule(*v, f.cooldown())
+func (f *Fallback) defaultRule(v Verdict, cooldown time.Duration) Leave {
+	lv := DefaultFallbackRule(v, cooldown)
 	if lv.Why == WhyRetired && f.Retired > 0 {
 		lv.Cool = f.Retired
 	}

@@ -11,17 +11,11 @@ import (
 // (PriorityLimiter). A policy that has none of them pays three nil checks
 // per attempt and reads no clock.
 
-// timed reports whether p's attempts are timed: its Limiter or Breaker,
-// or a Fallback target's Breaker, wants latencies.
-func (p *Policy) timed() bool {
-	if p.Limiter == nil && p.Breaker == nil && (p.Fallback == nil || !p.Fallback.breakers()) {
-		return false
-	}
-	return p.wantsLatency()
-}
-
-// wantsLatency is timed past its first test. Each is asked only if set:
-// a nil one converted to wants' argument would cost a call per target.
+// wantsLatency reports whether p's attempts are timed: its Limiter or
+// Breaker, or a Fallback target's Breaker, wants latencies. Call.begin asks
+// it only of a policy that has one of them (most have none). Each is asked
+// only if set: a nil one converted to wants' argument would cost a call
+// per target.
 func (p *Policy) wantsLatency() bool {
 	if p.Limiter != nil && wants(p.Limiter) || p.Breaker != nil && wants(p.Breaker) {
 		return true

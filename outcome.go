@@ -32,11 +32,17 @@ func (c *Call) landing(n int) *permit {
 }
 
 // landed takes the permit pm, just settled, out of those in flight.
+// Small enough to inline: pm is c.cur but under a Hedge.
 func (c *Call) landed(pm *permit) {
 	if pm == &c.cur {
 		c.inFlight = false
 		return
 	}
+	c.landedFlight(pm)
+}
+
+// landedFlight is landed for a hedged call's permit.
+func (c *Call) landedFlight(pm *permit) {
 	r := c.route()
 	for i := range r.flight {
 		if &r.flight[i] == pm {
@@ -77,7 +83,7 @@ func (c *Call) succeed(now time.Time, n int) {
 		p.Hedge.ObserveTarget(max(int(pm.target), 0), lat)
 	}
 	t := int(pm.target)
-	c.settle(now, pm, budget.Success, breaker.Success, lat, nil)
+	c.settle(now, pm, lat, nil)
 	c.landed(pm)
 	if p.OnAttempt != nil {
 		p.OnAttempt(c.context(), AttemptEvent{Attempt: n, Target: c.targetName(t)})
@@ -98,7 +104,7 @@ func (c *Call) fail(now time.Time, n int, err error, v *Verdict) (time.Duration,
 		return 0, StepPending // an attempt the call left behind decides nothing
 	}
 	t := int(pm.target)
-	c.settle(now, pm, budgetResult(v.Class), breakerOutcome(v.Class), c.took(now, pm, v), v)
+	c.settle(now, pm, c.took(now, pm, v), v)
 	c.landed(pm)
 	if c.quick {
 		c.makeRoute() // the first attempt went out with no route: make it now
@@ -134,6 +140,12 @@ func (c *Call) fail(now time.Time, n int, err error, v *Verdict) (time.Duration,
 // (-1: none): the deadline first, then the Fallback's rule, then Decide
 // and the budgets. A retry it allows is paid for in c.cur, the next
 // attempt's permit. left is why the call leaves t, when it does.
+//
+// The rule (not asked about a cancelled attempt) cools t as it says and,
+// when it moves the call and a target remains, the move is decided;
+// a failure it does not move on is decided as without a Fallback. The rule
+// is called once through one function value, whichever it is: two calls
+// assigning one Leave would zero it and copy each answer in.
 func (c *Call) decide(now time.Time, t int, v *Verdict) (d Decision, left string) {
 	p := c.p
 	if !c.deadline.IsZero() {
@@ -143,10 +155,29 @@ func (c *Call) decide(now time.Time, t int, v *Verdict) (d Decision, left string
 		}
 	}
 	c.cur.reset(cause(v.Timeout, p.class(v.Class)))
-	if r := c.route(); r != nil && r.f != nil && t >= 0 {
-		var decided bool
-		if d, decided = c.leave(now, t, v); decided {
-			if d.Retry {
+	if r := c.route(); r != nil && r.f != nil && t >= 0 && p.class(v.Class) != ClassCanceled {
+		rule := r.f.Rule
+		if rule == nil {
+			rule = r.f.defaultRule
+		}
+		lv := rule(*v, r.f.cooldown())
+		if lv.Cool != 0 {
+			r.f.cool(t, now, lv.Cool)
+		}
+		if t == r.cur && lv.Move && r.canMove(lv.Longer) {
+			// The move, at once, but like any retry within MaxAttempts,
+			// the deadline and the budgets. A refused move stops the call
+			// where it is, for the reason it was refused.
+			switch {
+			case c.attempts >= p.maxAttempts():
+				d.Reason = ReasonAttempts
+			case !c.deadline.IsZero() && c.deadline.Sub(now) < p.minAttempt():
+				d.Reason = ReasonDeadline
+			case !c.pay(now):
+				d.Reason = ReasonBudget
+			default:
+				d.Retry = true
+				r.leave(lv.Why, lv.Longer)
 				left = r.at(r.leg).left
 			}
 			return d, left
@@ -165,52 +196,16 @@ func (c *Call) decide(now time.Time, t int, v *Verdict) (d Decision, left string
 	return d, ""
 }
 
-// pay asks the budgets to pay for the retry c.cur is for.
+// pay asks the budgets to pay for the retry c.cur is for. Small enough to
+// inline: a call with no budget asks nothing.
 func (c *Call) pay(now time.Time) bool {
-	if c.budget == nil && c.request == nil {
-		return true
-	}
-	c.cur.cost = c.costOf()
-	return c.payRetry(now, &c.cur)
+	return c.budget == nil && c.request == nil || c.payCur(now)
 }
 
-// leave applies the Fallback's rule to the failure v of the attempt just
-// made to target t: it cools t as the rule says and, when the rule moves the
-// call and a target remains, decides the move — at once, but like any
-// retry within MaxAttempts, the deadline and the budgets. It reports
-// whether it decided; a failure it does not decide is decided as without
-// a Fallback.
-func (c *Call) leave(now time.Time, t int, v *Verdict) (d Decision, decided bool) {
-	if c.p.class(v.Class) == ClassCanceled {
-		return d, false
-	}
-	r, p := c.route(), c.p
-	var lv Leave
-	if f := r.f; f.Rule != nil {
-		lv = f.Rule(*v, f.cooldown())
-	} else {
-		lv = f.defaultRule(v)
-	}
-	if lv.Cool != 0 {
-		r.f.cool(t, now, lv.Cool)
-	}
-	if t != r.cur || !lv.Move || !r.canMove(lv.Longer) {
-		return d, false
-	}
-	switch {
-	case c.attempts >= p.maxAttempts():
-		d.Reason = ReasonAttempts
-	case !c.deadline.IsZero() && c.deadline.Sub(now) < p.minAttempt():
-		d.Reason = ReasonDeadline
-	case !c.pay(now):
-		d.Reason = ReasonBudget
-	default:
-		d.Retry = true
-		r.leave(lv.Why, lv.Longer)
-	}
-	// A refused move stops the call where it is, for the reason it was
-	// refused.
-	return d, true
+// payCur is pay for a call with a budget.
+func (c *Call) payCur(now time.Time) bool {
+	c.cur.cost = c.costOf()
+	return c.payRetry(now, &c.cur)
 }
 
 // leaveFlights gives up the attempts still in flight, for why: each counts

@@ -80,24 +80,28 @@ func (c *Call) cancel(now time.Time, pm *permit) {
 
 // settle records the outcome of the attempt that held pm, which ended at
 // now after running lat (-1: not timed, and for any permit not timed) in
-// v (nil: a success). Its slot goes
+// v (nil: a success; read, never kept). Its slot goes
 // back with the latency, and its breakers, its target's allowance and the
 // policy's budget hear the outcome: an abandoned or cancelled attempt (v's
 // class ClassCanceled, or ignored) counts for nothing in any of them.
-func (c *Call) settle(now time.Time, pm *permit, res budget.Result, bo breaker.Outcome, lat time.Duration, v *Verdict) {
+func (c *Call) settle(now time.Time, pm *permit, lat time.Duration, v *Verdict) {
 	// A target's allowance charged every attempt that went to the target
 	// (allowed): the first attempt pinned to the first target went only
 	// because it has none.
 	if pm.slot || pm.probe || pm.tprobe || pm.allowed || c.budget != nil {
-		c.record(now, pm, res, bo, lat, v)
+		c.record(now, pm, lat, v)
 	}
 	pm.reset(0)
 }
 
 // record is settle for a permit that holds something, or whose outcome a
 // target's allowance or the call's budget is to hear.
-func (c *Call) record(now time.Time, pm *permit, res budget.Result, bo breaker.Outcome, lat time.Duration, v *Verdict) {
+func (c *Call) record(now time.Time, pm *permit, lat time.Duration, v *Verdict) {
 	p := c.p
+	res, bo := budget.Success, breaker.Success
+	if v != nil {
+		res, bo = budgetResult(v.Class), breakerOutcome(v.Class)
+	}
 	if !pm.timed {
 		lat = -1
 	}
@@ -124,8 +128,12 @@ func (c *Call) record(now time.Time, pm *permit, res budget.Result, bo breaker.O
 // ignore is settle for an attempt that went and whose outcome counts for
 // nothing: abandoned when another answered, or cancelled by its caller.
 func (c *Call) ignore(now time.Time, pm *permit) {
-	c.settle(now, pm, budget.Ignored, breaker.Ignored, -1, nil)
+	c.settle(now, pm, -1, &abandoned)
 }
+
+// abandoned is the verdict ignore settles with: a cancelled attempt's,
+// which the budgets and breakers count for nothing.
+var abandoned = Verdict{Class: ClassCanceled}
 
 // A Refunder is a Budget that can give back a charge for an attempt that
 // then did not go, as x/time/rate's Reservation.CancelAt does: the
