@@ -168,7 +168,7 @@ func (w *world) hedgeAnswer(ji int32, j *job, d int64) {
 }
 
 // hedgeReply reports the answer of call ci's flight gen — or its timeout —
-// to the Call, and does what the Call says (see follow).
+// to the Call, and does what the Call says (see report).
 func (w *world) hedgeReply(ci int32, gen uint32, timedOut bool) {
 	i := w.flying(ci, gen)
 	if i < 0 {
@@ -181,8 +181,7 @@ func (w *world) hedgeReply(ci int32, gen uint32, timedOut bool) {
 		f.res, f.wait, f.spent = resTimeout, 0, 0
 	}
 	c := w.calls.get(ci)
-	s, ok := w.report(c, int(f.n), f.res, f.wait, f.spent)
-	w.follow(ci, c, s, ok)
+	w.report(ci, c, int(f.n), f.res, f.wait, f.spent)
 }
 
 // ground drops every attempt of call ci still in flight, and its hedge
