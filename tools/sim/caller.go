@@ -313,10 +313,7 @@ func (w *world) follow(ci int32, c *call, s recoil.Step) {
 	case recoil.StepDone:
 		w.end(ci, false, reasonOf(s.Err))
 	case recoil.StepPending:
-		if s, ok := c.rc.Hedge(vt(w.now)); ok {
-			w.launch(ci, c, w.upstreamOf(c), s.Attempt, s.Deadline)
-			w.arm(ci, c)
-		}
+		w.hedge(ci, c)
 	default:
 		if c.mode&modeHedged != 0 {
 			w.ground(ci) // the Call left the attempts in flight behind
