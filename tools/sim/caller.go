@@ -266,15 +266,21 @@ func verdictOf(res uint8, wait int64) recoil.Verdict {
 func (w *world) result(ci int32, res uint8, wait int64, spent int32) {
 	c := w.calls.get(ci)
 	c.out = false
-	s, ok := w.report(c, 0, res, wait, spent)
-	w.follow(ci, c, s, ok)
+	w.report(ci, c, 0, res, wait, spent)
 }
 
 // report gives the answer res of attempt n (0: the one attempt
-// outstanding) to the call's engine — the retries spent below it to the
-// hop account, a throttle to its client's count — and returns what the
-// engine says next; ok is a success, which ends the call.
-func (w *world) report(c *call, n int, res uint8, wait int64, spent int32) (s recoil.Step, ok bool) {
+// outstanding) of call ci to its engine — the retries spent below it to
+// the hop account, a throttle to its client's count — and does what the
+// engine says next: a success ends the call; after a failure, follow.
+//
+// The engine's Step goes straight into follow's arguments: returned to
+// result with the success beside it and passed on from there, it was
+// copied on the stack once more, in 16-byte moves that read the 8-byte
+// stores of the engine's results. Without that copy an event took 0.92
+// and 0.97 of the CPU time (two sets of 16 pairs in one process, 10,000
+// callers).
+func (w *world) report(ci int32, c *call, n int, res uint8, wait int64, spent int32) {
 	c.last = res
 	if c.acct != nil && spent > 0 {
 		c.acct.Below(int(spent))
@@ -286,32 +292,28 @@ func (w *world) report(c *call, n int, res uint8, wait int64, spent int32) (s re
 	switch {
 	case res == resOK && n == 0:
 		c.rc.Success(now)
-		return s, true
+		w.end(ci, true, recoil.ReasonNone)
 	case res == resOK:
 		c.rc.SuccessOf(now, n) // the others are abandoned: wasted
-		return s, true
+		w.end(ci, true, recoil.ReasonNone)
 	case n == 0:
-		return c.rc.Fail(now, resErr[res], *c.pol.verdict(c.rp, res, wait)), false
+		w.follow(ci, c, c.rc.Fail(now, resErr[res], *c.pol.verdict(c.rp, res, wait)))
+	default:
+		w.follow(ci, c, c.rc.FailOf(now, n, resErr[res], *c.pol.verdict(c.rp, res, wait)))
 	}
-	return c.rc.FailOf(now, n, resErr[res], *c.pol.verdict(c.rp, res, wait)), false
 }
 
-// follow does what the call's engine said after an answer (report): end
-// the call, with its success (ok) or its reason; for a hedged call, wait
-// for the attempts still in flight, sending the next hedge at once if one
-// is left (as gRFC A6 and recoil.Do do); or retry after the step's wait,
-// leaving any hedges behind.
-func (w *world) follow(ci int32, c *call, s recoil.Step, ok bool) {
-	switch {
-	case ok:
-		w.end(ci, true, recoil.ReasonNone)
-	case s.Kind == recoil.StepDone:
+// follow does what the call's engine said after a failed attempt (report):
+// end the call with its reason; for a hedged call, wait for the attempts
+// still in flight, sending the next hedge at once if one is left (as gRFC
+// A6 and recoil.Do do); or retry after the step's wait, leaving any hedges
+// behind.
+func (w *world) follow(ci int32, c *call, s recoil.Step) {
+	switch s.Kind {
+	case recoil.StepDone:
 		w.end(ci, false, reasonOf(s.Err))
-	case s.Kind == recoil.StepPending:
-		if s, ok := c.rc.Hedge(vt(w.now)); ok {
-			w.launch(ci, c, w.upstreamOf(c), s.Attempt, s.Deadline)
-			w.arm(ci, c)
-		}
+	case recoil.StepPending:
+		w.hedge(ci, c)
 	default:
 		if c.mode&modeHedged != 0 {
 			w.ground(ci) // the Call left the attempts in flight behind

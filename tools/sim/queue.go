@@ -61,13 +61,13 @@ const genMask = 1<<24 - 1
 // (interleaved pairs on thread CPU time, 1,000 to 100,000 callers).
 //
 // What did pay is sorting a large bucket instead of moving it down: when
-// the bucket a refill would empty holds runMin events or more and no run
-// is being taken, its events are sorted at once into the run (sortRun),
-// which min takes from in order, comparing its end with the buckets'
-// earliest, as long as it lasts. Events pushed meanwhile go to the
-// buckets as before. In the gateway-outage scenario at 10,000 callers
-// under the first policy, 58 % of the events come out of a run and an
-// event moves 3.4 times on average, against 7.8. The simulator's thread
+// the bucket a refill would empty holds runMin events or more, its
+// events are sorted at once into a run (sortRun), which min takes from in
+// order, comparing its end with the buckets' earliest, as long as it
+// lasts. Events pushed meanwhile go to the buckets as before. In the
+// gateway-outage scenario at 10,000 callers under the first policy, with
+// one run at a time, 58 % of the events came out of a run and an event
+// moved 3.4 times on average, against 7.8. The simulator's thread
 // CPU time per event with the run, over without it (pairs in one process,
 // medians): 0.86 at 1,000 callers, 0.80 at 10,000 (7 pairs: 155 ns
 // against 195). At 100,000 callers it was 1.05, and BenchmarkSimVsHeap's
@@ -76,22 +76,36 @@ const genMask = 1<<24 - 1
 // the calls of a refill's events several events ahead never sees a run's
 // (prefetching the call 4 to 12 events ahead in the run did not win it
 // back), so from lookaheadCalls call slots the run is off (world.newCall).
+//
+// Up to maxRuns runs may be taken at once. With one, a large bucket
+// refilled while the run was still being taken was moved down as before:
+// at 10,000 callers under the first policy that was 703,000 of the 1.56
+// million moves in a world of 466,000 events. With four, the simulator's
+// thread CPU time per event was 0.92 of one run's (two sets of 16 to 20
+// pairs in one process, 10,000 callers: 0.918 and 0.924); two runs gave
+// 0.97, and eight or sixteen no more than four (0.99 against four).
 type queue struct {
 	last int64
 	mask uint64 // bit i set: bucket i is not empty
-	n    int    // the events in the buckets and the run
+	n    int    // the events in the buckets and the runs
 	b    [64][]event
 	// lo[i] is the index in b[i] of its earliest event, so peek need not
 	// scan or move anything.
 	lo [64]int32
 
-	// run holds the events of a large bucket, sorted latest first (see
-	// sortRun), taken from its end; spare is the sort's other buffer.
-	// Every event in the buckets is later than every event in the run, or
-	// was pushed after the run was sorted.
-	run, spare []event
-	// fromRun: the event min returned is the run's.
-	fromRun bool
+	// runs[:nr] hold the events of large buckets, each sorted latest
+	// first (see sortRun) and taken from its end; runs[nr-1] was sorted
+	// last. Of equal times, an event in a bucket was pushed after every
+	// event of the runs, and one in a run after every one in the runs
+	// before it (see first). spare is the sort's other buffer; free holds
+	// the buffers of runs taken to their end.
+	runs  [maxRuns][]event
+	nr    int
+	spare []event
+	free  [][]event
+	// from is where the event min returned is: the run of that index, or
+	// the buckets (-1).
+	from int
 	// noRun: refill moves every bucket down, however large (see
 	// world.newCall).
 	noRun bool
@@ -119,21 +133,31 @@ func (q *queue) push(e event) {
 // peek returns the earliest event without changing the queue (min may
 // redistribute events; peek never does); the queue must not be empty.
 func (q *queue) peek() event {
-	if len(q.run) == 0 {
+	if q.nr == 0 {
 		return q.peekBuckets()
 	}
-	return q.peekRun()
+	e, _ := q.first()
+	return e
 }
 
-// peekRun is peek when the run is not empty.
-func (q *queue) peekRun() event {
-	e := q.run[len(q.run)-1]
+// first returns the earliest of the buckets' earliest and the runs' ends,
+// and where it is (a run's index, or -1): of equal times, the buckets'
+// first, then the run sorted last. An event of equal time in a later run
+// or a bucket was pushed later, since events of one time sit in one
+// bucket until it is sorted into a run.
+func (q *queue) first() (event, int) {
+	var e event
+	from := -2
 	if q.mask != 0 {
-		if b := q.peekBuckets(); b.at <= e.at { // a tie: b was pushed later
-			return b
+		e, from = q.peekBuckets(), -1
+	}
+	for k := q.nr - 1; k >= 0; k-- {
+		r := q.runs[k]
+		if x := r[len(r)-1]; from == -2 || x.at < e.at {
+			e, from = x, k
 		}
 	}
-	return e
+	return e, from
 }
 
 // peekBuckets is peek of the buckets alone; one must not be empty.
@@ -146,26 +170,29 @@ func (q *queue) peekBuckets() event {
 }
 
 // min returns the earliest event; the queue must not be empty. An event
-// of the run comes out before those in the buckets only if it is earlier:
-// of equal times, the one in a bucket was pushed after the run was made.
+// of a run comes out before those in the buckets only if it is earlier
+// (see first).
 func (q *queue) min() event {
-	if r := len(q.run); r > 0 {
-		e := q.run[r-1]
-		if q.mask == 0 || e.at < q.peekBuckets().at {
-			q.fromRun = true
+	if q.nr == 0 {
+		q.from = -1
+		if q.mask&1 == 0 {
+			q.moved = q.refill()
+			if q.nr > 0 { // the refill made a run
+				q.from = 0
+				return q.runs[0][len(q.runs[0])-1]
+			}
+		}
+		b := q.b[0]
+		return b[len(b)-1]
+	}
+	for {
+		e, from := q.first()
+		if from >= 0 || q.mask&1 != 0 {
+			q.from = from
 			return e
 		}
+		q.moved = q.refill() // bucket 0 or a new run gets the buckets' earliest
 	}
-	q.fromRun = false
-	if q.mask&1 == 0 {
-		q.moved = q.refill()
-		if q.mask&1 == 0 { // the refill made the run
-			q.fromRun = true
-			return q.run[len(q.run)-1]
-		}
-	}
-	b := q.b[0]
-	return b[len(b)-1]
 }
 
 // refill moves the events of the lowest non-empty bucket down, so that
@@ -176,15 +203,15 @@ func (q *queue) min() event {
 // It is push inlined by hand, with the mask and the last time in registers
 // and the count left alone: the events go to the same buckets in the same
 // order as pushing them one by one would, so ties pop as they did. A large
-// bucket becomes the run instead (see sortRun), when none is being taken,
-// and refill returns nil.
+// bucket becomes a run instead (see sortRun), when fewer than maxRuns are
+// being taken, and refill returns nil.
 func (q *queue) refill() []event {
 	i := bits.TrailingZeros64(q.mask)
 	bi := q.b[i]
 	mask := q.mask &^ (1 << i)
 	last := bi[q.lo[i]].at
 	q.last = last
-	if len(bi) >= runMin && len(q.run) == 0 && !q.noRun {
+	if len(bi) >= runMin && q.nr < maxRuns && !q.noRun {
 		q.mask = mask
 		q.sortRun(i, bi)
 		return nil
@@ -228,8 +255,15 @@ const refillCold = 256
 // pop removes the event min returned.
 func (q *queue) pop() {
 	q.n--
-	if q.fromRun {
-		q.run = q.run[:len(q.run)-1]
+	if k := q.from; k >= 0 {
+		r := q.runs[k][:len(q.runs[k])-1]
+		q.runs[k] = r
+		if len(r) == 0 { // taken to its end: the later runs move down
+			q.free = append(q.free, r)
+			copy(q.runs[k:q.nr], q.runs[k+1:q.nr])
+			q.nr--
+			q.runs[q.nr] = nil
+		}
 		return
 	}
 	b := q.b[0][:len(q.b[0])-1]
@@ -239,6 +273,10 @@ func (q *queue) pop() {
 	}
 }
 
+// maxRuns is how many runs may be taken at once: a large bucket refilled
+// while that many are is moved down instead.
+const maxRuns = 4
+
 // runMin is the size from which refill sorts a bucket into the run instead
 // of moving its events down a bucket: below it, a bucket's events move
 // down a few times at most, and the sort's counts (256 per digit) would
@@ -246,15 +284,16 @@ func (q *queue) pop() {
 // in the same pairs as the queue's comment gives).
 const runMin = 256
 
-// sortRun makes the events of bucket i, bi, the run: sorted latest first,
+// sortRun makes the events of bucket i, bi, a new run: sorted latest first,
 // events of equal times in the order they were pushed, so that the run's
 // end, where they are taken, holds the earliest, and of those the one
 // pushed last (as a bucket pops them). It is a least-significant-digit
 // radix sort, which is stable, on the bits below i-1 (the events of bucket
 // i agree on the others), complemented to sort descending; a digit on
-// which all agree is skipped. The run must be empty. The sort reads bi and
-// writes only the run's two buffers, which grow to the largest run and
-// stay: bucket i keeps its own.
+// which all agree is skipped. Fewer than maxRuns runs must be taken. The
+// sort reads bi and writes only two buffers, the spare and one a run
+// taken to its end left (free), which grow to the largest run and stay:
+// bucket i keeps its own.
 func (q *queue) sortRun(i int, bi []event) {
 	n := len(bi)
 	passes := (i - 1 + 7) / 8
@@ -265,7 +304,11 @@ func (q *queue) sortRun(i int, bi []event) {
 			count[p][k>>(8*p)&255]++
 		}
 	}
-	bufs := [2][]event{fit(q.run, n), fit(q.spare, n)}
+	var buf []event
+	if k := len(q.free); k > 0 {
+		buf, q.free = q.free[k-1], q.free[:k-1]
+	}
+	bufs := [2][]event{fit(buf, n), fit(q.spare, n)}
 	src, w, moved := bi, 0, false
 	for p := range passes {
 		c := &count[p]
@@ -291,7 +334,8 @@ func (q *queue) sortRun(i int, bi []event) {
 		src, w = bufs[0], 1
 	}
 	q.b[i] = bi[:0]
-	q.run, q.spare = src, bufs[w][:0]
+	q.runs[q.nr], q.spare = src, bufs[w][:0]
+	q.nr++
 }
 
 // fit returns b with length n, reallocated if it is too small.

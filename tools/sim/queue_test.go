@@ -92,13 +92,13 @@ func TestQueueRefillReturns(t *testing.T) {
 	var refills, runs int
 	for q.len() > 0 {
 		e := q.min()
-		if q.fromRun {
-			if r := q.run; len(r) > 1 && r[len(r)-2].at < e.at {
+		if q.from >= 0 {
+			if r := q.runs[q.from]; len(r) > 1 && r[len(r)-2].at < e.at {
 				t.Fatalf("the run's end is %d, after it %d", e.at, r[len(r)-2].at)
 			}
 		}
 		if q.moved == nil {
-			if len(q.run) == cap(q.run) && len(q.run) >= runMin {
+			if q.from >= 0 && len(q.runs[q.from]) == cap(q.runs[q.from]) && len(q.runs[q.from]) >= runMin {
 				runs++
 			}
 			q.pop()
@@ -124,10 +124,11 @@ func TestQueueRefillReturns(t *testing.T) {
 	}
 }
 
-// TestQueueRun: a bucket of runMin events or more is sorted into the run,
-// and events pushed while the run is taken, some at its times, come out in
-// time order, the latest pushed first among equal times (the reference is
-// lifoRef, as in TestQueueTiesLastInFirstOut).
+// TestQueueRun: a bucket of runMin events or more is sorted into a run,
+// and events pushed while runs are taken, some at their times, come out
+// in time order, the latest pushed first among equal times (the reference
+// is lifoRef, as in TestQueueTiesLastInFirstOut), also when several runs
+// are taken at once.
 func TestQueueRun(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -137,7 +138,9 @@ func TestQueueRun(t *testing.T) {
 		{"wide", 4 * runMin, 1 << 24},
 		{"ties", 4 * runMin, 16},
 		{"late", 8 * runMin, 1 << 40},
+		{"many", 64 * runMin, 1 << 30},
 	}
+	most := 0 // runs taken at once
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rnd := rand.New(rand.NewPCG(9, uint64(tt.spread)))
@@ -156,9 +159,10 @@ func TestQueueRun(t *testing.T) {
 			now, runs := int64(0), 0
 			for ref.Len() > 0 {
 				got, want := q.min(), heap.Pop(ref).(lifoItem).e
-				if q.fromRun && len(q.run)+1 > runMin/2 {
+				if q.from >= 0 && len(q.runs[q.from])+1 > runMin/2 {
 					runs++
 				}
+				most = max(most, q.nr)
 				q.pop()
 				q.moved = nil
 				if got != want {
@@ -173,6 +177,9 @@ func TestQueueRun(t *testing.T) {
 				t.Error("no event came out of a run")
 			}
 		})
+	}
+	if most < 2 {
+		t.Errorf("at most %d run taken at once, want several", most)
 	}
 }
 

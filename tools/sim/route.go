@@ -137,13 +137,18 @@ func (w *world) hedgeDue(ci int32, gen uint32) {
 	if h.timer != gen || len(h.fl) == 0 {
 		return
 	}
-	c := w.calls.get(ci)
-	s, ok := c.rc.Hedge(vt(w.now))
-	if !ok {
-		return
+	w.hedge(ci, w.calls.get(ci))
+}
+
+// hedge asks call ci's Call for a hedge now and, if it grants one, sends
+// it where the attempt it races went and arms the hedge timer again: when
+// the hedge delay passed (hedgeDue), and at once when a failure leaves
+// attempts in flight (follow).
+func (w *world) hedge(ci int32, c *call) {
+	if s, ok := c.rc.Hedge(vt(w.now)); ok {
+		w.launch(ci, c, w.upstreamOf(c), s.Attempt, s.Deadline)
+		w.arm(ci, c)
 	}
-	w.launch(ci, c, w.upstreamOf(c), s.Attempt, s.Deadline) // where the attempt it races went
-	w.arm(ci, c)
 }
 
 // hedgeAnswer is answer for an attempt of a hedged call: the answer
@@ -168,7 +173,7 @@ func (w *world) hedgeAnswer(ji int32, j *job, d int64) {
 }
 
 // hedgeReply reports the answer of call ci's flight gen — or its timeout —
-// to the Call, and does what the Call says (see follow).
+// to the Call, and does what the Call says (see report).
 func (w *world) hedgeReply(ci int32, gen uint32, timedOut bool) {
 	i := w.flying(ci, gen)
 	if i < 0 {
@@ -181,8 +186,7 @@ func (w *world) hedgeReply(ci int32, gen uint32, timedOut bool) {
 		f.res, f.wait, f.spent = resTimeout, 0, 0
 	}
 	c := w.calls.get(ci)
-	s, ok := w.report(c, int(f.n), f.res, f.wait, f.spent)
-	w.follow(ci, c, s, ok)
+	w.report(ci, c, int(f.n), f.res, f.wait, f.spent)
 }
 
 // ground drops every attempt of call ci still in flight, and its hedge

@@ -13,7 +13,8 @@ type scratch struct {
 	calls   [][]call
 	jobs    [][]job
 	buckets [64][]event
-	run     [2][]event // the queue's run and its sort's spare buffer
+	spare   []event   // the queue's sort's spare buffer
+	runs    [][]event // and its runs' buffers, emptied
 }
 
 var scratchPool sync.Pool // of *scratch
@@ -27,7 +28,7 @@ func (w *world) takeScratch() {
 	// A slab appends a chunk only when its count reaches the chunks it
 	// has, so chunks given to an empty slab are used first, in order.
 	w.calls.chunks, w.jobs.chunks, w.q.b = s.calls, s.jobs, s.buckets
-	w.q.run, w.q.spare = s.run[0], s.run[1]
+	w.q.spare, w.q.free = s.spare, s.runs
 }
 
 // recycle keeps w's memory for the next run; w must not be used after.
@@ -36,7 +37,10 @@ func (w *world) recycle() {
 	for i, b := range w.q.b {
 		s.buckets[i] = b[:0]
 	}
-	s.run = [2][]event{w.q.run[:0], w.q.spare[:0]}
+	s.spare, s.runs = w.q.spare[:0], w.q.free
+	for _, r := range w.q.runs[:w.q.nr] {
+		s.runs = append(s.runs, r[:0])
+	}
 	w.q = queue{}
 	scratchPool.Put(s)
 }
