@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -34,7 +35,14 @@ func TestReadmeQuickStart(t *testing.T) {
 		write(t, filepath.Join(dir, "go.mod"), "module readme\n\ngo 1.26\n\nrequire github.com/recoil-go/recoil v0.0.0\n\n"+
 			"replace github.com/recoil-go/recoil => "+root+"\n")
 		write(t, filepath.Join(dir, "main.go"), src)
-		for _, args := range [][]string{{"build", "-o", os.DevNull, "."}, {"vet", "."}} {
+		// Built and vetted as the test binary was (-race or not), the
+		// block's dependencies come from the build cache this test run
+		// filled, instead of being compiled a second time in the other mode.
+		race := sameRace()
+		for _, args := range [][]string{
+			append(append([]string{"build"}, race...), "-o", os.DevNull, "."),
+			append(append([]string{"vet"}, race...), "."),
+		} {
 			cmd := exec.Command(goCmd, args...)
 			cmd.Dir = dir
 			cmd.Env = append(os.Environ(), "GOWORK=off", "GOPROXY=off", "GOFLAGS=-mod=mod")
@@ -43,6 +51,20 @@ func TestReadmeQuickStart(t *testing.T) {
 			}
 		}
 	}
+}
+
+// sameRace returns the -race flag if this test binary was built with it,
+// so that a go command the test runs reuses the packages already compiled
+// for it rather than compiling every dependency again without it.
+func sameRace() []string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-race" && s.Value == "true" {
+				return []string{"-race"}
+			}
+		}
+	}
+	return nil
 }
 
 // quickStartBlocks returns the text of each ```go block in the README's

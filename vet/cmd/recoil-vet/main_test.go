@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"testing"
@@ -41,7 +42,7 @@ func build(t *testing.T) string {
 		}
 		binDir = dir
 		out := filepath.Join(dir, "recoil-vet")
-		if b, err := exec.Command(goCmd, "build", "-o", out, ".").CombinedOutput(); err != nil {
+		if b, err := exec.Command(goCmd, append(append([]string{"build"}, sameRace()...), "-o", out, ".")...).CombinedOutput(); err != nil {
 			buildErr = append([]byte(err.Error()+"\n"), b...)
 			return
 		}
@@ -51,6 +52,22 @@ func build(t *testing.T) string {
 		t.Fatalf("go build: %s", buildErr)
 	}
 	return bin
+}
+
+// sameRace returns the -race flag if this test binary was built with it.
+// The go commands the tests run then reuse the packages compiled for the
+// test binary (golang.org/x/tools, the standard library) instead of
+// compiling them all again without it, which on an empty build cache costs
+// more than the rest of the package's tests.
+func sameRace() []string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "-race" && s.Value == "true" {
+				return []string{"-race"}
+			}
+		}
+	}
+	return nil
 }
 
 // fixture copies the test module into a temporary directory and returns
@@ -115,7 +132,7 @@ func TestModes(t *testing.T) {
 		args []string
 		long bool
 	}{
-		{"vet", "go", []string{"vet", "-vettool=" + bin}, false},
+		{"vet", "go", append(append([]string{"vet"}, sameRace()...), "-vettool="+bin), false},
 		{"standalone", bin, nil, true},
 	}
 	for _, tt := range tests {
