@@ -226,7 +226,10 @@ func protocolOf(path string) (string, bool) {
 // checks the body, finds the route, and forwards under the route's policy.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t := p.table.Load()
-	c := &call{p: p, start: time.Now(), method: r.Method, path: r.URL.Path, idemKey: r.Header.Get("Idempotency-Key")}
+	c := &call{p: p, method: r.Method, path: r.URL.Path, idemKey: r.Header.Get("Idempotency-Key")}
+	if p.log != nil {
+		c.start = time.Now() // for the access log's elapsed, its only reader
+	}
 	proto, ok := protocolOf(r.URL.Path)
 	if !ok {
 		c.refuse(w, OpenAI, http.StatusNotFound, "not_found", "no API at this path: OpenAI's are under /v1/, Anthropic's at /v1/messages")
