@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -261,7 +260,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(body) > 0 {
 		valid := false
 		if len(t.byModel) == 0 {
-			valid = json.Valid(body) // every route is a wildcard: the model does not choose
+			valid = validJSON(body) // every route is a wildcard: the model does not choose
 		} else {
 			model, valid = scanModel(body)
 		}
