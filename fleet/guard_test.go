@@ -147,6 +147,16 @@ func unitsLeft(a *Allowance, now time.Time) int {
 	return left
 }
 
+// spentShare is a budget.Share with three retries spent, so that a refund
+// has room to land.
+func spentShare() *budget.Share {
+	s := new(budget.Share)
+	for range 3 {
+		s.RetryAt(t0, budget.CauseError)
+	}
+	return s
+}
+
 // A retry a Guard granted and then refunded (recoil.Refunder) gives its
 // units back to the allowance and its charge back to the retry budget: to
 // a Refunder as a refund (the cost too, when it was charged by cost), to a
@@ -192,23 +202,14 @@ func TestGuardRefund(t *testing.T) {
 					t.Errorf("asked %+v, want the one retry only", c)
 				}
 			}},
-		{"package budget's Share gets its retry back", Requests, 0, func() recoil.Budget {
-			s := new(budget.Share)
-			for range 3 { // spend some, so that a refund has room to land
-				s.RetryAt(t0, budget.CauseError)
-			}
-			return s
-		}, func(t *testing.T, b recoil.Budget) {
-			// Three spent before, one spent and refunded: the balance is
-			// what three spent leave.
-			want := new(budget.Share)
-			for range 3 {
-				want.RetryAt(t0, budget.CauseError)
-			}
-			if got, w := b.(*budget.Share).State().Retries, want.State().Retries; got != w {
-				t.Errorf("share holds %v retries, want %v", got, w)
-			}
-		}},
+		{"package budget's Share gets its retry back", Requests, 0, func() recoil.Budget { return spentShare() },
+			func(t *testing.T, b recoil.Budget) {
+				// Three spent before, one spent and refunded: the balance is
+				// what three spent leave.
+				if got, w := b.(*budget.Share).State().Retries, spentShare().State().Retries; got != w {
+					t.Errorf("share holds %v retries, want %v", got, w)
+				}
+			}},
 		{"no retry budget", Requests, 0, func() recoil.Budget { return nil }, func(*testing.T, recoil.Budget) {}},
 	}
 	for _, tt := range tests {
