@@ -21,7 +21,8 @@
 //     for Policy.Budget, so every attempt of every call is charged — by its
 //     tokens for a Tokens allowance (recoil.WithCost, or the estimate
 //     recoilhttp.Transport makes), settled by the usage the response
-//     reports.
+//     reports — and a recoil.Refunder, so a retry a later budget refuses
+//     gets its charge back from both.
 //
 // Each process takes a slice of the allowance or budget at a time (a lease)
 // with one round trip and decides locally from it; the overshoot this

@@ -4,17 +4,22 @@ import (
 	"bufio"
 	"context"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // The benchmarks compare recoil proxy with httputil.ReverseProxy — the
@@ -43,13 +48,14 @@ func keepAlive() *http.Client {
 }
 
 // BenchmarkProxy sends one chat completion per iteration through each
-// proxy in turn and reports the latency quantiles beside ns/op and
-// allocs/op (the allocations of the whole process: client, proxy and
-// upstream; the client and upstream are the same for both).
+// proxy in turn and reports the latency quantiles beside ns/op, allocs/op
+// and cpu-ns/op (the allocations and CPU time of the whole process:
+// client, proxy and upstream; the client and upstream are the same for
+// both).
 func BenchmarkProxy(b *testing.B) {
 	up := benchUpstream(b)
 	u, _ := url.Parse(up.URL)
-	bare := httptest.NewServer(httputil.NewSingleHostReverseProxy(u))
+	bare := httptest.NewServer(bareProxy(u)) // recoil proxy's transport and buffer pool
 	b.Cleanup(bare.Close)
 	p, err := New(oneRoute(OpenAI, up.URL, nil), Options{})
 	if err != nil {
@@ -58,15 +64,19 @@ func BenchmarkProxy(b *testing.B) {
 	b.Cleanup(func() { _ = p.Close() })
 	rp := httptest.NewServer(p)
 	b.Cleanup(rp.Close)
+	logged := httptest.NewServer(loggedProxy(b, up.URL, nil))
+	b.Cleanup(logged.Close)
 	for _, tc := range []struct{ name, url string }{
 		{"direct", up.URL + "/v1/chat/completions"},
 		{"httputil.ReverseProxy", bare.URL + "/v1/chat/completions"},
 		{"recoil-proxy", rp.URL + "/v1/chat/completions"},
+		{"recoil-proxy+log+metrics", logged.URL + "/v1/chat/completions"},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			c := keepAlive()
 			lat := make([]time.Duration, 0, 1<<16)
 			b.ReportAllocs()
+			w0 := work()
 			for b.Loop() {
 				start := time.Now()
 				req, _ := http.NewRequest(http.MethodPost, tc.url, strings.NewReader(benchBody))
@@ -83,9 +93,67 @@ func BenchmarkProxy(b *testing.B) {
 				}
 				lat = append(lat, time.Since(start))
 			}
+			w0.report(b)
 			reportQuantiles(b, lat)
 		})
 	}
+}
+
+// loggedProxy is recoil proxy as the command runs it: an access log line
+// per call, written to a file (/dev/null: a write system call per line,
+// as to stderr), and Prometheus metrics; base as in Options.
+func loggedProxy(b *testing.B, up string, base http.RoundTripper) *Proxy {
+	f, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	m, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := New(oneRoute(OpenAI, up, nil), Options{Logger: slog.New(slog.NewJSONHandler(f, nil)), Metrics: m, Base: base})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = p.Close() })
+	return p
+}
+
+// workDone is what the process has done so far: on a shared machine,
+// where wall time is noise, the work a call costs. Client and upstream are
+// the same for every proxy, so the difference between two proxies' work
+// per call is the proxies' own: CPU time (user and system), goroutines
+// started (each a handoff the call waits on) and the threads' context
+// switches (each time one blocked or was preempted).
+type workDone struct {
+	cpu        time.Duration
+	goroutines uint64
+	switches   int64
+}
+
+func work() workDone {
+	var w workDone
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		w.cpu = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+		w.switches = ru.Nvcsw + ru.Nivcsw
+	}
+	s := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() == metrics.KindUint64 {
+		w.goroutines = s[0].Value.Uint64()
+	}
+	return w
+}
+
+// report reports the work done since w per iteration of b.
+func (w workDone) report(b *testing.B) {
+	now := work()
+	n := float64(b.N)
+	b.ReportMetric(float64(now.cpu-w.cpu)/n, "cpu-ns/op")
+	b.ReportMetric(float64(now.goroutines-w.goroutines)/n, "goroutines/op")
+	b.ReportMetric(float64(now.switches-w.switches)/n, "ctxsw/op")
 }
 
 func reportQuantiles(b *testing.B, lat []time.Duration) {

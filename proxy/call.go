@@ -95,7 +95,7 @@ func (c *call) refuse(w http.ResponseWriter, proto string, status int, code, msg
 	h.Set(HeaderShouldRetry, "false")
 	h.Set(HeaderRefused, code)
 	writeError(w, proto, status, code, msg)
-	c.finish()
+	c.finish(w)
 }
 
 // writeError writes an error body as the protocol's SDKs parse one.
@@ -120,7 +120,7 @@ func (c *call) failed(w http.ResponseWriter, err error) {
 	if errors.Is(err, context.Canceled) {
 		// The client went away: nobody to answer.
 		c.status = 499
-		c.finish()
+		c.finish(nil)
 		return
 	}
 	status, code, msg := http.StatusBadGateway, "api_error", "no provider answered: "+err.Error()
@@ -143,7 +143,7 @@ func (c *call) failed(w http.ResponseWriter, err error) {
 	}
 	writeError(w, c.proto, status, code, msg)
 	c.p.ledger.remember(c, status, nil)
-	c.finish()
+	c.finish(w)
 }
 
 func (c *call) spent() int {
@@ -179,7 +179,7 @@ func (c *call) answer(w http.ResponseWriter, resp *http.Response) {
 		w.WriteHeader(resp.StatusCode)
 		_, _ = w.Write(b)
 		c.p.ledger.remember(c, resp.StatusCode, b)
-		c.finish()
+		c.finish(w)
 		return
 	}
 	if v := resp.Header["Content-Length"]; len(v) == 1 && resp.ContentLength >= 0 && !resp.Uncompressed {
@@ -211,7 +211,7 @@ func (c *call) answer(w http.ResponseWriter, resp *http.Response) {
 		}
 	}
 	bufs.Put(bp)
-	c.finish()
+	c.finish(w)
 	if c.streamErr != nil && c.streamed > 0 && !errors.Is(c.streamErr, context.Canceled) {
 		// Content reached the client: no retry, no fallback. The client
 		// must see a broken answer, not a complete one: abort the
@@ -221,9 +221,18 @@ func (c *call) answer(w http.ResponseWriter, resp *http.Response) {
 }
 
 // finish records the call: the access log line, the page's and metrics'
-// counters.
-func (c *call) finish() {
+// counters. w is the answer, nil when there is none: an answer of known
+// length, complete, is flushed to the client first, so that the log line
+// and the metrics are not on its path (net/http would flush it only when
+// the handler returns); the flush net/http makes then finds nothing to
+// send.
+func (c *call) finish(w http.ResponseWriter) {
 	p := c.p
+	if w != nil && c.streamErr == nil && (p.log != nil || p.metrics != nil) && w.Header().Get("Content-Length") != "" {
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
+	}
 	if c.rt != nil && c.status >= 400 {
 		c.rt.failed.Add(1)
 	}
@@ -306,7 +315,7 @@ func (p *Proxy) chargeRetry(w http.ResponseWriter, c *call) bool {
 		} else {
 			writeError(w, c.proto, e.status, "overloaded_error", "this request's retries are spent")
 		}
-		c.finish()
+		c.finish(w)
 		return true
 	}
 	c.acct = e.acct

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -226,7 +225,10 @@ func protocolOf(path string) (string, bool) {
 // checks the body, finds the route, and forwards under the route's policy.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	t := p.table.Load()
-	c := &call{p: p, start: time.Now(), method: r.Method, path: r.URL.Path, idemKey: r.Header.Get("Idempotency-Key")}
+	c := &call{p: p, method: r.Method, path: r.URL.Path, idemKey: r.Header.Get("Idempotency-Key")}
+	if p.log != nil {
+		c.start = time.Now() // for the access log's elapsed, its only reader
+	}
 	proto, ok := protocolOf(r.URL.Path)
 	if !ok {
 		c.refuse(w, OpenAI, http.StatusNotFound, "not_found", "no API at this path: OpenAI's are under /v1/, Anthropic's at /v1/messages")
@@ -258,7 +260,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if len(body) > 0 {
 		valid := false
 		if len(t.byModel) == 0 {
-			valid = json.Valid(body) // every route is a wildcard: the model does not choose
+			valid = validJSON(body) // every route is a wildcard: the model does not choose
 		} else {
 			model, valid = scanModel(body)
 		}

@@ -17,8 +17,8 @@ import (
 // answered and p99 under 5 ms, then runs the bare proxy and recoil proxy at
 // that rate, in turn, round by round, on the same upstream, and reports
 // each one's p50 and p99 (from when each call was due), the latency recoil
-// proxy adds, the process's allocations per call, and each one's
-// closed-loop throughput. It takes tens of seconds: run it with
+// proxy adds, the process's allocations and CPU time per call, and each
+// one's closed-loop throughput. It takes tens of seconds: run it with
 // -benchtime 1x. RECOIL_PROXY_RATES (a comma-separated list of calls a
 // second), RECOIL_PROXY_RUN (each measured run) and RECOIL_PROXY_ROUNDS
 // change the plan.

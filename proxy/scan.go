@@ -7,9 +7,9 @@ import (
 
 // scanModel reports whether body is JSON and, if it is an object with a
 // top-level "model" string, that string: the model the client asks for.
-// It reads the body once more after json.Valid, without building values.
+// It reads the body once more after validJSON, without building values.
 func scanModel(body []byte) (model string, valid bool) {
-	if !json.Valid(body) {
+	if !validJSON(body) {
 		return "", false
 	}
 	i := skipSpace(body, 0)

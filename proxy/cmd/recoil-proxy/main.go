@@ -50,16 +50,68 @@ func main() {
 
 var errUsage = errors.New("usage")
 
+// flags are the command's flags, parsed.
+type flags struct {
+	config, listen string
+	check, quiet   bool
+	drain          time.Duration
+}
+
 // run is the command: flags, wiring, output. hup delivers reload requests;
 // ready, if not nil, receives the address once the proxy listens.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-chan os.Signal, ready chan<- string) error {
+	f, err := parseFlags(args, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	cfg, err := f.load()
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil)) // the command's own lines
+	reg := prometheus.NewRegistry()
+	p, err := newProxy(cfg, proxyLogger(stderr, f.quiet), reg)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	if f.check {
+		printRoutes(stdout, p)
+		return nil
+	}
+	ln, err := listen(cfg, p.Listen())
+	if err != nil {
+		return err
+	}
+	log.Info("recoil proxy listening", "addr", ln.Addr().String(), "page", "http://"+ln.Addr().String()+"/recoil/")
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	// Reloads stop before the proxy closes: none lands on a proxy that is
+	// shutting down, and none is left waiting after run returns.
+	rctx, stopReloads := context.WithCancel(ctx)
+	reloaded := make(chan struct{})
+	go func() {
+		defer close(reloaded)
+		reloadOn(rctx, hup, f, p, log)
+	}()
+	defer func() { stopReloads(); <-reloaded }()
+	srv := &proxy.Server{Proxy: p, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Drain: f.drain}
+	return serve(ctx, srv, ln, log)
+}
+
+// parseFlags reads the command's flags from args: -help prints the usage
+// on stdout and returns flag.ErrHelp; a flag that is wrong is said on
+// stderr and returns errUsage.
+func parseFlags(args []string, stdout, stderr io.Writer) (flags, error) {
+	var f flags
 	fs := flag.NewFlagSet("recoil proxy", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	cfgPath := fs.String("config", "", "configuration file (YAML; docs/proxy.md); none: the SDKs' environment variables")
-	listen := fs.String("listen", "", "address to listen on, replacing the file's listen (default "+proxy.DefaultListen+")")
-	check := fs.Bool("check", false, "check the configuration, print what it routes, and exit")
-	quiet := fs.Bool("quiet", false, "no access log (one line per logical call, on stderr)")
-	drain := fs.Duration("drain", proxy.DefaultDrain, "how long a shutdown waits for calls in flight")
+	fs.StringVar(&f.config, "config", "", "configuration file (YAML; docs/proxy.md); none: the SDKs' environment variables")
+	fs.StringVar(&f.listen, "listen", "", "address to listen on, replacing the file's listen (default "+proxy.DefaultListen+")")
+	fs.BoolVar(&f.check, "check", false, "check the configuration, print what it routes, and exit")
+	fs.BoolVar(&f.quiet, "quiet", false, "no access log (one line per logical call, on stderr)")
+	fs.DurationVar(&f.drain, "drain", proxy.DefaultDrain, "how long a shutdown waits for calls in flight")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "usage: recoil proxy [-config FILE] [-listen ADDR] [-check] [-quiet] [-drain D]")
 		fs.PrintDefaults()
@@ -68,86 +120,128 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 		if a == "-h" || a == "-help" || a == "--help" {
 			fs.SetOutput(stdout)
 			fs.Usage()
-			return flag.ErrHelp
+			return f, flag.ErrHelp
 		}
 	}
 	if err := fs.Parse(args); err != nil {
-		return errUsage
+		return f, errUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "recoil proxy: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
+		return f, errUsage
 	}
-	if *drain <= 0 {
+	if f.drain <= 0 {
 		fmt.Fprintln(stderr, "recoil proxy: -drain must be positive")
-		return errUsage
+		return f, errUsage
 	}
-	load := func() (proxy.Config, error) {
-		var c proxy.Config
-		if *cfgPath != "" {
-			var err error
-			if c, err = proxy.Load(*cfgPath); err != nil {
-				return c, err
-			}
+	return f, nil
+}
+
+// load reads the configuration the flags name — the file, if any, with
+// -listen in place of its listen — at start and on every reload.
+func (f flags) load() (proxy.Config, error) {
+	var c proxy.Config
+	if f.config != "" {
+		var err error
+		if c, err = proxy.Load(f.config); err != nil {
+			return c, err
 		}
-		if *listen != "" {
-			c.Listen = *listen
-		}
-		return c, nil
 	}
-	cfg, err := load()
-	if err != nil {
-		return err
+	if f.listen != "" {
+		c.Listen = f.listen
 	}
-	log := slog.New(slog.NewJSONHandler(stderr, nil))
-	opt := proxy.Options{Logger: log}
-	if *quiet {
-		opt.Logger = slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return c, nil
+}
+
+// proxyLogger is the proxy's: its access log and warnings, as JSON on w;
+// quiet keeps the warnings only.
+func proxyLogger(w io.Writer, quiet bool) *slog.Logger {
+	var opt slog.HandlerOptions
+	if quiet {
+		opt.Level = slog.LevelWarn
 	}
-	reg := prometheus.NewRegistry()
+	return slog.New(slog.NewJSONHandler(w, &opt))
+}
+
+// newProxy makes the proxy cfg describes, logging to log, with its
+// metrics and the Go runtime's and process's registered with reg.
+func newProxy(cfg proxy.Config, log *slog.Logger, reg *prometheus.Registry) (*proxy.Proxy, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	if opt.Metrics, err = proxy.NewMetrics(reg); err != nil {
-		return err
-	}
-	p, err := proxy.New(cfg, opt)
+	m, err := proxy.NewMetrics(reg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer p.Close()
-	if *check {
-		for _, r := range p.State().Routes {
-			fmt.Fprintf(stdout, "route %s:", r.Name)
-			for _, t := range r.Targets {
-				fmt.Fprintf(stdout, " %s", t.Name)
-			}
-			fmt.Fprintln(stdout)
+	return proxy.New(cfg, proxy.Options{Logger: log, Metrics: m})
+}
+
+// printRoutes is -check's output: each route and its targets, in order.
+func printRoutes(w io.Writer, p *proxy.Proxy) {
+	for _, r := range p.State().Routes {
+		fmt.Fprintf(w, "route %s:", r.Name)
+		for _, t := range r.Targets {
+			fmt.Fprintf(w, " %s", t.Name)
 		}
+		fmt.Fprintln(w)
+	}
+}
+
+// listen opens the proxy's listener on addr. Without client
+// authentication the proxy serves loopback only: the configuration's
+// address was checked for that, and the address the listener is bound to
+// is checked again (a name such as localhost can resolve beyond
+// loopback).
+func listen(cfg proxy.Config, addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBound(cfg, ln.Addr().String()); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	return ln, nil
+}
+
+// checkBound refuses a bound address beyond loopback for a configuration
+// with no clients that did not say insecure_no_client_auth.
+func checkBound(cfg proxy.Config, bound string) error {
+	if len(cfg.Clients) > 0 || cfg.InsecureNoClientAuth || proxy.IsLoopback(bound) {
 		return nil
 	}
-	ln, err := net.Listen("tcp", p.Listen())
-	if err != nil {
-		return err
-	}
-	log.Info("recoil proxy listening", "addr", ln.Addr().String(), "page", "http://"+ln.Addr().String()+"/recoil/")
-	if ready != nil {
-		ready <- ln.Addr().String()
-	}
-	srv := &proxy.Server{Proxy: p, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Drain: *drain}
-	go func() {
-		for range hup {
-			c, err := load()
-			if err == nil {
-				err = p.Reload(c)
+	return fmt.Errorf("listening on %s, which is not loopback, with no clients: name clients (with tokens), "+
+		"or set insecure_no_client_auth: true", bound)
+}
+
+// reloadOn reloads the configuration on every signal hup delivers, until
+// ctx ends. A configuration that does not load or that Reload refuses is
+// logged, and the running one stays.
+func reloadOn(ctx context.Context, hup <-chan os.Signal, f flags, p *proxy.Proxy, log *slog.Logger) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-hup:
+			if !ok {
+				return
 			}
-			if err != nil {
-				log.Error("reload refused; the running configuration stays", "err", err.Error())
-				continue
-			}
-			log.Info("configuration reloaded")
 		}
-	}()
+		c, err := f.load()
+		if err == nil {
+			err = p.Reload(c)
+		}
+		if err != nil {
+			log.Error("reload refused; the running configuration stays", "err", err.Error())
+			continue
+		}
+		log.Info("configuration reloaded")
+	}
+}
+
+// serve serves srv on ln until ctx ends, then drains it (Server.Serve),
+// and logs how long it ran. A shutdown that drained is no error.
+func serve(ctx context.Context, srv *proxy.Server, ln net.Listener, log *slog.Logger) error {
 	start := time.Now()
-	err = srv.Serve(ctx, ln)
+	err := srv.Serve(ctx, ln)
 	log.Info("recoil proxy stopped", "after", time.Since(start).Round(time.Millisecond).String())
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil

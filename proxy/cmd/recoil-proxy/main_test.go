@@ -10,7 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+
+	"github.com/recoil-go/recoil/proxy"
 )
 
 func TestRunRefusesBadInput(t *testing.T) {
@@ -72,5 +76,129 @@ func TestRunServesAndStops(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("run = %v", err)
+	}
+}
+
+// Without client authentication the address the listener is bound to must
+// be loopback, whatever name the configuration gave.
+func TestCheckBound(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   proxy.Config
+		bound string
+		ok    bool
+	}{
+		{"loopback, no clients", proxy.Config{}, "127.0.0.1:8787", true},
+		{"IPv6 loopback, no clients", proxy.Config{}, "[::1]:8787", true},
+		{"beyond loopback, no clients", proxy.Config{}, "10.1.2.3:8787", false},
+		{"everywhere, no clients", proxy.Config{}, "[::]:8787", false},
+		{"beyond loopback, with clients", proxy.Config{Clients: []proxy.Client{{Name: "a"}}}, "10.1.2.3:8787", true},
+		{"beyond loopback, insecure in so many words", proxy.Config{InsecureNoClientAuth: true}, "10.1.2.3:8787", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := checkBound(tc.cfg, tc.bound); (err == nil) != tc.ok {
+				t.Errorf("checkBound(%s) = %v, want ok %v", tc.bound, err, tc.ok)
+			}
+		})
+	}
+}
+
+// A SIGHUP reloads the file; one whose file no longer loads is refused and
+// the running configuration stays; reloads end with run.
+func TestRunReloads(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "proxy.yaml")
+	write := func(s string) {
+		if err := os.WriteFile(file, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("routes:\n  - model: m\n    targets: [{base_url: \"http://127.0.0.1:9/v1\"}]\n")
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	hup := make(chan os.Signal)
+	var stderr syncBuffer
+	go func() {
+		done <- run(ctx, []string{"-config", file, "-listen", "127.0.0.1:0"}, io.Discard, &stderr, hup, ready)
+	}()
+	addr := <-ready
+	routes := func() string {
+		resp, err := http.Get("http://" + addr + "/recoil/state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	// reload signals once and waits for the reload's log line: the n-th
+	// "configuration reloaded" or "reload refused".
+	reload := func(line string, n int) {
+		hup <- syscall.SIGHUP
+		stderr.waitFor(line, n)
+	}
+	write("routes:\n  - model: m2\n    targets: [{base_url: \"http://127.0.0.1:9/v1\"}]\n")
+	reload("configuration reloaded", 1)
+	if s := routes(); !strings.Contains(s, `"openai/m2"`) {
+		t.Errorf("after the reload the routes are %s, want openai/m2", s)
+	}
+	write("routes: [")
+	reload("reload refused", 1)
+	if s := routes(); !strings.Contains(s, `"openai/m2"`) {
+		t.Errorf("after a refused reload the routes are %s, want openai/m2 still", s)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("run = %v", err)
+	}
+	log := stderr.String()
+	if n := strings.Count(log, "configuration reloaded"); n != 1 {
+		t.Errorf("%d reloads logged, want 1:\n%s", n, log)
+	}
+	if n := strings.Count(log, "reload refused"); n != 1 {
+		t.Errorf("%d reloads refused, want 1:\n%s", n, log)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the command's goroutines, that
+// can be waited on for what is written to it.
+type syncBuffer struct {
+	mu    sync.Mutex
+	b     bytes.Buffer
+	wrote chan struct{} // a token after a write; made on first use
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.init()
+	select {
+	case s.wrote <- struct{}{}:
+	default: // a token is already waiting
+	}
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) init() {
+	if s.wrote == nil {
+		s.wrote = make(chan struct{}, 1)
+	}
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor returns once sub has been written n times.
+func (s *syncBuffer) waitFor(sub string, n int) {
+	s.mu.Lock()
+	s.init()
+	wrote := s.wrote
+	s.mu.Unlock()
+	for strings.Count(s.String(), sub) < n {
+		<-wrote
 	}
 }

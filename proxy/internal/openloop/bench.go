@@ -60,15 +60,17 @@ func Report(b *testing.B, servers []Server, plan Plan) {
 	b.ReportMetric(load0, "loadavg")
 	ref := figs[0]
 	for i, f := range figs {
-		b.Logf("%-22s p50 %8v  p99 %8v  %6.1f allocs/call  %6.0f calls/s closed-loop  every round sustained: %v",
-			f.Name, f.P50.Round(time.Microsecond), f.P99.Round(time.Microsecond), f.AllocsPerCall, f.Throughput, f.SustainedAtTop)
+		b.Logf("%-22s p50 %8v  p99 %8v  %6.1f allocs/call  %7v CPU/call  %6.0f calls/s closed-loop  every round sustained: %v",
+			f.Name, f.P50.Round(time.Microsecond), f.P99.Round(time.Microsecond), f.AllocsPerCall, f.CPUPerCall.Round(100*time.Nanosecond), f.Throughput, f.SustainedAtTop)
 		b.ReportMetric(float64(f.P50.Microseconds()), f.Tag+"-p50-µs")
 		b.ReportMetric(float64(f.P99.Microseconds()), f.Tag+"-p99-µs")
 		b.ReportMetric(f.AllocsPerCall, f.Tag+"-allocs/call")
+		b.ReportMetric(float64(f.CPUPerCall.Nanoseconds()), f.Tag+"-cpu-ns/call")
 		b.ReportMetric(f.Throughput, f.Tag+"-calls/s")
 		if i > 0 {
-			b.Logf("%-22s adds p50 %v, p99 %v, %+.1f allocs/call over %s", f.Name,
-				(f.P50 - ref.P50).Round(time.Microsecond), (f.P99 - ref.P99).Round(time.Microsecond), f.AllocsPerCall-ref.AllocsPerCall, ref.Name)
+			b.Logf("%-22s adds p50 %v, p99 %v, %+.1f allocs/call, %v CPU/call over %s", f.Name,
+				(f.P50 - ref.P50).Round(time.Microsecond), (f.P99 - ref.P99).Round(time.Microsecond), f.AllocsPerCall-ref.AllocsPerCall,
+				(f.CPUPerCall - ref.CPUPerCall).Round(100*time.Nanosecond), ref.Name)
 			b.ReportMetric(float64((f.P50 - ref.P50).Microseconds()), f.Tag+"-added-p50-µs")
 			b.ReportMetric(float64((f.P99 - ref.P99).Microseconds()), f.Tag+"-added-p99-µs")
 		}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -26,6 +27,25 @@ type Result struct {
 	P50, P99 time.Duration // latency quantiles of the answered calls, from when each was due
 	Elapsed  time.Duration // from the first arrival to the last answer
 	Mallocs  uint64        // heap allocations in the whole process during the run
+	CPU      time.Duration // CPU time (user and system) of the whole process during the run
+}
+
+// CPUPerCall returns the process's CPU time per call.
+func (r Result) CPUPerCall() time.Duration {
+	if r.Calls == 0 {
+		return 0
+	}
+	return r.CPU / time.Duration(r.Calls)
+}
+
+// cpuTime is the CPU time, user and system, the process has used; 0
+// where it cannot be read.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // PerSecond returns the calls answered 200 per second of the run.
@@ -66,6 +86,7 @@ func Run(ctx context.Context, c *http.Client, url, body string, rate float64, d 
 	var m0, m1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&m0)
+	cpu0 := cpuTime()
 	timer := time.NewTimer(0)
 	<-timer.C
 	start := time.Now()
@@ -93,7 +114,7 @@ func Run(ctx context.Context, c *http.Client, url, body string, rate float64, d 
 	wg.Wait()
 	elapsed := time.Since(start)
 	runtime.ReadMemStats(&m1)
-	r := Result{Rate: rate, Calls: n, OK: int(ok.Load()), Elapsed: elapsed, Mallocs: m1.Mallocs - m0.Mallocs}
+	r := Result{Rate: rate, Calls: n, OK: int(ok.Load()), Elapsed: elapsed, Mallocs: m1.Mallocs - m0.Mallocs, CPU: cpuTime() - cpu0}
 	lat = slices.DeleteFunc(lat, func(d time.Duration) bool { return d < 0 })
 	slices.Sort(lat)
 	if len(lat) > 0 {
@@ -182,8 +203,9 @@ type Figures struct {
 	Server
 	P50, P99       time.Duration
 	AllocsPerCall  float64
-	Throughput     float64 // calls a second with Callers callers and no waits
-	SustainedAtTop bool    // every round at the rate answered every call under the p99 bound
+	CPUPerCall     time.Duration // the whole process's CPU time per call
+	Throughput     float64       // calls a second with Callers callers and no waits
+	SustainedAtTop bool          // every round at the rate answered every call under the p99 bound
 }
 
 // Plan is what Compare runs.
@@ -218,11 +240,13 @@ func Compare(ctx context.Context, c *http.Client, servers []Server, p Plan) (flo
 		f := Figures{Server: s, SustainedAtTop: true}
 		var p50, p99 []time.Duration
 		var allocs []float64
+		var cpu []time.Duration
 		for _, r := range runs[i] {
 			p50, p99, allocs = append(p50, r.P50), append(p99, r.P99), append(allocs, r.AllocsPerCall())
+			cpu = append(cpu, r.CPUPerCall())
 			f.SustainedAtTop = f.SustainedAtTop && r.Sustained(p.MaxP99)
 		}
-		f.P50, f.P99, f.AllocsPerCall = median(p50), median(p99), median(allocs)
+		f.P50, f.P99, f.AllocsPerCall, f.CPUPerCall = median(p50), median(p99), median(allocs), median(cpu)
 		f.Throughput = Closed(ctx, c, s.URL, p.Body, p.Callers, p.Run)
 		figs[i] = f
 	}
