@@ -144,6 +144,9 @@ func (c *checker) purity(e ast.Expr, body *ast.BlockStmt, fn *types.Func, depth 
 	if tv, ok := c.info.Types[e]; ok && tv.Value != nil {
 		return purity{kind: pPure}
 	}
+	if c.serverWait(e) {
+		return purity{kind: pNone} // the server's wait, not the client's backoff
+	}
 	switch e := e.(type) {
 	case *ast.BasicLit:
 		return purity{kind: pPure}
@@ -219,7 +222,7 @@ func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, d
 		}
 		return purity{}
 	}
-	p := purity{kind: pPure}
+	p := purity{kind: pNone}
 	off := c.offByDefault(body)
 	for _, x := range exprs {
 		if within(off, x) {
@@ -232,6 +235,10 @@ func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, d
 			continue
 		}
 		p = p.and(c.purity(x, body, fn, depth+1))
+	}
+	if p.kind == pNone && p.byDefault {
+		// assigned only when a setting is changed: zero by default
+		p.kind = pPure
 	}
 	return p
 }
@@ -320,6 +327,9 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 	if isIfaceMethod(callee) {
 		return c.ifacePurity(call, callee, body, fn, depth)
 	}
+	if _, ours := c.decls[callee]; !ours {
+		return c.bindParams(c.importedResult(call, callee, body), call, body, fn, depth)
+	}
 	return c.bindParams(c.resultPurity(callee, depth), call, body, fn, depth)
 }
 
@@ -338,6 +348,7 @@ func (c *checker) resultPurity(callee *types.Func, depth int) purity {
 		r = purity{kind: pNone}
 		n := 0
 		var skip []ast.Node
+		off := c.offByDefault(d.Body)
 		ast.Inspect(d.Body, func(n2 ast.Node) bool {
 			switch n2 := n2.(type) {
 			case *ast.FuncLit:
@@ -347,6 +358,12 @@ func (c *checker) resultPurity(callee *types.Func, depth int) purity {
 					skip = append(skip, n2.Body)
 				}
 			case *ast.ReturnStmt:
+				if within(off, n2) {
+					// taken only when a setting is changed (if
+					// w.BackoffMin > 0 { return w.BackoffMin })
+					r.byDefault = true
+					return true
+				}
 				if len(n2.Results) > 0 && !within(skip, n2) {
 					n++
 					// Memoised, so computed afresh: not cut short by how
@@ -468,6 +485,9 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets 
 func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 	vals := c.fieldValues[v]
 	if len(vals) == 0 {
+		if isIntegerNotDuration(v.Type()) {
+			return purity{kind: pPure} // a counter (b.attempts++)
+		}
 		return purity{}
 	}
 	if p, ok := c.fieldPurities[v]; ok {
