@@ -76,6 +76,10 @@ type FuncFact struct {
 	// DurParam, if not zero, is one more than the index of the parameter
 	// that is the wait's duration (the caller's argument decides).
 	DurParam int
+	// DurParams, if not zero, are the parameters (a bit each, by index)
+	// the wait's duration is made of, when it is more than one (a base
+	// and a cap): the caller's arguments decide.
+	DurParams uint64
 	// RetryAfter is true if it reads the Retry-After header.
 	RetryAfter bool
 	// ByDefault is true if Jitter says none only as configured by default.
@@ -102,6 +106,9 @@ func (*FuncFact) AFact() {}
 func (f *FuncFact) String() string {
 	s := fmt.Sprintf("remote=%d waits=%v deaf=%v jitter=%d durparam=%d retryafter=%v bydefault=%v",
 		f.Remote, f.Waits, f.Deaf, f.Jitter, f.DurParam, f.RetryAfter, f.ByDefault)
+	if f.DurParams != 0 {
+		s += fmt.Sprintf(" durparams=%d", f.DurParams)
+	}
 	if f.Result != 0 || f.ResultParams != 0 {
 		s += fmt.Sprintf(" result=%d resultparams=%d resultbydefault=%v gates=%q", f.Result, f.ResultParams, f.ResultByDefault, f.Gates)
 	}
@@ -157,6 +164,8 @@ type checker struct {
 	// fieldMutated are the fields the package changes other than by a
 	// plain assignment: f++, f += d, a tuple assignment, &x.f.
 	fieldMutated map[*types.Var]bool
+	// pkgAssigned are the package variables the package assigns anywhere.
+	pkgAssigned map[*types.Var]bool
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -181,14 +190,15 @@ func run(pass *analysis.Pass) (any, error) {
 		gates:    map[*ast.BlockStmt][]*types.Var{},
 
 		fieldMutated: map[*types.Var]bool{},
+		pkgAssigned:  map[*types.Var]bool{},
 
 		fieldValues:   map[*types.Var][]fieldValue{},
 		fieldPurities: map[*types.Var]purity{},
 	}
 	for _, f := range pass.Files {
 		c.findBare(f)
-		c.findDetached(f)
 		c.findParams(f)
+		c.findDetached(f)
 		c.findFieldValues(f)
 		c.findFieldMutations(f)
 		for _, d := range f.Decls {
@@ -350,6 +360,8 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 		case pParam:
 			if i, ok := all.single(); ok {
 				s.DurParam = i + 1
+			} else {
+				s.DurParams = all.params
 			}
 		}
 	}
@@ -386,7 +398,7 @@ func (c *checker) file(f *ast.File) {
 		c.reportNoJitter(c.recursiveWaits(fd, fn))
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.FuncLit); ok {
-				c.body(lit.Body, funcCtx{ftype: lit.Type, decl: fd.Body, own: lit.Body})
+				c.body(lit.Body, funcCtx{ftype: lit.Type, decl: fd.Body, own: lit.Body, outer: fn})
 			}
 			return true
 		})

@@ -186,15 +186,22 @@ func (c *checker) findFieldMutations(f *ast.File) {
 				c.fieldMutated[v] = true
 			}
 		}
+		if id := identOf(e); id != nil {
+			if v, ok := c.info.Uses[id].(*types.Var); ok && v.Pkg() != nil && v.Parent() == v.Pkg().Scope() {
+				c.pkgAssigned[v] = true
+			}
+		}
 	}
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.IncDecStmt:
 			mark(n.X)
 		case *ast.AssignStmt:
-			if n.Tok != token.ASSIGN || len(n.Lhs) != len(n.Rhs) {
-				for _, l := range n.Lhs {
+			for _, l := range n.Lhs {
+				if n.Tok != token.ASSIGN || len(n.Lhs) != len(n.Rhs) {
 					mark(l)
+				} else if _, isSel := ast.Unparen(l).(*ast.SelectorExpr); !isSel {
+					mark(l) // a package variable assigned
 				}
 			}
 		case *ast.UnaryExpr:

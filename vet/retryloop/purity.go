@@ -19,6 +19,9 @@ type purity struct {
 	// byDefault is set when it is pure only as configured by default: a
 	// configuration field's default value, a func field left unset.
 	byDefault bool
+	// caller is set when it is pure whatever the caller passes: an
+	// exported function's duration parameter, only scaled by counters.
+	caller bool
 }
 
 const (
@@ -33,12 +36,13 @@ const (
 
 func (p purity) and(q purity) purity {
 	d := p.byDefault || q.byDefault
+	cl := p.caller || q.caller
 	switch {
 	case p.kind == pNone:
-		q.byDefault = d
+		q.byDefault, q.caller = d, cl
 		return q
 	case q.kind == pNone:
-		p.byDefault = d
+		p.byDefault, p.caller = d, cl
 		return p
 	case p.kind == pRand || q.kind == pRand:
 		return purity{kind: pRand}
@@ -47,7 +51,7 @@ func (p purity) and(q purity) purity {
 	case p.kind == pParam || q.kind == pParam:
 		return purity{kind: pParam, params: p.params | q.params, byDefault: d}
 	}
-	return purity{kind: pPure, byDefault: d}
+	return purity{kind: pPure, byDefault: d, caller: cl}
 }
 
 // single returns the index of the one parameter p is made of.
@@ -198,6 +202,10 @@ func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, d
 		if init, ok := c.pkgVars[v]; ok {
 			return c.purity(init, nil, nil, depth+1)
 		}
+		if v.Pkg() == c.pass.Pkg && !c.pkgAssigned[v] {
+			// var Max429Delay time.Duration: a setting left zero
+			return purity{kind: pPure, byDefault: true}
+		}
 		return purity{}
 	}
 	if fn != nil {
@@ -277,6 +285,19 @@ func (c *checker) purityExcept(e ast.Expr, v *types.Var, body *ast.BlockStmt, fn
 				p = p.and(c.purityExcept(a, v, body, fn, depth+1))
 			}
 			return p
+		}
+		if callee := c.callee(e); callee != nil && c.decls[callee] != nil && !e.Ellipsis.IsValid() {
+			// d = grow(d, err): a helper of the package that returns
+			// what it is given, grown
+			if r := c.resultPurity(callee, depth); r.kind == pParam {
+				p := purity{kind: pPure, byDefault: r.byDefault}
+				for i := range min(len(e.Args), 64) {
+					if r.params&(1<<i) != 0 {
+						p = p.and(c.purityExcept(e.Args[i], v, body, fn, depth+1))
+					}
+				}
+				return p
+			}
 		}
 	}
 	return c.purity(e, body, fn, depth+1)
@@ -487,6 +508,12 @@ func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 	if len(vals) == 0 {
 		if isIntegerNotDuration(v.Type()) {
 			return purity{kind: pPure} // a counter (b.attempts++)
+		}
+		if isNamed(v.Type(), "time", "Duration") && v.Exported() && v.Pkg() == c.pass.Pkg && !c.fieldMutated[v] {
+			// A setting only the user gives (RetryParams.Period): one
+			// value, fixed when the client is made, the same on every
+			// retry; scaled by counters it is pure whatever it is.
+			return purity{kind: pPure, caller: true}
 		}
 		return purity{}
 	}
