@@ -125,7 +125,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		return
 	}
 	c.resolveByCallers(sc.waits, fc.durFn())
-	w := &loopWalker{c: c, label: label, body: fc.decl, fn: fc.fn, waits: map[*ast.CallExpr]bool{}, at: map[*ast.CallExpr][]state{}}
+	w := &loopWalker{c: c, label: label, body: fc.decl, fn: fc.fn, remoteCall: sc.remoteCall, waits: map[*ast.CallExpr]bool{}, at: map[*ast.CallExpr][]state{}}
 	for _, lw := range sc.waits {
 		w.waits[lw.call] = true
 	}

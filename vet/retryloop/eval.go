@@ -79,6 +79,11 @@ func (ev *evaluator) irrelevant(key string) tri {
 }
 
 func (ev *evaluator) cond(c cond, o outcome) tri {
+	if c.srcs != nil {
+		saved := ev.st.srcs
+		ev.st.srcs = c.srcs
+		defer func() { ev.st.srcs = saved }()
+	}
 	var r tri
 	switch {
 	case c.opaque == opaqueClassify:
@@ -246,7 +251,7 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 		t := c.info.TypeOf(y)
 		switch {
 		case isError(t):
-			if ev.srcOf(y) == srcBound {
+			if ev.srcOf(y) != srcOutcome {
 				return ev.irrelevant(types.ExprString(y) + "!=nil")
 			}
 			isNil := !o.err

@@ -598,8 +598,8 @@ func (c *checker) bindParams(r purity, call *ast.CallExpr, body *ast.BlockStmt, 
 	if r.kind != pParam {
 		return r
 	}
-	if call.Ellipsis.IsValid() {
-		return purity{}
+	if call.Ellipsis.IsValid() && (len(call.Args) == 0 || r.params>>(min(len(call.Args), 64)-1) != 0) {
+		return purity{} // the duration is in the spread slice
 	}
 	p := purity{kind: pPure, byDefault: r.byDefault}
 	for i := range min(len(call.Args), 64) {

@@ -108,3 +108,43 @@ func Waiting(ctx context.Context, next Doer, r *http.Request, wait func(int) tim
 		}
 	}
 }
+
+// rewind resets a request's body for another try.
+func rewind(r *http.Request) error {
+	if r.GetBody == nil {
+		return nil
+	}
+	b, err := r.GetBody()
+	if err != nil {
+		return err
+	}
+	r.Body = b
+	return nil
+}
+
+// The error variable first holds the rewind's error, then the call's: the
+// first test says nothing of how the call failed.
+//
+// case: flag unclassified nojitter
+func Resending(tries int, base time.Duration) func(Doer) Doer {
+	return func(next Doer) Doer {
+		return DoerFunc(func(r *http.Request) (*http.Response, error) {
+			var resp *http.Response
+			var err error
+			for i := 0; i < tries; i++ { // want `unclassified: retry loop around Doer.Do retries on every error`
+				err = rewind(r)
+				if err != nil {
+					return nil, err
+				}
+				resp, err = next.Do(r)
+				if err == nil {
+					return resp, nil
+				}
+				if !pause(base, 0, i, r.Context().Done()) { // want `nojitter`
+					return nil, r.Context().Err()
+				}
+			}
+			return resp, err
+		})
+	}
+}
