@@ -97,7 +97,12 @@ func lastResultIsError(fn *types.Func) bool {
 }
 
 func isError(t types.Type) bool {
-	return t != nil && types.Identical(t, types.Universe.Lookup("error").Type())
+	if t == nil {
+		return false
+	}
+	e := types.Universe.Lookup("error").Type()
+	// type Result error: an error by another name
+	return types.Identical(t, e) || (types.IsInterface(t) && types.Identical(t.Underlying(), e.Underlying()))
 }
 
 func isNamed(t types.Type, pkg, name string) bool {

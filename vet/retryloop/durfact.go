@@ -232,3 +232,14 @@ func (c *checker) serverWait(e ast.Expr) bool {
 	}
 	return strings.Contains(strings.ToLower(strings.ReplaceAll(id.Name, "_", "")), "retryafter")
 }
+
+// userDuration reports whether e is a time.Duration parameter of an
+// exported function nothing in the package calls: a value only the user
+// gives.
+func (c *checker) userDuration(e ast.Expr) bool {
+	fn, idx, sites := c.paramSites(e)
+	if fn == nil || len(sites) != 0 || !fn.Exported() {
+		return false
+	}
+	return isNamed(fn.Type().(*types.Signature).Params().At(idx).Type(), "time", "Duration")
+}

@@ -529,7 +529,13 @@ func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 			// an option's that nothing in the package calls
 			// (WithRetryWait(d) { o.wait = d }) is the user's setting,
 			// not a default.
-			p = p.and(c.paramFromCallers(fv.expr))
+			q := c.paramFromCallers(fv.expr)
+			if q.kind == pNone && c.userDuration(fv.expr) {
+				// WithExponentialBackoff(ctx, period, n): only the
+				// user gives it, one value for every retry
+				q = purity{kind: pPure, caller: true}
+			}
+			p = p.and(q)
 			continue
 		}
 		p = p.and(c.purity(fv.expr, fv.body, nil, 0))

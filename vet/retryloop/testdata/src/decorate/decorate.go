@@ -6,6 +6,7 @@ package decorate
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 )
@@ -147,4 +148,39 @@ func Resending(tries int, base time.Duration) func(Doer) Doer {
 			return resp, err
 		})
 	}
+}
+
+// Rule says whether a failed try is worth another, and after how long.
+type Rule interface {
+	Retry(resp *http.Response, err error) (bool, time.Duration)
+}
+
+// The verdict is relayed through a flag: the first rule that says retry
+// sets it, under an if on the rule's answer.
+//
+// case: clean
+func ruled(ctx context.Context, next Doer, r *http.Request, rules []Rule) (*http.Response, error) {
+	for i := 0; i < 5; i++ {
+		resp, err := next.Do(r.WithContext(ctx))
+		if err == nil && resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests {
+			return resp, nil
+		}
+		again := false
+		var wait time.Duration
+		for _, rule := range rules {
+			if ok, d := rule.Retry(resp, err); ok {
+				again, wait = true, d
+				break
+			}
+		}
+		if !again {
+			return resp, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+	return nil, errors.New("gave up")
 }

@@ -78,3 +78,34 @@ func openStream(ctx context.Context, o Opener) error {
 		d = grow(d, err) // want `nojitter: grow in a retry loop` `deafwait: grow waits with time.Sleep and cannot hear ctx`
 	}
 }
+
+// Policy is how a publisher retries; Every is given only through
+// WithEvery, by the user.
+type Policy struct {
+	every time.Duration
+	tries int
+}
+
+// WithEvery returns a policy that waits every, doubled each time, between
+// at most tries tries.
+func WithEvery(every time.Duration, tries int) *Policy {
+	return &Policy{every: every, tries: tries}
+}
+
+func (p *Policy) wait(n int) time.Duration { return p.every << n }
+
+// case: flag nojitter
+func (p *Policy) publish(ctx context.Context, o Opener) error {
+	var err error
+	for n := 0; n < p.tries; n++ {
+		if err = o.Open(ctx); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(p.wait(n)): // want `nojitter: this wait in a retry loop has a constant or purely exponential duration`
+		}
+	}
+	return err
+}
