@@ -76,18 +76,43 @@ type FuncFact struct {
 	// DurParam, if not zero, is one more than the index of the parameter
 	// that is the wait's duration (the caller's argument decides).
 	DurParam int
+	// DurParams, if not zero, are the parameters (a bit each, by index)
+	// the wait's duration is made of, when it is more than one (a base
+	// and a cap): the caller's arguments decide.
+	DurParams uint64
 	// RetryAfter is true if it reads the Retry-After header.
 	RetryAfter bool
 	// ByDefault is true if Jitter says none only as configured by default.
 	ByDefault bool
+	// Result describes, for a function whose first result is a
+	// time.Duration, what that duration is made of, as Jitter does a
+	// wait's: 0 unknown, 1 constant or purely exponential, 2 randomised.
+	Result int
+	// ResultParams, if not zero, says the result is made of these
+	// parameters (a bit each, by index): the caller's arguments decide.
+	ResultParams uint64
+	// ResultByDefault is true if Result says none only as configured by
+	// default.
+	ResultByDefault bool
+	// Gates names the receiver's fields (comma-separated) that, when set,
+	// take a branch the default leaves out (if b.Jitter > 0 { … }): a
+	// caller that sets one gets a result Result does not describe.
+	Gates string
 }
 
 // AFact marks FuncFact as an analysis fact.
 func (*FuncFact) AFact() {}
 
 func (f *FuncFact) String() string {
-	return fmt.Sprintf("remote=%d waits=%v deaf=%v jitter=%d durparam=%d retryafter=%v bydefault=%v",
+	s := fmt.Sprintf("remote=%d waits=%v deaf=%v jitter=%d durparam=%d retryafter=%v bydefault=%v",
 		f.Remote, f.Waits, f.Deaf, f.Jitter, f.DurParam, f.RetryAfter, f.ByDefault)
+	if f.DurParams != 0 {
+		s += fmt.Sprintf(" durparams=%d", f.DurParams)
+	}
+	if f.Result != 0 || f.ResultParams != 0 {
+		s += fmt.Sprintf(" result=%d resultparams=%d resultbydefault=%v gates=%q", f.Result, f.ResultParams, f.ResultByDefault, f.Gates)
+	}
+	return s
 }
 
 const (
@@ -132,8 +157,15 @@ type checker struct {
 	// when first needed).
 	sites map[*types.Func][]callSite
 	// off are the branches of each body taken only when a setting is
-	// changed from its default (see offByDefault).
-	off map[*ast.BlockStmt][]ast.Node
+	// changed from its default (see offByDefault); gates are the fields
+	// whose tests guard them.
+	off   map[*ast.BlockStmt][]ast.Node
+	gates map[*ast.BlockStmt][]*types.Var
+	// fieldMutated are the fields the package changes other than by a
+	// plain assignment: f++, f += d, a tuple assignment, &x.f.
+	fieldMutated map[*types.Var]bool
+	// pkgAssigned are the package variables the package assigns anywhere.
+	pkgAssigned map[*types.Var]bool
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -155,15 +187,20 @@ func run(pass *analysis.Pass) (any, error) {
 		detached: map[*types.Var]bool{},
 		params:   map[*types.Var]bool{},
 		off:      map[*ast.BlockStmt][]ast.Node{},
+		gates:    map[*ast.BlockStmt][]*types.Var{},
+
+		fieldMutated: map[*types.Var]bool{},
+		pkgAssigned:  map[*types.Var]bool{},
 
 		fieldValues:   map[*types.Var][]fieldValue{},
 		fieldPurities: map[*types.Var]purity{},
 	}
 	for _, f := range pass.Files {
 		c.findBare(f)
-		c.findDetached(f)
 		c.findParams(f)
+		c.findDetached(f)
 		c.findFieldValues(f)
+		c.findFieldMutations(f)
 		for _, d := range f.Decls {
 			switch d := d.(type) {
 			case *ast.FuncDecl:
@@ -308,6 +345,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 		}
 		return true
 	})
+	c.summarizeResult(fn, d, s)
 	if len(jit) > 0 {
 		all := purity{kind: pPure}
 		for _, p := range jit {
@@ -322,6 +360,8 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 		case pParam:
 			if i, ok := all.single(); ok {
 				s.DurParam = i + 1
+			} else {
+				s.DurParams = all.params
 			}
 		}
 	}
@@ -358,7 +398,7 @@ func (c *checker) file(f *ast.File) {
 		c.reportNoJitter(c.recursiveWaits(fd, fn))
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			if lit, ok := n.(*ast.FuncLit); ok {
-				c.body(lit.Body, funcCtx{ftype: lit.Type, decl: fd.Body, own: lit.Body})
+				c.body(lit.Body, funcCtx{ftype: lit.Type, decl: fd.Body, own: lit.Body, outer: fn})
 			}
 			return true
 		})

@@ -97,7 +97,12 @@ func lastResultIsError(fn *types.Func) bool {
 }
 
 func isError(t types.Type) bool {
-	return t != nil && types.Identical(t, types.Universe.Lookup("error").Type())
+	if t == nil {
+		return false
+	}
+	e := types.Universe.Lookup("error").Type()
+	// type Result error: an error by another name
+	return types.Identical(t, e) || (types.IsInterface(t) && types.Identical(t.Underlying(), e.Underlying()))
 }
 
 func isNamed(t types.Type, pkg, name string) bool {
@@ -146,6 +151,11 @@ func (c *checker) remoteKind(call *ast.CallExpr) int {
 	if fn.Name() == "RoundTrip" && recvNamed(fn) != nil && lastResultIsError(fn) {
 		return remoteHTTP
 	}
+	if isDoer(fn) {
+		// func(*http.Request) (*http.Response, error) behind an interface
+		// or a func type (a Sender, a Doer): an HTTP client by its shape
+		return remoteHTTP
+	}
 	if sig, ok := fn.Type().(*types.Signature); ok && lastResultIsError(fn) {
 		if sig.Variadic() {
 			last := sig.Params().At(sig.Params().Len() - 1).Type()
@@ -171,6 +181,17 @@ func (c *checker) remoteKind(call *ast.CallExpr) int {
 		return f.Remote
 	}
 	return remoteNone
+}
+
+// isDoer reports whether fn is an interface method with http.Client.Do's
+// shape: func(*http.Request) (*http.Response, error).
+func isDoer(fn *types.Func) bool {
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok || !isIfaceMethod(fn) || sig.Params().Len() != 1 || sig.Results().Len() != 2 {
+		return false
+	}
+	return isNamed(sig.Params().At(0).Type(), "net/http", "Request") &&
+		isNamed(sig.Results().At(0).Type(), "net/http", "Response") && isError(sig.Results().At(1).Type())
 }
 
 // returnsResponse reports whether fn returns an *http.Response.
@@ -231,8 +252,11 @@ func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) 
 	switch {
 	case isFunc(callee, "time", "Sleep") && recvNamed(callee) == nil && len(call.Args) == 1:
 		return waitInfo{dur: c.purity(call.Args[0], body, fn, 0), deaf: true, sleep: true}, true
-	case isFunc(callee, "time", "After", "NewTimer") && recvNamed(callee) == nil && len(call.Args) == 1:
-		return waitInfo{dur: c.purity(call.Args[0], body, fn, 0), deaf: callee.Name() == "After" && c.bareReceive(call)}, true
+	case isFunc(callee, "time", "After", "NewTimer", "NewTicker", "Tick") && recvNamed(callee) == nil && len(call.Args) == 1:
+		// A ticker made in the loop and stopped after its first tick
+		// is a one-shot wait too.
+		deaf := (callee.Name() == "After" || callee.Name() == "Tick") && c.bareReceive(call)
+		return waitInfo{dur: c.purity(call.Args[0], body, fn, 0), deaf: deaf}, true
 	case isFunc(callee, "time", "Reset") && recvNamed(callee) != nil && recvNamed(callee).Obj().Name() == "Timer" && len(call.Args) == 1:
 		if c.afterFuncTimer(call, body) {
 			return waitInfo{}, false // a callback's timer: nothing waits on it
@@ -254,6 +278,8 @@ func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) 
 		w.dur = purity{kind: pRand}
 	case f.DurParam > 0 && f.DurParam-1 < len(call.Args) && !call.Ellipsis.IsValid():
 		w.dur = c.purity(call.Args[f.DurParam-1], body, fn, 0)
+	case f.DurParams != 0:
+		w.dur = c.bindParams(purity{kind: pParam, params: f.DurParams}, call, body, fn, 0)
 	}
 	return w, true
 }
@@ -378,7 +404,9 @@ func (c *checker) findDetached(f *ast.File) {
 		return true
 	})
 	for v, n := range all {
-		if rooted[v] == n {
+		// A parameter came from the caller before any assignment:
+		// ctx, cancel = context.WithTimeout(ctx, d) still derives from it.
+		if rooted[v] == n && !c.params[v] {
 			c.detached[v] = true
 		}
 	}

@@ -16,6 +16,18 @@ type funcCtx struct {
 	ftype *ast.FuncType  // its signature
 	decl  *ast.BlockStmt // the enclosing declaration's body, for assignments
 	own   *ast.BlockStmt // its own body
+	// outer is, for a function literal, the declared function it is in:
+	// the parameters it captures are that function's.
+	outer *types.Func
+}
+
+// durFn is the function whose parameters a wait's duration may be made
+// of: the function itself, or the one a literal is declared in.
+func (fc funcCtx) durFn() *types.Func {
+	if fc.fn != nil {
+		return fc.fn
+	}
+	return fc.outer
 }
 
 type loopCall struct {
@@ -112,8 +124,8 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	if sc.delegated || len(sc.waits) == 0 || c.pollsOwnServer(s, fc) {
 		return
 	}
-	c.resolveByCallers(sc.waits, fc.fn)
-	w := &loopWalker{c: c, label: label, body: fc.decl, fn: fc.fn, waits: map[*ast.CallExpr]bool{}, at: map[*ast.CallExpr][]state{}}
+	c.resolveByCallers(sc.waits, fc.durFn())
+	w := &loopWalker{c: c, label: label, body: fc.decl, fn: fc.fn, remoteCall: sc.remoteCall, waits: map[*ast.CallExpr]bool{}, at: map[*ast.CallExpr][]state{}}
 	for _, lw := range sc.waits {
 		w.waits[lw.call] = true
 	}
@@ -176,7 +188,7 @@ func (c *checker) scanLoop(s ast.Stmt, fc funcCtx) loopScan {
 		if call, ok := ast.Unparen(s.X).(*ast.CallExpr); ok {
 			// for range retries(ctx) { … }: an iterator that waits
 			// between rounds paces the loop.
-			if w, ok := c.wait(call, fc.decl, fc.fn); ok {
+			if w, ok := c.wait(call, fc.decl, fc.durFn()); ok {
 				sc.waits = append(sc.waits, loopCall{call, w})
 			}
 		}
@@ -218,7 +230,7 @@ func (c *checker) scanCall(n *ast.CallExpr, fc funcCtx, sc *loopScan) {
 	if k := c.remoteKind(n); k != remoteNone && (sc.remote == remoteNone || (k == remoteHTTP && sc.remote != remoteHTTP)) {
 		sc.remote, sc.remoteCall = k, n
 	}
-	if w, ok := c.wait(n, fc.decl, fc.fn); ok {
+	if w, ok := c.wait(n, fc.decl, fc.durFn()); ok {
 		sc.waits = append(sc.waits, loopCall{n, w})
 	}
 }
@@ -260,8 +272,11 @@ func (c *checker) reportNoJitter(waits []loopCall) {
 			what = lw.w.helper
 		}
 		how := ""
-		if lw.w.dur.byDefault {
+		switch {
+		case lw.w.dur.byDefault:
 			how = " by default (as its configuration's defaults set it)"
+		case lw.w.dur.caller:
+			how = " whatever its caller passes (a duration parameter scaled by counters, never randomised)"
 		}
 		f := finding{check: CheckNoJitter, pos: lw.call.Pos(), end: lw.call.End(),
 			msg: fmt.Sprintf("%s in a retry loop has a constant or purely exponential duration%s: clients that failed together retry together; randomise it (full jitter) or use recoil", what, how)}

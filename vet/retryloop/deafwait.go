@@ -29,7 +29,7 @@ func (c *checker) deafWaits(b *ast.BlockStmt, fc funcCtx) {
 				stmtOf[call] = n
 			}
 		case *ast.CallExpr:
-			w, ok := c.wait(n, fc.decl, fc.fn)
+			w, ok := c.wait(n, fc.decl, fc.durFn())
 			if !ok || !w.deaf {
 				return true
 			}

@@ -24,28 +24,36 @@ func (c *checker) offByDefault(body *ast.BlockStmt) []ast.Node {
 	}
 	var out []ast.Node
 	defer func() { c.off[body] = out }()
+	var gates []*types.Var
 	ast.Inspect(body, func(n ast.Node) bool {
-		if s, ok := n.(*ast.IfStmt); ok && c.setTest(s.Cond) {
-			out = append(out, s.Body)
+		if s, ok := n.(*ast.IfStmt); ok {
+			if v := c.setTest(s.Cond); v != nil {
+				out = append(out, s.Body)
+				gates = append(gates, v)
+			}
 		}
 		return true
 	})
+	c.gates[body] = gates
 	return out
 }
 
-// setTest reports whether e is x.f != 0 (or x.f > 0) for a field f the
-// package leaves zero by default.
-func (c *checker) setTest(e ast.Expr) bool {
+// setTest returns the field f when e is x.f != 0 (or x.f > 0) for a field
+// the package leaves zero by default, else nil.
+func (c *checker) setTest(e ast.Expr) *types.Var {
 	b, ok := ast.Unparen(e).(*ast.BinaryExpr)
 	if !ok || (b.Op != token.NEQ && b.Op != token.GTR) {
-		return false
+		return nil
 	}
 	sel, ok := ast.Unparen(b.X).(*ast.SelectorExpr)
 	if !ok || !c.isZero(b.Y) {
-		return false
+		return nil
 	}
 	v, ok := c.info.Uses[sel.Sel].(*types.Var)
-	return ok && v.IsField() && c.zeroByDefault(v)
+	if !ok || !v.IsField() || !c.zeroByDefault(v) {
+		return nil
+	}
+	return v
 }
 
 func (c *checker) isZero(e ast.Expr) bool {
@@ -54,11 +62,13 @@ func (c *checker) isZero(e ast.Expr) bool {
 }
 
 // zeroByDefault reports whether every value the package gives field v is
-// zero, and it gives it at least one.
+// zero, and it gives it at least one; or v is an exported field (a
+// setting: a Jitter, a WriteBackoffMin) of a type of this package that
+// the package never sets at all, so that only its user can.
 func (c *checker) zeroByDefault(v *types.Var) bool {
 	vals := c.fieldValues[v]
 	if len(vals) == 0 {
-		return false
+		return v.Exported() && v.Pkg() == c.pass.Pkg && !c.fieldMutated[v]
 	}
 	for _, fv := range vals {
 		if c.isZero(fv.expr) {

@@ -3,6 +3,7 @@ package retryloop
 import (
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
 	"sort"
@@ -79,6 +80,11 @@ func (ev *evaluator) irrelevant(key string) tri {
 }
 
 func (ev *evaluator) cond(c cond, o outcome) tri {
+	if c.srcs != nil {
+		saved := ev.st.srcs
+		ev.st.srcs = c.srcs
+		defer func() { ev.st.srcs = saved }()
+	}
 	var r tri
 	switch {
 	case c.opaque == opaqueClassify:
@@ -246,7 +252,7 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 		t := c.info.TypeOf(y)
 		switch {
 		case isError(t):
-			if ev.srcOf(y) == srcBound {
+			if ev.srcOf(y) != srcOutcome {
 				return ev.irrelevant(types.ExprString(y) + "!=nil")
 			}
 			isNil := !o.err
@@ -454,32 +460,72 @@ func (c *checker) verdictOfClassifier(v *types.Var, body *ast.BlockStmt) bool {
 		return false
 	}
 	n, all := 0, true
+	var stack []ast.Node
 	ast.Inspect(body, func(m ast.Node) bool {
+		if m == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
 		as, ok := m.(*ast.AssignStmt)
-		if !ok || !all {
-			return all
-		}
-		for i, l := range as.Lhs {
-			id, ok := l.(*ast.Ident)
-			if !ok || (c.info.Defs[id] != v && c.info.Uses[id] != v) {
-				continue
-			}
-			n++
-			var rhs ast.Expr
-			switch {
-			case len(as.Rhs) == len(as.Lhs):
-				rhs = as.Rhs[i]
-			case len(as.Rhs) == 1:
-				rhs = as.Rhs[0]
-			}
-			call, ok := ast.Unparen(rhs).(*ast.CallExpr)
-			if !ok || !(c.classifies(call) || (len(as.Rhs) == 1 && c.withError(as.Lhs))) {
-				all = false
+		if ok && all {
+			for i, l := range as.Lhs {
+				id, ok := l.(*ast.Ident)
+				if !ok || (c.info.Defs[id] != v && c.info.Uses[id] != v) {
+					continue
+				}
+				n++
+				var rhs ast.Expr
+				switch {
+				case len(as.Rhs) == len(as.Lhs):
+					rhs = as.Rhs[i]
+				case len(as.Rhs) == 1:
+					rhs = as.Rhs[0]
+				}
+				if !c.relaysVerdict(as, rhs, stack) {
+					all = false
+				}
 			}
 		}
-		return all
+		if !all {
+			return false
+		}
+		stack = append(stack, m)
+		return true
 	})
 	return n > 0 && all
+}
+
+// relaysVerdict reports whether an assignment to a boolean passes on a
+// classification: a classifier's result, a constant false (the default:
+// no retry), or a constant true set only under an if whose condition or
+// init is a classifier's (if r, w := h.ShouldRetry(resp, err); r { retry
+// = true }).
+func (c *checker) relaysVerdict(as *ast.AssignStmt, rhs ast.Expr, stack []ast.Node) bool {
+	if call, ok := ast.Unparen(rhs).(*ast.CallExpr); ok {
+		return c.classifies(call) || (len(as.Rhs) == 1 && c.withError(as.Lhs))
+	}
+	tv, ok := c.info.Types[rhs]
+	if !ok || tv.Value == nil || tv.Value.Kind() != constant.Bool {
+		return false
+	}
+	if !constant.BoolVal(tv.Value) {
+		return true
+	}
+	for i := len(stack) - 1; i >= 0; i-- {
+		is, ok := stack[i].(*ast.IfStmt)
+		if !ok || as.Pos() < is.Body.Pos() || as.End() > is.Body.End() {
+			continue
+		}
+		if call, ok := ast.Unparen(is.Cond).(*ast.CallExpr); ok && c.classifies(call) {
+			return true
+		}
+		if init, ok := is.Init.(*ast.AssignStmt); ok && len(init.Rhs) == 1 {
+			if call, ok := ast.Unparen(init.Rhs[0]).(*ast.CallExpr); ok && c.classifies(call) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // withError reports whether an assignment's left side takes an error

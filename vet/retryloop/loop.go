@@ -26,6 +26,9 @@ type cond struct {
 	opaque int // opaqueNone, opaqueClassify, opaqueCtx, opaqueOther
 	key    string
 	neg    bool
+	// srcs are where the error variables came from where the condition
+	// stands: a later assignment does not change what it tested.
+	srcs map[types.Object]int
 }
 
 const (
@@ -39,6 +42,10 @@ const (
 const (
 	srcOutcome = iota // the call the loop is about (the default)
 	srcBound          // a wait or the context: it ends the loop, it is not an outcome
+	// srcLocal is a local step's error before the loop's remote call
+	// (err = rr.Prepare(); … resp, err = s.Do(req)): not an outcome of
+	// the call the loop is about, so it may go either way.
+	srcLocal
 )
 
 type state struct {
@@ -47,6 +54,7 @@ type state struct {
 }
 
 func (s state) with(c cond) state {
+	c.srcs = s.srcs
 	conds := make([]cond, len(s.conds), len(s.conds)+1)
 	copy(conds, s.conds)
 	return state{conds: append(conds, c), srcs: s.srcs}
@@ -74,7 +82,9 @@ type loopWalker struct {
 	goPos       []token.Pos
 	attempt     token.Pos
 	attemptCall *ast.CallExpr
-	exits       []state
+	// remoteCall is the loop's remote call, if it has one.
+	remoteCall *ast.CallExpr
+	exits      []state
 	// waits are the loop's wait calls; at records the path states that
 	// reach each.
 	waits map[*ast.CallExpr]bool
@@ -348,7 +358,11 @@ func (w *loopWalker) simple(s ast.Stmt, st state) state {
 			rhs = as.Rhs[0]
 		}
 		src := w.errSrc(rhs, st)
-		if _, isCall := ast.Unparen(rhs).(*ast.CallExpr); isCall && src == srcOutcome && (w.attempt == token.NoPos || as.Pos() < w.attempt) {
+		call, isCall := ast.Unparen(rhs).(*ast.CallExpr)
+		if isCall && src == srcOutcome && w.remoteCall != nil && as.End() < w.remoteCall.Pos() && w.c.remoteKind(call) == remoteNone {
+			src = srcLocal
+		}
+		if isCall && src == srcOutcome && (w.attempt == token.NoPos || as.Pos() < w.attempt) {
 			w.attempt = as.Pos()
 			w.attemptCall, _ = ast.Unparen(rhs).(*ast.CallExpr)
 		}

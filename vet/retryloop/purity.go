@@ -19,6 +19,9 @@ type purity struct {
 	// byDefault is set when it is pure only as configured by default: a
 	// configuration field's default value, a func field left unset.
 	byDefault bool
+	// caller is set when it is pure whatever the caller passes: an
+	// exported function's duration parameter, only scaled by counters.
+	caller bool
 }
 
 const (
@@ -33,12 +36,13 @@ const (
 
 func (p purity) and(q purity) purity {
 	d := p.byDefault || q.byDefault
+	cl := p.caller || q.caller
 	switch {
 	case p.kind == pNone:
-		q.byDefault = d
+		q.byDefault, q.caller = d, cl
 		return q
 	case q.kind == pNone:
-		p.byDefault = d
+		p.byDefault, p.caller = d, cl
 		return p
 	case p.kind == pRand || q.kind == pRand:
 		return purity{kind: pRand}
@@ -47,7 +51,7 @@ func (p purity) and(q purity) purity {
 	case p.kind == pParam || q.kind == pParam:
 		return purity{kind: pParam, params: p.params | q.params, byDefault: d}
 	}
-	return purity{kind: pPure, byDefault: d}
+	return purity{kind: pPure, byDefault: d, caller: cl}
 }
 
 // single returns the index of the one parameter p is made of.
@@ -144,6 +148,9 @@ func (c *checker) purity(e ast.Expr, body *ast.BlockStmt, fn *types.Func, depth 
 	if tv, ok := c.info.Types[e]; ok && tv.Value != nil {
 		return purity{kind: pPure}
 	}
+	if c.serverWait(e) {
+		return purity{kind: pNone} // the server's wait, not the client's backoff
+	}
 	switch e := e.(type) {
 	case *ast.BasicLit:
 		return purity{kind: pPure}
@@ -195,6 +202,10 @@ func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, d
 		if init, ok := c.pkgVars[v]; ok {
 			return c.purity(init, nil, nil, depth+1)
 		}
+		if v.Pkg() == c.pass.Pkg && !c.pkgAssigned[v] {
+			// var Max429Delay time.Duration: a setting left zero
+			return purity{kind: pPure, byDefault: true}
+		}
 		return purity{}
 	}
 	if fn != nil {
@@ -219,7 +230,7 @@ func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, d
 		}
 		return purity{}
 	}
-	p := purity{kind: pPure}
+	p := purity{kind: pNone}
 	off := c.offByDefault(body)
 	for _, x := range exprs {
 		if within(off, x) {
@@ -232,6 +243,10 @@ func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, d
 			continue
 		}
 		p = p.and(c.purity(x, body, fn, depth+1))
+	}
+	if p.kind == pNone && p.byDefault {
+		// assigned only when a setting is changed: zero by default
+		p.kind = pPure
 	}
 	return p
 }
@@ -270,6 +285,19 @@ func (c *checker) purityExcept(e ast.Expr, v *types.Var, body *ast.BlockStmt, fn
 				p = p.and(c.purityExcept(a, v, body, fn, depth+1))
 			}
 			return p
+		}
+		if callee := c.callee(e); callee != nil && c.decls[callee] != nil && !e.Ellipsis.IsValid() {
+			// d = grow(d, err): a helper of the package that returns
+			// what it is given, grown
+			if r := c.resultPurity(callee, depth); r.kind == pParam {
+				p := purity{kind: pPure, byDefault: r.byDefault}
+				for i := range min(len(e.Args), 64) {
+					if r.params&(1<<i) != 0 {
+						p = p.and(c.purityExcept(e.Args[i], v, body, fn, depth+1))
+					}
+				}
+				return p
+			}
 		}
 	}
 	return c.purity(e, body, fn, depth+1)
@@ -320,6 +348,9 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 	if isIfaceMethod(callee) {
 		return c.ifacePurity(call, callee, body, fn, depth)
 	}
+	if _, ours := c.decls[callee]; !ours {
+		return c.bindParams(c.importedResult(call, callee, body), call, body, fn, depth)
+	}
 	return c.bindParams(c.resultPurity(callee, depth), call, body, fn, depth)
 }
 
@@ -338,6 +369,7 @@ func (c *checker) resultPurity(callee *types.Func, depth int) purity {
 		r = purity{kind: pNone}
 		n := 0
 		var skip []ast.Node
+		off := c.offByDefault(d.Body)
 		ast.Inspect(d.Body, func(n2 ast.Node) bool {
 			switch n2 := n2.(type) {
 			case *ast.FuncLit:
@@ -347,6 +379,12 @@ func (c *checker) resultPurity(callee *types.Func, depth int) purity {
 					skip = append(skip, n2.Body)
 				}
 			case *ast.ReturnStmt:
+				if within(off, n2) {
+					// taken only when a setting is changed (if
+					// w.BackoffMin > 0 { return w.BackoffMin })
+					r.byDefault = true
+					return true
+				}
 				if len(n2.Results) > 0 && !within(skip, n2) {
 					n++
 					// Memoised, so computed afresh: not cut short by how
@@ -468,6 +506,15 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets 
 func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 	vals := c.fieldValues[v]
 	if len(vals) == 0 {
+		if isIntegerNotDuration(v.Type()) {
+			return purity{kind: pPure} // a counter (b.attempts++)
+		}
+		if isNamed(v.Type(), "time", "Duration") && v.Exported() && v.Pkg() == c.pass.Pkg && !c.fieldMutated[v] {
+			// A setting only the user gives (RetryParams.Period): one
+			// value, fixed when the client is made, the same on every
+			// retry; scaled by counters it is pure whatever it is.
+			return purity{kind: pPure, caller: true}
+		}
 		return purity{}
 	}
 	if p, ok := c.fieldPurities[v]; ok {
@@ -482,7 +529,13 @@ func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 			// an option's that nothing in the package calls
 			// (WithRetryWait(d) { o.wait = d }) is the user's setting,
 			// not a default.
-			p = p.and(c.paramFromCallers(fv.expr))
+			q := c.paramFromCallers(fv.expr)
+			if q.kind == pNone && c.userDuration(fv.expr) {
+				// WithExponentialBackoff(ctx, period, n): only the
+				// user gives it, one value for every retry
+				q = purity{kind: pPure, caller: true}
+			}
+			p = p.and(q)
 			continue
 		}
 		p = p.and(c.purity(fv.expr, fv.body, nil, 0))
@@ -551,8 +604,8 @@ func (c *checker) bindParams(r purity, call *ast.CallExpr, body *ast.BlockStmt, 
 	if r.kind != pParam {
 		return r
 	}
-	if call.Ellipsis.IsValid() {
-		return purity{}
+	if call.Ellipsis.IsValid() && (len(call.Args) == 0 || r.params>>(min(len(call.Args), 64)-1) != 0) {
+		return purity{} // the duration is in the spread slice
 	}
 	p := purity{kind: pPure, byDefault: r.byDefault}
 	for i := range min(len(call.Args), 64) {

@@ -215,7 +215,16 @@ type callSite struct {
 // through fn's callers in this package (its tests excluded): what they
 // pass, by default.
 func (c *checker) callersPurity(fn *types.Func, p purity) purity {
-	if p.kind != pParam || fn == nil {
+	return c.callersPurityDepth(fn, p, 0)
+}
+
+// callersPurityDepth binds p's parameters to what fn's callers in the
+// package pass, and theirs to their callers' (a few calls up). An
+// exported function nothing in the package calls is the user's API: a
+// duration parameter it only scales by counters is pure whatever the
+// user passes (autorest's DoRetryForAttempts(attempts, backoff)).
+func (c *checker) callersPurityDepth(fn *types.Func, p purity, depth int) purity {
+	if p.kind != pParam || fn == nil || depth > 3 {
 		return p
 	}
 	if c.sites == nil {
@@ -223,19 +232,43 @@ func (c *checker) callersPurity(fn *types.Func, p purity) purity {
 	}
 	sites := c.sites[fn]
 	if len(sites) == 0 {
+		if fn.Exported() && c.durationParams(fn, p.params) {
+			return purity{kind: pPure, caller: true, byDefault: p.byDefault}
+		}
 		return p
 	}
 	out := purity{kind: pNone}
 	for _, s := range sites {
-		out = out.and(c.bindParams(p, s.call, s.body, s.fn, 0))
+		q := c.bindParams(p, s.call, s.body, s.fn, 0)
+		if q.kind == pParam && s.fn != fn {
+			q = c.callersPurityDepth(s.fn, q, depth+1)
+		}
+		out = out.and(q)
 	}
 	switch out.kind {
 	case pNone, pParam:
 		return p
 	case pPure:
-		out.byDefault = true
+		if !out.caller {
+			out.byDefault = true
+		}
 	}
 	return out
+}
+
+// durationParams reports whether the parameters of fn that params names
+// are all time.Duration values (not funcs or interfaces that compute one).
+func (c *checker) durationParams(fn *types.Func, params uint64) bool {
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok {
+		return false
+	}
+	for i := range min(sig.Params().Len(), 64) {
+		if params&(1<<i) != 0 && !isNamed(sig.Params().At(i).Type(), "time", "Duration") {
+			return false
+		}
+	}
+	return params>>min(sig.Params().Len(), 64) == 0
 }
 
 // findSites fills c.sites with the calls of this package's functions made

@@ -112,11 +112,11 @@ type Policy interface {
 
 type constantPolicy struct{ every time.Duration }
 
-func (p *constantPolicy) Interval(int) time.Duration { return p.every }
+func (p *constantPolicy) Interval(int) time.Duration { return p.every } // want Interval:`result=1 resultparams=0 resultbydefault=true`
 
 type randomPolicy struct{ max time.Duration }
 
-func (p *randomPolicy) Interval(int) time.Duration {
+func (p *randomPolicy) Interval(int) time.Duration { // want Interval:`result=2`
 	return time.Duration(rand.Int64N(int64(p.max)))
 }
 

@@ -1,0 +1,245 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"sort"
+	"strings"
+)
+
+// A duration is often made in another package than the loop that waits
+// it: a backoff type of the module's own internal package
+// (boff.Duration()), a shared helper (backoff.Exponential(i)). Such a
+// function's result is summarised like a wait's duration and exported in
+// its FuncFact, with the receiver's fields that, when set, take a branch
+// the default leaves out (if b.Jitter > 0 { d += rand.N(b.Jitter) }). A
+// loop in another package that calls it takes that summary, unless it
+// sets one of those fields itself.
+
+// summarizeResult fills s.Result, s.ResultParams, s.ResultByDefault and
+// s.Gates for a function whose first result is a time.Duration.
+func (c *checker) summarizeResult(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
+	if !returnsDuration(fn) || s.RetryAfter {
+		return // a function that reads Retry-After returns the server's wait
+	}
+	p := c.resultPurity(fn, 0)
+	switch p.kind {
+	case pPure:
+		s.Result, s.ResultByDefault = jitterNone, p.byDefault
+	case pRand:
+		s.Result = jitterYes
+	case pParam:
+		s.ResultParams, s.ResultByDefault = p.params, p.byDefault
+	default:
+		return
+	}
+	if p.kind == pRand {
+		return
+	}
+	c.offByDefault(d.Body)
+	var names []string
+	seen := map[string]bool{}
+	for _, v := range c.gates[d.Body] {
+		if !seen[v.Name()] {
+			seen[v.Name()] = true
+			names = append(names, v.Name())
+		}
+	}
+	sort.Strings(names)
+	s.Gates = strings.Join(names, ",")
+}
+
+// returnsDuration reports whether fn's first result is a time.Duration.
+func returnsDuration(fn *types.Func) bool {
+	sig, ok := fn.Type().(*types.Signature)
+	return ok && sig.Results().Len() > 0 && isNamed(sig.Results().At(0).Type(), "time", "Duration")
+}
+
+// importedResult says what a function of another package returns, from
+// its fact: unknown if it has none, or if the call's receiver is of a
+// type whose gate fields this package sets to something other than zero.
+func (c *checker) importedResult(call *ast.CallExpr, callee *types.Func, body *ast.BlockStmt) purity {
+	f := c.fact(callee)
+	if f == nil {
+		return purity{}
+	}
+	var p purity
+	switch {
+	case f.RetryAfter && returnsDuration(callee):
+		return purity{kind: pNone} // the server's wait
+	case f.Result == jitterYes:
+		return purity{kind: pRand}
+	case f.Result == jitterNone:
+		p = purity{kind: pPure, byDefault: f.ResultByDefault}
+	case f.ResultParams != 0:
+		p = purity{kind: pParam, params: f.ResultParams, byDefault: f.ResultByDefault}
+	default:
+		return purity{}
+	}
+	if f.Gates != "" {
+		gates := strings.Split(f.Gates, ",")
+		if lits, ok := c.receiverLits(call, body); ok {
+			if litSets(c, lits, gates) {
+				return purity{}
+			}
+		} else if c.setsGate(callee, gates) {
+			return purity{}
+		}
+		p.byDefault = true
+	}
+	return p
+}
+
+// receiverLits returns the composite literals a method call's receiver is
+// made from, when it is a local variable every assignment of which is one
+// (st := &pacer.Step{Cap: time.Minute}).
+func (c *checker) receiverLits(call *ast.CallExpr, body *ast.BlockStmt) ([]*ast.CompositeLit, bool) {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return nil, false
+	}
+	id, ok := ast.Unparen(sel.X).(*ast.Ident)
+	if !ok {
+		return nil, false
+	}
+	v, ok := c.info.Uses[id].(*types.Var)
+	if !ok || c.params[v] {
+		return nil, false
+	}
+	vals := c.assignsOf(body)[v]
+	if len(vals) == 0 {
+		return nil, false
+	}
+	var lits []*ast.CompositeLit
+	for _, x := range vals {
+		x = ast.Unparen(x)
+		if u, ok := x.(*ast.UnaryExpr); ok && u.Op == token.AND {
+			x = ast.Unparen(u.X)
+		}
+		lit, ok := x.(*ast.CompositeLit)
+		if !ok {
+			return nil, false
+		}
+		lits = append(lits, lit)
+	}
+	return lits, true
+}
+
+// litSets reports whether any of the literals gives one of the named
+// fields a value other than zero.
+func litSets(c *checker, lits []*ast.CompositeLit, names []string) bool {
+	for _, lit := range lits {
+		for _, el := range lit.Elts {
+			kv, ok := el.(*ast.KeyValueExpr)
+			if !ok {
+				return true // positional: every field is given
+			}
+			id, ok := kv.Key.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			for _, n := range names {
+				if id.Name == n && !c.isZero(kv.Value) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// setsGate reports whether this package gives any of the named fields of
+// callee's receiver type a value other than zero.
+func (c *checker) setsGate(callee *types.Func, names []string) bool {
+	r := recvNamed(callee)
+	if r == nil {
+		return true // gates without a receiver: cannot tell
+	}
+	for _, name := range names {
+		obj, _, _ := types.LookupFieldOrMethod(r, true, r.Obj().Pkg(), name)
+		v, ok := obj.(*types.Var)
+		if !ok || !v.IsField() {
+			return true
+		}
+		if c.fieldMutated[v] {
+			return true
+		}
+		for _, fv := range c.fieldValues[v] {
+			if !c.isZero(fv.expr) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// findFieldMutations fills c.fieldMutated from f: the fields changed by
+// f++, f += d, a tuple assignment or through their address.
+func (c *checker) findFieldMutations(f *ast.File) {
+	if strings.HasSuffix(c.pass.Fset.File(f.Pos()).Name(), "_test.go") {
+		return
+	}
+	mark := func(e ast.Expr) {
+		if sel, ok := ast.Unparen(e).(*ast.SelectorExpr); ok {
+			if v, ok := c.info.Uses[sel.Sel].(*types.Var); ok && v.IsField() {
+				c.fieldMutated[v] = true
+			}
+		}
+		if id := identOf(e); id != nil {
+			if v, ok := c.info.Uses[id].(*types.Var); ok && v.Pkg() != nil && v.Parent() == v.Pkg().Scope() {
+				c.pkgAssigned[v] = true
+			}
+		}
+	}
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.IncDecStmt:
+			mark(n.X)
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				if n.Tok != token.ASSIGN || len(n.Lhs) != len(n.Rhs) {
+					mark(l)
+				} else if _, isSel := ast.Unparen(l).(*ast.SelectorExpr); !isSel {
+					mark(l) // a package variable assigned
+				}
+			}
+		case *ast.UnaryExpr:
+			if n.Op == token.AND {
+				mark(n.X)
+			}
+		}
+		return true
+	})
+}
+
+// serverWait reports whether e names the server's wait: a field or
+// variable called RetryAfter (retryAfter, retry_after), which a
+// rate-limited response's error carries. It is the server's, not the
+// client's backoff, and says nothing of the client's jitter.
+func (c *checker) serverWait(e ast.Expr) bool {
+	var id *ast.Ident
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		id = e
+	case *ast.SelectorExpr:
+		id = e.Sel
+	default:
+		return false
+	}
+	if _, ok := c.info.Uses[id].(*types.Var); !ok {
+		return false
+	}
+	return strings.Contains(strings.ToLower(strings.ReplaceAll(id.Name, "_", "")), "retryafter")
+}
+
+// userDuration reports whether e is a time.Duration parameter of an
+// exported function nothing in the package calls: a value only the user
+// gives.
+func (c *checker) userDuration(e ast.Expr) bool {
+	fn, idx, sites := c.paramSites(e)
+	if fn == nil || len(sites) != 0 || !fn.Exported() {
+		return false
+	}
+	return isNamed(fn.Type().(*types.Signature).Params().At(idx).Type(), "time", "Duration")
+}
