@@ -141,7 +141,7 @@ func Resending(tries int, base time.Duration) func(Doer) Doer {
 				if err == nil {
 					return resp, nil
 				}
-				if !pause(base, 0, i, r.Context().Done()) { // want `nojitter`
+				if !pause(base, 0, i, r.Context().Done()) { // want `nojitter: pause in a retry loop has a constant or purely exponential duration whatever its caller passes`
 					return nil, r.Context().Err()
 				}
 			}
