@@ -222,17 +222,14 @@ func (c *call) answer(w http.ResponseWriter, resp *http.Response) {
 
 // finish records the call: the access log line, the page's and metrics'
 // counters. w is the answer, nil when there is none: an answer of known
-// length, complete, is flushed to the client first, so that the log line
-// and the metrics are not on its path (net/http would flush it only when
+// length, complete, is flushed to the client after the counters and
+// before the log line, so that the line is not on its path (net/http would flush it only when
 // the handler returns); the flush net/http makes then finds nothing to
 // send.
 func (c *call) finish(w http.ResponseWriter) {
 	p := c.p
-	if w != nil && c.streamErr == nil && (p.log != nil || p.metrics != nil) && w.Header().Get("Content-Length") != "" {
-		if fl, ok := w.(http.Flusher); ok {
-			fl.Flush()
-		}
-	}
+	// The counters first: whoever has the answer finds it counted on the
+	// page and in /metrics.
 	if c.rt != nil && c.status >= 400 {
 		c.rt.failed.Add(1)
 	}
@@ -241,6 +238,11 @@ func (c *call) finish(w http.ResponseWriter) {
 	}
 	if p.log == nil {
 		return
+	}
+	if w != nil && c.streamErr == nil && w.Header().Get("Content-Length") != "" {
+		if fl, ok := w.(http.Flusher); ok {
+			fl.Flush()
+		}
 	}
 	ctx := context.Background()
 	lvl := slog.LevelInfo

@@ -58,7 +58,7 @@ func (h waitingLog) Handle(context.Context, slog.Record) error {
 
 // The access log line is written after the client has its answer, not
 // before: an answer of known length is flushed before the line is made,
-// so the log (a write to stderr) and the metrics are off the call's path.
+// so the log (a write to stderr) is off the call's path.
 func TestAnswerReachesClientBeforeLogLine(t *testing.T) {
 	tests := []struct {
 		name   string
