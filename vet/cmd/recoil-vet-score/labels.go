@@ -17,13 +17,13 @@ import (
 
 // splits are the parts of the labels file, in the order their tables are
 // printed: train, looked at while improving the analyzer; heldout, held out
-// at first but since seen; fresh, labelled by a labeller who never ran the
-// analyzer.
-var splits = []string{"train", "heldout", "fresh"}
+// at first but since seen; fresh and fresh2, each labelled by a labeller
+// who never ran the analyzer, from modules in no earlier split.
+var splits = []string{"train", "heldout", "fresh", "fresh2"}
 
 // labelled is one line of the labels file.
 type labelled struct {
-	split  string   // train, heldout or fresh
+	split  string   // one of splits
 	module string   // module@version
 	pkg    string   // package directory inside the module, "." for the root
 	fn     string   // Name or Recv.Name
