@@ -321,12 +321,7 @@ func (q *queue) sortRun(i int, bi []event) {
 	n := len(bi)
 	passes := (i - 1 + 7) / 8
 	var count [8][256]int32
-	for _, e := range bi {
-		k := ^uint64(e.at)
-		for p := range passes {
-			count[p][k>>(8*p)&255]++
-		}
-	}
+	countDigits(&count, bi, passes)
 	var buf []event
 	if k := len(q.free); k > 0 {
 		buf, q.free = q.free[k-1], q.free[:k-1]
@@ -364,6 +359,29 @@ func (q *queue) sortRun(i int, bi []event) {
 		q.best = q.nr
 	}
 	q.nr++
+}
+
+// countDigits counts the digits of the complemented times of bi, passes
+// of them from the lowest, into count. The four lowest are counted in one
+// unrolled loop whatever passes is (a bucket of up to 2^32 ns, 4 s, has no
+// more; one with fewer leaves counts nobody reads). With a loop over the
+// digits inside the loop over the events, counting took 4.4 times the
+// instructions (56 million against 13 in the three gateway-outage worlds
+// at 10,000 callers, callgrind).
+func countDigits(count *[8][256]int32, bi []event, passes int) {
+	for _, e := range bi {
+		k := ^uint64(e.at)
+		count[0][k&255]++
+		count[1][k>>8&255]++
+		count[2][k>>16&255]++
+		count[3][k>>24&255]++
+	}
+	for p := 4; p < passes; p++ {
+		c := &count[p]
+		for _, e := range bi {
+			c[^uint64(e.at)>>(8*p)&255]++
+		}
+	}
 }
 
 // fit returns b with length n, reallocated if it is too small.
