@@ -152,11 +152,17 @@ func (b brookerSchedule) Delay(retry int, prev time.Duration, rnd backoff.Source
 // time.Time as "now".
 var epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// epochUnix is epoch in Unix seconds.
-var epochUnix = epoch.Unix()
+// epochUnix is epoch in Unix seconds (TestVT checks it), a constant so
+// that vt's additions fold into one.
+const epochUnix = 1767225600
 
 // vt is the instant ns after epoch: the same time.Time as
 // epoch.Add(time.Duration(ns)), built from its seconds and nanoseconds,
 // which costs less than Add's overflow and monotonic-clock checks (the run
-// loop makes one or two per event).
-func vt(ns int64) time.Time { return time.Unix(epochUnix+ns/1e9, ns%1e9).UTC() }
+// loop makes one or two per event). ns is never negative (virtual time
+// starts at zero), so it is divided unsigned: no corrections for the sign,
+// and a remainder time.Unix need not normalise.
+func vt(ns int64) time.Time {
+	u := uint64(ns)
+	return time.Unix(epochUnix+int64(u/1e9), int64(u%1e9)).UTC()
+}

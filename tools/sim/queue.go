@@ -99,8 +99,15 @@ type queue struct {
 	// event of the runs, and one in a run after every one in the runs
 	// before it (see first). spare is the sort's other buffer; free holds
 	// the buffers of runs taken to their end.
-	runs  [maxRuns][]event
-	nr    int
+	runs [maxRuns][]event
+	nr   int
+	// ends[k] is the time of the end of runs[k], and best the index of
+	// the run whose end comes out first (see first): kept as the runs
+	// change, so that first compares the buckets' earliest with one run's
+	// end instead of going through them all, twice an event (min and the
+	// run loop's peek).
+	ends  [maxRuns]int64
+	best  int
 	spare []event
 	free  [][]event
 	// from is where the event min returned is: the run of that index, or
@@ -142,22 +149,31 @@ func (q *queue) peek() event {
 
 // first returns the earliest of the buckets' earliest and the runs' ends,
 // and where it is (a run's index, or -1): of equal times, the buckets'
-// first, then the run sorted last. An event of equal time in a later run
-// or a bucket was pushed later, since events of one time sit in one
-// bucket until it is sorted into a run.
+// first, then the run sorted last (see rebest). An event of equal time in
+// a later run or a bucket was pushed later, since events of one time sit
+// in one bucket until it is sorted into a run. A run must be taken.
 func (q *queue) first() (event, int) {
-	var e event
-	from := -2
+	r := q.runs[q.best]
+	x := r[len(r)-1]
 	if q.mask != 0 {
-		e, from = q.peekBuckets(), -1
-	}
-	for k := q.nr - 1; k >= 0; k-- {
-		r := q.runs[k]
-		if x := r[len(r)-1]; from == -2 || x.at < e.at {
-			e, from = x, k
+		if e := q.peekBuckets(); e.at <= x.at {
+			return e, -1
 		}
 	}
-	return e, from
+	return x, q.best
+}
+
+// rebest finds the run whose end comes out first: the earliest, and of
+// equal ends the one sorted last. A run must be taken.
+func (q *queue) rebest() {
+	best := q.nr - 1
+	at := q.ends[best]
+	for k := best - 1; k >= 0; k-- {
+		if q.ends[k] < at {
+			best, at = k, q.ends[k]
+		}
+	}
+	q.best = best
 }
 
 // peekBuckets is peek of the buckets alone; one must not be empty.
@@ -258,12 +274,19 @@ func (q *queue) pop() {
 	if k := q.from; k >= 0 {
 		r := q.runs[k][:len(q.runs[k])-1]
 		q.runs[k] = r
-		if len(r) == 0 { // taken to its end: the later runs move down
+		if len(r) > 0 {
+			q.ends[k] = r[len(r)-1].at
+		} else { // taken to its end: the later runs move down
 			q.free = append(q.free, r)
 			copy(q.runs[k:q.nr], q.runs[k+1:q.nr])
+			copy(q.ends[k:q.nr], q.ends[k+1:q.nr])
 			q.nr--
 			q.runs[q.nr] = nil
+			if q.nr == 0 {
+				return
+			}
 		}
+		q.rebest()
 		return
 	}
 	b := q.b[0][:len(q.b[0])-1]
@@ -298,12 +321,7 @@ func (q *queue) sortRun(i int, bi []event) {
 	n := len(bi)
 	passes := (i - 1 + 7) / 8
 	var count [8][256]int32
-	for _, e := range bi {
-		k := ^uint64(e.at)
-		for p := range passes {
-			count[p][k>>(8*p)&255]++
-		}
-	}
+	countDigits(&count, bi, passes)
 	var buf []event
 	if k := len(q.free); k > 0 {
 		buf, q.free = q.free[k-1], q.free[:k-1]
@@ -335,7 +353,35 @@ func (q *queue) sortRun(i int, bi []event) {
 	}
 	q.b[i] = bi[:0]
 	q.runs[q.nr], q.spare = src, bufs[w][:0]
+	q.ends[q.nr] = src[n-1].at
+	// The new run wins ties with the others (see first).
+	if q.nr == 0 || q.ends[q.nr] <= q.ends[q.best] {
+		q.best = q.nr
+	}
 	q.nr++
+}
+
+// countDigits counts the digits of the complemented times of bi, passes
+// of them from the lowest, into count. The four lowest are counted in one
+// unrolled loop whatever passes is (a bucket of up to 2^32 ns, 4 s, has no
+// more; one with fewer leaves counts nobody reads). With a loop over the
+// digits inside the loop over the events, counting took 4.4 times the
+// instructions (56 million against 13 in the three gateway-outage worlds
+// at 10,000 callers, callgrind).
+func countDigits(count *[8][256]int32, bi []event, passes int) {
+	for _, e := range bi {
+		k := ^uint64(e.at)
+		count[0][k&255]++
+		count[1][k>>8&255]++
+		count[2][k>>16&255]++
+		count[3][k>>24&255]++
+	}
+	for p := 4; p < passes; p++ {
+		c := &count[p]
+		for _, e := range bi {
+			c[^uint64(e.at)>>(8*p)&255]++
+		}
+	}
 }
 
 // fit returns b with length n, reallocated if it is too small.

@@ -10,8 +10,8 @@ import "sync"
 // and 100,000 callers hold a call each) and the collections that follow.
 // Nothing a run computes depends on where its memory came from.
 type scratch struct {
-	calls   [][]call
-	jobs    [][]job
+	calls   []*[chunkSize]call
+	jobs    []*[chunkSize]job
 	buckets [64][]event
 	spare   []event   // the queue's sort's spare buffer
 	runs    [][]event // and its runs' buffers, emptied
@@ -46,7 +46,7 @@ func (w *world) recycle() {
 }
 
 // reclaim clears the slots s used and returns its chunks, leaving s empty.
-func reclaim[T any](s *slab[T]) [][]T {
+func reclaim[T any](s *slab[T]) []*[chunkSize]T {
 	chunks := s.chunks
 	for i, c := range chunks {
 		used := int(s.n) - i<<chunkBits

@@ -81,14 +81,17 @@ type job struct {
 // slab stores entities in fixed chunks, so pointers stay valid while it
 // grows, and reuses freed slots: memory follows the entities in flight.
 type slab[T any] struct {
-	chunks [][]T
+	chunks []*[chunkSize]T // arrays, not slices: get checks one bound, not two
 	free   []int32
 	n      int32
 }
 
-const chunkBits = 12
+const (
+	chunkBits = 12
+	chunkSize = 1 << chunkBits
+)
 
-func (s *slab[T]) get(i int32) *T { return &s.chunks[i>>chunkBits][i&(1<<chunkBits-1)] }
+func (s *slab[T]) get(i int32) *T { return &s.chunks[i>>chunkBits][i&(chunkSize-1)] }
 
 func (s *slab[T]) alloc() int32 {
 	if k := len(s.free); k > 0 {
@@ -98,7 +101,7 @@ func (s *slab[T]) alloc() int32 {
 	}
 	i := s.n
 	if int(i>>chunkBits) == len(s.chunks) {
-		s.chunks = append(s.chunks, make([]T, 1<<chunkBits))
+		s.chunks = append(s.chunks, new([chunkSize]T))
 	}
 	s.n++
 	return i
