@@ -1,0 +1,79 @@
+package openloop
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestSpreadOf(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []float64
+		want Spread[float64]
+	}{
+		{"empty", nil, Spread[float64]{}},
+		{"one", []float64{3}, Spread[float64]{Median: 3, Q1: 3, Q3: 3, N: 1}},
+		{"five, unsorted", []float64{5, 1, 4, 2, 3}, Spread[float64]{Median: 3, Q1: 2, Q3: 4, N: 5}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := spreadOf(tc.in); got != tc.want {
+				t.Errorf("spreadOf = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// counting is a server that answers 200 and counts its calls.
+func counting(t *testing.T) (*httptest.Server, *atomic.Int64) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { n.Add(1) }))
+	t.Cleanup(srv.Close)
+	return srv, &n
+}
+
+func TestMixedSendsEachCallToOneServerByTheSeededCoin(t *testing.T) {
+	a, na := counting(t)
+	b, nb := counting(t)
+	urls := []string{a.URL, b.URL}
+	perSlice, all := Mixed(context.Background(), Client(), urls, `{}`, 400, 50*time.Millisecond, 4, 7)
+	if len(perSlice) != 4 || len(all) != 2 {
+		t.Fatalf("%d slices, %d servers; want 4, 2", len(perSlice), len(all))
+	}
+	if all[0].Calls+all[1].Calls != 80 || int(na.Load()) != all[0].Calls || int(nb.Load()) != all[1].Calls {
+		t.Errorf("calls %d + %d, served %d + %d; want 80 in all, as served", all[0].Calls, all[1].Calls, na.Load(), nb.Load())
+	}
+	for s, sl := range perSlice {
+		if sl[0].Calls+sl[1].Calls != 20 || sl[0].OK != sl[0].Calls || sl[1].OK != sl[1].Calls {
+			t.Errorf("slice %d: %+v; want 20 calls, all answered", s, sl)
+		}
+	}
+	again, _ := Mixed(context.Background(), Client(), urls, `{}`, 400, 50*time.Millisecond, 4, 7)
+	for s := range perSlice {
+		if again[s][0].Calls != perSlice[s][0].Calls {
+			t.Errorf("slice %d: %d calls to the first server, then %d with the same seed", s, perSlice[s][0].Calls, again[s][0].Calls)
+		}
+	}
+}
+
+func TestAlternateRunsEachServerAloneEachRound(t *testing.T) {
+	a, na := counting(t)
+	b, nb := counting(t)
+	rounds := Alternate(context.Background(), Client(), []string{a.URL, b.URL}, `{}`, 200, 50*time.Millisecond, 3, 1)
+	if len(rounds) != 3 {
+		t.Fatalf("%d rounds, want 3", len(rounds))
+	}
+	for i, r := range rounds {
+		for s, res := range r {
+			if res.Calls != 10 || res.OK != 10 {
+				t.Errorf("round %d, server %d: %d calls, %d answered; want 10, 10", i, s, res.Calls, res.OK)
+			}
+		}
+	}
+	if na.Load() != 30 || nb.Load() != 30 {
+		t.Errorf("served %d and %d, want 30 each", na.Load(), nb.Load())
+	}
+}
