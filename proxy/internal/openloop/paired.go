@@ -2,6 +2,7 @@ package openloop
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"slices"
@@ -16,20 +17,28 @@ import (
 // shuffles, for the figures only a server alone can give (the process's
 // CPU time and allocations per call).
 
-// Spread is a figure's median over paired slices, with its quartiles.
+// Spread is a figure's median over paired slices, with its quartiles and
+// a 95% confidence interval for the median.
 type Spread[T time.Duration | float64] struct {
 	Median, Q1, Q3 T
-	N              int // slices it is taken over
+	// Lo and Hi bound the median with 95% confidence, whatever the
+	// slices' distribution: the order statistics k and N-1-k of the
+	// sorted slices, k = ⌊(N − 1.96·√N)/2⌋ (the sign test's interval);
+	// the extremes when N is under 6.
+	Lo, Hi T
+	N      int // slices it is taken over
 }
 
-// spreadOf returns v's median and quartiles (v is sorted in place).
+// spreadOf returns v's median, quartiles and the median's 95% interval
+// (v is sorted in place).
 func spreadOf[T time.Duration | float64](v []T) Spread[T] {
 	if len(v) == 0 {
 		return Spread[T]{}
 	}
 	slices.Sort(v)
 	n := len(v) - 1
-	return Spread[T]{Median: v[n/2], Q1: v[n/4], Q3: v[n*3/4], N: len(v)}
+	k := max(int((float64(len(v))-1.96*math.Sqrt(float64(len(v))))/2), 0)
+	return Spread[T]{Median: v[n/2], Q1: v[n/4], Q3: v[n*3/4], Lo: v[k], Hi: v[n-k], N: len(v)}
 }
 
 // Mixed posts body at rate calls a second, in all, for slices slices of

@@ -16,8 +16,10 @@ func TestSpreadOf(t *testing.T) {
 		want Spread[float64]
 	}{
 		{"empty", nil, Spread[float64]{}},
-		{"one", []float64{3}, Spread[float64]{Median: 3, Q1: 3, Q3: 3, N: 1}},
-		{"five, unsorted", []float64{5, 1, 4, 2, 3}, Spread[float64]{Median: 3, Q1: 2, Q3: 4, N: 5}},
+		{"one", []float64{3}, Spread[float64]{Median: 3, Q1: 3, Q3: 3, Lo: 3, Hi: 3, N: 1}},
+		{"five, unsorted", []float64{5, 1, 4, 2, 3}, Spread[float64]{Median: 3, Q1: 2, Q3: 4, Lo: 1, Hi: 5, N: 5}},
+		// k = ⌊(30 − 1.96·√30)/2⌋ = 9: the 10th and 21st of 30.
+		{"thirty", seq(30), Spread[float64]{Median: 14, Q1: 7, Q3: 21, Lo: 9, Hi: 20, N: 30}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := spreadOf(tc.in); got != tc.want {
@@ -25,6 +27,14 @@ func TestSpreadOf(t *testing.T) {
 			}
 		})
 	}
+}
+
+func seq(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = float64(n - 1 - i)
+	}
+	return v
 }
 
 // counting is a server that answers 200 and counts its calls.
