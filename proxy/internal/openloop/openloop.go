@@ -202,10 +202,13 @@ type Figures struct {
 	Server
 	// P50 and P99 are over all its calls of the mixed run.
 	P50, P99 time.Duration
-	// AddedP50 and AddedP99 are its p50 and p99 less the reference's, in
-	// each slice of the mixed run: median and quartiles over the slices.
-	// Zero for the reference.
+	// AddedP50 and AddedP99 are its p50 and p99 less the reference's over
+	// the whole mixed run (Median), with the bootstrap's quartiles and 95%
+	// interval over its slices (Mix.Added). Zero for the reference.
 	AddedP50, AddedP99 Spread[time.Duration]
+	// SliceP50 is its p50 less the reference's slice by slice: median,
+	// quartiles and the median's 95% interval over the slices.
+	SliceP50 Spread[time.Duration]
 	// AllocsPerCall and CPUPerCall are the whole process's while it ran
 	// alone (Alternate): medians over the rounds.
 	AllocsPerCall float64
@@ -217,6 +220,9 @@ type Figures struct {
 	Throughput     float64 // calls a second with Callers callers and no waits
 	SustainedAtTop bool    // every call of the mixed run answered, p99 over them under the bound
 }
+
+// bootstraps is how many resamplings of the slices bound a difference.
+const bootstraps = 400
 
 // Plan is what Compare runs.
 type Plan struct {
@@ -250,7 +256,8 @@ func Compare(ctx context.Context, c *http.Client, servers []Server, p Plan) (flo
 	for i, s := range servers {
 		urls[i] = s.URL
 	}
-	perSlice, all := Mixed(ctx, c, urls, p.Body, at, p.Slice, p.Slices, p.Seed)
+	mix := Mixed(ctx, c, urls, p.Body, at, p.Slice, p.Slices, p.Seed)
+	perSlice, all := mix.Slices(), mix.All()
 	rounds := Alternate(ctx, c, urls, p.Body, at, p.Alone, p.Slices, p.Seed)
 	figs := make([]Figures, len(servers))
 	for i, s := range servers {
@@ -259,11 +266,11 @@ func Compare(ctx context.Context, c *http.Client, servers []Server, p Plan) (flo
 			f.P50, f.P99 = all[i].P50, all[i].P99
 			f.SustainedAtTop = all[i].Sustained(p.MaxP99)
 		}
-		var d50, d99, cpu, dcpu []time.Duration
+		var d50, cpu, dcpu []time.Duration
 		var allocs, dallocs []float64
 		for _, sl := range perSlice {
 			if sl[i].OK > 0 && sl[0].OK > 0 {
-				d50, d99 = append(d50, sl[i].P50-sl[0].P50), append(d99, sl[i].P99-sl[0].P99)
+				d50 = append(d50, sl[i].P50-sl[0].P50)
 			}
 		}
 		for _, r := range rounds {
@@ -272,7 +279,8 @@ func Compare(ctx context.Context, c *http.Client, servers []Server, p Plan) (flo
 		}
 		f.CPUPerCall, f.AllocsPerCall = spreadOf(cpu).Median, spreadOf(allocs).Median
 		if i > 0 {
-			f.AddedP50, f.AddedP99 = spreadOf(d50), spreadOf(d99)
+			f.AddedP50, f.AddedP99 = mix.Added(i, 0.5, bootstraps, p.Seed), mix.Added(i, 0.99, bootstraps, p.Seed)
+			f.SliceP50 = spreadOf(d50)
 			f.AddedCPU, f.AddedAllocs = spreadOf(dcpu), spreadOf(dallocs)
 		}
 		f.Throughput = Closed(ctx, c, s.URL, p.Body, p.Callers, p.Run)

@@ -41,16 +41,20 @@ func spreadOf[T time.Duration | float64](v []T) Spread[T] {
 	return Spread[T]{Median: v[n/2], Q1: v[n/4], Q3: v[n*3/4], Lo: v[k], Hi: v[n-k], N: len(v)}
 }
 
+// Mix is what Mixed measured: each call's latency (negative when it
+// was not answered 200), by slice and by server.
+type Mix struct {
+	lat [][][]time.Duration // [slice][server]
+	k   int
+}
+
 // Mixed posts body at rate calls a second, in all, for slices slices of
 // slice each, one open loop: each call, when due, goes to one of urls
 // chosen by a coin seeded with seed, on a goroutine of its own, and its
-// latency counts from when it was due. It returns, for each slice, each
-// server's Result over the calls due in that slice (Rate is the server's
-// share; Elapsed, Mallocs and CPU are not measured), and each server's
-// Result over the whole run. Every server meets the same moments of the
-// machine, so a difference between them within a slice is theirs, not the
-// machine's.
-func Mixed(ctx context.Context, c *http.Client, urls []string, body string, rate float64, slice time.Duration, slices int, seed uint64) (perSlice [][]Result, all []Result) {
+// latency counts from when it was due. Every server meets the same
+// moments of the machine, so a difference between them within the run
+// is theirs, not the machine's.
+func Mixed(ctx context.Context, c *http.Client, urls []string, body string, rate float64, slice time.Duration, slices int, seed uint64) *Mix {
 	per := int(rate * slice.Seconds())
 	n := per * slices
 	interval := time.Duration(float64(time.Second) / rate)
@@ -69,7 +73,8 @@ func Mixed(ctx context.Context, c *http.Client, urls []string, body string, rate
 			select {
 			case <-timer.C:
 			case <-ctx.Done():
-				return nil, nil
+				wg.Wait()
+				return &Mix{k: len(urls)}
 			}
 		}
 		wg.Add(1)
@@ -83,32 +88,109 @@ func Mixed(ctx context.Context, c *http.Client, urls []string, body string, rate
 		}(urls[to[i]])
 	}
 	wg.Wait()
-	share := rate / float64(len(urls))
-	perSlice = make([][]Result, slices)
-	for s := range slices {
-		perSlice[s] = tally(lat[s*per:(s+1)*per], to[s*per:(s+1)*per], len(urls), share)
+	m := &Mix{lat: make([][][]time.Duration, slices), k: len(urls)}
+	for i, d := range lat {
+		s := i / per
+		if m.lat[s] == nil {
+			m.lat[s] = make([][]time.Duration, len(urls))
+		}
+		m.lat[s][to[i]] = append(m.lat[s][to[i]], d)
 	}
-	return perSlice, tally(lat, to, len(urls), share)
+	return m
 }
 
-// tally sorts the latencies lat of calls sent to servers to (indices
-// below k) into a Result per server.
-func tally(lat []time.Duration, to []int, k int, rate float64) []Result {
-	each := make([][]time.Duration, k)
-	rs := make([]Result, k)
-	for i, d := range lat {
-		s := to[i]
-		rs[s].Calls++
-		if d >= 0 {
-			rs[s].OK++
-			each[s] = append(each[s], d)
+// Slices returns each slice's Result per server: calls, answered, p50,
+// p99 (Rate, Elapsed, Mallocs and CPU are not measured).
+func (m *Mix) Slices() [][]Result {
+	out := make([][]Result, len(m.lat))
+	for s, sl := range m.lat {
+		out[s] = make([]Result, m.k)
+		for i, v := range sl {
+			out[s][i] = tally(v)
 		}
 	}
-	for s := range rs {
-		rs[s].Rate = rate
-		rs[s].P50, rs[s].P99 = quantiles(each[s])
+	return out
+}
+
+// All returns each server's Result over the whole run.
+func (m *Mix) All() []Result {
+	out := make([]Result, m.k)
+	for i := range m.k {
+		var v []time.Duration
+		for _, sl := range m.lat {
+			v = append(v, sl[i]...)
+		}
+		out[i] = tally(v)
 	}
-	return rs
+	return out
+}
+
+// Added returns, for quantile q (0.5, 0.99), server i's quantile less
+// server 0's over the whole run, with a 95% interval from a bootstrap
+// over the slices: n times, as many slices drawn at random with
+// replacement (a coin seeded with seed) and the difference taken over
+// them; Lo and Hi are the 2.5th and 97.5th percentiles of those
+// differences, Q1 and Q3 their quartiles, N the slices. Drawing whole
+// slices keeps what the machine did at each moment common to both.
+func (m *Mix) Added(i int, q float64, n int, seed uint64) Spread[time.Duration] {
+	all := m.All()
+	if len(m.lat) == 0 || all[i].OK == 0 || all[0].OK == 0 {
+		return Spread[time.Duration]{}
+	}
+	coin := rand.New(rand.NewPCG(seed, 0xbb67ae8584caa73b))
+	diffs := make([]time.Duration, 0, n)
+	var a, b []time.Duration
+	for range n {
+		a, b = a[:0], b[:0]
+		for range m.lat {
+			sl := m.lat[coin.IntN(len(m.lat))]
+			a, b = appendOK(a, sl[0]), appendOK(b, sl[i])
+		}
+		if len(a) > 0 && len(b) > 0 {
+			diffs = append(diffs, quantile(b, q)-quantile(a, q))
+		}
+	}
+	slices.Sort(diffs)
+	full := quantile(okOnly(m.lat, i), q) - quantile(okOnly(m.lat, 0), q)
+	if len(diffs) == 0 {
+		return Spread[time.Duration]{Median: full, N: len(m.lat)}
+	}
+	at := func(p float64) time.Duration { return diffs[int(p*float64(len(diffs)-1))] }
+	return Spread[time.Duration]{Median: full, Q1: at(0.25), Q3: at(0.75), Lo: at(0.025), Hi: at(0.975), N: len(m.lat)}
+}
+
+func appendOK(dst, lat []time.Duration) []time.Duration {
+	for _, d := range lat {
+		if d >= 0 {
+			dst = append(dst, d)
+		}
+	}
+	return dst
+}
+
+func okOnly(lat [][][]time.Duration, i int) []time.Duration {
+	var v []time.Duration
+	for _, sl := range lat {
+		v = appendOK(v, sl[i])
+	}
+	return v
+}
+
+// quantile returns the q quantile of lat (sorted in place), as Run takes
+// it.
+func quantile(lat []time.Duration, q float64) time.Duration {
+	slices.Sort(lat)
+	return lat[(len(lat)-1)*int(math.Round(q*1000))/1000]
+}
+
+// tally makes a Result of one server's latencies (negative: not
+// answered).
+func tally(lat []time.Duration) Result {
+	r := Result{Calls: len(lat)}
+	ok := appendOK(nil, lat)
+	r.OK = len(ok)
+	r.P50, r.P99 = quantiles(ok)
+	return r
 }
 
 // quantiles returns the p50 and p99 of lat, sorted in place; zero when
@@ -117,8 +199,7 @@ func quantiles(lat []time.Duration) (p50, p99 time.Duration) {
 	if len(lat) == 0 {
 		return 0, 0
 	}
-	slices.Sort(lat)
-	return lat[(len(lat)-1)*50/100], lat[(len(lat)-1)*99/100]
+	return quantile(lat, 0.5), quantile(lat, 0.99)
 }
 
 // Alternate runs each of urls alone at rate calls a second for slice

@@ -49,7 +49,8 @@ func TestMixedSendsEachCallToOneServerByTheSeededCoin(t *testing.T) {
 	a, na := counting(t)
 	b, nb := counting(t)
 	urls := []string{a.URL, b.URL}
-	perSlice, all := Mixed(context.Background(), Client(), urls, `{}`, 400, 50*time.Millisecond, 4, 7)
+	mix := Mixed(context.Background(), Client(), urls, `{}`, 400, 50*time.Millisecond, 4, 7)
+	perSlice, all := mix.Slices(), mix.All()
 	if len(perSlice) != 4 || len(all) != 2 {
 		t.Fatalf("%d slices, %d servers; want 4, 2", len(perSlice), len(all))
 	}
@@ -61,7 +62,7 @@ func TestMixedSendsEachCallToOneServerByTheSeededCoin(t *testing.T) {
 			t.Errorf("slice %d: %+v; want 20 calls, all answered", s, sl)
 		}
 	}
-	again, _ := Mixed(context.Background(), Client(), urls, `{}`, 400, 50*time.Millisecond, 4, 7)
+	again := Mixed(context.Background(), Client(), urls, `{}`, 400, 50*time.Millisecond, 4, 7).Slices()
 	for s := range perSlice {
 		if again[s][0].Calls != perSlice[s][0].Calls {
 			t.Errorf("slice %d: %d calls to the first server, then %d with the same seed", s, perSlice[s][0].Calls, again[s][0].Calls)
@@ -85,5 +86,26 @@ func TestAlternateRunsEachServerAloneEachRound(t *testing.T) {
 	}
 	if na.Load() != 30 || nb.Load() != 30 {
 		t.Errorf("served %d and %d, want 30 each", na.Load(), nb.Load())
+	}
+}
+
+func TestAddedBoundsTheDifference(t *testing.T) {
+	ms := time.Millisecond
+	// Server 1 answers 2 ms later than server 0 in every slice, while the
+	// machine's own delay moves from slice to slice.
+	m := &Mix{k: 2}
+	for s := range 10 {
+		base := time.Duration(s) * ms
+		m.lat = append(m.lat, [][]time.Duration{
+			{base + 1*ms, base + 2*ms, base + 3*ms, -1},
+			{base + 3*ms, base + 4*ms, base + 5*ms},
+		})
+	}
+	got := m.Added(1, 0.5, 200, 1)
+	if got.N != 10 || got.Median <= 0 || got.Lo > got.Median || got.Hi < got.Median {
+		t.Errorf("Added = %+v; want a positive difference inside its interval over 10 slices", got)
+	}
+	if all := m.All(); all[0].Calls != 40 || all[0].OK != 30 || all[1].OK != 30 {
+		t.Errorf("All = %+v; want 40 calls to the first, 30 answered by each", all)
 	}
 }
