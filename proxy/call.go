@@ -185,7 +185,8 @@ func (c *call) answer(w http.ResponseWriter, resp *http.Response) {
 	if v := resp.Header["Content-Length"]; len(v) == 1 && resp.ContentLength >= 0 && !resp.Uncompressed {
 		h["Content-Length"] = v // the provider's own, when the body is passed as it came
 	}
-	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	ct := resp.Header["Content-Type"] // canonical: no canonicalizing per call
+	stream := len(ct) > 0 && strings.HasPrefix(ct[0], "text/event-stream")
 	w.WriteHeader(resp.StatusCode)
 	bp := bufs.Get().(*[]byte)
 	buf := *bp

@@ -332,8 +332,8 @@ func (t *table) authenticate(r *http.Request) *client {
 // already sent: the Stainless SDKs (OpenAI's and Anthropic's, in every
 // language) count their attempts in X-Stainless-Retry-Count.
 func isRetry(h http.Header) bool {
-	v := h.Get("X-Stainless-Retry-Count")
-	return v != "" && v != "0"
+	v := h["X-Stainless-Retry-Count"] // canonical: no canonicalizing per call
+	return len(v) > 0 && v[0] != "" && v[0] != "0"
 }
 
 var errTooLarge = errors.New("body too large")
