@@ -209,6 +209,10 @@ type Figures struct {
 	// SliceP50 is its p50 less the reference's slice by slice: median,
 	// quartiles and the median's 95% interval over the slices.
 	SliceP50 Spread[time.Duration]
+	// Twin is the median of its latency less the reference's over calls
+	// made in pairs, one to each at the same moment (Twins), with
+	// quartiles and the median's 95% interval.
+	Twin Spread[time.Duration]
 	// AllocsPerCall and CPUPerCall are the whole process's while it ran
 	// alone (Alternate): medians over the rounds.
 	AllocsPerCall float64
@@ -242,7 +246,8 @@ type Plan struct {
 // sustains; at that rate it runs the servers mixed (Mixed: each call to
 // one of them by a seeded coin, p.Slices slices of p.Slice), then alone in
 // turn (Alternate: p.Slices rounds of p.Alone each, in shuffled order),
-// and measures each one's closed-loop throughput. It returns the rate, the
+// then each other server in pairs of calls with the reference (Twins, as
+// long as the mixed run), and measures each one's closed-loop throughput. It returns the rate, the
 // ladder's runs, and each server's figures, its differences from the
 // reference taken slice by slice (latency) and round by round (CPU time,
 // allocations).
@@ -281,6 +286,7 @@ func Compare(ctx context.Context, c *http.Client, servers []Server, p Plan) (flo
 		if i > 0 {
 			f.AddedP50, f.AddedP99 = mix.Added(i, 0.5, bootstraps, p.Seed), mix.Added(i, 0.99, bootstraps, p.Seed)
 			f.SliceP50 = spreadOf(d50)
+			f.Twin = spreadOf(Twins(ctx, c, [2]string{urls[0], urls[i]}, p.Body, at, p.Slice*time.Duration(p.Slices), p.Seed))
 			f.AddedCPU, f.AddedAllocs = spreadOf(dcpu), spreadOf(dallocs)
 		}
 		f.Throughput = Closed(ctx, c, s.URL, p.Body, p.Callers, p.Run)

@@ -222,3 +222,53 @@ func Alternate(ctx context.Context, c *http.Client, urls []string, body string, 
 	}
 	return out
 }
+
+// Twins posts body to urls[0] and urls[1] at the same moments: rate/2
+// pairs a second for d (rate calls a second in all), each pair's two
+// calls started together on goroutines of their own, which one first
+// decided by a coin seeded with seed. It returns, for every pair whose
+// two calls were both answered 200, the second's latency less the
+// first's: a difference in which whatever delayed both — the machine at
+// that moment — cancels.
+func Twins(ctx context.Context, c *http.Client, urls [2]string, body string, rate float64, d time.Duration, seed uint64) []time.Duration {
+	pairs := int(rate / 2 * d.Seconds())
+	interval := time.Duration(2 * float64(time.Second) / rate)
+	coin := rand.New(rand.NewPCG(seed, 0x3c6ef372fe94f82b))
+	lat := make([][2]time.Duration, pairs)
+	var wg sync.WaitGroup
+	timer := time.NewTimer(0)
+	<-timer.C
+	start := time.Now()
+	for i := range pairs {
+		first := coin.IntN(2)
+		due := start.Add(time.Duration(i) * interval)
+		if w := time.Until(due); w > 0 {
+			timer.Reset(w)
+			select {
+			case <-timer.C:
+			case <-ctx.Done():
+				wg.Wait()
+				return nil
+			}
+		}
+		for _, s := range [2]int{first, 1 - first} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if call(ctx, c, urls[s], body) {
+					lat[i][s] = time.Since(due)
+				} else {
+					lat[i][s] = -1
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	diffs := make([]time.Duration, 0, pairs)
+	for _, l := range lat {
+		if l[0] >= 0 && l[1] >= 0 {
+			diffs = append(diffs, l[1]-l[0])
+		}
+	}
+	return diffs
+}

@@ -109,3 +109,12 @@ func TestAddedBoundsTheDifference(t *testing.T) {
 		t.Errorf("All = %+v; want 40 calls to the first, 30 answered by each", all)
 	}
 }
+
+func TestTwinsPairsEveryCall(t *testing.T) {
+	a, na := counting(t)
+	b, nb := counting(t)
+	diffs := Twins(context.Background(), Client(), [2]string{a.URL, b.URL}, `{}`, 400, 50*time.Millisecond, 1)
+	if len(diffs) != 10 || na.Load() != 10 || nb.Load() != 10 {
+		t.Errorf("%d pairs, served %d and %d; want 10 pairs, 10 calls each", len(diffs), na.Load(), nb.Load())
+	}
+}
