@@ -87,7 +87,7 @@ func Report(b *testing.B, servers []Server, plan Plan) {
 		b.Logf("%-22s adds, over all calls of the mixed run (bootstrap over %d slices): p50 %s, p99 %s",
 			f.Name, f.AddedP50.N, us(f.AddedP50), us(f.AddedP99))
 		b.Logf("%-22s adds, median of the slices' p50 differences: %s", f.Name, us(f.SliceP50))
-		b.Logf("%-22s adds, median over %d twin calls (one to each at once): %s", f.Name, f.Twin.N, us(f.Twin))
+		b.Logf("%-22s adds, over %d twin pairs (one call to each at once; both orders' medians, averaged): %s", f.Name, f.Twin.N, us(f.Twin))
 		b.Logf("%-22s adds, median over %d rounds alone: CPU/call %s, allocs/call %+.1f (quartiles %+.1f, %+.1f) over %s",
 			f.Name, f.AddedCPU.N, us(f.AddedCPU), f.AddedAllocs.Median, f.AddedAllocs.Q1, f.AddedAllocs.Q3, servers[0].Name)
 		b.ReportMetric(micros(f.AddedP50.Median), f.Tag+"-added-p50-µs")

@@ -209,9 +209,8 @@ type Figures struct {
 	// SliceP50 is its p50 less the reference's slice by slice: median,
 	// quartiles and the median's 95% interval over the slices.
 	SliceP50 Spread[time.Duration]
-	// Twin is the median of its latency less the reference's over calls
-	// made in pairs, one to each at the same moment (Twins), with
-	// quartiles and the median's 95% interval.
+	// Twin is its latency less the reference's over calls made in pairs,
+	// one to each at the same moment (Twins, TwinSpread).
 	Twin Spread[time.Duration]
 	// AllocsPerCall and CPUPerCall are the whole process's while it ran
 	// alone (Alternate): medians over the rounds.
@@ -286,7 +285,7 @@ func Compare(ctx context.Context, c *http.Client, servers []Server, p Plan) (flo
 		if i > 0 {
 			f.AddedP50, f.AddedP99 = mix.Added(i, 0.5, bootstraps, p.Seed), mix.Added(i, 0.99, bootstraps, p.Seed)
 			f.SliceP50 = spreadOf(d50)
-			f.Twin = spreadOf(Twins(ctx, c, [2]string{urls[0], urls[i]}, p.Body, at, p.Slice*time.Duration(p.Slices), p.Seed))
+			f.Twin = TwinSpread(Twins(ctx, c, [2]string{urls[0], urls[i]}, p.Body, at, p.Slice*time.Duration(p.Slices), p.Seed))
 			f.AddedCPU, f.AddedAllocs = spreadOf(dcpu), spreadOf(dallocs)
 		}
 		f.Throughput = Closed(ctx, c, s.URL, p.Body, p.Callers, p.Run)

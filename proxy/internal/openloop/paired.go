@@ -226,21 +226,24 @@ func Alternate(ctx context.Context, c *http.Client, urls []string, body string, 
 // Twins posts body to urls[0] and urls[1] at the same moments: rate/2
 // pairs a second for d (rate calls a second in all), each pair's two
 // calls started together on goroutines of their own, which one first
-// decided by a coin seeded with seed. It returns, for every pair whose
-// two calls were both answered 200, the second's latency less the
-// first's: a difference in which whatever delayed both — the machine at
-// that moment — cancels.
-func Twins(ctx context.Context, c *http.Client, urls [2]string, body string, rate float64, d time.Duration, seed uint64) []time.Duration {
+// decided by a coin seeded with seed. For every pair whose two calls were
+// both answered 200 it returns the second server's latency less the
+// first's, in two lists by which server's call was started first: a
+// difference in which whatever delayed both — the machine at that moment
+// — cancels. The call started first tends to be answered first; TwinSpread
+// takes the two orders' medians so that this cancels too.
+func Twins(ctx context.Context, c *http.Client, urls [2]string, body string, rate float64, d time.Duration, seed uint64) (firstA, firstB []time.Duration) {
 	pairs := int(rate / 2 * d.Seconds())
 	interval := time.Duration(2 * float64(time.Second) / rate)
 	coin := rand.New(rand.NewPCG(seed, 0x3c6ef372fe94f82b))
 	lat := make([][2]time.Duration, pairs)
+	order := make([]int, pairs)
 	var wg sync.WaitGroup
 	timer := time.NewTimer(0)
 	<-timer.C
 	start := time.Now()
 	for i := range pairs {
-		first := coin.IntN(2)
+		order[i] = coin.IntN(2)
 		due := start.Add(time.Duration(i) * interval)
 		if w := time.Until(due); w > 0 {
 			timer.Reset(w)
@@ -248,10 +251,10 @@ func Twins(ctx context.Context, c *http.Client, urls [2]string, body string, rat
 			case <-timer.C:
 			case <-ctx.Done():
 				wg.Wait()
-				return nil
+				return nil, nil
 			}
 		}
-		for _, s := range [2]int{first, 1 - first} {
+		for _, s := range [2]int{order[i], 1 - order[i]} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -264,11 +267,30 @@ func Twins(ctx context.Context, c *http.Client, urls [2]string, body string, rat
 		}
 	}
 	wg.Wait()
-	diffs := make([]time.Duration, 0, pairs)
-	for _, l := range lat {
-		if l[0] >= 0 && l[1] >= 0 {
-			diffs = append(diffs, l[1]-l[0])
+	for i, l := range lat {
+		if l[0] < 0 || l[1] < 0 {
+			continue
+		}
+		if order[i] == 0 {
+			firstA = append(firstA, l[1]-l[0])
+		} else {
+			firstB = append(firstB, l[1]-l[0])
 		}
 	}
-	return diffs
+	return firstA, firstB
+}
+
+// TwinSpread is the difference Twins measured: the mean of the two
+// orders' medians (each order's head start, the same size with the sign
+// reversed, cancels), its interval the mean of the two medians' 95%
+// intervals, its quartiles those of both lists together; N counts the
+// pairs.
+func TwinSpread(firstA, firstB []time.Duration) Spread[time.Duration] {
+	if len(firstA) == 0 || len(firstB) == 0 {
+		return Spread[time.Duration]{}
+	}
+	both := spreadOf(append(slices.Clone(firstA), firstB...))
+	a, b := spreadOf(firstA), spreadOf(firstB)
+	return Spread[time.Duration]{Median: (a.Median + b.Median) / 2, Lo: (a.Lo + b.Lo) / 2, Hi: (a.Hi + b.Hi) / 2,
+		Q1: both.Q1, Q3: both.Q3, N: both.N}
 }

@@ -113,8 +113,18 @@ func TestAddedBoundsTheDifference(t *testing.T) {
 func TestTwinsPairsEveryCall(t *testing.T) {
 	a, na := counting(t)
 	b, nb := counting(t)
-	diffs := Twins(context.Background(), Client(), [2]string{a.URL, b.URL}, `{}`, 400, 50*time.Millisecond, 1)
-	if len(diffs) != 10 || na.Load() != 10 || nb.Load() != 10 {
-		t.Errorf("%d pairs, served %d and %d; want 10 pairs, 10 calls each", len(diffs), na.Load(), nb.Load())
+	firstA, firstB := Twins(context.Background(), Client(), [2]string{a.URL, b.URL}, `{}`, 400, 50*time.Millisecond, 1)
+	if len(firstA)+len(firstB) != 10 || na.Load() != 10 || nb.Load() != 10 {
+		t.Errorf("%d pairs, served %d and %d; want 10 pairs, 10 calls each", len(firstA)+len(firstB), na.Load(), nb.Load())
+	}
+}
+
+func TestTwinSpreadCancelsTheHeadStart(t *testing.T) {
+	us := time.Microsecond
+	// The second server adds 5 µs; whichever call starts first gains 100.
+	firstA := []time.Duration{105 * us, 100 * us, 110 * us}
+	firstB := []time.Duration{-95 * us, -90 * us, -100 * us}
+	if got := TwinSpread(firstA, firstB); got.Median != 5*us || got.N != 6 {
+		t.Errorf("TwinSpread = %+v; want a median of 5µs over 6 pairs", got)
 	}
 }
