@@ -41,17 +41,10 @@ type call struct {
 	streamErr                  error
 	refused                    string // why the proxy answered without a provider's answer
 
-	url    url.URL     // the request out's URL
-	reader callBody    // the request out's body: a reader of body
-	ctx    callContext // the request out's context: the call's, carrying the call
+	url    url.URL      // the request out's URL
+	reader bytes.Reader // the request out's body for its first attempt: a reader of body
+	ctx    callContext  // the request out's context: the call's, carrying the call
 }
-
-// callBody reads a call's checked body for its first attempt; GetBody
-// gives each later one a reader of its own.
-type callBody struct{ bytes.Reader }
-
-// Close implements io.Closer: there is nothing to release.
-func (*callBody) Close() error { return nil }
 
 // getBody returns a new reader of the call's body, for an attempt after
 // the first.
@@ -185,7 +178,8 @@ func (c *call) answer(w http.ResponseWriter, resp *http.Response) {
 	if v := resp.Header["Content-Length"]; len(v) == 1 && resp.ContentLength >= 0 && !resp.Uncompressed {
 		h["Content-Length"] = v // the provider's own, when the body is passed as it came
 	}
-	stream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	ct := resp.Header["Content-Type"] // canonical: no canonicalizing per call
+	stream := len(ct) > 0 && strings.HasPrefix(ct[0], "text/event-stream")
 	w.WriteHeader(resp.StatusCode)
 	bp := bufs.Get().(*[]byte)
 	buf := *bp

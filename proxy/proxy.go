@@ -332,8 +332,8 @@ func (t *table) authenticate(r *http.Request) *client {
 // already sent: the Stainless SDKs (OpenAI's and Anthropic's, in every
 // language) count their attempts in X-Stainless-Retry-Count.
 func isRetry(h http.Header) bool {
-	v := h.Get("X-Stainless-Retry-Count")
-	return v != "" && v != "0"
+	v := h["X-Stainless-Retry-Count"] // canonical: no canonicalizing per call
+	return len(v) > 0 && v[0] != "" && v[0] != "0"
 }
 
 var errTooLarge = errors.New("body too large")
@@ -416,8 +416,13 @@ func (p *Proxy) forward(w http.ResponseWriter, out *http.Request, c *call) {
 	out.TransferEncoding, out.Trailer = nil, nil
 	filterRequestHeader(out.Header)
 	if len(c.body) > 0 {
+		// An io.NopCloser over a *bytes.Reader is a body net/http knows
+		// to be in memory: it writes the request's headers and body to
+		// the upstream in one write, where a body of any other type has
+		// its headers flushed first — a system call more, and an upstream
+		// that may wait for the second segment.
 		c.reader.Reset(c.body)
-		out.Body, out.GetBody, out.ContentLength = &c.reader, c.getBody, int64(len(c.body))
+		out.Body, out.GetBody, out.ContentLength = io.NopCloser(&c.reader), c.getBody, int64(len(c.body))
 	} else {
 		out.Body, out.GetBody, out.ContentLength = nil, nil, 0
 	}

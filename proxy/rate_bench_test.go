@@ -14,14 +14,17 @@ import (
 // BenchmarkProxyRate is the performance table of docs/benchmarks.md ("recoil
 // proxy"): with an open-loop load at increasing rates it finds the highest
 // rate httputil.ReverseProxy sustains on this machine with every call
-// answered and p99 under 5 ms, then runs the bare proxy and recoil proxy at
-// that rate, in turn, round by round, on the same upstream, and reports
-// each one's p50 and p99 (from when each call was due), the latency recoil
-// proxy adds, the process's allocations and CPU time per call, and each
-// one's closed-loop throughput. It takes tens of seconds: run it with
-// -benchtime 1x. RECOIL_PROXY_RATES (a comma-separated list of calls a
-// second), RECOIL_PROXY_RUN (each measured run) and RECOIL_PROXY_ROUNDS
-// change the plan.
+// answered and p99 under 5 ms; at that rate it sends each due call to the
+// bare proxy or to recoil proxy by a seeded coin, on the same upstream, and
+// reports the latency recoil proxy adds — p50 and p99 less the bare
+// proxy's, slice by slice (1 s slices), median and quartiles over the
+// slices — then runs each alone in short slices, in seeded order, for the
+// process's allocations and CPU time per call and their differences round
+// by round, and each one's closed-loop throughput. It takes over a minute:
+// run it with -benchtime 1x. RECOIL_PROXY_RATES (a comma-separated list of
+// calls a second), RECOIL_PROXY_SLICE, RECOIL_PROXY_SLICES,
+// RECOIL_PROXY_ALONE, RECOIL_PROXY_SEED and RECOIL_PROXY_RUN change the
+// plan (openloop.PlanFromEnv).
 func BenchmarkProxyRate(b *testing.B) {
 	up := benchUpstream(b)
 	u, _ := url.Parse(up.URL)

@@ -316,10 +316,11 @@ func (t *Transport) idleTimeout() time.Duration {
 // recoil Transport below as Base.
 func (t *Transport) stackedNote(req *http.Request) string {
 	var what string
-	switch {
-	case req.Header.Get("X-Stainless-Retry-Count") != "" && req.Header.Get("X-Stainless-Retry-Count") != "0":
-		what = "the SDK above retries too (X-Stainless-Retry-Count " + req.Header.Get("X-Stainless-Retry-Count") + ")"
-	case req.Header.Get(hop.HeaderAttempt) != "":
+	// The keys are canonical: indexed directly, not canonicalized per call.
+	switch sdk := firstValue(req.Header, "X-Stainless-Retry-Count"); {
+	case sdk != "" && sdk != "0":
+		what = "the SDK above retries too (X-Stainless-Retry-Count " + sdk + ")"
+	case firstValue(req.Header, hop.HeaderAttempt) != "":
 		what = "an outer recoil layer retries too (" + hop.HeaderAttempt + " is already set)"
 	default:
 		if _, ok := t.Base.(*Transport); ok {
@@ -330,6 +331,14 @@ func (t *Transport) stackedNote(req *http.Request) string {
 		return ""
 	}
 	return "two retry layers: attempts multiply; " + what
+}
+
+// firstValue is h.Get(key) for a key already in canonical form.
+func firstValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
 }
 
 // newKey returns a random idempotency key.

@@ -197,16 +197,35 @@ type Server struct {
 	Name, Tag, URL string
 }
 
-// Figures are one server's measurements in a comparison: medians over the
-// rounds.
+// Figures are one server's measurements in a comparison.
 type Figures struct {
 	Server
-	P50, P99       time.Duration
-	AllocsPerCall  float64
-	CPUPerCall     time.Duration // the whole process's CPU time per call
-	Throughput     float64       // calls a second with Callers callers and no waits
-	SustainedAtTop bool          // every round at the rate answered every call under the p99 bound
+	// P50 and P99 are over all its calls of the mixed run.
+	P50, P99 time.Duration
+	// AddedP50 and AddedP99 are its p50 and p99 less the reference's over
+	// the whole mixed run (Median), with the bootstrap's quartiles and 95%
+	// interval over its slices (Mix.Added). Zero for the reference.
+	AddedP50, AddedP99 Spread[time.Duration]
+	// SliceP50 is its p50 less the reference's slice by slice: median,
+	// quartiles and the median's 95% interval over the slices.
+	SliceP50 Spread[time.Duration]
+	// Twin is its latency less the reference's over calls made in pairs,
+	// one to each at the same moment (Twins, TwinSpread).
+	Twin Spread[time.Duration]
+	// AllocsPerCall and CPUPerCall are the whole process's while it ran
+	// alone (Alternate): medians over the rounds.
+	AllocsPerCall float64
+	CPUPerCall    time.Duration
+	// AddedAllocs and AddedCPU are AllocsPerCall and CPUPerCall less the
+	// reference's in the same round: median and quartiles over the rounds.
+	AddedAllocs    Spread[float64]
+	AddedCPU       Spread[time.Duration]
+	Throughput     float64 // calls a second with Callers callers and no waits
+	SustainedAtTop bool    // every call of the mixed run answered, p99 over them under the bound
 }
+
+// bootstraps is how many resamplings of the slices bound a difference.
+const bootstraps = 400
 
 // Plan is what Compare runs.
 type Plan struct {
@@ -214,49 +233,63 @@ type Plan struct {
 	Rates   []float64     // the rates to try on the first server, increasing
 	Step    time.Duration // each rate's run while finding the rate
 	MaxP99  time.Duration // the p99 the first server must stay under
-	Run     time.Duration // each measured run
-	Rounds  int           // measured runs per server, interleaved
+	Slice   time.Duration // each slice of the mixed run
+	Slices  int           // slices of the mixed run, and rounds of Alternate
+	Alone   time.Duration // each server's run in a round of Alternate
+	Seed    uint64        // the coins' seed
+	Run     time.Duration // each closed-loop run
 	Callers int           // closed-loop callers for the throughput
 }
 
 // Compare finds the highest of p.Rates that servers[0] (the reference)
-// sustains, then runs every server at that rate p.Rounds times, in turn,
-// round by round, and measures each one's closed-loop throughput. It
-// returns the rate, the ladder's runs, and each server's figures.
+// sustains; at that rate it runs the servers mixed (Mixed: each call to
+// one of them by a seeded coin, p.Slices slices of p.Slice), then alone in
+// turn (Alternate: p.Slices rounds of p.Alone each, in shuffled order),
+// then each other server in pairs of calls with the reference (Twins, as
+// long as the mixed run), and measures each one's closed-loop throughput. It returns the rate, the
+// ladder's runs, and each server's figures, its differences from the
+// reference taken slice by slice (latency) and round by round (CPU time,
+// allocations).
 func Compare(ctx context.Context, c *http.Client, servers []Server, p Plan) (float64, []Result, []Figures) {
 	rate, ladder := Highest(ctx, c, servers[0].URL, p.Body, p.Rates, p.Step, p.MaxP99)
 	at := rate
 	if at == 0 {
 		at = p.Rates[0] // none was sustained: measured at the lowest, and said so
 	}
-	runs := make([][]Result, len(servers))
-	for range p.Rounds {
-		for i, s := range servers {
-			runs[i] = append(runs[i], Run(ctx, c, s.URL, p.Body, at, p.Run))
-		}
+	urls := make([]string, len(servers))
+	for i, s := range servers {
+		urls[i] = s.URL
 	}
+	mix := Mixed(ctx, c, urls, p.Body, at, p.Slice, p.Slices, p.Seed)
+	perSlice, all := mix.Slices(), mix.All()
+	rounds := Alternate(ctx, c, urls, p.Body, at, p.Alone, p.Slices, p.Seed)
 	figs := make([]Figures, len(servers))
 	for i, s := range servers {
-		f := Figures{Server: s, SustainedAtTop: true}
-		var p50, p99 []time.Duration
-		var allocs []float64
-		var cpu []time.Duration
-		for _, r := range runs[i] {
-			p50, p99, allocs = append(p50, r.P50), append(p99, r.P99), append(allocs, r.AllocsPerCall())
-			cpu = append(cpu, r.CPUPerCall())
-			f.SustainedAtTop = f.SustainedAtTop && r.Sustained(p.MaxP99)
+		f := Figures{Server: s}
+		if i < len(all) {
+			f.P50, f.P99 = all[i].P50, all[i].P99
+			f.SustainedAtTop = all[i].Sustained(p.MaxP99)
 		}
-		f.P50, f.P99, f.AllocsPerCall, f.CPUPerCall = median(p50), median(p99), median(allocs), median(cpu)
+		var d50, cpu, dcpu []time.Duration
+		var allocs, dallocs []float64
+		for _, sl := range perSlice {
+			if sl[i].OK > 0 && sl[0].OK > 0 {
+				d50 = append(d50, sl[i].P50-sl[0].P50)
+			}
+		}
+		for _, r := range rounds {
+			cpu, allocs = append(cpu, r[i].CPUPerCall()), append(allocs, r[i].AllocsPerCall())
+			dcpu, dallocs = append(dcpu, r[i].CPUPerCall()-r[0].CPUPerCall()), append(dallocs, r[i].AllocsPerCall()-r[0].AllocsPerCall())
+		}
+		f.CPUPerCall, f.AllocsPerCall = spreadOf(cpu).Median, spreadOf(allocs).Median
+		if i > 0 {
+			f.AddedP50, f.AddedP99 = mix.Added(i, 0.5, bootstraps, p.Seed), mix.Added(i, 0.99, bootstraps, p.Seed)
+			f.SliceP50 = spreadOf(d50)
+			f.Twin = TwinSpread(Twins(ctx, c, [2]string{urls[0], urls[i]}, p.Body, at, p.Slice*time.Duration(p.Slices), p.Seed))
+			f.AddedCPU, f.AddedAllocs = spreadOf(dcpu), spreadOf(dallocs)
+		}
 		f.Throughput = Closed(ctx, c, s.URL, p.Body, p.Callers, p.Run)
 		figs[i] = f
 	}
 	return rate, ladder, figs
-}
-
-func median[T time.Duration | float64](v []T) T {
-	if len(v) == 0 {
-		return 0
-	}
-	slices.Sort(v)
-	return v[len(v)/2]
 }
