@@ -31,6 +31,10 @@ func (w *loopWalker) isBound(c cond, st state) bool {
 }
 
 func (c *checker) boundExpr(e ast.Expr, w *loopWalker, st state) bool {
+	return c.boundExprDepth(e, w, st, 0)
+}
+
+func (c *checker) boundExprDepth(e ast.Expr, w *loopWalker, st state, depth int) bool {
 	found := false
 	ast.Inspect(e, func(n ast.Node) bool {
 		if found {
@@ -71,6 +75,19 @@ func (c *checker) boundExpr(e ast.Expr, w *loopWalker, st state) bool {
 			if isShutdown(n.Sel.Name) && isBool(c.info.TypeOf(n)) {
 				found = true
 			}
+		case *ast.Ident:
+			// outOfRetries := n >= max; if outOfRetries { return }: a
+			// bound kept in a local flag.
+			if v, ok := c.info.Uses[n].(*types.Var); ok && w != nil && depth < 3 && isBool(v.Type()) && !c.params[v] && !isPkgVar(v) {
+				for _, x := range c.assignsOf(w.body)[v] {
+					if x != unknownExpr && c.boundExprDepth(x, w, st, depth+1) {
+						found = true
+					}
+				}
+			}
+			if isContext(c.info.TypeOf(n)) {
+				found = true
+			}
 		case ast.Expr:
 			if isContext(c.info.TypeOf(n)) {
 				found = true
@@ -98,9 +115,10 @@ func (c *checker) bounded(s ast.Stmt, w *loopWalker) bool {
 			return true
 		}
 	}
+	counters := c.loopCounters(s)
 	for _, e := range w.exits {
 		for _, cd := range e.conds {
-			if w.isBound(cd, e) || w.classifierBound(cd, e) {
+			if w.isBound(cd, e) || w.classifierBound(cd, e) || w.decided(cd, counters) {
 				return true
 			}
 		}
