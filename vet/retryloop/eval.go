@@ -7,6 +7,7 @@ import (
 	"go/token"
 	"go/types"
 	"sort"
+	"strings"
 )
 
 // A loop's go-round paths are evaluated against the outcomes the call in
@@ -141,6 +142,10 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 					return triF
 				}
 				if call, idx, ok := c.classifierCall(v, ev.w.body); ok {
+					if idx == 0 && isFunc(c.callee(call), "errors", "As") {
+						// ok := errors.As(err, &apiErr): as if tested where it stands
+						return ev.expr(call, o, depth+1)
+					}
 					if r, ok := ev.inline(call, idx, o); ok {
 						return r
 					}
@@ -151,7 +156,14 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 				return ev.expr(xs[0], o, depth+1)
 			}
 		}
+	case *ast.IndexExpr:
+		if set, st, ok := c.statusLookup(e); ok && c.hasStatus(st) {
+			return ev.lookup(set, st, o)
+		}
 	case *ast.CallExpr:
+		if set, st, ok := c.statusLookup(e); ok && c.hasStatus(st) {
+			return ev.lookup(set, st, o)
+		}
 		fn := c.callee(e)
 		if isFunc(fn, "errors", "As") && ev.k == remoteSDK {
 			if o.err && o.hasStatus {
@@ -295,6 +307,13 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 		}
 		return boolTri(r)
 	}
+	if o.err && o.hasStatus && isError(c.info.TypeOf(x)) && isError(c.info.TypeOf(y)) {
+		for _, pair := range [][2]ast.Expr{{x, y}, {y, x}} {
+			if ev.srcOf(pair[0]) == srcOutcome && c.isSentinel(pair[1]) {
+				return boolTri(op == token.NEQ) // a status's error is no errors.New sentinel
+			}
+		}
+	}
 	if isError(c.info.TypeOf(x)) || isError(c.info.TypeOf(y)) || c.inspectsError(x) || c.inspectsError(y) {
 		return triU // err == ErrSomething, status.Code(err) != codes.Unavailable: a classification
 	}
@@ -335,16 +354,86 @@ func isNil(info *types.Info, e ast.Expr) bool {
 func (c *checker) hasStatus(e ast.Expr) bool {
 	found := false
 	ast.Inspect(e, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "StatusCode" {
-			if t := c.info.TypeOf(sel); t != nil {
-				if b, ok := t.Underlying().(*types.Basic); ok && b.Info()&types.IsInteger != 0 {
-					found = true
-				}
-			}
+		if x, ok := n.(ast.Expr); ok && c.isStatus(x) {
+			found = true
 		}
 		return !found
 	})
 	return found
+}
+
+// isStatus reports whether e reads an HTTP status: a StatusCode field, or
+// a client's own response or error type giving it by a field or a method
+// (resp.StatusCode(), apiErr.HTTPStatusCode, e.Status on an error type,
+// res.Code on a response type).
+func (c *checker) isStatus(e ast.Expr) bool {
+	var sel *ast.SelectorExpr
+	switch x := ast.Unparen(e).(type) {
+	case *ast.SelectorExpr:
+		if _, isMethod := c.info.Uses[x.Sel].(*types.Func); isMethod {
+			return false // the method value, not its result
+		}
+		sel = x
+	case *ast.CallExpr:
+		if len(x.Args) != 0 {
+			return false
+		}
+		s, ok := ast.Unparen(x.Fun).(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		if _, isMethod := c.info.Uses[s.Sel].(*types.Func); !isMethod {
+			return false
+		}
+		sel = s
+	default:
+		return false
+	}
+	t := c.info.TypeOf(e)
+	if t == nil {
+		return false
+	}
+	if b, ok := t.Underlying().(*types.Basic); !ok || b.Info()&types.IsInteger == 0 {
+		return false
+	}
+	if n, ok := t.(*types.Named); ok && n.Obj().Pkg() != nil && strings.HasPrefix(n.Obj().Pkg().Path(), grpcPath) {
+		return false // a gRPC code, not an HTTP status
+	}
+	name := strings.ToLower(sel.Sel.Name)
+	switch {
+	case name == "statuscode" || name == "httpstatuscode" || name == "httpstatus":
+		return true
+	case strings.Contains(name, "status") || strings.HasSuffix(name, "code"):
+		// e.Status, res.Code, apiErr.HTTPCode(): on an error or a
+		// response type
+		return c.outcomeType(c.info.TypeOf(sel.X))
+	}
+	return false
+}
+
+// outcomeType reports whether t is an error type or a response type (by
+// its name): the types whose Status or Code is an HTTP status.
+func (c *checker) outcomeType(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	if isError(t) || types.Implements(t, errorIface) || types.Implements(types.NewPointer(t), errorIface) {
+		return true
+	}
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := t.(*types.Named)
+	if !ok {
+		return false
+	}
+	name := strings.ToLower(n.Obj().Name())
+	for _, w := range []string{"response", "resp", "error", "err", "result"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *checker) evalInt(e ast.Expr, o outcome, body *ast.BlockStmt, depth int) (int64, bool) {
@@ -359,8 +448,8 @@ func (c *checker) evalInt(e ast.Expr, o outcome, body *ast.BlockStmt, depth int)
 	switch e := e.(type) {
 	case *ast.ParenExpr:
 		return c.evalInt(e.X, o, body, depth+1)
-	case *ast.SelectorExpr:
-		if e.Sel.Name == "StatusCode" {
+	case *ast.SelectorExpr, *ast.CallExpr:
+		if c.isStatus(e) {
 			return int64(o.status), true
 		}
 	case *ast.Ident:
@@ -586,4 +675,14 @@ func (c *checker) classifierCall(v *types.Var, body *ast.BlockStmt) (*ast.CallEx
 		return true
 	})
 	return call, idx, n == 1 && call != nil
+}
+
+// lookup evaluates set[status] on outcome o.
+func (ev *evaluator) lookup(set, status ast.Expr, o outcome) tri {
+	c := ev.w.c
+	if !o.hasStatus || (o.err && ev.k == remoteHTTP) {
+		return triF
+	}
+	v, ok := c.evalInt(status, o, ev.w.body, 0)
+	return c.evalLookup(set, ev.w.body, o, v, ok)
 }

@@ -431,11 +431,11 @@ func mentionsRetryAfter(n ast.Node) bool {
 // sets is absent by default (pNone); one set by a constructor to a
 // function of this package is that function's result, by default.
 func (c *checker) funcValuePurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func, depth int) purity {
-	targets, isField, ok := c.funcTargets(call, body)
+	targets, lits, isField, ok := c.funcTargets(call, body)
 	if !ok {
 		return purity{}
 	}
-	if len(targets) == 0 {
+	if len(targets) == 0 && len(lits) == 0 {
 		if isField {
 			return purity{kind: pNone, byDefault: true}
 		}
@@ -444,6 +444,9 @@ func (c *checker) funcValuePurity(call *ast.CallExpr, body *ast.BlockStmt, fn *t
 	p := purity{kind: pNone}
 	for _, t := range targets {
 		p = p.and(c.bindParams(c.resultPurity(t, depth+1), call, body, fn, depth))
+	}
+	for _, lit := range lits {
+		p = p.and(c.litPurity(lit, depth+1))
 	}
 	if p.kind == pNone {
 		return purity{}
@@ -457,7 +460,7 @@ func (c *checker) funcValuePurity(call *ast.CallExpr, body *ast.BlockStmt, fn *t
 // funcTargets returns the functions a func-typed field or local variable
 // called by call is given in this package. ok is false if any value given
 // to it is not a named function (a literal, a parameter, a call's result).
-func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets []*types.Func, isField, ok bool) {
+func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets []*types.Func, lits []*ast.FuncLit, isField, ok bool) {
 	var v *types.Var
 	switch f := ast.Unparen(call.Fun).(type) {
 	case *ast.Ident:
@@ -466,7 +469,7 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets 
 		v, _ = c.info.Uses[f.Sel].(*types.Var)
 	}
 	if v == nil {
-		return nil, false, false
+		return nil, nil, false, false
 	}
 	var vals []ast.Expr
 	if v.IsField() {
@@ -476,11 +479,11 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets 
 		}
 	} else {
 		if c.params[v] {
-			return nil, false, false
+			return nil, nil, false, false
 		}
 		vals = c.assignsOf(body)[v]
 		if len(vals) == 0 {
-			return nil, false, false
+			return nil, nil, false, false
 		}
 	}
 	for _, x := range vals {
@@ -490,14 +493,43 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets 
 			obj = c.info.Uses[x]
 		case *ast.SelectorExpr:
 			obj = c.info.Uses[x.Sel]
+		case *ast.FuncLit:
+			// c.backoff = func(n uint8) time.Duration { return time.Second * time.Duration(n) }
+			lits = append(lits, x)
+			continue
 		}
 		t, isFunc := obj.(*types.Func)
 		if !isFunc {
-			return nil, isField, false
+			return nil, nil, isField, false
 		}
 		targets = append(targets, t)
 	}
-	return targets, isField, true
+	return targets, lits, isField, true
+}
+
+// litPurity says what a function literal returns (its first result), over
+// its return statements; its integer parameters are counters.
+func (c *checker) litPurity(lit *ast.FuncLit, depth int) purity {
+	if depth > 8 {
+		return purity{}
+	}
+	p, n := purity{kind: pNone}, 0
+	ast.Inspect(lit.Body, func(m ast.Node) bool {
+		switch m := m.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if len(m.Results) > 0 {
+				n++
+				p = p.and(c.purity(m.Results[0], lit.Body, nil, depth+1))
+			}
+		}
+		return true
+	})
+	if n == 0 || p.kind == pNone {
+		return purity{}
+	}
+	return p
 }
 
 // fieldPurity says what a configuration field holds, from the values the
