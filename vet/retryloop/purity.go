@@ -555,6 +555,9 @@ func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 	c.fieldPurities[v] = purity{} // a field defined through itself: unknown
 	p := purity{kind: pNone}
 	for _, fv := range vals {
+		if c.selfCopy(v, fv.expr) {
+			continue // c.cfg.delay = opts.delay: the user's setting copied over the default
+		}
 		if c.isParam(fv.expr) {
 			// A constructor's parameter is what the package's callers
 			// pass (DefaultBacko's NewBacko(100*time.Millisecond, …));
@@ -659,4 +662,12 @@ func (c *checker) isParam(e ast.Expr) bool {
 	}
 	v, ok := c.info.Uses[id].(*types.Var)
 	return ok && c.params[v]
+}
+
+// selfCopy reports whether e reads field v itself, of another value: a
+// setting copied from the user's options (if o.delay != 0 { c.delay =
+// o.delay }). It gives the field no value of the package's own.
+func (c *checker) selfCopy(v *types.Var, e ast.Expr) bool {
+	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+	return ok && c.info.Uses[sel.Sel] == v
 }
