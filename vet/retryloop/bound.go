@@ -117,7 +117,7 @@ func (c *checker) bounded(s ast.Stmt, w *loopWalker) bool {
 	}
 	counters := c.loopCounters(s)
 	for _, e := range w.exits {
-		for _, cd := range e.conds {
+		for _, cd := range flat(e.conds) {
 			if w.isBound(cd, e) || w.classifierBound(cd, e) || w.decided(cd, counters) {
 				return true
 			}

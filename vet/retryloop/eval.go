@@ -88,6 +88,15 @@ func (ev *evaluator) cond(c cond, o outcome) tri {
 	}
 	var r tri
 	switch {
+	case c.alts != nil:
+		r = triF
+		for _, a := range c.alts {
+			x := triT
+			for _, sc := range a {
+				x = and3(x, ev.cond(sc, o))
+			}
+			r = or3(r, x)
+		}
 	case c.opaque == opaqueClassify:
 		r = triU
 	case c.opaque != opaqueNone:

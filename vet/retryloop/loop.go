@@ -29,6 +29,24 @@ type cond struct {
 	// srcs are where the error variables came from where the condition
 	// stands: a later assignment does not change what it tested.
 	srcs map[types.Object]int
+	// alts, if set, make the condition a choice of ways that joined
+	// here: it holds if all the conditions of one of them do.
+	alts [][]cond
+}
+
+// flat returns conds with every choice's conditions spread out.
+func flat(conds []cond) []cond {
+	var out []cond
+	for _, c := range conds {
+		if c.alts == nil {
+			out = append(out, c)
+			continue
+		}
+		for _, a := range c.alts {
+			out = append(out, flat(a)...)
+		}
+	}
+	return out
 }
 
 const (
@@ -122,6 +140,21 @@ func merge(base state, outs []state) state {
 		}
 	}
 	conds := base.conds[:n:n]
+	// Where the ways that join here differ, keep them as a choice: an if
+	// whose one branch returns on success and other falls through on an
+	// error still says which outcomes come out of it.
+	var alts [][]cond
+	for _, o := range outs {
+		rest := o.conds[n:]
+		if len(rest) == 0 {
+			alts = nil // one way adds no condition: the choice says nothing
+			break
+		}
+		alts = append(alts, rest)
+	}
+	if len(alts) > 1 && len(alts) <= 8 {
+		conds = append(conds, cond{alts: alts})
+	}
 	srcs := outs[0].srcs
 	for _, o := range outs[1:] {
 		if fmt.Sprint(o.srcs) != fmt.Sprint(srcs) {
@@ -166,11 +199,9 @@ func (w *loopWalker) stmt(s ast.Stmt, st state, breakIsLoop, contIsLoop bool) (s
 	case *ast.SelectStmt:
 		return w.clauses(s.Body.List, st, opaqueOther, contIsLoop)
 	case *ast.ForStmt:
-		w.stmt(s.Body, st, false, false)
-		return st, true
+		return w.inner(s, s.Body, st)
 	case *ast.RangeStmt:
-		w.stmt(s.Body, st, false, false)
-		return st, true
+		return w.inner(s, s.Body, st)
 	case *ast.ExprStmt:
 		w.note(s, st)
 		if call, ok := s.X.(*ast.CallExpr); ok && w.c.noReturn(call) {
@@ -408,4 +439,17 @@ func (c *checker) mentionsContext(e ast.Node) bool {
 		return !found
 	})
 	return found
+}
+
+// inner walks a loop inside the loop. When it makes the loop's attempt
+// (for _, url := range mirrors { resp, err := c.Do(…) … }), what follows
+// it is reached the way its body's last round ended: each outcome of the
+// attempt is judged by the path it took through that body.
+func (w *loopWalker) inner(s ast.Stmt, body *ast.BlockStmt, st state) (state, bool) {
+	end, falls := w.stmt(body, st, false, false)
+	holds := func(p token.Pos) bool { return p.IsValid() && s.Pos() <= p && p < s.End() }
+	if falls && (w.remoteCall != nil && holds(w.remoteCall.Pos()) || holds(w.attempt)) {
+		return end, true
+	}
+	return st, true
 }
