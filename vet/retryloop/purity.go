@@ -101,9 +101,13 @@ func (c *checker) assignsOf(body *ast.BlockStmt) map[types.Object][]ast.Expr {
 				if o == nil {
 					continue
 				}
-				if len(n.Lhs) == len(n.Rhs) {
+				switch {
+				case len(n.Lhs) == len(n.Rhs):
 					m[o] = append(m[o], n.Rhs[i])
-				} else {
+				case i == 0 && len(n.Rhs) == 1 && isCallExpr(n.Rhs[0]):
+					// d, ok := b.Next(): the call stands for its first result
+					m[o] = append(m[o], n.Rhs[0])
+				default:
 					m[o] = append(m[o], unknownExpr)
 				}
 			}
@@ -197,7 +201,18 @@ func (c *checker) identPurity(id *ast.Ident, body *ast.BlockStmt, fn *types.Func
 	return purity{}
 }
 
+// litArg is what a function literal's parameter is bound to while its
+// result is read: the call's argument, where the call stands.
+type litArg struct {
+	expr ast.Expr
+	body *ast.BlockStmt
+	fn   *types.Func
+}
+
 func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, depth int) purity {
+	if a, ok := c.litArgs[v]; ok {
+		return c.purity(a.expr, a.body, a.fn, depth+1)
+	}
 	if v.Pkg() != nil && v.Parent() == v.Pkg().Scope() {
 		if init, ok := c.pkgVars[v]; ok {
 			return c.purity(init, nil, nil, depth+1)
@@ -446,7 +461,7 @@ func (c *checker) funcValuePurity(call *ast.CallExpr, body *ast.BlockStmt, fn *t
 		p = p.and(c.bindParams(c.resultPurity(t, depth+1), call, body, fn, depth))
 	}
 	for _, lit := range lits {
-		p = p.and(c.litPurity(lit, depth+1))
+		p = p.and(c.litPurity(lit, call, body, fn, depth+1))
 	}
 	if p.kind == pNone {
 		return purity{}
@@ -509,9 +524,20 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets 
 
 // litPurity says what a function literal returns (its first result), over
 // its return statements; its integer parameters are counters.
-func (c *checker) litPurity(lit *ast.FuncLit, depth int) purity {
+func (c *checker) litPurity(lit *ast.FuncLit, call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func, depth int) purity {
 	if depth > 8 {
 		return purity{}
+	}
+	// Its parameters are the call's arguments while its returns are read.
+	if sig, ok := c.info.TypeOf(lit).(*types.Signature); ok && !call.Ellipsis.IsValid() && sig.Params().Len() == len(call.Args) && !sig.Variadic() {
+		for i := range sig.Params().Len() {
+			pv := sig.Params().At(i)
+			if _, bound := c.litArgs[pv]; bound {
+				return purity{} // a literal calling itself
+			}
+			c.litArgs[pv] = litArg{call.Args[i], body, fn}
+			defer delete(c.litArgs, pv)
+		}
 	}
 	p, n := purity{kind: pNone}, 0
 	ast.Inspect(lit.Body, func(m ast.Node) bool {
@@ -670,4 +696,9 @@ func (c *checker) isParam(e ast.Expr) bool {
 func (c *checker) selfCopy(v *types.Var, e ast.Expr) bool {
 	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
 	return ok && c.info.Uses[sel.Sel] == v
+}
+
+func isCallExpr(e ast.Expr) bool {
+	_, ok := ast.Unparen(e).(*ast.CallExpr)
+	return ok
 }
