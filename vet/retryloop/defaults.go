@@ -71,7 +71,7 @@ func (c *checker) zeroByDefault(v *types.Var) bool {
 		return v.Exported() && v.Pkg() == c.pass.Pkg && !c.fieldMutated[v]
 	}
 	for _, fv := range vals {
-		if c.isZero(fv.expr) || c.selfCopy(v, fv.expr) {
+		if c.isZero(fv.expr) || c.selfCopy(v, fv.expr) || c.userParam(fv.expr) {
 			continue
 		}
 		if !c.zeroFromCallers(fv.expr) {

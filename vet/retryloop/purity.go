@@ -163,6 +163,11 @@ func (c *checker) purity(e ast.Expr, body *ast.BlockStmt, fn *types.Func, depth 
 	case *ast.UnaryExpr:
 		return c.purity(e.X, body, fn, depth+1)
 	case *ast.BinaryExpr:
+		if e.Op == token.MUL && (c.zeroField(e.X) || c.zeroField(e.Y)) {
+			// rand × r.jitter, with the jitter zero unless the user
+			// sets it: nothing by default
+			return purity{kind: pNone, byDefault: true}
+		}
 		return c.purity(e.X, body, fn, depth+1).and(c.purity(e.Y, body, fn, depth+1))
 	case *ast.IndexExpr:
 		return c.purity(e.X, body, fn, depth+1)

@@ -3,7 +3,11 @@
 // Written for these tests.
 package chains
 
-import "time"
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+)
 
 // Watcher redials a server after each lost connection.
 type Watcher struct {
@@ -62,5 +66,43 @@ func dialPaced(dial func() error) {
 			return
 		}
 		time.Sleep(d) // want `nojitter: this wait`
+	}
+}
+
+// Retrier retries on the user's schedule, jittered only if SetSpread is
+// called.
+type Retrier struct {
+	plan   []time.Duration
+	spread float64
+	rnd    *rand.Rand
+}
+
+// NewRetrier makes a Retrier that waits plan[i] before retry i.
+func NewRetrier(plan []time.Duration) *Retrier {
+	return &Retrier{plan: plan, rnd: rand.New(rand.NewPCG(1, 2))}
+}
+
+// SetSpread makes every wait vary by up to f of itself.
+func (r *Retrier) SetSpread(f float64) { r.spread = f }
+
+func (r *Retrier) wait(i int) time.Duration {
+	i = min(i, len(r.plan)-1)
+	return r.plan[i] + time.Duration((r.rnd.Float64()*2-1)*r.spread*float64(r.plan[i]))
+}
+
+// case: flag nojitter
+func (r *Retrier) run(ctx context.Context, op func(context.Context) error) error {
+	for i := 0; ; i++ {
+		err := op(ctx)
+		if err == nil || i >= len(r.plan) {
+			return err
+		}
+		t := time.NewTimer(r.wait(i)) // want `nojitter: this wait`
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
 	}
 }
