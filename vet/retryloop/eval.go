@@ -316,13 +316,6 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 		}
 		return boolTri(r)
 	}
-	if o.err && o.hasStatus && isError(c.info.TypeOf(x)) && isError(c.info.TypeOf(y)) {
-		for _, pair := range [][2]ast.Expr{{x, y}, {y, x}} {
-			if ev.srcOf(pair[0]) == srcOutcome && c.isSentinel(pair[1]) {
-				return boolTri(op == token.NEQ) // a status's error is no errors.New sentinel
-			}
-		}
-	}
 	if isError(c.info.TypeOf(x)) || isError(c.info.TypeOf(y)) || c.inspectsError(x) || c.inspectsError(y) {
 		return triU // err == ErrSomething, status.Code(err) != codes.Unavailable: a classification
 	}
