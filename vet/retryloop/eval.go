@@ -7,7 +7,6 @@ import (
 	"go/token"
 	"go/types"
 	"sort"
-	"strings"
 )
 
 // A loop's go-round paths are evaluated against the outcomes the call in
@@ -364,80 +363,6 @@ func (c *checker) hasStatus(e ast.Expr) bool {
 	return found
 }
 
-// isStatus reports whether e reads an HTTP status: a StatusCode field, or
-// a client's own response or error type giving it by a field or a method
-// (resp.StatusCode(), apiErr.HTTPStatusCode, e.Status on an error type,
-// res.Code on a response type).
-func (c *checker) isStatus(e ast.Expr) bool {
-	var sel *ast.SelectorExpr
-	switch x := ast.Unparen(e).(type) {
-	case *ast.SelectorExpr:
-		if _, isMethod := c.info.Uses[x.Sel].(*types.Func); isMethod {
-			return false // the method value, not its result
-		}
-		sel = x
-	case *ast.CallExpr:
-		if len(x.Args) != 0 {
-			return false
-		}
-		s, ok := ast.Unparen(x.Fun).(*ast.SelectorExpr)
-		if !ok {
-			return false
-		}
-		if _, isMethod := c.info.Uses[s.Sel].(*types.Func); !isMethod {
-			return false
-		}
-		sel = s
-	default:
-		return false
-	}
-	t := c.info.TypeOf(e)
-	if t == nil {
-		return false
-	}
-	if b, ok := t.Underlying().(*types.Basic); !ok || b.Info()&types.IsInteger == 0 {
-		return false
-	}
-	if n, ok := t.(*types.Named); ok && n.Obj().Pkg() != nil && strings.HasPrefix(n.Obj().Pkg().Path(), grpcPath) {
-		return false // a gRPC code, not an HTTP status
-	}
-	name := strings.ToLower(sel.Sel.Name)
-	switch {
-	case name == "statuscode" || name == "httpstatuscode" || name == "httpstatus":
-		return true
-	case strings.Contains(name, "status") || strings.HasSuffix(name, "code"):
-		// e.Status, res.Code, apiErr.HTTPCode(): on an error or a
-		// response type
-		return c.outcomeType(c.info.TypeOf(sel.X))
-	}
-	return false
-}
-
-// outcomeType reports whether t is an error type or a response type (by
-// its name): the types whose Status or Code is an HTTP status.
-func (c *checker) outcomeType(t types.Type) bool {
-	if t == nil {
-		return false
-	}
-	if isError(t) || types.Implements(t, errorIface) || types.Implements(types.NewPointer(t), errorIface) {
-		return true
-	}
-	if p, ok := t.(*types.Pointer); ok {
-		t = p.Elem()
-	}
-	n, ok := t.(*types.Named)
-	if !ok {
-		return false
-	}
-	name := strings.ToLower(n.Obj().Name())
-	for _, w := range []string{"response", "resp", "error", "err", "result"} {
-		if strings.Contains(name, w) {
-			return true
-		}
-	}
-	return false
-}
-
 func (c *checker) evalInt(e ast.Expr, o outcome, body *ast.BlockStmt, depth int) (int64, bool) {
 	if depth > 6 {
 		return 0, false
@@ -677,14 +602,4 @@ func (c *checker) classifierCall(v *types.Var, body *ast.BlockStmt) (*ast.CallEx
 		return true
 	})
 	return call, idx, n == 1 && call != nil
-}
-
-// lookup evaluates set[status] on outcome o.
-func (ev *evaluator) lookup(set, status ast.Expr, o outcome) tri {
-	c := ev.w.c
-	if !o.hasStatus || (o.err && ev.k == remoteHTTP) {
-		return triF
-	}
-	v, ok := c.evalInt(status, o, ev.w.body, 0)
-	return c.evalLookup(set, ev.w.body, o, v, ok)
 }
