@@ -84,6 +84,9 @@ func (c *checker) boundExprDepth(e ast.Expr, w *loopWalker, st state, depth int)
 						found = true
 					}
 				}
+				if c.setOnCancel(v, w.body) {
+					found = true // case <-ctx.Done(): done = true
+				}
 			}
 			if isContext(c.info.TypeOf(n)) {
 				found = true
@@ -151,4 +154,34 @@ func (c *checker) receivesSignal(comm ast.Stmt) bool {
 	}
 	st, ok := ch.Elem().Underlying().(*types.Struct)
 	return ok && st.NumFields() == 0
+}
+
+// setOnCancel reports whether body assigns v in a select case that hears
+// the context or a done signal: for !done { … case <-ctx.Done(): done =
+// true }.
+func (c *checker) setOnCancel(v *types.Var, body *ast.BlockStmt) bool {
+	if body == nil {
+		return false
+	}
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		cc, ok := n.(*ast.CommClause)
+		if !ok || found {
+			return !found
+		}
+		if cc.Comm == nil || !(c.mentionsContext(cc.Comm) || c.receivesSignal(cc.Comm)) {
+			return true
+		}
+		for _, s := range cc.Body {
+			if as, ok := s.(*ast.AssignStmt); ok {
+				for _, l := range as.Lhs {
+					if id := identOf(l); id != nil && c.info.Uses[id] == v {
+						found = true
+					}
+				}
+			}
+		}
+		return true
+	})
+	return found
 }

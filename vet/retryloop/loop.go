@@ -128,7 +128,7 @@ func (w *loopWalker) note(s ast.Node, st state) {
 	})
 }
 
-func merge(base state, outs []state) state {
+func (w *loopWalker) merge(base state, outs []state) state {
 	if len(outs) == 1 {
 		return outs[0]
 	}
@@ -145,7 +145,7 @@ func merge(base state, outs []state) state {
 	// error still says which outcomes come out of it.
 	var alts [][]cond
 	for _, o := range outs {
-		rest := o.conds[n:]
+		rest := w.outcomeConds(o.conds[n:])
 		if len(rest) == 0 {
 			alts = nil // one way adds no condition: the choice says nothing
 			break
@@ -251,7 +251,7 @@ func (w *loopWalker) ifStmt(s *ast.IfStmt, st state, breakIsLoop, contIsLoop boo
 	}
 	switch {
 	case tf && ef:
-		return merge(st, []state{t, e}), true
+		return w.merge(st, []state{t, e}), true
 	case tf:
 		return t, true
 	case ef:
@@ -301,7 +301,7 @@ func (w *loopWalker) switchStmt(s *ast.SwitchStmt, st state, contIsLoop bool) (s
 	if len(outs) == 0 {
 		return st, false
 	}
-	return merge(st, outs), true
+	return w.merge(st, outs), true
 }
 
 // typeSwitch walks a type switch's cases as opaque choices: a
@@ -351,7 +351,7 @@ func (w *loopWalker) clauses(list []ast.Stmt, st state, kind int, contIsLoop boo
 	if len(outs) == 0 {
 		return st, false
 	}
-	return merge(st, outs), true
+	return w.merge(st, outs), true
 }
 
 // noReturn reports whether a call never returns (panic, os.Exit,
@@ -452,4 +452,52 @@ func (w *loopWalker) inner(s ast.Stmt, body *ast.BlockStmt, st state) (state, bo
 		return end, true
 	}
 	return st, true
+}
+
+// outcomeConds keeps, of the conditions a joining way adds, those that can
+// depend on the attempt's outcome (an error, a response or a status, or
+// a call handed one): a logger's type switch or a hook's nil test says
+// nothing of the outcome and would only multiply the settings to try.
+func (w *loopWalker) outcomeConds(conds []cond) []cond {
+	var out []cond
+	for _, c := range conds {
+		if c.alts != nil || c.opaque == opaqueClassify || c.opaque == opaqueCtx {
+			out = append(out, c)
+			continue
+		}
+		if c.opaque != opaqueNone {
+			continue
+		}
+		exprs := append([]ast.Expr{c.expr, c.tag}, c.values...)
+		for _, e := range exprs {
+			if e != nil && w.c.mentionsOutcome(e) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// mentionsOutcome reports whether e involves an error, a response or a
+// status, or a boolean some call handed one gave (a classifier's verdict).
+func (c *checker) mentionsOutcome(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		x, ok := n.(ast.Expr)
+		if !ok || found {
+			return !found
+		}
+		t := c.info.TypeOf(x)
+		if isError(t) || isNamed(t, "net/http", "Response") || c.isStatus(x) || isContext(t) {
+			found = true
+		}
+		if id, ok := x.(*ast.Ident); ok && isBool(t) {
+			if v, ok := c.info.Uses[id].(*types.Var); ok && !isPkgVar(v) && !v.IsField() {
+				found = true // a local flag: a verdict, perhaps
+			}
+		}
+		return !found
+	})
+	return found
 }
