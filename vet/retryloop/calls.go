@@ -267,7 +267,7 @@ func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) 
 	if f == nil && isIfaceMethod(callee) {
 		f, _ = c.ifaceFact(call, callee, body)
 	}
-	if f == nil || !f.Waits || f.Remote != remoteNone || isRequest(callee) {
+	if f == nil || !f.Waits || f.Remote != remoteNone {
 		return waitInfo{}, false
 	}
 	w := waitInfo{deaf: f.Deaf, helper: callee.Name()}
@@ -435,16 +435,4 @@ func (c *checker) fromBackground(e ast.Expr, self *types.Var, depth int) bool {
 		return c.fromBackground(call.Args[0], self, depth+1)
 	}
 	return false
-}
-
-// isRequest reports whether fn returns a value and an error, the value
-// not a duration or a verdict: a request that waits for its answer up to
-// a timeout (nc.RequestMsg(m, ttl)), not a pause between attempts.
-func isRequest(fn *types.Func) bool {
-	sig, ok := fn.Type().(*types.Signature)
-	if !ok || sig.Results().Len() < 2 || !lastResultIsError(fn) {
-		return false
-	}
-	first := sig.Results().At(0).Type()
-	return !isNamed(first, "time", "Duration") && !isBool(first)
 }
