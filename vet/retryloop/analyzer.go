@@ -166,6 +166,9 @@ type checker struct {
 	fieldMutated map[*types.Var]bool
 	// pkgAssigned are the package variables the package assigns anywhere.
 	pkgAssigned map[*types.Var]bool
+	// litArgs bind a function literal's parameters while its result is
+	// read (see litPurity).
+	litArgs map[*types.Var]litArg
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -191,6 +194,7 @@ func run(pass *analysis.Pass) (any, error) {
 
 		fieldMutated: map[*types.Var]bool{},
 		pkgAssigned:  map[*types.Var]bool{},
+		litArgs:      map[*types.Var]litArg{},
 
 		fieldValues:   map[*types.Var][]fieldValue{},
 		fieldPurities: map[*types.Var]purity{},

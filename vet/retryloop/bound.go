@@ -31,6 +31,10 @@ func (w *loopWalker) isBound(c cond, st state) bool {
 }
 
 func (c *checker) boundExpr(e ast.Expr, w *loopWalker, st state) bool {
+	return c.boundExprDepth(e, w, st, 0)
+}
+
+func (c *checker) boundExprDepth(e ast.Expr, w *loopWalker, st state, depth int) bool {
 	found := false
 	ast.Inspect(e, func(n ast.Node) bool {
 		if found {
@@ -71,6 +75,22 @@ func (c *checker) boundExpr(e ast.Expr, w *loopWalker, st state) bool {
 			if isShutdown(n.Sel.Name) && isBool(c.info.TypeOf(n)) {
 				found = true
 			}
+		case *ast.Ident:
+			// outOfRetries := n >= max; if outOfRetries { return }: a
+			// bound kept in a local flag.
+			if v, ok := c.info.Uses[n].(*types.Var); ok && w != nil && depth < 3 && isBool(v.Type()) && !c.params[v] && !isPkgVar(v) {
+				for _, x := range c.assignsOf(w.body)[v] {
+					if x != unknownExpr && c.boundExprDepth(x, w, st, depth+1) {
+						found = true
+					}
+				}
+				if c.setOnCancel(v, w.body) {
+					found = true // case <-ctx.Done(): done = true
+				}
+			}
+			if isContext(c.info.TypeOf(n)) {
+				found = true
+			}
 		case ast.Expr:
 			if isContext(c.info.TypeOf(n)) {
 				found = true
@@ -98,9 +118,10 @@ func (c *checker) bounded(s ast.Stmt, w *loopWalker) bool {
 			return true
 		}
 	}
+	counters := c.loopCounters(s)
 	for _, e := range w.exits {
-		for _, cd := range e.conds {
-			if w.isBound(cd, e) || w.classifierBound(cd, e) {
+		for _, cd := range flat(e.conds) {
+			if w.isBound(cd, e) || w.classifierBound(cd, e) || w.decided(cd, counters) {
 				return true
 			}
 		}
@@ -133,4 +154,34 @@ func (c *checker) receivesSignal(comm ast.Stmt) bool {
 	}
 	st, ok := ch.Elem().Underlying().(*types.Struct)
 	return ok && st.NumFields() == 0
+}
+
+// setOnCancel reports whether body assigns v in a select case that hears
+// the context or a done signal: for !done { … case <-ctx.Done(): done =
+// true }.
+func (c *checker) setOnCancel(v *types.Var, body *ast.BlockStmt) bool {
+	if body == nil {
+		return false
+	}
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		cc, ok := n.(*ast.CommClause)
+		if !ok || found {
+			return !found
+		}
+		if cc.Comm == nil || !(c.mentionsContext(cc.Comm) || c.receivesSignal(cc.Comm)) {
+			return true
+		}
+		for _, s := range cc.Body {
+			if as, ok := s.(*ast.AssignStmt); ok {
+				for _, l := range as.Lhs {
+					if id := identOf(l); id != nil && c.info.Uses[id] == v {
+						found = true
+					}
+				}
+			}
+		}
+		return true
+	})
+	return found
 }

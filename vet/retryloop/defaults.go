@@ -71,7 +71,7 @@ func (c *checker) zeroByDefault(v *types.Var) bool {
 		return v.Exported() && v.Pkg() == c.pass.Pkg && !c.fieldMutated[v]
 	}
 	for _, fv := range vals {
-		if c.isZero(fv.expr) {
+		if c.isZero(fv.expr) || c.selfCopy(v, fv.expr) || c.userParam(fv.expr) {
 			continue
 		}
 		if !c.zeroFromCallers(fv.expr) {
@@ -111,6 +111,14 @@ func (c *checker) paramOwner(p *types.Var) *types.Func {
 // paramFromCallers says what the callers in this package pass for the
 // parameter e names: absent (pNone) if none calls its function.
 func (c *checker) paramFromCallers(e ast.Expr) purity {
+	return c.paramFromCallersDepth(e, 0)
+}
+
+// paramFromCallersDepth follows a parameter passed on as another
+// function's parameter (NewListener(min) calls NewDialListener(d, min)) a
+// few calls up; an exported function's time.Duration parameter nothing in
+// the package passes is the user's setting, pure whatever it is.
+func (c *checker) paramFromCallersDepth(e ast.Expr, depth int) purity {
 	fn, idx, sites := c.paramSites(e)
 	if fn == nil || len(sites) == 0 {
 		return purity{kind: pNone}
@@ -120,7 +128,16 @@ func (c *checker) paramFromCallers(e ast.Expr) purity {
 		if idx >= len(s.call.Args) || s.call.Ellipsis.IsValid() {
 			return purity{}
 		}
-		p = p.and(c.purity(s.call.Args[idx], s.body, s.fn, 1))
+		a := s.call.Args[idx]
+		if c.isParam(a) && depth < 3 {
+			q := c.paramFromCallersDepth(a, depth+1)
+			if q.kind == pNone && c.userDuration(a) {
+				q = purity{kind: pPure, caller: true}
+			}
+			p = p.and(q)
+			continue
+		}
+		p = p.and(c.purity(a, s.body, s.fn, 1))
 	}
 	return p
 }

@@ -241,5 +241,34 @@ func (c *checker) userDuration(e ast.Expr) bool {
 	if fn == nil || len(sites) != 0 || !fn.Exported() {
 		return false
 	}
-	return isNamed(fn.Type().(*types.Signature).Params().At(idx).Type(), "time", "Duration")
+	t := fn.Type().(*types.Signature).Params().At(idx).Type()
+	if sl, ok := t.(*types.Slice); ok {
+		t = sl.Elem() // a schedule: New(backoff []time.Duration, …)
+	}
+	return isNamed(t, "time", "Duration")
+}
+
+// userParam reports whether e is a parameter of an exported function or
+// method nothing in the package calls (SetJitter(j) { r.jitter = j }): a
+// setting only the user gives, which leaves the default as it was.
+func (c *checker) userParam(e ast.Expr) bool {
+	fn, _, sites := c.paramSites(e)
+	return fn != nil && len(sites) == 0 && fn.Exported()
+}
+
+// zeroField reports whether e is (a conversion of) a field the package
+// leaves zero by default: a jitter factor only the user sets.
+func (c *checker) zeroField(e ast.Expr) bool {
+	e = ast.Unparen(e)
+	if call, ok := e.(*ast.CallExpr); ok && len(call.Args) == 1 {
+		if tv, ok := c.info.Types[call.Fun]; ok && tv.IsType() {
+			e = ast.Unparen(call.Args[0])
+		}
+	}
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	v, ok := c.info.Uses[sel.Sel].(*types.Var)
+	return ok && v.IsField() && len(c.fieldValues[v]) > 0 && c.zeroByDefault(v)
 }

@@ -87,6 +87,15 @@ func (ev *evaluator) cond(c cond, o outcome) tri {
 	}
 	var r tri
 	switch {
+	case c.alts != nil:
+		r = triF
+		for _, a := range c.alts {
+			x := triT
+			for _, sc := range a {
+				x = and3(x, ev.cond(sc, o))
+			}
+			r = or3(r, x)
+		}
 	case c.opaque == opaqueClassify:
 		r = triU
 	case c.opaque != opaqueNone:
@@ -141,6 +150,10 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 					return triF
 				}
 				if call, idx, ok := c.classifierCall(v, ev.w.body); ok {
+					if idx == 0 && isFunc(c.callee(call), "errors", "As") {
+						// ok := errors.As(err, &apiErr): as if tested where it stands
+						return ev.expr(call, o, depth+1)
+					}
 					if r, ok := ev.inline(call, idx, o); ok {
 						return r
 					}
@@ -151,7 +164,14 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 				return ev.expr(xs[0], o, depth+1)
 			}
 		}
+	case *ast.IndexExpr:
+		if set, st, ok := c.statusLookup(e); ok && c.hasStatus(st) {
+			return ev.lookup(set, st, o)
+		}
 	case *ast.CallExpr:
+		if set, st, ok := c.statusLookup(e); ok && c.hasStatus(st) {
+			return ev.lookup(set, st, o)
+		}
 		fn := c.callee(e)
 		if isFunc(fn, "errors", "As") && ev.k == remoteSDK {
 			if o.err && o.hasStatus {
@@ -335,12 +355,8 @@ func isNil(info *types.Info, e ast.Expr) bool {
 func (c *checker) hasStatus(e ast.Expr) bool {
 	found := false
 	ast.Inspect(e, func(n ast.Node) bool {
-		if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "StatusCode" {
-			if t := c.info.TypeOf(sel); t != nil {
-				if b, ok := t.Underlying().(*types.Basic); ok && b.Info()&types.IsInteger != 0 {
-					found = true
-				}
-			}
+		if x, ok := n.(ast.Expr); ok && c.isStatus(x) {
+			found = true
 		}
 		return !found
 	})
@@ -359,8 +375,8 @@ func (c *checker) evalInt(e ast.Expr, o outcome, body *ast.BlockStmt, depth int)
 	switch e := e.(type) {
 	case *ast.ParenExpr:
 		return c.evalInt(e.X, o, body, depth+1)
-	case *ast.SelectorExpr:
-		if e.Sel.Name == "StatusCode" {
+	case *ast.SelectorExpr, *ast.CallExpr:
+		if c.isStatus(e) {
 			return int64(o.status), true
 		}
 	case *ast.Ident:

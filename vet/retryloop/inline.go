@@ -129,6 +129,9 @@ func (ev *evaluator) argBinding(a ast.Expr, o outcome) binding {
 		return binding{kind: bErr, val: int64(boolInt(o.err))}
 	case isNamed(t, "net/http", "Response") && ev.k == remoteHTTP:
 		return binding{kind: bResp}
+	case ev.k != remoteNone && t != nil && !isError(t) && hasStatusMember(t) && ev.fromAttempt(a):
+		// the client's own response type, as its call returned it
+		return binding{kind: bResp}
 	case c.hasStatus(a) || c.statusVar(a, ev.w.body):
 		if !o.hasStatus || (o.err && ev.k == remoteHTTP) {
 			return binding{kind: bU}
@@ -316,6 +319,10 @@ func (in *inliner) cond(e ast.Expr) vset {
 		return in.identCond(e)
 	case *ast.CallExpr:
 		return in.callCond(e)
+	case *ast.IndexExpr:
+		if r, ok := in.lookupCond(e); ok {
+			return r
+		}
 	}
 	if tv, ok := in.c.info.Types[e]; ok && tv.Value != nil {
 		return boolSet(tv.Value.ExactString() == "true")
@@ -388,6 +395,9 @@ func (in *inliner) soleAssign(v *types.Var) (*ast.AssignStmt, int) {
 }
 
 func (in *inliner) callCond(call *ast.CallExpr) vset {
+	if r, ok := in.lookupCond(call); ok {
+		return r
+	}
 	if r, ok := in.nested(call, 0); ok {
 		return r
 	}
@@ -502,4 +512,44 @@ func (in *inliner) mentions(n ast.Node, depth int) bool {
 		return true
 	})
 	return found
+}
+
+// hasStatusMember reports whether a value of type t has a StatusCode field
+// or method (its own or an embedded *http.Response's).
+func hasStatusMember(t types.Type) bool {
+	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, "StatusCode")
+	return obj != nil
+}
+
+// fromAttempt reports whether a is a variable the loop's remote call (or
+// its attempt) assigns.
+func (ev *evaluator) fromAttempt(a ast.Expr) bool {
+	id := identOf(a)
+	if id == nil {
+		return false
+	}
+	v, ok := ev.w.c.info.Uses[id].(*types.Var)
+	if !ok {
+		return false
+	}
+	for _, call := range ev.w.c.callsAssigning(v, ev.w.body) {
+		if call == ev.w.remoteCall || call == ev.w.attemptCall {
+			return true
+		}
+	}
+	return false
+}
+
+// lookupCond evaluates a status-set membership (retryOn[code],
+// slices.Contains(codes, code)) on the outcome.
+func (in *inliner) lookupCond(e ast.Expr) (vset, bool) {
+	set, st, ok := in.c.statusLookup(e)
+	if !ok || !in.mentionsOutcome(st) {
+		return 0, false
+	}
+	if !in.o.hasStatus {
+		return one(triF), true
+	}
+	v, known := in.intOf(st)
+	return one(in.c.evalLookup(set, in.body, in.o, v, known)), true
 }

@@ -50,6 +50,8 @@ func (in *inliner) compare(op token.Token, x, y ast.Expr) vset {
 			r = boolSet(b.val == 0)
 		case ok && b.kind == bResp && in.k == remoteHTTP:
 			r = boolSet(in.o.err)
+		case ok && b.kind == bResp:
+			r = boolSet(!in.o.hasStatus) // a client's own response comes with its status
 		default:
 			return in.opaque(y)
 		}
@@ -62,6 +64,9 @@ func (in *inliner) compare(op token.Token, x, y ast.Expr) vset {
 		for _, pair := range [][2]ast.Expr{{x, y}, {y, x}} {
 			if b, ok := in.bindingOf(pair[0]); ok && b.kind == bErr && b.val == 0 && !in.mentionsOutcome(pair[1]) {
 				return boolSet(op == token.NEQ) // a nil error is none of the package's errors
+			}
+			if b, ok := in.bindingOf(pair[0]); ok && b.kind == bErr && b.val != 0 && in.o.hasStatus && in.c.isSentinel(pair[1]) {
+				return boolSet(op == token.NEQ) // a status's error is no errors.New sentinel
 			}
 		}
 	}
@@ -112,9 +117,9 @@ func (in *inliner) intOf(e ast.Expr) (int64, bool) {
 				return in.intOf(as.Rhs[i])
 			}
 		}
-	case *ast.SelectorExpr:
-		if b, ok := in.bindingOf(e.X); ok && b.kind == bResp && e.Sel.Name == "StatusCode" && in.o.hasStatus && !in.o.err {
-			return int64(in.o.status), true
+	case *ast.SelectorExpr, *ast.CallExpr:
+		if v, ok := in.statusOf(e); ok {
+			return v, true
 		}
 	case *ast.BinaryExpr:
 		a, ok1 := in.intOf(e.X)
@@ -199,4 +204,56 @@ func (w *loopWalker) classifierBound(cd cond, st state) bool {
 		return !found
 	})
 	return found
+}
+
+// statusOf evaluates a status read from a bound response or error
+// (resp.StatusCode, apiErr.StatusCode(), e.Status): the outcome's status
+// where it has one.
+func (in *inliner) statusOf(e ast.Expr) (int64, bool) {
+	if !in.c.isStatus(e) || !in.o.hasStatus {
+		return 0, false
+	}
+	var base ast.Expr
+	switch x := ast.Unparen(e).(type) {
+	case *ast.SelectorExpr:
+		base = x.X
+	case *ast.CallExpr:
+		base = ast.Unparen(x.Fun).(*ast.SelectorExpr).X
+	}
+	b, ok := in.bindingOf(base)
+	if !ok {
+		return 0, false
+	}
+	switch {
+	case b.kind == bResp && (in.k != remoteHTTP || !in.o.err):
+		return int64(in.o.status), true
+	case b.kind == bErr && b.val != 0 && in.o.err:
+		return int64(in.o.status), true
+	}
+	return 0, false
+}
+
+// isSentinel reports whether e is a package variable made by errors.New
+// or fmt.Errorf: an error of the package's own, never the one a response's
+// status was turned into.
+func (c *checker) isSentinel(e ast.Expr) bool {
+	var id *ast.Ident
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		id = x
+	case *ast.SelectorExpr:
+		id = x.Sel
+	default:
+		return false
+	}
+	v, ok := c.info.Uses[id].(*types.Var)
+	if !ok || !isPkgVar(v) {
+		return false
+	}
+	init, ok := c.pkgVars[v]
+	if !ok {
+		return false
+	}
+	call, ok := ast.Unparen(init).(*ast.CallExpr)
+	return ok && (isFunc(c.callee(call), "errors", "New") || isFunc(c.callee(call), "fmt", "Errorf"))
 }

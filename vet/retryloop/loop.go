@@ -29,6 +29,24 @@ type cond struct {
 	// srcs are where the error variables came from where the condition
 	// stands: a later assignment does not change what it tested.
 	srcs map[types.Object]int
+	// alts, if set, make the condition a choice of ways that joined
+	// here: it holds if all the conditions of one of them do.
+	alts [][]cond
+}
+
+// flat returns conds with every choice's conditions spread out.
+func flat(conds []cond) []cond {
+	var out []cond
+	for _, c := range conds {
+		if c.alts == nil {
+			out = append(out, c)
+			continue
+		}
+		for _, a := range c.alts {
+			out = append(out, flat(a)...)
+		}
+	}
+	return out
 }
 
 const (
@@ -110,7 +128,7 @@ func (w *loopWalker) note(s ast.Node, st state) {
 	})
 }
 
-func merge(base state, outs []state) state {
+func (w *loopWalker) merge(base state, outs []state) state {
 	if len(outs) == 1 {
 		return outs[0]
 	}
@@ -122,6 +140,21 @@ func merge(base state, outs []state) state {
 		}
 	}
 	conds := base.conds[:n:n]
+	// Where the ways that join here differ, keep them as a choice: an if
+	// whose one branch returns on success and other falls through on an
+	// error still says which outcomes come out of it.
+	var alts [][]cond
+	for _, o := range outs {
+		rest := w.outcomeConds(o.conds[n:])
+		if len(rest) == 0 {
+			alts = nil // one way adds no condition: the choice says nothing
+			break
+		}
+		alts = append(alts, rest)
+	}
+	if len(alts) > 1 && len(alts) <= 8 {
+		conds = append(conds, cond{alts: alts})
+	}
 	srcs := outs[0].srcs
 	for _, o := range outs[1:] {
 		if fmt.Sprint(o.srcs) != fmt.Sprint(srcs) {
@@ -166,11 +199,9 @@ func (w *loopWalker) stmt(s ast.Stmt, st state, breakIsLoop, contIsLoop bool) (s
 	case *ast.SelectStmt:
 		return w.clauses(s.Body.List, st, opaqueOther, contIsLoop)
 	case *ast.ForStmt:
-		w.stmt(s.Body, st, false, false)
-		return st, true
+		return w.inner(s, s.Body, st)
 	case *ast.RangeStmt:
-		w.stmt(s.Body, st, false, false)
-		return st, true
+		return w.inner(s, s.Body, st)
 	case *ast.ExprStmt:
 		w.note(s, st)
 		if call, ok := s.X.(*ast.CallExpr); ok && w.c.noReturn(call) {
@@ -220,7 +251,7 @@ func (w *loopWalker) ifStmt(s *ast.IfStmt, st state, breakIsLoop, contIsLoop boo
 	}
 	switch {
 	case tf && ef:
-		return merge(st, []state{t, e}), true
+		return w.merge(st, []state{t, e}), true
 	case tf:
 		return t, true
 	case ef:
@@ -270,7 +301,7 @@ func (w *loopWalker) switchStmt(s *ast.SwitchStmt, st state, contIsLoop bool) (s
 	if len(outs) == 0 {
 		return st, false
 	}
-	return merge(st, outs), true
+	return w.merge(st, outs), true
 }
 
 // typeSwitch walks a type switch's cases as opaque choices: a
@@ -320,7 +351,7 @@ func (w *loopWalker) clauses(list []ast.Stmt, st state, kind int, contIsLoop boo
 	if len(outs) == 0 {
 		return st, false
 	}
-	return merge(st, outs), true
+	return w.merge(st, outs), true
 }
 
 // noReturn reports whether a call never returns (panic, os.Exit,
@@ -404,6 +435,67 @@ func (c *checker) mentionsContext(e ast.Node) bool {
 	ast.Inspect(e, func(n ast.Node) bool {
 		if x, ok := n.(ast.Expr); ok && isContext(c.info.TypeOf(x)) {
 			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// inner walks a loop inside the loop. When it makes the loop's attempt
+// (for _, url := range mirrors { resp, err := c.Do(…) … }), what follows
+// it is reached the way its body's last round ended: each outcome of the
+// attempt is judged by the path it took through that body.
+func (w *loopWalker) inner(s ast.Stmt, body *ast.BlockStmt, st state) (state, bool) {
+	end, falls := w.stmt(body, st, false, false)
+	holds := func(p token.Pos) bool { return p.IsValid() && s.Pos() <= p && p < s.End() }
+	if falls && (w.remoteCall != nil && holds(w.remoteCall.Pos()) || holds(w.attempt)) {
+		return end, true
+	}
+	return st, true
+}
+
+// outcomeConds keeps, of the conditions a joining way adds, those that can
+// depend on the attempt's outcome (an error, a response or a status, or
+// a call handed one): a logger's type switch or a hook's nil test says
+// nothing of the outcome and would only multiply the settings to try.
+func (w *loopWalker) outcomeConds(conds []cond) []cond {
+	var out []cond
+	for _, c := range conds {
+		if c.alts != nil || c.opaque == opaqueClassify || c.opaque == opaqueCtx {
+			out = append(out, c)
+			continue
+		}
+		if c.opaque != opaqueNone {
+			continue
+		}
+		exprs := append([]ast.Expr{c.expr, c.tag}, c.values...)
+		for _, e := range exprs {
+			if e != nil && w.c.mentionsOutcome(e) {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// mentionsOutcome reports whether e involves an error, a response or a
+// status, or a boolean some call handed one gave (a classifier's verdict).
+func (c *checker) mentionsOutcome(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		x, ok := n.(ast.Expr)
+		if !ok || found {
+			return !found
+		}
+		t := c.info.TypeOf(x)
+		if isError(t) || isNamed(t, "net/http", "Response") || c.isStatus(x) || isContext(t) {
+			found = true
+		}
+		if id, ok := x.(*ast.Ident); ok && isBool(t) {
+			if v, ok := c.info.Uses[id].(*types.Var); ok && !isPkgVar(v) && !v.IsField() {
+				found = true // a local flag: a verdict, perhaps
+			}
 		}
 		return !found
 	})

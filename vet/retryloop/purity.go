@@ -101,9 +101,13 @@ func (c *checker) assignsOf(body *ast.BlockStmt) map[types.Object][]ast.Expr {
 				if o == nil {
 					continue
 				}
-				if len(n.Lhs) == len(n.Rhs) {
+				switch {
+				case len(n.Lhs) == len(n.Rhs):
 					m[o] = append(m[o], n.Rhs[i])
-				} else {
+				case i == 0 && len(n.Rhs) == 1 && isCallExpr(n.Rhs[0]):
+					// d, ok := b.Next(): the call stands for its first result
+					m[o] = append(m[o], n.Rhs[0])
+				default:
 					m[o] = append(m[o], unknownExpr)
 				}
 			}
@@ -159,6 +163,11 @@ func (c *checker) purity(e ast.Expr, body *ast.BlockStmt, fn *types.Func, depth 
 	case *ast.UnaryExpr:
 		return c.purity(e.X, body, fn, depth+1)
 	case *ast.BinaryExpr:
+		if e.Op == token.MUL && (c.zeroField(e.X) || c.zeroField(e.Y)) {
+			// rand × r.jitter, with the jitter zero unless the user
+			// sets it: nothing by default
+			return purity{kind: pNone, byDefault: true}
+		}
 		return c.purity(e.X, body, fn, depth+1).and(c.purity(e.Y, body, fn, depth+1))
 	case *ast.IndexExpr:
 		return c.purity(e.X, body, fn, depth+1)
@@ -197,7 +206,18 @@ func (c *checker) identPurity(id *ast.Ident, body *ast.BlockStmt, fn *types.Func
 	return purity{}
 }
 
+// litArg is what a function literal's parameter is bound to while its
+// result is read: the call's argument, where the call stands.
+type litArg struct {
+	expr ast.Expr
+	body *ast.BlockStmt
+	fn   *types.Func
+}
+
 func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, depth int) purity {
+	if a, ok := c.litArgs[v]; ok {
+		return c.purity(a.expr, a.body, a.fn, depth+1)
+	}
 	if v.Pkg() != nil && v.Parent() == v.Pkg().Scope() {
 		if init, ok := c.pkgVars[v]; ok {
 			return c.purity(init, nil, nil, depth+1)
@@ -426,80 +446,6 @@ func mentionsRetryAfter(n ast.Node) bool {
 	return found
 }
 
-// funcValuePurity says what a call through a func field or variable
-// returns, from the functions the package stores in it: a field nothing
-// sets is absent by default (pNone); one set by a constructor to a
-// function of this package is that function's result, by default.
-func (c *checker) funcValuePurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func, depth int) purity {
-	targets, isField, ok := c.funcTargets(call, body)
-	if !ok {
-		return purity{}
-	}
-	if len(targets) == 0 {
-		if isField {
-			return purity{kind: pNone, byDefault: true}
-		}
-		return purity{}
-	}
-	p := purity{kind: pNone}
-	for _, t := range targets {
-		p = p.and(c.bindParams(c.resultPurity(t, depth+1), call, body, fn, depth))
-	}
-	if p.kind == pNone {
-		return purity{}
-	}
-	if isField {
-		p.byDefault = true
-	}
-	return p
-}
-
-// funcTargets returns the functions a func-typed field or local variable
-// called by call is given in this package. ok is false if any value given
-// to it is not a named function (a literal, a parameter, a call's result).
-func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets []*types.Func, isField, ok bool) {
-	var v *types.Var
-	switch f := ast.Unparen(call.Fun).(type) {
-	case *ast.Ident:
-		v, _ = c.info.Uses[f].(*types.Var)
-	case *ast.SelectorExpr:
-		v, _ = c.info.Uses[f.Sel].(*types.Var)
-	}
-	if v == nil {
-		return nil, false, false
-	}
-	var vals []ast.Expr
-	if v.IsField() {
-		isField = true
-		for _, fv := range c.fieldValues[v] {
-			vals = append(vals, fv.expr)
-		}
-	} else {
-		if c.params[v] {
-			return nil, false, false
-		}
-		vals = c.assignsOf(body)[v]
-		if len(vals) == 0 {
-			return nil, false, false
-		}
-	}
-	for _, x := range vals {
-		var obj types.Object
-		switch x := ast.Unparen(x).(type) {
-		case *ast.Ident:
-			obj = c.info.Uses[x]
-		case *ast.SelectorExpr:
-			obj = c.info.Uses[x.Sel]
-		}
-		t, isFunc := obj.(*types.Func)
-		if !isFunc {
-			return nil, isField, false
-		}
-		targets = append(targets, t)
-	}
-	return targets, isField, true
-}
-
 // fieldPurity says what a configuration field holds, from the values the
 // package gives it (a constructor's defaults): pure or random by default,
 // unknown if any is out of sight.
@@ -523,6 +469,9 @@ func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 	c.fieldPurities[v] = purity{} // a field defined through itself: unknown
 	p := purity{kind: pNone}
 	for _, fv := range vals {
+		if c.selfCopy(v, fv.expr) {
+			continue // c.cfg.delay = opts.delay: the user's setting copied over the default
+		}
 		if c.isParam(fv.expr) {
 			// A constructor's parameter is what the package's callers
 			// pass (DefaultBacko's NewBacko(100*time.Millisecond, …));
@@ -627,4 +576,17 @@ func (c *checker) isParam(e ast.Expr) bool {
 	}
 	v, ok := c.info.Uses[id].(*types.Var)
 	return ok && c.params[v]
+}
+
+// selfCopy reports whether e reads field v itself, of another value: a
+// setting copied from the user's options (if o.delay != 0 { c.delay =
+// o.delay }). It gives the field no value of the package's own.
+func (c *checker) selfCopy(v *types.Var, e ast.Expr) bool {
+	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+	return ok && c.info.Uses[sel.Sel] == v
+}
+
+func isCallExpr(e ast.Expr) bool {
+	_, ok := ast.Unparen(e).(*ast.CallExpr)
+	return ok
 }

@@ -1,0 +1,199 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+)
+
+// A loop may leave on the word of something it cannot see into: a retry
+// policy behind an interface handed the attempt count or the context
+// (wait, ok := retrier.Retry(ctx, n, err); if !ok { return }), a backoff's
+// verdict (d, more := b.Next(n)), a callback that returns an error to stop
+// (if err := notify(err); err != nil { return err }). Whether that bounds
+// the loop is decided out of sight, so such an exit is taken as a bound:
+// unbounded is reported only where no way out can be a bound.
+
+// decided reports whether a condition on a way out of the loop tests the
+// verdict of such a decider: the call itself, or a local variable some
+// assignment of which takes one of its results.
+func (w *loopWalker) decided(cd cond, counters map[*types.Var]bool) bool {
+	var exprs []ast.Expr
+	if cd.expr != nil {
+		exprs = append(exprs, cd.expr)
+	}
+	if cd.tag != nil {
+		exprs = append(exprs, cd.tag)
+	}
+	exprs = append(exprs, cd.values...)
+	c := w.c
+	found := false
+	for _, e := range exprs {
+		ast.Inspect(e, func(n ast.Node) bool {
+			if found {
+				return false
+			}
+			switch n := n.(type) {
+			case *ast.FuncLit:
+				return false
+			case *ast.CallExpr:
+				if w.isDecider(n, counters) {
+					found = true
+				}
+			case *ast.Ident:
+				v, ok := c.info.Uses[n].(*types.Var)
+				if !ok || c.params[v] || isPkgVar(v) {
+					return true
+				}
+				for _, call := range c.callsAssigning(v, w.body) {
+					if w.isDecider(call, counters) {
+						found = true
+					}
+				}
+			}
+			return true
+		})
+	}
+	return found
+}
+
+// isDecider reports whether call decides, out of sight, whether the loop
+// goes on: it is not the loop's attempt nor a wait, and it is handed the
+// loop's attempt counter or a caller's context, or it is a method of a
+// policy behind an interface (not of the error or response it may be
+// handed), or a callback that returns an error.
+func (w *loopWalker) isDecider(call *ast.CallExpr, counters map[*types.Var]bool) bool {
+	c := w.c
+	if call == w.remoteCall || call == w.attemptCall {
+		return false
+	}
+	if tv, ok := c.info.Types[call.Fun]; ok && tv.IsType() {
+		return false
+	}
+	if _, ok := c.info.Uses[calleeIdent(call.Fun)].(*types.Builtin); ok {
+		return false
+	}
+	if _, ok := c.wait(call, w.body, w.fn); ok {
+		return false
+	}
+	fn := c.callee(call)
+	if fn != nil && funcPath(fn) == "context" {
+		return false // ctx.Err() is a bound already; context.Cause too
+	}
+	for _, a := range call.Args {
+		if id := identOf(a); id != nil {
+			if v, ok := c.info.Uses[id].(*types.Var); ok && counters[v] {
+				return true
+			}
+		}
+		if isContext(c.info.TypeOf(a)) && !c.detachedExpr(a) {
+			return true
+		}
+	}
+	switch {
+	case fn == nil:
+		// A call through a func value: a callback that returns an error
+		// decides; one that returns a bool on the error it is handed is
+		// a classifier.
+		sig, ok := c.info.TypeOf(call.Fun).Underlying().(*types.Signature)
+		return ok && sig.Results().Len() > 0 && isError(sig.Results().At(sig.Results().Len()-1).Type())
+	case isIfaceMethod(fn):
+		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		t := c.info.TypeOf(sel.X)
+		if t == nil || isError(t) || types.Implements(t, errorIface) || isNamed(t, "net/http", "Response") {
+			return false // err.Temporary(): the error classifies itself
+		}
+		if p := funcPath(fn); p != "" && !strings.Contains(strings.Split(p, "/")[0], ".") {
+			return false // a standard library interface (io.Reader): no policy
+		}
+		return true
+	}
+	return false
+}
+
+// callsAssigning returns the calls whose results some assignment in body
+// gives v (x := f(), a, ok := f()).
+func (c *checker) callsAssigning(v *types.Var, body *ast.BlockStmt) []*ast.CallExpr {
+	if body == nil {
+		return nil
+	}
+	var out []*ast.CallExpr
+	ast.Inspect(body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok {
+			return true
+		}
+		for i, l := range as.Lhs {
+			id, ok := l.(*ast.Ident)
+			if !ok || (c.info.Defs[id] != v && c.info.Uses[id] != v) {
+				continue
+			}
+			var rhs ast.Expr
+			switch {
+			case len(as.Rhs) == len(as.Lhs):
+				rhs = as.Rhs[i]
+			case len(as.Rhs) == 1:
+				rhs = as.Rhs[0]
+			}
+			if call, ok := ast.Unparen(rhs).(*ast.CallExpr); ok {
+				out = append(out, call)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// loopCounters returns the integer variables the loop counts with: those
+// its post statement or its body increments (n++, n += 1).
+func (c *checker) loopCounters(s ast.Stmt) map[*types.Var]bool {
+	out := map[*types.Var]bool{}
+	mark := func(e ast.Expr) {
+		if id := identOf(e); id != nil {
+			if v, ok := c.info.Uses[id].(*types.Var); ok && isIntegerNotDuration(v.Type()) {
+				out[v] = true
+			}
+		}
+	}
+	ast.Inspect(s, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.IncDecStmt:
+			if n.Tok == token.INC {
+				mark(n.X)
+			}
+		case *ast.AssignStmt:
+			if n.Tok == token.ADD_ASSIGN {
+				for _, l := range n.Lhs {
+					mark(l)
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// detachedExpr reports whether a context expression is one the function
+// made for itself from context.Background() (not its caller's).
+func (c *checker) detachedExpr(e ast.Expr) bool {
+	if call, ok := ast.Unparen(e).(*ast.CallExpr); ok {
+		return c.fromBackground(call, nil, 0)
+	}
+	if id := identOf(e); id != nil {
+		if v, ok := c.info.Uses[id].(*types.Var); ok {
+			return c.detached[v]
+		}
+	}
+	return false
+}
+
+// isPkgVar reports whether v is a package-level variable.
+func isPkgVar(v *types.Var) bool {
+	return v.Pkg() != nil && v.Parent() == v.Pkg().Scope()
+}

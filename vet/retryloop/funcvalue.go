@@ -1,0 +1,123 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/types"
+)
+
+// funcValuePurity says what a call through a func field or variable
+// returns, from the functions the package stores in it: a field nothing
+// sets is absent by default (pNone); one set by a constructor to a
+// function of this package is that function's result, by default.
+func (c *checker) funcValuePurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func, depth int) purity {
+	targets, lits, isField, ok := c.funcTargets(call, body)
+	if !ok {
+		return purity{}
+	}
+	if len(targets) == 0 && len(lits) == 0 {
+		if isField {
+			return purity{kind: pNone, byDefault: true}
+		}
+		return purity{}
+	}
+	p := purity{kind: pNone}
+	for _, t := range targets {
+		p = p.and(c.bindParams(c.resultPurity(t, depth+1), call, body, fn, depth))
+	}
+	for _, lit := range lits {
+		p = p.and(c.litPurity(lit, call, body, fn, depth+1))
+	}
+	if p.kind == pNone {
+		return purity{}
+	}
+	if isField {
+		p.byDefault = true
+	}
+	return p
+}
+
+// funcTargets returns the functions a func-typed field or local variable
+// called by call is given in this package. ok is false if any value given
+// to it is not a named function (a literal, a parameter, a call's result).
+func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets []*types.Func, lits []*ast.FuncLit, isField, ok bool) {
+	var v *types.Var
+	switch f := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		v, _ = c.info.Uses[f].(*types.Var)
+	case *ast.SelectorExpr:
+		v, _ = c.info.Uses[f.Sel].(*types.Var)
+	}
+	if v == nil {
+		return nil, nil, false, false
+	}
+	var vals []ast.Expr
+	if v.IsField() {
+		isField = true
+		for _, fv := range c.fieldValues[v] {
+			vals = append(vals, fv.expr)
+		}
+	} else {
+		if c.params[v] {
+			return nil, nil, false, false
+		}
+		vals = c.assignsOf(body)[v]
+		if len(vals) == 0 {
+			return nil, nil, false, false
+		}
+	}
+	for _, x := range vals {
+		var obj types.Object
+		switch x := ast.Unparen(x).(type) {
+		case *ast.Ident:
+			obj = c.info.Uses[x]
+		case *ast.SelectorExpr:
+			obj = c.info.Uses[x.Sel]
+		case *ast.FuncLit:
+			// c.backoff = func(n uint8) time.Duration { return time.Second * time.Duration(n) }
+			lits = append(lits, x)
+			continue
+		}
+		t, isFunc := obj.(*types.Func)
+		if !isFunc {
+			return nil, nil, isField, false
+		}
+		targets = append(targets, t)
+	}
+	return targets, lits, isField, true
+}
+
+// litPurity says what a function literal returns (its first result), over
+// its return statements; its integer parameters are counters.
+func (c *checker) litPurity(lit *ast.FuncLit, call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func, depth int) purity {
+	if depth > 8 {
+		return purity{}
+	}
+	// Its parameters are the call's arguments while its returns are read.
+	if sig, ok := c.info.TypeOf(lit).(*types.Signature); ok && !call.Ellipsis.IsValid() && sig.Params().Len() == len(call.Args) && !sig.Variadic() {
+		for i := range sig.Params().Len() {
+			pv := sig.Params().At(i)
+			if _, bound := c.litArgs[pv]; bound {
+				return purity{} // a literal calling itself
+			}
+			c.litArgs[pv] = litArg{call.Args[i], body, fn}
+			defer delete(c.litArgs, pv)
+		}
+	}
+	p, n := purity{kind: pNone}, 0
+	ast.Inspect(lit.Body, func(m ast.Node) bool {
+		switch m := m.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if len(m.Results) > 0 {
+				n++
+				p = p.and(c.purity(m.Results[0], lit.Body, nil, depth+1))
+			}
+		}
+		return true
+	})
+	if n == 0 || p.kind == pNone {
+		return purity{}
+	}
+	return p
+}

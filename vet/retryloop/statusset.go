@@ -1,0 +1,237 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/constant"
+	"go/types"
+	"strings"
+)
+
+// A loop often retries the statuses in a set: retryOn[resp.StatusCode],
+// slices.Contains(codes, status). The set is read from the values the
+// package gives it — a literal where it stands, in a variable, or as a
+// configuration field's default (c.retryOn = map[int]bool{502: true, …}).
+// Values out of sight (an option's make and loop, a parameter) are the
+// user's settings and leave the default to decide; a set with no literal
+// in sight is a classification the analyzer cannot see into.
+
+// statusSetOf returns the statuses in the set e names (a map or a slice),
+// and whether any literal was found for it.
+func (c *checker) statusSetOf(e ast.Expr, body *ast.BlockStmt, depth int) (map[int64]bool, bool) {
+	if depth > 4 || e == nil || e == unknownExpr {
+		return nil, false
+	}
+	var from []fieldValue
+	switch x := ast.Unparen(e).(type) {
+	case *ast.CompositeLit:
+		return c.setLit(x)
+	case *ast.Ident:
+		v, ok := c.info.Uses[x].(*types.Var)
+		if !ok || c.params[v] {
+			return nil, false
+		}
+		if isPkgVar(v) {
+			init, ok := c.pkgVars[v]
+			if !ok {
+				return nil, false
+			}
+			return c.statusSetOf(init, nil, depth+1)
+		}
+		for _, a := range c.assignsOf(body)[v] {
+			from = append(from, fieldValue{a, body})
+		}
+	case *ast.SelectorExpr:
+		v, ok := c.info.Uses[x.Sel].(*types.Var)
+		if !ok {
+			return nil, false
+		}
+		if !v.IsField() {
+			if init, ok := c.pkgVars[v]; ok {
+				return c.statusSetOf(init, nil, depth+1)
+			}
+			return nil, false
+		}
+		from = c.fieldValues[v]
+	default:
+		return nil, false
+	}
+	out, found := map[int64]bool{}, false
+	for _, fv := range from {
+		if s, ok := c.statusSetOf(fv.expr, fv.body, depth+1); ok {
+			found = true
+			for k, in := range s {
+				out[k] = out[k] || in
+			}
+		}
+	}
+	return out, found
+}
+
+// setLit reads a map or slice literal of statuses: a map's keys whose
+// value is true (or any value but a bool), a slice's elements.
+func (c *checker) setLit(lit *ast.CompositeLit) (map[int64]bool, bool) {
+	t := c.info.TypeOf(lit)
+	if t == nil {
+		return nil, false
+	}
+	out := map[int64]bool{}
+	switch u := t.Underlying().(type) {
+	case *types.Map:
+		for _, el := range lit.Elts {
+			kv, ok := el.(*ast.KeyValueExpr)
+			if !ok {
+				return nil, false
+			}
+			k, ok := c.constIntOf(kv.Key)
+			if !ok {
+				return nil, false
+			}
+			in := true
+			if isBool(u.Elem()) {
+				tv, ok := c.info.Types[kv.Value]
+				in = ok && tv.Value != nil && tv.Value.Kind() == constant.Bool && constant.BoolVal(tv.Value)
+			}
+			out[k] = in
+		}
+	case *types.Slice, *types.Array:
+		for _, el := range lit.Elts {
+			k, ok := c.constIntOf(el)
+			if !ok {
+				return nil, false
+			}
+			out[k] = true
+		}
+	default:
+		return nil, false
+	}
+	return out, true
+}
+
+func (c *checker) constIntOf(e ast.Expr) (int64, bool) {
+	tv, ok := c.info.Types[e]
+	if !ok || tv.Value == nil {
+		return 0, false
+	}
+	return constInt(tv.Value.ExactString())
+}
+
+// statusLookup recognises a membership test of a status in a set:
+// set[status] or slices.Contains(set, status). It returns the set and
+// the status.
+func (c *checker) statusLookup(e ast.Expr) (set, status ast.Expr, ok bool) {
+	switch x := ast.Unparen(e).(type) {
+	case *ast.IndexExpr:
+		if _, isMap := typeUnder(c.info.TypeOf(x.X)).(*types.Map); isMap {
+			return x.X, x.Index, true
+		}
+	case *ast.CallExpr:
+		if isFunc(c.callee(x), "slices", "Contains") && len(x.Args) == 2 {
+			return x.Args[0], x.Args[1], true
+		}
+	}
+	return nil, nil, false
+}
+
+func typeUnder(t types.Type) types.Type {
+	if t == nil {
+		return nil
+	}
+	return t.Underlying()
+}
+
+// evalLookup evaluates a status-set membership on outcome o, the status
+// given by statusVal.
+func (c *checker) evalLookup(set ast.Expr, body *ast.BlockStmt, o outcome, status int64, known bool) tri {
+	if !known {
+		return triU
+	}
+	s, ok := c.statusSetOf(set, body, 0)
+	if !ok {
+		return triU
+	}
+	return boolTri(s[status])
+}
+
+// isStatus reports whether e reads an HTTP status: a StatusCode field, or
+// a client's own response or error type giving it by a field or a method
+// (resp.StatusCode(), apiErr.HTTPStatusCode, e.Status on an error type,
+// res.Code on a response type).
+func (c *checker) isStatus(e ast.Expr) bool {
+	var sel *ast.SelectorExpr
+	switch x := ast.Unparen(e).(type) {
+	case *ast.SelectorExpr:
+		if _, isMethod := c.info.Uses[x.Sel].(*types.Func); isMethod {
+			return false // the method value, not its result
+		}
+		sel = x
+	case *ast.CallExpr:
+		if len(x.Args) != 0 {
+			return false
+		}
+		s, ok := ast.Unparen(x.Fun).(*ast.SelectorExpr)
+		if !ok {
+			return false
+		}
+		if _, isMethod := c.info.Uses[s.Sel].(*types.Func); !isMethod {
+			return false
+		}
+		sel = s
+	default:
+		return false
+	}
+	t := c.info.TypeOf(e)
+	if t == nil {
+		return false
+	}
+	if b, ok := t.Underlying().(*types.Basic); !ok || b.Info()&types.IsInteger == 0 {
+		return false
+	}
+	if n, ok := t.(*types.Named); ok && n.Obj().Pkg() != nil && strings.HasPrefix(n.Obj().Pkg().Path(), grpcPath) {
+		return false // a gRPC code, not an HTTP status
+	}
+	name := strings.ToLower(sel.Sel.Name)
+	switch {
+	case name == "statuscode" || name == "httpstatuscode" || name == "httpstatus":
+		return true
+	case strings.Contains(name, "status") || strings.HasSuffix(name, "code"):
+		// e.Status, res.Code, apiErr.HTTPCode(): on an error or a
+		// response type
+		return c.outcomeType(c.info.TypeOf(sel.X))
+	}
+	return false
+}
+
+// outcomeType reports whether t is an error type or a response type (by
+// its name): the types whose Status or Code is an HTTP status.
+func (c *checker) outcomeType(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	if isError(t) || types.Implements(t, errorIface) || types.Implements(types.NewPointer(t), errorIface) {
+		return true
+	}
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	n, ok := t.(*types.Named)
+	if !ok {
+		return false
+	}
+	name := strings.ToLower(n.Obj().Name())
+	for _, w := range []string{"response", "resp", "error", "err", "result"} {
+		if strings.Contains(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// lookup evaluates set[status] on outcome o.
+func (ev *evaluator) lookup(set, status ast.Expr, o outcome) tri {
+	c := ev.w.c
+	if !o.hasStatus || (o.err && ev.k == remoteHTTP) {
+		return triF
+	}
+	v, ok := c.evalInt(status, o, ev.w.body, 0)
+	return c.evalLookup(set, ev.w.body, o, v, ok)
+}
