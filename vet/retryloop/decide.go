@@ -132,13 +132,7 @@ func (c *checker) callsAssigning(v *types.Var, body *ast.BlockStmt) []*ast.CallE
 			if !ok || (c.info.Defs[id] != v && c.info.Uses[id] != v) {
 				continue
 			}
-			var rhs ast.Expr
-			switch {
-			case len(as.Rhs) == len(as.Lhs):
-				rhs = as.Rhs[i]
-			case len(as.Rhs) == 1:
-				rhs = as.Rhs[0]
-			}
+			rhs := rhsOf(as, i)
 			if call, ok := ast.Unparen(rhs).(*ast.CallExpr); ok {
 				out = append(out, call)
 			}

@@ -490,13 +490,7 @@ func (c *checker) verdictOfClassifier(v *types.Var, body *ast.BlockStmt) bool {
 					continue
 				}
 				n++
-				var rhs ast.Expr
-				switch {
-				case len(as.Rhs) == len(as.Lhs):
-					rhs = as.Rhs[i]
-				case len(as.Rhs) == 1:
-					rhs = as.Rhs[0]
-				}
+				rhs := rhsOf(as, i)
 				if !c.relaysVerdict(as, rhs, stack) {
 					all = false
 				}

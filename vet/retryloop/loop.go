@@ -382,12 +382,7 @@ func (w *loopWalker) simple(s ast.Stmt, st state) state {
 		if o == nil || !isError(o.Type()) {
 			continue
 		}
-		var rhs ast.Expr
-		if len(as.Rhs) == len(as.Lhs) {
-			rhs = as.Rhs[i]
-		} else if len(as.Rhs) == 1 {
-			rhs = as.Rhs[0]
-		}
+		rhs := rhsOf(as, i)
 		src := w.errSrc(rhs, st)
 		call, isCall := ast.Unparen(rhs).(*ast.CallExpr)
 		if isCall && src == srcOutcome && w.remoteCall != nil && as.End() < w.remoteCall.Pos() && w.c.remoteKind(call) == remoteNone {
@@ -500,4 +495,17 @@ func (c *checker) mentionsOutcome(e ast.Expr) bool {
 		return !found
 	})
 	return found
+}
+
+// rhsOf returns the expression that gives the i-th left-hand side of as its
+// value: the i-th right-hand side, or the one multi-valued call or comma-ok
+// expression all of them come from; nil if as has neither shape.
+func rhsOf(as *ast.AssignStmt, i int) ast.Expr {
+	switch {
+	case len(as.Rhs) == len(as.Lhs):
+		return as.Rhs[i]
+	case len(as.Rhs) == 1:
+		return as.Rhs[0]
+	}
+	return nil
 }

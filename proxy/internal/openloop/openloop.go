@@ -92,13 +92,8 @@ func Run(ctx context.Context, c *http.Client, url, body string, rate float64, d 
 	start := time.Now()
 	for i := range n {
 		due := start.Add(time.Duration(i) * interval)
-		if w := time.Until(due); w > 0 {
-			timer.Reset(w)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				return Result{Rate: rate}
-			}
+		if !sleepUntil(ctx, timer, due) {
+			return Result{Rate: rate}
 		}
 		wg.Add(1)
 		go func() {
@@ -292,4 +287,20 @@ func Compare(ctx context.Context, c *http.Client, servers []Server, p Plan) (flo
 		figs[i] = f
 	}
 	return rate, ladder, figs
+}
+
+// sleepUntil waits on timer, stopped and drained, until due, and reports
+// whether due came before ctx was done. A due already past returns at once.
+func sleepUntil(ctx context.Context, timer *time.Timer, due time.Time) bool {
+	w := time.Until(due)
+	if w <= 0 {
+		return true
+	}
+	timer.Reset(w)
+	select {
+	case <-timer.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

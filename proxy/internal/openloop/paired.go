@@ -68,14 +68,9 @@ func Mixed(ctx context.Context, c *http.Client, urls []string, body string, rate
 	for i := range n {
 		to[i] = coin.IntN(len(urls))
 		due := start.Add(time.Duration(i) * interval)
-		if w := time.Until(due); w > 0 {
-			timer.Reset(w)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				wg.Wait()
-				return &Mix{k: len(urls)}
-			}
+		if !sleepUntil(ctx, timer, due) {
+			wg.Wait()
+			return &Mix{k: len(urls)}
 		}
 		wg.Add(1)
 		go func(url string) {
@@ -245,14 +240,9 @@ func Twins(ctx context.Context, c *http.Client, urls [2]string, body string, rat
 	for i := range pairs {
 		order[i] = coin.IntN(2)
 		due := start.Add(time.Duration(i) * interval)
-		if w := time.Until(due); w > 0 {
-			timer.Reset(w)
-			select {
-			case <-timer.C:
-			case <-ctx.Done():
-				wg.Wait()
-				return nil, nil
-			}
+		if !sleepUntil(ctx, timer, due) {
+			wg.Wait()
+			return nil, nil
 		}
 		for _, s := range [2]int{order[i], 1 - order[i]} {
 			wg.Add(1)
