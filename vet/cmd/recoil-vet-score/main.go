@@ -138,9 +138,12 @@ func download(modVer, work string) (string, error) {
 		return "", err
 	}
 	if _, err := os.Stat(filepath.Join(dst, "go.mod")); errors.Is(err, os.ErrNotExist) {
+		path, _, _ := strings.Cut(modVer, "@")
+		if ok, err := adoptVendorMod(dst, path); err != nil || ok {
+			return dst, err
+		}
 		// A +incompatible module has no go.mod: give it one and let the go
 		// command find its dependencies.
-		path, _, _ := strings.Cut(modVer, "@")
 		if err := os.WriteFile(filepath.Join(dst, "go.mod"), []byte("module "+path+"\n\ngo 1.16\n"), 0o644); err != nil {
 			return "", err
 		}
@@ -151,6 +154,30 @@ func download(modVer, work string) (string, error) {
 		}
 	}
 	return dst, nil
+}
+
+// adoptVendorMod gives a module without a go.mod the requirements it keeps
+// in vendor.mod and vendor.sum, as moby's (docker/docker's) build does
+// before it calls the go command, and reports whether there was one. The
+// go command then resolves them from the proxy (-mod=mod), as it would
+// from a go.mod: the copy leaves the vendor directory out, which the
+// module's zip holds only in part.
+func adoptVendorMod(dir, path string) (bool, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "vendor.mod"))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	req := regexp.MustCompile(`(?m)^module\s.*$`).ReplaceAllString(string(b), "")
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module "+path+"\n"+req), 0o644); err != nil {
+		return false, err
+	}
+	sum, err := os.ReadFile(filepath.Join(dir, "vendor.sum"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	return true, os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644)
 }
 
 // dropLocalReplaces removes the go.mod replace directives that point at
@@ -191,9 +218,16 @@ func copyTree(src, dst string) error {
 		rel, _ := filepath.Rel(src, path)
 		target := filepath.Join(dst, rel)
 		if d.IsDir() {
+			if rel == "vendor" {
+				return filepath.SkipDir // -mod=mod: the go command reads no vendor directory
+			}
 			return os.MkdirAll(target, 0o755)
 		}
-		if !d.Type().IsRegular() {
+		// Test files are left out: the labels name no function in one, the
+		// analyzer reports none in one, and a test file that no longer
+		// compiles (an unused variable the type checker of an older Go let
+		// pass) would keep go vet from the package's other files.
+		if !d.Type().IsRegular() || strings.HasSuffix(path, "_test.go") {
 			return nil
 		}
 		b, err := os.ReadFile(path)
