@@ -257,6 +257,15 @@ var diagRE = regexp.MustCompile(`^(.+\.go):(\d+):\d+: (\w+): (.*)$`)
 // vet runs go vet with the tool on pkgs (patterns relative to dir) and
 // returns the findings and any line that says a package failed to load.
 func vet(dir, vettool string, pkgs []string) ([]finding, []string, error) {
+	// Resolve the packages' dependencies first (-mod=mod records what
+	// go.sum lacks). A go vet that had to complete go.sum itself was seen
+	// to report nothing for a module (docker/docker from its vendor.mod),
+	// and go vet caches that empty result for the same tool and sources.
+	list := exec.Command("go", append([]string{"list", "-e", "-deps"}, pkgs...)...)
+	list.Dir, list.Env = dir, goEnv()
+	if b, err := list.CombinedOutput(); err != nil {
+		return nil, nil, fmt.Errorf("go list -deps in %s: %v\n%s", dir, err, b)
+	}
 	args := append([]string{"vet", "-vettool=" + vettool}, pkgs...)
 	cmd := exec.Command("go", args...)
 	cmd.Dir, cmd.Env = dir, goEnv()
