@@ -316,7 +316,11 @@ func (c *checker) reportUnclassified(s ast.Stmt, sc loopScan, v verdict) {
 	case allNon2xx && nonSuccess > 0 && sc.remote != remoteGRPC:
 		parts = append(parts, "on every non-2xx status")
 	default:
-		if v.errTri == triT {
+		if v.errTri == triT && !(sc.remote == remoteHTTP && len(perm) == 0 && retriesTransient(v)) {
+			// net/http's transport error carries no status: a loop that
+			// reads the status and goes round only on transient ones
+			// has classified, and every transport error going round
+			// with them is the usual policy, not a storm.
 			parts = append(parts, "on every error")
 		}
 		if len(perm) > 0 {
@@ -327,6 +331,25 @@ func (c *checker) reportUnclassified(s ast.Stmt, sc loopScan, v verdict) {
 		c.add(finding{check: CheckUnclassified, pos: s.Pos(), end: s.Pos() + 3,
 			msg: fmt.Sprintf("retry loop around %s retries %s: classify the failure (errors.Is/As, retry 429, 503 and 5xx, never 400, 401, 403, 404, 413, 422) or use recoil", c.callName(sc.remoteCall), strings.Join(parts, " and "))})
 	}
+}
+
+// retriesTransient reports whether a loop goes round, for certain, on some
+// status that may change on a retry (a 5xx, 429, 408) and leaves on some
+// other failure status: it reads the status and picks.
+func retriesTransient(v verdict) bool {
+	some, left := false, false
+	for _, st := range probeStatuses {
+		if st < 300 {
+			continue
+		}
+		switch {
+		case v.retried[st] == triF:
+			left = true
+		case v.retried[st] == triT && (st >= 500 || st == 429 || st == 408):
+			some = true
+		}
+	}
+	return some && left
 }
 
 func (c *checker) reportRetryAfter(sc loopScan, v verdict) {

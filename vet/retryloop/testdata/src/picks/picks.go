@@ -1,0 +1,63 @@
+// Package picks holds, written anew, the general shapes behind the second
+// fresh part's misses and false findings: loops that read the status and
+// pick what goes round, and helpers that decide for a loop.
+package picks
+
+import (
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"time"
+)
+
+// Doer is an HTTP client by its shape.
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+// Client retries through a Doer.
+type Client struct {
+	next  Doer
+	tries int
+}
+
+// Every transport error goes round, and among the statuses only the 5xx:
+// the loop reads the status and picks, so it has classified.
+//
+// case: flag deafwait retryafter
+func (c *Client) Do(req *http.Request) (*http.Response, error) { // want Do:`remote=1 waits=true deaf=false jitter=2`
+	var resp *http.Response
+	var err error
+	for i := 0; i <= c.tries; i++ {
+		resp, err = c.next.Do(req)
+		if err != nil {
+			time.Sleep(time.Duration(rand.Int64N(int64(time.Second)))) // want `deafwait: time\.Sleep ignores req\.Context\(\)` `retryafter: retry loop retries 503 without reading Retry-After`
+			continue
+		}
+		if resp.StatusCode >= http.StatusInternalServerError {
+			resp.Body.Close()
+			time.Sleep(time.Duration(rand.Int64N(int64(time.Second)))) // want `deafwait: time\.Sleep ignores req\.Context\(\)`
+			continue
+		}
+		return resp, nil
+	}
+	return resp, err
+}
+
+// Every transport error goes round and so does 404: the status is read,
+// but one that will not change is retried with them.
+//
+// case: flag unclassified deafwait retryafter
+func (c *Client) DoNotFound(req *http.Request) (*http.Response, error) { // want DoNotFound:`remote=1 waits=true deaf=false jitter=2`
+	for i := 0; i <= c.tries; i++ { // want `unclassified: retry loop around Doer\.Do retries on every error and on 404, which will not change on a retry`
+		resp, err := c.next.Do(req)
+		if err == nil && resp.StatusCode != http.StatusNotFound && resp.StatusCode < 500 {
+			return resp, nil
+		}
+		if err == nil {
+			resp.Body.Close()
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(time.Second)))) // want `deafwait: time\.Sleep ignores req\.Context\(\)` `retryafter: retry loop retries 503 without reading Retry-After`
+	}
+	return nil, errors.New("gave up")
+}
