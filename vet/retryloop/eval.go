@@ -163,6 +163,9 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 			if xs := c.assignsOf(ev.w.body)[v]; len(xs) == 1 && xs[0] != unknownExpr {
 				return ev.expr(xs[0], o, depth+1)
 			}
+			if ix, ok := c.commaOkLookup(v, ev.w.body); ok {
+				return ev.expr(ix, o, depth+1)
+			}
 		}
 	case *ast.IndexExpr:
 		if set, st, ok := c.statusLookup(e); ok && c.hasStatus(st) {

@@ -132,6 +132,45 @@ func (c *checker) statusLookup(e ast.Expr) (set, status ast.Expr, ok bool) {
 	return nil, nil, false
 }
 
+// commaOkLookup returns set[status] when v's one assignment in body is
+// the comma-ok of a map index (_, ok := retryOn[resp.StatusCode]): v says
+// the key is in the map. A key the literal maps to false counts as
+// absent, as a plain lookup reads it.
+func (c *checker) commaOkLookup(v *types.Var, body *ast.BlockStmt) (ast.Expr, bool) {
+	if body == nil {
+		return nil, false
+	}
+	var found ast.Expr
+	n := 0
+	ast.Inspect(body, func(m ast.Node) bool {
+		as, ok := m.(*ast.AssignStmt)
+		if !ok {
+			return true
+		}
+		for i, l := range as.Lhs {
+			id, ok := ast.Unparen(l).(*ast.Ident)
+			if !ok || (c.info.Defs[id] != v && c.info.Uses[id] != v) {
+				continue
+			}
+			n++
+			if i == 1 && len(as.Lhs) == 2 && len(as.Rhs) == 1 {
+				found = as.Rhs[0]
+			}
+		}
+		return true
+	})
+	if n != 1 || found == nil {
+		return nil, false
+	}
+	if _, ok := ast.Unparen(found).(*ast.IndexExpr); !ok {
+		return nil, false
+	}
+	if _, _, ok := c.statusLookup(found); !ok {
+		return nil, false
+	}
+	return found, true
+}
+
 func typeUnder(t types.Type) types.Type {
 	if t == nil {
 		return nil

@@ -61,3 +61,50 @@ func (c *Client) DoNotFound(req *http.Request) (*http.Response, error) { // want
 	}
 	return nil, errors.New("gave up")
 }
+
+var retryOn = map[int]bool{429: true, 500: true, 502: true, 503: true, 504: true}
+
+// The set is tested by a comma-ok lookup: the statuses in it go round,
+// the rest leave; the wait grows with the count and nothing randomises it.
+//
+// case: flag nojitter retryafter
+func commaOkSet(c *http.Client, url string, tries int) (*http.Response, error) {
+	var resp *http.Response
+	var err error
+	for i := 0; i < tries; i++ {
+		resp, err = c.Get(url)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := retryOn[resp.StatusCode]; ok {
+			resp.Body.Close()
+			time.Sleep(time.Duration(i+1) * 500 * time.Millisecond) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration` `retryafter: retry loop retries 429 and 503 without reading Retry-After`
+			continue
+		}
+		return resp, nil
+	}
+	return resp, err
+}
+
+func retryable(code int) bool {
+	_, ok := retryOn[code]
+	return ok
+}
+
+// The same set, read by a classifier of the package.
+//
+// case: flag nojitter retryafter
+func commaOkClassifier(c *http.Client, url string, tries int) (*http.Response, error) {
+	for i := 0; i < tries; i++ {
+		resp, err := c.Get(url)
+		if err != nil {
+			return nil, err
+		}
+		if !retryable(resp.StatusCode) {
+			return resp, nil
+		}
+		resp.Body.Close()
+		time.Sleep(time.Duration(i+1) * 500 * time.Millisecond) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration` `retryafter: retry loop retries 429 and 503 without reading Retry-After`
+	}
+	return nil, errors.New("gave up")
+}
