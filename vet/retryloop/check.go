@@ -333,9 +333,10 @@ func (c *checker) reportUnclassified(s ast.Stmt, sc loopScan, v verdict) {
 	}
 }
 
-// retriesTransient reports whether a loop goes round, for certain, on some
-// status that may change on a retry (a 5xx, 429, 408) and leaves on some
-// other failure status: it reads the status and picks.
+// retriesTransient reports whether a loop goes round on some status that
+// may change on a retry (a 5xx, 429, 408; for certain, or as a check of
+// the response it cannot see into decides) and leaves on some other
+// failure status: it reads the status and picks.
 func retriesTransient(v verdict) bool {
 	some, left := false, false
 	for _, st := range probeStatuses {
@@ -345,7 +346,7 @@ func retriesTransient(v verdict) bool {
 		switch {
 		case v.retried[st] == triF:
 			left = true
-		case v.retried[st] == triT && (st >= 500 || st == 429 || st == 408):
+		case v.retried[st] != triF && (st >= 500 || st == 429 || st == 408):
 			some = true
 		}
 	}
