@@ -4,6 +4,7 @@
 package picks
 
 import (
+	"context"
 	"errors"
 	"math/rand/v2"
 	"net/http"
@@ -141,4 +142,32 @@ func problem5xx(c *http.Client, url string) (*http.Response, error) {
 		return resp, errors.New(resp.Status)
 	}
 	return nil, err
+}
+
+// Router keeps its sleep in a field so that tests can swap it.
+type Router struct {
+	sleep func(time.Duration)
+	fetch func(context.Context) (int, error)
+}
+
+// NewRouter gives the field time.Sleep.
+func NewRouter(fetch func(context.Context) (int, error)) *Router {
+	return &Router{sleep: time.Sleep, fetch: fetch}
+}
+
+// The field's only value is time.Sleep: the wait cannot hear ctx.
+//
+// case: flag deafwait
+func (r *Router) Writers(ctx context.Context) (int, error) { // want Writers:`remote=0 waits=true deaf=false jitter=1`
+	for i := 0; i < 100; i++ {
+		n, err := r.fetch(ctx)
+		if err != nil {
+			return 0, err
+		}
+		if n > 0 {
+			return n, nil
+		}
+		r.sleep(100 * time.Millisecond) // want `deafwait: r\.sleep waits with time\.Sleep and cannot hear ctx`
+	}
+	return 0, errors.New("no writers")
 }
