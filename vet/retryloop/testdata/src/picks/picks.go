@@ -171,3 +171,51 @@ func (r *Router) Writers(ctx context.Context) (int, error) { // want Writers:`re
 	}
 	return 0, errors.New("no writers")
 }
+
+// The select hears ctx whenever it can be cancelled; the sleep after the
+// if runs only for a context with no Done channel, with nothing to hear.
+//
+// case: clean
+func sleepWhenNoDone(ctx context.Context, op func() error, next func() time.Duration) error {
+	for i := 0; i < 5; i++ {
+		err := op()
+		if err == nil {
+			return nil
+		}
+		if done := ctx.Done(); done != nil {
+			t := time.NewTimer(next())
+			select {
+			case <-done:
+				t.Stop()
+				return err
+			case <-t.C:
+				continue
+			}
+		}
+		time.Sleep(next())
+	}
+	return errors.New("gave up")
+}
+
+// The select's first case only breaks out of the select: the sleep after
+// it runs with a cancellable context too.
+//
+// case: flag deafwait
+func sleepAfterBreak(ctx context.Context, op func() error, next func() time.Duration) error {
+	for i := 0; i < 5; i++ {
+		err := op()
+		if err == nil {
+			return nil
+		}
+		if ctx.Done() != nil {
+			select {
+			case <-ctx.Done():
+				break
+			default:
+				continue
+			}
+		}
+		time.Sleep(next()) // want `deafwait: time\.Sleep ignores ctx`
+	}
+	return errors.New("gave up")
+}
