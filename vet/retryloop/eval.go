@@ -163,8 +163,8 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 			if xs := c.assignsOf(ev.w.body)[v]; len(xs) == 1 && xs[0] != unknownExpr {
 				return ev.expr(xs[0], o, depth+1)
 			}
-			if ix, ok := c.commaOkLookup(v, ev.w.body); ok {
-				return ev.expr(ix, o, depth+1)
+			if x, ok := c.commaOk(v, ev.w.body); ok {
+				return ev.commaOk(x, o, depth)
 			}
 		}
 	case *ast.IndexExpr:
@@ -195,6 +195,27 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 		}
 	}
 	return ev.irrelevant(types.ExprString(e))
+}
+
+// commaOk evaluates the ok of a comma-ok status lookup, or of a type
+// assertion of the loop's error to an error type that carries a status:
+// as errors.As does, it holds when the error came with a status.
+func (ev *evaluator) commaOk(x ast.Expr, o outcome, depth int) tri {
+	c := ev.w.c
+	ta, ok := x.(*ast.TypeAssertExpr)
+	if !ok {
+		return ev.expr(x, o, depth+1)
+	}
+	if !isError(c.info.TypeOf(ta.X)) || !statusBearing(c.info.TypeOf(ta.Type)) || !ev.fromAttempt(ta.X) {
+		return ev.irrelevant(types.ExprString(x))
+	}
+	switch ev.k {
+	case remoteSDK:
+		return boolTri(o.err && o.hasStatus)
+	case remoteHTTP:
+		return triF // net/http's errors carry no status
+	}
+	return ev.irrelevant(types.ExprString(x))
 }
 
 // classifies reports whether a call inspects an error or a response: it
@@ -259,6 +280,20 @@ func (c *checker) inspectsError(e ast.Expr) bool {
 	return found
 }
 
+// errorField reports whether e reads a field of a value of an error type
+// (apiErr.Reason, after errors.As or a type assertion).
+func (c *checker) errorField(e ast.Expr) bool {
+	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	if v, ok := c.info.Uses[sel.Sel].(*types.Var); !ok || !v.IsField() {
+		return false
+	}
+	t := c.info.TypeOf(sel.X)
+	return t != nil && !isError(t) && (types.Implements(t, errorIface) || types.Implements(types.NewPointer(t), errorIface))
+}
+
 var errorIface = types.Universe.Lookup("error").Type().Underlying().(*types.Interface)
 
 func identOf(e ast.Expr) *ast.Ident {
@@ -320,6 +355,9 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 	}
 	if isError(c.info.TypeOf(x)) || isError(c.info.TypeOf(y)) || c.inspectsError(x) || c.inspectsError(y) {
 		return triU // err == ErrSomething, status.Code(err) != codes.Unavailable: a classification
+	}
+	if c.errorField(x) || c.errorField(y) {
+		return triU // apiErr.Reason != "NotProcessed": what the server said, read
 	}
 	return ev.irrelevant(types.ExprString(x) + op.String() + types.ExprString(y))
 }

@@ -132,11 +132,10 @@ func (c *checker) statusLookup(e ast.Expr) (set, status ast.Expr, ok bool) {
 	return nil, nil, false
 }
 
-// commaOkLookup returns set[status] when v's one assignment in body is
-// the comma-ok of a map index (_, ok := retryOn[resp.StatusCode]): v says
-// the key is in the map. A key the literal maps to false counts as
-// absent, as a plain lookup reads it.
-func (c *checker) commaOkLookup(v *types.Var, body *ast.BlockStmt) (ast.Expr, bool) {
+// commaOk returns what v's one assignment in body reads when v is the
+// second of two results of one expression: a map index or a type
+// assertion (_, ok := retryOn[resp.StatusCode], apiErr, ok := err.(*T)).
+func (c *checker) commaOk(v *types.Var, body *ast.BlockStmt) (ast.Expr, bool) {
 	if body == nil {
 		return nil, false
 	}
@@ -154,7 +153,7 @@ func (c *checker) commaOkLookup(v *types.Var, body *ast.BlockStmt) (ast.Expr, bo
 			}
 			n++
 			if i == 1 && len(as.Lhs) == 2 && len(as.Rhs) == 1 {
-				found = as.Rhs[0]
+				found = ast.Unparen(as.Rhs[0])
 			}
 		}
 		return true
@@ -162,13 +161,43 @@ func (c *checker) commaOkLookup(v *types.Var, body *ast.BlockStmt) (ast.Expr, bo
 	if n != 1 || found == nil {
 		return nil, false
 	}
-	if _, ok := ast.Unparen(found).(*ast.IndexExpr); !ok {
-		return nil, false
+	switch x := found.(type) {
+	case *ast.IndexExpr:
+		// A key the literal maps to false counts as absent, as a plain
+		// lookup reads it.
+		_, _, ok := c.statusLookup(x)
+		return x, ok
+	case *ast.TypeAssertExpr:
+		return x, x.Type != nil
 	}
-	if _, _, ok := c.statusLookup(found); !ok {
-		return nil, false
+	return nil, false
+}
+
+// statusBearing reports whether a value of type t carries an HTTP status:
+// a StatusCode member, or an integer field whose name says status or code.
+func statusBearing(t types.Type) bool {
+	if t == nil {
+		return false
 	}
-	return found, true
+	if hasStatusMember(t) {
+		return true
+	}
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	st, ok := t.Underlying().(*types.Struct)
+	if !ok {
+		return false
+	}
+	for i := range st.NumFields() {
+		f := st.Field(i)
+		name := strings.ToLower(f.Name())
+		b, ok := f.Type().Underlying().(*types.Basic)
+		if ok && b.Info()&types.IsInteger != 0 && (strings.Contains(name, "status") || strings.HasSuffix(name, "code")) {
+			return true
+		}
+	}
+	return false
 }
 
 func typeUnder(t types.Type) types.Type {

@@ -219,3 +219,73 @@ func sleepAfterBreak(ctx context.Context, op func() error, next func() time.Dura
 	}
 	return errors.New("gave up")
 }
+
+// APIError is the error a call of this package returns for a non-2xx.
+type APIError struct {
+	StatusCode int
+	Reason     string
+}
+
+func (e *APIError) Error() string { return e.Reason }
+
+// Exec makes the HTTP call and turns a non-2xx status into an *APIError.
+func Exec(ctx context.Context, c *http.Client, url string) error { // want Exec:`remote=1 waits=false`
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		return &APIError{StatusCode: resp.StatusCode, Reason: resp.Header.Get("X-Reason")}
+	}
+	return nil
+}
+
+// Only a 404 whose reason says "not processed yet" goes round: the type
+// assertion finds the status as errors.As would, and the reason is what
+// the server said. The wait doubles with nothing random in it.
+//
+// case: flag nojitter
+func awaitProcessed(ctx context.Context, c *http.Client, url string, max int) error {
+	for i := 0; ; i++ {
+		err := Exec(ctx, c, url)
+		if err == nil {
+			return nil
+		}
+		apiErr, ok := err.(*APIError)
+		if !ok || apiErr.StatusCode != http.StatusNotFound || apiErr.Reason != "NotProcessed" || i >= max {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond << i): // want `nojitter: this wait in a retry loop has a constant or purely exponential duration`
+		}
+	}
+}
+
+// The same assertion with no reason read: 404 goes round, and 404 will
+// not change.
+//
+// case: flag unclassified nojitter
+func awaitAny404(ctx context.Context, c *http.Client, url string, max int) error {
+	for i := 0; ; i++ { // want `unclassified: retry loop around Exec retries on 404, which will not change on a retry`
+		err := Exec(ctx, c, url)
+		if err == nil {
+			return nil
+		}
+		apiErr, ok := err.(*APIError)
+		if !ok || apiErr.StatusCode != http.StatusNotFound || i >= max {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond << i): // want `nojitter: this wait in a retry loop has a constant or purely exponential duration`
+		}
+	}
+}
