@@ -197,27 +197,6 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 	return ev.irrelevant(types.ExprString(e))
 }
 
-// commaOk evaluates the ok of a comma-ok status lookup, or of a type
-// assertion of the loop's error to an error type that carries a status:
-// as errors.As does, it holds when the error came with a status.
-func (ev *evaluator) commaOk(x ast.Expr, o outcome, depth int) tri {
-	c := ev.w.c
-	ta, ok := x.(*ast.TypeAssertExpr)
-	if !ok {
-		return ev.expr(x, o, depth+1)
-	}
-	if !isError(c.info.TypeOf(ta.X)) || !statusBearing(c.info.TypeOf(ta.Type)) || !ev.fromAttempt(ta.X) {
-		return ev.irrelevant(types.ExprString(x))
-	}
-	switch ev.k {
-	case remoteSDK:
-		return boolTri(o.err && o.hasStatus)
-	case remoteHTTP:
-		return triF // net/http's errors carry no status
-	}
-	return ev.irrelevant(types.ExprString(x))
-}
-
 // classifies reports whether a call inspects an error or a response: it
 // is passed one, or is a method of one.
 func (c *checker) classifies(call *ast.CallExpr) bool {
@@ -278,20 +257,6 @@ func (c *checker) inspectsError(e ast.Expr) bool {
 		return !found
 	})
 	return found
-}
-
-// errorField reports whether e reads a field of a value of an error type
-// (apiErr.Reason, after errors.As or a type assertion).
-func (c *checker) errorField(e ast.Expr) bool {
-	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
-	if !ok {
-		return false
-	}
-	if v, ok := c.info.Uses[sel.Sel].(*types.Var); !ok || !v.IsField() {
-		return false
-	}
-	t := c.info.TypeOf(sel.X)
-	return t != nil && !isError(t) && (types.Implements(t, errorIface) || types.Implements(types.NewPointer(t), errorIface))
 }
 
 var errorIface = types.Universe.Lookup("error").Type().Underlying().(*types.Interface)

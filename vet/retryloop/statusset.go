@@ -303,3 +303,38 @@ func (ev *evaluator) lookup(set, status ast.Expr, o outcome) tri {
 	v, ok := c.evalInt(status, o, ev.w.body, 0)
 	return c.evalLookup(set, ev.w.body, o, v, ok)
 }
+
+// commaOk evaluates the ok of a comma-ok status lookup, or of a type
+// assertion of the loop's error to an error type that carries a status:
+// as errors.As does, it holds when the error came with a status.
+func (ev *evaluator) commaOk(x ast.Expr, o outcome, depth int) tri {
+	c := ev.w.c
+	ta, ok := x.(*ast.TypeAssertExpr)
+	if !ok {
+		return ev.expr(x, o, depth+1)
+	}
+	if !isError(c.info.TypeOf(ta.X)) || !statusBearing(c.info.TypeOf(ta.Type)) || !ev.fromAttempt(ta.X) {
+		return ev.irrelevant(types.ExprString(x))
+	}
+	switch ev.k {
+	case remoteSDK:
+		return boolTri(o.err && o.hasStatus)
+	case remoteHTTP:
+		return triF // net/http's errors carry no status
+	}
+	return ev.irrelevant(types.ExprString(x))
+}
+
+// errorField reports whether e reads a field of a value of an error type
+// (apiErr.Reason, after errors.As or a type assertion).
+func (c *checker) errorField(e ast.Expr) bool {
+	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	if v, ok := c.info.Uses[sel.Sel].(*types.Var); !ok || !v.IsField() {
+		return false
+	}
+	t := c.info.TypeOf(sel.X)
+	return t != nil && !isError(t) && (types.Implements(t, errorIface) || types.Implements(types.NewPointer(t), errorIface))
+}
