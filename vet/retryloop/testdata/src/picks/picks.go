@@ -289,3 +289,52 @@ func awaitAny404(ctx context.Context, c *http.Client, url string, max int) error
 		}
 	}
 }
+
+// Policy says whether to retry an error and how long to wait first.
+type Policy func(err error) (bool, time.Duration)
+
+// Retrier retries through the policy its user gives.
+type Retrier struct {
+	call   func(context.Context) error
+	policy Policy
+}
+
+// NewRetrier keeps the user's policy.
+func NewRetrier(call func(context.Context) error, p Policy) *Retrier {
+	return &Retrier{call: call, policy: p}
+}
+
+// The policy decides both whether and when, out of sight: it may count
+// the attempts, so the loop is not unbounded; its sleep is deaf to ctx.
+//
+// case: flag deafwait
+func (r *Retrier) Run(ctx context.Context) error { // want Run:`remote=0 waits=true deaf=false jitter=0`
+	for {
+		err := r.call(ctx)
+		if err == nil {
+			return nil
+		}
+		if again, d := r.policy(err); again {
+			time.Sleep(d) // want `deafwait: time\.Sleep ignores ctx`
+			continue
+		}
+		return err
+	}
+}
+
+// A classifier handed only the error says nothing of how many times: the
+// loop retries what it calls retryable forever.
+//
+// case: flag unbounded deafwait
+func (r *Retrier) RunForever(ctx context.Context, retryable func(error) bool) error { // want RunForever:`remote=0 waits=true deaf=false jitter=2`
+	for { // want `unbounded: retry loop has no bound on attempts or total time`
+		err := r.call(ctx)
+		if err == nil {
+			return nil
+		}
+		if !retryable(err) {
+			return err
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(time.Second)))) // want `deafwait: time\.Sleep ignores ctx`
+	}
+}
