@@ -470,5 +470,83 @@ var localPkgs = map[string]bool{"os": true, "syscall": true, "io/fs": true, "pat
 // isLocalOp reports whether a loop's attempt is a call that acts on this
 // machine only (the file system, a syscall).
 func (c *checker) isLocalOp(call *ast.CallExpr) bool {
-	return call != nil && localPkgs[funcPath(c.callee(call))]
+	if call == nil {
+		return false
+	}
+	fn := c.callee(call)
+	return localPkgs[funcPath(fn)] || c.localHelper(fn, 0)
+}
+
+// localHelper reports whether fn is a function of this package that acts
+// on this machine only: it calls the file system or a syscall, and
+// otherwise only the standard library's pure packages and other such
+// helpers (createLockfile over os.OpenFile); goroutines it starts are not
+// its attempt.
+func (c *checker) localHelper(fn *types.Func, depth int) bool {
+	d := c.decls[fn]
+	if d == nil || depth > 3 {
+		return false
+	}
+	local, ok := false, true
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt, *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if tv, isType := c.info.Types[n.Fun]; isType && tv.IsType() {
+				return true // a conversion
+			}
+			if _, builtin := c.info.Uses[calleeIdent(n.Fun)].(*types.Builtin); builtin {
+				return true
+			}
+			callee := c.callee(n)
+			path := funcPath(callee)
+			switch {
+			case callee == nil:
+				ok = false
+			case localPkgs[path]:
+				local = true
+			case callee.Pkg() == c.pass.Pkg:
+				if c.localHelper(callee, depth+1) {
+					local = true
+				} else if c.decls[callee] == nil || c.remoteIn(c.decls[callee].Body) != nil || !c.pureStd(c.decls[callee].Body) {
+					ok = false
+				}
+			case !pureStdPkg(path):
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok && local
+}
+
+// pureStd reports whether a body calls only the standard library's pure
+// packages and this package's functions.
+func (c *checker) pureStd(b *ast.BlockStmt) bool {
+	ok := true
+	ast.Inspect(b, func(n ast.Node) bool {
+		if call, isCall := n.(*ast.CallExpr); isCall {
+			if callee := c.callee(call); callee != nil && callee.Pkg() != c.pass.Pkg && !pureStdPkg(funcPath(callee)) && !localPkgs[funcPath(callee)] {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok
+}
+
+// pureStdPkg reports whether path is a standard library package whose
+// calls reach nothing beyond this process: not the network, a database,
+// another program.
+func pureStdPkg(path string) bool {
+	if path == "" || strings.Contains(strings.Split(path, "/")[0], ".") {
+		return false
+	}
+	for _, p := range []string{"net", "database", "os/exec", "plugin", "crypto/tls", "log/syslog"} {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return false
+		}
+	}
+	return true
 }
