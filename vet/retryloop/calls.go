@@ -247,7 +247,7 @@ type waitInfo struct {
 func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) (waitInfo, bool) {
 	callee := c.callee(call)
 	if callee == nil {
-		return waitInfo{}, false
+		return c.sleepField(call, body, fn)
 	}
 	switch {
 	case isFunc(callee, "time", "Sleep") && recvNamed(callee) == nil && len(call.Args) == 1:
@@ -282,6 +282,26 @@ func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) 
 		w.dur = c.bindParams(purity{kind: pParam, params: f.DurParams}, call, body, fn, 0)
 	}
 	return w, true
+}
+
+// sleepField reports a call through a func field or variable that the
+// package gives only time.Sleep (sleep: time.Sleep, kept to be swapped in
+// tests) as a wait with time.Sleep's duration and deafness.
+func (c *checker) sleepField(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) (waitInfo, bool) {
+	if len(call.Args) != 1 {
+		return waitInfo{}, false
+	}
+	targets, lits, _, ok := c.funcTargets(call, body)
+	if !ok || len(targets) == 0 || len(lits) > 0 {
+		return waitInfo{}, false
+	}
+	for _, t := range targets {
+		if !isFunc(t, "time", "Sleep") || recvNamed(t) != nil {
+			return waitInfo{}, false
+		}
+	}
+	name := types.ExprString(call.Fun)
+	return waitInfo{dur: c.purity(call.Args[0], body, fn, 0), deaf: true, helper: name}, true
 }
 
 // bareReceive reports whether a time.After call is received from on its

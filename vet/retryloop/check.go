@@ -316,7 +316,11 @@ func (c *checker) reportUnclassified(s ast.Stmt, sc loopScan, v verdict) {
 	case allNon2xx && nonSuccess > 0 && sc.remote != remoteGRPC:
 		parts = append(parts, "on every non-2xx status")
 	default:
-		if v.errTri == triT {
+		if v.errTri == triT && !(sc.remote == remoteHTTP && len(perm) == 0 && retriesTransient(v)) {
+			// net/http's transport error carries no status: a loop that
+			// reads the status and goes round only on transient ones
+			// has classified, and every transport error going round
+			// with them is the usual policy, not a storm.
 			parts = append(parts, "on every error")
 		}
 		if len(perm) > 0 {
@@ -327,6 +331,26 @@ func (c *checker) reportUnclassified(s ast.Stmt, sc loopScan, v verdict) {
 		c.add(finding{check: CheckUnclassified, pos: s.Pos(), end: s.Pos() + 3,
 			msg: fmt.Sprintf("retry loop around %s retries %s: classify the failure (errors.Is/As, retry 429, 503 and 5xx, never 400, 401, 403, 404, 413, 422) or use recoil", c.callName(sc.remoteCall), strings.Join(parts, " and "))})
 	}
+}
+
+// retriesTransient reports whether a loop goes round on some status that
+// may change on a retry (a 5xx, 429, 408; for certain, or as a check of
+// the response it cannot see into decides) and leaves on some other
+// failure status: it reads the status and picks.
+func retriesTransient(v verdict) bool {
+	some, left := false, false
+	for _, st := range probeStatuses {
+		if st < 300 {
+			continue
+		}
+		switch {
+		case v.retried[st] == triF:
+			left = true
+		case v.retried[st] != triF && (st >= 500 || st == 429 || st == 408):
+			some = true
+		}
+	}
+	return some && left
 }
 
 func (c *checker) reportRetryAfter(sc loopScan, v verdict) {
@@ -446,5 +470,83 @@ var localPkgs = map[string]bool{"os": true, "syscall": true, "io/fs": true, "pat
 // isLocalOp reports whether a loop's attempt is a call that acts on this
 // machine only (the file system, a syscall).
 func (c *checker) isLocalOp(call *ast.CallExpr) bool {
-	return call != nil && localPkgs[funcPath(c.callee(call))]
+	if call == nil {
+		return false
+	}
+	fn := c.callee(call)
+	return localPkgs[funcPath(fn)] || c.localHelper(fn, 0)
+}
+
+// localHelper reports whether fn is a function of this package that acts
+// on this machine only: it calls the file system or a syscall, and
+// otherwise only the standard library's pure packages and other such
+// helpers (createLockfile over os.OpenFile); goroutines it starts are not
+// its attempt.
+func (c *checker) localHelper(fn *types.Func, depth int) bool {
+	d := c.decls[fn]
+	if d == nil || depth > 3 {
+		return false
+	}
+	local, ok := false, true
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt, *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if tv, isType := c.info.Types[n.Fun]; isType && tv.IsType() {
+				return true // a conversion
+			}
+			if _, builtin := c.info.Uses[calleeIdent(n.Fun)].(*types.Builtin); builtin {
+				return true
+			}
+			callee := c.callee(n)
+			path := funcPath(callee)
+			switch {
+			case callee == nil:
+				ok = false
+			case localPkgs[path]:
+				local = true
+			case callee.Pkg() == c.pass.Pkg:
+				if c.localHelper(callee, depth+1) {
+					local = true
+				} else if c.decls[callee] == nil || c.remoteIn(c.decls[callee].Body) != nil || !c.pureStd(c.decls[callee].Body) {
+					ok = false
+				}
+			case !pureStdPkg(path):
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok && local
+}
+
+// pureStd reports whether a body calls only the standard library's pure
+// packages and this package's functions.
+func (c *checker) pureStd(b *ast.BlockStmt) bool {
+	ok := true
+	ast.Inspect(b, func(n ast.Node) bool {
+		if call, isCall := n.(*ast.CallExpr); isCall {
+			if callee := c.callee(call); callee != nil && callee.Pkg() != c.pass.Pkg && !pureStdPkg(funcPath(callee)) && !localPkgs[funcPath(callee)] {
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok
+}
+
+// pureStdPkg reports whether path is a standard library package whose
+// calls reach nothing beyond this process: not the network, a database,
+// another program.
+func pureStdPkg(path string) bool {
+	if path == "" || strings.Contains(strings.Split(path, "/")[0], ".") {
+		return false
+	}
+	for _, p := range []string{"net", "database", "os/exec", "plugin", "crypto/tls", "log/syslog"} {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return false
+		}
+	}
+	return true
 }

@@ -153,37 +153,108 @@ func (c *checker) nilCtxRanges(b *ast.BlockStmt) [][2]token.Pos {
 			return true
 		}
 		switch {
-		case c.nilCtxCond(is.Cond, token.EQL, token.LOR):
+		case c.nilCtxCond(is.Cond, token.EQL, token.LOR, b):
 			rs = append(rs, [2]token.Pos{is.Body.Pos(), is.Body.End()})
-		case is.Else != nil && c.nilCtxCond(is.Cond, token.NEQ, token.LAND):
+		case is.Else != nil && c.nilCtxCond(is.Cond, token.NEQ, token.LAND, b):
 			rs = append(rs, [2]token.Pos{is.Else.Pos(), is.Else.End()})
+		}
+		return true
+	})
+	return append(rs, c.afterCtxExits(b)...)
+}
+
+// afterCtxExits returns the rest of each statement list after an if that
+// tests a context is not nil (or has a Done channel) and never falls
+// through: what follows runs only when the context has nothing to cancel.
+func (c *checker) afterCtxExits(b *ast.BlockStmt) [][2]token.Pos {
+	var rs [][2]token.Pos
+	scan := func(list []ast.Stmt, end token.Pos) {
+		for _, st := range list {
+			is, ok := st.(*ast.IfStmt)
+			if ok && is.Else == nil && c.nilCtxCond(is.Cond, token.NEQ, token.LAND, b) && terminates(is.Body) {
+				rs = append(rs, [2]token.Pos{is.End(), end})
+			}
+		}
+	}
+	ast.Inspect(b, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BlockStmt:
+			scan(n.List, n.End())
+		case *ast.CaseClause:
+			scan(n.Body, n.End())
+		case *ast.CommClause:
+			scan(n.Body, n.End())
 		}
 		return true
 	})
 	return rs
 }
 
+// terminates reports whether s never falls through to the statement after
+// it: it returns, continues, jumps, panics, or every way through it does.
+// A break inside a select or switch leaves only that statement.
+func terminates(s ast.Stmt) bool {
+	switch s := s.(type) {
+	case *ast.ReturnStmt:
+		return true
+	case *ast.BranchStmt:
+		return s.Tok == token.CONTINUE || s.Tok == token.GOTO || (s.Tok == token.BREAK && s.Label != nil)
+	case *ast.ExprStmt:
+		if call, ok := s.X.(*ast.CallExpr); ok {
+			id, ok := call.Fun.(*ast.Ident)
+			return ok && id.Name == "panic"
+		}
+	case *ast.BlockStmt:
+		return len(s.List) > 0 && terminates(s.List[len(s.List)-1])
+	case *ast.IfStmt:
+		return s.Else != nil && terminates(s.Body) && terminates(s.Else)
+	case *ast.SelectStmt:
+		for _, cl := range s.Body.List {
+			body := cl.(*ast.CommClause).Body
+			if len(body) == 0 || !terminates(body[len(body)-1]) {
+				return false
+			}
+		}
+		return len(s.Body.List) > 0
+	}
+	return false
+}
+
 // nilCtxCond reports whether e is ctx op nil or ctx.Done() op nil, or a
 // join of such comparisons by join.
-func (c *checker) nilCtxCond(e ast.Expr, op, join token.Token) bool {
+func (c *checker) nilCtxCond(e ast.Expr, op, join token.Token, b *ast.BlockStmt) bool {
 	be, ok := ast.Unparen(e).(*ast.BinaryExpr)
 	if !ok {
 		return false
 	}
 	if be.Op == join {
-		return c.nilCtxCond(be.X, op, join) && c.nilCtxCond(be.Y, op, join)
+		return c.nilCtxCond(be.X, op, join, b) && c.nilCtxCond(be.Y, op, join, b)
 	}
 	x, y := be.X, be.Y
 	if isNil(c.info, x) {
 		x, y = y, x
 	}
-	return be.Op == op && isNil(c.info, y) && c.ctxOrDone(x)
+	return be.Op == op && isNil(c.info, y) && c.ctxOrDone(x, b)
 }
 
-// ctxOrDone reports whether e is a context or a context's Done().
-func (c *checker) ctxOrDone(e ast.Expr) bool {
+// ctxOrDone reports whether e is a context or a context's Done(), or a
+// variable given only a context's Done() (if done := ctx.Done(); done != nil).
+func (c *checker) ctxOrDone(e ast.Expr, b *ast.BlockStmt) bool {
 	if isContext(c.info.TypeOf(e)) {
 		return true
+	}
+	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
+		v, ok := c.info.Uses[id].(*types.Var)
+		if !ok || b == nil {
+			return false
+		}
+		xs := c.assignsOf(b)[v]
+		for _, x := range xs {
+			if x == unknownExpr || isContext(c.info.TypeOf(x)) || !c.ctxOrDone(x, nil) {
+				return false
+			}
+		}
+		return len(xs) > 0
 	}
 	call, ok := ast.Unparen(e).(*ast.CallExpr)
 	if !ok {
@@ -246,7 +317,7 @@ func (c *checker) ownCancelReturn(b *ast.BlockStmt, pos token.Pos) (string, bool
 // Done().
 func (c *checker) receivesDone(s ast.Stmt) bool {
 	ch := received(s)
-	return ch != nil && c.ctxOrDone(ch)
+	return ch != nil && c.ctxOrDone(ch, nil)
 }
 
 // received returns the channel a select case's statement receives from,

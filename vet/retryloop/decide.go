@@ -94,10 +94,15 @@ func (w *loopWalker) isDecider(call *ast.CallExpr, counters map[*types.Var]bool)
 	switch {
 	case fn == nil:
 		// A call through a func value: a callback that returns an error
-		// decides; one that returns a bool on the error it is handed is
-		// a classifier.
+		// decides, and so does a policy that returns a verdict with the
+		// wait before the next attempt (retry, delay := r.fn(err)), which
+		// may count; one that returns only a bool on the error it is
+		// handed is a classifier.
 		sig, ok := c.info.TypeOf(call.Fun).Underlying().(*types.Signature)
-		return ok && sig.Results().Len() > 0 && isError(sig.Results().At(sig.Results().Len()-1).Type())
+		if !ok || sig.Results().Len() == 0 {
+			return false
+		}
+		return isError(sig.Results().At(sig.Results().Len()-1).Type()) || policyResults(sig.Results())
 	case isIfaceMethod(fn):
 		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 		if !ok {
@@ -113,6 +118,18 @@ func (w *loopWalker) isDecider(call *ast.CallExpr, counters map[*types.Var]bool)
 		return true
 	}
 	return false
+}
+
+// policyResults reports whether a func's results are a verdict and a wait:
+// a bool and a time.Duration.
+func policyResults(rs *types.Tuple) bool {
+	verdict, wait := false, false
+	for i := range rs.Len() {
+		t := rs.At(i).Type()
+		verdict = verdict || isBool(t)
+		wait = wait || isNamed(t, "time", "Duration")
+	}
+	return verdict && wait
 }
 
 // callsAssigning returns the calls whose results some assignment in body

@@ -163,6 +163,9 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 			if xs := c.assignsOf(ev.w.body)[v]; len(xs) == 1 && xs[0] != unknownExpr {
 				return ev.expr(xs[0], o, depth+1)
 			}
+			if x, ok := c.commaOk(v, ev.w.body); ok {
+				return ev.commaOk(x, o, depth)
+			}
 		}
 	case *ast.IndexExpr:
 		if set, st, ok := c.statusLookup(e); ok && c.hasStatus(st) {
@@ -317,6 +320,9 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 	}
 	if isError(c.info.TypeOf(x)) || isError(c.info.TypeOf(y)) || c.inspectsError(x) || c.inspectsError(y) {
 		return triU // err == ErrSomething, status.Code(err) != codes.Unavailable: a classification
+	}
+	if c.errorField(x) || c.errorField(y) {
+		return triU // apiErr.Reason != "NotProcessed": what the server said, read
 	}
 	return ev.irrelevant(types.ExprString(x) + op.String() + types.ExprString(y))
 }

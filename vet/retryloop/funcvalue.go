@@ -14,7 +14,8 @@ func (c *checker) funcValuePurity(call *ast.CallExpr, body *ast.BlockStmt, fn *t
 	if !ok {
 		return purity{}
 	}
-	if len(targets) == 0 && len(lits) == 0 {
+	made := c.madeLits[call]
+	if len(targets) == 0 && len(lits) == 0 && len(made) == 0 {
 		if isField {
 			return purity{kind: pNone, byDefault: true}
 		}
@@ -26,6 +27,9 @@ func (c *checker) funcValuePurity(call *ast.CallExpr, body *ast.BlockStmt, fn *t
 	}
 	for _, lit := range lits {
 		p = p.and(c.litPurity(lit, call, body, fn, depth+1))
+	}
+	for _, m := range made {
+		p = p.and(c.madeLitPurity(m, call, body, fn, depth+1))
 	}
 	if p.kind == pNone {
 		return purity{}
@@ -50,24 +54,32 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets 
 	if v == nil {
 		return nil, nil, false, false
 	}
-	var vals []ast.Expr
+	var vals []fieldValue
 	if v.IsField() {
 		isField = true
-		for _, fv := range c.fieldValues[v] {
-			vals = append(vals, fv.expr)
-		}
+		vals = c.fieldValues[v]
 	} else {
 		if c.params[v] {
 			return nil, nil, false, false
 		}
-		vals = c.assignsOf(body)[v]
+		for _, x := range c.assignsOf(body)[v] {
+			vals = append(vals, fieldValue{x, body})
+		}
 		if len(vals) == 0 {
 			return nil, nil, false, false
 		}
 	}
-	for _, x := range vals {
+	delete(c.madeLits, call)
+	for _, fv := range vals {
 		var obj types.Object
-		switch x := ast.Unparen(x).(type) {
+		switch x := ast.Unparen(fv.expr).(type) {
+		case *ast.CallExpr:
+			// ReconnectBackoff = NewConstantBackoff(10 * time.Second): the
+			// literal the constructor returns, its parameters the call's
+			if m, ok := c.madeBy(x, fv.body); ok {
+				c.madeLits[call] = append(c.madeLits[call], m...)
+				continue
+			}
 		case *ast.Ident:
 			obj = c.info.Uses[x]
 		case *ast.SelectorExpr:
@@ -120,4 +132,60 @@ func (c *checker) litPurity(lit *ast.FuncLit, call *ast.CallExpr, body *ast.Bloc
 		return purity{}
 	}
 	return p
+}
+
+// madeLit is a function literal a constructor of the package returns, with
+// the constructor's call (whose arguments its parameters are) and the body
+// that call stands in.
+type madeLit struct {
+	lit  *ast.FuncLit
+	call *ast.CallExpr
+	body *ast.BlockStmt
+}
+
+// madeBy returns the function literals a call of a constructor of this
+// package returns (func NewConstantBackoff(d) Backoff { return func(n int)
+// time.Duration { … } }); ok is false if any return is something else.
+func (c *checker) madeBy(call *ast.CallExpr, body *ast.BlockStmt) ([]madeLit, bool) {
+	fn := c.callee(call)
+	d := c.decls[fn]
+	if d == nil || call.Ellipsis.IsValid() || fn.Type().(*types.Signature).Params().Len() != len(call.Args) {
+		return nil, false
+	}
+	var out []madeLit
+	ok := true
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if len(n.Results) != 1 {
+				ok = false
+				return false
+			}
+			lit, isLit := ast.Unparen(n.Results[0]).(*ast.FuncLit)
+			if !isLit {
+				ok = false
+				return false
+			}
+			out = append(out, madeLit{lit, call, body})
+		}
+		return ok
+	})
+	return out, ok && len(out) > 0
+}
+
+// madeLitPurity says what a constructor's literal returns when called by
+// call: the constructor's parameters bound to its call's arguments.
+func (c *checker) madeLitPurity(m madeLit, call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func, depth int) purity {
+	sig := c.callee(m.call).Type().(*types.Signature)
+	for i := range sig.Params().Len() {
+		pv := sig.Params().At(i)
+		if _, bound := c.litArgs[pv]; bound {
+			return purity{} // a constructor reached through itself
+		}
+		c.litArgs[pv] = litArg{m.call.Args[i], m.body, nil}
+		defer delete(c.litArgs, pv)
+	}
+	return c.litPurity(m.lit, call, body, fn, depth)
 }

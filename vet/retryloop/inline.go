@@ -355,6 +355,9 @@ func (in *inliner) identCond(id *ast.Ident) vset {
 			defer func() { in.depth-- }()
 			return in.cond(as.Rhs[i])
 		}
+		if r, ok := in.lookupCond(as.Rhs[0]); ok && i == 1 {
+			return r // _, ok := retryOn[status]
+		}
 		if ta, ok := ast.Unparen(as.Rhs[0]).(*ast.TypeAssertExpr); ok && i == 1 {
 			// _, ok := err.(T): no nil error is of any type
 			if b, bound := in.bindingOf(ta.X); bound && b.kind == bErr && b.val == 0 {

@@ -469,8 +469,10 @@ func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 	c.fieldPurities[v] = purity{} // a field defined through itself: unknown
 	p := purity{kind: pNone}
 	for _, fv := range vals {
-		if c.selfCopy(v, fv.expr) {
-			continue // c.cfg.delay = opts.delay: the user's setting copied over the default
+		if c.selfCopy(v, fv.expr) || c.parsedSetting(fv.expr, fv.body) {
+			// c.cfg.delay = opts.delay, cfg.Interval = d after d, err :=
+			// time.ParseDuration(flag): the user's setting over the default
+			continue
 		}
 		if c.isParam(fv.expr) {
 			// A constructor's parameter is what the package's callers
@@ -497,6 +499,28 @@ func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 	}
 	c.fieldPurities[v] = p
 	return p
+}
+
+// parsedSetting reports whether e is a variable given only what
+// time.ParseDuration parsed (a flag's or a configuration file's text): a
+// setting the user writes, which leaves the default to decide.
+func (c *checker) parsedSetting(e ast.Expr, body *ast.BlockStmt) bool {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok || body == nil {
+		return false
+	}
+	v, ok := c.info.Uses[id].(*types.Var)
+	if !ok {
+		return false
+	}
+	xs := c.assignsOf(body)[v]
+	for _, x := range xs {
+		call, ok := ast.Unparen(x).(*ast.CallExpr)
+		if !ok || !isFunc(c.callee(call), "time", "ParseDuration") {
+			return false
+		}
+	}
+	return len(xs) > 0
 }
 
 // fieldValue is one value a package gives a struct field, with the body

@@ -132,6 +132,74 @@ func (c *checker) statusLookup(e ast.Expr) (set, status ast.Expr, ok bool) {
 	return nil, nil, false
 }
 
+// commaOk returns what v's one assignment in body reads when v is the
+// second of two results of one expression: a map index or a type
+// assertion (_, ok := retryOn[resp.StatusCode], apiErr, ok := err.(*T)).
+func (c *checker) commaOk(v *types.Var, body *ast.BlockStmt) (ast.Expr, bool) {
+	if body == nil {
+		return nil, false
+	}
+	var found ast.Expr
+	n := 0
+	ast.Inspect(body, func(m ast.Node) bool {
+		as, ok := m.(*ast.AssignStmt)
+		if !ok {
+			return true
+		}
+		for i, l := range as.Lhs {
+			id, ok := ast.Unparen(l).(*ast.Ident)
+			if !ok || (c.info.Defs[id] != v && c.info.Uses[id] != v) {
+				continue
+			}
+			n++
+			if i == 1 && len(as.Lhs) == 2 && len(as.Rhs) == 1 {
+				found = ast.Unparen(as.Rhs[0])
+			}
+		}
+		return true
+	})
+	if n != 1 || found == nil {
+		return nil, false
+	}
+	switch x := found.(type) {
+	case *ast.IndexExpr:
+		// A key the literal maps to false counts as absent, as a plain
+		// lookup reads it.
+		_, _, ok := c.statusLookup(x)
+		return x, ok
+	case *ast.TypeAssertExpr:
+		return x, x.Type != nil
+	}
+	return nil, false
+}
+
+// statusBearing reports whether a value of type t carries an HTTP status:
+// a StatusCode member, or an integer field whose name says status or code.
+func statusBearing(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	if hasStatusMember(t) {
+		return true
+	}
+	if p, ok := t.Underlying().(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	st, ok := t.Underlying().(*types.Struct)
+	if !ok {
+		return false
+	}
+	for i := range st.NumFields() {
+		f := st.Field(i)
+		name := strings.ToLower(f.Name())
+		b, ok := f.Type().Underlying().(*types.Basic)
+		if ok && b.Info()&types.IsInteger != 0 && (strings.Contains(name, "status") || strings.HasSuffix(name, "code")) {
+			return true
+		}
+	}
+	return false
+}
+
 func typeUnder(t types.Type) types.Type {
 	if t == nil {
 		return nil
@@ -234,4 +302,39 @@ func (ev *evaluator) lookup(set, status ast.Expr, o outcome) tri {
 	}
 	v, ok := c.evalInt(status, o, ev.w.body, 0)
 	return c.evalLookup(set, ev.w.body, o, v, ok)
+}
+
+// commaOk evaluates the ok of a comma-ok status lookup, or of a type
+// assertion of the loop's error to an error type that carries a status:
+// as errors.As does, it holds when the error came with a status.
+func (ev *evaluator) commaOk(x ast.Expr, o outcome, depth int) tri {
+	c := ev.w.c
+	ta, ok := x.(*ast.TypeAssertExpr)
+	if !ok {
+		return ev.expr(x, o, depth+1)
+	}
+	if !isError(c.info.TypeOf(ta.X)) || !statusBearing(c.info.TypeOf(ta.Type)) || !ev.fromAttempt(ta.X) {
+		return ev.irrelevant(types.ExprString(x))
+	}
+	switch ev.k {
+	case remoteSDK:
+		return boolTri(o.err && o.hasStatus)
+	case remoteHTTP:
+		return triF // net/http's errors carry no status
+	}
+	return ev.irrelevant(types.ExprString(x))
+}
+
+// errorField reports whether e reads a field of a value of an error type
+// (apiErr.Reason, after errors.As or a type assertion).
+func (c *checker) errorField(e ast.Expr) bool {
+	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	if v, ok := c.info.Uses[sel.Sel].(*types.Var); !ok || !v.IsField() {
+		return false
+	}
+	t := c.info.TypeOf(sel.X)
+	return t != nil && !isError(t) && (types.Implements(t, errorIface) || types.Implements(types.NewPointer(t), errorIface))
 }

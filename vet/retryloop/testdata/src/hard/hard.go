@@ -85,9 +85,11 @@ func waitForServerInTest(url string) error {
 	return errors.New("server never came up")
 }
 
-// case: flag unclassified retryafter deafwait
+// Every transport error and every 5xx go round: the status is read.
+//
+// case: flag retryafter deafwait
 func sleepFirst(c *http.Client, req *http.Request) (*http.Response, error) {
-	for i := 0; i < 3; i++ { // want `unclassified: retry loop around Client\.Do retries on every error`
+	for i := 0; i < 3; i++ {
 		if i > 0 {
 			time.Sleep(time.Duration(rand.Int64N(int64(time.Second) << i))) // want `retryafter: retry loop retries 503 without reading Retry-After` `deafwait: time\.Sleep ignores req\.Context\(\)`
 		}

@@ -10,9 +10,12 @@ import (
 	"sleeper"
 )
 
-// case: flag unclassified nojitter deafwait
+// It reads the status and retries only 5xx: every transport error going
+// round with them is no storm.
+//
+// case: flag nojitter deafwait
 func crossPackageDoubling(ctx context.Context, c *http.Client, url string) (*http.Response, error) {
-	for i := 0; i < 3; i++ { // want `unclassified: retry loop around Client\.Get retries on every error`
+	for i := 0; i < 3; i++ {
 		resp, err := c.Get(url)
 		if err != nil {
 			if ctx.Err() != nil {
