@@ -153,24 +153,15 @@ func (c *checker) madeBy(call *ast.CallExpr, body *ast.BlockStmt) ([]madeLit, bo
 		return nil, false
 	}
 	var out []madeLit
-	ok := true
-	ast.Inspect(d.Body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FuncLit:
+	ok := ownReturns(d.Body, func(r *ast.ReturnStmt) bool {
+		if len(r.Results) != 1 {
 			return false
-		case *ast.ReturnStmt:
-			if len(n.Results) != 1 {
-				ok = false
-				return false
-			}
-			lit, isLit := ast.Unparen(n.Results[0]).(*ast.FuncLit)
-			if !isLit {
-				ok = false
-				return false
-			}
+		}
+		lit, isLit := ast.Unparen(r.Results[0]).(*ast.FuncLit)
+		if isLit {
 			out = append(out, madeLit{lit, call, body})
 		}
-		return ok
+		return isLit
 	})
 	return out, ok && len(out) > 0
 }

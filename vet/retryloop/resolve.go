@@ -114,23 +114,32 @@ func (c *checker) returnedValues(call *ast.CallExpr, depth int) ([]ast.Expr, boo
 		return nil, false
 	}
 	var out []ast.Expr
+	ok := ownReturns(d.Body, func(r *ast.ReturnStmt) bool {
+		if len(r.Results) == 0 {
+			return false
+		}
+		xs, good := c.concreteValues(r.Results[0], d.Body, depth+1)
+		out = append(out, xs...)
+		return good
+	})
+	return out, ok
+}
+
+// ownReturns calls f on each return statement of body, those of function
+// literals inside it left out, until f returns false, and reports whether
+// it never did.
+func ownReturns(body *ast.BlockStmt, f func(*ast.ReturnStmt) bool) bool {
 	ok := true
-	ast.Inspect(d.Body, func(n ast.Node) bool {
+	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
 			return false
 		case *ast.ReturnStmt:
-			if len(n.Results) == 0 {
-				ok = false
-				return false
-			}
-			xs, good := c.concreteValues(n.Results[0], d.Body, depth+1)
-			ok = ok && good
-			out = append(out, xs...)
+			ok = ok && f(n)
 		}
 		return ok
 	})
-	return out, ok
+	return ok
 }
 
 // soleImpl returns the method m of the one named type of this package that
