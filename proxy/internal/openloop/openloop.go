@@ -207,6 +207,10 @@ type Figures struct {
 	// Twin is its latency less the reference's over calls made in pairs,
 	// one to each at the same moment (Twins, TwinSpread).
 	Twin Spread[time.Duration]
+	// TwinP99 is its p99 less the reference's over the same pairs
+	// (Pairs.Added): a tail difference in which every slow moment met
+	// one call of each.
+	TwinP99 Spread[time.Duration]
 	// AllocsPerCall and CPUPerCall are the whole process's while it ran
 	// alone (Alternate): medians over the rounds.
 	AllocsPerCall float64
@@ -280,7 +284,8 @@ func Compare(ctx context.Context, c *http.Client, servers []Server, p Plan) (flo
 		if i > 0 {
 			f.AddedP50, f.AddedP99 = mix.Added(i, 0.5, bootstraps, p.Seed), mix.Added(i, 0.99, bootstraps, p.Seed)
 			f.SliceP50 = spreadOf(d50)
-			f.Twin = TwinSpread(Twins(ctx, c, [2]string{urls[0], urls[i]}, p.Body, at, p.Slice*time.Duration(p.Slices), p.Seed))
+			pairs := TwinPairs(ctx, c, [2]string{urls[0], urls[i]}, p.Body, at, p.Slice*time.Duration(p.Slices), p.Seed)
+			f.Twin, f.TwinP99 = TwinSpread(pairs.Diffs()), pairs.Added(0.99, bootstraps, p.Seed)
 			f.AddedCPU, f.AddedAllocs = spreadOf(dcpu), spreadOf(dallocs)
 		}
 		f.Throughput = Closed(ctx, c, s.URL, p.Body, p.Callers, p.Run)
