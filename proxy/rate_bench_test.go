@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"testing"
 
 	"github.com/recoil-go/recoil/proxy/internal/openloop"
@@ -24,7 +25,13 @@ import (
 // run it with -benchtime 1x. RECOIL_PROXY_RATES (a comma-separated list of
 // calls a second), RECOIL_PROXY_SLICE, RECOIL_PROXY_SLICES,
 // RECOIL_PROXY_ALONE, RECOIL_PROXY_SEED and RECOIL_PROXY_RUN change the
-// plan (openloop.PlanFromEnv).
+// plan (openloop.PlanFromEnv). RECOIL_PROXY_CONTROL=1 adds a control: a
+// second httputil.ReverseProxy, identical to the first, on the same coin
+// (each of the three then gets a third of the calls), whose "added" figures
+// are what the method reports for no difference at all — the noise floor
+// against which recoil proxy's are read (a p99 is set by a few dozen calls
+// that met the machine's worst moments, so it moves between identical
+// servers too).
 func BenchmarkProxyRate(b *testing.B) {
 	up := benchUpstream(b)
 	u, _ := url.Parse(up.URL)
@@ -40,6 +47,11 @@ func BenchmarkProxyRate(b *testing.B) {
 	servers := []openloop.Server{
 		{Name: "httputil.ReverseProxy", Tag: "bare", URL: bare.URL + "/v1/chat/completions"},
 		{Name: "recoil proxy", Tag: "recoil", URL: rp.URL + "/v1/chat/completions"},
+	}
+	if v := os.Getenv("RECOIL_PROXY_CONTROL"); v != "" && v != "0" {
+		ctl := httptest.NewServer(bareProxy(u))
+		b.Cleanup(ctl.Close)
+		servers = append(servers, openloop.Server{Name: "ReverseProxy (control)", Tag: "control", URL: ctl.URL + "/v1/chat/completions"})
 	}
 	for b.Loop() {
 		openloop.Report(b, servers, openloop.PlanFromEnv(benchBody))

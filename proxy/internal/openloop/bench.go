@@ -88,6 +88,7 @@ func Report(b *testing.B, servers []Server, plan Plan) {
 			f.Name, f.AddedP50.N, us(f.AddedP50), us(f.AddedP99))
 		b.Logf("%-22s adds, median of the slices' p50 differences: %s", f.Name, us(f.SliceP50))
 		b.Logf("%-22s adds, over %d twin pairs (one call to each at once; both orders' medians, averaged): %s", f.Name, f.Twin.N, us(f.Twin))
+		b.Logf("%-22s adds, p99 over the same twin pairs (bootstrap over %d blocks of a second's pairs): %s", f.Name, f.TwinP99.N, us(f.TwinP99))
 		b.Logf("%-22s adds, median over %d rounds alone: CPU/call %s, allocs/call %+.1f (quartiles %+.1f, %+.1f) over %s",
 			f.Name, f.AddedCPU.N, us(f.AddedCPU), f.AddedAllocs.Median, f.AddedAllocs.Q1, f.AddedAllocs.Q3, servers[0].Name)
 		b.ReportMetric(micros(f.AddedP50.Median), f.Tag+"-added-p50-µs")
@@ -95,6 +96,11 @@ func Report(b *testing.B, servers []Server, plan Plan) {
 		b.ReportMetric(micros(f.AddedP50.Hi), f.Tag+"-added-p50-hi-µs")
 		b.ReportMetric(micros(f.AddedP99.Median), f.Tag+"-added-p99-µs")
 		b.ReportMetric(micros(f.Twin.Median), f.Tag+"-twin-added-µs")
+		b.ReportMetric(micros(f.TwinP99.Median), f.Tag+"-twin-added-p99-µs")
+		b.ReportMetric(micros(f.TwinP99.Lo), f.Tag+"-twin-added-p99-lo-µs")
+		b.ReportMetric(micros(f.TwinP99.Hi), f.Tag+"-twin-added-p99-hi-µs")
+		b.ReportMetric(micros(f.AddedP99.Lo), f.Tag+"-added-p99-lo-µs")
+		b.ReportMetric(micros(f.AddedP99.Hi), f.Tag+"-added-p99-hi-µs")
 		b.ReportMetric(micros(f.AddedCPU.Median), f.Tag+"-added-cpu-µs/call")
 		b.ReportMetric(f.AddedAllocs.Median, f.Tag+"-added-allocs/call")
 	}

@@ -207,6 +207,10 @@ type Figures struct {
 	// Twin is its latency less the reference's over calls made in pairs,
 	// one to each at the same moment (Twins, TwinSpread).
 	Twin Spread[time.Duration]
+	// TwinP99 is its p99 less the reference's over the same pairs
+	// (Pairs.Added): a tail difference in which every slow moment met
+	// one call of each.
+	TwinP99 Spread[time.Duration]
 	// AllocsPerCall and CPUPerCall are the whole process's while it ran
 	// alone (Alternate): medians over the rounds.
 	AllocsPerCall float64
@@ -238,13 +242,14 @@ type Plan struct {
 
 // Compare finds the highest of p.Rates that servers[0] (the reference)
 // sustains; at that rate it runs the servers mixed (Mixed: each call to
-// one of them by a seeded coin, p.Slices slices of p.Slice), then alone in
-// turn (Alternate: p.Slices rounds of p.Alone each, in shuffled order),
-// then each other server in pairs of calls with the reference (Twins, as
-// long as the mixed run), and measures each one's closed-loop throughput. It returns the rate, the
+// one of them by a seeded coin, one step unmeasured and then p.Slices
+// slices of p.Slice), then alone in turn (Alternate: p.Slices rounds of
+// p.Alone each, in shuffled order), then each other server in pairs of
+// calls with the reference (TwinPairs, as long as the mixed run), and
+// measures each one's closed-loop throughput. It returns the rate, the
 // ladder's runs, and each server's figures, its differences from the
-// reference taken slice by slice (latency) and round by round (CPU time,
-// allocations).
+// reference taken slice by slice (latency), pair by pair and round by
+// round (CPU time, allocations).
 func Compare(ctx context.Context, c *http.Client, servers []Server, p Plan) (float64, []Result, []Figures) {
 	rate, ladder := Highest(ctx, c, servers[0].URL, p.Body, p.Rates, p.Step, p.MaxP99)
 	at := rate
@@ -255,6 +260,12 @@ func Compare(ctx context.Context, c *http.Client, servers []Server, p Plan) (flo
 	for i, s := range servers {
 		urls[i] = s.URL
 	}
+	// The ladder ran on the reference alone, filling its connection
+	// pools (the client's to it, its own to the upstream) for the rate:
+	// a step mixed, not measured, fills the others' too, so that no
+	// server's calls in the measured run open connections the others'
+	// found open.
+	Mixed(ctx, c, urls, p.Body, at, p.Step, 1, p.Seed+1)
 	mix := Mixed(ctx, c, urls, p.Body, at, p.Slice, p.Slices, p.Seed)
 	perSlice, all := mix.Slices(), mix.All()
 	rounds := Alternate(ctx, c, urls, p.Body, at, p.Alone, p.Slices, p.Seed)
@@ -280,7 +291,8 @@ func Compare(ctx context.Context, c *http.Client, servers []Server, p Plan) (flo
 		if i > 0 {
 			f.AddedP50, f.AddedP99 = mix.Added(i, 0.5, bootstraps, p.Seed), mix.Added(i, 0.99, bootstraps, p.Seed)
 			f.SliceP50 = spreadOf(d50)
-			f.Twin = TwinSpread(Twins(ctx, c, [2]string{urls[0], urls[i]}, p.Body, at, p.Slice*time.Duration(p.Slices), p.Seed))
+			pairs := TwinPairs(ctx, c, [2]string{urls[0], urls[i]}, p.Body, at, p.Slice*time.Duration(p.Slices), p.Seed)
+			f.Twin, f.TwinP99 = TwinSpread(pairs.Diffs()), pairs.Added(0.99, bootstraps, p.Seed)
 			f.AddedCPU, f.AddedAllocs = spreadOf(dcpu), spreadOf(dallocs)
 		}
 		f.Throughput = Closed(ctx, c, s.URL, p.Body, p.Callers, p.Run)

@@ -228,46 +228,118 @@ func Alternate(ctx context.Context, c *http.Client, urls []string, body string, 
 // — cancels. The call started first tends to be answered first; TwinSpread
 // takes the two orders' medians so that this cancels too.
 func Twins(ctx context.Context, c *http.Client, urls [2]string, body string, rate float64, d time.Duration, seed uint64) (firstA, firstB []time.Duration) {
+	return TwinPairs(ctx, c, urls, body, rate, d, seed).Diffs()
+}
+
+// Pairs is what TwinPairs measured: each pair's two latencies (negative
+// when that call was not answered 200), in urls' order, and which server's
+// call was started first.
+type Pairs struct {
+	Lat      [][2]time.Duration
+	First    []int
+	PerSlice int // pairs a second: the blocks Added resamples
+}
+
+// TwinPairs runs what Twins describes and returns every pair's latencies.
+func TwinPairs(ctx context.Context, c *http.Client, urls [2]string, body string, rate float64, d time.Duration, seed uint64) *Pairs {
 	pairs := int(rate / 2 * d.Seconds())
 	interval := time.Duration(2 * float64(time.Second) / rate)
 	coin := rand.New(rand.NewPCG(seed, 0x3c6ef372fe94f82b))
-	lat := make([][2]time.Duration, pairs)
-	order := make([]int, pairs)
+	p := &Pairs{Lat: make([][2]time.Duration, pairs), First: make([]int, pairs), PerSlice: max(int(rate/2), 1)}
 	var wg sync.WaitGroup
 	timer := time.NewTimer(0)
 	<-timer.C
 	start := time.Now()
 	for i := range pairs {
-		order[i] = coin.IntN(2)
+		p.First[i] = coin.IntN(2)
 		due := start.Add(time.Duration(i) * interval)
 		if !sleepUntil(ctx, timer, due) {
 			wg.Wait()
-			return nil, nil
+			return &Pairs{PerSlice: p.PerSlice}
 		}
-		for _, s := range [2]int{order[i], 1 - order[i]} {
+		for _, s := range [2]int{p.First[i], 1 - p.First[i]} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				if call(ctx, c, urls[s], body) {
-					lat[i][s] = time.Since(due)
+					p.Lat[i][s] = time.Since(due)
 				} else {
-					lat[i][s] = -1
+					p.Lat[i][s] = -1
 				}
 			}()
 		}
 	}
 	wg.Wait()
-	for i, l := range lat {
+	return p
+}
+
+// Diffs returns, for every pair whose two calls were both answered, the
+// second server's latency less the first's, in two lists by which
+// server's call was started first (Twins).
+func (p *Pairs) Diffs() (firstA, firstB []time.Duration) {
+	for i, l := range p.Lat {
 		if l[0] < 0 || l[1] < 0 {
 			continue
 		}
-		if order[i] == 0 {
+		if p.First[i] == 0 {
 			firstA = append(firstA, l[1]-l[0])
 		} else {
 			firstB = append(firstB, l[1]-l[0])
 		}
 	}
 	return firstA, firstB
+}
+
+// Added returns the q quantile (0.99) of the second server's latencies
+// over the pairs both of whose calls were answered, less that of the
+// first's: a tail difference in which each slow moment of the machine — a
+// collection, a burst — met one call of each server, where in a mixed run
+// the coin shares each such moment's few calls out unevenly and moves
+// either server's p99 by itself. Each server started first in about half
+// the pairs, so the head start weighs on both alike. The 95% interval,
+// quartiles and N are a bootstrap over blocks of PerSlice consecutive
+// pairs (a second's), n resamplings with a coin seeded with seed, as
+// Mix.Added draws slices.
+func (p *Pairs) Added(q float64, n int, seed uint64) Spread[time.Duration] {
+	var blocks [][][2]time.Duration
+	for i := 0; i < len(p.Lat); i += p.PerSlice {
+		var b [][2]time.Duration
+		for _, l := range p.Lat[i:min(i+p.PerSlice, len(p.Lat))] {
+			if l[0] >= 0 && l[1] >= 0 {
+				b = append(b, l)
+			}
+		}
+		blocks = append(blocks, b)
+	}
+	diff := func(pick func(int) [][2]time.Duration) (time.Duration, bool) {
+		var a, b []time.Duration
+		for i := range blocks {
+			for _, l := range pick(i) {
+				a, b = append(a, l[0]), append(b, l[1])
+			}
+		}
+		if len(a) == 0 {
+			return 0, false
+		}
+		return quantile(b, q) - quantile(a, q), true
+	}
+	full, ok := diff(func(i int) [][2]time.Duration { return blocks[i] })
+	if !ok {
+		return Spread[time.Duration]{}
+	}
+	coin := rand.New(rand.NewPCG(seed, 0x510e527fade682d1))
+	diffs := make([]time.Duration, 0, n)
+	for range n {
+		if d, ok := diff(func(int) [][2]time.Duration { return blocks[coin.IntN(len(blocks))] }); ok {
+			diffs = append(diffs, d)
+		}
+	}
+	if len(diffs) == 0 {
+		return Spread[time.Duration]{Median: full, N: len(blocks)}
+	}
+	slices.Sort(diffs)
+	at := func(f float64) time.Duration { return diffs[int(f*float64(len(diffs)-1))] }
+	return Spread[time.Duration]{Median: full, Q1: at(0.25), Q3: at(0.75), Lo: at(0.025), Hi: at(0.975), N: len(blocks)}
 }
 
 // TwinSpread is the difference Twins measured: the mean of the two

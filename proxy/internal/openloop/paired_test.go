@@ -128,3 +128,41 @@ func TestTwinSpreadCancelsTheHeadStart(t *testing.T) {
 		t.Errorf("TwinSpread = %+v; want a median of 5µs over 6 pairs", got)
 	}
 }
+
+func TestPairsAdded(t *testing.T) {
+	us := time.Microsecond
+	// 20 blocks of 100 pairs: the second server's calls take 50 µs more
+	// than their twins; two pairs in fifty (one of each order) met a slow
+	// moment (10 ms) that delayed both calls of it alike, so each
+	// server's p99 is one of those: the difference is still the 50 µs.
+	for _, tc := range []struct {
+		name  string
+		extra time.Duration
+		want  time.Duration
+	}{{"none added", 0, 0}, {"50µs added", 50 * us, 50 * us}} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := &Pairs{PerSlice: 100}
+			for i := range 2000 {
+				base := time.Duration(700+i%37) * us
+				if i%50 == 7 || i%50 == 8 {
+					base += 10 * time.Millisecond
+				}
+				lat := [2]time.Duration{base, base + tc.extra}
+				if i%2 == 1 { // the head start: whichever started first gains 100 µs
+					lat[0] += 100 * us
+				} else {
+					lat[1] += 100 * us
+				}
+				p.Lat, p.First = append(p.Lat, lat), append(p.First, i%2)
+			}
+			p.Lat[3][1] = -1 // a call not answered: its pair is left out
+			got := p.Added(0.99, 200, 1)
+			if got.N != 20 || got.Lo > got.Median || got.Hi < got.Median {
+				t.Fatalf("Added = %+v; want 20 blocks, the median inside its interval", got)
+			}
+			if d := got.Median - tc.want; d < -5*us || d > 5*us {
+				t.Errorf("Added median = %v; want %v ± 5µs", got.Median, tc.want)
+			}
+		})
+	}
+}
