@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -89,6 +91,17 @@ func TestTracesExported(t *testing.T) {
 		if s.Kind != tracepb.Span_SPAN_KIND_CLIENT || s.Name != "POST" {
 			t.Errorf("span %d: %v %q, want a CLIENT span named POST", i, s.Kind, s.Name)
 		}
+	}
+	var statuses []string
+	for _, s := range spans {
+		for _, kv := range s.Attributes {
+			if kv.Key == "http.response.status_code" {
+				statuses = append(statuses, strconv.FormatInt(kv.Value.GetIntValue(), 10))
+			}
+		}
+	}
+	if sort.Strings(statuses); strings.Join(statuses, ",") != "200,503" {
+		t.Errorf("the attempts' status codes %v, want 200 and 503", statuses)
 	}
 	if strings.Join(services, ",") != "gw-test" {
 		t.Errorf("service.name %v, want gw-test", services)
