@@ -35,7 +35,6 @@ replace (
 	github.com/recoil-go/recoil => ../..
 	github.com/recoil-go/recoil/fleet => ../../fleet
 	github.com/recoil-go/recoil/proxy => ..
-	github.com/recoil-go/recoil/recoilotel => ../../recoilotel
 	github.com/recoil-go/recoil/recoilprom => ../../recoilprom
 	github.com/recoil-go/recoil/tools/policyspec => ../../tools/policyspec
 )
