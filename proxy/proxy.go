@@ -35,9 +35,10 @@ type Options struct {
 	// Trace, if set, is given each route's Transport once, before first
 	// use, and returns the RoundTripper the route sends through instead:
 	// recoilotel.NewTransport, for one OpenTelemetry span per attempt
-	// under the caller's trace. The proxy module does not require
-	// OpenTelemetry; a program that embeds the proxy and wants traces
-	// passes func(t *recoilhttp.Transport) http.RoundTripper { return
+	// under the caller's trace. This package does not import
+	// OpenTelemetry (the recoil-proxy command does); a program that
+	// embeds the proxy and wants traces passes func(t
+	// *recoilhttp.Transport) http.RoundTripper { return
 	// recoilotel.NewTransport(t) }.
 	Trace func(*recoilhttp.Transport) http.RoundTripper
 	// Redis, if set, is the fleet's client in place of one the proxy

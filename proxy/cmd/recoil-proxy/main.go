@@ -10,6 +10,11 @@
 // SIGINT and SIGTERM drain calls in flight and stop; SIGHUP reloads the
 // configuration file, keeping open streams and what each unchanged route
 // has learned.
+//
+// With OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT)
+// set, and OTEL_TRACES_EXPORTER not "none", it exports OpenTelemetry
+// traces over OTLP/HTTP: one span per attempt, in the trace the client's
+// traceparent header names.
 package main
 
 import (
@@ -30,6 +35,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/recoil-go/recoil/proxy"
+	"github.com/recoil-go/recoil/recoilhttp"
 )
 
 func main() {
@@ -69,8 +75,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, hup <-cha
 		return err
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil)) // the command's own lines
+	var trace func(*recoilhttp.Transport) http.RoundTripper
+	if !f.check {
+		if tr := setupTracing(ctx, log); tr != nil {
+			// Deferred first, run last: after the drain, the spans of the
+			// calls it waited for are exported too.
+			defer tr.shutdown(log)
+			trace = tr.wrap
+		}
+	}
 	reg := prometheus.NewRegistry()
-	p, err := newProxy(cfg, proxyLogger(stderr, f.quiet), reg)
+	p, err := newProxy(cfg, proxyLogger(stderr, f.quiet), reg, trace)
 	if err != nil {
 		return err
 	}
@@ -164,14 +179,15 @@ func proxyLogger(w io.Writer, quiet bool) *slog.Logger {
 }
 
 // newProxy makes the proxy cfg describes, logging to log, with its
-// metrics and the Go runtime's and process's registered with reg.
-func newProxy(cfg proxy.Config, log *slog.Logger, reg *prometheus.Registry) (*proxy.Proxy, error) {
+// metrics and the Go runtime's and process's registered with reg, and
+// its routes' Transports traced by trace if not nil.
+func newProxy(cfg proxy.Config, log *slog.Logger, reg *prometheus.Registry, trace func(*recoilhttp.Transport) http.RoundTripper) (*proxy.Proxy, error) {
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m, err := proxy.NewMetrics(reg)
 	if err != nil {
 		return nil, err
 	}
-	return proxy.New(cfg, proxy.Options{Logger: log, Metrics: m})
+	return proxy.New(cfg, proxy.Options{Logger: log, Metrics: m, Trace: trace})
 }
 
 // printRoutes is -check's output: each route and its targets, in order.
