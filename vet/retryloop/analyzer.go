@@ -169,9 +169,6 @@ type checker struct {
 	// litArgs bind a function literal's parameters while its result is
 	// read (see litPurity).
 	litArgs map[*types.Var]litArg
-	// madeLits are, for a call through a func field or variable, the
-	// literals constructors of the package give it (see madeBy).
-	madeLits map[*ast.CallExpr][]madeLit
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -198,7 +195,6 @@ func run(pass *analysis.Pass) (any, error) {
 		fieldMutated: map[*types.Var]bool{},
 		pkgAssigned:  map[*types.Var]bool{},
 		litArgs:      map[*types.Var]litArg{},
-		madeLits:     map[*ast.CallExpr][]madeLit{},
 
 		fieldValues:   map[*types.Var][]fieldValue{},
 		fieldPurities: map[*types.Var]purity{},

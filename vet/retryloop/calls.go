@@ -291,11 +291,11 @@ func (c *checker) sleepField(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 	if len(call.Args) != 1 {
 		return waitInfo{}, false
 	}
-	targets, lits, _, ok := c.funcTargets(call, body)
-	if !ok || len(targets) == 0 || len(lits) > 0 {
+	g, ok := c.funcTargets(call, body)
+	if !ok || len(g.targets) == 0 || len(g.lits) > 0 || len(g.made) > 0 {
 		return waitInfo{}, false
 	}
-	for _, t := range targets {
+	for _, t := range g.targets {
 		if !isFunc(t, "time", "Sleep") || recvNamed(t) != nil {
 			return waitInfo{}, false
 		}

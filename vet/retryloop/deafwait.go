@@ -245,16 +245,9 @@ func (c *checker) ctxOrDone(e ast.Expr, b *ast.BlockStmt) bool {
 	}
 	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
 		v, ok := c.info.Uses[id].(*types.Var)
-		if !ok || b == nil {
-			return false
-		}
-		xs := c.assignsOf(b)[v]
-		for _, x := range xs {
-			if x == unknownExpr || isContext(c.info.TypeOf(x)) || !c.ctxOrDone(x, nil) {
-				return false
-			}
-		}
-		return len(xs) > 0
+		return ok && b != nil && c.onlyGiven(v, b, func(x ast.Expr) bool {
+			return !isContext(c.info.TypeOf(x)) && c.ctxOrDone(x, nil)
+		})
 	}
 	call, ok := ast.Unparen(e).(*ast.CallExpr)
 	if !ok {

@@ -10,40 +10,50 @@ import (
 // sets is absent by default (pNone); one set by a constructor to a
 // function of this package is that function's result, by default.
 func (c *checker) funcValuePurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func, depth int) purity {
-	targets, lits, isField, ok := c.funcTargets(call, body)
+	g, ok := c.funcTargets(call, body)
 	if !ok {
 		return purity{}
 	}
-	made := c.madeLits[call]
-	if len(targets) == 0 && len(lits) == 0 && len(made) == 0 {
-		if isField {
+	if len(g.targets) == 0 && len(g.lits) == 0 && len(g.made) == 0 {
+		if g.isField {
 			return purity{kind: pNone, byDefault: true}
 		}
 		return purity{}
 	}
 	p := purity{kind: pNone}
-	for _, t := range targets {
+	for _, t := range g.targets {
 		p = p.and(c.bindParams(c.resultPurity(t, depth+1), call, body, fn, depth))
 	}
-	for _, lit := range lits {
+	for _, lit := range g.lits {
 		p = p.and(c.litPurity(lit, call, body, fn, depth+1))
 	}
-	for _, m := range made {
+	for _, m := range g.made {
 		p = p.and(c.madeLitPurity(m, call, body, fn, depth+1))
 	}
 	if p.kind == pNone {
 		return purity{}
 	}
-	if isField {
+	if g.isField {
 		p.byDefault = true
 	}
 	return p
 }
 
-// funcTargets returns the functions a func-typed field or local variable
-// called by call is given in this package. ok is false if any value given
-// to it is not a named function (a literal, a parameter, a call's result).
-func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets []*types.Func, lits []*ast.FuncLit, isField, ok bool) {
+// funcGiven is what the package gives a func-typed field or local
+// variable: named functions, function literals, and the literals
+// constructors of the package return (ReconnectBackoff =
+// NewConstantBackoff(10 * time.Second)).
+type funcGiven struct {
+	targets []*types.Func
+	lits    []*ast.FuncLit
+	made    []madeLit
+	isField bool
+}
+
+// funcTargets returns what the func-typed field or local variable called
+// by call is given in this package. ok is false if any value given to it
+// is none of those (a parameter, another call's result).
+func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (g funcGiven, ok bool) {
 	var v *types.Var
 	switch f := ast.Unparen(call.Fun).(type) {
 	case *ast.Ident:
@@ -52,32 +62,30 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets 
 		v, _ = c.info.Uses[f.Sel].(*types.Var)
 	}
 	if v == nil {
-		return nil, nil, false, false
+		return g, false
 	}
 	var vals []fieldValue
 	if v.IsField() {
-		isField = true
+		g.isField = true
 		vals = c.fieldValues[v]
 	} else {
 		if c.params[v] {
-			return nil, nil, false, false
+			return g, false
 		}
 		for _, x := range c.assignsOf(body)[v] {
 			vals = append(vals, fieldValue{x, body})
 		}
 		if len(vals) == 0 {
-			return nil, nil, false, false
+			return g, false
 		}
 	}
-	delete(c.madeLits, call)
 	for _, fv := range vals {
 		var obj types.Object
 		switch x := ast.Unparen(fv.expr).(type) {
 		case *ast.CallExpr:
-			// ReconnectBackoff = NewConstantBackoff(10 * time.Second): the
-			// literal the constructor returns, its parameters the call's
+			// The literal the constructor returns, its parameters the call's.
 			if m, ok := c.madeBy(x, fv.body); ok {
-				c.madeLits[call] = append(c.madeLits[call], m...)
+				g.made = append(g.made, m...)
 				continue
 			}
 		case *ast.Ident:
@@ -86,16 +94,16 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (targets 
 			obj = c.info.Uses[x.Sel]
 		case *ast.FuncLit:
 			// c.backoff = func(n uint8) time.Duration { return time.Second * time.Duration(n) }
-			lits = append(lits, x)
+			g.lits = append(g.lits, x)
 			continue
 		}
 		t, isFunc := obj.(*types.Func)
 		if !isFunc {
-			return nil, nil, isField, false
+			return g, false
 		}
-		targets = append(targets, t)
+		g.targets = append(g.targets, t)
 	}
-	return targets, lits, isField, true
+	return g, true
 }
 
 // litPurity says what a function literal returns (its first result), over

@@ -510,13 +510,18 @@ func (c *checker) parsedSetting(e ast.Expr, body *ast.BlockStmt) bool {
 		return false
 	}
 	v, ok := c.info.Uses[id].(*types.Var)
-	if !ok {
-		return false
-	}
+	return ok && c.onlyGiven(v, body, func(x ast.Expr) bool {
+		call, ok := ast.Unparen(x).(*ast.CallExpr)
+		return ok && isFunc(c.callee(call), "time", "ParseDuration")
+	})
+}
+
+// onlyGiven reports whether v is assigned in body, and every value it is
+// given there satisfies is.
+func (c *checker) onlyGiven(v *types.Var, body *ast.BlockStmt, is func(ast.Expr) bool) bool {
 	xs := c.assignsOf(body)[v]
 	for _, x := range xs {
-		call, ok := ast.Unparen(x).(*ast.CallExpr)
-		if !ok || !isFunc(c.callee(call), "time", "ParseDuration") {
+		if x == unknownExpr || !is(x) {
 			return false
 		}
 	}
