@@ -4,7 +4,10 @@ go 1.26.0
 
 require (
 	github.com/golangci/plugin-module-register v0.1.2
-	golang.org/x/tools v0.51.0
+	// v0.49.0, not later: from v0.50.0 unitchecker writes its own type
+	// information, which fails on packages the compiler accepts (docs/vet.md,
+	// "Install from a clone").
+	golang.org/x/tools v0.49.0
 )
 
 require (

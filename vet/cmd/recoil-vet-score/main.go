@@ -107,6 +107,11 @@ func run(labelsPath, vettool, split, work, sweep, only string, verbose bool, out
 func buildTool(dir string) (string, error) {
 	bin := filepath.Join(dir, "recoil-vet")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/recoil-vet")
+	// Outside the repository's workspace, so the tool is built with the
+	// vet module's own golang.org/x/tools (see docs/vet.md, "Install from
+	// a clone"): in the workspace it is raised to a version whose go vet
+	// driver cannot vet some modules of the corpus.
+	cmd.Env = append(os.Environ(), "GOWORK=off")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building recoil-vet (run from the vet module's directory): %v\n%s", err, b)
 	}
@@ -256,15 +261,16 @@ var diagRE = regexp.MustCompile(`^(.+\.go):(\d+):\d+: (\w+): (.*)$`)
 
 // vet runs go vet with the tool on pkgs (patterns relative to dir) and
 // returns the findings and any line that says a package failed to load.
-func vet(dir, vettool string, pkgs []string) ([]finding, []string, error) {
+func vet(dir, vettool string, pkgs []string) ([]finding, []string, map[string]string, error) {
 	// Resolve the packages' dependencies first (-mod=mod records what
 	// go.sum lacks). A go vet that had to complete go.sum itself was seen
 	// to report nothing for a module (docker/docker from its vendor.mod),
 	// and go vet caches that empty result for the same tool and sources.
-	list := exec.Command("go", append([]string{"list", "-e", "-deps"}, pkgs...)...)
+	list := exec.Command("go", append([]string{"list", "-e", "-deps", "-f", listFormat}, pkgs...)...)
 	list.Dir, list.Env = dir, goEnv()
-	if b, err := list.CombinedOutput(); err != nil {
-		return nil, nil, fmt.Errorf("go list -deps in %s: %v\n%s", dir, err, b)
+	lb, err := list.Output()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("go list -deps in %s: %v", dir, err)
 	}
 	args := append([]string{"vet", "-vettool=" + vettool}, pkgs...)
 	cmd := exec.Command("go", args...)
@@ -272,7 +278,7 @@ func vet(dir, vettool string, pkgs []string) ([]finding, []string, error) {
 	b, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if err != nil && !errors.As(err, &ee) {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var fs []finding
 	var problems []string
@@ -295,7 +301,45 @@ func vet(dir, vettool string, pkgs []string) ([]finding, []string, error) {
 		}
 		problems = append(problems, line)
 	}
-	return fs, problems, nil
+	return fs, problems, unvetted(string(lb), problems), nil
+}
+
+// listFormat is what vet asks go list of each package: its import path,
+// its directory, and whether it or a dependency could not be loaded.
+const listFormat = "{{.ImportPath}}\t{{.Dir}}\t{{if .Error}}{{.Error}}{{else if .DepsErrors}}{{(index .DepsErrors 0)}}{{end}}"
+
+// unvetted maps the directory of each package go vet did not check to why:
+// a package that go list could not load (it or a dependency: a module the
+// proxy does not serve, cgo), or one for which the vet tool itself exited
+// with an error (go vet prints "<import path>: <tool>: exit status N").
+// Its functions are left out of the score rather than counted as found
+// clean.
+func unvetted(listed string, problems []string) map[string]string {
+	out := map[string]string{}
+	for line := range strings.Lines(listed) {
+		f := strings.SplitN(strings.TrimRight(line, "\n"), "\t", 3)
+		if len(f) < 3 || f[1] == "" {
+			continue
+		}
+		ip, d, why := f[0], filepath.Clean(f[1]), f[2]
+		if why != "" {
+			out[d] = "not loaded: " + firstLine(why)
+			continue
+		}
+		for _, p := range problems {
+			if strings.HasPrefix(p, ip+": ") && strings.Contains(p, "exit status") {
+				out[d] = "not vetted: " + p
+				break
+			}
+		}
+	}
+	return out
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
 }
 
 func sortedKeys[V any](m map[string]V) []string {

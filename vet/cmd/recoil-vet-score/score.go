@@ -36,6 +36,9 @@ func scoreAll(cases []labelled, vettool, work string, log io.Writer) ([]result, 
 			}
 		}
 		dir, err := download(mod, work)
+		if err == nil {
+			dir, err = filepath.Abs(dir) // go list prints absolute directories
+		}
 		if err != nil {
 			fail(err.Error())
 			fmt.Fprintf(log, "%s: %v\n", mod, err)
@@ -51,7 +54,7 @@ func scoreAll(cases []labelled, vettool, work string, log io.Writer) ([]result, 
 				pkgs = append(pkgs, p)
 			}
 		}
-		findings, problems, err := vet(dir, vettool, pkgs)
+		findings, problems, skipped, err := vet(dir, vettool, pkgs)
 		if err != nil {
 			fail(err.Error())
 			continue
@@ -61,6 +64,12 @@ func scoreAll(cases []labelled, vettool, work string, log io.Writer) ([]result, 
 		}
 		for _, c := range cs {
 			r := result{labelled: c, got: map[string]string{}}
+			if why, ok := skipped[filepath.Join(dir, filepath.FromSlash(c.pkg))]; ok {
+				r.fail = why
+				fmt.Fprintf(log, "%s %s %s %s: not scored, %s\n", c.split, c.module, c.pkg, c.fn, why)
+				out = append(out, r)
+				continue
+			}
 			sp, err := findFunc(filepath.Join(dir, filepath.FromSlash(c.pkg)), c.fn)
 			if err != nil {
 				r.fail = err.Error()
@@ -174,13 +183,13 @@ func runSweep(path, vettool, work string, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		findings, problems, err := vet(dir, vettool, []string{"./..."})
+		findings, problems, skipped, err := vet(dir, vettool, []string{"./..."})
 		if err != nil {
 			return err
 		}
 		totalLines += lines
 		totalFindings += len(findings)
-		fmt.Fprintf(w, "%s: %d non-test lines, %d findings, %d lines of other output\n", mod, lines, len(findings), len(problems))
+		fmt.Fprintf(w, "%s: %d non-test lines, %d findings, %d packages not vetted, %d lines of other output\n", mod, lines, len(findings), len(skipped), len(problems))
 		for _, f := range findings {
 			rel, _ := filepath.Rel(dir, f.file)
 			fmt.Fprintf(w, "\t%s:%d: %s: %s\n", rel, f.line, f.check, f.msg)
