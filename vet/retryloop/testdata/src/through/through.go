@@ -230,3 +230,38 @@ func (r *retrier) run(ctx context.Context, op func() error) error {
 	}
 	return errors.New("gave up")
 }
+
+// sender is what a flush hands its payload to.
+type sender interface {
+	send(p []byte, tries int, pause time.Duration) error
+}
+
+type agentSender struct{ hc *http.Client }
+
+// send is called only through sender: its pause is whatever the flush
+// passes.
+func (a agentSender) send(p []byte, tries int, pause time.Duration) error {
+	return withRetries(tries, pause, func() error {
+		_, err := post(a.hc, "http://agent/v1", p)
+		return err
+	})
+}
+
+// The pause is the caller's duration, passed through a method called only
+// through an interface, and never randomised.
+//
+// case: flag nojitter
+func withRetries(tries int, pause time.Duration, op func() error) error {
+	var err error
+	for i := 0; i <= tries; i++ {
+		if err = op(); err == nil {
+			return nil
+		}
+		if i < tries {
+			time.Sleep(pause) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration whatever its caller passes`
+		}
+	}
+	return err
+}
+
+var _ sender = agentSender{}
