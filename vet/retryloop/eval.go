@@ -198,6 +198,9 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 			if o.success() && c.classifiesErrorsOnly(e) {
 				return triF // isRetryable(nil), errors.Is(nil, …): no error, nothing to retry
 			}
+			if r, ok := ev.importedVerdict(e, o); ok && !(o.success() && r == triT) {
+				return r // another package's classifier, by its fact
+			}
 			if r, ok := ev.inline(e, 0, o); ok && !(o.success() && r == triT) {
 				// A verdict of "true" on a success says only which way
 				// round the classifier is (isDone, not shouldRetry).

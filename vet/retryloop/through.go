@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strings"
 )
 
 // isCtxErrTest reports whether a call tests an error for the caller's
@@ -161,4 +162,134 @@ func (c *checker) nonNilGuarded(body *ast.BlockStmt) map[*ast.ReturnStmt]*types.
 		return true
 	})
 	return m
+}
+
+// What a classifier parameter holds, in FuncFact.VerdictArgs.
+const (
+	vaNone = iota
+	vaResp
+	vaStatus
+	vaErr
+)
+
+// verdictArgs says what each parameter of fn holds, if fn is a
+// classifier another package's loop may call: a bool first result, and
+// parameters that are all the response, a status code or the error, at
+// least one of them a response or a status.
+func verdictArgs(fn *types.Func) (uint64, bool) {
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok || sig.Results().Len() == 0 || !isBool(sig.Results().At(0).Type()) || sig.Params().Len() == 0 || sig.Params().Len() > 3 || sig.Variadic() {
+		return 0, false
+	}
+	var args uint64
+	status := false
+	for i := range sig.Params().Len() {
+		p := sig.Params().At(i)
+		var k uint64
+		switch {
+		case isNamed(p.Type(), "net/http", "Response"):
+			k, status = vaResp, true
+		case isError(p.Type()):
+			k = vaErr
+		case isInteger(p.Type()) && statusName(p.Name()):
+			k, status = vaStatus, true
+		default:
+			return 0, false
+		}
+		args |= k << (2 * i)
+	}
+	return args, status
+}
+
+func isInteger(t types.Type) bool {
+	b, ok := t.Underlying().(*types.Basic)
+	return ok && b.Info()&types.IsInteger != 0
+}
+
+func statusName(n string) bool {
+	n = strings.ToLower(n)
+	return strings.Contains(n, "status") || strings.Contains(n, "code")
+}
+
+// summarizeVerdict reads a classifier's body on every net/http outcome,
+// for the loops of other packages that call it.
+func (c *checker) summarizeVerdict(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
+	args, ok := verdictArgs(fn)
+	if !ok || !fn.Exported() {
+		return
+	}
+	sig := fn.Type().(*types.Signature)
+	for i, o := range outcomes(remoteHTTP) {
+		if i >= 64 {
+			break
+		}
+		env := map[*types.Var]binding{}
+		for j := range sig.Params().Len() {
+			switch (args >> (2 * j)) & 3 {
+			case vaResp:
+				env[sig.Params().At(j)] = binding{kind: bResp}
+			case vaErr:
+				env[sig.Params().At(j)] = binding{kind: bErr, val: int64(boolInt(o.err))}
+			case vaStatus:
+				if !o.hasStatus {
+					env[sig.Params().At(j)] = binding{kind: bU}
+				} else {
+					env[sig.Params().At(j)] = binding{kind: bInt, val: int64(o.status)}
+				}
+			}
+		}
+		in := &inliner{c: c, o: o, k: remoteHTTP, env: env, body: d.Body}
+		switch in.run(0) {
+		case triT:
+			s.Verdict |= 1 << i
+		case triF:
+			s.VerdictF |= 1 << i
+		}
+	}
+	if s.Verdict != 0 || s.VerdictF != 0 {
+		s.VerdictArgs = args
+	}
+}
+
+// importedVerdict is what another package's classifier, by its fact,
+// answers on outcome o of the loop's net/http call; ok is false if it has
+// no verdict, or the call does not hand it this outcome.
+func (ev *evaluator) importedVerdict(call *ast.CallExpr, o outcome) (tri, bool) {
+	c := ev.w.c
+	fn := c.callee(call)
+	if fn == nil || c.decls[fn] != nil || ev.k != remoteHTTP || call.Ellipsis.IsValid() {
+		return triU, false
+	}
+	f := c.fact(fn)
+	if f == nil || f.VerdictArgs == 0 {
+		return triU, false
+	}
+	for j, a := range call.Args {
+		switch (f.VerdictArgs >> (2 * j)) & 3 {
+		case vaResp:
+			if !isNamed(c.info.TypeOf(a), "net/http", "Response") {
+				return triU, false
+			}
+		case vaErr:
+			if ev.srcOf(a) != srcOutcome {
+				return triU, false
+			}
+		case vaStatus:
+			if !c.hasStatus(a) && !c.statusVar(a, ev.w.body) {
+				return triU, false
+			}
+		}
+	}
+	for i, x := range outcomes(remoteHTTP) {
+		if x != o || i >= 64 {
+			continue
+		}
+		switch {
+		case f.Verdict&(1<<i) != 0:
+			return triT, true
+		case f.VerdictF&(1<<i) != 0:
+			return triF, true
+		}
+	}
+	return triU, true
 }

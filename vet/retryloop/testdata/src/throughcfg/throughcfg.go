@@ -20,3 +20,12 @@ type Settings struct {
 	Retries int
 	Wait    WaitFunc
 }
+
+// Retryable says whether a status may change on a retry: 429 and the 5xx
+// but 501.
+func Retryable(code int) bool {
+	if code == 501 {
+		return false
+	}
+	return code == 429 || code >= 500
+}
