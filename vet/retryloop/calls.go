@@ -101,8 +101,14 @@ func isError(t types.Type) bool {
 		return false
 	}
 	e := types.Universe.Lookup("error").Type()
-	// type Result error: an error by another name
-	return types.Identical(t, e) || (types.IsInterface(t) && types.Identical(t.Underlying(), e.Underlying()))
+	// type Result error: an error by another name; type Error interface {
+	// error; Matches(...) bool }: a client's own error interface
+	return types.Identical(t, e) || (types.IsInterface(t) && !isTypeParam(t) && types.Implements(t, errorIface))
+}
+
+func isTypeParam(t types.Type) bool {
+	_, ok := t.(*types.TypeParam)
+	return ok
 }
 
 func isNamed(t types.Type, pkg, name string) bool {

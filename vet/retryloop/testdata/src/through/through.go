@@ -284,3 +284,28 @@ func fetch(hc *http.Client, url string) (*http.Response, error) {
 	}
 	return nil, errors.New("gave up")
 }
+
+// Fault is the client's own error interface.
+type Fault interface {
+	error
+	Code() int
+}
+
+type node struct{ addr string }
+
+func (n *node) info(keys ...string) (map[string]string, Fault) { return nil, nil }
+
+// The attempt returns the client's own error interface: every failure
+// goes round after a constant wait.
+//
+// case: flag nojitter
+func (n *node) infoWithRetry(tries int, keys ...string) (res map[string]string, err Fault) {
+	for i := 0; i < tries; i++ {
+		if res, err = n.info(keys...); err == nil {
+			return res, nil
+		}
+		log.Print(err)
+		time.Sleep(100 * time.Millisecond) // want `nojitter: this wait`
+	}
+	return nil, err
+}
