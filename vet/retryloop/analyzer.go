@@ -98,6 +98,17 @@ type FuncFact struct {
 	// take a branch the default leaves out (if b.Jitter > 0 { … }): a
 	// caller that sets one gets a result Result does not describe.
 	Gates string
+	// Verdict describes a classifier whose first result is a bool and
+	// whose parameters are a response, a status code or an error
+	// (shouldRetry(resp, err), retryableStatus(code)): Verdict has a bit
+	// for each net/http outcome (a transport error, then each probe
+	// status) on which it answers true for certain, VerdictF one for each
+	// on which it answers false for certain; the others are unknown.
+	Verdict, VerdictF uint64
+	// VerdictArgs says what each parameter holds (two bits each, by
+	// index: 1 the response, 2 the status code, 3 the error); zero if the
+	// function is no such classifier.
+	VerdictArgs uint64
 }
 
 // AFact marks FuncFact as an analysis fact.
@@ -111,6 +122,9 @@ func (f *FuncFact) String() string {
 	}
 	if f.Result != 0 || f.ResultParams != 0 {
 		s += fmt.Sprintf(" result=%d resultparams=%d resultbydefault=%v gates=%q", f.Result, f.ResultParams, f.ResultByDefault, f.Gates)
+	}
+	if f.VerdictArgs != 0 {
+		s += fmt.Sprintf(" verdict=%#x/%#x args=%#x", f.Verdict, f.VerdictF, f.VerdictArgs)
 	}
 	return s
 }
@@ -350,6 +364,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 		return true
 	})
 	c.summarizeResult(fn, d, s)
+	c.summarizeVerdict(fn, d, s)
 	if len(jit) > 0 {
 		all := purity{kind: pPure}
 		for _, p := range jit {

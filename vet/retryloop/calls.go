@@ -101,8 +101,14 @@ func isError(t types.Type) bool {
 		return false
 	}
 	e := types.Universe.Lookup("error").Type()
-	// type Result error: an error by another name
-	return types.Identical(t, e) || (types.IsInterface(t) && types.Identical(t.Underlying(), e.Underlying()))
+	// type Result error: an error by another name; type Error interface {
+	// error; Matches(...) bool }: a client's own error interface
+	return types.Identical(t, e) || (types.IsInterface(t) && !isTypeParam(t) && types.Implements(t, errorIface))
+}
+
+func isTypeParam(t types.Type) bool {
+	_, ok := t.(*types.TypeParam)
+	return ok
 }
 
 func isNamed(t types.Type, pkg, name string) bool {
@@ -286,7 +292,9 @@ func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) 
 
 // sleepField reports a call through a func field or variable that the
 // package gives only time.Sleep (sleep: time.Sleep, kept to be swapped in
-// tests) as a wait with time.Sleep's duration and deafness.
+// tests) as a wait with time.Sleep's duration and deafness; one given only
+// time.After (after := time.After; if r.After != nil { after = r.After })
+// as time.After.
 func (c *checker) sleepField(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) (waitInfo, bool) {
 	if len(call.Args) != 1 {
 		return waitInfo{}, false
@@ -295,13 +303,16 @@ func (c *checker) sleepField(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 	if !ok || len(g.targets) == 0 || len(g.lits) > 0 || len(g.made) > 0 {
 		return waitInfo{}, false
 	}
-	for _, t := range g.targets {
-		if !isFunc(t, "time", "Sleep") || recvNamed(t) != nil {
+	after := false
+	for i, t := range g.targets {
+		if !isFunc(t, "time", "Sleep", "After") || recvNamed(t) != nil || (i > 0 && t != g.targets[0]) {
 			return waitInfo{}, false
 		}
+		after = t.Name() == "After"
 	}
 	name := types.ExprString(call.Fun)
-	return waitInfo{dur: c.purity(call.Args[0], body, fn, 0), deaf: true, helper: name}, true
+	deaf := !after || c.bareReceive(call)
+	return waitInfo{dur: c.purity(call.Args[0], body, fn, 0), deaf: deaf, helper: name}, true
 }
 
 // bareReceive reports whether a time.After call is received from on its

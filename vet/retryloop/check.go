@@ -307,8 +307,13 @@ func (c *checker) reportUnclassified(s ast.Stmt, sc loopScan, v verdict) {
 			perm = append(perm, fmt.Sprint(st))
 		}
 	}
+	// For a helper that makes the HTTP call and returns an error, as for
+	// net/http, the error without a status is the transport's: a loop
+	// that picks transient statuses and lets every transport error go
+	// round with them has classified.
+	picks := sc.remote != remoteGRPC && len(perm) == 0 && retriesTransient(v)
 	switch {
-	case v.errTri == triT && (sc.remote != remoteHTTP || allNon2xx):
+	case v.errTri == triT && (sc.remote != remoteHTTP || allNon2xx) && !picks:
 		parts = append(parts, "on every error")
 		if sc.remote == remoteHTTP {
 			parts = append(parts, "on every non-2xx status")
@@ -316,7 +321,7 @@ func (c *checker) reportUnclassified(s ast.Stmt, sc loopScan, v verdict) {
 	case allNon2xx && nonSuccess > 0 && sc.remote != remoteGRPC:
 		parts = append(parts, "on every non-2xx status")
 	default:
-		if v.errTri == triT && !(sc.remote == remoteHTTP && len(perm) == 0 && retriesTransient(v)) {
+		if v.errTri == triT && !picks {
 			// net/http's transport error carries no status: a loop that
 			// reads the status and goes round only on transient ones
 			// has classified, and every transport error going round
@@ -422,6 +427,8 @@ func isLocalHost(lit string) bool {
 // and on no success: the waits of a watch loop's error path.
 func (w *loopWalker) failureWaits(sc loopScan) []loopCall {
 	var out []loopCall
+	w.notCancel = true
+	defer func() { w.notCancel = false }()
 	for _, lw := range sc.waits {
 		states := w.at[lw.call]
 		if len(states) == 0 {

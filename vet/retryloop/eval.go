@@ -69,6 +69,12 @@ type evaluator struct {
 	st     state
 	assign map[string]bool
 	free   map[string]bool
+	// notCancel is set when asking whether a failure reaches a wait: the
+	// failure is the dependency's, not the caller's cancellation, so a
+	// test that the error is context.Canceled or DeadlineExceeded is
+	// false (a watch loop's `if errors.Is(err, context.Canceled) {
+	// return }` leaves every other failure to its wait).
+	notCancel bool
 }
 
 func (ev *evaluator) irrelevant(key string) tri {
@@ -154,6 +160,9 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 						// ok := errors.As(err, &apiErr): as if tested where it stands
 						return ev.expr(call, o, depth+1)
 					}
+					if r, ok := ev.inlineAttempt(call, idx, o); ok {
+						return r
+					}
 					if r, ok := ev.inline(call, idx, o); ok {
 						return r
 					}
@@ -176,6 +185,9 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 			return ev.lookup(set, st, o)
 		}
 		fn := c.callee(e)
+		if ev.notCancel && o.failure() && c.isCtxErrTest(e) {
+			return triF
+		}
 		if isFunc(fn, "errors", "As") && ev.k == remoteSDK {
 			if o.err && o.hasStatus {
 				return triT
@@ -185,6 +197,9 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 		if c.classifies(e) {
 			if o.success() && c.classifiesErrorsOnly(e) {
 				return triF // isRetryable(nil), errors.Is(nil, …): no error, nothing to retry
+			}
+			if r, ok := ev.importedVerdict(e, o); ok && !(o.success() && r == triT) {
+				return r // another package's classifier, by its fact
 			}
 			if r, ok := ev.inline(e, 0, o); ok && !(o.success() && r == triT) {
 				// A verdict of "true" on a success says only which way
@@ -268,6 +283,9 @@ func identOf(e ast.Expr) *ast.Ident {
 
 func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 	c := ev.w.c
+	if ev.notCancel && o.failure() && (op == token.EQL || op == token.NEQ) && (c.isCtxErr(x) || c.isCtxErr(y)) {
+		return boolTri(op == token.NEQ) // err == context.Canceled: not the dependency's failure
+	}
 	if isNil(c.info, y) {
 		x, y = y, x
 	}
@@ -441,7 +459,7 @@ func (w *loopWalker) retries(k int, o outcome) tri {
 func (w *loopWalker) reaches(states []state, k int, o outcome) tri {
 	best := triF
 	for _, g := range states {
-		ev := &evaluator{w: w, k: k, st: g, assign: map[string]bool{}, free: map[string]bool{}}
+		ev := &evaluator{w: w, k: k, st: g, assign: map[string]bool{}, free: map[string]bool{}, notCancel: w.notCancel}
 		eval := func() tri {
 			r := triT
 			for _, c := range g.conds {

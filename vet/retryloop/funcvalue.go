@@ -22,7 +22,12 @@ func (c *checker) funcValuePurity(call *ast.CallExpr, body *ast.BlockStmt, fn *t
 	}
 	p := purity{kind: pNone}
 	for _, t := range g.targets {
-		p = p.and(c.bindParams(c.resultPurity(t, depth+1), call, body, fn, depth))
+		r := c.resultPurity(t, depth+1)
+		if c.decls[t] == nil && recvNamed(t) == nil {
+			// another package's function (profile.Exponential), by its fact
+			r = c.importedResult(call, t, body)
+		}
+		p = p.and(c.bindParams(r, call, body, fn, depth))
 	}
 	for _, lit := range g.lits {
 		p = p.and(c.litPurity(lit, call, body, fn, depth+1))
@@ -88,10 +93,21 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (g funcGi
 				g.made = append(g.made, m...)
 				continue
 			}
+			// A picker of the package: safe(d) returns the caller's d
+			// when set, else a default of its own.
+			if ts, ok := c.pickedFuncs(x); ok {
+				g.targets = append(g.targets, ts...)
+				continue
+			}
 		case *ast.Ident:
 			obj = c.info.Uses[x]
 		case *ast.SelectorExpr:
 			obj = c.info.Uses[x.Sel]
+			if v, ok := obj.(*types.Var); ok && !g.isField && v.IsField() && len(c.fieldValues[v]) == 0 {
+				// after = r.After: a func field the package never sets
+				// is the user's override, absent by default.
+				continue
+			}
 		case *ast.FuncLit:
 			// c.backoff = func(n uint8) time.Duration { return time.Second * time.Duration(n) }
 			g.lits = append(g.lits, x)

@@ -107,6 +107,9 @@ type loopWalker struct {
 	// reach each.
 	waits map[*ast.CallExpr]bool
 	at    map[*ast.CallExpr][]state
+	// notCancel makes reaches read a failure as the dependency's, never
+	// the caller's cancellation (see evaluator.notCancel).
+	notCancel bool
 }
 
 // note records the state at which s is reached, for each of the loop's

@@ -229,9 +229,10 @@ func (c *checker) callersPurity(fn *types.Func, p purity) purity {
 
 // callersPurityDepth binds p's parameters to what fn's callers in the
 // package pass, and theirs to their callers' (a few calls up). An
-// exported function nothing in the package calls is the user's API: a
-// duration parameter it only scales by counters is pure whatever the
-// user passes (autorest's DoRetryForAttempts(attempts, backoff)).
+// exported function or a method nothing in the package calls by name is
+// the user's API or called through an interface: a duration parameter it
+// only scales by counters is pure whatever its caller passes
+// (DoRetryForAttempts(attempts, backoff), a sender's send(p, n, pause)).
 func (c *checker) callersPurityDepth(fn *types.Func, p purity, depth int) purity {
 	if p.kind != pParam || fn == nil || depth > 3 {
 		return p
@@ -241,7 +242,7 @@ func (c *checker) callersPurityDepth(fn *types.Func, p purity, depth int) purity
 	}
 	sites := c.sites[fn]
 	if len(sites) == 0 {
-		if fn.Exported() && c.durationParams(fn, p.params) {
+		if (fn.Exported() || recvNamed(fn) != nil) && c.durationParams(fn, p.params) {
 			return purity{kind: pPure, caller: true, byDefault: p.byDefault}
 		}
 		return p
