@@ -175,6 +175,9 @@ func runSweep(path, vettool, work string, w io.Writer) error {
 	totalLines, totalFindings := 0, 0
 	for _, mod := range mods {
 		dir, err := download(mod, work)
+		if err == nil {
+			dir, err = filepath.Abs(dir)
+		}
 		if err != nil {
 			fmt.Fprintf(w, "%s: %v\n", mod, err)
 			continue
@@ -189,7 +192,13 @@ func runSweep(path, vettool, work string, w io.Writer) error {
 		}
 		totalLines += lines
 		totalFindings += len(findings)
-		fmt.Fprintf(w, "%s: %d non-test lines, %d findings, %d packages not vetted, %d lines of other output\n", mod, lines, len(findings), len(skipped), len(problems))
+		own := 0 // the module's own packages go vet could not check
+		for d := range skipped {
+			if d == dir || strings.HasPrefix(d, dir+string(filepath.Separator)) {
+				own++
+			}
+		}
+		fmt.Fprintf(w, "%s: %d non-test lines, %d findings, %d packages not vetted, %d lines of other output\n", mod, lines, len(findings), own, len(problems))
 		for _, f := range findings {
 			rel, _ := filepath.Rel(dir, f.file)
 			fmt.Fprintf(w, "\t%s:%d: %s: %s\n", rel, f.line, f.check, f.msg)
