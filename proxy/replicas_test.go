@@ -61,7 +61,7 @@ func TestTwoReplicas(t *testing.T) {
 	}
 	deadline := time.After(duration)
 	up.await(t, deadline, func() bool { return reps[0].shared(t) && reps[1].shared(t) && up.total() >= 2*limit })
-	rds.kill(t)
+	rds.vanish(t)
 	killed := time.Now()
 	up.await(t, deadline, func() bool { return !reps[0].shared(t) && !reps[1].shared(t) })
 	lost := time.Now()
@@ -228,6 +228,10 @@ type redisServer struct {
 	addr, port string
 	cmd        *exec.Cmd
 	exited     chan struct{} // closed once cmd has exited
+	// hold keeps the port while Redis is down (see vanish), so that no
+	// other test's server can start on it meanwhile and be taken for
+	// this one coming back.
+	hold net.Listener
 }
 
 func startRedis(t *testing.T) *redisServer {
@@ -255,6 +259,10 @@ func startRedis(t *testing.T) *redisServer {
 // accepts connections.
 func (r *redisServer) restart(t *testing.T) {
 	t.Helper()
+	if r.hold != nil {
+		r.hold.Close()
+		r.hold = nil
+	}
 	cmd := exec.Command("redis-server", "--port", r.port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
 	ready := &readyWriter{marker: []byte("Ready to accept connections"), ready: make(chan struct{})}
 	cmd.Stdout = ready
@@ -296,6 +304,31 @@ func (w *readyWriter) Write(p []byte) (int, error) {
 
 // kill stops the running redis-server, if any, at once (SIGKILL: no
 // goodbye to its clients).
+// vanish kills the server and keeps its port: a listener that closes every
+// connection it accepts, so a client sees a Redis that went away, and a
+// redis-server another package's test starts at the same moment (tests run
+// in parallel, each on a port the kernel picked) cannot take the port and
+// answer for it. restart lets the port go.
+func (r *redisServer) vanish(t *testing.T) {
+	t.Helper()
+	r.kill(t)
+	ln, err := net.Listen("tcp", r.addr)
+	if err != nil {
+		t.Fatalf("holding Redis's port %s once it is killed: %v", r.port, err)
+	}
+	r.hold = ln
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+}
+
 func (r *redisServer) kill(t *testing.T) {
 	t.Helper()
 	if r.cmd == nil {
