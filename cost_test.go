@@ -154,8 +154,10 @@ func TestCostFrom(t *testing.T) {
 
 // An attempt that costs more than one unit: a model request whose prompt
 // and answer are about 1,200 tokens, charged to a budget that counts tokens.
+// (A daily quota, so that what refills between the call and the print,
+// under 1 token in 2 s, never shows in the output.)
 func ExampleWithCost() {
-	tokens := budget.Must(budget.NewRate(budget.RateConfig{Limit: 30_000})) // tokens a minute
+	tokens := budget.Must(budget.NewRate(budget.RateConfig{Limit: 30_000, Window: 24 * time.Hour})) // tokens a day
 	p := &recoil.Policy{Budget: tokens}
 	ctx := recoil.WithCost(context.Background(), 1200)
 	err := recoil.Do(ctx, p, func(context.Context) error { return nil })
