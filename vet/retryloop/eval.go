@@ -148,33 +148,8 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 			return ev.compare(e.Op, e.X, e.Y, o)
 		}
 	case *ast.Ident:
-		if v, ok := c.info.Uses[e].(*types.Var); ok {
-			if c.verdictOfClassifier(v, ev.w.body) {
-				// shouldRetry := check(resp, err): the classifier decides; no
-				// classifier asks to retry a success.
-				if o.success() {
-					return triF
-				}
-				if call, idx, ok := c.classifierCall(v, ev.w.body); ok {
-					if idx == 0 && isFunc(c.callee(call), "errors", "As") {
-						// ok := errors.As(err, &apiErr): as if tested where it stands
-						return ev.expr(call, o, depth+1)
-					}
-					if r, ok := ev.inlineAttempt(call, idx, o); ok {
-						return r
-					}
-					if r, ok := ev.inline(call, idx, o); ok {
-						return r
-					}
-				}
-				return triU
-			}
-			if xs := c.assignsOf(ev.w.body)[v]; len(xs) == 1 && xs[0] != unknownExpr {
-				return ev.expr(xs[0], o, depth+1)
-			}
-			if x, ok := c.commaOk(v, ev.w.body); ok {
-				return ev.commaOk(x, o, depth)
-			}
+		if r, ok := ev.ident(e, o, depth); ok {
+			return r
 		}
 	case *ast.IndexExpr:
 		if set, st, ok := c.statusLookup(e); ok && c.hasStatus(st) {
@@ -210,6 +185,45 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 		}
 	}
 	return ev.irrelevant(types.ExprString(e))
+}
+
+// ident evaluates a variable that stands for a test: a classifier's
+// verdict held in a variable (shouldRetry := check(resp, err)), or a
+// variable assigned once, or a comma-ok result. ok is false when the
+// identifier is none of these.
+func (ev *evaluator) ident(e *ast.Ident, o outcome, depth int) (r tri, ok bool) {
+	c := ev.w.c
+	v, isVar := c.info.Uses[e].(*types.Var)
+	if !isVar {
+		return triF, false
+	}
+	if c.verdictOfClassifier(v, ev.w.body) {
+		// shouldRetry := check(resp, err): the classifier decides; no
+		// classifier asks to retry a success.
+		if o.success() {
+			return triF, true
+		}
+		if call, idx, found := c.classifierCall(v, ev.w.body); found {
+			if idx == 0 && isFunc(c.callee(call), "errors", "As") {
+				// ok := errors.As(err, &apiErr): as if tested where it stands
+				return ev.expr(call, o, depth+1), true
+			}
+			if r, ok := ev.inlineAttempt(call, idx, o); ok {
+				return r, true
+			}
+			if r, ok := ev.inline(call, idx, o); ok {
+				return r, true
+			}
+		}
+		return triU, true
+	}
+	if xs := c.assignsOf(ev.w.body)[v]; len(xs) == 1 && xs[0] != unknownExpr {
+		return ev.expr(xs[0], o, depth+1), true
+	}
+	if x, found := c.commaOk(v, ev.w.body); found {
+		return ev.commaOk(x, o, depth), true
+	}
+	return triF, false
 }
 
 // classifies reports whether a call inspects an error or a response: it
