@@ -149,7 +149,8 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		// retry's wait — unless the loop accepts connections (a server
 		// pausing on accept errors has no dependency to synchronise on).
 		if !c.accepts(s) {
-			c.reportNoJitter(w.failureWaits(sc))
+			fw := w.failureWaits(sc)
+			c.reportNoJitter(append(fw, c.resetBackoffWaits(sc, fw)...))
 		}
 		return
 	}
