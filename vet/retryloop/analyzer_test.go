@@ -18,7 +18,7 @@ import (
 // comments; all but sleeper (a helper package whose facts are checked)
 // hold labelled cases: "// case: flag <check>..." or "// case: clean" on
 // each case function, what a careful reviewer would report.
-var casePackages = []string{"loops", "sdk", "clean", "usesleeper", "stacked", "ignores", "hard", "more", "sleeper", "shapes", "fixes", "testfiles", "reads", "pacer", "usepacer", "decorate", "settings", "decide", "statuses", "copyopts", "joins", "chains", "picks", "through", "reconnects", "backoffops"}
+var casePackages = []string{"loops", "sdk", "clean", "usesleeper", "stacked", "ignores", "hard", "more", "sleeper", "shapes", "fixes", "testfiles", "reads", "pacer", "usepacer", "decorate", "settings", "decide", "statuses", "copyopts", "joins", "chains", "picks", "through", "reconnects", "backoffops", "rhflag", "rhclean"}
 
 // recorder is an analysistest.Testing that keeps what it is told, so that
 // one (slow: it type-checks net/http) run serves every test.
