@@ -166,7 +166,9 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	if sc.remote == remoteNone {
 		return
 	}
-	c.reportUnclassified(s, sc, v)
+	if !c.redials(sc.body) {
+		c.reportUnclassified(s, sc, v)
+	}
 	c.reportRetryAfter(sc, v)
 }
 

@@ -5,6 +5,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"strings"
 )
 
 // resetBackoffWaits are the waits of a loop that goes round on success (a
@@ -157,6 +158,35 @@ func (c *checker) mentionsVar(e ast.Expr, v *types.Var) bool {
 	ast.Inspect(e, func(n ast.Node) bool {
 		if id, ok := n.(*ast.Ident); ok && c.info.Uses[id] == v {
 			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// redials reports whether a loop's body opens a connection through a call
+// that is no HTTP request or model SDK call (connectToServer, Dial,
+// DialContext, reconnect): a loop that goes round on its failures
+// re-establishes a transport, whose errors are the transport's — not
+// `unclassified`, as a net/http loop's transport errors are not.
+func (c *checker) redials(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt, *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			fn := c.callee(n)
+			if fn == nil || !lastResultIsError(fn) {
+				return true
+			}
+			if k := c.remoteKind(n); k == remoteHTTP || k == remoteSDK {
+				return true // an HTTP request named connect: its statuses can be read
+			}
+			name := strings.ToLower(fn.Name())
+			if (strings.Contains(name, "connect") && !strings.Contains(name, "disconnect")) || strings.HasPrefix(name, "dial") {
+				found = true
+			}
 		}
 		return !found
 	})

@@ -5,8 +5,10 @@
 package reconnects
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/http"
 	"time"
 )
 
@@ -153,4 +155,52 @@ func (p *pool) dialUsable(addr string) session {
 		}
 	}
 	return nil
+}
+
+// nextServer asks the address server which server to dial.
+func nextServer(hc *http.Client, url string) (string, error) {
+	resp, err := hc.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("address server: %s", resp.Status)
+	}
+	return resp.Header.Get("Location"), nil
+}
+
+// A reconnect that asks for the next server over HTTP, then dials it:
+// every dial failure goes round, as a transport error does; the wait is
+// jittered.
+//
+// case: clean
+func (p *pool) redial(hc *http.Client, url string) session {
+	for !p.isShutdown() {
+		addr, err := nextServer(hc, url)
+		if err != nil {
+			return nil
+		}
+		s, err := p.d.Dial(addr)
+		if s != nil && err == nil {
+			return s
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(time.Second))))
+	}
+	return nil
+}
+
+// An HTTP fetch retried on every error and every status, the address
+// server's 404 included: unclassified, and a 429's Retry-After unread.
+//
+// case: flag unclassified retryafter
+func (p *pool) fetchAddr(hc *http.Client, url string) string {
+	for !p.isShutdown() { // want `unclassified: retry loop around nextServer retries on every error`
+		addr, err := nextServer(hc, url)
+		if err == nil {
+			return addr
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(time.Second)))) // want `retryafter: retry loop retries 429 and 503`
+	}
+	return ""
 }
