@@ -150,7 +150,11 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		// pausing on accept errors has no dependency to synchronise on).
 		if !c.accepts(s) {
 			fw := w.failureWaits(sc)
-			c.reportNoJitter(append(fw, c.resetBackoffWaits(sc, fw)...))
+			if sc.remote != remoteNone || w.attemptCall != nil {
+				// a reset backoff paces a call whose failure it counts
+				fw = append(fw, c.resetBackoffWaits(sc, fw)...)
+			}
+			c.reportNoJitter(fw)
 		}
 		return
 	}

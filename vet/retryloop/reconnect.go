@@ -95,13 +95,22 @@ func (c *checker) objOf(id *ast.Ident) types.Object {
 // growsAndResets reports whether body both grows v (v++, v += …, v *= …,
 // v = v*k, v = min(v*2, max)) and sets it back to a constant (v = 0,
 // v = initialDelay): a count of failures in a row, or a backoff reset
-// once the connection is back. Goroutines and function literals passed
-// on are not the loop's.
+// once the connection is back. A value set under an if that tests v
+// (if d > max { d = max }) caps it rather than resets it. Goroutines and
+// function literals passed on are not the loop's.
 func (c *checker) growsAndResets(v *types.Var, body *ast.BlockStmt) bool {
 	grows, resets := false, false
 	sync := syncLits(body)
+	caps := map[ast.Node]bool{}
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.IfStmt:
+			if c.mentionsVar(n.Cond, v) {
+				// if backoff > max { backoff = max }: a cap, not a reset
+				for _, s := range n.Body.List {
+					caps[s] = true
+				}
+			}
 		case *ast.GoStmt:
 			return false
 		case *ast.FuncLit:
@@ -122,6 +131,9 @@ func (c *checker) growsAndResets(v *types.Var, body *ast.BlockStmt) bool {
 			case token.ADD_ASSIGN, token.MUL_ASSIGN, token.SHL_ASSIGN:
 				grows = true
 			case token.ASSIGN:
+				if caps[n] {
+					return true
+				}
 				if c.isConstant(n.Rhs[0]) {
 					resets = true
 				} else if c.mentionsVar(n.Rhs[0], v) {

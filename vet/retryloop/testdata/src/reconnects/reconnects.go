@@ -204,3 +204,31 @@ func (p *pool) fetchAddr(hc *http.Client, url string) string {
 	}
 	return ""
 }
+
+// A local queue that is full: the wait doubles up to a cap while the
+// enqueue fails, and nothing remote is called or failed; the cap is no
+// reset.
+//
+// case: clean
+func enqueueAll(items []int, enqueue func(int) bool, quit <-chan struct{}, maxBackoff time.Duration) bool {
+outer:
+	for _, it := range items {
+		backoff := 5 * time.Millisecond
+		for {
+			select {
+			case <-quit:
+				return false
+			default:
+			}
+			if enqueue(it) {
+				continue outer
+			}
+			time.Sleep(backoff)
+			backoff *= 2
+			if backoff > maxBackoff {
+				backoff = maxBackoff
+			}
+		}
+	}
+	return true
+}
