@@ -416,8 +416,12 @@ func (c *checker) file(f *ast.File) {
 		c.body(fd.Body, funcCtx{fn: fn, ftype: fd.Type, decl: fd.Body, own: fd.Body})
 		c.reportNoJitter(c.recursiveWaits(fd, fn))
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
-			if lit, ok := n.(*ast.FuncLit); ok {
-				c.body(lit.Body, funcCtx{ftype: lit.Type, decl: fd.Body, own: lit.Body, outer: fn})
+			switch n := n.(type) {
+			case *ast.FuncLit:
+				c.body(n.Body, funcCtx{ftype: n.Type, decl: fd.Body, own: n.Body, outer: fn})
+			case *ast.CallExpr:
+				c.backoffRetryAfter(n, fd.Body)
+				c.retryableRetryAfter(n)
 			}
 			return true
 		})

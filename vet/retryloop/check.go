@@ -149,7 +149,12 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		// retry's wait — unless the loop accepts connections (a server
 		// pausing on accept errors has no dependency to synchronise on).
 		if !c.accepts(s) {
-			c.reportNoJitter(w.failureWaits(sc))
+			fw := w.failureWaits(sc)
+			if sc.remote != remoteNone || w.attemptCall != nil {
+				// a reset backoff paces a call whose failure it counts
+				fw = append(fw, c.resetBackoffWaits(sc, fw)...)
+			}
+			c.reportNoJitter(fw)
 		}
 		return
 	}
@@ -165,7 +170,9 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	if sc.remote == remoteNone {
 		return
 	}
-	c.reportUnclassified(s, sc, v)
+	if !c.redials(sc.body) {
+		c.reportUnclassified(s, sc, v)
+	}
 	c.reportRetryAfter(sc, v)
 }
 

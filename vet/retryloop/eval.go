@@ -321,6 +321,8 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 				isNil = !isNil
 			}
 			return boolTri(isNil)
+		case !o.err && ev.companionOfOutcome(y):
+			return boolTri(op == token.NEQ) // a call that succeeded handed back its value
 		}
 		return ev.irrelevant(types.ExprString(x) + op.String() + types.ExprString(y))
 	}

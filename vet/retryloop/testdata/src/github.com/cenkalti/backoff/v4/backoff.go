@@ -48,3 +48,24 @@ func Retry(op func() error, b BackOff) error {
 		<-timer.C
 	}
 }
+
+// PermanentError stops Retry.
+type PermanentError struct{ Err error }
+
+func (e *PermanentError) Error() string { return e.Err.Error() }
+
+// Permanent wraps err so that Retry stops.
+func Permanent(err error) error { return &PermanentError{Err: err} }
+
+// Notify is told of each error before the wait.
+type Notify func(error, time.Duration)
+
+func RetryNotify(op func() error, b BackOff, notify Notify) error {
+	return Retry(func() error {
+		err := op()
+		if err != nil && notify != nil {
+			notify(err, 0)
+		}
+		return err
+	}, b)
+}

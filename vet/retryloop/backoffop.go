@@ -1,0 +1,263 @@
+package retryloop
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"strings"
+)
+
+// cenkaltiPath is github.com/cenkalti/backoff, any major version.
+const cenkaltiPath = "github.com/cenkalti/backoff"
+
+// backoffRetryAfter reports a retry driven by cenkalti/backoff's Retry
+// (RetryNotify, RetryWithData…) whose operation, a function literal of the
+// function, makes an HTTP call and, on a path it takes only on 429 or 503
+// (if resp.StatusCode == http.StatusTooManyRequests { return errors.New(…)
+// }), returns an error the library will retry on its own schedule: neither
+// backoff.Permanent (it stops) nor v5's backoff.RetryAfter (the server's
+// wait). Nothing in the operation reads Retry-After.
+func (c *checker) backoffRetryAfter(call *ast.CallExpr, decl *ast.BlockStmt) {
+	fn := c.callee(call)
+	if fn == nil || !strings.HasPrefix(funcPath(fn), cenkaltiPath) || !strings.HasPrefix(fn.Name(), "Retry") || recvNamed(fn) != nil {
+		return
+	}
+	lit := c.operationLit(call, decl)
+	if lit == nil || c.remoteIn(lit.Body) == nil || c.litReadsRetryAfter(lit) {
+		return
+	}
+	var which []string
+	for _, st := range []int{429, 503} {
+		if c.returnsRetriedOn(lit.Body.List, nil, st) {
+			which = append(which, fmt.Sprint(st))
+		}
+	}
+	if len(which) == 0 {
+		return
+	}
+	c.add(finding{check: CheckRetryAfter, pos: call.Pos(), end: call.End(),
+		msg: fmt.Sprintf("%s retries %s without reading Retry-After: the server said when to come back; return backoff.RetryAfter or read it (recoilhttp.ServerWait), or use recoilhttp.Transport", c.callName(call), strings.Join(which, " and "))})
+}
+
+// operationLit is the function literal a backoff.Retry call is given as
+// its operation: an argument of func type whose last result is an error,
+// written in place or assigned to a local variable in decl.
+func (c *checker) operationLit(call *ast.CallExpr, decl *ast.BlockStmt) *ast.FuncLit {
+	for _, a := range call.Args {
+		sig, ok := c.info.TypeOf(a).Underlying().(*types.Signature)
+		if !ok || sig.Results().Len() == 0 || !isError(sig.Results().At(sig.Results().Len()-1).Type()) {
+			continue
+		}
+		switch a := ast.Unparen(a).(type) {
+		case *ast.FuncLit:
+			return a
+		case *ast.Ident:
+			if v, ok := c.info.Uses[a].(*types.Var); ok && decl != nil {
+				if xs := c.assignedIn(v, decl); len(xs) == 1 {
+					lit, _ := ast.Unparen(xs[0]).(*ast.FuncLit)
+					return lit
+				}
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
+// litReadsRetryAfter reports whether a function literal names the
+// Retry-After header or calls what reads it.
+func (c *checker) litReadsRetryAfter(lit *ast.FuncLit) bool {
+	found := false
+	ast.Inspect(lit, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BasicLit:
+			if n.Kind == token.STRING && strings.Contains(strings.ToLower(n.Value), "retry-after") {
+				found = true
+			}
+		case *ast.CallExpr:
+			if c.readsRetryAfter(n) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// pathCond is a condition on the way to a statement, and whether it holds
+// there or its negation does.
+type pathCond struct {
+	expr ast.Expr
+	neg  bool
+}
+
+// returnsRetriedOn reports whether list, reached under conds, returns on
+// status st an error the library retries, on a way that tests the status.
+func (c *checker) returnsRetriedOn(list []ast.Stmt, conds []pathCond, st int) bool {
+	for _, s := range list {
+		switch s := s.(type) {
+		case *ast.ReturnStmt:
+			return c.retriedReturn(s, conds, st)
+		case *ast.IfStmt:
+			in := append(append([]pathCond{}, conds...), pathCond{expr: s.Cond})
+			if c.returnsRetriedOn(s.Body.List, in, st) {
+				return true
+			}
+			out := append(append([]pathCond{}, conds...), pathCond{expr: s.Cond, neg: true})
+			if blk, ok := s.Else.(*ast.BlockStmt); ok && c.returnsRetriedOn(blk.List, out, st) {
+				return true
+			}
+			if s.Else == nil && terminates(s.Body) {
+				conds = out
+			}
+		case *ast.SwitchStmt:
+			if c.switchRetries(s, conds, st) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// switchRetries walks a switch's cases, each under its tag's comparison.
+func (c *checker) switchRetries(s *ast.SwitchStmt, conds []pathCond, st int) bool {
+	for _, cl := range s.Body.List {
+		cc := cl.(*ast.CaseClause)
+		in := append([]pathCond{}, conds...)
+		for _, e := range cc.List {
+			if s.Tag != nil {
+				e = &ast.BinaryExpr{X: s.Tag, Op: token.EQL, Y: e}
+			}
+			// a case of several values holds if one does: kept only
+			// when it is the one value
+			if len(cc.List) == 1 {
+				in = append(in, pathCond{expr: e})
+			}
+		}
+		if len(cc.List) > 1 {
+			in = append(in, pathCond{expr: c.anyOf(s.Tag, cc.List)})
+		}
+		if c.returnsRetriedOn(cc.Body, in, st) {
+			return true
+		}
+	}
+	return false
+}
+
+// anyOf is tag == a || tag == b …, or a || b for a switch with no tag.
+func (c *checker) anyOf(tag ast.Expr, list []ast.Expr) ast.Expr {
+	var out ast.Expr
+	for _, e := range list {
+		if tag != nil {
+			e = &ast.BinaryExpr{X: tag, Op: token.EQL, Y: e}
+		}
+		if out == nil {
+			out = e
+		} else {
+			out = &ast.BinaryExpr{X: out, Op: token.LOR, Y: e}
+		}
+	}
+	return out
+}
+
+// retriedReturn reports whether a return under conds hands the library an
+// error it retries on status st: no condition fails at st, one that tests
+// the status holds, and the error is not marked permanent or the
+// server's wait.
+func (c *checker) retriedReturn(r *ast.ReturnStmt, conds []pathCond, st int) bool {
+	if len(r.Results) == 0 {
+		return false
+	}
+	e := ast.Unparen(r.Results[len(r.Results)-1])
+	if isNil(c.info, e) || c.marksBackoff(e) {
+		return false
+	}
+	picked := false
+	for _, pc := range conds {
+		v, ok := c.statusCond(pc.expr, st)
+		if !ok {
+			continue
+		}
+		if v == pc.neg {
+			return false
+		}
+		picked = true
+	}
+	return picked
+}
+
+// marksBackoff reports whether e is backoff.Permanent(…), backoff.RetryAfter(…)
+// or a *backoff.PermanentError.
+func (c *checker) marksBackoff(e ast.Expr) bool {
+	switch e := e.(type) {
+	case *ast.CallExpr:
+		fn := c.callee(e)
+		return fn != nil && strings.HasPrefix(funcPath(fn), cenkaltiPath)
+	case *ast.UnaryExpr:
+		return strings.HasPrefix(types.TypeString(c.info.TypeOf(e), nil), cenkaltiPath)
+	}
+	return false
+}
+
+// statusCond evaluates a condition on status st: ok only when it is made
+// of comparisons of a status with constants (and &&, ||, !).
+func (c *checker) statusCond(e ast.Expr, st int) (bool, bool) {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.UnaryExpr:
+		if e.Op == token.NOT {
+			v, ok := c.statusCond(e.X, st)
+			return !v, ok
+		}
+	case *ast.BinaryExpr:
+		switch e.Op {
+		case token.LAND, token.LOR:
+			a, okA := c.statusCond(e.X, st)
+			b, okB := c.statusCond(e.Y, st)
+			switch {
+			case okA && okB && e.Op == token.LAND:
+				return a && b, true
+			case okA && okB:
+				return a || b, true
+			case okA && e.Op == token.LAND:
+				// req.Method == GET && resp.StatusCode == 429: the
+				// status test decides whether it can hold
+				return a, true
+			case okB && e.Op == token.LAND:
+				return b, true
+			case okA && a, okB && b:
+				return true, true
+			}
+			return false, false
+		}
+		return c.statusCompare(e, st)
+	}
+	return false, false
+}
+
+func (c *checker) statusCompare(e *ast.BinaryExpr, st int) (bool, bool) {
+	if !c.hasStatus(e.X) && !c.hasStatus(e.Y) {
+		return false, false
+	}
+	o := outcome{hasStatus: true, status: st}
+	a, ok1 := c.evalInt(e.X, o, nil, 0)
+	b, ok2 := c.evalInt(e.Y, o, nil, 0)
+	if !ok1 || !ok2 {
+		return false, false
+	}
+	switch e.Op {
+	case token.EQL:
+		return a == b, true
+	case token.NEQ:
+		return a != b, true
+	case token.LSS:
+		return a < b, true
+	case token.LEQ:
+		return a <= b, true
+	case token.GTR:
+		return a > b, true
+	case token.GEQ:
+		return a >= b, true
+	}
+	return false, false
+}

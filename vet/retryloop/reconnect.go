@@ -1,0 +1,206 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/constant"
+	"go/token"
+	"go/types"
+	"strings"
+)
+
+// resetBackoffWaits are the waits of a loop that goes round on success (a
+// reconnect or watch loop) which it reaches on every round but whose
+// duration is made of a backoff it keeps across failures and resets
+// (failures++ … failures = 0; delay *= 2 … delay = base): the wait after
+// a success is the reset one, and what grows is a retry's wait — in step
+// across every client that lost the dependency together. Waits already
+// among skip are left out.
+func (c *checker) resetBackoffWaits(sc loopScan, skip []loopCall) []loopCall {
+	var out []loopCall
+	seen := map[*ast.CallExpr]bool{}
+	for _, lw := range skip {
+		seen[lw.call] = true
+	}
+	for _, lw := range sc.waits {
+		if seen[lw.call] || lw.w.dur.kind != pPure {
+			continue
+		}
+		for _, v := range c.durationVars(lw.call, sc.body) {
+			if c.growsAndResets(v, sc.body) {
+				out = append(out, lw)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// durationVars are the local variables a wait's arguments name, and those
+// the loop body assigns to them (d := base * time.Duration(n)).
+func (c *checker) durationVars(call *ast.CallExpr, body *ast.BlockStmt) []*types.Var {
+	var out []*types.Var
+	seen := map[*types.Var]bool{}
+	var add func(e ast.Node, depth int)
+	add = func(e ast.Node, depth int) {
+		ast.Inspect(e, func(n ast.Node) bool {
+			id, ok := n.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			v, ok := c.info.Uses[id].(*types.Var)
+			if !ok || v.IsField() || isPkgVar(v) || seen[v] {
+				return true
+			}
+			seen[v] = true
+			out = append(out, v)
+			if depth < 2 {
+				for _, rhs := range c.assignedIn(v, body) {
+					add(rhs, depth+1)
+				}
+			}
+			return true
+		})
+	}
+	for _, a := range call.Args {
+		add(a, 0)
+	}
+	return out
+}
+
+// assignedIn returns the right-hand sides body gives v.
+func (c *checker) assignedIn(v *types.Var, body *ast.BlockStmt) []ast.Expr {
+	var out []ast.Expr
+	ast.Inspect(body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || len(as.Lhs) != len(as.Rhs) {
+			return true
+		}
+		for i, l := range as.Lhs {
+			if id, ok := l.(*ast.Ident); ok && c.objOf(id) == v {
+				out = append(out, as.Rhs[i])
+			}
+		}
+		return true
+	})
+	return out
+}
+
+func (c *checker) objOf(id *ast.Ident) types.Object {
+	if o := c.info.Defs[id]; o != nil {
+		return o
+	}
+	return c.info.Uses[id]
+}
+
+// growsAndResets reports whether body both grows v (v++, v += …, v *= …,
+// v = v*k, v = min(v*2, max)) and sets it back to a constant (v = 0,
+// v = initialDelay): a count of failures in a row, or a backoff reset
+// once the connection is back. A value set under an if that tests v
+// (if d > max { d = max }) caps it rather than resets it. Goroutines and
+// function literals passed on are not the loop's.
+func (c *checker) growsAndResets(v *types.Var, body *ast.BlockStmt) bool {
+	grows, resets := false, false
+	sync := syncLits(body)
+	caps := map[ast.Node]bool{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.IfStmt:
+			if c.mentionsVar(n.Cond, v) {
+				// if backoff > max { backoff = max }: a cap, not a reset
+				for _, s := range n.Body.List {
+					caps[s] = true
+				}
+			}
+		case *ast.GoStmt:
+			return false
+		case *ast.FuncLit:
+			return sync[n]
+		case *ast.IncDecStmt:
+			if id, ok := n.X.(*ast.Ident); ok && n.Tok == token.INC && c.objOf(id) == v {
+				grows = true
+			}
+		case *ast.AssignStmt:
+			if len(n.Lhs) != 1 || len(n.Rhs) != 1 {
+				return true
+			}
+			id, ok := n.Lhs[0].(*ast.Ident)
+			if !ok || c.objOf(id) != v {
+				return true
+			}
+			switch n.Tok {
+			case token.ADD_ASSIGN, token.MUL_ASSIGN, token.SHL_ASSIGN:
+				grows = true
+			case token.ASSIGN:
+				if caps[n] {
+					return true
+				}
+				if c.isConstant(n.Rhs[0]) {
+					resets = true
+				} else if c.mentionsVar(n.Rhs[0], v) {
+					grows = true
+				}
+			}
+		}
+		return true
+	})
+	return grows && resets
+}
+
+// isConstant reports whether e is a constant or a package variable's or
+// field's value that the loop does not change (initialDelay, b.min).
+func (c *checker) isConstant(e ast.Expr) bool {
+	e = ast.Unparen(e)
+	if tv, ok := c.info.Types[e]; ok && tv.Value != nil {
+		return tv.Value.Kind() != constant.Unknown
+	}
+	switch e := e.(type) {
+	case *ast.SelectorExpr:
+		v, ok := c.info.Uses[e.Sel].(*types.Var)
+		return ok && (v.IsField() || isPkgVar(v))
+	case *ast.Ident:
+		v, ok := c.info.Uses[e].(*types.Var)
+		return ok && isPkgVar(v)
+	}
+	return false
+}
+
+// mentionsVar reports whether e names v.
+func (c *checker) mentionsVar(e ast.Expr, v *types.Var) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && c.info.Uses[id] == v {
+			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// redials reports whether a loop's body opens a connection through a call
+// that is no HTTP request or model SDK call (connectToServer, Dial,
+// DialContext, reconnect): a loop that goes round on its failures
+// re-establishes a transport, whose errors are the transport's — not
+// `unclassified`, as a net/http loop's transport errors are not.
+func (c *checker) redials(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt, *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			fn := c.callee(n)
+			if fn == nil || !lastResultIsError(fn) {
+				return true
+			}
+			if k := c.remoteKind(n); k == remoteHTTP || k == remoteSDK {
+				return true // an HTTP request named connect: its statuses can be read
+			}
+			name := strings.ToLower(fn.Name())
+			if (strings.Contains(name, "connect") && !strings.Contains(name, "disconnect")) || strings.HasPrefix(name, "dial") {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}

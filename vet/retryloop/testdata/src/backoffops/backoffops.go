@@ -1,0 +1,111 @@
+// Package backoffops holds, written anew, retries driven by
+// cenkalti/backoff whose operation makes an HTTP call and hands the
+// library a 429 or a 503 as an ordinary error: the library retries it on
+// its own schedule, never the server's.
+package backoffops
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/cenkalti/backoff/v4"
+)
+
+// Only a 429 goes round, on the library's jittered schedule; the
+// server's Retry-After is never read.
+//
+// case: flag retryafter
+func fetch(hc *http.Client, req *http.Request) (*http.Response, error) {
+	var out *http.Response
+	op := func() error {
+		resp, err := hc.Do(req)
+		if err != nil {
+			return backoff.Permanent(err)
+		}
+		if req.Method == http.MethodGet && resp.StatusCode == http.StatusTooManyRequests {
+			resp.Body.Close()
+			return errors.New("too many requests")
+		}
+		out = resp
+		return nil
+	}
+	if err := backoff.RetryNotify(op, backoff.NewExponentialBackOff(), nil); err != nil { // want `retryafter: backoff.RetryNotify retries 429 without reading Retry-After`
+		return nil, err
+	}
+	return out, nil
+}
+
+// Every 5xx goes round, written in place, by a switch.
+//
+// case: flag retryafter
+func post(hc *http.Client, url string) error {
+	return backoff.Retry(func() error { // want `retryafter: backoff.Retry retries 503 without reading Retry-After`
+		resp, err := hc.Post(url, "application/json", nil)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		switch {
+		case resp.StatusCode >= 500:
+			return fmt.Errorf("server error %d", resp.StatusCode)
+		case resp.StatusCode >= 400:
+			return backoff.Permanent(fmt.Errorf("client error %d", resp.StatusCode))
+		}
+		return nil
+	}, backoff.NewExponentialBackOff())
+}
+
+// The 429 is permanent: the library stops, the caller decides.
+//
+// case: clean
+func fetchOnce(hc *http.Client, req *http.Request) error {
+	return backoff.Retry(func() error {
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			return backoff.Permanent(errors.New("rate limited"))
+		}
+		if resp.StatusCode >= 500 && resp.StatusCode != http.StatusServiceUnavailable {
+			return errors.New("server error")
+		}
+		return nil
+	}, backoff.NewExponentialBackOff())
+}
+
+// The operation reads the server's wait and hands it on.
+//
+// case: clean
+func fetchHeard(hc *http.Client, req *http.Request, wait func(string)) error {
+	return backoff.Retry(func() error {
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			wait(resp.Header.Get("Retry-After"))
+			return errors.New("rate limited")
+		}
+		return nil
+	}, backoff.NewExponentialBackOff())
+}
+
+// An operation that calls nothing remote: a local step retried.
+//
+// case: clean
+func local(step func() (int, error)) error {
+	return backoff.Retry(func() error {
+		code, err := step()
+		if err != nil {
+			return err
+		}
+		if code == http.StatusTooManyRequests {
+			return errors.New("busy")
+		}
+		return nil
+	}, backoff.NewExponentialBackOff())
+}
