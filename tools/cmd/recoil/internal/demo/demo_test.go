@@ -116,12 +116,23 @@ func TestGatewayOutageOnLoopback(t *testing.T) {
 	// 3 ms). .ci/run holds both to 400 without -race, on a machine that
 	// answers the 200 first attempts within 400 ms (2 ms an attempt, before
 	// the rows and after), well inside the breaker's open second.
+	//
+	// The breaker trips on a run of 14 failures (a run scaled to the
+	// window's volume: breaker.DefaultRunMargin over the run's bit length),
+	// and the gateway answers the first attempts one after another, so the
+	// trip comes some milliseconds after the first failure. A caller among
+	// the first 13 to fail whose full-jitter wait (from 1 s, for an
+	// overload) is shorter than that retries before the trip: its second
+	// attempt fails too and is one more, measured 401 once on an idle
+	// machine. The measurement may hold up to 13 such; the simulator,
+	// which answers in the same order every run, is held to 400.
 	if d := rowOf(t, rep, 200, load.PresetDefault); !raceEnabled {
+		const beforeTrip = 13
 		if first := 200 * max(d.Machine.PerAttempt, d.Machine.PerAttemptAfter); first > 400*time.Millisecond {
 			t.Logf("200 callers, default: the attempts not held to 400: the first attempts take %v to answer", first)
-		} else if d.Measured.Attempts.Median != 400 || d.Simulated.Attempts.Median != 400 {
-			t.Errorf("200 callers, default: %v attempts measured, %v simulated; want 400, one before the breaker opened and one after",
-				d.Measured.Attempts, d.Simulated.Attempts)
+		} else if m := d.Measured.Attempts.Median; m < 400 || m > 400+beforeTrip || d.Simulated.Attempts.Median != 400 {
+			t.Errorf("200 callers, default: %v attempts measured, %v simulated; want 400, one before the breaker opened and one after (up to %d more measured: retries before the trip)",
+				d.Measured.Attempts, d.Simulated.Attempts, beforeTrip)
 		}
 	}
 
