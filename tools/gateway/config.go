@@ -301,22 +301,8 @@ func (c *Config) Validate() error {
 		return bad("window", "%v is not between %v and %v", c.Window, tally.MinWindow, tally.MaxWindow)
 	}
 	for i, o := range c.Outages {
-		f := "outages[" + strconv.Itoa(i) + "]"
-		switch {
-		case o.Start < 0:
-			return bad(f+".start", "%v is negative", o.Start)
-		case o.Duration < 0:
-			return bad(f+".duration", "%v is negative", o.Duration)
-		case !validStatus(o.Status):
-			return bad(f+".status", "%d is not an error status (400 to 599)", o.Status)
-		case !validRate(o.Rate):
-			return bad(f+".rate", "%v is not between 0 and 1", o.Rate)
-		case !validCode(o.Code):
-			return bad(f+".code", "%q: want at most 64 lower-case letters, digits and underscores", o.Code)
-		case o.Recovery.Below < 0:
-			return bad(f+".recovery.below", "%d is negative", o.Recovery.Below)
-		case o.Recovery.For < 0:
-			return bad(f+".recovery.for", "%v is negative", o.Recovery.For)
+		if err := o.validate("outages[" + strconv.Itoa(i) + "]"); err != nil {
+			return err
 		}
 	}
 	if !validRate(c.FailureRate) {
@@ -325,7 +311,55 @@ func (c *Config) Validate() error {
 	if !validStatus(c.FailureStatus) {
 		return bad("failure.status", "%d is not an error status (400 to 599)", c.FailureStatus)
 	}
-	l := c.Latency
+	if err := c.Latency.validate(); err != nil {
+		return err
+	}
+	if c.Serial < 0 || c.Serial > MaxSerial {
+		return bad("serial", "%v is not between 0 (off) and %v", c.Serial, MaxSerial)
+	}
+	if c.Allowance < 0 {
+		return bad("allowance.per_minute", "%d is negative", c.Allowance)
+	}
+	if err := c.Stream.validate(); err != nil {
+		return err
+	}
+	if c.MaxKeys < 0 {
+		return bad("max_keys", "%d is negative", c.MaxKeys)
+	}
+	switch {
+	case !validRate(c.Charge.DropRate):
+		return bad("charge.drop_rate", "%v is not between 0 and 1", c.Charge.DropRate)
+	case c.Charge.Path != "" && !strings.HasPrefix(c.Charge.Path, "/"):
+		return bad("charge.path", "%q does not start with /", c.Charge.Path)
+	case c.Charge.Path == "/" || c.Charge.Path == "/stats" || c.Charge.Path == "/metrics":
+		return bad("charge.path", "%q is one of the gateway's own paths", c.Charge.Path)
+	}
+	return nil
+}
+
+// validate checks one outage, named f in the error (outages[2]).
+func (o Outage) validate(f string) error {
+	switch {
+	case o.Start < 0:
+		return bad(f+".start", "%v is negative", o.Start)
+	case o.Duration < 0:
+		return bad(f+".duration", "%v is negative", o.Duration)
+	case !validStatus(o.Status):
+		return bad(f+".status", "%d is not an error status (400 to 599)", o.Status)
+	case !validRate(o.Rate):
+		return bad(f+".rate", "%v is not between 0 and 1", o.Rate)
+	case !validCode(o.Code):
+		return bad(f+".code", "%q: want at most 64 lower-case letters, digits and underscores", o.Code)
+	case o.Recovery.Below < 0:
+		return bad(f+".recovery.below", "%d is negative", o.Recovery.Below)
+	case o.Recovery.For < 0:
+		return bad(f+".recovery.for", "%v is negative", o.Recovery.For)
+	}
+	return nil
+}
+
+// validate checks the latency settings.
+func (l Latency) validate() error {
 	switch l.Dist {
 	case "", Constant, Uniform, Exponential:
 	default:
@@ -356,13 +390,11 @@ func (c *Config) Validate() error {
 	case t.Rate == 0 && (t.Min > 0 || t.Max > 0):
 		return bad("latency.tail", "has no rate, so its min and max apply to no attempt")
 	}
-	if c.Serial < 0 || c.Serial > MaxSerial {
-		return bad("serial", "%v is not between 0 (off) and %v", c.Serial, MaxSerial)
-	}
-	if c.Allowance < 0 {
-		return bad("allowance.per_minute", "%d is negative", c.Allowance)
-	}
-	s := c.Stream
+	return nil
+}
+
+// validate checks the stream settings.
+func (s Stream) validate() error {
 	switch {
 	case s.Events < 0 || s.Events > MaxStreamEvents:
 		return bad("stream.events", "%d is not between 0 and %d", s.Events, MaxStreamEvents)
@@ -376,17 +408,6 @@ func (c *Config) Validate() error {
 		return bad("stream.stall_for", "%v is negative", s.StallFor)
 	case s.StallPing < 0:
 		return bad("stream.stall_ping", "%v is negative", s.StallPing)
-	}
-	if c.MaxKeys < 0 {
-		return bad("max_keys", "%d is negative", c.MaxKeys)
-	}
-	switch {
-	case !validRate(c.Charge.DropRate):
-		return bad("charge.drop_rate", "%v is not between 0 and 1", c.Charge.DropRate)
-	case c.Charge.Path != "" && !strings.HasPrefix(c.Charge.Path, "/"):
-		return bad("charge.path", "%q does not start with /", c.Charge.Path)
-	case c.Charge.Path == "/" || c.Charge.Path == "/stats" || c.Charge.Path == "/metrics":
-		return bad("charge.path", "%q is one of the gateway's own paths", c.Charge.Path)
 	}
 	return nil
 }

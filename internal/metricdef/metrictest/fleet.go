@@ -82,6 +82,14 @@ func checkExact(t *testing.T, got, want map[string]float64) {
 // that is not a short name, a name already given, and a nil client; and
 // take clients while it is collected.
 func RunFleet(t *testing.T, setup FleetSetup) {
+	runFleetSteps(t, setup)
+	t.Run("names", func(t *testing.T) { runFleetNames(t, setup) })
+	t.Run("added while collected", func(t *testing.T) { runFleetAdded(t, setup) })
+}
+
+// runFleetSteps moves fake fleets' counts between collections and checks
+// each collection.
+func runFleetSteps(t *testing.T, setup FleetSetup) {
 	tests := []struct {
 		name   string
 		fleets []string
@@ -122,60 +130,63 @@ func RunFleet(t *testing.T, setup FleetSetup) {
 			}
 		})
 	}
+}
 
-	t.Run("names", func(t *testing.T) {
-		add, collect := setup(t)
-		names := []struct {
-			name string
-			c    metricdef.FleetCounter
-			ok   bool
-		}{
-			{"main", &FakeFleet{}, true},
-			{"model-api.v1_eu", &FakeFleet{}, true},
-			{strings.Repeat("a", 64), &FakeFleet{}, true},
-			{"main", &FakeFleet{}, false}, // already given
-			{"", &FakeFleet{}, false},
-			{strings.Repeat("a", 65), &FakeFleet{}, false},
-			{"redis://10.0.0.7:6379/0", &FakeFleet{}, false},
-			{"naïve", &FakeFleet{}, false},
-			{"nil", nil, false},
+// runFleetNames checks which fleet names are taken and that a refusal
+// names the fleet.
+func runFleetNames(t *testing.T, setup FleetSetup) {
+	add, collect := setup(t)
+	names := []struct {
+		name string
+		c    metricdef.FleetCounter
+		ok   bool
+	}{
+		{"main", &FakeFleet{}, true},
+		{"model-api.v1_eu", &FakeFleet{}, true},
+		{strings.Repeat("a", 64), &FakeFleet{}, true},
+		{"main", &FakeFleet{}, false}, // already given
+		{"", &FakeFleet{}, false},
+		{strings.Repeat("a", 65), &FakeFleet{}, false},
+		{"redis://10.0.0.7:6379/0", &FakeFleet{}, false},
+		{"naïve", &FakeFleet{}, false},
+		{"nil", nil, false},
+	}
+	want := map[string]counts{}
+	for _, n := range names {
+		err := add(n.name, n.c)
+		if (err == nil) != n.ok {
+			t.Errorf("Fleet(%q) error = %v, want ok %v", n.name, err, n.ok)
 		}
-		want := map[string]counts{}
-		for _, n := range names {
-			err := add(n.name, n.c)
-			if (err == nil) != n.ok {
-				t.Errorf("Fleet(%q) error = %v, want ok %v", n.name, err, n.ok)
-			}
-			if err == nil {
-				want[n.name] = counts{}
-			} else if !strings.Contains(err.Error(), fmt.Sprintf("%q", n.name)) {
-				t.Errorf("Fleet(%q) error %q does not name the fleet", n.name, err)
-			}
+		if err == nil {
+			want[n.name] = counts{}
+		} else if !strings.Contains(err.Error(), fmt.Sprintf("%q", n.name)) {
+			t.Errorf("Fleet(%q) error %q does not name the fleet", n.name, err)
 		}
-		checkExact(t, collect(t), wantFleets(want))
-	})
+	}
+	checkExact(t, collect(t), wantFleets(want))
+}
 
-	t.Run("added while collected", func(t *testing.T) {
-		add, collect := setup(t)
-		const n = 8
-		var wg sync.WaitGroup
-		wg.Go(func() {
-			for i := range n {
-				f := &FakeFleet{}
-				f.Add(uint64(i), 1)
-				if err := add(fmt.Sprintf("f%d", i), f); err != nil {
-					t.Errorf("Fleet(f%d) = %v", i, err)
-				}
-			}
-		})
-		for range n {
-			collect(t)
-		}
-		wg.Wait()
-		want := map[string]counts{}
+// runFleetAdded adds fleets while another goroutine collects.
+func runFleetAdded(t *testing.T, setup FleetSetup) {
+	add, collect := setup(t)
+	const n = 8
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		for i := range n {
-			want[fmt.Sprintf("f%d", i)] = counts{uint64(i), 1}
+			f := &FakeFleet{}
+			f.Add(uint64(i), 1)
+			if err := add(fmt.Sprintf("f%d", i), f); err != nil {
+				t.Errorf("Fleet(f%d) = %v", i, err)
+			}
 		}
-		checkExact(t, collect(t), wantFleets(want))
 	})
+	for range n {
+		collect(t)
+	}
+	wg.Wait()
+	want := map[string]counts{}
+	for i := range n {
+		want[fmt.Sprintf("f%d", i)] = counts{uint64(i), 1}
+	}
+	checkExact(t, collect(t), wantFleets(want))
 }
