@@ -1,0 +1,463 @@
+package retryloop
+
+import (
+	"fmt"
+	"go/ast"
+	"go/types"
+	"strings"
+)
+
+// The retry libraries whose call sites are judged by what their options
+// mean: the wait is inside the library, its duration decided by a value
+// the caller builds (a Backoff, a DelayType option), which no fact of the
+// library's own loop can describe.
+const (
+	goRetryPath = "github.com/sethvargo/go-retry"
+	retryGoPath = "github.com/avast/retry-go"
+	rican7Strat = "github.com/Rican7/retry/strategy"
+)
+
+// What a library's schedule is made of.
+const (
+	schedUnknown = iota
+	schedPure
+	schedJitter
+)
+
+// isModule reports whether path is root's package at some major version.
+func isModule(path, root string) bool {
+	return path == root || majorOf(path, root) > 1
+}
+
+// joinSched is what two ways of making a schedule give together: the same
+// answer, or unknown.
+func joinSched(a, b int) int {
+	if a == b {
+		return a
+	}
+	return schedUnknown
+}
+
+// source is an expression a value is made of, with the body it stands in.
+type source struct {
+	e    ast.Expr
+	body *ast.BlockStmt
+}
+
+// sources follows e to what makes it: a local variable to the values body
+// gives it, a call of one of the package's functions or methods to what
+// its declaration returns. Anything else is its own source.
+func (c *checker) sources(e ast.Expr, body *ast.BlockStmt, depth int) []source {
+	e = ast.Unparen(e)
+	if depth > 4 {
+		return []source{{e, body}}
+	}
+	switch x := e.(type) {
+	case *ast.Ident:
+		v, ok := c.info.Uses[x].(*types.Var)
+		if !ok || v.IsField() || isPkgVar(v) || body == nil {
+			break
+		}
+		var out []source
+		for _, rhs := range c.assignedIn(v, body) {
+			out = append(out, c.sources(rhs, body, depth+1)...)
+		}
+		return out
+	case *ast.CallExpr:
+		d := c.decls[c.callee(x)]
+		if d == nil {
+			break
+		}
+		var out []source
+		ast.Inspect(d.Body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncLit:
+				return false
+			case *ast.ReturnStmt:
+				if len(n.Results) > 0 {
+					out = append(out, c.sources(n.Results[0], d.Body, depth+1)...)
+				}
+			}
+			return true
+		})
+		return out
+	}
+	return []source{{e, body}}
+}
+
+// libraryRetry judges a call that hands its work to a retry library by the
+// schedule and context its options give the library's wait: sethvargo/
+// go-retry's Do with a backoff no WithJitter wraps, avast/retry-go's Do
+// with a DelayType that adds no RandomDelay (and, given no retry.Context,
+// a wait deaf to the caller's context).
+func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) {
+	callee := c.callee(call)
+	if callee == nil || recvNamed(callee) != nil {
+		return
+	}
+	path := funcPath(callee)
+	var sched int
+	var remedy string
+	switch {
+	case isModule(path, goRetryPath):
+		sched = c.goRetryCall(callee, call, decl, fn)
+		remedy = "wrap the backoff in retry.WithJitter or retry.WithJitterPercent"
+	case isModule(path, retryGoPath) && (callee.Name() == "Do" || callee.Name() == "DoWithData"):
+		var hears bool
+		sched, hears = c.retryGoOptions(call, decl, fn)
+		remedy = "leave retry-go's default DelayType (BackOffDelay combined with RandomDelay) or combine yours with retry.RandomDelay"
+		if ctx := c.ctxName(call.Pos()); sched != schedUnknown && !hears && ctx != "" {
+			c.add(finding{check: CheckDeafWait, pos: call.Pos(), end: call.End(),
+				msg: fmt.Sprintf("%s waits on a context of its own (context.Background) and cannot hear %s: the caller's cancellation and deadline go unheard; pass retry.Context(%s)", c.callName(call), ctx, ctx)})
+		}
+	default:
+		return
+	}
+	if sched == schedPure {
+		c.add(finding{check: CheckNoJitter, pos: call.Pos(), end: call.End(),
+			msg: fmt.Sprintf("%s waits a constant or purely exponential schedule between attempts: clients that failed together retry together; %s, or use recoil", c.callName(call), remedy)})
+	}
+}
+
+// goRetryCall is the schedule of a sethvargo/go-retry call: Constant,
+// Exponential and Fibonacci have none of their own jitter; Do and DoValue
+// wait what their Backoff argument says.
+func (c *checker) goRetryCall(callee *types.Func, call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) int {
+	switch callee.Name() {
+	case "Constant", "Exponential", "Fibonacci":
+		return schedPure
+	case "Do", "DoValue":
+		if len(call.Args) == 3 {
+			return c.goRetryBackoff(call.Args[1], decl, fn, 0)
+		}
+	}
+	return schedUnknown
+}
+
+// goRetryBackoff is the schedule of a go-retry Backoff: jittered if a
+// WithJitter or WithJitterPercent wraps it; pure if it is made by
+// NewConstant, NewExponential or NewFibonacci, or is a BackoffFunc whose
+// durations are constant, and the other wrappers (WithMaxRetries,
+// WithCappedDuration, WithMaxDuration) add no randomness.
+func (c *checker) goRetryBackoff(e ast.Expr, body *ast.BlockStmt, fn *types.Func, depth int) int {
+	srcs := c.sources(e, body, depth)
+	if len(srcs) == 0 || depth > 8 {
+		return schedUnknown
+	}
+	out := -1
+	for _, s := range srcs {
+		got := c.goRetryMade(s, fn, depth)
+		if out == -1 {
+			out = got
+		} else {
+			out = joinSched(out, got)
+		}
+	}
+	return out
+}
+
+func (c *checker) goRetryMade(s source, fn *types.Func, depth int) int {
+	call, ok := s.e.(*ast.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return schedUnknown
+	}
+	if tn := c.typeNameOf(call.Fun); tn != nil {
+		// retry.BackoffFunc(func() (time.Duration, bool) { … })
+		if tn.Pkg() == nil || !isModule(tn.Pkg().Path(), goRetryPath) || tn.Name() != "BackoffFunc" {
+			return schedUnknown
+		}
+		return c.litSchedule(call.Args[0], s.body, fn)
+	}
+	callee := c.callee(call)
+	if callee == nil || !isModule(funcPath(callee), goRetryPath) {
+		return schedUnknown
+	}
+	switch callee.Name() {
+	case "WithJitter", "WithJitterPercent":
+		return schedJitter
+	case "NewConstant", "NewExponential", "NewFibonacci":
+		return schedPure
+	case "WithMaxRetries", "WithCappedDuration", "WithMaxDuration":
+		return c.goRetryBackoff(call.Args[len(call.Args)-1], s.body, fn, depth+1)
+	}
+	return schedUnknown
+}
+
+// typeNameOf is the type a conversion's Fun names, or nil.
+func (c *checker) typeNameOf(e ast.Expr) *types.TypeName {
+	id := nameOf(e)
+	if id == nil {
+		return nil
+	}
+	tn, _ := c.info.Uses[id].(*types.TypeName)
+	return tn
+}
+
+// nameOf is the identifier an identifier or a selector names.
+func nameOf(e ast.Expr) *ast.Ident {
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		return x
+	case *ast.SelectorExpr:
+		return x.Sel
+	}
+	return nil
+}
+
+// litSchedule is the schedule a function literal's first results make:
+// pure if every one is, jittered if one is randomised.
+func (c *checker) litSchedule(e ast.Expr, body *ast.BlockStmt, fn *types.Func) int {
+	lit, ok := ast.Unparen(e).(*ast.FuncLit)
+	if !ok {
+		return schedUnknown
+	}
+	all := purity{kind: pPure}
+	n := 0
+	ast.Inspect(lit.Body, func(x ast.Node) bool {
+		switch x := x.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if len(x.Results) > 0 {
+				n++
+				all = all.and(c.purity(x.Results[0], body, fn, 0))
+			}
+		}
+		return true
+	})
+	switch {
+	case n == 0:
+		return schedUnknown
+	case all.kind == pPure:
+		return schedPure
+	case all.kind == pRand:
+		return schedJitter
+	}
+	return schedUnknown
+}
+
+// rican7Wait reports a call through a local variable the function gives
+// only Rican7/retry strategies that wait (wait :=
+// strategy.Backoff(backoff.Linear(d)); … wait(i)): the strategy sleeps
+// with time.Sleep, its duration randomised only by BackoffWithJitter.
+func (c *checker) rican7Wait(call *ast.CallExpr, body *ast.BlockStmt) (waitInfo, bool) {
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	if !ok || body == nil {
+		return waitInfo{}, false
+	}
+	v, ok := c.info.Uses[id].(*types.Var)
+	if !ok || v.IsField() || isPkgVar(v) {
+		return waitInfo{}, false
+	}
+	srcs := c.assignedIn(v, body)
+	if len(srcs) == 0 {
+		return waitInfo{}, false
+	}
+	sched := -1
+	for _, e := range srcs {
+		got := schedUnknown
+		if mk, ok := ast.Unparen(e).(*ast.CallExpr); ok {
+			if f := c.callee(mk); f != nil && funcPath(f) == rican7Strat {
+				switch f.Name() {
+				case "Backoff", "Delay", "Wait":
+					got = schedPure
+				case "BackoffWithJitter":
+					got = schedJitter
+				}
+			}
+		}
+		if got == schedUnknown {
+			return waitInfo{}, false
+		}
+		if sched == -1 {
+			sched = got
+		} else {
+			sched = joinSched(sched, got)
+		}
+	}
+	w := waitInfo{deaf: true, helper: id.Name}
+	switch sched {
+	case schedPure:
+		w.dur = purity{kind: pPure}
+	case schedJitter:
+		w.dur = purity{kind: pRand}
+	}
+	return w, true
+}
+
+// retryGoOptions reads the options of an avast/retry-go Do call: the
+// schedule its DelayType gives (the default combines BackOffDelay with
+// RandomDelay: jittered) and whether retry.Context hands it a context.
+// Options are followed through the slices they are spread from; a
+// parameter's options are the caller's and leave the default to decide;
+// an option of another package's making leaves the schedule unknown.
+func (c *checker) retryGoOptions(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) (int, bool) {
+	var opts []source
+	for i, a := range call.Args[1:] {
+		if call.Ellipsis.IsValid() && i == len(call.Args)-2 {
+			spread, ok := c.optionSlice(a, decl, 0, map[*types.Var]bool{})
+			if !ok {
+				return schedUnknown, false
+			}
+			opts = append(opts, spread...)
+			continue
+		}
+		opts = append(opts, source{a, decl})
+	}
+	sched, hears := schedJitter, false
+	for _, o := range opts {
+		oc, ok := o.e.(*ast.CallExpr)
+		if !ok {
+			return schedUnknown, false
+		}
+		if f := c.callee(oc); f == nil || !isModule(funcPath(f), retryGoPath) {
+			return schedUnknown, false
+		}
+		switch c.callee(oc).Name() {
+		case "Context":
+			hears = true
+		case "DelayType":
+			if len(oc.Args) != 1 {
+				return schedUnknown, false
+			}
+			sched = c.retryGoDelay(oc.Args[0], o.body, fn, 0)
+		}
+	}
+	return sched, hears
+}
+
+// optionSlice is the options a spread slice holds: the elements of the
+// slice literals it is made of and what append adds to them; a
+// parameter's (the caller's options) hold none the package chose.
+func (c *checker) optionSlice(e ast.Expr, body *ast.BlockStmt, depth int, seen map[*types.Var]bool) ([]source, bool) {
+	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
+		if v, ok := c.info.Uses[id].(*types.Var); ok && (c.params[v] || seen[v]) {
+			// the caller's options, or the slice append grows
+			return nil, true
+		} else if ok {
+			seen[v] = true
+		}
+	}
+	srcs := c.sources(e, body, depth)
+	if len(srcs) == 0 || depth > 6 {
+		return nil, false
+	}
+	var out []source
+	for _, s := range srcs {
+		switch x := s.e.(type) {
+		case *ast.CompositeLit:
+			for _, el := range x.Elts {
+				out = append(out, source{ast.Unparen(el), s.body})
+			}
+		case *ast.CallExpr:
+			if id, ok := ast.Unparen(x.Fun).(*ast.Ident); !ok || id.Name != "append" || len(x.Args) == 0 {
+				return nil, false
+			}
+			for i, a := range x.Args {
+				if i == 0 || (x.Ellipsis.IsValid() && i == len(x.Args)-1) {
+					more, ok := c.optionSlice(a, s.body, depth+1, seen)
+					if !ok {
+						return nil, false
+					}
+					out = append(out, more...)
+					continue
+				}
+				out = append(out, source{ast.Unparen(a), s.body})
+			}
+		default:
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// retryGoDelay is the schedule of a retry-go DelayTypeFunc: BackOffDelay
+// and FixedDelay are pure, RandomDelay jittered, CombineDelay jittered if
+// one of its parts is; a function literal is what its returns are, a
+// value that names RetryAfter (the server's wait) aside.
+func (c *checker) retryGoDelay(e ast.Expr, body *ast.BlockStmt, fn *types.Func, depth int) int {
+	if depth > 4 {
+		return schedUnknown
+	}
+	switch x := ast.Unparen(e).(type) {
+	case *ast.FuncLit:
+		return c.retryGoLit(x, fn, depth)
+	case *ast.CallExpr:
+		f := c.callee(x)
+		if f == nil || !isModule(funcPath(f), retryGoPath) || f.Name() != "CombineDelay" {
+			return schedUnknown
+		}
+		out := schedPure
+		for _, a := range x.Args {
+			switch c.retryGoDelay(a, body, fn, depth+1) {
+			case schedJitter:
+				return schedJitter
+			case schedUnknown:
+				out = schedUnknown
+			}
+		}
+		return out
+	case *ast.Ident, *ast.SelectorExpr:
+		f, ok := c.info.Uses[nameOf(x)].(*types.Func)
+		if !ok || !isModule(funcPath(f), retryGoPath) {
+			return schedUnknown
+		}
+		switch f.Name() {
+		case "BackOffDelay", "FixedDelay":
+			return schedPure
+		case "RandomDelay":
+			return schedJitter
+		}
+	}
+	return schedUnknown
+}
+
+// retryGoLit is the schedule of a DelayTypeFunc literal: each return is a
+// call of a DelayTypeFunc (retry.BackOffDelay(n, err, config)), or a
+// value that names RetryAfter, the server's wait, which does not count.
+func (c *checker) retryGoLit(lit *ast.FuncLit, fn *types.Func, depth int) int {
+	out, n := schedPure, 0
+	ast.Inspect(lit.Body, func(x ast.Node) bool {
+		switch x := x.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if len(x.Results) != 1 {
+				out = schedUnknown
+				return false
+			}
+			r := ast.Unparen(x.Results[0])
+			if namesRetryAfter(r) {
+				return false
+			}
+			n++
+			got := schedUnknown
+			if rc, ok := r.(*ast.CallExpr); ok {
+				got = c.retryGoDelay(rc.Fun, lit.Body, fn, depth+1)
+			}
+			if got == schedJitter {
+				out = schedJitter
+			} else if got == schedUnknown && out != schedJitter {
+				out = schedUnknown
+			}
+		}
+		return true
+	})
+	if n == 0 {
+		return schedUnknown
+	}
+	return out
+}
+
+// namesRetryAfter reports whether e names something called RetryAfter (a
+// rate-limit error's field).
+func namesRetryAfter(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok && strings.EqualFold(id.Name, "RetryAfter") {
+			found = true
+		}
+		return !found
+	})
+	return found
+}

@@ -1,0 +1,225 @@
+// Package libretries holds, written anew, calls that hand their work to a
+// retry library (sethvargo/go-retry, avast/retry-go, Rican7/retry): the
+// wait is the library's, its schedule the options the call gives it.
+package libretries
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/Rican7/retry/backoff"
+	"github.com/Rican7/retry/strategy"
+	retrygo "github.com/avast/retry-go/v4"
+	"github.com/sethvargo/go-retry"
+)
+
+var errBusy = errors.New("busy")
+
+// A constant backoff, bounded, never jittered: every client that found
+// the lock held probes again in step.
+//
+// case: flag nojitter
+func lockConstant(ctx context.Context, try func(context.Context) (bool, error)) error {
+	b := retry.WithMaxRetries(5, retry.NewConstant(time.Second))
+	return retry.Do(ctx, b, func(ctx context.Context) error { // want `nojitter: retry.Do waits a constant or purely exponential schedule`
+		ok, err := try(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return retry.RetryableError(errBusy)
+		}
+		return nil
+	})
+}
+
+// The same backoff with WithJitterPercent inside the bound.
+//
+// case: clean
+func lockJittered(ctx context.Context, try func(context.Context) error) error {
+	return retry.Do(ctx, retry.WithMaxRetries(5, retry.WithJitterPercent(25, retry.NewConstant(time.Second))), func(ctx context.Context) error {
+		if err := try(ctx); err != nil {
+			return retry.RetryableError(err)
+		}
+		return nil
+	})
+}
+
+// probe is a lock's probing configuration.
+type probe struct {
+	interval time.Duration
+	max      uint64
+}
+
+var defaultProbe = probe{interval: 5 * time.Second, max: 60}
+
+// backoff is the probe's schedule: its interval, every time.
+func (p probe) backoff() retry.Backoff {
+	constant := retry.BackoffFunc(func() (time.Duration, bool) {
+		return p.interval, false
+	})
+	return retry.WithMaxRetries(p.max, constant)
+}
+
+// locker holds a lock by polling.
+type locker struct{ probe probe }
+
+// A backoff a method of the package builds from its own BackoffFunc:
+// a constant interval.
+//
+// case: flag nojitter
+func (l *locker) lock(ctx context.Context, try func(context.Context) (bool, error)) error {
+	return retry.Do(ctx, l.probe.backoff(), func(ctx context.Context) error { // want `nojitter: retry.Do waits a constant or purely exponential schedule`
+		ok, err := try(ctx)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return retry.RetryableError(errBusy)
+		}
+		return nil
+	})
+}
+
+// A backoff the caller hands in: its schedule is the caller's.
+//
+// case: clean
+func lockWith(ctx context.Context, b retry.Backoff, try func(context.Context) error) error {
+	return retry.Do(ctx, b, func(ctx context.Context) error {
+		return retry.RetryableError(try(ctx))
+	})
+}
+
+// retry-go told to double its delay and nothing else: no RandomDelay.
+//
+// case: flag nojitter
+func fetchDoubling(ctx context.Context, hc *http.Client, req *http.Request) error {
+	return retrygo.Do(func() error { // want `nojitter: retry.Do waits a constant or purely exponential schedule`
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode >= 500 {
+			return errBusy
+		}
+		return nil
+	}, retrygo.DelayType(retrygo.BackOffDelay), retrygo.Attempts(5), retrygo.Context(ctx))
+}
+
+// retry-go's default delay adds a RandomDelay to the doubling one.
+//
+// case: clean
+func fetchDefault(ctx context.Context, do func(context.Context) error) error {
+	return retrygo.Do(func() error { return do(ctx) }, retrygo.Attempts(5), retrygo.Context(ctx))
+}
+
+// A doubling delay combined with a random one.
+//
+// case: clean
+func fetchCombined(ctx context.Context, do func(context.Context) error) error {
+	return retrygo.Do(func() error { return do(ctx) },
+		retrygo.DelayType(retrygo.CombineDelay(retrygo.BackOffDelay, retrygo.RandomDelay)), retrygo.Context(ctx))
+}
+
+// A readiness wait: options spread from a slice the function builds
+// before the caller's own, a doubling delay, and no retry.Context, so the
+// library waits on a context of its own while ctx is in scope.
+//
+// case: flag nojitter deafwait
+func waitReady(ctx context.Context, hc *http.Client, url string, opts ...retrygo.Option) error {
+	return retrygo.Do(func() error { // want `nojitter: retry.Do waits` `deafwait: retry.Do waits on a context of its own \(context.Background\) and cannot hear ctx`
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return errBusy
+		}
+		return nil
+	}, append([]retrygo.Option{
+		retrygo.DelayType(retrygo.BackOffDelay),
+		retrygo.Delay(time.Second),
+		retrygo.Attempts(20),
+	}, opts...)...)
+}
+
+// rateLimited carries the server's wait.
+type rateLimited struct{ RetryAfter time.Duration }
+
+func (e *rateLimited) Error() string { return "rate limited" }
+
+// options are the package's retry settings, with the server's wait when
+// the error carries one and else a doubling delay.
+func options(attempts uint, retryIf func(error) bool) []retrygo.Option {
+	opts := []retrygo.Option{
+		retrygo.Attempts(attempts),
+		retrygo.DelayType(func(n uint, err error, c *retrygo.Config) time.Duration {
+			var rl *rateLimited
+			if errors.As(err, &rl) && rl.RetryAfter > 0 {
+				return rl.RetryAfter
+			}
+			return retrygo.BackOffDelay(n, err, c)
+		}),
+	}
+	if retryIf != nil {
+		opts = append(opts, retrygo.RetryIf(retryIf))
+	}
+	return opts
+}
+
+// Options from a helper of the package: a doubling delay unless the
+// server said when.
+//
+// case: flag nojitter
+func send(attempts uint, do func() error, retryIf func(error) bool) error {
+	return retrygo.Do(do, options(attempts, retryIf)...) // want `nojitter: retry.Do waits`
+}
+
+// Options only the caller gives: retry-go's default, jittered, decides.
+//
+// case: clean
+func sendWith(do func() error, opts ...retrygo.Option) error {
+	return retrygo.Do(do, opts...)
+}
+
+// An insert retried through a Rican7 strategy kept in a variable: a
+// linear time.Sleep, no randomness, while ctx is in scope.
+//
+// case: flag nojitter deafwait
+func insert(ctx context.Context, db *sql.DB, q string, retryable func(error) bool) error {
+	wait := strategy.Backoff(backoff.Linear(100 * time.Millisecond))
+	var err error
+	for i := range uint(20) {
+		_, err = db.ExecContext(ctx, q)
+		if err == nil || !retryable(err) {
+			return err
+		}
+		wait(i) // want `nojitter: wait in a retry loop` `deafwait: wait waits with time.Sleep and cannot hear ctx`
+	}
+	return err
+}
+
+// The same with BackoffWithJitter: still a time.Sleep, deaf to ctx.
+//
+// case: flag deafwait
+func insertJittered(ctx context.Context, db *sql.DB, q string, retryable func(error) bool) error {
+	wait := strategy.BackoffWithJitter(backoff.Linear(100 * time.Millisecond))
+	var err error
+	for i := range uint(20) {
+		_, err = db.ExecContext(ctx, q)
+		if err == nil || !retryable(err) {
+			return err
+		}
+		wait(i) // want `deafwait: wait waits with time.Sleep`
+	}
+	return err
+}
