@@ -3,6 +3,7 @@ package retryloop
 import (
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/types"
 	"strings"
 )
@@ -15,6 +16,8 @@ const (
 	goRetryPath = "github.com/sethvargo/go-retry"
 	retryGoPath = "github.com/avast/retry-go"
 	rican7Strat = "github.com/Rican7/retry/strategy"
+	kRetryPath  = "k8s.io/client-go/util/retry"
+	kWaitPath   = "k8s.io/apimachinery/pkg/util/wait"
 )
 
 // What a library's schedule is made of.
@@ -89,7 +92,8 @@ func (c *checker) sources(e ast.Expr, body *ast.BlockStmt, depth int) []source {
 // schedule and context its options give the library's wait: sethvargo/
 // go-retry's Do with a backoff no WithJitter wraps, avast/retry-go's Do
 // with a DelayType that adds no RandomDelay (and, given no retry.Context,
-// a wait deaf to the caller's context).
+// a wait deaf to the caller's context), client-go's RetryOnConflict and
+// OnError with a wait.Backoff whose Jitter is zero.
 func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) {
 	callee := c.callee(call)
 	if callee == nil || recvNamed(callee) != nil {
@@ -110,6 +114,9 @@ func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *type
 			c.add(finding{check: CheckDeafWait, pos: call.Pos(), end: call.End(),
 				msg: fmt.Sprintf("%s waits on a context of its own (context.Background) and cannot hear %s: the caller's cancellation and deadline go unheard; pass retry.Context(%s)", c.callName(call), ctx, ctx)})
 		}
+	case path == kRetryPath && (callee.Name() == "RetryOnConflict" || callee.Name() == "OnError") && len(call.Args) > 0:
+		sched = c.waitBackoff(call.Args[0], decl, 0)
+		remedy = "give the wait.Backoff a Jitter (retry.DefaultRetry's is 0.1)"
 	default:
 		return
 	}
@@ -456,6 +463,88 @@ func namesRetryAfter(e ast.Expr) bool {
 	ast.Inspect(e, func(n ast.Node) bool {
 		if id, ok := n.(*ast.Ident); ok && strings.EqualFold(id.Name, "RetryAfter") {
 			found = true
+		}
+		return !found
+	})
+	return found
+}
+
+// waitBackoff is the schedule of an apimachinery wait.Backoff: a literal
+// (or a variable given only literals, none of whose fields the function
+// sets apart) is pure when its Jitter is absent or a constant zero and
+// jittered when it is a positive constant; client-go's DefaultRetry and
+// DefaultBackoff have a Jitter of 0.1.
+func (c *checker) waitBackoff(e ast.Expr, body *ast.BlockStmt, depth int) int {
+	if id, ok := ast.Unparen(e).(*ast.Ident); ok && body != nil {
+		if v, ok := c.info.Uses[id].(*types.Var); ok && c.fieldSetIn(v, body) {
+			return schedUnknown // b.Jitter = …: set apart from the literal
+		}
+	}
+	srcs := c.sources(e, body, depth)
+	if len(srcs) == 0 {
+		return schedUnknown
+	}
+	out := -1
+	for _, s := range srcs {
+		got := c.backoffLit(s.e)
+		if out == -1 {
+			out = got
+		} else {
+			out = joinSched(out, got)
+		}
+	}
+	return out
+}
+
+// backoffLit is the schedule of one wait.Backoff value.
+func (c *checker) backoffLit(e ast.Expr) int {
+	if id := nameOf(e); id != nil {
+		if v, ok := c.info.Uses[id].(*types.Var); ok && v.Pkg() != nil && v.Pkg().Path() == kRetryPath &&
+			(v.Name() == "DefaultRetry" || v.Name() == "DefaultBackoff") {
+			return schedJitter
+		}
+		if v, ok := c.info.Uses[id].(*types.Var); ok && c.pkgVars[v] != nil && !c.pkgAssigned[v] {
+			return c.backoffLit(ast.Unparen(c.pkgVars[v]))
+		}
+		return schedUnknown
+	}
+	lit, ok := e.(*ast.CompositeLit)
+	if !ok || !isNamed(c.info.TypeOf(lit), kWaitPath, "Backoff") {
+		return schedUnknown
+	}
+	for _, el := range lit.Elts {
+		kv, ok := el.(*ast.KeyValueExpr)
+		if !ok {
+			return schedUnknown
+		}
+		if k, ok := kv.Key.(*ast.Ident); !ok || k.Name != "Jitter" {
+			continue
+		}
+		tv, ok := c.info.Types[kv.Value]
+		if !ok || tv.Value == nil {
+			return schedUnknown
+		}
+		if constant.Sign(tv.Value) > 0 {
+			return schedJitter
+		}
+	}
+	return schedPure
+}
+
+// fieldSetIn reports whether body assigns to a field of v (v.Jitter = …).
+func (c *checker) fieldSetIn(v *types.Var, body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok {
+			return !found
+		}
+		for _, l := range as.Lhs {
+			if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok {
+				if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && c.info.Uses[id] == v {
+					found = true
+				}
+			}
 		}
 		return !found
 	})
