@@ -88,42 +88,86 @@ func (c *checker) sources(e ast.Expr, body *ast.BlockStmt, depth int) []source {
 	return []source{{e, body}}
 }
 
-// libraryRetry judges a call that hands its work to a retry library by the
-// schedule and context its options give the library's wait: sethvargo/
-// go-retry's Do with a backoff no WithJitter wraps, avast/retry-go's Do
-// with a DelayType that adds no RandomDelay (and, given no retry.Context,
-// a wait deaf to the caller's context), client-go's RetryOnConflict and
-// OnError with a wait.Backoff whose Jitter is zero.
-func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) {
+// libCall is what a call that hands its work to a retry library gives
+// the library: the schedule of its waits, the function it retries, and,
+// for avast/retry-go, whether retry.Context gives the wait a context.
+type libCall struct {
+	sched  int
+	remedy string
+	work   ast.Expr
+	hears  bool
+	retGo  bool
+}
+
+// libCallOf reads a call that hands its work to a retry library:
+// sethvargo/go-retry's Do with a backoff no WithJitter wraps, avast/
+// retry-go's Do with a DelayType that adds no RandomDelay, client-go's
+// RetryOnConflict and OnError with a wait.Backoff whose Jitter is zero;
+// or a function of any package that hands one of its func parameters to
+// such a call (its fact's LibWork).
+func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) (libCall, bool) {
 	callee := c.callee(call)
-	if callee == nil || recvNamed(callee) != nil {
-		return
+	if callee == nil || len(call.Args) == 0 {
+		return libCall{}, false
 	}
-	path := funcPath(callee)
-	var sched int
-	var remedy string
+	path, name, last := funcPath(callee), callee.Name(), call.Args[len(call.Args)-1]
 	switch {
+	case recvNamed(callee) != nil:
 	case isModule(path, goRetryPath):
-		sched = c.goRetryCall(callee, call, decl, fn)
-		remedy = "wrap the backoff in retry.WithJitter or retry.WithJitterPercent"
-	case isModule(path, retryGoPath) && (callee.Name() == "Do" || callee.Name() == "DoWithData"):
-		var hears bool
-		sched, hears = c.retryGoOptions(call, decl, fn)
-		remedy = "leave retry-go's default DelayType (BackOffDelay combined with RandomDelay) or combine yours with retry.RandomDelay"
-		if ctx := c.ctxName(call.Pos()); sched != schedUnknown && !hears && ctx != "" {
-			c.add(finding{check: CheckDeafWait, pos: call.Pos(), end: call.End(),
-				msg: fmt.Sprintf("%s waits on a context of its own (context.Background) and cannot hear %s: the caller's cancellation and deadline go unheard; pass retry.Context(%s)", c.callName(call), ctx, ctx)})
-		}
-	case path == kRetryPath && (callee.Name() == "RetryOnConflict" || callee.Name() == "OnError") && len(call.Args) > 0:
-		sched = c.waitBackoff(call.Args[0], decl, 0)
-		remedy = "give the wait.Backoff a Jitter (retry.DefaultRetry's is 0.1)"
-	default:
+		return libCall{sched: c.goRetryCall(callee, call, decl, fn), work: last,
+			remedy: "wrap the backoff in retry.WithJitter or retry.WithJitterPercent"}, true
+	case isModule(path, retryGoPath) && (name == "Do" || name == "DoWithData"):
+		sched, hears := c.retryGoOptions(call, decl, fn)
+		return libCall{sched: sched, work: call.Args[0], hears: hears, retGo: true,
+			remedy: "leave retry-go's default DelayType (BackOffDelay combined with RandomDelay) or combine yours with retry.RandomDelay"}, true
+	case path == kRetryPath && (name == "RetryOnConflict" || name == "OnError"):
+		return libCall{sched: c.waitBackoff(call.Args[0], decl, 0), work: last,
+			remedy: "give the wait.Backoff a Jitter (retry.DefaultRetry's is 0.1)"}, true
+	}
+	if f := c.fact(callee); f != nil && f.LibWork > 0 && f.LibWork <= len(call.Args) && !call.Ellipsis.IsValid() {
+		return libCall{sched: schedPure, work: call.Args[f.LibWork-1],
+			remedy: "give the retry library " + callee.Name() + " calls a jittered schedule"}, true
+	}
+	return libCall{}, false
+}
+
+// libraryRetry reports a call that hands its work to a retry library
+// whose waits have no jitter (nojitter), or to avast/retry-go without a
+// retry.Context while a context is in scope (deafwait).
+func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) {
+	lc, ok := c.libCallOf(call, decl, fn)
+	if !ok {
 		return
 	}
-	if sched == schedPure {
-		c.add(finding{check: CheckNoJitter, pos: call.Pos(), end: call.End(),
-			msg: fmt.Sprintf("%s waits a constant or purely exponential schedule between attempts: clients that failed together retry together; %s, or use recoil", c.callName(call), remedy)})
+	if ctx := c.ctxName(call.Pos()); lc.retGo && lc.sched != schedUnknown && !lc.hears && ctx != "" {
+		c.add(finding{check: CheckDeafWait, pos: call.Pos(), end: call.End(),
+			msg: fmt.Sprintf("%s waits on a context of its own (context.Background) and cannot hear %s: the caller's cancellation and deadline go unheard; pass retry.Context(%s)", c.callName(call), ctx, ctx)})
 	}
+	if lc.sched == schedPure {
+		c.add(finding{check: CheckNoJitter, pos: call.Pos(), end: call.End(),
+			msg: fmt.Sprintf("%s waits a constant or purely exponential schedule between attempts: clients that failed together retry together; %s, or use recoil", c.callName(call), lc.remedy)})
+	}
+}
+
+// libWork is one more than the index of fn's parameter that a call in
+// its body hands to a retry library with no jitter as the work to retry
+// (retryx.Do(c, fn, retryIf) calling retry.Do(fn, opts…)), or 0.
+func (c *checker) libWork(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) int {
+	lc, ok := c.libCallOf(call, decl, fn)
+	if !ok || lc.sched != schedPure || fn == nil {
+		return 0
+	}
+	id, ok := ast.Unparen(lc.work).(*ast.Ident)
+	if !ok {
+		return 0
+	}
+	params := fn.Type().(*types.Signature).Params()
+	for i := range params.Len() {
+		if c.info.Uses[id] == params.At(i) {
+			return i + 1
+		}
+	}
+	return 0
 }
 
 // goRetryCall is the schedule of a sethvargo/go-retry call: Constant,
