@@ -62,7 +62,7 @@ func (c *checker) sources(e ast.Expr, body *ast.BlockStmt, depth int) []source {
 			break
 		}
 		var out []source
-		for _, rhs := range c.assignedIn(v, body) {
+		for _, rhs := range append(c.assignedIn(v, body), c.firstOfTuple(v, body)...) {
 			out = append(out, c.sources(rhs, body, depth+1)...)
 		}
 		return out
@@ -86,6 +86,25 @@ func (c *checker) sources(e ast.Expr, body *ast.BlockStmt, depth int) []source {
 		return out
 	}
 	return []source{{e, body}}
+}
+
+// firstOfTuple returns the calls body takes v's value from as their first
+// result (b, err := retry.NewConstant(d)).
+func (c *checker) firstOfTuple(v *types.Var, body *ast.BlockStmt) []ast.Expr {
+	var out []ast.Expr
+	ast.Inspect(body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || len(as.Rhs) != 1 || len(as.Lhs) < 2 {
+			return true
+		}
+		if id, ok := as.Lhs[0].(*ast.Ident); ok && c.objOf(id) == v {
+			if _, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr); ok {
+				out = append(out, as.Rhs[0])
+			}
+		}
+		return true
+	})
+	return out
 }
 
 // libCall is what a call that hands its work to a retry library gives

@@ -223,3 +223,22 @@ func insertJittered(ctx context.Context, db *sql.DB, q string, retryable func(er
 	}
 	return err
 }
+
+// newBackoff is a constructor in the shape of go-retry's first releases,
+// which handed back an error beside the backoff.
+func newBackoff(d time.Duration) (retry.Backoff, error) {
+	return retry.NewExponential(d), nil
+}
+
+// A backoff taken from a pair (b, err := …): doubling, never jittered.
+//
+// case: flag nojitter
+func lockPair(ctx context.Context, try func(context.Context) error) error {
+	b, err := newBackoff(time.Second)
+	if err != nil {
+		return err
+	}
+	return retry.Do(ctx, b, func(ctx context.Context) error { // want `nojitter: retry.Do waits`
+		return retry.RetryableError(try(ctx))
+	})
+}
