@@ -116,6 +116,8 @@ type libCall struct {
 	work   ast.Expr
 	hears  bool
 	retGo  bool
+	// forever: retry-go told to retry until success with no context
+	forever bool
 }
 
 // libCallOf reads a call that hands its work to a retry library:
@@ -136,9 +138,10 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 		return libCall{sched: c.goRetryCall(callee, call, decl, fn), work: last,
 			remedy: "wrap the backoff in retry.WithJitter or retry.WithJitterPercent"}, true
 	case isModule(path, retryGoPath) && (name == "Do" || name == "DoWithData"):
-		sched, hears := c.retryGoOptions(call, decl, fn)
-		return libCall{sched: sched, work: call.Args[0], hears: hears, retGo: true,
-			remedy: "leave retry-go's default DelayType (BackOffDelay combined with RandomDelay) or combine yours with retry.RandomDelay"}, true
+		o := c.retryGoOptions(call, decl, fn)
+		return libCall{sched: o.sched, work: call.Args[0], hears: o.hears, retGo: true,
+			forever: o.forever && !o.hears && !o.callers,
+			remedy:  "leave retry-go's default DelayType (BackOffDelay combined with RandomDelay) or combine yours with retry.RandomDelay"}, true
 	case path == kRetryPath && (name == "RetryOnConflict" || name == "OnError"):
 		return libCall{sched: c.waitBackoff(call.Args[0], decl, 0), work: last,
 			remedy: "give the wait.Backoff a Jitter (retry.DefaultRetry's is 0.1)"}, true
@@ -152,7 +155,8 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 
 // libraryRetry reports a call that hands its work to a retry library
 // whose waits have no jitter (nojitter), or to avast/retry-go without a
-// retry.Context while a context is in scope (deafwait).
+// retry.Context while a context is in scope (deafwait) or with no count
+// and no context (unbounded).
 func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) {
 	lc, ok := c.libCallOf(call, decl, fn)
 	if !ok {
@@ -161,6 +165,10 @@ func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *type
 	if ctx := c.ctxName(call.Pos()); lc.retGo && lc.sched != schedUnknown && !lc.hears && ctx != "" {
 		c.add(finding{check: CheckDeafWait, pos: call.Pos(), end: call.End(),
 			msg: fmt.Sprintf("%s waits on a context of its own (context.Background) and cannot hear %s: the caller's cancellation and deadline go unheard; pass retry.Context(%s)", c.callName(call), ctx, ctx)})
+	}
+	if lc.forever {
+		c.add(finding{check: CheckUnbounded, pos: call.Pos(), end: call.End(),
+			msg: fmt.Sprintf("%s retries until it succeeds (Attempts(0) or UntilSucceeded) with no context to stop it: bound the attempts, or pass retry.Context with a deadline", c.callName(call))})
 	}
 	if lc.sched == schedPure {
 		c.add(finding{check: CheckNoJitter, pos: call.Pos(), end: call.End(),
@@ -355,54 +363,72 @@ func (c *checker) rican7Wait(call *ast.CallExpr, body *ast.BlockStmt) (waitInfo,
 	return w, true
 }
 
+// retryGoOpts is what an avast/retry-go call's options say.
+type retryGoOpts struct {
+	sched   int
+	hears   bool // retry.Context gives the wait a context
+	forever bool // Attempts(0) or UntilSucceeded: only success ends it
+	callers bool // the caller's options are spread in too
+}
+
 // retryGoOptions reads the options of an avast/retry-go Do call: the
 // schedule its DelayType gives (the default combines BackOffDelay with
-// RandomDelay: jittered) and whether retry.Context hands it a context.
-// Options are followed through the slices they are spread from; a
-// parameter's options are the caller's and leave the default to decide;
-// an option of another package's making leaves the schedule unknown.
-func (c *checker) retryGoOptions(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) (int, bool) {
+// RandomDelay: jittered), whether retry.Context hands it a context, and
+// whether Attempts(0) or UntilSucceeded leaves it no count. Options are
+// followed through the slices they are spread from; a parameter's
+// options are the caller's and leave the default to decide; an option of
+// another package's making leaves the schedule unknown.
+func (c *checker) retryGoOptions(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) retryGoOpts {
+	out := retryGoOpts{sched: schedJitter}
 	var opts []source
 	for i, a := range call.Args[1:] {
 		if call.Ellipsis.IsValid() && i == len(call.Args)-2 {
-			spread, ok := c.optionSlice(a, decl, 0, map[*types.Var]bool{})
+			spread, ok := c.optionSlice(a, decl, 0, map[*types.Var]bool{}, &out.callers)
 			if !ok {
-				return schedUnknown, false
+				return retryGoOpts{}
 			}
 			opts = append(opts, spread...)
 			continue
 		}
 		opts = append(opts, source{a, decl})
 	}
-	sched, hears := schedJitter, false
 	for _, o := range opts {
 		oc, ok := o.e.(*ast.CallExpr)
 		if !ok {
-			return schedUnknown, false
+			return retryGoOpts{}
 		}
-		if f := c.callee(oc); f == nil || !isModule(funcPath(f), retryGoPath) {
-			return schedUnknown, false
+		f := c.callee(oc)
+		if f == nil || !isModule(funcPath(f), retryGoPath) {
+			return retryGoOpts{}
 		}
-		switch c.callee(oc).Name() {
+		switch f.Name() {
 		case "Context":
-			hears = true
+			out.hears = true
+		case "UntilSucceeded":
+			out.forever = true
+		case "Attempts":
+			if len(oc.Args) == 1 {
+				tv := c.info.Types[oc.Args[0]]
+				out.forever = tv.Value != nil && constant.Sign(tv.Value) == 0
+			}
 		case "DelayType":
 			if len(oc.Args) != 1 {
-				return schedUnknown, false
+				return retryGoOpts{}
 			}
-			sched = c.retryGoDelay(oc.Args[0], o.body, fn, 0)
+			out.sched = c.retryGoDelay(oc.Args[0], o.body, fn, 0)
 		}
 	}
-	return sched, hears
+	return out
 }
 
 // optionSlice is the options a spread slice holds: the elements of the
 // slice literals it is made of and what append adds to them; a
 // parameter's (the caller's options) hold none the package chose.
-func (c *checker) optionSlice(e ast.Expr, body *ast.BlockStmt, depth int, seen map[*types.Var]bool) ([]source, bool) {
+func (c *checker) optionSlice(e ast.Expr, body *ast.BlockStmt, depth int, seen map[*types.Var]bool, callers *bool) ([]source, bool) {
 	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
 		if v, ok := c.info.Uses[id].(*types.Var); ok && (c.params[v] || seen[v]) {
 			// the caller's options, or the slice append grows
+			*callers = *callers || c.params[v]
 			return nil, true
 		} else if ok {
 			seen[v] = true
@@ -425,7 +451,7 @@ func (c *checker) optionSlice(e ast.Expr, body *ast.BlockStmt, depth int, seen m
 			}
 			for i, a := range x.Args {
 				if i == 0 || (x.Ellipsis.IsValid() && i == len(x.Args)-1) {
-					more, ok := c.optionSlice(a, s.body, depth+1, seen)
+					more, ok := c.optionSlice(a, s.body, depth+1, seen, callers)
 					if !ok {
 						return nil, false
 					}

@@ -242,3 +242,26 @@ func lockPair(ctx context.Context, try func(context.Context) error) error {
 		return retry.RetryableError(try(ctx))
 	})
 }
+
+// retry-go told to retry until it succeeds, with no context: only a
+// success ends it.
+//
+// case: flag unbounded
+func connectForever(connect func() error) error {
+	return retrygo.Do(connect, retrygo.Attempts(0)) // want `unbounded: retry.Do retries until it succeeds`
+}
+
+// The same with a context: its end stops the retries.
+//
+// case: clean
+func connectUntilDone(ctx context.Context, connect func() error) error {
+	return retrygo.Do(connect, retrygo.UntilSucceeded(), retrygo.Context(ctx))
+}
+
+// Until it succeeds, but the caller's options may bring a count or a
+// context.
+//
+// case: clean
+func connectWith(connect func() error, opts ...retrygo.Option) error {
+	return retrygo.Do(connect, append([]retrygo.Option{retrygo.UntilSucceeded()}, opts...)...)
+}

@@ -82,3 +82,6 @@ func Do(f func() error, opts ...Option) error {
 	}
 	return err
 }
+
+// UntilSucceeded retries until f succeeds.
+func UntilSucceeded() Option { return func(c *Config) { c.attempts = 0 } }
