@@ -477,7 +477,7 @@ func (c *checker) retryGoDelay(e ast.Expr, body *ast.BlockStmt, fn *types.Func, 
 	}
 	switch x := ast.Unparen(e).(type) {
 	case *ast.FuncLit:
-		return c.retryGoLit(x, fn, depth)
+		return c.retryGoLit(x.Body, fn, depth)
 	case *ast.CallExpr:
 		f := c.callee(x)
 		if f == nil || !isModule(funcPath(f), retryGoPath) || f.Name() != "CombineDelay" {
@@ -495,6 +495,9 @@ func (c *checker) retryGoDelay(e ast.Expr, body *ast.BlockStmt, fn *types.Func, 
 		return out
 	case *ast.Ident, *ast.SelectorExpr:
 		f, ok := c.info.Uses[nameOf(x)].(*types.Func)
+		if d := c.decls[f]; ok && d != nil {
+			return c.retryGoLit(d.Body, fn, depth) // DelayType(delay), a function of the package
+		}
 		if !ok || !isModule(funcPath(f), retryGoPath) {
 			return schedUnknown
 		}
@@ -508,12 +511,13 @@ func (c *checker) retryGoDelay(e ast.Expr, body *ast.BlockStmt, fn *types.Func, 
 	return schedUnknown
 }
 
-// retryGoLit is the schedule of a DelayTypeFunc literal: each return is a
-// call of a DelayTypeFunc (retry.BackOffDelay(n, err, config)), or a
-// value that names RetryAfter, the server's wait, which does not count.
-func (c *checker) retryGoLit(lit *ast.FuncLit, fn *types.Func, depth int) int {
+// retryGoLit is the schedule of a DelayTypeFunc's body (a literal's, or
+// a function's of the package): each return is a call of a DelayTypeFunc
+// (retry.BackOffDelay(n, err, config)), or a value that names RetryAfter,
+// the server's wait, which does not count.
+func (c *checker) retryGoLit(body *ast.BlockStmt, fn *types.Func, depth int) int {
 	out, n := schedPure, 0
-	ast.Inspect(lit.Body, func(x ast.Node) bool {
+	ast.Inspect(body, func(x ast.Node) bool {
 		switch x := x.(type) {
 		case *ast.FuncLit:
 			return false
@@ -529,7 +533,7 @@ func (c *checker) retryGoLit(lit *ast.FuncLit, fn *types.Func, depth int) int {
 			n++
 			got := schedUnknown
 			if rc, ok := r.(*ast.CallExpr); ok {
-				got = c.retryGoDelay(rc.Fun, lit.Body, fn, depth+1)
+				got = c.retryGoDelay(rc.Fun, body, fn, depth+1)
 			}
 			if got == schedJitter {
 				out = schedJitter

@@ -265,3 +265,33 @@ func connectUntilDone(ctx context.Context, connect func() error) error {
 func connectWith(connect func() error, opts ...retrygo.Option) error {
 	return retrygo.Do(connect, append([]retrygo.Option{retrygo.UntilSucceeded()}, opts...)...)
 }
+
+// delay is the package's DelayTypeFunc: the server's wait when the
+// error carries one, else a doubling delay.
+func delay(n uint, err error, c *retrygo.Config) time.Duration {
+	var rl *rateLimited
+	if errors.As(err, &rl) && rl.RetryAfter > 0 {
+		return rl.RetryAfter
+	}
+	return retrygo.BackOffDelay(n, err, c)
+}
+
+// A DelayType that is a function of the package: doubling unless the
+// server said when.
+//
+// case: flag nojitter
+func sendDelay(ctx context.Context, do func() error) error {
+	return retrygo.Do(do, retrygo.Context(ctx), retrygo.DelayType(delay)) // want `nojitter: retry.Do waits`
+}
+
+// jitteredDelay adds a random delay to the doubling one.
+func jitteredDelay(n uint, err error, c *retrygo.Config) time.Duration {
+	return retrygo.CombineDelay(retrygo.BackOffDelay, retrygo.RandomDelay)(n, err, c)
+}
+
+// A DelayType of the package's own that adds a RandomDelay.
+//
+// case: clean
+func sendJitteredDelay(ctx context.Context, do func() error) error {
+	return retrygo.Do(do, retrygo.Context(ctx), retrygo.DelayType(jitteredDelay))
+}
