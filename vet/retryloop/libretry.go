@@ -15,7 +15,8 @@ import (
 const (
 	goRetryPath = "github.com/sethvargo/go-retry"
 	retryGoPath = "github.com/avast/retry-go"
-	rican7Strat = "github.com/Rican7/retry/strategy"
+	rican7Path  = "github.com/Rican7/retry"
+	rican7Strat = rican7Path + "/strategy"
 	kRetryPath  = "k8s.io/client-go/util/retry"
 	kWaitPath   = "k8s.io/apimachinery/pkg/util/wait"
 )
@@ -118,6 +119,8 @@ type libCall struct {
 	retGo  bool
 	// forever: retry-go told to retry until success with no context
 	forever bool
+	// sleeps: the library waits with time.Sleep (Rican7's strategies)
+	sleeps bool
 }
 
 // libCallOf reads a call that hands its work to a retry library:
@@ -142,6 +145,10 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 		return libCall{sched: o.sched, work: call.Args[0], hears: o.hears, retGo: true,
 			forever: o.forever && !o.hears && !o.callers,
 			remedy:  "leave retry-go's default DelayType (BackOffDelay combined with RandomDelay) or combine yours with retry.RandomDelay"}, true
+	case path == rican7Path && name == "Retry":
+		sched, waits := c.rican7Retry(call)
+		return libCall{sched: sched, work: call.Args[0], sleeps: waits,
+			remedy: "use strategy.BackoffWithJitter"}, true
 	case path == kRetryPath && (name == "RetryOnConflict" || name == "OnError"):
 		return libCall{sched: c.waitBackoff(call.Args[0], decl, 0), work: last,
 			remedy: "give the wait.Backoff a Jitter (retry.DefaultRetry's is 0.1)"}, true
@@ -156,7 +163,8 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 // libraryRetry reports a call that hands its work to a retry library
 // whose waits have no jitter (nojitter), or to avast/retry-go without a
 // retry.Context while a context is in scope (deafwait) or with no count
-// and no context (unbounded).
+// and no context (unbounded), or to Rican7/retry's time.Sleep strategies
+// while a context is in scope (deafwait).
 func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) {
 	lc, ok := c.libCallOf(call, decl, fn)
 	if !ok {
@@ -165,6 +173,10 @@ func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *type
 	if ctx := c.ctxName(call.Pos()); lc.retGo && lc.sched != schedUnknown && !lc.hears && ctx != "" {
 		c.add(finding{check: CheckDeafWait, pos: call.Pos(), end: call.End(),
 			msg: fmt.Sprintf("%s waits on a context of its own (context.Background) and cannot hear %s: the caller's cancellation and deadline go unheard; pass retry.Context(%s)", c.callName(call), ctx, ctx)})
+	}
+	if ctx := c.ctxName(call.Pos()); lc.sleeps && ctx != "" {
+		c.add(finding{check: CheckDeafWait, pos: call.Pos(), end: call.End(),
+			msg: fmt.Sprintf("%s waits with time.Sleep in its strategies and cannot hear %s: the caller's cancellation and deadline go unheard; wait in a select on %s.Done() instead", c.callName(call), ctx, ctx)})
 	}
 	if lc.forever {
 		c.add(finding{check: CheckUnbounded, pos: call.Pos(), end: call.End(),
@@ -312,55 +324,6 @@ func (c *checker) litSchedule(e ast.Expr, body *ast.BlockStmt, fn *types.Func) i
 		return schedJitter
 	}
 	return schedUnknown
-}
-
-// rican7Wait reports a call through a local variable the function gives
-// only Rican7/retry strategies that wait (wait :=
-// strategy.Backoff(backoff.Linear(d)); … wait(i)): the strategy sleeps
-// with time.Sleep, its duration randomised only by BackoffWithJitter.
-func (c *checker) rican7Wait(call *ast.CallExpr, body *ast.BlockStmt) (waitInfo, bool) {
-	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
-	if !ok || body == nil {
-		return waitInfo{}, false
-	}
-	v, ok := c.info.Uses[id].(*types.Var)
-	if !ok || v.IsField() || isPkgVar(v) {
-		return waitInfo{}, false
-	}
-	srcs := c.assignedIn(v, body)
-	if len(srcs) == 0 {
-		return waitInfo{}, false
-	}
-	sched := -1
-	for _, e := range srcs {
-		got := schedUnknown
-		if mk, ok := ast.Unparen(e).(*ast.CallExpr); ok {
-			if f := c.callee(mk); f != nil && funcPath(f) == rican7Strat {
-				switch f.Name() {
-				case "Backoff", "Delay", "Wait":
-					got = schedPure
-				case "BackoffWithJitter":
-					got = schedJitter
-				}
-			}
-		}
-		if got == schedUnknown {
-			return waitInfo{}, false
-		}
-		if sched == -1 {
-			sched = got
-		} else {
-			sched = joinSched(sched, got)
-		}
-	}
-	w := waitInfo{deaf: true, helper: id.Name}
-	switch sched {
-	case schedPure:
-		w.dur = purity{kind: pPure}
-	case schedJitter:
-		w.dur = purity{kind: pRand}
-	}
-	return w, true
 }
 
 // retryGoOpts is what an avast/retry-go call's options say.
@@ -556,88 +519,6 @@ func namesRetryAfter(e ast.Expr) bool {
 	ast.Inspect(e, func(n ast.Node) bool {
 		if id, ok := n.(*ast.Ident); ok && strings.EqualFold(id.Name, "RetryAfter") {
 			found = true
-		}
-		return !found
-	})
-	return found
-}
-
-// waitBackoff is the schedule of an apimachinery wait.Backoff: a literal
-// (or a variable given only literals, none of whose fields the function
-// sets apart) is pure when its Jitter is absent or a constant zero and
-// jittered when it is a positive constant; client-go's DefaultRetry and
-// DefaultBackoff have a Jitter of 0.1.
-func (c *checker) waitBackoff(e ast.Expr, body *ast.BlockStmt, depth int) int {
-	if id, ok := ast.Unparen(e).(*ast.Ident); ok && body != nil {
-		if v, ok := c.info.Uses[id].(*types.Var); ok && c.fieldSetIn(v, body) {
-			return schedUnknown // b.Jitter = …: set apart from the literal
-		}
-	}
-	srcs := c.sources(e, body, depth)
-	if len(srcs) == 0 {
-		return schedUnknown
-	}
-	out := -1
-	for _, s := range srcs {
-		got := c.backoffLit(s.e)
-		if out == -1 {
-			out = got
-		} else {
-			out = joinSched(out, got)
-		}
-	}
-	return out
-}
-
-// backoffLit is the schedule of one wait.Backoff value.
-func (c *checker) backoffLit(e ast.Expr) int {
-	if id := nameOf(e); id != nil {
-		if v, ok := c.info.Uses[id].(*types.Var); ok && v.Pkg() != nil && v.Pkg().Path() == kRetryPath &&
-			(v.Name() == "DefaultRetry" || v.Name() == "DefaultBackoff") {
-			return schedJitter
-		}
-		if v, ok := c.info.Uses[id].(*types.Var); ok && c.pkgVars[v] != nil && !c.pkgAssigned[v] {
-			return c.backoffLit(ast.Unparen(c.pkgVars[v]))
-		}
-		return schedUnknown
-	}
-	lit, ok := e.(*ast.CompositeLit)
-	if !ok || !isNamed(c.info.TypeOf(lit), kWaitPath, "Backoff") {
-		return schedUnknown
-	}
-	for _, el := range lit.Elts {
-		kv, ok := el.(*ast.KeyValueExpr)
-		if !ok {
-			return schedUnknown
-		}
-		if k, ok := kv.Key.(*ast.Ident); !ok || k.Name != "Jitter" {
-			continue
-		}
-		tv, ok := c.info.Types[kv.Value]
-		if !ok || tv.Value == nil {
-			return schedUnknown
-		}
-		if constant.Sign(tv.Value) > 0 {
-			return schedJitter
-		}
-	}
-	return schedPure
-}
-
-// fieldSetIn reports whether body assigns to a field of v (v.Jitter = …).
-func (c *checker) fieldSetIn(v *types.Var, body *ast.BlockStmt) bool {
-	found := false
-	ast.Inspect(body, func(n ast.Node) bool {
-		as, ok := n.(*ast.AssignStmt)
-		if !ok {
-			return !found
-		}
-		for _, l := range as.Lhs {
-			if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok {
-				if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && c.info.Uses[id] == v {
-					found = true
-				}
-			}
 		}
 		return !found
 	})

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	rican "github.com/Rican7/retry"
 	"github.com/Rican7/retry/backoff"
 	"github.com/Rican7/retry/strategy"
 	retrygo "github.com/avast/retry-go/v4"
@@ -294,4 +295,35 @@ func jitteredDelay(n uint, err error, c *retrygo.Config) time.Duration {
 // case: clean
 func sendJitteredDelay(ctx context.Context, do func() error) error {
 	return retrygo.Do(do, retrygo.Context(ctx), retrygo.DelayType(jitteredDelay))
+}
+
+// Rican7's Retry with a linear backoff strategy, bounded: its waits are
+// time.Sleep, pure, and deaf to ctx.
+//
+// case: flag nojitter deafwait
+func save(ctx context.Context, db *sql.DB, q string) error {
+	return rican.Retry(func(uint) error { // want `nojitter: retry.Retry waits a constant` `deafwait: retry.Retry waits with time.Sleep in its strategies and cannot hear ctx`
+		_, err := db.ExecContext(ctx, q)
+		return err
+	}, strategy.Limit(5), strategy.Backoff(backoff.Linear(100*time.Millisecond)))
+}
+
+// The same with BackoffWithJitter and no context in scope.
+//
+// case: clean
+func saveJittered(db *sql.DB, q string) error {
+	return rican.Retry(func(uint) error {
+		_, err := db.Exec(q)
+		return err
+	}, strategy.Limit(5), strategy.BackoffWithJitter(backoff.Linear(100*time.Millisecond)))
+}
+
+// Only a limit: no wait at all, nothing to jitter or to hear.
+//
+// case: clean
+func saveAtOnce(ctx context.Context, db *sql.DB, q string) error {
+	return rican.Retry(func(uint) error {
+		_, err := db.ExecContext(ctx, q)
+		return err
+	}, strategy.Limit(3))
 }

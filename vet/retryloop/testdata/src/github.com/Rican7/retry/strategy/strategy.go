@@ -31,3 +31,6 @@ func BackoffWithJitter(algorithm backoff.Algorithm) Strategy {
 		return true
 	}
 }
+
+// Limit stops after n attempts.
+func Limit(n uint) Strategy { return func(attempt uint) bool { return attempt < n } }
