@@ -155,7 +155,7 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 	}
 	if f := c.fact(callee); f != nil && f.LibWork > 0 && f.LibWork <= len(call.Args) && !call.Ellipsis.IsValid() {
 		return libCall{sched: schedPure, work: call.Args[f.LibWork-1],
-			remedy: "give the retry library " + callee.Name() + " calls a jittered schedule"}, true
+			remedy: "jitter the schedule " + callee.Name() + " gives its retry library"}, true
 	}
 	return libCall{}, false
 }
