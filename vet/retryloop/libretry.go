@@ -117,7 +117,8 @@ type libCall struct {
 	work   ast.Expr
 	hears  bool
 	retGo  bool
-	// forever: retry-go told to retry until success with no context
+	// forever: only success ends it (retry-go with Attempts(0) and no
+	// context, go-retry on context.Background with no cap)
 	forever bool
 	// sleeps: the library waits with time.Sleep (Rican7's strategies)
 	sleeps bool
@@ -139,7 +140,8 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 	case recvNamed(callee) != nil:
 	case isModule(path, goRetryPath):
 		return libCall{sched: c.goRetryCall(callee, call, decl, fn), work: last,
-			remedy: "wrap the backoff in retry.WithJitter or retry.WithJitterPercent"}, true
+			forever: c.goRetryForever(callee, call, decl),
+			remedy:  "wrap the backoff in retry.WithJitter or retry.WithJitterPercent"}, true
 	case isModule(path, retryGoPath) && (name == "Do" || name == "DoWithData"):
 		o := c.retryGoOptions(call, decl, fn)
 		return libCall{sched: o.sched, work: call.Args[0], hears: o.hears, retGo: true,
@@ -179,8 +181,12 @@ func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *type
 			msg: fmt.Sprintf("%s waits with time.Sleep in its strategies and cannot hear %s: the caller's cancellation and deadline go unheard; wait in a select on %s.Done() instead", c.callName(call), ctx, ctx)})
 	}
 	if lc.forever {
+		how := "(Attempts(0) or UntilSucceeded) with no context to stop it: bound the attempts, or pass retry.Context with a deadline"
+		if !lc.retGo {
+			how = "on context.Background with no WithMaxRetries or WithMaxDuration: bound the backoff, or pass a context with a deadline"
+		}
 		c.add(finding{check: CheckUnbounded, pos: call.Pos(), end: call.End(),
-			msg: fmt.Sprintf("%s retries until it succeeds (Attempts(0) or UntilSucceeded) with no context to stop it: bound the attempts, or pass retry.Context with a deadline", c.callName(call))})
+			msg: fmt.Sprintf("%s retries until it succeeds %s", c.callName(call), how)})
 	}
 	if lc.sched == schedPure {
 		c.add(finding{check: CheckNoJitter, pos: call.Pos(), end: call.End(),
@@ -222,6 +228,67 @@ func (c *checker) goRetryCall(callee *types.Func, call *ast.CallExpr, decl *ast.
 		}
 	}
 	return schedUnknown
+}
+
+// goRetryForever reports a go-retry call with nothing to end it but
+// success: its context is context.Background() or TODO() (in place, or
+// in a variable given only that), and its backoff, made where the
+// analyzer can see, is wrapped by no WithMaxRetries or WithMaxDuration
+// (Constant, Exponential and Fibonacci take none).
+func (c *checker) goRetryForever(callee *types.Func, call *ast.CallExpr, decl *ast.BlockStmt) bool {
+	if len(call.Args) != 3 || !c.backgroundCtx(call.Args[0], decl) {
+		return false
+	}
+	switch callee.Name() {
+	case "Constant", "Exponential", "Fibonacci":
+		return true
+	case "Do", "DoValue":
+		return c.goRetryUncapped(call.Args[1], decl, 0)
+	}
+	return false
+}
+
+// backgroundCtx reports whether e is context.Background() or
+// context.TODO(), or a variable body gives only those.
+func (c *checker) backgroundCtx(e ast.Expr, body *ast.BlockStmt) bool {
+	srcs := c.sources(e, body, 0)
+	for _, s := range srcs {
+		call, ok := s.e.(*ast.CallExpr)
+		if !ok || !isFunc(c.callee(call), "context", "Background", "TODO") {
+			return false
+		}
+	}
+	return len(srcs) > 0
+}
+
+// goRetryUncapped reports whether every way e's backoff is made is a
+// go-retry constructor with no WithMaxRetries or WithMaxDuration around
+// it; a backoff made out of sight may be capped, so it is not.
+func (c *checker) goRetryUncapped(e ast.Expr, body *ast.BlockStmt, depth int) bool {
+	srcs := c.sources(e, body, depth)
+	if len(srcs) == 0 || depth > 8 {
+		return false
+	}
+	for _, s := range srcs {
+		call, ok := s.e.(*ast.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			return false
+		}
+		f := c.callee(call)
+		if f == nil || !isModule(funcPath(f), goRetryPath) {
+			return false
+		}
+		switch f.Name() {
+		case "NewConstant", "NewExponential", "NewFibonacci":
+		case "WithJitter", "WithJitterPercent", "WithCappedDuration":
+			if !c.goRetryUncapped(call.Args[len(call.Args)-1], s.body, depth+1) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // goRetryBackoff is the schedule of a go-retry Backoff: jittered if a

@@ -327,3 +327,41 @@ func saveAtOnce(ctx context.Context, db *sql.DB, q string) error {
 		return err
 	}, strategy.Limit(3))
 }
+
+// go-retry on context.Background with a doubling backoff no
+// WithMaxRetries caps: only success ends it.
+//
+// case: flag nojitter unbounded
+func register(try func(context.Context) error) error {
+	ctx := context.Background()
+	return retry.Do(ctx, retry.NewExponential(time.Second), func(ctx context.Context) error { // want `nojitter: retry.Do waits` `unbounded: retry.Do retries until it succeeds on context.Background`
+		return retry.RetryableError(try(ctx))
+	})
+}
+
+// The same, capped at five retries.
+//
+// case: flag nojitter
+func registerCapped(try func(context.Context) error) error {
+	return retry.Do(context.Background(), retry.WithMaxRetries(5, retry.NewExponential(time.Second)), func(ctx context.Context) error { // want `nojitter: retry.Do waits`
+		return retry.RetryableError(try(ctx))
+	})
+}
+
+// The caller's context can end it.
+//
+// case: flag nojitter
+func registerUntil(ctx context.Context, try func(context.Context) error) error {
+	return retry.Constant(ctx, time.Second, func(ctx context.Context) error { // want `nojitter: retry.Constant waits`
+		return retry.RetryableError(try(ctx))
+	})
+}
+
+// retry.Constant on context.TODO: a constant second, forever.
+//
+// case: flag nojitter unbounded
+func registerForever(try func(context.Context) error) error {
+	return retry.Constant(context.TODO(), time.Second, func(ctx context.Context) error { // want `nojitter: retry.Constant waits` `unbounded: retry.Constant retries until it succeeds`
+		return retry.RetryableError(try(ctx))
+	})
+}
