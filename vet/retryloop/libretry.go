@@ -26,6 +26,9 @@ const (
 	schedUnknown = iota
 	schedPure
 	schedJitter
+	// schedOnce is a single wait before the first attempt (Rican7's
+	// strategy.Delay): deaf, but no retry's schedule
+	schedOnce
 )
 
 // isModule reports whether path is root's package at some major version.

@@ -9,7 +9,9 @@ import (
 // rican7Wait reports a call through a local variable the function gives
 // only Rican7/retry strategies that wait (wait :=
 // strategy.Backoff(backoff.Linear(d)); … wait(i)): the strategy sleeps
-// with time.Sleep, its duration randomised only by BackoffWithJitter.
+// with time.Sleep, its duration randomised only by BackoffWithJitter
+// (strategy.Delay sleeps once, before the first attempt: deaf, with no
+// schedule to jitter).
 func (c *checker) rican7Wait(call *ast.CallExpr, body *ast.BlockStmt) (waitInfo, bool) {
 	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
 	if !ok || body == nil {
@@ -29,10 +31,12 @@ func (c *checker) rican7Wait(call *ast.CallExpr, body *ast.BlockStmt) (waitInfo,
 		if mk, ok := ast.Unparen(e).(*ast.CallExpr); ok {
 			if f := c.callee(mk); f != nil && funcPath(f) == rican7Strat {
 				switch f.Name() {
-				case "Backoff", "Delay", "Wait":
+				case "Backoff", "Wait":
 					got = schedPure
 				case "BackoffWithJitter":
 					got = schedJitter
+				case "Delay":
+					got = schedOnce
 				}
 			}
 		}
@@ -137,15 +141,18 @@ func (c *checker) fieldSetIn(v *types.Var, body *ast.BlockStmt) bool {
 	return found
 }
 
-// rican7Retry reads a Rican7/retry Retry call's strategies: a wait made by
-// strategy.Backoff, Delay or Wait and none by BackoffWithJitter is pure;
-// the strategies sleep with time.Sleep, so any wait is deaf. A strategy
-// of another package's making, or spread from a slice, leaves it unknown.
+// rican7Retry reads a Rican7/retry Retry call's strategies: a wait
+// between attempts made by strategy.Backoff or Wait and none by
+// BackoffWithJitter is pure (Delay sleeps once, before the first attempt:
+// no retry's wait); the strategies sleep with time.Sleep, so any wait is
+// deaf. A strategy of another package's making, or spread from a slice,
+// leaves it unknown.
 func (c *checker) rican7Retry(call *ast.CallExpr) (sched int, waits bool) {
 	if call.Ellipsis.IsValid() {
 		return schedUnknown, false
 	}
 	sched = schedPure
+	between := false
 	for _, a := range call.Args[1:] {
 		sc, ok := ast.Unparen(a).(*ast.CallExpr)
 		if !ok {
@@ -156,14 +163,16 @@ func (c *checker) rican7Retry(call *ast.CallExpr) (sched int, waits bool) {
 			return schedUnknown, false
 		}
 		switch f.Name() {
-		case "Backoff", "Delay", "Wait":
-			waits = true
+		case "Backoff", "Wait":
+			waits, between = true, true
 		case "BackoffWithJitter":
-			waits, sched = true, schedJitter
+			waits, between, sched = true, true, schedJitter
+		case "Delay":
+			waits = true // once, before the first attempt
 		}
 	}
-	if !waits {
-		return schedUnknown, false
+	if !between {
+		sched = schedUnknown
 	}
-	return sched, true
+	return sched, waits
 }

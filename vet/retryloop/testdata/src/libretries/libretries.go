@@ -365,3 +365,14 @@ func registerForever(try func(context.Context) error) error {
 		return retry.RetryableError(try(ctx))
 	})
 }
+
+// Only a Delay before the first attempt: a time.Sleep deaf to ctx, but no
+// wait between attempts to jitter.
+//
+// case: flag deafwait
+func saveLater(ctx context.Context, db *sql.DB, q string) error {
+	return rican.Retry(func(uint) error { // want `deafwait: retry.Retry waits with time.Sleep`
+		_, err := db.ExecContext(ctx, q)
+		return err
+	}, strategy.Limit(3), strategy.Delay(time.Second))
+}

@@ -34,3 +34,13 @@ func BackoffWithJitter(algorithm backoff.Algorithm) Strategy {
 
 // Limit stops after n attempts.
 func Limit(n uint) Strategy { return func(attempt uint) bool { return attempt < n } }
+
+// Delay sleeps once, before the first attempt.
+func Delay(d time.Duration) Strategy {
+	return func(attempt uint) bool {
+		if attempt == 0 {
+			time.Sleep(d)
+		}
+		return true
+	}
+}
