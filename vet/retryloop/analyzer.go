@@ -109,6 +109,11 @@ type FuncFact struct {
 	// index: 1 the response, 2 the status code, 3 the error); zero if the
 	// function is no such classifier.
 	VerdictArgs uint64
+	// LibWork, if not zero, is one more than the index of the func
+	// parameter the function hands to a retry library whose waits have
+	// no jitter (go-retry, retry-go, client-go's retry): a caller's
+	// function is retried on that schedule.
+	LibWork int
 }
 
 // AFact marks FuncFact as an analysis fact.
@@ -122,6 +127,9 @@ func (f *FuncFact) String() string {
 	}
 	if f.Result != 0 || f.ResultParams != 0 {
 		s += fmt.Sprintf(" result=%d resultparams=%d resultbydefault=%v gates=%q", f.Result, f.ResultParams, f.ResultByDefault, f.Gates)
+	}
+	if f.LibWork != 0 {
+		s += fmt.Sprintf(" libwork=%d", f.LibWork)
 	}
 	if f.VerdictArgs != 0 {
 		s += fmt.Sprintf(" verdict=%#x/%#x args=%#x", f.Verdict, f.VerdictF, f.VerdictArgs)
@@ -353,6 +361,9 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 			if c.readsRetryAfter(n) {
 				s.RetryAfter = true
 			}
+			if i := c.libWork(n, d.Body, fn); i > 0 {
+				s.LibWork = i
+			}
 			if w, ok := c.wait(n, d.Body, fn); ok {
 				s.Waits = true
 				if w.deaf && !c.ctxInScope(n.Pos()) {
@@ -421,6 +432,7 @@ func (c *checker) file(f *ast.File) {
 				c.body(n.Body, funcCtx{ftype: n.Type, decl: fd.Body, own: n.Body, outer: fn})
 			case *ast.CallExpr:
 				c.backoffRetryAfter(n, fd.Body)
+				c.libraryRetry(n, fd.Body, fn)
 				c.retryableRetryAfter(n)
 			}
 			return true

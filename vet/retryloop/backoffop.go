@@ -8,8 +8,41 @@ import (
 	"strings"
 )
 
-// cenkaltiPath is github.com/cenkalti/backoff, any major version.
+// cenkaltiPath is github.com/cenkalti/backoff's module path at v1.
 const cenkaltiPath = "github.com/cenkalti/backoff"
+
+// isCenkalti reports whether path is cenkalti/backoff's package at some
+// major version: the path itself, or it and /v4, /v5… — not any path
+// that begins the same way (github.com/cenkalti/backoffx).
+func isCenkalti(path string) bool {
+	return path == cenkaltiPath || majorOf(path, cenkaltiPath) > 1
+}
+
+// majorOf is the major version path carries after root (root/v5 is 5),
+// or 0 when path is not root with a /vN element.
+func majorOf(path, root string) int {
+	rest, ok := strings.CutPrefix(path, root+"/v")
+	if !ok || rest == "" {
+		return 0
+	}
+	n := 0
+	for _, r := range rest {
+		if r < '0' || r > '9' {
+			return 0
+		}
+		n = n*10 + int(r-'0')
+	}
+	return n
+}
+
+// backoffRemedy is the way to honour the server's wait that the imported
+// major version of cenkalti/backoff offers: only v5 has RetryAfter.
+func backoffRemedy(path string) string {
+	if majorOf(path, cenkaltiPath) >= 5 {
+		return "return backoff.RetryAfter(seconds) or read it (recoilhttp.ServerWait)"
+	}
+	return "read it (recoilhttp.ServerWait; cenkalti/backoff v5 adds backoff.RetryAfter)"
+}
 
 // backoffRetryAfter reports a retry driven by cenkalti/backoff's Retry
 // (RetryNotify, RetryWithData…) whose operation, a function literal of the
@@ -20,7 +53,7 @@ const cenkaltiPath = "github.com/cenkalti/backoff"
 // wait). Nothing in the operation reads Retry-After.
 func (c *checker) backoffRetryAfter(call *ast.CallExpr, decl *ast.BlockStmt) {
 	fn := c.callee(call)
-	if fn == nil || !strings.HasPrefix(funcPath(fn), cenkaltiPath) || !strings.HasPrefix(fn.Name(), "Retry") || recvNamed(fn) != nil {
+	if fn == nil || !isCenkalti(funcPath(fn)) || !strings.HasPrefix(fn.Name(), "Retry") || recvNamed(fn) != nil {
 		return
 	}
 	lit := c.operationLit(call, decl)
@@ -37,7 +70,7 @@ func (c *checker) backoffRetryAfter(call *ast.CallExpr, decl *ast.BlockStmt) {
 		return
 	}
 	c.add(finding{check: CheckRetryAfter, pos: call.Pos(), end: call.End(),
-		msg: fmt.Sprintf("%s retries %s without reading Retry-After: the server said when to come back; return backoff.RetryAfter or read it (recoilhttp.ServerWait), or use recoilhttp.Transport", c.callName(call), strings.Join(which, " and "))})
+		msg: fmt.Sprintf("%s retries %s without reading Retry-After: the server said when to come back; %s, or use recoilhttp.Transport", c.callName(call), strings.Join(which, " and "), backoffRemedy(funcPath(fn)))})
 }
 
 // operationLit is the function literal a backoff.Retry call is given as
@@ -193,9 +226,13 @@ func (c *checker) marksBackoff(e ast.Expr) bool {
 	switch e := e.(type) {
 	case *ast.CallExpr:
 		fn := c.callee(e)
-		return fn != nil && strings.HasPrefix(funcPath(fn), cenkaltiPath)
+		return fn != nil && isCenkalti(funcPath(fn))
 	case *ast.UnaryExpr:
-		return strings.HasPrefix(types.TypeString(c.info.TypeOf(e), nil), cenkaltiPath)
+		if p, ok := types.Unalias(c.info.TypeOf(e)).(*types.Pointer); ok {
+			if n, ok := types.Unalias(p.Elem()).(*types.Named); ok && n.Obj().Pkg() != nil {
+				return isCenkalti(n.Obj().Pkg().Path())
+			}
+		}
 	}
 	return false
 }

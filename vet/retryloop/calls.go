@@ -253,6 +253,9 @@ type waitInfo struct {
 func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) (waitInfo, bool) {
 	callee := c.callee(call)
 	if callee == nil {
+		if w, ok := c.rican7Wait(call, body); ok {
+			return w, true
+		}
 		return c.sleepField(call, body, fn)
 	}
 	switch {

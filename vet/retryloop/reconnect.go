@@ -180,27 +180,96 @@ func (c *checker) mentionsVar(e ast.Expr, v *types.Var) bool {
 // that is no HTTP request or model SDK call (connectToServer, Dial,
 // DialContext, reconnect): a loop that goes round on its failures
 // re-establishes a transport, whose errors are the transport's — not
-// `unclassified`, as a net/http loop's transport errors are not.
+// `unclassified`, as a net/http loop's transport errors are not. A loop
+// that also makes an HTTP, model SDK or gRPC call whose failure does not
+// leave the loop (it re-sends the request on every status or error) is
+// still judged.
 func (c *checker) redials(body *ast.BlockStmt) bool {
-	found := false
+	found, resends := false, false
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.GoStmt, *ast.FuncLit:
 			return false
+		case *ast.BlockStmt:
+			for i, st := range n.List {
+				if call := c.remoteStmtCall(st); call != nil && !c.leavesOnError(st, n.List[i+1:], n == body) {
+					resends = true
+				}
+			}
 		case *ast.CallExpr:
-			fn := c.callee(n)
-			if fn == nil || !lastResultIsError(fn) {
-				return true
-			}
-			if k := c.remoteKind(n); k == remoteHTTP || k == remoteSDK {
-				return true // an HTTP request named connect: its statuses can be read
-			}
-			name := strings.ToLower(fn.Name())
-			if (strings.Contains(name, "connect") && !strings.Contains(name, "disconnect")) || strings.HasPrefix(name, "dial") {
+			if c.isDial(n) {
 				found = true
 			}
 		}
-		return !found
+		return !resends
 	})
-	return found
+	return found && !resends
+}
+
+// isDial reports whether call opens a connection and is no HTTP request
+// or model SDK call: its callee's name has connect (not disconnect) or
+// begins with dial, and its last result is an error.
+func (c *checker) isDial(call *ast.CallExpr) bool {
+	fn := c.callee(call)
+	if fn == nil || !lastResultIsError(fn) {
+		return false
+	}
+	if k := c.remoteKind(call); k == remoteHTTP || k == remoteSDK {
+		return false // an HTTP request named connect: its statuses can be read
+	}
+	name := strings.ToLower(fn.Name())
+	return (strings.Contains(name, "connect") && !strings.Contains(name, "disconnect")) || strings.HasPrefix(name, "dial")
+}
+
+// remoteStmtCall is the HTTP, model SDK or gRPC call an assignment or
+// expression statement makes (resp, err := hc.Do(req)), unless it is a
+// dial.
+func (c *checker) remoteStmtCall(st ast.Stmt) *ast.CallExpr {
+	var e ast.Expr
+	switch st := st.(type) {
+	case *ast.AssignStmt:
+		if len(st.Rhs) != 1 {
+			return nil
+		}
+		e = st.Rhs[0]
+	case *ast.ExprStmt:
+		e = st.X
+	default:
+		return nil
+	}
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok || c.remoteKind(call) == remoteNone || c.isDial(call) {
+		return nil
+	}
+	return call
+}
+
+// leavesOnError reports whether the statement after st tests the error st
+// assigns and, when it is set, returns, goes to a label or breaks out of
+// the loop (a plain break where st is in the loop's own body, top):
+// addr, err := nextServer(…); if err != nil { return nil }.
+func (c *checker) leavesOnError(st ast.Stmt, rest []ast.Stmt, top bool) bool {
+	as, ok := st.(*ast.AssignStmt)
+	if !ok || len(rest) == 0 {
+		return false
+	}
+	id, ok := as.Lhs[len(as.Lhs)-1].(*ast.Ident)
+	if !ok {
+		return false
+	}
+	v, ok := c.objOf(id).(*types.Var)
+	if !ok || !isError(v.Type()) {
+		return false
+	}
+	ifs, ok := rest[0].(*ast.IfStmt)
+	if !ok || ifs.Init != nil || !c.mentionsVar(ifs.Cond, v) || len(ifs.Body.List) == 0 {
+		return false
+	}
+	switch last := ifs.Body.List[len(ifs.Body.List)-1].(type) {
+	case *ast.ReturnStmt:
+		return true
+	case *ast.BranchStmt:
+		return last.Tok == token.GOTO || (last.Tok == token.BREAK && (last.Label != nil || top))
+	}
+	return false
 }

@@ -5,11 +5,14 @@
 package backoffops
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/cenkalti/backoff/v4"
+	backoff5 "github.com/cenkalti/backoff/v5"
+	"github.com/cenkalti/backofflike"
 )
 
 // Only a 429 goes round, on the library's jittered schedule; the
@@ -40,7 +43,7 @@ func fetch(hc *http.Client, req *http.Request) (*http.Response, error) {
 //
 // case: flag retryafter
 func post(hc *http.Client, url string) error {
-	return backoff.Retry(func() error { // want `retryafter: backoff.Retry retries 503 without reading Retry-After`
+	return backoff.Retry(func() error { // want `retryafter: backoff.Retry retries 503 without reading Retry-After: .*read it \(recoilhttp.ServerWait; cenkalti/backoff v5 adds backoff.RetryAfter\)`
 		resp, err := hc.Post(url, "application/json", nil)
 		if err != nil {
 			return err
@@ -108,4 +111,57 @@ func local(step func() (int, error)) error {
 		}
 		return nil
 	}, backoff.NewExponentialBackOff())
+}
+
+// v5's Retry with a 429 handed back as an ordinary error: v5 can take the
+// server's wait (backoff.RetryAfter), and the remedy says so.
+//
+// case: flag retryafter
+func fetch5(ctx context.Context, hc *http.Client, req *http.Request) (int, error) {
+	return backoff5.Retry(ctx, func() (int, error) { // want `retryafter: backoff.Retry retries 429 without reading Retry-After: .*return backoff.RetryAfter\(seconds\)`
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			return 0, errors.New("rate limited")
+		}
+		return resp.StatusCode, nil
+	})
+}
+
+// v5's Retry handed the server's wait: heard.
+//
+// case: clean
+func fetch5Heard(ctx context.Context, hc *http.Client, req *http.Request) (int, error) {
+	return backoff5.Retry(ctx, func() (int, error) {
+		resp, err := hc.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			return 0, backoff5.RetryAfter(30)
+		}
+		return resp.StatusCode, nil
+	})
+}
+
+// A package whose path only begins as cenkalti/backoff's: its Retry is
+// not that library's and tries once.
+//
+// case: clean
+func fetchLike(hc *http.Client, req *http.Request) error {
+	return backofflike.Retry(func() error {
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			return errors.New("rate limited")
+		}
+		return nil
+	})
 }

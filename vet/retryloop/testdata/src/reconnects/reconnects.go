@@ -232,3 +232,51 @@ outer:
 	}
 	return true
 }
+
+// A loop that dials a session and also posts a status report over HTTP,
+// re-sent on every error and every status (a 404 or a 401 included)
+// with the dial: the dial does not make the HTTP request's failures a
+// transport's, and a 429's Retry-After goes unread.
+//
+// case: flag unclassified retryafter
+func (p *pool) dialAndReport(hc *http.Client, addr, url string) session {
+	for !p.isShutdown() { // want `unclassified: retry loop around Client.Post retries on every error and on every non-2xx status`
+		s, err := p.d.Dial(addr)
+		if err != nil {
+			time.Sleep(time.Duration(rand.Int64N(int64(time.Second)))) // want `retryafter: retry loop retries 429 and 503`
+			continue
+		}
+		resp, err := hc.Post(url, "text/plain", nil)
+		if err != nil {
+			time.Sleep(time.Duration(rand.Int64N(int64(time.Second))))
+			continue
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return s
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(time.Second))))
+	}
+	return nil
+}
+
+// The same dial and report, but a failed report ends the loop: only the
+// dial's failures go round, a transport's.
+//
+// case: clean
+func (p *pool) dialThenReport(hc *http.Client, addr, url string) session {
+	for !p.isShutdown() {
+		s, err := p.d.Dial(addr)
+		if err != nil {
+			time.Sleep(time.Duration(rand.Int64N(int64(time.Second))))
+			continue
+		}
+		resp, err := hc.Post(url, "text/plain", nil)
+		if err != nil {
+			break
+		}
+		resp.Body.Close()
+		return s
+	}
+	return nil
+}

@@ -1,0 +1,178 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/constant"
+	"go/types"
+)
+
+// rican7Wait reports a call through a local variable the function gives
+// only Rican7/retry strategies that wait (wait :=
+// strategy.Backoff(backoff.Linear(d)); … wait(i)): the strategy sleeps
+// with time.Sleep, its duration randomised only by BackoffWithJitter
+// (strategy.Delay sleeps once, before the first attempt: deaf, with no
+// schedule to jitter).
+func (c *checker) rican7Wait(call *ast.CallExpr, body *ast.BlockStmt) (waitInfo, bool) {
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	if !ok || body == nil {
+		return waitInfo{}, false
+	}
+	v, ok := c.info.Uses[id].(*types.Var)
+	if !ok || v.IsField() || isPkgVar(v) {
+		return waitInfo{}, false
+	}
+	srcs := c.assignedIn(v, body)
+	if len(srcs) == 0 {
+		return waitInfo{}, false
+	}
+	sched := -1
+	for _, e := range srcs {
+		got := schedUnknown
+		if mk, ok := ast.Unparen(e).(*ast.CallExpr); ok {
+			if f := c.callee(mk); f != nil && funcPath(f) == rican7Strat {
+				switch f.Name() {
+				case "Backoff", "Wait":
+					got = schedPure
+				case "BackoffWithJitter":
+					got = schedJitter
+				case "Delay":
+					got = schedOnce
+				}
+			}
+		}
+		if got == schedUnknown {
+			return waitInfo{}, false
+		}
+		if sched == -1 {
+			sched = got
+		} else {
+			sched = joinSched(sched, got)
+		}
+	}
+	w := waitInfo{deaf: true, helper: id.Name}
+	switch sched {
+	case schedPure:
+		w.dur = purity{kind: pPure}
+	case schedJitter:
+		w.dur = purity{kind: pRand}
+	}
+	return w, true
+}
+
+// waitBackoff is the schedule of an apimachinery wait.Backoff: a literal
+// (or a variable given only literals, none of whose fields the function
+// sets apart) is pure when its Jitter is absent or a constant zero and
+// jittered when it is a positive constant; client-go's DefaultRetry and
+// DefaultBackoff have a Jitter of 0.1.
+func (c *checker) waitBackoff(e ast.Expr, body *ast.BlockStmt, depth int) int {
+	if id, ok := ast.Unparen(e).(*ast.Ident); ok && body != nil {
+		if v, ok := c.info.Uses[id].(*types.Var); ok && c.fieldSetIn(v, body) {
+			return schedUnknown // b.Jitter = …: set apart from the literal
+		}
+	}
+	srcs := c.sources(e, body, depth)
+	if len(srcs) == 0 {
+		return schedUnknown
+	}
+	out := -1
+	for _, s := range srcs {
+		got := c.backoffLit(s.e)
+		if out == -1 {
+			out = got
+		} else {
+			out = joinSched(out, got)
+		}
+	}
+	return out
+}
+
+// backoffLit is the schedule of one wait.Backoff value.
+func (c *checker) backoffLit(e ast.Expr) int {
+	if id := nameOf(e); id != nil {
+		if v, ok := c.info.Uses[id].(*types.Var); ok && v.Pkg() != nil && v.Pkg().Path() == kRetryPath &&
+			(v.Name() == "DefaultRetry" || v.Name() == "DefaultBackoff") {
+			return schedJitter
+		}
+		if v, ok := c.info.Uses[id].(*types.Var); ok && c.pkgVars[v] != nil && !c.pkgAssigned[v] {
+			return c.backoffLit(ast.Unparen(c.pkgVars[v]))
+		}
+		return schedUnknown
+	}
+	lit, ok := e.(*ast.CompositeLit)
+	if !ok || !isNamed(c.info.TypeOf(lit), kWaitPath, "Backoff") {
+		return schedUnknown
+	}
+	for _, el := range lit.Elts {
+		kv, ok := el.(*ast.KeyValueExpr)
+		if !ok {
+			return schedUnknown
+		}
+		if k, ok := kv.Key.(*ast.Ident); !ok || k.Name != "Jitter" {
+			continue
+		}
+		tv, ok := c.info.Types[kv.Value]
+		if !ok || tv.Value == nil {
+			return schedUnknown
+		}
+		if constant.Sign(tv.Value) > 0 {
+			return schedJitter
+		}
+	}
+	return schedPure
+}
+
+// fieldSetIn reports whether body assigns to a field of v (v.Jitter = …).
+func (c *checker) fieldSetIn(v *types.Var, body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok {
+			return !found
+		}
+		for _, l := range as.Lhs {
+			if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok {
+				if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && c.info.Uses[id] == v {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// rican7Retry reads a Rican7/retry Retry call's strategies: a wait
+// between attempts made by strategy.Backoff or Wait and none by
+// BackoffWithJitter is pure (Delay sleeps once, before the first attempt:
+// no retry's wait); the strategies sleep with time.Sleep, so any wait is
+// deaf. A strategy of another package's making, or spread from a slice,
+// leaves it unknown.
+func (c *checker) rican7Retry(call *ast.CallExpr) (sched int, waits bool) {
+	if call.Ellipsis.IsValid() {
+		return schedUnknown, false
+	}
+	sched = schedPure
+	between := false
+	for _, a := range call.Args[1:] {
+		sc, ok := ast.Unparen(a).(*ast.CallExpr)
+		if !ok {
+			return schedUnknown, false
+		}
+		f := c.callee(sc)
+		if f == nil || funcPath(f) != rican7Strat {
+			return schedUnknown, false
+		}
+		switch f.Name() {
+		case "Backoff", "Wait":
+			waits, between = true, true
+		case "BackoffWithJitter":
+			waits, between, sched = true, true, schedJitter
+		case "Delay":
+			waits = true // once, before the first attempt
+		}
+	}
+	if !between {
+		sched = schedUnknown
+	}
+	return sched, waits
+}

@@ -1,0 +1,62 @@
+// Package kretries holds, written anew, client-go retries of a conflict
+// or an error on a wait.Backoff the call gives: its Jitter decides
+// whether clients that conflicted together retry together.
+package kretries
+
+import (
+	"errors"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
+)
+
+// A backoff of doubling steps with no Jitter.
+//
+// case: flag nojitter
+func update(put func() error) error {
+	b := wait.Backoff{Steps: 5, Duration: 100 * time.Millisecond, Factor: 2}
+	return retry.RetryOnConflict(b, put) // want `nojitter: retry.RetryOnConflict waits a constant or purely exponential schedule`
+}
+
+// client-go's own DefaultRetry: 10% jitter.
+//
+// case: clean
+func updateDefault(put func() error) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, put)
+}
+
+// A literal with a Jitter of its own.
+//
+// case: clean
+func updateJittered(put func() error) error {
+	return retry.RetryOnConflict(wait.Backoff{Steps: 5, Duration: 100 * time.Millisecond, Factor: 2, Jitter: 0.5}, put)
+}
+
+// A literal whose Jitter the function sets apart.
+//
+// case: clean
+func updateSetApart(put func() error, jitter float64) error {
+	b := wait.Backoff{Steps: 5, Duration: 100 * time.Millisecond, Factor: 2}
+	b.Jitter = jitter
+	return retry.RetryOnConflict(b, put)
+}
+
+var errTooMany = errors.New("too many requests")
+
+// flushBackoff is the package's schedule for flushes: a constant second.
+var flushBackoff = wait.Backoff{Steps: 10, Duration: time.Second, Factor: 1, Jitter: 0}
+
+// OnError with a package variable's literal whose Jitter is zero.
+//
+// case: flag nojitter
+func flush(send func() error) error {
+	return retry.OnError(flushBackoff, func(err error) bool { return errors.Is(err, errTooMany) }, send) // want `nojitter: retry.OnError waits`
+}
+
+// A backoff the caller hands in.
+//
+// case: clean
+func updateWith(b wait.Backoff, put func() error) error {
+	return retry.RetryOnConflict(b, put)
+}
