@@ -345,23 +345,12 @@ func (c *checker) goRetryMade(s source, fn *types.Func, depth int) int {
 
 // typeNameOf is the type a conversion's Fun names, or nil.
 func (c *checker) typeNameOf(e ast.Expr) *types.TypeName {
-	id := nameOf(e)
+	id := calleeIdent(e)
 	if id == nil {
 		return nil
 	}
 	tn, _ := c.info.Uses[id].(*types.TypeName)
 	return tn
-}
-
-// nameOf is the identifier an identifier or a selector names.
-func nameOf(e ast.Expr) *ast.Ident {
-	switch x := ast.Unparen(e).(type) {
-	case *ast.Ident:
-		return x
-	case *ast.SelectorExpr:
-		return x.Sel
-	}
-	return nil
 }
 
 // litSchedule is the schedule a function literal's first results make:
@@ -527,7 +516,7 @@ func (c *checker) retryGoDelay(e ast.Expr, body *ast.BlockStmt, fn *types.Func, 
 		}
 		return out
 	case *ast.Ident, *ast.SelectorExpr:
-		f, ok := c.info.Uses[nameOf(x)].(*types.Func)
+		f, ok := c.info.Uses[calleeIdent(x)].(*types.Func)
 		if d := c.decls[f]; ok && d != nil {
 			return c.retryGoLit(d.Body, fn, depth) // DelayType(delay), a function of the package
 		}

@@ -88,7 +88,7 @@ func (c *checker) waitBackoff(e ast.Expr, body *ast.BlockStmt, depth int) int {
 
 // backoffLit is the schedule of one wait.Backoff value.
 func (c *checker) backoffLit(e ast.Expr) int {
-	if id := nameOf(e); id != nil {
+	if id := calleeIdent(e); id != nil {
 		if v, ok := c.info.Uses[id].(*types.Var); ok && v.Pkg() != nil && v.Pkg().Path() == kRetryPath &&
 			(v.Name() == "DefaultRetry" || v.Name() == "DefaultBackoff") {
 			return schedJitter

@@ -323,6 +323,8 @@ func (c *checker) purityExcept(e ast.Expr, v *types.Var, body *ast.BlockStmt, fn
 	return c.purity(e, body, fn, depth+1)
 }
 
+// calleeIdent is the identifier an identifier or a selector names (f, or
+// Sel of pkg.f and x.f).
 func calleeIdent(e ast.Expr) *ast.Ident {
 	switch e := ast.Unparen(e).(type) {
 	case *ast.Ident:
