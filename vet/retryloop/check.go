@@ -269,9 +269,19 @@ func (w *loopWalker) judge(k int) verdict {
 	return v
 }
 
+// reportNoJitter reports the pure waits among a loop's. When the loop
+// waits a jittered time of its own, what a call it retries waits inside
+// itself (a connect's pause for the handshake) is part of the attempt,
+// not the schedule: the loop's own wait spreads the clients.
 func (c *checker) reportNoJitter(waits []loopCall) {
+	ownJitter := false
 	for _, lw := range waits {
-		if lw.w.dur.kind != pPure {
+		if !lw.w.inner && lw.w.dur.kind == pRand {
+			ownJitter = true
+		}
+	}
+	for _, lw := range waits {
+		if lw.w.dur.kind != pPure || (lw.w.inner && ownJitter) {
 			continue
 		}
 		what := "this wait"
