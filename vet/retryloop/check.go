@@ -328,7 +328,7 @@ func (c *checker) reportUnclassified(s ast.Stmt, sc loopScan, v verdict) {
 	// net/http, the error without a status is the transport's: a loop
 	// that picks transient statuses and lets every transport error go
 	// round with them has classified.
-	picks := sc.remote != remoteGRPC && len(perm) == 0 && retriesTransient(v)
+	picks := sc.remote != remoteGRPC && len(perm) == 0 && (retriesTransient(v) || c.transportOnly(sc, v))
 	switch {
 	case v.errTri == triT && (sc.remote != remoteHTTP || allNon2xx) && !picks:
 		parts = append(parts, "on every error")
@@ -373,6 +373,24 @@ func retriesTransient(v verdict) bool {
 		}
 	}
 	return some && left
+}
+
+// transportOnly reports whether a loop around net/http's own client (whose
+// error means no answer came: a refused or reset connection, a timeout)
+// goes round on no failure status at all: every answer the server gave,
+// whatever its status, leaves the loop, and only the transport's failure
+// is tried again. A Doer behind an interface may turn statuses into its
+// error, so it is not read this way.
+func (c *checker) transportOnly(sc loopScan, v verdict) bool {
+	if sc.remote != remoteHTTP || sc.remoteCall == nil || funcPath(c.callee(sc.remoteCall)) != "net/http" {
+		return false
+	}
+	for _, st := range probeStatuses {
+		if st >= 300 && v.retried[st] != triF {
+			return false
+		}
+	}
+	return v.errTri != triF
 }
 
 func (c *checker) reportRetryAfter(sc loopScan, v verdict) {
