@@ -352,13 +352,29 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 		}
 		return boolTri(r)
 	}
-	if isError(c.info.TypeOf(x)) || isError(c.info.TypeOf(y)) || c.inspectsError(x) || c.inspectsError(y) {
-		return triU // err == ErrSomething, status.Code(err) != codes.Unavailable: a classification
+	if isError(c.info.TypeOf(x)) || isError(c.info.TypeOf(y)) || c.inspectsError(ev.once(x)) || c.inspectsError(ev.once(y)) {
+		// err == ErrSomething, status.Code(err) != codes.Unavailable, or
+		// code == codes.Unavailable after code := status.Code(err): a
+		// classification
+		return triU
 	}
 	if c.errorField(x) || c.errorField(y) {
 		return triU // apiErr.Reason != "NotProcessed": what the server said, read
 	}
 	return ev.irrelevant(types.ExprString(x) + op.String() + types.ExprString(y))
+}
+
+// once is what a variable the loop's function assigns once was given
+// (code := status.Code(err)), or e itself.
+func (ev *evaluator) once(e ast.Expr) ast.Expr {
+	if id := identOf(e); id != nil {
+		if v, ok := ev.w.c.info.Uses[id].(*types.Var); ok {
+			if xs := ev.w.c.assignsOf(ev.w.body)[v]; len(xs) == 1 && xs[0] != unknownExpr {
+				return xs[0]
+			}
+		}
+	}
+	return e
 }
 
 func (ev *evaluator) srcOf(e ast.Expr) int {

@@ -10,6 +10,10 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"time"
+
+	"example.com/pb"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // A JSON-RPC post that goes round only when no answer came: any response,
@@ -61,4 +65,50 @@ func postRPCUntilOK(ctx context.Context, hc *http.Client, url string, body []byt
 		}
 	}
 	return nil, errors.New("no answer")
+}
+
+// codeOf is the gRPC code an error carries, as a codebase's own wrapper of
+// status.Code.
+func codeOf(err error) codes.Code { return status.Code(err) }
+
+// A wait for a daemon to come up: only Unavailable goes round, every
+// other code ends the loop, one of them as success.
+//
+// case: flag nojitter
+func waitUp(ctx context.Context, c pb.GreeterClient) error {
+	for {
+		_, err := c.SayHello(ctx, &pb.HelloRequest{Name: "ping"})
+		if err == nil {
+			return nil
+		}
+		switch code := codeOf(err); code {
+		case codes.Unavailable:
+		case codes.Unimplemented:
+			return nil // an old daemon that answered
+		default:
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second): // want `nojitter: this wait in a retry loop`
+		}
+	}
+}
+
+// The same wait that goes round on every code, PermissionDenied included.
+//
+// case: flag unclassified nojitter
+func waitUpAnyCode(ctx context.Context, c pb.GreeterClient) error {
+	for { // want `unclassified: retry loop around GreeterClient.SayHello retries on every error`
+		_, err := c.SayHello(ctx, &pb.HelloRequest{Name: "ping"})
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Second): // want `nojitter: this wait in a retry loop`
+		}
+	}
 }
