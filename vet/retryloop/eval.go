@@ -364,19 +364,6 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 	return ev.irrelevant(types.ExprString(x) + op.String() + types.ExprString(y))
 }
 
-// once is what a variable the loop's function assigns once was given
-// (code := status.Code(err)), or e itself.
-func (ev *evaluator) once(e ast.Expr) ast.Expr {
-	if id := identOf(e); id != nil {
-		if v, ok := ev.w.c.info.Uses[id].(*types.Var); ok {
-			if xs := ev.w.c.assignsOf(ev.w.body)[v]; len(xs) == 1 && xs[0] != unknownExpr {
-				return xs[0]
-			}
-		}
-	}
-	return e
-}
-
 func (ev *evaluator) srcOf(e ast.Expr) int {
 	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
 		if o := ev.w.c.info.Uses[id]; o != nil {
