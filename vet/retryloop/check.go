@@ -158,6 +158,11 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		}
 		return
 	}
+	if sc.remote == remoteHTTP && reauthOnly(v) {
+		// Re-sent only on a 401, nothing else: a request re-signed with
+		// credentials refreshed meanwhile, not a retry of a failure.
+		return
+	}
 	if !c.bounded(s, w) {
 		f := finding{check: CheckUnbounded, pos: s.Pos(), end: s.Pos() + 3,
 			msg: "retry loop has no bound on attempts or total time: count attempts, or stop when ctx is done or a deadline passes"}
@@ -380,9 +385,13 @@ func retriesTransient(v verdict) bool {
 // goes round on no failure status at all: every answer the server gave,
 // whatever its status, leaves the loop, and only the transport's failure
 // is tried again. A Doer behind an interface may turn statuses into its
-// error, so it is not read this way.
+// error, so it is read this way only when the loop reads the status
+// itself (if resp != nil && resp.StatusCode < 500 { return }).
 func (c *checker) transportOnly(sc loopScan, v verdict) bool {
-	if sc.remote != remoteHTTP || sc.remoteCall == nil || funcPath(c.callee(sc.remoteCall)) != "net/http" {
+	if sc.remote != remoteHTTP || sc.remoteCall == nil {
+		return false
+	}
+	if funcPath(c.callee(sc.remoteCall)) != "net/http" && !c.readsStatus(sc.body) {
 		return false
 	}
 	for _, st := range probeStatuses {
@@ -391,6 +400,32 @@ func (c *checker) transportOnly(sc loopScan, v verdict) bool {
 		}
 	}
 	return v.errTri != triF
+}
+
+// reauthOnly reports whether a loop goes round on a 401 and on nothing
+// else, neither another status nor an error without one.
+func reauthOnly(v verdict) bool {
+	if v.errTri != triF || v.retried[401] == triF {
+		return false
+	}
+	for _, st := range probeStatuses {
+		if st >= 300 && st != 401 && v.retried[st] != triF {
+			return false
+		}
+	}
+	return true
+}
+
+// readsStatus reports whether body tests an HTTP status anywhere.
+func (c *checker) readsStatus(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if b, ok := n.(*ast.BinaryExpr); ok && (c.hasStatus(b.X) || c.hasStatus(b.Y)) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 func (c *checker) reportRetryAfter(sc loopScan, v verdict) {

@@ -112,3 +112,84 @@ func waitUpAnyCode(ctx context.Context, c pb.GreeterClient) error {
 		}
 	}
 }
+
+// signer is a client whose call signs each request with a token it
+// refreshes on its own schedule; its error may carry the answer's status.
+type signer struct{ hc *http.Client }
+
+// call gets url, signed, and makes any status but a 2xx its error too.
+func (s *signer) call(url string) (*http.Response, error) {
+	resp, err := s.hc.Get(url)
+	if err == nil && resp.StatusCode >= 300 {
+		return resp, errors.New(resp.Status)
+	}
+	return resp, err
+}
+
+// Re-sent only when the answer was a 401, since the token may have been
+// renewed meanwhile: a re-sign, not a retry of a failure.
+//
+// case: clean
+func (s *signer) send(url string) (*http.Response, error) {
+	var resp *http.Response
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		resp, err = s.call(url)
+		if resp == nil || resp.StatusCode != http.StatusUnauthorized {
+			return resp, err
+		}
+		time.Sleep(time.Second)
+	}
+	return resp, err
+}
+
+// Re-sent on a 401 and on a 403, which no refresh will change.
+//
+// case: flag unclassified nojitter
+func (s *signer) sendForbidden(url string) (*http.Response, error) {
+	var resp *http.Response
+	var err error
+	for attempt := 0; attempt < 3; attempt++ { // want `unclassified: retry loop around signer.call retries on 401, 403, which will not change`
+		resp, err = s.call(url)
+		if resp == nil || (resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusForbidden) {
+			return resp, err
+		}
+		time.Sleep(time.Second) // want `nojitter: this wait in a retry loop`
+	}
+	return resp, err
+}
+
+// A token exchange that reads the answer's status: a 4xx is returned, and
+// only a 5xx or a failed connection goes round.
+//
+// case: flag nojitter
+func (s *signer) exchange(url string) (*http.Response, error) {
+	var resp *http.Response
+	var err error
+	for retry := 0; retry < 3; retry++ {
+		if resp, err = s.call(url); err == nil {
+			break
+		}
+		if resp != nil && resp.StatusCode >= 400 && resp.StatusCode <= 499 {
+			return nil, err
+		}
+		time.Sleep(time.Duration(1<<retry) * time.Second) // want `nojitter: this wait in a retry loop`
+	}
+	return resp, err
+}
+
+// The same exchange that never reads the status: every error, a 400
+// made an error by call included, goes round.
+//
+// case: flag unclassified nojitter
+func (s *signer) exchangeBlind(url string) (*http.Response, error) {
+	var resp *http.Response
+	var err error
+	for retry := 0; retry < 3; retry++ { // want `unclassified: retry loop around signer.call retries on every error`
+		if resp, err = s.call(url); err == nil {
+			break
+		}
+		time.Sleep(time.Duration(1<<retry) * time.Second) // want `nojitter: this wait in a retry loop`
+	}
+	return resp, err
+}
