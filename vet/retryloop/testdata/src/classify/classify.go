@@ -193,3 +193,70 @@ func (s *signer) exchangeBlind(url string) (*http.Response, error) {
 	}
 	return resp, err
 }
+
+// pusher ships batches to a log store.
+type pusher struct {
+	hc  *http.Client
+	url string
+}
+
+// push posts one batch and hands back the answer's status beside its
+// error: -1 when no answer came.
+func (p *pusher) push(ctx context.Context, batch []byte) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url, bytes.NewReader(batch))
+	if err != nil {
+		return -1, err
+	}
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		return -1, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return resp.StatusCode, errors.New(resp.Status)
+	}
+	return resp.StatusCode, nil
+}
+
+// Only a failed connection, a 429 and a 5xx go round: the status the
+// helper handed back is read.
+//
+// case: flag retryafter
+func (p *pusher) ship(ctx context.Context, batch []byte) error {
+	var err error
+	for tries := 0; tries < 10; tries++ {
+		var status int
+		status, err = p.push(ctx, batch)
+		if err == nil {
+			return nil
+		}
+		if status > 0 && status != http.StatusTooManyRequests && status/100 != 5 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(rand.N(time.Duration(tries+1) * time.Second)): // want `retryafter: retry loop retries 429 and 503`
+		}
+	}
+	return err
+}
+
+// The same shipper that never looks at the status: a 400 goes round too.
+//
+// case: flag unclassified retryafter
+func (p *pusher) shipBlind(ctx context.Context, batch []byte) error {
+	var err error
+	for tries := 0; tries < 10; tries++ { // want `unclassified: retry loop around pusher.push retries on every error`
+		_, err = p.push(ctx, batch)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(rand.N(time.Duration(tries+1) * time.Second)): // want `retryafter: retry loop retries 429 and 503`
+		}
+	}
+	return err
+}
