@@ -118,6 +118,9 @@ type FuncFact struct {
 	// result that is the status of the HTTP answer the function got (a
 	// constant when none came).
 	StatusResult int
+	// Bounds is true for a method with no parameters whose bool result
+	// counts, reads the clock or hears a context (b.Ongoing()).
+	Bounds bool
 }
 
 // AFact marks FuncFact as an analysis fact.
@@ -134,6 +137,9 @@ func (f *FuncFact) String() string {
 	}
 	if f.LibWork != 0 {
 		s += fmt.Sprintf(" libwork=%d", f.LibWork)
+	}
+	if f.Bounds {
+		s += " bounds"
 	}
 	if f.StatusResult != 0 {
 		s += fmt.Sprintf(" statusresult=%d", f.StatusResult)
@@ -390,6 +396,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 	c.summarizeResult(fn, d, s)
 	c.summarizeVerdict(fn, d, s)
 	c.summarizeStatusResult(fn, d, s)
+	c.summarizeBound(fn, d, s)
 	if len(jit) > 0 {
 		all := purity{kind: pPure}
 		for _, p := range jit {

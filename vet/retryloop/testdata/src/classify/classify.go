@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"example.com/pb"
+	"tries"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -257,6 +258,48 @@ func (p *pusher) shipBlind(ctx context.Context, batch []byte) error {
 			return ctx.Err()
 		case <-time.After(rand.N(time.Duration(tries+1) * time.Second)): // want `retryafter: retry loop retries 429 and 503`
 		}
+	}
+	return err
+}
+
+// The shipper on a Backoff that counts its tries and hears ctx: Ongoing is
+// the bound.
+//
+// case: flag retryafter
+func (p *pusher) shipOngoing(batch []byte) error {
+	ctx := context.Background()
+	b := tries.New(ctx, 10)
+	var err error
+	for b.Ongoing() {
+		var status int
+		status, err = p.push(ctx, batch)
+		if err == nil {
+			return nil
+		}
+		if status > 0 && status != http.StatusTooManyRequests && status/100 != 5 {
+			break
+		}
+		b.Wait() // want `retryafter: retry loop retries 429 and 503`
+	}
+	return err
+}
+
+// The same loop on a method that neither counts nor hears a context.
+//
+// case: flag unbounded retryafter
+func (p *pusher) shipWhileSlow(batch []byte) error {
+	b := tries.New(context.Background(), 10)
+	var err error
+	for !b.Slow() { // want `unbounded: retry loop has no bound`
+		var status int
+		status, err = p.push(context.Background(), batch)
+		if err == nil {
+			return nil
+		}
+		if status > 0 && status != http.StatusTooManyRequests && status/100 != 5 {
+			break
+		}
+		b.Wait() // want `retryafter: retry loop retries 429 and 503`
 	}
 	return err
 }
