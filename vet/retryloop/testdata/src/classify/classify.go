@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"example.com/pb"
-	"tries"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"tries"
 )
 
 // A JSON-RPC post that goes round only when no answer came: any response,
