@@ -77,3 +77,63 @@ func connectAnyNoWait(addrs []string) (*link, error) {
 	}
 	return l, nil
 }
+
+// signer asks a remote signer over a link, pacing its requests with a
+// short pause of its own.
+type signer struct{ l *link }
+
+// sign sends msg and reads the signature.
+func (s *signer) sign(msg []byte) ([]byte, error) {
+	time.Sleep(5 * time.Millisecond)
+	if _, err := s.l.conn.Write(msg); err != nil {
+		return nil, err
+	}
+	sig := make([]byte, 64)
+	n, err := s.l.conn.Read(sig)
+	return sig[:n], err
+}
+
+// retrySigner retries the signer after a wait its constructor is given.
+type retrySigner struct {
+	next    *signer
+	retries int
+	pause   time.Duration
+}
+
+// newRetrySigner wraps s: the pause between tries is a constant second.
+func newRetrySigner(s *signer) *retrySigner {
+	return &retrySigner{s, 5, time.Second}
+}
+
+// Every failure goes round after the same pause: the signer's own short
+// pause inside the attempt does not make it an operation's wait.
+//
+// case: flag nojitter
+func (r *retrySigner) sign(msg []byte) ([]byte, error) {
+	var err error
+	for i := 0; i < r.retries; i++ {
+		var sig []byte
+		sig, err = r.next.sign(msg) // want `nojitter: sign in a retry loop`
+		if err == nil {
+			return sig, nil
+		}
+		time.Sleep(r.pause) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration by default`
+	}
+	return nil, err
+}
+
+// The same wrapper with a random pause.
+//
+// case: clean
+func (r *retrySigner) signJittered(msg []byte) ([]byte, error) {
+	var err error
+	for i := 0; i < r.retries; i++ {
+		var sig []byte
+		sig, err = r.next.sign(msg)
+		if err == nil {
+			return sig, nil
+		}
+		time.Sleep(time.Duration(rand.Int63n(int64(r.pause))))
+	}
+	return nil, err
+}
