@@ -128,7 +128,6 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	w := &loopWalker{c: c, label: label, body: fc.decl, fn: fc.fn, remoteCall: sc.remoteCall, waits: map[*ast.CallExpr]bool{}, at: map[*ast.CallExpr][]state{}}
 	for _, lw := range sc.waits {
 		w.waits[lw.call] = true
-		w.ownWait = w.ownWait || !lw.w.inner
 	}
 	start := state{}
 	if fs, ok := s.(*ast.ForStmt); ok && fs.Cond != nil {

@@ -107,9 +107,6 @@ type loopWalker struct {
 	// reach each.
 	waits map[*ast.CallExpr]bool
 	at    map[*ast.CallExpr][]state
-	// ownWait is set when the loop waits a time of its own, not only
-	// inside a call it makes (see errSrc).
-	ownWait bool
 	// notCancel makes reaches read a failure as the dependency's, never
 	// the caller's cancellation (see evaluator.notCancel).
 	notCancel bool
@@ -410,11 +407,10 @@ func (w *loopWalker) errSrc(e ast.Expr, st state) int {
 			return st.srcs[o]
 		}
 	case *ast.CallExpr:
-		if wi, ok := w.c.wait(e, w.body, w.fn); ok && !(w.ownWait && wi.inner && handsBackValue(w.c.info, e)) {
-			// a wait's error is the context's; but in a loop that waits
-			// on its own, a call that waits inside itself and hands back
-			// a value beside its error (pk, err := signer.GetPubKey())
-			// is the operation it retries
+		if wi, ok := w.c.wait(e, w.body, w.fn); ok && !(wi.inner && handsBackValue(w.c.info, e)) {
+			// a wait's error is the context's; but a call that waits
+			// inside itself and hands back a value beside its error
+			// (pk, err := signer.GetPubKey()) is an operation
 			return srcBound
 		}
 		if w.c.mentionsContext(e.Fun) {

@@ -137,19 +137,3 @@ func (r *retrySigner) signJittered(msg []byte) ([]byte, error) {
 	}
 	return nil, err
 }
-
-// A failover over the signers with no wait of its own: each signer's
-// short pause is all there is between tries, and running out of signers
-// ends it.
-//
-// case: clean
-func signAny(next func() *signer, msg []byte) ([]byte, error) {
-	err := errGaveUp
-	for s := next(); s != nil; s = next() {
-		var sig []byte
-		if sig, err = s.sign(msg); err == nil {
-			return sig, nil
-		}
-	}
-	return nil, err
-}
