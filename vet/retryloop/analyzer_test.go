@@ -152,12 +152,12 @@ func label(doc string) ([]string, bool) {
 func TestPrecisionRecall(t *testing.T) {
 	got, cases := measure(t)
 	want := map[string]counts{
-		retryloop.CheckUnclassified: {TP: 25, FP: 0, FN: 2, TN: 199},
-		retryloop.CheckNoJitter:     {TP: 94, FP: 2, FN: 0, TN: 130},
-		retryloop.CheckDeafWait:     {TP: 35, FP: 0, FN: 0, TN: 191},
-		retryloop.CheckUnbounded:    {TP: 13, FP: 0, FN: 0, TN: 213},
-		retryloop.CheckRetryAfter:   {TP: 39, FP: 0, FN: 1, TN: 186},
-		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 220},
+		retryloop.CheckUnclassified: {TP: 25, FP: 0, FN: 2, TN: 197},
+		retryloop.CheckNoJitter:     {TP: 93, FP: 2, FN: 0, TN: 129},
+		retryloop.CheckDeafWait:     {TP: 35, FP: 0, FN: 0, TN: 189},
+		retryloop.CheckUnbounded:    {TP: 13, FP: 0, FN: 0, TN: 211},
+		retryloop.CheckRetryAfter:   {TP: 39, FP: 0, FN: 1, TN: 184},
+		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 218},
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d labelled cases\n| check | TP | FP | FN | TN | precision | recall |\n|---|---|---|---|---|---|---|\n", cases)

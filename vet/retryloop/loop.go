@@ -407,10 +407,7 @@ func (w *loopWalker) errSrc(e ast.Expr, st state) int {
 			return st.srcs[o]
 		}
 	case *ast.CallExpr:
-		if wi, ok := w.c.wait(e, w.body, w.fn); ok && !(wi.inner && handsBackValue(w.c.info, e)) {
-			// a wait's error is the context's; but a call that waits
-			// inside itself and hands back a value beside its error
-			// (pk, err := signer.GetPubKey()) is an operation
+		if _, ok := w.c.wait(e, w.body, w.fn); ok {
 			return srcBound
 		}
 		if w.c.mentionsContext(e.Fun) {
@@ -428,17 +425,6 @@ func (w *loopWalker) errSrc(e ast.Expr, st state) int {
 		}
 	}
 	return srcOutcome
-}
-
-// handsBackValue reports whether call returns a value beside its final
-// error, other than a bool or a duration (a wait's verdict or its time).
-func handsBackValue(info *types.Info, call *ast.CallExpr) bool {
-	tup, ok := info.TypeOf(call).(*types.Tuple)
-	if !ok || tup.Len() < 2 || !isError(tup.At(tup.Len()-1).Type()) {
-		return false
-	}
-	first := tup.At(0).Type()
-	return !isBool(first) && !isNamed(first, "time", "Duration")
 }
 
 // mentionsContext reports whether e involves a context.Context value.
