@@ -114,6 +114,13 @@ type FuncFact struct {
 	// no jitter (go-retry, retry-go, client-go's retry): a caller's
 	// function is retried on that schedule.
 	LibWork int
+	// StatusResult, if not zero, is one more than the index of an integer
+	// result that is the status of the HTTP answer the function got (a
+	// constant when none came).
+	StatusResult int
+	// Bounds is true for a method with no parameters whose bool result
+	// counts, reads the clock or hears a context (b.Ongoing()).
+	Bounds bool
 }
 
 // AFact marks FuncFact as an analysis fact.
@@ -130,6 +137,12 @@ func (f *FuncFact) String() string {
 	}
 	if f.LibWork != 0 {
 		s += fmt.Sprintf(" libwork=%d", f.LibWork)
+	}
+	if f.Bounds {
+		s += " bounds"
+	}
+	if f.StatusResult != 0 {
+		s += fmt.Sprintf(" statusresult=%d", f.StatusResult)
 	}
 	if f.VerdictArgs != 0 {
 		s += fmt.Sprintf(" verdict=%#x/%#x args=%#x", f.Verdict, f.VerdictF, f.VerdictArgs)
@@ -191,6 +204,11 @@ type checker struct {
 	// litArgs bind a function literal's parameters while its result is
 	// read (see litPurity).
 	litArgs map[*types.Var]litArg
+	// summarized is set once the package's facts are settled;
+	// statusVars are the variables that hold a helper's status result
+	// (see heldStatus), built when first needed after that.
+	summarized bool
+	statusVars map[types.Object]bool
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -249,6 +267,7 @@ func run(pass *analysis.Pass) (any, error) {
 		}
 	}
 	c.summarize()
+	c.summarized = true
 	if inModCache(pass) {
 		// A downloaded dependency: go vet analyses it for its facts only
 		// and never shows its diagnostics, so do not look for any.
@@ -376,6 +395,8 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 	})
 	c.summarizeResult(fn, d, s)
 	c.summarizeVerdict(fn, d, s)
+	c.summarizeStatusResult(fn, d, s)
+	c.summarizeBound(fn, d, s)
 	if len(jit) > 0 {
 		all := purity{kind: pPure}
 		for _, p := range jit {

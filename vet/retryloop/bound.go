@@ -56,7 +56,7 @@ func (c *checker) boundExprDepth(e ast.Expr, w *loopWalker, st state, depth int)
 						found = true
 					}
 				}
-				if isError(tx) && isNil(c.info, n.Y) {
+				if isError(tx) && isNil(c.info, n.Y) && w != nil {
 					ev := &evaluator{w: w, st: st}
 					if ev.srcOf(n.X) == srcBound {
 						found = true
@@ -70,6 +70,9 @@ func (c *checker) boundExprDepth(e ast.Expr, w *loopWalker, st state, depth int)
 			}
 			if fn != nil && len(n.Args) == 0 && isShutdown(fn.Name()) && isBool(c.info.TypeOf(n)) {
 				found = true // if p.closed() { return }: the owner's shutdown ends it
+			}
+			if f := c.fact(fn); f != nil && f.Bounds {
+				found = true // for b.Ongoing() { … }: it counts, or hears a context
 			}
 		case *ast.SelectorExpr:
 			if isShutdown(n.Sel.Name) && isBool(c.info.TypeOf(n)) {
@@ -184,4 +187,34 @@ func (c *checker) setOnCancel(v *types.Var, body *ast.BlockStmt) bool {
 		return true
 	})
 	return found
+}
+
+// summarizeBound sets s.Bounds for a method with no parameters whose one
+// result is a bool that, on every return, counts, reads the clock or hears
+// a context (return b.ctx.Err() == nil && b.tries < b.max): a loop that
+// goes on while it says so is bounded by it.
+func (c *checker) summarizeBound(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
+	sig := fn.Type().(*types.Signature)
+	if sig.Recv() == nil || sig.Params().Len() != 0 || sig.Results().Len() != 1 || !isBool(sig.Results().At(0).Type()) || d.Body == nil {
+		return
+	}
+	some, ok := false, true
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		switch r := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if len(r.Results) != 1 {
+				ok = false
+			} else if tv := c.info.Types[r.Results[0]]; tv.Value == nil {
+				if c.boundExpr(r.Results[0], nil, state{}) {
+					some = true
+				} else {
+					ok = false
+				}
+			}
+		}
+		return ok
+	})
+	s.Bounds = ok && some
 }

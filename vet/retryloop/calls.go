@@ -246,6 +246,10 @@ type waitInfo struct {
 	sleep bool
 	// helper names the function that waits, when the wait is a call to one.
 	helper string
+	// inner is set for a call of a function that waits inside itself (by
+	// its fact): a wait that is part of the attempt when the loop has a
+	// wait of its own.
+	inner bool
 }
 
 // wait reports whether call waits and how. body is the enclosing function
@@ -279,7 +283,7 @@ func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) 
 	if f == nil || !f.Waits || f.Remote != remoteNone {
 		return waitInfo{}, false
 	}
-	w := waitInfo{deaf: f.Deaf, helper: callee.Name()}
+	w := waitInfo{deaf: f.Deaf, helper: callee.Name(), inner: true}
 	switch {
 	case f.Jitter == jitterNone:
 		w.dur = purity{kind: pPure, byDefault: f.ByDefault}

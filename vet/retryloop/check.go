@@ -158,6 +158,11 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		}
 		return
 	}
+	if sc.remote == remoteHTTP && reauthOnly(v) {
+		// Re-sent only on a 401, nothing else: a request re-signed with
+		// credentials refreshed meanwhile, not a retry of a failure.
+		return
+	}
 	if !c.bounded(s, w) {
 		f := finding{check: CheckUnbounded, pos: s.Pos(), end: s.Pos() + 3,
 			msg: "retry loop has no bound on attempts or total time: count attempts, or stop when ctx is done or a deadline passes"}
@@ -269,9 +274,19 @@ func (w *loopWalker) judge(k int) verdict {
 	return v
 }
 
+// reportNoJitter reports the pure waits among a loop's. When the loop
+// waits a jittered time of its own, what a call it retries waits inside
+// itself (a connect's pause for the handshake) is part of the attempt,
+// not the schedule: the loop's own wait spreads the clients.
 func (c *checker) reportNoJitter(waits []loopCall) {
+	ownJitter := false
 	for _, lw := range waits {
-		if lw.w.dur.kind != pPure {
+		if !lw.w.inner && lw.w.dur.kind == pRand {
+			ownJitter = true
+		}
+	}
+	for _, lw := range waits {
+		if lw.w.dur.kind != pPure || (lw.w.inner && ownJitter) {
 			continue
 		}
 		what := "this wait"
@@ -318,7 +333,7 @@ func (c *checker) reportUnclassified(s ast.Stmt, sc loopScan, v verdict) {
 	// net/http, the error without a status is the transport's: a loop
 	// that picks transient statuses and lets every transport error go
 	// round with them has classified.
-	picks := sc.remote != remoteGRPC && len(perm) == 0 && retriesTransient(v)
+	picks := sc.remote != remoteGRPC && len(perm) == 0 && (retriesTransient(v) || c.transportOnly(sc, v))
 	switch {
 	case v.errTri == triT && (sc.remote != remoteHTTP || allNon2xx) && !picks:
 		parts = append(parts, "on every error")
@@ -363,6 +378,54 @@ func retriesTransient(v verdict) bool {
 		}
 	}
 	return some && left
+}
+
+// transportOnly reports whether a loop around net/http's own client (whose
+// error means no answer came: a refused or reset connection, a timeout)
+// goes round on no failure status at all: every answer the server gave,
+// whatever its status, leaves the loop, and only the transport's failure
+// is tried again. A Doer behind an interface may turn statuses into its
+// error, so it is read this way only when the loop reads the status
+// itself (if resp != nil && resp.StatusCode < 500 { return }).
+func (c *checker) transportOnly(sc loopScan, v verdict) bool {
+	if sc.remote != remoteHTTP || sc.remoteCall == nil {
+		return false
+	}
+	if funcPath(c.callee(sc.remoteCall)) != "net/http" && !c.readsStatus(sc.body) {
+		return false
+	}
+	for _, st := range probeStatuses {
+		if st >= 300 && v.retried[st] != triF {
+			return false
+		}
+	}
+	return v.errTri != triF
+}
+
+// reauthOnly reports whether a loop goes round on a 401 and on nothing
+// else, neither another status nor an error without one.
+func reauthOnly(v verdict) bool {
+	if v.errTri != triF || v.retried[401] == triF {
+		return false
+	}
+	for _, st := range probeStatuses {
+		if st >= 300 && st != 401 && v.retried[st] != triF {
+			return false
+		}
+	}
+	return true
+}
+
+// readsStatus reports whether body tests an HTTP status anywhere.
+func (c *checker) readsStatus(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if b, ok := n.(*ast.BinaryExpr); ok && (c.hasStatus(b.X) || c.hasStatus(b.Y)) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 func (c *checker) reportRetryAfter(sc loopScan, v verdict) {

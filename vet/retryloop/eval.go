@@ -352,8 +352,11 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 		}
 		return boolTri(r)
 	}
-	if isError(c.info.TypeOf(x)) || isError(c.info.TypeOf(y)) || c.inspectsError(x) || c.inspectsError(y) {
-		return triU // err == ErrSomething, status.Code(err) != codes.Unavailable: a classification
+	if isError(c.info.TypeOf(x)) || isError(c.info.TypeOf(y)) || c.inspectsError(ev.once(x)) || c.inspectsError(ev.once(y)) {
+		// err == ErrSomething, status.Code(err) != codes.Unavailable, or
+		// code == codes.Unavailable after code := status.Code(err): a
+		// classification
+		return triU
 	}
 	if c.errorField(x) || c.errorField(y) {
 		return triU // apiErr.Reason != "NotProcessed": what the server said, read

@@ -3,6 +3,7 @@ package retryloop
 import (
 	"go/ast"
 	"go/constant"
+	"go/token"
 	"go/types"
 )
 
@@ -86,7 +87,10 @@ func (c *checker) waitBackoff(e ast.Expr, body *ast.BlockStmt, depth int) int {
 	return out
 }
 
-// backoffLit is the schedule of one wait.Backoff value.
+// backoffLit is the schedule of one wait.Backoff value. A literal with
+// no Duration (or a constant zero) never waits, and one with Steps absent
+// or a constant at most 1 never tries twice: neither has a schedule to
+// jitter.
 func (c *checker) backoffLit(e ast.Expr) int {
 	if id := calleeIdent(e); id != nil {
 		if v, ok := c.info.Uses[id].(*types.Var); ok && v.Pkg() != nil && v.Pkg().Path() == kRetryPath &&
@@ -102,23 +106,36 @@ func (c *checker) backoffLit(e ast.Expr) int {
 	if !ok || !isNamed(c.info.TypeOf(lit), kWaitPath, "Backoff") {
 		return schedUnknown
 	}
+	waits, again, sched := false, false, schedPure
 	for _, el := range lit.Elts {
 		kv, ok := el.(*ast.KeyValueExpr)
 		if !ok {
 			return schedUnknown
 		}
-		if k, ok := kv.Key.(*ast.Ident); !ok || k.Name != "Jitter" {
+		k, ok := kv.Key.(*ast.Ident)
+		if !ok {
 			continue
 		}
-		tv, ok := c.info.Types[kv.Value]
-		if !ok || tv.Value == nil {
-			return schedUnknown
-		}
-		if constant.Sign(tv.Value) > 0 {
-			return schedJitter
+		tv, known := c.info.Types[kv.Value]
+		known = known && tv.Value != nil
+		switch k.Name {
+		case "Jitter":
+			if !known {
+				return schedUnknown
+			}
+			if constant.Sign(tv.Value) > 0 {
+				sched = schedJitter
+			}
+		case "Duration":
+			waits = !known || constant.Sign(tv.Value) != 0
+		case "Steps":
+			again = !known || constant.Compare(tv.Value, token.GTR, constant.MakeInt64(1))
 		}
 	}
-	return schedPure
+	if !waits || !again {
+		return schedUnknown // no wait, or no second try
+	}
+	return sched
 }
 
 // fieldSetIn reports whether body assigns to a field of v (v.Jitter = …).

@@ -343,3 +343,16 @@ func (c *checker) afterFuncTimer(call *ast.CallExpr, body *ast.BlockStmt) bool {
 	}
 	return false
 }
+
+// once is what a variable the loop's function assigns once was given
+// (code := status.Code(err)), or e itself.
+func (ev *evaluator) once(e ast.Expr) ast.Expr {
+	if id := identOf(e); id != nil {
+		if v, ok := ev.w.c.info.Uses[id].(*types.Var); ok {
+			if xs := ev.w.c.assignsOf(ev.w.body)[v]; len(xs) == 1 && xs[0] != unknownExpr {
+				return xs[0]
+			}
+		}
+	}
+	return e
+}

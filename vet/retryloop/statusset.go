@@ -232,7 +232,12 @@ func (c *checker) isStatus(e ast.Expr) bool {
 			return false // the method value, not its result
 		}
 		sel = x
+	case *ast.Ident:
+		return c.heldStatus(c.info.Uses[x])
 	case *ast.CallExpr:
+		if c.statusCall(x) {
+			return true
+		}
 		if len(x.Args) != 0 {
 			return false
 		}

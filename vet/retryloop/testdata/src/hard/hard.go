@@ -73,8 +73,8 @@ func classifierThatDoesNot(c *http.Client, req *http.Request) (*http.Response, e
 // case: clean
 func waitForServerInTest(url string) error {
 	// A false positive: a test waiting for its own server to listen. It
-	// retries every error on a fixed period, and it is fine.
-	for i := 0; i < 50; i++ { // want `unclassified: retry loop around http\.Get retries on every error`
+	// retries every transport error on a fixed period, and it is fine.
+	for i := 0; i < 50; i++ {
 		resp, err := http.Get(url)
 		if err == nil {
 			resp.Body.Close()

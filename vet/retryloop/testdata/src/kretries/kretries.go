@@ -60,3 +60,27 @@ func flush(send func() error) error {
 func updateWith(b wait.Backoff, put func() error) error {
 	return retry.RetryOnConflict(b, put)
 }
+
+// A backoff with no Duration: the retries follow each other at once, with
+// no wait to jitter.
+//
+// case: clean
+func updateNoWait(put func() error) error {
+	return retry.RetryOnConflict(wait.Backoff{Steps: 3}, put)
+}
+
+// A backoff of one step: the work is tried once and never waited on.
+//
+// case: clean
+func updateOnce(put func() error) error {
+	b := wait.Backoff{Steps: 1, Duration: time.Second, Factor: 2}
+	return retry.RetryOnConflict(b, put)
+}
+
+// Two steps of a constant wait with no Jitter: one retry, on a schedule
+// every client shares.
+//
+// case: flag nojitter
+func updateTwice(put func() error) error {
+	return retry.RetryOnConflict(wait.Backoff{Steps: 2, Duration: 50 * time.Millisecond}, put) // want `nojitter: retry.RetryOnConflict waits`
+}

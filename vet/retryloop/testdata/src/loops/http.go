@@ -14,10 +14,13 @@ import (
 	"time"
 )
 
-// case: flag unclassified nojitter deafwait
+// Only the transport's failures go round: every answer, whatever its
+// status, is returned (classified since the ninth round).
+//
+// case: flag nojitter deafwait
 func countedEveryError(ctx context.Context, c *http.Client, req *http.Request) (*http.Response, error) {
 	var lastErr error
-	for i := 0; i < 5; i++ { // want `unclassified: retry loop around Client\.Do retries on every error`
+	for i := 0; i < 5; i++ {
 		resp, err := c.Do(req)
 		if err == nil {
 			return resp, nil

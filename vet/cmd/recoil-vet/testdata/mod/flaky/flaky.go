@@ -7,11 +7,11 @@ import (
 	"time"
 )
 
-// Fetch retries every error, forever-ish, on a fixed period.
+// Fetch retries every error and every non-2xx answer on a fixed period.
 func Fetch(ctx context.Context, c *http.Client, req *http.Request) (*http.Response, error) {
 	for i := 0; i < 5; i++ {
 		resp, err := c.Do(req.WithContext(ctx))
-		if err == nil {
+		if err == nil && resp.StatusCode < 300 {
 			return resp, nil
 		}
 		time.Sleep(time.Second)

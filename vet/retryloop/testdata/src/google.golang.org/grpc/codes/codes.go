@@ -7,4 +7,6 @@ const (
 	OK          Code = 0
 	Unavailable Code = 14
 	NotFound    Code = 5
+	// Unimplemented is the code of a method the server does not have.
+	Unimplemented Code = 12
 )

@@ -1,0 +1,117 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/types"
+)
+
+// A helper that makes the HTTP call and hands back the answer's status as
+// an integer result beside its error (status, err := c.send(ctx, buf), the
+// status -1 or 0 when no answer came) is read as the response would be:
+// the variable the loop keeps it in is the status, so a loop that tests
+// it (if status > 0 && status != 429 && status/100 != 5 { break }) picks.
+
+// summarizeStatusResult sets s.StatusResult for a function that makes an
+// HTTP call and returns, at one integer result, the response's status on
+// every return that is not a constant.
+func (c *checker) summarizeStatusResult(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
+	if s.Remote != remoteHTTP || d.Body == nil {
+		return
+	}
+	res := fn.Type().(*types.Signature).Results()
+	for i := range res.Len() {
+		if b, ok := res.At(i).Type().Underlying().(*types.Basic); !ok || b.Info()&types.IsInteger == 0 {
+			continue
+		}
+		if c.returnsStatusAt(d.Body, i, res.Len()) {
+			s.StatusResult = i + 1
+			return
+		}
+	}
+}
+
+// returnsStatusAt reports whether every return of body (of n results)
+// gives, at index i, a constant or the response's status, and one at least
+// the status.
+func (c *checker) returnsStatusAt(body *ast.BlockStmt, i, n int) bool {
+	some, ok := false, true
+	ast.Inspect(body, func(nd ast.Node) bool {
+		switch r := nd.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if len(r.Results) != n {
+				ok = false // a bare return of named results, or a call's
+				return false
+			}
+			x := ast.Unparen(r.Results[i])
+			switch tv := c.info.Types[x]; {
+			case tv.Value != nil:
+			case c.isStatus(x):
+				some = true
+			default:
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok && some
+}
+
+// statusCall reports whether call is of a function whose first result is
+// the status of the HTTP answer it got (its fact's StatusResult): where
+// the call stands for its first result (status, err := c.send(…)), it is
+// a status.
+func (c *checker) statusCall(call *ast.CallExpr) bool {
+	f := c.fact(c.callee(call))
+	return f != nil && f.StatusResult == 1
+}
+
+// heldStatus reports whether v is given, anywhere in the package, only
+// the status result of such a call (status, err = c.send(…)). Until
+// the package's facts are settled, nothing is.
+func (c *checker) heldStatus(v types.Object) bool {
+	if !c.summarized || v == nil {
+		return false
+	}
+	if c.statusVars == nil {
+		c.statusVars = map[types.Object]bool{}
+		other := map[types.Object]bool{}
+		for _, file := range c.pass.Files {
+			ast.Inspect(file, func(n ast.Node) bool {
+				if as, ok := n.(*ast.AssignStmt); ok {
+					c.noteStatusVars(as, other)
+				}
+				return true
+			})
+		}
+		for o := range other {
+			delete(c.statusVars, o)
+		}
+	}
+	return c.statusVars[v]
+}
+
+// noteStatusVars records the variables as gives a status result, and in
+// other those it gives anything else.
+func (c *checker) noteStatusVars(as *ast.AssignStmt, other map[types.Object]bool) {
+	for i, l := range as.Lhs {
+		id, ok := ast.Unparen(l).(*ast.Ident)
+		if !ok {
+			continue
+		}
+		o := c.info.Defs[id]
+		if o == nil {
+			o = c.info.Uses[id]
+		}
+		if o == nil {
+			continue
+		}
+		call, isCall := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+		if i == 0 && len(as.Rhs) == 1 && len(as.Lhs) > 1 && isCall && c.statusCall(call) {
+			c.statusVars[o] = true
+		} else {
+			other[o] = true
+		}
+	}
+}
