@@ -114,10 +114,10 @@ type FuncFact struct {
 	// no jitter (go-retry, retry-go, client-go's retry): a caller's
 	// function is retried on that schedule.
 	LibWork int
-	// StatusResult, if not zero, is one more than the index of an integer
-	// result that is the status of the HTTP answer the function got (a
-	// constant when none came).
-	StatusResult int
+	// StatusResult is true for a function that makes an HTTP call and
+	// returns, as its first result, the integer status of the answer it
+	// got (a constant when none came).
+	StatusResult bool
 	// Bounds is true for a method with no parameters whose bool result
 	// counts, reads the clock or hears a context (b.Ongoing()).
 	Bounds bool
@@ -141,8 +141,8 @@ func (f *FuncFact) String() string {
 	if f.Bounds {
 		s += " bounds"
 	}
-	if f.StatusResult != 0 {
-		s += fmt.Sprintf(" statusresult=%d", f.StatusResult)
+	if f.StatusResult {
+		s += " statusresult"
 	}
 	if f.VerdictArgs != 0 {
 		s += fmt.Sprintf(" verdict=%#x/%#x args=%#x", f.Verdict, f.VerdictF, f.VerdictArgs)

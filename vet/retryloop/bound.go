@@ -198,23 +198,5 @@ func (c *checker) summarizeBound(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
 	if sig.Recv() == nil || sig.Params().Len() != 0 || sig.Results().Len() != 1 || !isBool(sig.Results().At(0).Type()) || d.Body == nil {
 		return
 	}
-	some, ok := false, true
-	ast.Inspect(d.Body, func(n ast.Node) bool {
-		switch r := n.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.ReturnStmt:
-			if len(r.Results) != 1 {
-				ok = false
-			} else if tv := c.info.Types[r.Results[0]]; tv.Value == nil {
-				if c.boundExpr(r.Results[0], nil, state{}) {
-					some = true
-				} else {
-					ok = false
-				}
-			}
-		}
-		return ok
-	})
-	s.Bounds = ok && some
+	s.Bounds = everyReturn(c.info, d.Body, 0, 1, func(e ast.Expr) bool { return c.boundExpr(e, nil, state{}) })
 }

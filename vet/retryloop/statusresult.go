@@ -12,50 +12,47 @@ import (
 // it (if status > 0 && status != 429 && status/100 != 5 { break }) picks.
 
 // summarizeStatusResult sets s.StatusResult for a function that makes an
-// HTTP call and returns, at one integer result, the response's status on
-// every return that is not a constant.
+// HTTP call and returns, as its first result, an integer that is the
+// response's status on every return that is not a constant. Only the
+// first result is read: that is what a call stands for where it is
+// compared or assigned first (status, err := c.send(…)).
 func (c *checker) summarizeStatusResult(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
-	if s.Remote != remoteHTTP || d.Body == nil {
+	res := fn.Type().(*types.Signature).Results()
+	if s.Remote != remoteHTTP || d.Body == nil || res.Len() == 0 {
 		return
 	}
-	res := fn.Type().(*types.Signature).Results()
-	for i := range res.Len() {
-		if b, ok := res.At(i).Type().Underlying().(*types.Basic); !ok || b.Info()&types.IsInteger == 0 {
-			continue
-		}
-		if c.returnsStatusAt(d.Body, i, res.Len()) {
-			s.StatusResult = i + 1
-			return
-		}
+	if b, ok := res.At(0).Type().Underlying().(*types.Basic); !ok || b.Info()&types.IsInteger == 0 {
+		return
 	}
+	s.StatusResult = everyReturn(c.info, d.Body, 0, res.Len(), c.isStatus)
 }
 
-// returnsStatusAt reports whether every return of body (of n results)
-// gives, at index i, a constant or the response's status, and one at least
-// the status.
-func (c *checker) returnsStatusAt(body *ast.BlockStmt, i, n int) bool {
-	some, ok := false, true
+// everyReturn reports whether every return of body (of n results) gives,
+// at index i, a constant or an expression ok accepts, and one at least
+// what ok accepts. A bare return of named results fails it.
+func everyReturn(info *types.Info, body *ast.BlockStmt, i, n int, ok func(ast.Expr) bool) bool {
+	some, all := false, true
 	ast.Inspect(body, func(nd ast.Node) bool {
 		switch r := nd.(type) {
 		case *ast.FuncLit:
 			return false
 		case *ast.ReturnStmt:
 			if len(r.Results) != n {
-				ok = false // a bare return of named results, or a call's
+				all = false // a bare return of named results, or a call's
 				return false
 			}
 			x := ast.Unparen(r.Results[i])
-			switch tv := c.info.Types[x]; {
-			case tv.Value != nil:
-			case c.isStatus(x):
+			switch {
+			case info.Types[x].Value != nil:
+			case ok(x):
 				some = true
 			default:
-				ok = false
+				all = false
 			}
 		}
-		return ok
+		return all
 	})
-	return ok && some
+	return all && some
 }
 
 // statusCall reports whether call is of a function whose first result is
@@ -64,7 +61,7 @@ func (c *checker) returnsStatusAt(body *ast.BlockStmt, i, n int) bool {
 // a status.
 func (c *checker) statusCall(call *ast.CallExpr) bool {
 	f := c.fact(c.callee(call))
-	return f != nil && f.StatusResult == 1
+	return f != nil && f.StatusResult
 }
 
 // heldStatus reports whether v is given, anywhere in the package, only
