@@ -347,7 +347,8 @@ func (c *checker) summarize() {
 
 func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 	s := &FuncFact{}
-	var jit []purity
+	var waits []*ast.CallExpr
+	var found []waitInfo
 	sync := syncLits(d.Body)
 	if isIterator(fn) {
 		// An iterator's body runs in its caller's range loop: the
@@ -384,39 +385,56 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 				s.LibWork = i
 			}
 			if w, ok := c.wait(n, d.Body, fn); ok {
-				s.Waits = true
-				if w.deaf && !c.ctxInScope(n.Pos()) {
-					s.Deaf = true
-				}
-				jit = append(jit, w.dur)
+				waits = append(waits, n)
+				found = append(found, w)
 			}
 		}
 		return true
 	})
+	c.summarizeWaits(s, d.Body, waits, found)
 	c.summarizeResult(fn, d, s)
 	c.summarizeVerdict(fn, d, s)
 	c.summarizeStatusResult(fn, d, s)
 	c.summarizeBound(fn, d, s)
-	if len(jit) > 0 {
-		all := purity{kind: pPure}
-		for _, p := range jit {
-			all = all.and(p)
+	return s
+}
+
+// summarizeWaits records in s how the function waits, from the waits found
+// in body: whether it does (a timeout on an answer is no pause), whether
+// deaf to a context, and how its durations are made.
+func (c *checker) summarizeWaits(s *FuncFact, body *ast.BlockStmt, waits []*ast.CallExpr, found []waitInfo) {
+	timeouts := c.timeoutWaits(body, waits)
+	var jit []purity
+	for i, w := range found {
+		if timeouts[waits[i]] {
+			continue
 		}
-		switch all.kind {
-		case pPure:
-			s.Jitter = jitterNone
-			s.ByDefault = all.byDefault
-		case pRand:
-			s.Jitter = jitterYes
-		case pParam:
-			if i, ok := all.single(); ok {
-				s.DurParam = i + 1
-			} else {
-				s.DurParams = all.params
-			}
+		s.Waits = true
+		if w.deaf && !c.ctxInScope(waits[i].Pos()) {
+			s.Deaf = true
+		}
+		jit = append(jit, w.dur)
+	}
+	if len(jit) == 0 {
+		return
+	}
+	all := purity{kind: pPure}
+	for _, p := range jit {
+		all = all.and(p)
+	}
+	switch all.kind {
+	case pPure:
+		s.Jitter = jitterNone
+		s.ByDefault = all.byDefault
+	case pRand:
+		s.Jitter = jitterYes
+	case pParam:
+		if i, ok := all.single(); ok {
+			s.DurParam = i + 1
+		} else {
+			s.DurParams = all.params
 		}
 	}
-	return s
 }
 
 // fact returns what is known of the function a call calls, from this

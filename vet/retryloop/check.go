@@ -132,10 +132,10 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	start := state{}
 	if fs, ok := s.(*ast.ForStmt); ok && fs.Cond != nil {
 		start = start.with(cond{expr: fs.Cond})
+		w.cond, w.loopBody = fs.Cond, fs.Body
 	}
 	if end, falls := w.stmt(sc.body, start, true, true); falls {
-		w.gorounds = append(w.gorounds, end)
-		w.goPos = append(w.goPos, sc.body.End())
+		w.goRound(end, sc.body.End())
 	}
 	v := w.judge(sc.remote)
 	if sc.remote == remoteNone && c.isLocalOp(w.attemptCall) {

@@ -361,6 +361,9 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 	if c.errorField(x) || c.errorField(y) {
 		return triU // apiErr.Reason != "NotProcessed": what the server said, read
 	}
+	if r, ok := ev.answerError(op, x, y, o); ok {
+		return r
+	}
 	return ev.irrelevant(types.ExprString(x) + op.String() + types.ExprString(y))
 }
 

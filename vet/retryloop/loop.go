@@ -3,6 +3,7 @@ package retryloop
 import (
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"go/types"
 	"strings"
@@ -69,13 +70,17 @@ const (
 type state struct {
 	conds []cond
 	srcs  map[types.Object]int
+	// flags are the local booleans this path has set to a constant since
+	// the body began (ok = true): a loop whose condition tests one
+	// (for !ok && i < n) is left by the path that set it.
+	flags map[types.Object]bool
 }
 
 func (s state) with(c cond) state {
 	c.srcs = s.srcs
 	conds := make([]cond, len(s.conds), len(s.conds)+1)
 	copy(conds, s.conds)
-	return state{conds: append(conds, c), srcs: s.srcs}
+	return state{conds: append(conds, c), srcs: s.srcs, flags: s.flags}
 }
 
 func (s state) setSrc(o types.Object, src int) state {
@@ -84,7 +89,25 @@ func (s state) setSrc(o types.Object, src int) state {
 		m[k] = v
 	}
 	m[o] = src
-	return state{conds: s.conds, srcs: m}
+	return state{conds: s.conds, srcs: m, flags: s.flags}
+}
+
+// setFlag records that o was given the constant v on this path, or, with
+// known false, that what it holds is no longer known.
+func (s state) setFlag(o types.Object, v, known bool) state {
+	if _, had := s.flags[o]; !had && !known {
+		return s
+	}
+	m := make(map[types.Object]bool, len(s.flags)+1)
+	for k, x := range s.flags {
+		m[k] = x
+	}
+	if known {
+		m[o] = v
+	} else {
+		delete(m, o)
+	}
+	return state{conds: s.conds, srcs: s.srcs, flags: m}
 }
 
 type loopWalker struct {
@@ -110,6 +133,11 @@ type loopWalker struct {
 	// notCancel makes reaches read a failure as the dependency's, never
 	// the caller's cancellation (see evaluator.notCancel).
 	notCancel bool
+	// cond is the for statement's condition, if it has one; loopBody is
+	// its body, and depth how many inner loops the walk is in.
+	cond     ast.Expr
+	loopBody *ast.BlockStmt
+	depth    int
 }
 
 // note records the state at which s is reached, for each of the loop's
@@ -164,7 +192,102 @@ func (w *loopWalker) merge(base state, outs []state) state {
 			srcs = base.srcs
 		}
 	}
-	return state{conds: conds, srcs: srcs}
+	return state{conds: conds, srcs: srcs, flags: commonFlags(outs)}
+}
+
+// constBool returns e's value when e is a constant boolean.
+func (c *checker) constBool(e ast.Expr) (v, ok bool) {
+	if e == nil {
+		return false, false
+	}
+	tv := c.info.Types[e]
+	if tv.Value == nil || tv.Value.Kind() != constant.Bool {
+		return false, false
+	}
+	return constant.BoolVal(tv.Value), true
+}
+
+// commonFlags keeps the flags every joining way set to the same value.
+func commonFlags(outs []state) map[types.Object]bool {
+	var m map[types.Object]bool
+	for o, v := range outs[0].flags {
+		same := true
+		for _, x := range outs[1:] {
+			if xv, ok := x.flags[o]; !ok || xv != v {
+				same = false
+				break
+			}
+		}
+		if same {
+			if m == nil {
+				m = map[types.Object]bool{}
+			}
+			m[o] = v
+		}
+	}
+	return m
+}
+
+// goRound records a path that reaches the loop's next round: a path that
+// has made the loop's condition false (it set the flag the condition
+// tests) leaves instead.
+func (w *loopWalker) goRound(st state, at token.Pos) {
+	if w.cond != nil && condFalse(w.c.info, w.cond, st.flags) {
+		w.exits = append(w.exits, st)
+		return
+	}
+	w.gorounds = append(w.gorounds, st)
+	w.goPos = append(w.goPos, at)
+}
+
+// leaves reports whether a way out of an if statement ending at end has
+// made the loop's condition false (else { ok = true } under for !ok),
+// with nothing later in the body to set it again: that way leaves the
+// loop at the next test, and is recorded as an exit. An if inside an
+// inner loop is not judged: the inner loop may go round first.
+func (w *loopWalker) leaves(st state, end token.Pos) bool {
+	if w.depth > 0 || w.cond == nil || !condFalse(w.c.info, w.cond, st.flags) {
+		return false
+	}
+	later := false
+	ast.Inspect(w.loopBody, func(n ast.Node) bool {
+		if as, ok := n.(*ast.AssignStmt); ok && as.Pos() >= end {
+			for _, l := range as.Lhs {
+				if id, ok := l.(*ast.Ident); ok {
+					if v, ok := w.c.objOf(id).(*types.Var); ok && w.c.mentionsVar(w.cond, v) {
+						later = true
+					}
+				}
+			}
+		}
+		return !later
+	})
+	if later {
+		return false
+	}
+	w.exits = append(w.exits, st)
+	return true
+}
+
+// condFalse reports whether e, a loop condition, is false given flags: a
+// conjunct that is a flag set false, or the negation of one set true.
+func condFalse(info *types.Info, e ast.Expr, flags map[types.Object]bool) bool {
+	if len(flags) == 0 {
+		return false
+	}
+	switch e := ast.Unparen(e).(type) {
+	case *ast.BinaryExpr:
+		return e.Op == token.LAND && (condFalse(info, e.X, flags) || condFalse(info, e.Y, flags))
+	case *ast.UnaryExpr:
+		if id, ok := ast.Unparen(e.X).(*ast.Ident); ok && e.Op == token.NOT {
+			v, ok := flags[info.Uses[id]]
+			return ok && v
+		}
+	case *ast.Ident:
+		v, ok := flags[info.Uses[e]]
+		return ok && !v
+	}
+	return false
 }
 
 func (w *loopWalker) stmts(list []ast.Stmt, st state, breakIsLoop, contIsLoop bool) (state, bool) {
@@ -225,8 +348,7 @@ func (w *loopWalker) branch(s *ast.BranchStmt, st state, breakIsLoop, contIsLoop
 	switch s.Tok {
 	case token.CONTINUE:
 		if (s.Label == nil && contIsLoop) || w.isLoopLabel(s.Label) {
-			w.gorounds = append(w.gorounds, st)
-			w.goPos = append(w.goPos, s.Pos())
+			w.goRound(st, s.Pos())
 		} else if s.Label != nil {
 			// continue of an outer loop: this loop is left
 			w.exits = append(w.exits, st)
@@ -251,6 +373,12 @@ func (w *loopWalker) ifStmt(s *ast.IfStmt, st state, breakIsLoop, contIsLoop boo
 	e, ef := st.with(cond{expr: s.Cond, neg: true}), true
 	if s.Else != nil {
 		e, ef = w.stmt(s.Else, e, breakIsLoop, contIsLoop)
+	}
+	if tf && w.leaves(t, s.End()) {
+		tf = false
+	}
+	if ef && w.leaves(e, s.End()) {
+		ef = false
 	}
 	switch {
 	case tf && ef:
@@ -378,9 +506,11 @@ func (w *loopWalker) simple(s ast.Stmt, st state) state {
 		if !ok {
 			continue
 		}
-		o := w.c.info.Defs[id]
-		if o == nil {
-			o = w.c.info.Uses[id]
+		o := w.c.objOf(id)
+		if v, ok := o.(*types.Var); ok && isBool(v.Type()) {
+			b, known := w.c.constBool(rhsOf(as, i))
+			st = st.setFlag(o, b, known)
+			continue
 		}
 		if o == nil || !isError(o.Type()) {
 			continue
@@ -444,7 +574,9 @@ func (c *checker) mentionsContext(e ast.Node) bool {
 // it is reached the way its body's last round ended: each outcome of the
 // attempt is judged by the path it took through that body.
 func (w *loopWalker) inner(s ast.Stmt, body *ast.BlockStmt, st state) (state, bool) {
+	w.depth++
 	end, falls := w.stmt(body, st, false, false)
+	w.depth--
 	holds := func(p token.Pos) bool { return p.IsValid() && s.Pos() <= p && p < s.End() }
 	if falls && (w.remoteCall != nil && holds(w.remoteCall.Pos()) || holds(w.attempt)) {
 		return end, true
