@@ -48,3 +48,37 @@ func (ev *evaluator) isZero(e ast.Expr) bool {
 	}
 	return false
 }
+
+// sentinelOnSuccess reads err == ErrAgain, err an error of the outcome
+// (the attempt's, or a step's on its answer: err = parseError(msg)), on a
+// success: the error is nil then, so it equals no sentinel.
+func (ev *evaluator) sentinelOnSuccess(op token.Token, x, y ast.Expr, o outcome) (tri, bool) {
+	if !o.success() || (op != token.EQL && op != token.NEQ) {
+		return triU, false
+	}
+	c := ev.w.c
+	if _, ok := ast.Unparen(y).(*ast.Ident); ok && isError(c.info.TypeOf(y)) && ev.srcOf(y) == srcOutcome && !ev.sentinel(y) {
+		x, y = y, x
+	}
+	id, ok := ast.Unparen(x).(*ast.Ident)
+	if !ok || !isError(c.info.TypeOf(id)) || ev.srcOf(id) != srcOutcome || ev.sentinel(id) || !ev.sentinel(y) {
+		return triU, false
+	}
+	return boolTri(op == token.NEQ), true
+}
+
+// sentinel reports whether e is a package-level error variable
+// (io.EOF, ErrAgain).
+func (ev *evaluator) sentinel(e ast.Expr) bool {
+	var id *ast.Ident
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		id = e
+	case *ast.SelectorExpr:
+		id = e.Sel
+	default:
+		return false
+	}
+	v, ok := ev.w.c.info.Uses[id].(*types.Var)
+	return ok && isPkgVar(v) && isError(v.Type())
+}

@@ -162,6 +162,10 @@ func (c *checker) purity(e ast.Expr, body *ast.BlockStmt, fn *types.Func, depth 
 		return c.purity(e.X, body, fn, depth+1)
 	case *ast.UnaryExpr:
 		return c.purity(e.X, body, fn, depth+1)
+	case *ast.StarExpr:
+		// time.Sleep(*pt), pt a parameter the caller hands &sleepTime:
+		// what the variable pointed to holds
+		return c.purity(e.X, body, fn, depth+1)
 	case *ast.BinaryExpr:
 		if e.Op == token.MUL && (c.zeroField(e.X) || c.zeroField(e.Y)) {
 			// rand × r.jitter, with the jitter zero unless the user

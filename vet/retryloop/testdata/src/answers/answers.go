@@ -116,3 +116,72 @@ func firstMirror(b *bus, mirrors [][]byte) (reply, error) {
 	}
 	return reply{}, errors.New("no mirror answered")
 }
+
+// backoffStep waits *d, then doubles it up to a cap: the caller's variable
+// carries the schedule.
+func backoffStep(d *time.Duration) {
+	time.Sleep(*d)
+	*d *= 2
+	if *d > 5*time.Second {
+		*d = 5 * time.Second
+	}
+}
+
+var errBusy = errors.New("peer busy")
+
+// decode reads what the peer said: an empty answer means it was busy.
+func decode(r reply) error {
+	if len(r.Data) == 0 {
+		return errBusy
+	}
+	return nil
+}
+
+// A request answered "busy" goes round like a failed one, after a pure
+// doubling the helper keeps in the caller's variable. The busy test reads
+// the answer's own error, nil on a success.
+//
+// case: flag nojitter
+func fetchState(b *bus) ([]byte, error) {
+	wait := 50 * time.Millisecond
+	var err error
+	for i := 0; i < 6; i++ {
+		if i > 0 {
+			backoffStep(&wait) // want `nojitter: backoffStep in a retry loop`
+		}
+		var r reply
+		r, err = b.request([]byte("state"), time.Second)
+		if err != nil {
+			continue
+		}
+		err = decode(r)
+		if err == errBusy {
+			continue
+		}
+		return r.Data, err
+	}
+	return nil, err
+}
+
+// The same loop with a random wait: clean.
+//
+// case: clean
+func fetchStateJittered(b *bus) ([]byte, error) {
+	var err error
+	for i := 0; i < 6; i++ {
+		if i > 0 {
+			time.Sleep(time.Duration(rand.Int63n(int64(50 * time.Millisecond << i))))
+		}
+		var r reply
+		r, err = b.request([]byte("state"), time.Second)
+		if err != nil {
+			continue
+		}
+		err = decode(r)
+		if err == errBusy {
+			continue
+		}
+		return r.Data, err
+	}
+	return nil, err
+}
