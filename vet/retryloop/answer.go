@@ -57,28 +57,31 @@ func (ev *evaluator) sentinelOnSuccess(op token.Token, x, y ast.Expr, o outcome)
 		return triU, false
 	}
 	c := ev.w.c
-	if _, ok := ast.Unparen(y).(*ast.Ident); ok && isError(c.info.TypeOf(y)) && ev.srcOf(y) == srcOutcome && !ev.sentinel(y) {
+	if _, ok := ast.Unparen(y).(*ast.Ident); ok && isError(c.info.TypeOf(y)) && ev.srcOf(y) == srcOutcome && !errVar(c.info, y) {
 		x, y = y, x
 	}
 	id, ok := ast.Unparen(x).(*ast.Ident)
-	if !ok || !isError(c.info.TypeOf(id)) || ev.srcOf(id) != srcOutcome || ev.sentinel(id) || !ev.sentinel(y) {
+	if !ok || !isError(c.info.TypeOf(id)) || ev.srcOf(id) != srcOutcome || errVar(c.info, id) || !errVar(c.info, y) {
 		return triU, false
 	}
 	return boolTri(op == token.NEQ), true
 }
 
-// sentinel reports whether e is a package-level error variable
-// (io.EOF, ErrAgain).
-func (ev *evaluator) sentinel(e ast.Expr) bool {
-	var id *ast.Ident
+// errVar reports whether e names a package-level error variable (io.EOF,
+// ErrAgain).
+func errVar(info *types.Info, e ast.Expr) bool {
+	v, ok := info.Uses[refIdent(e)].(*types.Var)
+	return ok && isPkgVar(v) && isError(v.Type())
+}
+
+// refIdent returns the identifier e refers by: e itself, or the selected
+// name of pkg.Name or x.Field; nil for anything else.
+func refIdent(e ast.Expr) *ast.Ident {
 	switch e := ast.Unparen(e).(type) {
 	case *ast.Ident:
-		id = e
+		return e
 	case *ast.SelectorExpr:
-		id = e.Sel
-	default:
-		return false
+		return e.Sel
 	}
-	v, ok := ev.w.c.info.Uses[id].(*types.Var)
-	return ok && isPkgVar(v) && isError(v.Type())
+	return nil
 }

@@ -218,13 +218,8 @@ func (c *checker) findFieldMutations(f *ast.File) {
 // rate-limited response's error carries. It is the server's, not the
 // client's backoff, and says nothing of the client's jitter.
 func (c *checker) serverWait(e ast.Expr) bool {
-	var id *ast.Ident
-	switch e := ast.Unparen(e).(type) {
-	case *ast.Ident:
-		id = e
-	case *ast.SelectorExpr:
-		id = e.Sel
-	default:
+	id := refIdent(e)
+	if id == nil {
 		return false
 	}
 	if _, ok := c.info.Uses[id].(*types.Var); !ok {

@@ -237,16 +237,7 @@ func (in *inliner) statusOf(e ast.Expr) (int64, bool) {
 // or fmt.Errorf: an error of the package's own, never the one a response's
 // status was turned into.
 func (c *checker) isSentinel(e ast.Expr) bool {
-	var id *ast.Ident
-	switch x := ast.Unparen(e).(type) {
-	case *ast.Ident:
-		id = x
-	case *ast.SelectorExpr:
-		id = x.Sel
-	default:
-		return false
-	}
-	v, ok := c.info.Uses[id].(*types.Var)
+	v, ok := c.info.Uses[refIdent(e)].(*types.Var)
 	if !ok || !isPkgVar(v) {
 		return false
 	}

@@ -2,7 +2,6 @@ package retryloop
 
 import (
 	"go/ast"
-	"go/token"
 	"go/types"
 )
 
@@ -25,25 +24,7 @@ func (c *checker) timeoutWaits(body *ast.BlockStmt, waits []*ast.CallExpr) map[*
 	for _, w := range waits {
 		isWait[w] = true
 	}
-	held := map[types.Object]*ast.CallExpr{} // t := time.NewTimer(d)
-	ast.Inspect(body, func(n ast.Node) bool {
-		as, ok := n.(*ast.AssignStmt)
-		if !ok || len(as.Lhs) != len(as.Rhs) {
-			return true
-		}
-		for i, r := range as.Rhs {
-			call, ok := ast.Unparen(r).(*ast.CallExpr)
-			if !ok || !isWait[call] {
-				continue
-			}
-			if id, ok := as.Lhs[i].(*ast.Ident); ok {
-				if o := c.objOf(id); o != nil {
-					held[o] = call
-				}
-			}
-		}
-		return true
-	})
+	held := c.callsHeld(body, func(call *ast.CallExpr) bool { return isWait[call] }) // t := time.NewTimer(d)
 	signals := c.goroutineSignals(body)
 	out := map[*ast.CallExpr]bool{}
 	ast.Inspect(body, func(n ast.Node) bool {
@@ -55,7 +36,7 @@ func (c *checker) timeoutWaits(body *ast.BlockStmt, waits []*ast.CallExpr) map[*
 		answer := false
 		for _, s := range sel.Body.List {
 			cc := s.(*ast.CommClause)
-			if t := c.timerOf(commChan(cc.Comm), isWait, held); t != nil {
+			if t := c.timerOf(ast.Unparen(received(cc.Comm)), isWait, held); t != nil {
 				timers = append(timers, t)
 				continue
 			}
@@ -69,23 +50,6 @@ func (c *checker) timeoutWaits(body *ast.BlockStmt, waits []*ast.CallExpr) map[*
 		return true
 	})
 	return out
-}
-
-// commChan returns the channel a select case receives from, or nil.
-func commChan(s ast.Stmt) ast.Expr {
-	var x ast.Expr
-	switch s := s.(type) {
-	case *ast.ExprStmt:
-		x = s.X
-	case *ast.AssignStmt:
-		if len(s.Rhs) == 1 {
-			x = s.Rhs[0]
-		}
-	}
-	if u, ok := ast.Unparen(x).(*ast.UnaryExpr); ok && u.Op == token.ARROW {
-		return ast.Unparen(u.X)
-	}
-	return nil
 }
 
 // timerOf returns the wait call whose channel ch is: the call itself
@@ -115,10 +79,10 @@ func (c *checker) answers(comm ast.Stmt, signals map[types.Object]bool) bool {
 	case *ast.SendStmt:
 		return true
 	case *ast.AssignStmt:
-		ch := commChan(s)
+		ch := received(s)
 		return ch != nil && !c.mentionsContext(ch)
 	case *ast.ExprStmt:
-		if id, ok := commChan(s).(*ast.Ident); ok {
+		if id, ok := ast.Unparen(received(s)).(*ast.Ident); ok {
 			return signals[c.info.Uses[id]]
 		}
 	}
@@ -128,22 +92,7 @@ func (c *checker) answers(comm ast.Stmt, signals map[types.Object]bool) bool {
 // goroutineSignals returns the channels made in body that a goroutine
 // started in body sends on or closes: a completion signal.
 func (c *checker) goroutineSignals(body *ast.BlockStmt) map[types.Object]bool {
-	made := map[types.Object]bool{}
-	ast.Inspect(body, func(n ast.Node) bool {
-		as, ok := n.(*ast.AssignStmt)
-		if !ok || len(as.Lhs) != len(as.Rhs) {
-			return true
-		}
-		for i, r := range as.Rhs {
-			call, ok := ast.Unparen(r).(*ast.CallExpr)
-			if id, isID := as.Lhs[i].(*ast.Ident); ok && isID && isBuiltin(c.info, call, "make") {
-				if o := c.objOf(id); o != nil {
-					made[o] = true
-				}
-			}
-		}
-		return true
-	})
+	made := c.callsHeld(body, func(call *ast.CallExpr) bool { return isBuiltin(c.info, call, "make") })
 	out := map[types.Object]bool{}
 	ast.Inspect(body, func(n ast.Node) bool {
 		g, ok := n.(*ast.GoStmt)
@@ -160,7 +109,7 @@ func (c *checker) goroutineSignals(body *ast.BlockStmt) map[types.Object]bool {
 					ch = n.Args[0]
 				}
 			}
-			if id, ok := ast.Unparen(ch).(*ast.Ident); ok && made[c.info.Uses[id]] {
+			if id, ok := ast.Unparen(ch).(*ast.Ident); ok && made[c.info.Uses[id]] != nil {
 				out[c.info.Uses[id]] = true
 			}
 			return true
@@ -177,4 +126,29 @@ func isBuiltin(info *types.Info, call *ast.CallExpr, name string) bool {
 	}
 	b, ok := info.Uses[calleeIdent(call.Fun)].(*types.Builtin)
 	return ok && b.Name() == name
+}
+
+// callsHeld returns the variables body assigns a call keep accepts
+// (t := time.NewTimer(d), done := make(chan bool)), each with its call.
+func (c *checker) callsHeld(body *ast.BlockStmt, keep func(*ast.CallExpr) bool) map[types.Object]*ast.CallExpr {
+	out := map[types.Object]*ast.CallExpr{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || len(as.Lhs) != len(as.Rhs) {
+			return true
+		}
+		for i, r := range as.Rhs {
+			call, ok := ast.Unparen(r).(*ast.CallExpr)
+			if !ok || !keep(call) {
+				continue
+			}
+			if id, ok := as.Lhs[i].(*ast.Ident); ok {
+				if o := c.objOf(id); o != nil {
+					out[o] = call
+				}
+			}
+		}
+		return true
+	})
+	return out
 }
