@@ -70,18 +70,6 @@ func (ev *evaluator) sentinelOnSuccess(op token.Token, x, y ast.Expr, o outcome)
 // errVar reports whether e names a package-level error variable (io.EOF,
 // ErrAgain).
 func errVar(info *types.Info, e ast.Expr) bool {
-	v, ok := info.Uses[refIdent(e)].(*types.Var)
+	v, ok := info.Uses[calleeIdent(e)].(*types.Var)
 	return ok && isPkgVar(v) && isError(v.Type())
-}
-
-// refIdent returns the identifier e refers by: e itself, or the selected
-// name of pkg.Name or x.Field; nil for anything else.
-func refIdent(e ast.Expr) *ast.Ident {
-	switch e := ast.Unparen(e).(type) {
-	case *ast.Ident:
-		return e
-	case *ast.SelectorExpr:
-		return e.Sel
-	}
-	return nil
 }

@@ -218,7 +218,7 @@ func (c *checker) findFieldMutations(f *ast.File) {
 // rate-limited response's error carries. It is the server's, not the
 // client's backoff, and says nothing of the client's jitter.
 func (c *checker) serverWait(e ast.Expr) bool {
-	id := refIdent(e)
+	id := calleeIdent(e)
 	if id == nil {
 		return false
 	}

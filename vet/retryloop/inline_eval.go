@@ -237,7 +237,7 @@ func (in *inliner) statusOf(e ast.Expr) (int64, bool) {
 // or fmt.Errorf: an error of the package's own, never the one a response's
 // status was turned into.
 func (c *checker) isSentinel(e ast.Expr) bool {
-	v, ok := c.info.Uses[refIdent(e)].(*types.Var)
+	v, ok := c.info.Uses[calleeIdent(e)].(*types.Var)
 	if !ok || !isPkgVar(v) {
 		return false
 	}
