@@ -242,7 +242,9 @@ func TestHedgeAcrossServers(t *testing.T) {
 				return listeners[addr].DialContext(ctx, "pipe", addr)
 			}),
 			grpc.WithUnaryInterceptor(rc.Unary))
-		// Until both servers have answered, the balancer may know one.
+		// Until both servers have answered, the balancer may know one: the
+		// other subchannel may still be connecting. synctest.Wait lets it
+		// finish before the next call, however busy the machine is.
 		both := func() bool {
 			mu.Lock()
 			defer mu.Unlock()
@@ -252,6 +254,7 @@ func TestHedgeAcrossServers(t *testing.T) {
 			if _, err := call(t.Context(), cc, "warm up"); err != nil || i == 20 {
 				t.Fatalf("warming up: %v after %d calls", err, i)
 			}
+			synctest.Wait()
 		}
 		mu.Lock()
 		for _, s := range servers {
