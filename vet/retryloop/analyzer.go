@@ -472,6 +472,7 @@ func (c *checker) file(f *ast.File) {
 			case *ast.CallExpr:
 				c.backoffRetryAfter(n, fd.Body)
 				c.libraryRetry(n, fd.Body, fn)
+				c.pollRetry(n, fd.Body, fn)
 				c.retryableRetryAfter(n)
 			}
 			return true

@@ -125,6 +125,10 @@ type libCall struct {
 	forever bool
 	// sleeps: the library waits with time.Sleep (Rican7's strategies)
 	sleeps bool
+	// polls: the work is a condition that may answer "not yet" on a
+	// success too (apimachinery's ExponentialBackoff): it retries only
+	// where it answers so on a failure
+	polls bool
 }
 
 // libCallOf reads a call that hands its work to a retry library:
@@ -157,6 +161,13 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 	case path == kRetryPath && (name == "RetryOnConflict" || name == "OnError"):
 		return libCall{sched: c.waitBackoff(call.Args[0], decl, 0), work: last,
 			remedy: "give the wait.Backoff a Jitter (retry.DefaultRetry's is 0.1)"}, true
+	case path == kWaitPath && (name == "ExponentialBackoff" || name == "ExponentialBackoffWithContext"):
+		b := call.Args[0]
+		if name == "ExponentialBackoffWithContext" && len(call.Args) == 3 {
+			b = call.Args[1]
+		}
+		return libCall{sched: c.waitBackoff(b, decl, 0), work: last, polls: true,
+			remedy: "give the wait.Backoff a Jitter"}, true
 	}
 	if f := c.fact(callee); f != nil && f.LibWork > 0 && f.LibWork <= len(call.Args) && !call.Ellipsis.IsValid() {
 		return libCall{sched: schedPure, work: call.Args[f.LibWork-1],
@@ -174,6 +185,11 @@ func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *type
 	lc, ok := c.libCallOf(call, decl, fn)
 	if !ok {
 		return
+	}
+	if lc.polls {
+		if _, ok := c.failureRound(lc.work, decl); !ok {
+			return // a poll, not a retry
+		}
 	}
 	if ctx := c.ctxName(call.Pos()); lc.retGo && lc.sched != schedUnknown && !lc.hears && ctx != "" {
 		c.add(finding{check: CheckDeafWait, pos: call.Pos(), end: call.End(),
@@ -202,7 +218,7 @@ func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *type
 // (retryx.Do(c, fn, retryIf) calling retry.Do(fn, opts…)), or 0.
 func (c *checker) libWork(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) int {
 	lc, ok := c.libCallOf(call, decl, fn)
-	if !ok || lc.sched != schedPure || fn == nil {
+	if !ok || lc.sched != schedPure || lc.polls || fn == nil {
 		return 0
 	}
 	id, ok := ast.Unparen(lc.work).(*ast.Ident)
