@@ -125,19 +125,10 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		return
 	}
 	c.resolveByCallers(sc.waits, fc.durFn())
-	w := &loopWalker{c: c, label: label, body: fc.decl, fn: fc.fn, remoteCall: sc.remoteCall, waits: map[*ast.CallExpr]bool{}, at: map[*ast.CallExpr][]state{}}
-	for _, lw := range sc.waits {
-		w.waits[lw.call] = true
+	w, v := c.walkLoop(s, label, fc, sc, nil)
+	if sc.remote == remoteNone && !v.anyFailure {
+		w, v = c.refocus(s, label, fc, sc, w, v)
 	}
-	start := state{}
-	if fs, ok := s.(*ast.ForStmt); ok && fs.Cond != nil {
-		start = start.with(cond{expr: fs.Cond})
-		w.cond, w.loopBody = fs.Cond, fs.Body
-	}
-	if end, falls := w.stmt(sc.body, start, true, true); falls {
-		w.goRound(end, sc.body.End())
-	}
-	v := w.judge(sc.remote)
 	if sc.remote == remoteNone && c.isLocalOp(w.attemptCall) {
 		// os.RemoveAll retried on EBUSY: nothing shared to synchronise
 		// on, no storm to spread.

@@ -123,8 +123,9 @@ type loopWalker struct {
 	goPos       []token.Pos
 	attempt     token.Pos
 	attemptCall *ast.CallExpr
-	// remoteCall is the loop's remote call, if it has one.
-	remoteCall *ast.CallExpr
+	// remoteCall is the loop's remote call, if it has one; focus, a
+	// later call whose failure the walk asks about (see refocus).
+	remoteCall, focus *ast.CallExpr
 	exits      []state
 	// waits are the loop's wait calls; at records the path states that
 	// reach each.
@@ -518,7 +519,8 @@ func (w *loopWalker) simple(s ast.Stmt, st state) state {
 		rhs := rhsOf(as, i)
 		src := w.errSrc(rhs, st)
 		call, isCall := ast.Unparen(rhs).(*ast.CallExpr)
-		if isCall && src == srcOutcome && w.remoteCall != nil && as.End() < w.remoteCall.Pos() && w.c.remoteKind(call) == remoteNone {
+		if isCall && src == srcOutcome && w.remoteCall != nil && as.End() < w.remoteCall.Pos() && w.c.remoteKind(call) == remoteNone ||
+			isCall && src == srcOutcome && w.focus != nil && as.End() < w.focus.Pos() {
 			src = srcLocal
 		}
 		if isCall && src == srcOutcome && (w.attempt == token.NoPos || as.Pos() < w.attempt) {
