@@ -109,26 +109,42 @@ func (c *checker) condBodies(e ast.Expr, decl *ast.BlockStmt) []*ast.BlockStmt {
 }
 
 // failureRound reports whether a condition answers "not yet" (false, nil)
-// on a failure, and the test that decides it.
+// on a failure and never on a success, and the test that decides it. A
+// condition that also answers it on a success (a state not reached yet)
+// is a poll: its interval paces the polling as much as the retries.
 func (c *checker) failureRound(e ast.Expr, decl *ast.BlockStmt) (string, bool) {
-	for _, body := range c.condBodies(e, decl) {
-		if why, ok := c.roundsOnFailure(body); ok {
-			return why, true
-		}
-	}
-	return "", false
+	return c.retriesOnly(e, decl, c.pollRound)
 }
 
-// roundsOnFailure finds a `return false, nil` in body reached on a
-// failure: inside a test of an error that holds when one is present, or
-// after a test that returned when there was none.
-func (c *checker) roundsOnFailure(body *ast.BlockStmt) (string, bool) {
-	why, found := "", false
+// retriesOnly reports whether the bodies a condition or an operation
+// stands for go round on a failure and never on a success.
+func (c *checker) retriesOnly(e ast.Expr, decl *ast.BlockStmt, round func(*ast.ReturnStmt, []ast.Node) (string, int)) (string, bool) {
+	why, failure := "", false
+	for _, body := range c.condBodies(e, decl) {
+		w, f, success := c.rounds(body, round)
+		if success {
+			return "", false
+		}
+		if f && !failure {
+			why, failure = w, true
+		}
+	}
+	return why, failure
+}
+
+// What a return statement of a condition or an operation does.
+const (
+	roundNone    = iota // it ends the loop
+	roundFailure        // it goes round on a failure
+	roundSuccess        // it goes round on something else
+)
+
+// rounds reads every return in body with round: whether one goes round
+// on a failure (and the test that decides it), and whether one goes
+// round on something else.
+func (c *checker) rounds(body *ast.BlockStmt, round func(*ast.ReturnStmt, []ast.Node) (string, int)) (why string, failure, success bool) {
 	var stack []ast.Node
 	ast.Inspect(body, func(n ast.Node) bool {
-		if found {
-			return false
-		}
 		if n == nil {
 			stack = stack[:len(stack)-1]
 			return true
@@ -137,19 +153,41 @@ func (c *checker) roundsOnFailure(body *ast.BlockStmt) (string, bool) {
 			return false
 		}
 		stack = append(stack, n)
-		r, ok := n.(*ast.ReturnStmt)
-		if !ok || len(r.Results) != 2 || !isNil(c.info, r.Results[1]) {
-			return true
-		}
-		if v, known := c.constBool(r.Results[0]); known && !v {
-			why, found = c.failurePath(stack)
-		} else if !known && c.errVerdict(r.Results[0]) < 0 && !c.successPath(stack) {
-			// return err == nil, nil: "not yet" exactly when it failed
-			why, found = types.ExprString(r.Results[0])+" is false", true
+		if r, ok := n.(*ast.ReturnStmt); ok {
+			switch w, k := round(r, stack); k {
+			case roundFailure:
+				if !failure {
+					why, failure = w, true
+				}
+			case roundSuccess:
+				success = true
+			}
 		}
 		return true
 	})
-	return why, found
+	return why, failure, success
+}
+
+// pollRound reads a condition's return: `return false, nil` goes round,
+// on a failure when inside a test of an error that holds when one is
+// present (or after a test that returned when there was none); `return
+// err == nil, nil` goes round exactly when it failed; `return ready, nil`
+// goes round when ready is false.
+func (c *checker) pollRound(r *ast.ReturnStmt, stack []ast.Node) (string, int) {
+	if len(r.Results) != 2 || !isNil(c.info, r.Results[1]) {
+		return "", roundNone
+	}
+	v, known := c.constBool(r.Results[0])
+	switch {
+	case known && v:
+		return "", roundNone
+	case !known && c.errVerdict(r.Results[0]) < 0 && !c.successPath(stack):
+		return types.ExprString(r.Results[0]) + " is false", roundFailure
+	}
+	if why, ok := c.failurePath(stack); ok {
+		return why, roundFailure
+	}
+	return "", roundSuccess
 }
 
 // failurePath reports whether the node at the top of stack is reached

@@ -169,6 +169,9 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 		return libCall{sched: c.waitBackoff(b, decl, 0), work: last, polls: true,
 			remedy: "give the wait.Backoff a Jitter"}, true
 	}
+	if lc, ok := c.cenkaltiCall(call, callee, decl); ok {
+		return lc, true
+	}
 	if f := c.fact(callee); f != nil && f.LibWork > 0 && f.LibWork <= len(call.Args) && !call.Ellipsis.IsValid() {
 		return libCall{sched: schedPure, work: call.Args[f.LibWork-1],
 			remedy: "jitter the schedule " + callee.Name() + " gives its retry library"}, true

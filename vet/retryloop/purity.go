@@ -371,6 +371,9 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 		}
 		return p
 	}
+	if isCenkalti(path) && callee.Name() == "NextBackOff" {
+		return c.nextBackOffPurity(call, body)
+	}
 	if isIfaceMethod(callee) {
 		return c.ifacePurity(call, callee, body, fn, depth)
 	}

@@ -221,3 +221,18 @@ func readyAfterCheck(ctx context.Context, c *client) error {
 		return true, nil
 	})
 }
+
+// Polls readiness and rides out a failed read on the same interval: the
+// interval paces the polling as much as the retries, as one wait at the
+// end of a polling loop does.
+//
+// case: clean
+func readyOrRetry(ctx context.Context, c *client) error {
+	return wait.PollUntilContextTimeout(ctx, time.Second, time.Minute, true, func(ctx context.Context) (bool, error) {
+		o, err := c.get(ctx)
+		if err != nil {
+			return false, nil
+		}
+		return o.ready, nil
+	})
+}

@@ -16,19 +16,51 @@ type BackOff interface {
 const Stop time.Duration = -1
 
 type ExponentialBackOff struct {
-	InitialInterval time.Duration
-	current         time.Duration
+	InitialInterval     time.Duration
+	RandomizationFactor float64
+	current             time.Duration
 }
 
 func NewExponentialBackOff() *ExponentialBackOff {
-	return &ExponentialBackOff{InitialInterval: 500 * time.Millisecond, current: 500 * time.Millisecond}
+	return &ExponentialBackOff{InitialInterval: 500 * time.Millisecond, RandomizationFactor: 0.5, current: 500 * time.Millisecond}
 }
 
 func (b *ExponentialBackOff) NextBackOff() time.Duration {
-	d := time.Duration(rand.Int63n(int64(b.current)))
+	if b.current == 0 {
+		b.current = b.InitialInterval
+	}
+	d := b.current
+	if b.RandomizationFactor > 0 {
+		d += time.Duration((rand.Float64()*2 - 1) * b.RandomizationFactor * float64(d))
+	}
 	b.current *= 2
 	return d
 }
+
+// ConstantBackOff waits the same Interval every time.
+type ConstantBackOff struct{ Interval time.Duration }
+
+func NewConstantBackOff(d time.Duration) *ConstantBackOff { return &ConstantBackOff{Interval: d} }
+
+func (b *ConstantBackOff) NextBackOff() time.Duration { return b.Interval }
+
+func (b *ConstantBackOff) Reset() {}
+
+type maxRetries struct {
+	BackOff
+	left int
+}
+
+func (b *maxRetries) NextBackOff() time.Duration {
+	if b.left == 0 {
+		return Stop
+	}
+	b.left--
+	return b.BackOff.NextBackOff()
+}
+
+// WithMaxRetries stops b after max retries.
+func WithMaxRetries(b BackOff, max uint64) BackOff { return &maxRetries{BackOff: b, left: int(max)} }
 
 func (b *ExponentialBackOff) Reset() { b.current = b.InitialInterval }
 

@@ -1,0 +1,236 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/constant"
+	"go/types"
+	"strings"
+)
+
+// cenkalti/backoff's schedules: an ExponentialBackOff randomises each
+// interval by its RandomizationFactor (0.5 from NewExponentialBackOff, 0
+// in a literal that leaves it out); a ConstantBackOff never does. Its
+// Retry functions wait what the BackOff they are given says and go round
+// on every error the operation returns but a Permanent one.
+
+// cenkaltiCall reads a cenkalti/backoff Retry call: the schedule of the
+// BackOff it is given (v5's WithBackOff option; without one, v5's default
+// is jittered) and its operation. It is a retry only where the operation
+// returns an error on a failure it tested: an operation that returns one
+// on an answer that is not ready yet (a poll) is not judged.
+func (c *checker) cenkaltiCall(call *ast.CallExpr, callee *types.Func, decl *ast.BlockStmt) (libCall, bool) {
+	path, name := funcPath(callee), callee.Name()
+	if !isCenkalti(path) || !strings.HasPrefix(name, "Retry") || recvNamed(callee) != nil {
+		return libCall{}, false
+	}
+	var b, op ast.Expr
+	params := callee.Type().(*types.Signature).Params()
+	for i, a := range call.Args {
+		t := c.info.TypeOf(a)
+		if i < params.Len() {
+			t = params.At(i).Type() // the BackOff an *ExponentialBackOff is passed as
+		}
+		if s, ok := t.(*types.Slice); ok && i >= params.Len()-1 {
+			t = s.Elem() // v5's ...RetryOption
+		}
+		switch {
+		case isNamed(t, path, "BackOff"):
+			b = a
+		case isNamed(t, path, "RetryOption"):
+			if opt, ok := ast.Unparen(a).(*ast.CallExpr); ok && len(opt.Args) == 1 {
+				if f := c.callee(opt); f != nil && f.Name() == "WithBackOff" {
+					b = opt.Args[0]
+				}
+			}
+		case op == nil:
+			if sig, ok := t.Underlying().(*types.Signature); ok && sig.Results().Len() > 0 {
+				op = a
+			}
+		}
+	}
+	if b == nil || op == nil {
+		return libCall{}, false
+	}
+	sched := c.cenkaltiSched(b, decl, 0)
+	if sched == schedPure && !c.failureReturn(op, decl) {
+		sched = schedUnknown // a poll of something not ready yet
+	}
+	return libCall{sched: sched, work: op,
+		remedy: "use an ExponentialBackOff with a RandomizationFactor (NewExponentialBackOff's is 0.5)"}, true
+}
+
+// failureReturn reports whether an operation returns an error, other than
+// a Permanent one, on a failure, and never on anything else.
+func (c *checker) failureReturn(op ast.Expr, decl *ast.BlockStmt) bool {
+	_, ok := c.retriesOnly(op, decl, c.errorRound)
+	return ok
+}
+
+// errorRound reads an operation's return: an error other than nil or a
+// backoff marker goes round. One that is a call's own outcome (return
+// err, return c.send()) goes round on that call's failure; one made on
+// the spot (errors.New, fmt.Errorf) on whatever the tests on the way say.
+func (c *checker) errorRound(r *ast.ReturnStmt, stack []ast.Node) (string, int) {
+	if len(r.Results) == 0 {
+		return "", roundNone
+	}
+	last := ast.Unparen(r.Results[len(r.Results)-1])
+	if isNil(c.info, last) || c.marksBackoff(last) {
+		return "", roundNone
+	}
+	if c.isOutcome(last) && !c.successPath(stack) {
+		return types.ExprString(last) + " is not nil", roundFailure
+	}
+	if why, ok := c.failurePath(stack); ok {
+		return why, roundFailure
+	}
+	return "", roundSuccess
+}
+
+// isOutcome reports whether e is a call's error as it came back: a local
+// variable, or a call other than errors.New and fmt.Errorf.
+func (c *checker) isOutcome(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.Ident:
+		v, ok := c.info.Uses[x].(*types.Var)
+		return ok && !isPkgVar(v)
+	case *ast.CallExpr:
+		f := c.callee(x)
+		return f != nil && !isFunc(f, "errors", "New") && !isFunc(f, "fmt", "Errorf")
+	}
+	return false
+}
+
+// cenkaltiSched is the schedule of a cenkalti BackOff value: pure for a
+// ConstantBackOff and for an ExponentialBackOff whose RandomizationFactor
+// is a constant zero (left out of a literal, or set so), jittered for
+// NewExponentialBackOff's default; WithMaxRetries and WithContext keep
+// what they wrap.
+func (c *checker) cenkaltiSched(e ast.Expr, body *ast.BlockStmt, depth int) int {
+	if depth > 6 {
+		return schedUnknown
+	}
+	if id, ok := ast.Unparen(e).(*ast.Ident); ok && body != nil {
+		if v, ok := c.info.Uses[id].(*types.Var); ok {
+			if f, set := c.randomizationSet(v, body); set {
+				return f
+			}
+		}
+	}
+	srcs := c.sources(e, body, depth)
+	out := -1
+	for _, s := range srcs {
+		got := c.cenkaltiMade(s, depth)
+		if out == -1 {
+			out = got
+		} else {
+			out = joinSched(out, got)
+		}
+	}
+	if out == -1 {
+		return schedUnknown
+	}
+	return out
+}
+
+func (c *checker) cenkaltiMade(s source, depth int) int {
+	switch x := s.e.(type) {
+	case *ast.UnaryExpr:
+		return c.cenkaltiMade(source{ast.Unparen(x.X), s.body}, depth)
+	case *ast.CompositeLit:
+		return c.cenkaltiLit(x)
+	case *ast.CallExpr:
+		f := c.callee(x)
+		if f == nil || !isCenkalti(funcPath(f)) {
+			return schedUnknown
+		}
+		switch f.Name() {
+		case "NewConstantBackOff":
+			return schedPure
+		case "NewExponentialBackOff":
+			return schedJitter // options aside: a factor set to 0 is rare
+		case "WithMaxRetries", "WithContext":
+			if len(x.Args) > 0 {
+				return c.cenkaltiSched(x.Args[0], s.body, depth+1)
+			}
+		}
+	}
+	return schedUnknown
+}
+
+// cenkaltiLit is the schedule of a ConstantBackOff or ExponentialBackOff
+// literal.
+func (c *checker) cenkaltiLit(lit *ast.CompositeLit) int {
+	t := c.info.TypeOf(lit)
+	n, ok := t.(*types.Named)
+	if !ok || n.Obj().Pkg() == nil || !isCenkalti(n.Obj().Pkg().Path()) {
+		return schedUnknown
+	}
+	switch n.Obj().Name() {
+	case "ConstantBackOff":
+		return schedPure
+	case "ExponentialBackOff":
+		for _, el := range lit.Elts {
+			kv, ok := el.(*ast.KeyValueExpr)
+			if !ok {
+				return schedUnknown
+			}
+			if k, _ := kv.Key.(*ast.Ident); k != nil && k.Name == "RandomizationFactor" {
+				return c.factorSched(kv.Value)
+			}
+		}
+		return schedPure
+	}
+	return schedUnknown
+}
+
+// factorSched is the schedule a RandomizationFactor value gives.
+func (c *checker) factorSched(e ast.Expr) int {
+	tv, ok := c.info.Types[e]
+	if !ok || tv.Value == nil {
+		return schedUnknown
+	}
+	if constant.Sign(tv.Value) == 0 {
+		return schedPure
+	}
+	return schedJitter
+}
+
+// randomizationSet reports whether body sets v.RandomizationFactor, and
+// the schedule the last such assignment gives.
+func (c *checker) randomizationSet(v *types.Var, body *ast.BlockStmt) (int, bool) {
+	sched, set := schedUnknown, false
+	ast.Inspect(body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || len(as.Lhs) != len(as.Rhs) {
+			return true
+		}
+		for i, l := range as.Lhs {
+			sel, ok := ast.Unparen(l).(*ast.SelectorExpr)
+			if !ok || sel.Sel.Name != "RandomizationFactor" {
+				continue
+			}
+			if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && c.info.Uses[id] == v {
+				sched, set = c.factorSched(as.Rhs[i]), true
+			}
+		}
+		return true
+	})
+	return sched, set
+}
+
+// nextBackOffPurity is what b.NextBackOff() is made of when the analyzer
+// sees how b was made: constant or purely exponential, or jittered.
+func (c *checker) nextBackOffPurity(call *ast.CallExpr, body *ast.BlockStmt) purity {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return purity{}
+	}
+	switch c.cenkaltiSched(sel.X, body, 0) {
+	case schedPure:
+		return purity{kind: pPure}
+	case schedJitter:
+		return purity{kind: pRand}
+	}
+	return purity{}
+}
