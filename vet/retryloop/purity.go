@@ -374,6 +374,9 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 	if isCenkalti(path) && callee.Name() == "NextBackOff" {
 		return c.nextBackOffPurity(call, body)
 	}
+	if path == jpilloraPath && (callee.Name() == "Duration" || callee.Name() == "ForAttempt") {
+		return c.jpilloraPurity(call, body)
+	}
 	if isIfaceMethod(callee) {
 		return c.ifacePurity(call, callee, body, fn, depth)
 	}
