@@ -30,6 +30,9 @@ func (c *checker) cenkaltiCall(call *ast.CallExpr, callee *types.Func, decl *ast
 		if i < params.Len() {
 			t = params.At(i).Type() // the BackOff an *ExponentialBackOff is passed as
 		}
+		if t == nil {
+			continue
+		}
 		if s, ok := t.(*types.Slice); ok && i >= params.Len()-1 {
 			t = s.Elem() // v5's ...RetryOption
 		}

@@ -70,7 +70,11 @@ func (c *checker) pollRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 // func answering (bool, error).
 func (c *checker) condArg(call *ast.CallExpr) ast.Expr {
 	for _, a := range call.Args {
-		sig, ok := c.info.TypeOf(a).Underlying().(*types.Signature)
+		t := c.info.TypeOf(a)
+		if t == nil {
+			continue
+		}
+		sig, ok := t.Underlying().(*types.Signature)
 		if ok && sig.Results().Len() == 2 && isError(sig.Results().At(1).Type()) {
 			if b, ok := sig.Results().At(0).Type().Underlying().(*types.Basic); ok && b.Kind() == types.Bool {
 				return a
