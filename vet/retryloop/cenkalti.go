@@ -120,20 +120,7 @@ func (c *checker) cenkaltiSched(e ast.Expr, body *ast.BlockStmt, depth int) int 
 			}
 		}
 	}
-	srcs := c.sources(e, body, depth)
-	out := -1
-	for _, s := range srcs {
-		got := c.cenkaltiMade(s, depth)
-		if out == -1 {
-			out = got
-		} else {
-			out = joinSched(out, got)
-		}
-	}
-	if out == -1 {
-		return schedUnknown
-	}
-	return out
+	return joinSources(c.sources(e, body, depth), func(s source) int { return c.cenkaltiMade(s, depth) })
 }
 
 func (c *checker) cenkaltiMade(s source, depth int) int {

@@ -45,6 +45,19 @@ func joinSched(a, b int) int {
 	return schedUnknown
 }
 
+// joinSources is the schedule every one of srcs gives, as made reads it:
+// the same answer from all, or unknown (as it is for no sources).
+func joinSources(srcs []source, made func(source) int) int {
+	if len(srcs) == 0 {
+		return schedUnknown
+	}
+	out := made(srcs[0])
+	for _, s := range srcs[1:] {
+		out = joinSched(out, made(s))
+	}
+	return out
+}
+
 // source is an expression a value is made of, with the body it stands in.
 type source struct {
 	e    ast.Expr
@@ -326,16 +339,7 @@ func (c *checker) goRetryBackoff(e ast.Expr, body *ast.BlockStmt, fn *types.Func
 	if len(srcs) == 0 || depth > 8 {
 		return schedUnknown
 	}
-	out := -1
-	for _, s := range srcs {
-		got := c.goRetryMade(s, fn, depth)
-		if out == -1 {
-			out = got
-		} else {
-			out = joinSched(out, got)
-		}
-	}
-	return out
+	return joinSources(srcs, func(s source) int { return c.goRetryMade(s, fn, depth) })
 }
 
 func (c *checker) goRetryMade(s source, fn *types.Func, depth int) int {

@@ -90,18 +90,7 @@ func (c *checker) retrierCall(call *ast.CallExpr, callee *types.Func, decl *ast.
 	if !ok || decl == nil {
 		return libCall{}, false
 	}
-	sched := -1
-	for _, s := range c.sources(sel.X, decl, 0) {
-		got := c.retrierMade(s.e, decl)
-		if sched == -1 {
-			sched = got
-		} else {
-			sched = joinSched(sched, got)
-		}
-	}
-	if sched == -1 {
-		sched = schedUnknown
-	}
+	sched := joinSources(c.sources(sel.X, decl, 0), func(s source) int { return c.retrierMade(s.e, decl) })
 	if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && c.jitterSet(id, decl) {
 		sched = schedJitter
 	}

@@ -71,20 +71,7 @@ func (c *checker) waitBackoff(e ast.Expr, body *ast.BlockStmt, depth int) int {
 			return schedUnknown // b.Jitter = …: set apart from the literal
 		}
 	}
-	srcs := c.sources(e, body, depth)
-	if len(srcs) == 0 {
-		return schedUnknown
-	}
-	out := -1
-	for _, s := range srcs {
-		got := c.backoffLit(s.e)
-		if out == -1 {
-			out = got
-		} else {
-			out = joinSched(out, got)
-		}
-	}
-	return out
+	return joinSources(c.sources(e, body, depth), func(s source) int { return c.backoffLit(s.e) })
 }
 
 // backoffLit is the schedule of one wait.Backoff value. A literal with
