@@ -8,25 +8,52 @@ import (
 	"strings"
 )
 
-// cenkaltiPath is github.com/cenkalti/backoff's module path at v1.
-const cenkaltiPath = "github.com/cenkalti/backoff"
+// cenkaltiPath is github.com/cenkalti/backoff's module path at v1;
+// cenkaltiGopkg, the gopkg.in path its early majors are also imported by
+// (gopkg.in/cenkalti/backoff.v1).
+const (
+	cenkaltiPath  = "github.com/cenkalti/backoff"
+	cenkaltiGopkg = "gopkg.in/cenkalti/backoff.v"
+)
 
 // isCenkalti reports whether path is cenkalti/backoff's package at some
-// major version: the path itself, or it and /v4, /v5… — not any path
-// that begins the same way (github.com/cenkalti/backoffx).
+// major version: the path itself, or it and /v4, /v5…, or a gopkg.in
+// path — not any path that begins the same way
+// (github.com/cenkalti/backoffx).
 func isCenkalti(path string) bool {
-	return path == cenkaltiPath || majorOf(path, cenkaltiPath) > 1
+	return cenkaltiMajor(path) > 0
+}
+
+// cenkaltiMajor is the major version of cenkalti/backoff that path
+// imports, or 0 when it is not that package.
+func cenkaltiMajor(path string) int {
+	if path == cenkaltiPath {
+		return 1
+	}
+	if m := majorOf(path, cenkaltiPath); m > 1 {
+		return m
+	}
+	if rest, ok := strings.CutPrefix(path, cenkaltiGopkg); ok {
+		return digits(rest)
+	}
+	return 0
 }
 
 // majorOf is the major version path carries after root (root/v5 is 5),
 // or 0 when path is not root with a /vN element.
 func majorOf(path, root string) int {
 	rest, ok := strings.CutPrefix(path, root+"/v")
-	if !ok || rest == "" {
+	if !ok {
 		return 0
 	}
+	return digits(rest)
+}
+
+// digits is the number s spells in decimal digits, or 0 when s is empty
+// or holds anything else.
+func digits(s string) int {
 	n := 0
-	for _, r := range rest {
+	for _, r := range s {
 		if r < '0' || r > '9' {
 			return 0
 		}
@@ -38,7 +65,7 @@ func majorOf(path, root string) int {
 // backoffRemedy is the way to honour the server's wait that the imported
 // major version of cenkalti/backoff offers: only v5 has RetryAfter.
 func backoffRemedy(path string) string {
-	if majorOf(path, cenkaltiPath) >= 5 {
+	if cenkaltiMajor(path) >= 5 {
 		return "return backoff.RetryAfter(seconds) or read it (recoilhttp.ServerWait)"
 	}
 	return "read it (recoilhttp.ServerWait; cenkalti/backoff v5 adds backoff.RetryAfter)"

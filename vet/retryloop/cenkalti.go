@@ -3,6 +3,7 @@ package retryloop
 import (
 	"go/ast"
 	"go/constant"
+	"go/token"
 	"go/types"
 	"strings"
 )
@@ -59,7 +60,115 @@ func (c *checker) cenkaltiCall(call *ast.CallExpr, callee *types.Func, decl *ast
 		sched = schedUnknown // a poll of something not ready yet
 	}
 	return libCall{sched: sched, work: op,
-		remedy: "use an ExponentialBackOff with a RandomizationFactor (NewExponentialBackOff's is 0.5)"}, true
+		deafCtx: cenkaltiMajor(path) < 5 && c.madeWithoutContext(b, decl, 0) && !c.stopsOnCancel(op, decl),
+		remedy:  "use an ExponentialBackOff with a RandomizationFactor (NewExponentialBackOff's is 0.5)"}, true
+}
+
+// madeWithoutContext reports whether every way the function makes a
+// cenkalti BackOff is in sight and none wraps it in WithContext: before
+// v5, Retry then waits on context.Background.
+func (c *checker) madeWithoutContext(e ast.Expr, body *ast.BlockStmt, depth int) bool {
+	srcs := c.sources(e, body, depth)
+	if len(srcs) == 0 || depth > 6 {
+		return false
+	}
+	for _, s := range srcs {
+		x := s.e
+		if u, ok := x.(*ast.UnaryExpr); ok {
+			x = ast.Unparen(u.X)
+		}
+		switch x := x.(type) {
+		case *ast.CompositeLit:
+			if c.cenkaltiLit(x) == schedUnknown {
+				return false
+			}
+		case *ast.CallExpr:
+			f := c.callee(x)
+			if f == nil || !isCenkalti(funcPath(f)) {
+				return false
+			}
+			switch f.Name() {
+			case "NewExponentialBackOff", "NewConstantBackOff":
+			case "WithMaxRetries":
+				if len(x.Args) == 0 || !c.madeWithoutContext(x.Args[0], s.body, depth+1) {
+					return false
+				}
+			default:
+				return false // WithContext, or something out of sight
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// stopsOnCancel reports whether an operation, in sight, makes a
+// cancelled context permanent: a backoff.Permanent under a test of the
+// context or its error (errors.Is(err, context.Canceled), ctx.Err() !=
+// nil), or of ctx.Err() itself. One out of sight might, so it does.
+func (c *checker) stopsOnCancel(op ast.Expr, decl *ast.BlockStmt) bool {
+	bodies := c.condBodies(op, decl)
+	if len(bodies) == 0 {
+		return true
+	}
+	for _, body := range bodies {
+		stops := false
+		var stack []ast.Node
+		ast.Inspect(body, func(n ast.Node) bool {
+			if n == nil {
+				stack = stack[:len(stack)-1]
+				return true
+			}
+			stack = append(stack, n)
+			call, ok := n.(*ast.CallExpr)
+			if ok && c.marksBackoff(call) && c.underCtxTest(stack) {
+				stops = true
+			}
+			return !stops
+		})
+		if stops {
+			return true
+		}
+	}
+	return false
+}
+
+// underCtxTest reports whether the top of stack is reached under an if
+// or case that tests a context or its error, or every error (`if err !=
+// nil`, a cancelled call's included), or is itself such a call.
+func (c *checker) underCtxTest(stack []ast.Node) bool {
+	for _, n := range stack {
+		var tests []ast.Expr
+		switch n := n.(type) {
+		case *ast.IfStmt:
+			if b, ok := ast.Unparen(n.Cond).(*ast.BinaryExpr); ok && b.Op == token.NEQ && c.errVerdict(b) > 0 {
+				return true
+			}
+			tests = []ast.Expr{n.Cond}
+		case *ast.CaseClause:
+			tests = n.List
+		}
+		for _, e := range tests {
+			if c.testsCtx(e) {
+				return true
+			}
+		}
+	}
+	return c.testsCtx(stack[len(stack)-1])
+}
+
+// testsCtx reports whether n mentions a context or context.Canceled or
+// DeadlineExceeded.
+func (c *checker) testsCtx(n ast.Node) bool {
+	found := false
+	ast.Inspect(n, func(n ast.Node) bool {
+		if e, ok := n.(ast.Expr); ok && (c.isCtxErr(e) || isContext(c.info.TypeOf(e))) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // failureReturn reports whether an operation returns an error, other than

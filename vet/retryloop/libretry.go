@@ -138,6 +138,10 @@ type libCall struct {
 	forever bool
 	// sleeps: the library waits with time.Sleep (Rican7's strategies)
 	sleeps bool
+	// deafCtx: cenkalti/backoff before v5 waits on a context of its own,
+	// its BackOff given none with WithContext, and the work does not stop
+	// on a cancelled one
+	deafCtx bool
 	// polls: the work is a condition that may answer "not yet" on a
 	// success too (apimachinery's ExponentialBackoff): it retries only
 	// where it answers so on a failure
@@ -213,6 +217,10 @@ func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *type
 	if ctx := c.ctxName(call.Pos()); lc.retGo && lc.sched != schedUnknown && !lc.hears && ctx != "" {
 		c.add(finding{check: CheckDeafWait, pos: call.Pos(), end: call.End(),
 			msg: fmt.Sprintf("%s waits on a context of its own (context.Background) and cannot hear %s: the caller's cancellation and deadline go unheard; pass retry.Context(%s)", c.callName(call), ctx, ctx)})
+	}
+	if ctx := c.ctxName(call.Pos()); lc.deafCtx && ctx != "" {
+		c.add(finding{check: CheckDeafWait, pos: call.Pos(), end: call.End(),
+			msg: fmt.Sprintf("%s waits on a context of its own (its BackOff has no WithContext) and cannot hear %s: a cancelled caller keeps retrying until the backoff gives up; wrap the backoff in backoff.WithContext(b, %s)", c.callName(call), ctx, ctx)})
 	}
 	if ctx := c.ctxName(call.Pos()); lc.sleeps && ctx != "" {
 		c.add(finding{check: CheckDeafWait, pos: call.Pos(), end: call.End(),

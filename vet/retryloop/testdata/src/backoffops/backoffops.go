@@ -59,11 +59,13 @@ func post(hc *http.Client, url string) error {
 	}, backoff.NewExponentialBackOff())
 }
 
-// The 429 is permanent: the library stops, the caller decides.
+// The 429 is permanent: the library stops, the caller decides. A
+// transport error goes round on a wait the request's context cannot cut
+// short (the BackOff has no WithContext), a cancelled request's included.
 //
-// case: clean
+// case: flag deafwait
 func fetchOnce(hc *http.Client, req *http.Request) error {
-	return backoff.Retry(func() error {
+	return backoff.Retry(func() error { // want `deafwait: backoff.Retry waits on a context of its own \(its BackOff has no WithContext\) and cannot hear req.Context\(\)`
 		resp, err := hc.Do(req)
 		if err != nil {
 			return err
@@ -79,11 +81,12 @@ func fetchOnce(hc *http.Client, req *http.Request) error {
 	}, backoff.NewExponentialBackOff())
 }
 
-// The operation reads the server's wait and hands it on.
+// The operation reads the server's wait and hands it on; its transport
+// errors go round deaf to the request's context, as fetchOnce's do.
 //
-// case: clean
+// case: flag deafwait
 func fetchHeard(hc *http.Client, req *http.Request, wait func(string)) error {
-	return backoff.Retry(func() error {
+	return backoff.Retry(func() error { // want `deafwait: backoff.Retry waits on a context of its own`
 		resp, err := hc.Do(req)
 		if err != nil {
 			return err

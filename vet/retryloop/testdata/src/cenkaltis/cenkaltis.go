@@ -5,17 +5,20 @@
 package cenkaltis
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	backoffv1 "gopkg.in/cenkalti/backoff.v1"
 )
 
 type queue struct{}
 
-func (q *queue) publish(msg string) error         { return nil }
-func (q *queue) status(id string) (string, error) { return "", nil }
+func (q *queue) publish(msg string) error                          { return nil }
+func (q *queue) status(id string) (string, error)                  { return "", nil }
+func (q *queue) subscribe(ctx context.Context, topic string) error { return nil }
 
 // Every publish failure goes round on a constant second.
 //
@@ -100,4 +103,34 @@ func publishLoopJittered(q *queue, msg string) error {
 		time.Sleep(b.NextBackOff())
 	}
 	return err
+}
+
+// A subscription retried by gopkg.in's backoff.v1: its timer hears no
+// context, and a cancelled subscription fails and goes round until the
+// backoff gives up.
+//
+// case: flag deafwait
+func subscribe(ctx context.Context, q *queue, topic string) error {
+	return backoffv1.RetryNotify(func() error { return q.subscribe(ctx, topic) }, backoffv1.NewExponentialBackOff(), nil) // want `deafwait: backoff.RetryNotify waits on a context of its own \(its BackOff has no WithContext\) and cannot hear ctx`
+}
+
+// The backoff wrapped in WithContext: the wait hears ctx.
+//
+// case: clean
+func subscribeHeard(ctx context.Context, q *queue, topic string) error {
+	return backoff.Retry(func() error { return q.subscribe(ctx, topic) }, backoff.WithContext(backoff.NewExponentialBackOff(), ctx))
+}
+
+// The operation makes a cancelled context permanent: the next try after
+// cancellation ends it.
+//
+// case: clean
+func subscribeStops(ctx context.Context, q *queue, topic string) error {
+	return backoff.Retry(func() error {
+		err := q.subscribe(ctx, topic)
+		if errors.Is(err, context.Canceled) {
+			return backoff.Permanent(err)
+		}
+		return err
+	}, backoff.NewExponentialBackOff())
 }
