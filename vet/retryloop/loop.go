@@ -126,7 +126,7 @@ type loopWalker struct {
 	// remoteCall is the loop's remote call, if it has one; focus, a
 	// later call whose failure the walk asks about (see refocus).
 	remoteCall, focus *ast.CallExpr
-	exits      []state
+	exits             []state
 	// waits are the loop's wait calls; at records the path states that
 	// reach each.
 	waits map[*ast.CallExpr]bool
