@@ -84,7 +84,11 @@ func (c *checker) backoffRetryAfter(call *ast.CallExpr, decl *ast.BlockStmt) {
 		return
 	}
 	lit := c.operationLit(call, decl)
-	if lit == nil || c.remoteIn(lit.Body) == nil || c.litReadsRetryAfter(lit) {
+	if lit == nil || c.remoteIn(lit.Body) == nil {
+		return
+	}
+	c.backoffUnclassified(call, lit)
+	if c.litReadsRetryAfter(lit) {
 		return
 	}
 	var which []string
@@ -165,8 +169,15 @@ func (c *checker) returnsRetriedOn(list []ast.Stmt, conds []pathCond, st int) bo
 				return true
 			}
 			out := append(append([]pathCond{}, conds...), pathCond{expr: s.Cond, neg: true})
-			if blk, ok := s.Else.(*ast.BlockStmt); ok && c.returnsRetriedOn(blk.List, out, st) {
-				return true
+			switch e := s.Else.(type) {
+			case *ast.BlockStmt:
+				if c.returnsRetriedOn(e.List, out, st) {
+					return true
+				}
+			case *ast.IfStmt: // else if
+				if c.returnsRetriedOn([]ast.Stmt{e}, out, st) {
+					return true
+				}
 			}
 			if s.Else == nil && terminates(s.Body) {
 				conds = out
@@ -324,4 +335,22 @@ func (c *checker) statusCompare(e *ast.BinaryExpr, st int) (bool, bool) {
 		return a >= b, true
 	}
 	return false, false
+}
+
+// backoffUnclassified reports a cenkalti/backoff retry whose operation
+// hands the library, as an ordinary error, a status that will not change
+// (400, 401, 403, 404, 413, 422): the library sends the same request
+// again on its schedule.
+func (c *checker) backoffUnclassified(call *ast.CallExpr, lit *ast.FuncLit) {
+	var which []string
+	for _, st := range permanent {
+		if c.returnsRetriedOn(lit.Body.List, nil, st) {
+			which = append(which, fmt.Sprint(st))
+		}
+	}
+	if len(which) == 0 {
+		return
+	}
+	c.add(finding{check: CheckUnclassified, pos: call.Pos(), end: call.End(),
+		msg: fmt.Sprintf("%s retries %s, statuses that will not change: return them as backoff.Permanent, retry only 429, 503 and the transient 5xx, or use recoilhttp.Transport", c.callName(call), strings.Join(which, ", "))})
 }

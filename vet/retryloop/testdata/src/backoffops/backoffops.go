@@ -168,3 +168,43 @@ func fetchLike(hc *http.Client, req *http.Request) error {
 		return nil
 	})
 }
+
+// A status tested in an else-if, after a branch a hook decides: every
+// non-200 goes round on the library's schedule, 401 and 404 as much as
+// 429 and 503.
+//
+// case: flag unclassified retryafter
+func connect(hc *http.Client, url string, check func(*http.Response) error) error {
+	return backoff.Retry(func() error { // want `unclassified: backoff.Retry retries 400, 401, 403, 404, 413, 422, statuses that will not change` `retryafter: backoff.Retry retries 429 and 503 without reading Retry-After`
+		resp, err := hc.Get(url)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if check != nil {
+			return check(resp)
+		} else if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("status %d", resp.StatusCode)
+		}
+		return nil
+	}, backoff.NewExponentialBackOff())
+}
+
+// The same chain with a status the else-if makes permanent.
+//
+// case: clean
+func connectOnce(hc *http.Client, url string, check func(*http.Response) error) error {
+	return backoff.Retry(func() error {
+		resp, err := hc.Get(url)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		if check != nil {
+			return check(resp)
+		} else if resp.StatusCode != http.StatusOK {
+			return backoff.Permanent(fmt.Errorf("status %d", resp.StatusCode))
+		}
+		return nil
+	}, backoff.NewExponentialBackOff())
+}
