@@ -111,8 +111,9 @@ type FuncFact struct {
 	VerdictArgs uint64
 	// LibWork, if not zero, is one more than the index of the func
 	// parameter the function hands to a retry library whose waits have
-	// no jitter (go-retry, retry-go, client-go's retry): a caller's
-	// function is retried on that schedule.
+	// no jitter (go-retry, retry-go, client-go's retry), or retries in a
+	// loop of its own with such waits: a caller's function is retried on
+	// that schedule.
 	LibWork int
 	// StatusResult is true for a function that makes an HTTP call and
 	// returns, as its first result, the integer status of the answer it
@@ -391,6 +392,9 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 		}
 		return true
 	})
+	if s.LibWork == 0 {
+		s.LibWork = c.retryHelperWork(fn, d)
+	}
 	c.summarizeWaits(s, d.Body, waits, found)
 	c.summarizeResult(fn, d, s)
 	c.summarizeVerdict(fn, d, s)

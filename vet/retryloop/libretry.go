@@ -131,8 +131,12 @@ type libCall struct {
 	sched  int
 	remedy string
 	work   ast.Expr
-	hears  bool
-	retGo  bool
+	// forwarded: a helper of this package, called with a func parameter
+	// of the caller's own as the work (a wrapper passing its caller's
+	// function on): the helper's loop is reported where it is
+	forwarded bool
+	hears     bool
+	retGo     bool
 	// forever: only success ends it (retry-go with Attempts(0) and no
 	// context, go-retry on context.Background with no cap)
 	forever bool
@@ -153,7 +157,9 @@ type libCall struct {
 // retry-go's Do with a DelayType that adds no RandomDelay, client-go's
 // RetryOnConflict and OnError with a wait.Backoff whose Jitter is zero;
 // or a function of any package that hands one of its func parameters to
-// such a call (its fact's LibWork).
+// such a call or retries it in a loop of its own with such waits (its
+// fact's LibWork), unless the work handed is a literal that acts on this
+// machine only.
 func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) (libCall, bool) {
 	callee := c.callee(call)
 	if callee == nil || len(call.Args) == 0 {
@@ -193,8 +199,12 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 		return lc, true
 	}
 	if f := c.fact(callee); f != nil && f.LibWork > 0 && f.LibWork <= len(call.Args) && !call.Ellipsis.IsValid() {
-		return libCall{sched: schedPure, work: call.Args[f.LibWork-1],
-			remedy: "jitter the schedule " + callee.Name() + " gives its retry library"}, true
+		work := call.Args[f.LibWork-1]
+		if c.localWork(work) {
+			return libCall{}, false
+		}
+		return libCall{sched: schedPure, work: work, forwarded: callee.Pkg() == c.pass.Pkg && c.isParam(work),
+			remedy: "jitter the waits " + callee.Name() + " makes between attempts"}, true
 	}
 	return libCall{}, false
 }
@@ -234,7 +244,7 @@ func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *type
 		c.add(finding{check: CheckUnbounded, pos: call.Pos(), end: call.End(),
 			msg: fmt.Sprintf("%s retries until it succeeds %s", c.callName(call), how)})
 	}
-	if lc.sched == schedPure {
+	if lc.sched == schedPure && !lc.forwarded {
 		c.add(finding{check: CheckNoJitter, pos: call.Pos(), end: call.End(),
 			msg: fmt.Sprintf("%s waits a constant or purely exponential schedule between attempts: clients that failed together retry together; %s, or use recoil", c.callName(call), lc.remedy)})
 	}

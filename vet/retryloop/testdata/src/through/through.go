@@ -239,9 +239,9 @@ type sender interface {
 type agentSender struct{ hc *http.Client }
 
 // send is called only through sender: its pause is whatever the flush
-// passes.
+// passes, and its post goes round on withRetries' bare pause.
 func (a agentSender) send(p []byte, tries int, pause time.Duration) error {
-	return withRetries(tries, pause, func() error {
+	return withRetries(tries, pause, func() error { // want `nojitter: withRetries waits a constant or purely exponential schedule`
 		_, err := post(a.hc, "http://agent/v1", p)
 		return err
 	})

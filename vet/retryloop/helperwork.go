@@ -1,0 +1,115 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/types"
+)
+
+// retryHelperWork is one more than the index of fn's func parameter that
+// fn's own loop retries on a schedule with no jitter, or 0: a
+// hand-written helper (Retry(times, delay, action)) whose loop calls the
+// parameter, goes round when it fails and leaves when it succeeds, and
+// waits only constant or purely exponential times. Its callers hand it
+// the work to retry, as they would a retry library's Do.
+//
+// A poll helper, whose condition goes round on a success that says "not
+// yet" and leaves on a failure, is no such helper; nor is one that makes
+// a remote call of its own (its loop is the retry, and is judged so).
+func (c *checker) retryHelperWork(fn *types.Func, d *ast.FuncDecl) int {
+	if fn == nil || !hasFuncParam(fn) {
+		return 0
+	}
+	fc := funcCtx{fn: fn, ftype: d.Type, decl: d.Body, own: d.Body}
+	work := 0
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		if work != 0 {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.GoStmt, *ast.FuncLit:
+			return false
+		case *ast.ForStmt, *ast.RangeStmt:
+			work = c.loopRetriesParam(n.(ast.Stmt), fc)
+		}
+		return true
+	})
+	return work
+}
+
+// loopRetriesParam is one more than the index of the func parameter one
+// loop retries with pure waits only, or 0.
+func (c *checker) loopRetriesParam(s ast.Stmt, fc funcCtx) int {
+	sc := c.scanLoop(s, fc)
+	if sc.delegated || sc.remote != remoteNone || len(sc.waits) == 0 {
+		return 0
+	}
+	c.resolveByCallers(sc.waits, fc.fn)
+	for _, lw := range sc.waits {
+		// a duration parameter only scaled by counters is the same for
+		// every round, whatever the caller passes
+		if lw.w.dur.kind != pPure && lw.w.dur.kind != pParam {
+			return 0
+		}
+	}
+	w, v := c.walkLoop(s, nil, fc, sc, nil)
+	if !v.anyFailure || !v.leavesOnSuccess || w.attemptCall == nil {
+		return 0
+	}
+	id, ok := ast.Unparen(w.attemptCall.Fun).(*ast.Ident)
+	if !ok {
+		return 0
+	}
+	params := fc.fn.Type().(*types.Signature).Params()
+	for i := range params.Len() {
+		if p := params.At(i); c.info.Uses[id] == p {
+			if _, isFunc := p.Type().Underlying().(*types.Signature); isFunc {
+				return i + 1
+			}
+		}
+	}
+	return 0
+}
+
+// hasFuncParam reports whether one of fn's parameters is a function.
+func hasFuncParam(fn *types.Func) bool {
+	params := fn.Type().(*types.Signature).Params()
+	for i := range params.Len() {
+		if _, ok := params.At(i).Type().Underlying().(*types.Signature); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// localWork reports whether work is a function literal whose calls all act
+// on this machine only or are the standard library's pure functions (a
+// lock file retried on EBUSY): nothing shared to synchronise on.
+func (c *checker) localWork(work ast.Expr) bool {
+	lit, ok := ast.Unparen(work).(*ast.FuncLit)
+	if !ok || c.remoteIn(lit) != nil {
+		return false
+	}
+	local, ok := false, true
+	ast.Inspect(lit.Body, func(n ast.Node) bool {
+		call, isCall := n.(*ast.CallExpr)
+		if !isCall || !ok {
+			return ok
+		}
+		if tv, isType := c.info.Types[call.Fun]; isType && tv.IsType() {
+			return true
+		}
+		if _, builtin := c.info.Uses[calleeIdent(call.Fun)].(*types.Builtin); builtin {
+			return true
+		}
+		switch callee := c.callee(call); {
+		case c.isLocalOp(call):
+			local = true
+		case callee != nil && callee.Pkg() == nil:
+			// err.Error()
+		case callee == nil || !pureStdPkg(funcPath(callee)):
+			ok = false
+		}
+		return ok
+	})
+	return ok && local
+}
