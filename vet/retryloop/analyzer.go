@@ -384,6 +384,8 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 			}
 			if i := c.libWork(n, d.Body, fn); i > 0 {
 				s.LibWork = i
+			} else if i := c.pollWork(n, d.Body, fn); i > 0 {
+				s.LibWork = i
 			}
 			if w, ok := c.wait(n, d.Body, fn); ok {
 				waits = append(waits, n)

@@ -113,3 +113,44 @@ func (c *checker) localWork(work ast.Expr) bool {
 	})
 	return ok && local
 }
+
+// pollWork is one more than the index of fn's func parameter that a call
+// of the wait.Poll family in fn's body retries: its condition calls the
+// parameter and answers "not yet" on a failure and never on a success,
+// every constant interval. Callers hand the helper the work to retry
+// (RetryUntilSucceed(ctx, interval, desc, log, action)).
+func (c *checker) pollWork(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) int {
+	callee := c.callee(call)
+	if fn == nil || callee == nil || funcPath(callee) != kWaitPath || recvNamed(callee) != nil {
+		return 0
+	}
+	p, ok := kPolls[callee.Name()]
+	if !ok || len(call.Args) <= p.interval {
+		return 0
+	}
+	cond := c.condArg(call)
+	if _, ok := c.failureRound(cond, decl); !ok || c.pollInterval(call, p, decl, fn).kind != pPure {
+		return 0
+	}
+	work := 0
+	params := fn.Type().(*types.Signature).Params()
+	for _, body := range c.condBodies(cond, decl) {
+		ast.Inspect(body, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+			if !ok {
+				return true
+			}
+			for i := range params.Len() {
+				if c.info.Uses[id] == params.At(i) {
+					work = i + 1
+				}
+			}
+			return true
+		})
+	}
+	return work
+}

@@ -59,11 +59,18 @@ func (c *checker) pollRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 			msg: fmt.Sprintf("%s polls on a context of its own (context.Background) and cannot hear %s: the caller's cancellation and deadline go unheard; use wait.PollUntilContextTimeout(%s, …)", c.callName(call), ctx, ctx)})
 	}
 	why, ok := c.failureRound(c.condArg(call), decl)
-	if !ok || c.purity(call.Args[p.interval], decl, fn, 0).kind != pPure {
+	if !ok || c.pollInterval(call, p, decl, fn).kind != pPure {
 		return
 	}
 	c.add(finding{check: CheckNoJitter, pos: call.Pos(), end: call.End(),
 		msg: fmt.Sprintf("%s goes round on a failure (%s) every constant interval: clients that failed together retry together; retry the failure with wait.ExponentialBackoffWithContext and a Backoff with a Jitter, or use recoil", c.callName(call), why)})
+}
+
+// pollInterval is the purity of a Poll call's interval; a duration
+// parameter of fn is resolved through its callers (an exported helper's
+// is pure whatever they pass).
+func (c *checker) pollInterval(call *ast.CallExpr, p kPoll, decl *ast.BlockStmt, fn *types.Func) purity {
+	return c.callersPurity(fn, c.purity(call.Args[p.interval], decl, fn, 0))
 }
 
 // condArg returns the argument of a wait call that is its condition: a

@@ -256,9 +256,16 @@ func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, d
 	}
 	p := purity{kind: pNone}
 	off := c.offByDefault(body)
+	server, skipped := retryAfterBranches(body), false
 	for _, x := range exprs {
 		if within(off, x) {
 			p.byDefault = true // taken only when a setting is changed
+			continue
+		}
+		if within(server, x) || mentionsRetryAfter(x) {
+			// the server's Retry-After: its own schedule, not the
+			// client's (the other assignments are the client's)
+			skipped = true
 			continue
 		}
 		// x = x*2 refers to x itself: the other terms decide.
@@ -271,6 +278,9 @@ func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, d
 	if p.kind == pNone && p.byDefault {
 		// assigned only when a setting is changed: zero by default
 		p.kind = pPure
+	}
+	if p.kind == pNone && skipped {
+		return purity{}
 	}
 	return p
 }
@@ -441,21 +451,6 @@ func within(ns []ast.Node, n ast.Node) bool {
 		}
 	}
 	return false
-}
-
-// mentionsRetryAfter reports whether n holds the string "Retry-After".
-func mentionsRetryAfter(n ast.Node) bool {
-	found := false
-	if n == nil || isNilNode(n) {
-		return false
-	}
-	ast.Inspect(n, func(m ast.Node) bool {
-		if lit, ok := m.(*ast.BasicLit); ok && lit.Kind == token.STRING && strings.Contains(strings.ToLower(lit.Value), "retry-after") {
-			found = true
-		}
-		return !found
-	})
-	return found
 }
 
 // fieldPurity says what a configuration field holds, from the values the

@@ -3,6 +3,7 @@
 package useretrywrap
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"time"
@@ -89,6 +90,33 @@ func takeLock(dir string) error {
 // case: clean
 func awaitReady(hc *http.Client, url string) error {
 	return retrywrap.Until(time.Second, func() (bool, error) {
+		resp, err := hc.Get(url)
+		if err != nil {
+			return false, err
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode == http.StatusOK, nil
+	})
+}
+
+// A sync retried every second through the Poll-family helper.
+//
+// case: flag nojitter
+func syncAll(ctx context.Context, hc *http.Client, url string) error {
+	return retrywrap.UntilDone(ctx, time.Second, func() error { // want `nojitter: retrywrap.UntilDone waits a constant or purely exponential schedule`
+		resp, err := hc.Post(url, "application/json", nil)
+		if err != nil {
+			return err
+		}
+		return resp.Body.Close()
+	})
+}
+
+// A deployment watched through the state-poll helper: not a retry.
+//
+// case: clean
+func awaitRollout(ctx context.Context, hc *http.Client, url string) error {
+	return retrywrap.AwaitState(ctx, time.Second, func(ctx context.Context) (bool, error) {
 		resp, err := hc.Get(url)
 		if err != nil {
 			return false, err

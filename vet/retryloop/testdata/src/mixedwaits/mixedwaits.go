@@ -1,0 +1,169 @@
+// Package mixedwaits holds, written anew, request loops whose wait is the
+// server's Retry-After on one path and the client's own schedule on the
+// others: the client's part is judged as if the server's were not there.
+package mixedwaits
+
+import (
+	"context"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Config holds the client's retry settings.
+type Config struct {
+	MaxRetries int
+	WaitTime   time.Duration
+}
+
+// NewConfig returns the defaults.
+func NewConfig() *Config { return &Config{MaxRetries: 3, WaitTime: 100 * time.Millisecond} }
+
+type client struct {
+	cfg *Config
+	hc  *http.Client
+}
+
+func (c *client) pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// A 5xx waits the configured constant; a 429 waits the server's
+// Retry-After when it is sent.
+//
+// case: flag nojitter
+func (c *client) call(req *http.Request) (*http.Response, error) {
+	for try := 1; ; try++ {
+		resp, err := c.hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		var wait time.Duration
+		switch resp.StatusCode {
+		case http.StatusBadGateway, http.StatusServiceUnavailable:
+			wait = c.cfg.WaitTime
+		case http.StatusTooManyRequests:
+			if ra := resp.Header.Get("Retry-After"); ra != "" {
+				secs, err := strconv.Atoi(ra)
+				if err != nil {
+					return resp, err
+				}
+				wait = time.Duration(secs) * time.Second
+			} else {
+				wait = c.cfg.WaitTime
+			}
+		default:
+			return resp, nil
+		}
+		if try >= c.cfg.MaxRetries {
+			return resp, nil
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		c.pause(req.Context(), wait) // want `nojitter: pause in a retry loop has a constant or purely exponential duration by default`
+	}
+}
+
+// The same loop with its own wait spread by full jitter.
+//
+// case: clean
+func (c *client) callSpread(req *http.Request) (*http.Response, error) {
+	for try := 1; ; try++ {
+		resp, err := c.hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		var wait time.Duration
+		switch resp.StatusCode {
+		case http.StatusServiceUnavailable:
+			wait = time.Duration(rand.Int64N(int64(c.cfg.WaitTime) << try))
+		case http.StatusTooManyRequests:
+			if ra := resp.Header.Get("Retry-After"); ra != "" {
+				secs, _ := strconv.Atoi(ra)
+				wait = time.Duration(secs) * time.Second
+			} else {
+				wait = time.Duration(rand.Int64N(int64(c.cfg.WaitTime) << try))
+			}
+		default:
+			return resp, nil
+		}
+		if try >= c.cfg.MaxRetries {
+			return resp, nil
+		}
+		resp.Body.Close()
+		c.pause(req.Context(), wait)
+	}
+}
+
+func retryAfter(v string) time.Duration {
+	secs, err := strconv.Atoi(v)
+	if err != nil {
+		return time.Second
+	}
+	return time.Duration(secs) * time.Second
+}
+
+// The server's wait read by a helper on a 429, a fixed two seconds on a
+// 503.
+//
+// case: flag nojitter
+func fetch(ctx context.Context, hc *http.Client, url string) (*http.Response, error) {
+	for try := 0; try < 4; try++ {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		var wait time.Duration
+		switch resp.StatusCode {
+		case http.StatusTooManyRequests:
+			wait = retryAfter(resp.Header.Get("Retry-After"))
+		case http.StatusServiceUnavailable:
+			wait = 2 * time.Second
+		default:
+			return resp, nil
+		}
+		resp.Body.Close()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait): // want `nojitter: this wait in a retry loop`
+		}
+	}
+	return nil, io.ErrUnexpectedEOF
+}
+
+// Only the server's wait: a 429 goes round after its Retry-After, every
+// other answer returns.
+//
+// case: clean
+func fetchPaced(ctx context.Context, hc *http.Client, url string) (*http.Response, error) {
+	for try := 0; try < 4; try++ {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode != http.StatusTooManyRequests {
+			return resp, nil
+		}
+		var wait time.Duration
+		if ra := resp.Header.Get("Retry-After"); ra != "" {
+			wait = retryAfter(ra)
+		}
+		resp.Body.Close()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+	return nil, io.ErrUnexpectedEOF
+}
