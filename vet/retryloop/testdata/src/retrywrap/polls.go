@@ -25,6 +25,6 @@ func UntilDone(ctx context.Context, interval time.Duration, action func() error)
 // callers decide what "not yet" means.
 //
 // case: clean
-func AwaitState(ctx context.Context, interval time.Duration, check func(context.Context) (bool, error)) error {
+func AwaitState(ctx context.Context, interval time.Duration, check func(context.Context) (bool, error)) error { // want AwaitState:`waits=true`
 	return wait.PollUntilContextCancel(ctx, interval, true, check)
 }
