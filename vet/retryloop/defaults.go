@@ -125,7 +125,7 @@ func (c *checker) paramFromCallersDepth(e ast.Expr, depth int) purity {
 	}
 	p := purity{kind: pNone}
 	for _, s := range sites {
-		if idx >= len(s.call.Args) || s.call.Ellipsis.IsValid() {
+		if idx >= len(s.call.Args) || (s.call.Ellipsis.IsValid() && idx == len(s.call.Args)-1) {
 			return purity{}
 		}
 		a := s.call.Args[idx]
@@ -158,7 +158,8 @@ func (c *checker) paramSites(e ast.Expr) (*types.Func, int, []callSite) {
 		return nil, 0, nil
 	}
 	sig := fn.Type().(*types.Signature)
-	if sig.Variadic() {
+	if sig.Variadic() && sig.Params().At(sig.Params().Len()-1) == p {
+		// the options' slice: its elements are not one argument
 		return nil, 0, nil
 	}
 	if c.sites == nil {

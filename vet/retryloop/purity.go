@@ -299,8 +299,8 @@ func refersTo(info *types.Info, e ast.Expr, v *types.Var) bool {
 // purityExcept is purity with v itself counted as pure (a self-reference in
 // x = x * 2).
 func (c *checker) purityExcept(e ast.Expr, v *types.Var, body *ast.BlockStmt, fn *types.Func, depth int) purity {
-	if id, ok := ast.Unparen(e).(*ast.Ident); ok && c.info.Uses[id] == v {
-		return purity{kind: pPure}
+	if id := calleeIdent(ast.Unparen(e)); id != nil && c.info.Uses[id] == v {
+		return purity{kind: pPure} // v itself, or b.v for a field
 	}
 	switch e := ast.Unparen(e).(type) {
 	case *ast.BinaryExpr:
@@ -494,6 +494,11 @@ func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 				q = purity{kind: pPure, caller: true}
 			}
 			p = p.and(q)
+			continue
+		}
+		if refersTo(c.info, fv.expr, v) {
+			// b.next = min(b.next*2, b.max): the other terms decide
+			p = p.and(c.purityExcept(fv.expr, v, fv.body, nil, 0))
 			continue
 		}
 		p = p.and(c.purity(fv.expr, fv.body, nil, 0))
