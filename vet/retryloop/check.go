@@ -216,6 +216,10 @@ func (c *checker) scanLoop(s ast.Stmt, fc funcCtx) loopScan {
 				}
 			case *ast.CallExpr:
 				c.scanCall(n, fc, &sc)
+			case *ast.UnaryExpr:
+				if lw, ok := c.tickerWait(n, s, fc); ok {
+					sc.waits = append(sc.waits, lw)
+				}
 			}
 			return true
 		})

@@ -139,6 +139,8 @@ type loopWalker struct {
 	cond     ast.Expr
 	loopBody *ast.BlockStmt
 	depth    int
+	// loop is the loop statement walked.
+	loop ast.Stmt
 }
 
 // note records the state at which s is reached, for each of the loop's
@@ -471,7 +473,7 @@ func (w *loopWalker) clauses(list []ast.Stmt, st state, kind int, contIsLoop boo
 		case *ast.CommClause:
 			body = cl.Body
 			w.note(cl.Comm, st)
-			if cl.Comm != nil && (w.c.mentionsContext(cl.Comm) || w.c.receivesSignal(cl.Comm)) {
+			if cl.Comm != nil && (w.c.mentionsContext(cl.Comm) || w.c.receivesSignal(cl.Comm) || w.c.receivesDeadline(cl.Comm, w.loop, w.body)) {
 				k = opaqueCtx
 			}
 		}

@@ -20,7 +20,7 @@ const maxFocus = 4
 // whose failure is asked about, and judges them.
 func (c *checker) walkLoop(s ast.Stmt, label *ast.Ident, fc funcCtx, sc loopScan, focus *ast.CallExpr) (*loopWalker, verdict) {
 	w := &loopWalker{c: c, label: label, body: fc.decl, fn: fc.fn, remoteCall: sc.remoteCall, focus: focus,
-		waits: map[*ast.CallExpr]bool{}, at: map[*ast.CallExpr][]state{}}
+		waits: map[*ast.CallExpr]bool{}, at: map[*ast.CallExpr][]state{}, loop: s}
 	for _, lw := range sc.waits {
 		w.waits[lw.call] = true
 	}

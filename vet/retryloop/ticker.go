@@ -1,0 +1,70 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// tickerWait reads a receive in a loop from a ticker made before it
+// (ticker := time.NewTicker(d) … case <-ticker.C:, tick := time.Tick(d)
+// … case <-tick:): the ticker paces every round, as a wait in the loop
+// would. The wait is reported at the ticker's making, and offers no fix
+// (a ticker jittered once is as regular as before).
+func (c *checker) tickerWait(u *ast.UnaryExpr, loop ast.Stmt, fc funcCtx) (loopCall, bool) {
+	if u.Op != token.ARROW {
+		return loopCall{}, false
+	}
+	made := c.madeBefore(u.X, loop, fc.decl, "NewTicker", "Tick")
+	if made == nil {
+		return loopCall{}, false
+	}
+	w := waitInfo{dur: c.purity(made.Args[0], fc.decl, fc.durFn(), 0), helper: "the ticker"}
+	return loopCall{made, w}, true
+}
+
+// receivesDeadline reports whether a select case receives from a timer
+// made before the loop (deadline := time.After(timeout), t :=
+// time.NewTimer(d) … <-t.C): it fires once, when the time is up.
+func (c *checker) receivesDeadline(comm ast.Stmt, loop ast.Stmt, body *ast.BlockStmt) bool {
+	x := received(comm)
+	return x != nil && loop != nil && c.madeBefore(x, loop, body, "NewTimer", "After") != nil
+}
+
+// madeBefore returns the call of the time package (one of names, with one
+// argument) that makes the channel x names — a variable, or its C field
+// for a Ticker or Timer — when every assignment of it is such a call
+// made outside loop; nil otherwise.
+func (c *checker) madeBefore(x ast.Expr, loop ast.Stmt, body *ast.BlockStmt, names ...string) *ast.CallExpr {
+	x = ast.Unparen(x)
+	field := false
+	if sel, ok := x.(*ast.SelectorExpr); ok && sel.Sel.Name == "C" {
+		x, field = ast.Unparen(sel.X), true
+	}
+	id, ok := x.(*ast.Ident)
+	if !ok {
+		return nil
+	}
+	v, ok := c.info.Uses[id].(*types.Var)
+	if !ok {
+		return nil
+	}
+	var made *ast.CallExpr
+	for _, e := range c.assignsOf(body)[v] {
+		call, ok := ast.Unparen(e).(*ast.CallExpr)
+		if !ok || (call.Pos() >= loop.Pos() && call.End() <= loop.End()) || len(call.Args) != 1 {
+			return nil // made (or made again) in the loop: its own wait
+		}
+		callee := c.callee(call)
+		if callee == nil || recvNamed(callee) != nil || !isFunc(callee, "time", names...) {
+			return nil
+		}
+		// NewTicker and NewTimer give a value whose C is received from;
+		// Tick and After give the channel itself.
+		if n := callee.Name(); (n == "NewTicker" || n == "NewTimer") != field {
+			return nil
+		}
+		made = call
+	}
+	return made
+}
