@@ -14,7 +14,7 @@ import (
 // answers, or the timeout passes.
 //
 // case: flag nojitter
-func OpenConn(driver, dsn string, interval, timeout time.Duration) (*sql.DB, error) {
+func OpenConn(driver, dsn string, interval, timeout time.Duration) (*sql.DB, error) { // want OpenConn:`waits=true`
 	ticker := time.NewTicker(interval) // want `nojitter: the ticker in a retry loop has a constant or purely exponential duration whatever its caller passes`
 	defer ticker.Stop()
 	deadline := time.After(timeout)
@@ -43,7 +43,7 @@ func OpenConn(driver, dsn string, interval, timeout time.Duration) (*sql.DB, err
 // case: flag nojitter unclassified retryafter
 func register(hc *http.Client, url string) error {
 	tick := time.Tick(2 * time.Second) // want `nojitter: the ticker in a retry loop` `retryafter: retry loop retries 429 and 503`
-	for try := 0; try < 10; try++ { // want `unclassified: retry loop around Client.Post`
+	for try := 0; try < 10; try++ {    // want `unclassified: retry loop around Client.Post`
 		<-tick
 		resp, err := hc.Post(url, "application/json", nil)
 		if err != nil {
