@@ -115,6 +115,10 @@ type FuncFact struct {
 	// loop of its own with such waits: a caller's function is retried on
 	// that schedule.
 	LibWork int
+	// OwnLoop is true when LibWork's schedule is the function's own loop
+	// or Poll call, not a retry library's options: the schedule is fixed
+	// inside it, and reported there.
+	OwnLoop bool
 	// StatusResult is true for a function that makes an HTTP call and
 	// returns, as its first result, the integer status of the answer it
 	// got (a constant when none came).
@@ -385,7 +389,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 			if i := c.libWork(n, d.Body, fn); i > 0 {
 				s.LibWork = i
 			} else if i := c.pollWork(n, d.Body, fn); i > 0 {
-				s.LibWork = i
+				s.LibWork, s.OwnLoop = i, true
 			}
 			if w, ok := c.wait(n, d.Body, fn); ok {
 				waits = append(waits, n)
@@ -396,6 +400,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 	})
 	if s.LibWork == 0 {
 		s.LibWork = c.retryHelperWork(fn, d)
+		s.OwnLoop = s.LibWork != 0
 	}
 	c.summarizeWaits(s, d.Body, waits, found)
 	c.summarizeResult(fn, d, s)

@@ -131,9 +131,10 @@ type libCall struct {
 	sched  int
 	remedy string
 	work   ast.Expr
-	// forwarded: a helper of this package, called with a func parameter
+	// forwarded: a helper of this package called with a func parameter
 	// of the caller's own as the work (a wrapper passing its caller's
-	// function on): the helper's loop is reported where it is
+	// function on), or a helper of this package whose own loop fixes the
+	// schedule: the helper is reported where it is, once
 	forwarded bool
 	hears     bool
 	retGo     bool
@@ -203,7 +204,7 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 		if c.localWork(work) {
 			return libCall{}, false
 		}
-		return libCall{sched: schedPure, work: work, forwarded: callee.Pkg() == c.pass.Pkg && c.isParam(work),
+		return libCall{sched: schedPure, work: work, forwarded: callee.Pkg() == c.pass.Pkg && (c.isParam(work) || f.OwnLoop),
 			remedy: "jitter the waits " + callee.Name() + " makes between attempts"}, true
 	}
 	return libCall{}, false

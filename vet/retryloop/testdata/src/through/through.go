@@ -239,9 +239,10 @@ type sender interface {
 type agentSender struct{ hc *http.Client }
 
 // send is called only through sender: its pause is whatever the flush
-// passes, and its post goes round on withRetries' bare pause.
+// passes. Its post goes round on withRetries' bare pause, which is
+// reported once, in withRetries.
 func (a agentSender) send(p []byte, tries int, pause time.Duration) error {
-	return withRetries(tries, pause, func() error { // want `nojitter: withRetries waits a constant or purely exponential schedule`
+	return withRetries(tries, pause, func() error {
 		_, err := post(a.hc, "http://agent/v1", p)
 		return err
 	})
