@@ -260,6 +260,9 @@ func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) 
 		if w, ok := c.rican7Wait(call, body); ok {
 			return w, true
 		}
+		if w, ok := c.litWait(call, body, fn); ok {
+			return w, true
+		}
 		return c.sleepField(call, body, fn)
 	}
 	switch {

@@ -204,3 +204,42 @@ func (c *checker) madeLitPurity(m madeLit, call *ast.CallExpr, body *ast.BlockSt
 	}
 	return c.litPurity(m.lit, call, body, fn, depth)
 }
+
+// litWait reports a call of a local variable given only function literals
+// that each wait (failTemp := func(err error) { …; time.Sleep(b.Duration())
+// }, called on each failure): the literal's waits are the call's, their
+// durations read where the literal stands. A deaf one is reported in the
+// literal, where it stands, not again at each call.
+func (c *checker) litWait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) (waitInfo, bool) {
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	if !ok {
+		return waitInfo{}, false
+	}
+	if v, ok := c.info.Uses[id].(*types.Var); !ok || v.IsField() {
+		return waitInfo{}, false
+	}
+	g, ok := c.funcTargets(call, body)
+	if !ok || len(g.lits) == 0 || len(g.targets) > 0 || len(g.made) > 0 {
+		return waitInfo{}, false
+	}
+	w := waitInfo{dur: purity{kind: pNone}, helper: id.Name}
+	for _, lit := range g.lits {
+		waits := 0
+		ast.Inspect(lit.Body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.GoStmt, *ast.FuncLit:
+				return false
+			case *ast.CallExpr:
+				if lw, ok := c.wait(n, body, fn); ok {
+					waits++
+					w.dur = w.dur.and(lw.dur)
+				}
+			}
+			return true
+		})
+		if waits == 0 {
+			return waitInfo{}, false // a literal that does not wait
+		}
+	}
+	return w, true
+}
