@@ -17,99 +17,6 @@ import (
 // retry loop; one that goes round on success is polling, pagination or a
 // reconnect loop, and is left alone.
 
-// cond is one condition on a path: a boolean expression, a switch case, or
-// an opaque choice (a type switch case, a select case).
-type cond struct {
-	expr   ast.Expr
-	tag    ast.Expr   // switch case: tag compared with values
-	values []ast.Expr // switch case values, or a tagless case's expressions
-	isCase bool
-	opaque int // opaqueNone, opaqueClassify, opaqueCtx, opaqueOther
-	key    string
-	neg    bool
-	// srcs are where the error variables came from where the condition
-	// stands: a later assignment does not change what it tested.
-	srcs map[types.Object]int
-	// alts, if set, make the condition a choice of ways that joined
-	// here: it holds if all the conditions of one of them do.
-	alts [][]cond
-}
-
-// flat returns conds with every choice's conditions spread out.
-func flat(conds []cond) []cond {
-	var out []cond
-	for _, c := range conds {
-		if c.alts == nil {
-			out = append(out, c)
-			continue
-		}
-		for _, a := range c.alts {
-			out = append(out, flat(a)...)
-		}
-	}
-	return out
-}
-
-const (
-	opaqueNone = iota
-	opaqueClassify
-	opaqueCtx
-	opaqueOther
-)
-
-// where an error variable's value came from
-const (
-	srcOutcome = iota // the call the loop is about (the default)
-	srcBound          // a wait or the context: it ends the loop, it is not an outcome
-	// srcLocal is a local step's error before the loop's remote call
-	// (err = rr.Prepare(); … resp, err = s.Do(req)): not an outcome of
-	// the call the loop is about, so it may go either way.
-	srcLocal
-)
-
-type state struct {
-	conds []cond
-	srcs  map[types.Object]int
-	// flags are the local booleans this path has set to a constant since
-	// the body began (ok = true): a loop whose condition tests one
-	// (for !ok && i < n) is left by the path that set it.
-	flags map[types.Object]bool
-}
-
-func (s state) with(c cond) state {
-	c.srcs = s.srcs
-	conds := make([]cond, len(s.conds), len(s.conds)+1)
-	copy(conds, s.conds)
-	return state{conds: append(conds, c), srcs: s.srcs, flags: s.flags}
-}
-
-func (s state) setSrc(o types.Object, src int) state {
-	m := make(map[types.Object]int, len(s.srcs)+1)
-	for k, v := range s.srcs {
-		m[k] = v
-	}
-	m[o] = src
-	return state{conds: s.conds, srcs: m, flags: s.flags}
-}
-
-// setFlag records that o was given the constant v on this path, or, with
-// known false, that what it holds is no longer known.
-func (s state) setFlag(o types.Object, v, known bool) state {
-	if _, had := s.flags[o]; !had && !known {
-		return s
-	}
-	m := make(map[types.Object]bool, len(s.flags)+1)
-	for k, x := range s.flags {
-		m[k] = x
-	}
-	if known {
-		m[o] = v
-	} else {
-		delete(m, o)
-	}
-	return state{conds: s.conds, srcs: s.srcs, flags: m}
-}
-
 type loopWalker struct {
 	c        *checker
 	label    *ast.Ident
@@ -141,6 +48,9 @@ type loopWalker struct {
 	depth    int
 	// loop is the loop statement walked.
 	loop ast.Stmt
+	// innerConts collects the states at the continues of the inner loop
+	// being walked.
+	innerConts *[]state
 }
 
 // note records the state at which s is reached, for each of the loop's
@@ -350,11 +260,15 @@ func (w *loopWalker) stmt(s ast.Stmt, st state, breakIsLoop, contIsLoop bool) (s
 func (w *loopWalker) branch(s *ast.BranchStmt, st state, breakIsLoop, contIsLoop bool) (state, bool) {
 	switch s.Tok {
 	case token.CONTINUE:
-		if (s.Label == nil && contIsLoop) || w.isLoopLabel(s.Label) {
+		switch {
+		case (s.Label == nil && contIsLoop) || w.isLoopLabel(s.Label):
 			w.goRound(st, s.Pos())
-		} else if s.Label != nil {
+		case s.Label != nil:
 			// continue of an outer loop: this loop is left
 			w.exits = append(w.exits, st)
+		case w.innerConts != nil:
+			// the next round of an inner loop, or past its end
+			*w.innerConts = append(*w.innerConts, st)
 		}
 	case token.BREAK:
 		if (s.Label == nil && breakIsLoop) || s.Label != nil {
@@ -579,13 +493,26 @@ func (c *checker) mentionsContext(e ast.Node) bool {
 // attempt is judged by the path it took through that body.
 func (w *loopWalker) inner(s ast.Stmt, body *ast.BlockStmt, st state) (state, bool) {
 	w.depth++
+	outer := w.innerConts
+	var conts []state
+	w.innerConts = &conts
 	end, falls := w.stmt(body, st, false, false)
+	w.innerConts = outer
 	w.depth--
 	holds := func(p token.Pos) bool { return p.IsValid() && s.Pos() <= p && p < s.End() }
-	if falls && (w.remoteCall != nil && holds(w.remoteCall.Pos()) || holds(w.attempt)) {
-		return end, true
+	if !(w.remoteCall != nil && holds(w.remoteCall.Pos()) || holds(w.attempt)) {
+		return st, true
 	}
-	return st, true
+	// The inner loop holds the attempt (each candidate tried in turn):
+	// it ends after a round that fell off its body or continued it.
+	outs := conts
+	if falls {
+		outs = append(outs, end)
+	}
+	if len(outs) == 0 {
+		return st, true
+	}
+	return w.merge(st, outs), true
 }
 
 // outcomeConds keeps, of the conditions a joining way adds, those that can

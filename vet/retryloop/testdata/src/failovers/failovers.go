@@ -1,0 +1,71 @@
+// Package failovers holds, written anew, discovery loops that try each
+// seed in turn and, when all fail, wait and try the list again.
+package failovers
+
+import (
+	"errors"
+	"math/rand/v2"
+	"net"
+	"time"
+)
+
+// Config says how often and how long discovery tries.
+type Config struct {
+	Seeds       []string
+	MaxAttempts int
+	IntervalMS  int
+}
+
+// Every seed tried, then a constant pause before the next pass.
+//
+// case: flag nojitter
+func discover(conf Config) (net.Conn, error) {
+	var last error
+	for attempt := 0; attempt < conf.MaxAttempts; attempt++ {
+		for _, seed := range conf.Seeds {
+			conn, err := net.Dial("tcp", seed)
+			if err != nil {
+				last = err
+				continue
+			}
+			return conn, nil
+		}
+		time.Sleep(time.Duration(conf.IntervalMS) * time.Millisecond) // want `nojitter: this wait in a retry loop`
+	}
+	return nil, errors.Join(errors.New("no seed answered"), last)
+}
+
+// The same passes, each pause drawn at random.
+//
+// case: clean
+func discoverSpread(conf Config) (net.Conn, error) {
+	var last error
+	for attempt := 0; attempt < conf.MaxAttempts; attempt++ {
+		for _, seed := range conf.Seeds {
+			conn, err := net.Dial("tcp", seed)
+			if err != nil {
+				last = err
+				continue
+			}
+			return conn, nil
+		}
+		time.Sleep(time.Duration(rand.Int64N(int64(time.Second) << attempt)))
+	}
+	return nil, errors.Join(errors.New("no seed answered"), last)
+}
+
+// One pass over the seeds, no waiting: failover, not a retry.
+//
+// case: clean
+func firstAnswering(seeds []string) (net.Conn, error) {
+	var last error
+	for _, seed := range seeds {
+		conn, err := net.Dial("tcp", seed)
+		if err != nil {
+			last = err
+			continue
+		}
+		return conn, nil
+	}
+	return nil, last
+}
