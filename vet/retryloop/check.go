@@ -138,8 +138,10 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		// It goes round on every success: polling, pagination, a watch,
 		// a reconnect loop. A wait it reaches only on failure is still a
 		// retry's wait — unless the loop accepts connections (a server
-		// pausing on accept errors has no dependency to synchronise on).
-		if !c.accepts(s) {
+		// pausing on accept errors has no dependency to synchronise on),
+		// or ranges over elements (a failed message handed back, and the
+		// next one taken: nothing is tried again).
+		if !c.accepts(s) && !c.overElements(s) {
 			fw := w.failureWaits(sc)
 			if sc.remote != remoteNone || w.attemptCall != nil {
 				// a reset backoff paces a call whose failure it counts

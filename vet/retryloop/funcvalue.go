@@ -224,21 +224,31 @@ func (c *checker) litWait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Fun
 	}
 	w := waitInfo{dur: purity{kind: pNone}, helper: id.Name}
 	for _, lit := range g.lits {
-		waits := 0
+		var calls []*ast.CallExpr
+		var found []waitInfo
 		ast.Inspect(lit.Body, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.GoStmt, *ast.FuncLit:
 				return false
 			case *ast.CallExpr:
 				if lw, ok := c.wait(n, body, fn); ok {
-					waits++
-					w.dur = w.dur.and(lw.dur)
+					calls, found = append(calls, n), append(found, lw)
 				}
 			}
 			return true
 		})
+		// a timeout on an answer (select on a completion or time.After)
+		// is no pause
+		timeouts := c.timeoutWaits(lit.Body, calls)
+		waits := 0
+		for i, lw := range found {
+			if !timeouts[calls[i]] {
+				waits++
+				w.dur = w.dur.and(lw.dur)
+			}
+		}
 		if waits == 0 {
-			return waitInfo{}, false // a literal that does not wait
+			return waitInfo{}, false // a literal that does not pause
 		}
 	}
 	return w, true

@@ -69,3 +69,30 @@ func firstAnswering(seeds []string) (net.Conn, error) {
 	}
 	return nil, last
 }
+
+const giveBackPause = 100 * time.Millisecond
+
+type producer struct {
+	send   func(string) error
+	failed chan error
+}
+
+// giveBack hands a failed message's error back after a pause.
+func (p *producer) giveBack(err error) {
+	time.Sleep(giveBackPause)
+	p.failed <- err
+}
+
+// Each message taken from the channel is sent once; a failed one is handed
+// back (after giveBack's pause) and the next one taken: nothing is tried
+// again.
+//
+// case: clean
+func (p *producer) dispatch(in <-chan string) {
+	for m := range in {
+		if err := p.send(m); err != nil {
+			p.giveBack(err)
+			continue
+		}
+	}
+}
