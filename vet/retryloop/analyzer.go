@@ -484,6 +484,7 @@ func (c *checker) file(f *ast.File) {
 				c.backoffRetryAfter(n, fd.Body)
 				c.libraryRetry(n, fd.Body, fn)
 				c.pollRetry(n, fd.Body, fn)
+				c.sleepHandedOn(n)
 				c.retryableRetryAfter(n)
 			}
 			return true
