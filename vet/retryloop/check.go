@@ -141,7 +141,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		// pausing on accept errors has no dependency to synchronise on),
 		// or ranges over elements (a failed message handed back, and the
 		// next one taken: nothing is tried again).
-		if !c.accepts(s) && !c.overElements(s) {
+		if !c.accepts(s) && !c.overElements(s) && !c.consumes(w.attemptCall, s) {
 			fw := w.failureWaits(sc)
 			if sc.remote != remoteNone || w.attemptCall != nil {
 				// a reset backoff paces a call whose failure it counts
@@ -511,7 +511,7 @@ func (w *loopWalker) failureWaits(sc loopScan) []loopCall {
 				onFailure = true
 			}
 		}
-		if onFailure && !onSuccess {
+		if onFailure && !onSuccess && !leavesAfter(lw.call, sc.body) {
 			out = append(out, lw)
 		}
 	}

@@ -96,3 +96,40 @@ func (p *producer) dispatch(in <-chan string) {
 		}
 	}
 }
+
+// An event loop taking messages from a channel: a message that fails its
+// check is handed back (after giveBack's pause) and the next one taken.
+//
+// case: clean
+func (p *producer) run(in <-chan string, stop <-chan struct{}) {
+	for {
+		select {
+		case m, ok := <-in:
+			if !ok {
+				return
+			}
+			if err := p.send(m); err != nil {
+				p.giveBack(err)
+				continue
+			}
+		case <-stop:
+			return
+		}
+	}
+}
+
+// A flush that hands the batch back and gives up when the leader cannot
+// be found: the pause is on the way out, not before another round.
+//
+// case: clean
+func (p *producer) flush(batches [][]string, leader func() error) {
+	for i := len(batches) - 1; ; i-- {
+		if err := leader(); err != nil {
+			p.giveBack(err)
+			return
+		}
+		if i == 0 {
+			return
+		}
+	}
+}

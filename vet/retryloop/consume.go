@@ -1,0 +1,96 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// consumes reports whether the loop's attempt takes, as an argument, a
+// value the loop received from a channel in the same round (case msg, ok
+// := <-in:, then needsRetry(msg)): each round handles the next element,
+// so one handled after a failure is not the failed one again.
+func (c *checker) consumes(attempt *ast.CallExpr, loop ast.Stmt) bool {
+	if attempt == nil {
+		return false
+	}
+	received := map[types.Object]bool{}
+	ast.Inspect(loop, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || len(as.Rhs) != 1 {
+			return true
+		}
+		if u, ok := ast.Unparen(as.Rhs[0]).(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+			if id, ok := as.Lhs[0].(*ast.Ident); ok {
+				if o := c.objOf(id); o != nil {
+					received[o] = true
+				}
+			}
+		}
+		return true
+	})
+	for _, a := range attempt.Args {
+		if id, ok := ast.Unparen(a).(*ast.Ident); ok && received[c.info.Uses[id]] {
+			return true
+		}
+	}
+	return false
+}
+
+// leavesAfter reports whether the statement holding call is followed, in
+// its own block, by a return or a goto: the path that waited there leaves
+// the loop instead of going round, so the wait is no retry's pause (a
+// failed batch handed back before the function gives up).
+func leavesAfter(call *ast.CallExpr, body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if found {
+			return false
+		}
+		var list []ast.Stmt
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.BlockStmt:
+			list = n.List
+		case *ast.CaseClause:
+			list = n.Body
+		case *ast.CommClause:
+			list = n.Body
+		default:
+			return true
+		}
+		for i, s := range list {
+			if s.Pos() > call.Pos() || call.End() > s.End() {
+				continue
+			}
+			switch s := s.(type) {
+			case *ast.ExprStmt, *ast.AssignStmt, *ast.DeclStmt:
+			case *ast.IfStmt:
+				if !inIfHead(s, call) {
+					continue // in a branch: that block decides
+				}
+			default:
+				continue // deeper, in a block or clause that decides
+			}
+			for _, after := range list[i+1:] {
+				switch a := after.(type) {
+				case *ast.ReturnStmt:
+					found = true
+				case *ast.BranchStmt:
+					found = found || a.Tok == token.GOTO
+				}
+			}
+		}
+		return true
+	})
+	return found
+}
+
+// inIfHead reports whether call is in an if statement's init or condition.
+func inIfHead(s *ast.IfStmt, call *ast.CallExpr) bool {
+	in := func(n ast.Node) bool {
+		return n != nil && n.Pos() <= call.Pos() && call.End() <= n.End()
+	}
+	return in(s.Init) || in(s.Cond)
+}
