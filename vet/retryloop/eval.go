@@ -197,6 +197,9 @@ func (ev *evaluator) ident(e *ast.Ident, o outcome, depth int) (r tri, ok bool) 
 	if !isVar {
 		return triF, false
 	}
+	if r, ok := ev.besideVerdict(v, o); ok {
+		return r, true
+	}
 	if c.verdictOfClassifier(v, ev.w.body) {
 		// shouldRetry := check(resp, err): the classifier decides; no
 		// classifier asks to retry a success.

@@ -103,3 +103,68 @@ func (s *session) reconnectLogged(ctx context.Context) error {
 	}
 	return errors.New("gave up")
 }
+
+type watcher struct {
+	open   func() (<-chan string, error)
+	events chan string
+}
+
+// A re-watch loop: execute says whether to go again beside its error,
+// false beside every error, true when a healthy watch ended. Only the
+// sleep's deafness to ctx is wrong.
+//
+// case: flag deafwait
+func (w *watcher) watch(ctx context.Context) {
+	execute := func() (bool, error) {
+		ch, err := w.open()
+		if err != nil {
+			return false, err
+		}
+		for {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					return true, nil
+				}
+				w.events <- ev
+			case <-ctx.Done():
+				return false, nil
+			}
+		}
+	}
+	for {
+		again, err := execute()
+		if err != nil {
+			log.Printf("watch: %v", err)
+		}
+		if !again {
+			return
+		}
+		time.Sleep(time.Second) // want `deafwait: time.Sleep ignores ctx`
+	}
+}
+
+// The same shape where execute asks to go again beside an error: a
+// failed open is retried every second.
+//
+// case: flag nojitter deafwait
+func (w *watcher) watchRetrying(ctx context.Context) {
+	execute := func() (bool, error) {
+		ch, err := w.open()
+		if err != nil {
+			return true, err
+		}
+		for ev := range ch {
+			w.events <- ev
+		}
+		return false, nil
+	}
+	for ctx.Err() == nil {
+		again, err := execute()
+		if !again {
+			return
+		}
+		log.Printf("watch: %v", err)
+		time.Sleep(time.Second) // want `deafwait: time.Sleep ignores ctx` `nojitter: this wait in a retry loop`
+	}
+}

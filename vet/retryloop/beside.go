@@ -1,0 +1,133 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// besideVerdict reads a bool the loop's attempt returns beside its error
+// (retry, err := execute()) from the returns of the function or local
+// literal called: on a failure, the bool of every return whose error may
+// be non-nil; on a success, of every return whose error may be nil. It
+// answers when they all agree (execute returns false beside every error:
+// a failure never goes round), and ok is false when the call is not the
+// attempt or its body is out of sight.
+func (ev *evaluator) besideVerdict(v *types.Var, o outcome) (tri, bool) {
+	c := ev.w.c
+	call, idx, n := c.tupleSource(v, ev.w.body)
+	if call == nil || call != ev.w.attemptCall || o.hasStatus {
+		return triU, false
+	}
+	body := c.calledBody(call, ev.w.body)
+	if body == nil {
+		return triU, false
+	}
+	seen, all := false, false
+	agree := true
+	ast.Inspect(body, func(m ast.Node) bool {
+		switch m := m.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if len(m.Results) != n {
+				agree = false
+				return false
+			}
+			errNil := isNil(c.info, m.Results[n-1])
+			errSet := !errNil && !c.mayBeNil(m.Results[n-1], m, body)
+			if (o.err && errNil) || (!o.err && errSet) {
+				return false // this return is not taken on o
+			}
+			b, known := c.constBool(m.Results[idx])
+			switch {
+			case !known:
+				agree = false
+			case !seen:
+				seen, all = true, b
+			case b != all:
+				agree = false
+			}
+		}
+		return true
+	})
+	if !seen || !agree {
+		return triU, true
+	}
+	return boolTri(all), true
+}
+
+// tupleSource returns the call whose result idx v is assigned from, in a
+// tuple assignment whose last value is an error (retry, err := f()), and
+// the number of results; nil if v is assigned otherwise or more than once.
+func (c *checker) tupleSource(v *types.Var, body *ast.BlockStmt) (*ast.CallExpr, int, int) {
+	var found *ast.CallExpr
+	idx, n, count := 0, 0, 0
+	ast.Inspect(body, func(m ast.Node) bool {
+		as, ok := m.(*ast.AssignStmt)
+		if !ok {
+			return true
+		}
+		for i, l := range as.Lhs {
+			id, ok := l.(*ast.Ident)
+			if !ok || c.objOf(id) != v {
+				continue
+			}
+			count++
+			call, ok := ast.Unparen(rhsOf(as, i)).(*ast.CallExpr)
+			if len(as.Rhs) != 1 || len(as.Lhs) < 2 || !ok || !isError(c.info.TypeOf(as.Lhs[len(as.Lhs)-1])) {
+				continue
+			}
+			found, idx, n = call, i, len(as.Lhs)
+		}
+		return true
+	})
+	if count != 1 {
+		return nil, 0, 0
+	}
+	return found, idx, n
+}
+
+// calledBody returns the body of the function a call runs: a function of
+// this package, or a local variable given one function literal.
+func (c *checker) calledBody(call *ast.CallExpr, decl *ast.BlockStmt) *ast.BlockStmt {
+	if fn := c.callee(call); fn != nil {
+		if d := c.decls[fn]; d != nil {
+			return d.Body
+		}
+		return nil
+	}
+	g, ok := c.funcTargets(call, decl)
+	if !ok || len(g.lits) != 1 || len(g.targets) > 0 || len(g.made) > 0 {
+		return nil
+	}
+	return g.lits[0].Body
+}
+
+// mayBeNil reports whether an error expression that ret returns may be
+// nil: not a fresh error (errors.New, fmt.Errorf), nor a variable the
+// return is guarded by testing non-nil (if err != nil { return true, err }).
+func (c *checker) mayBeNil(e ast.Expr, ret *ast.ReturnStmt, body *ast.BlockStmt) bool {
+	switch x := ast.Unparen(e).(type) {
+	case *ast.CallExpr:
+		fn := c.callee(x)
+		return !isFunc(fn, "errors", "New") && !isFunc(fn, "fmt", "Errorf")
+	case *ast.Ident:
+		v := c.info.Uses[x]
+		guarded := false
+		ast.Inspect(body, func(m ast.Node) bool {
+			s, ok := m.(*ast.IfStmt)
+			if !ok || guarded {
+				return !guarded
+			}
+			b, ok := ast.Unparen(s.Cond).(*ast.BinaryExpr)
+			if ok && b.Op == token.NEQ && isNil(c.info, b.Y) && identOf(b.X) != nil && c.info.Uses[identOf(b.X)] == v &&
+				s.Body.Pos() <= ret.Pos() && ret.End() <= s.Body.End() {
+				guarded = true
+			}
+			return true
+		})
+		return !guarded
+	}
+	return true
+}
