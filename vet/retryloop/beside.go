@@ -131,3 +131,13 @@ func (c *checker) mayBeNil(e ast.Expr, ret *ast.ReturnStmt, body *ast.BlockStmt)
 	}
 	return true
 }
+
+func isNil(info *types.Info, e ast.Expr) bool {
+	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
+		if _, ok := info.Uses[id].(*types.Nil); ok {
+			return true
+		}
+	}
+	tv, ok := info.Types[e]
+	return ok && tv.IsNil()
+}

@@ -392,16 +392,6 @@ func boolTri(b bool) tri {
 	return triF
 }
 
-func isNil(info *types.Info, e ast.Expr) bool {
-	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
-		if _, ok := info.Uses[id].(*types.Nil); ok {
-			return true
-		}
-	}
-	tv, ok := info.Types[e]
-	return ok && tv.IsNil()
-}
-
 // hasStatus reports whether e is, or is computed from, an HTTP status code
 // (a StatusCode field, or a variable assigned one).
 func (c *checker) hasStatus(e ast.Expr) bool {
