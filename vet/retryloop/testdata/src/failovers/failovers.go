@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
+	"sync"
 	"time"
 )
 
@@ -132,4 +133,33 @@ func (p *producer) flush(batches [][]string, leader func() error) {
 			return
 		}
 	}
+}
+
+type dnsCache struct {
+	mu    sync.RWMutex
+	names map[string]string
+}
+
+func (c *dnsCache) lookup(id string) (string, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if name, ok := c.names[id]; ok {
+		return name, nil
+	}
+	return "", errors.New("not cached")
+}
+
+// Another caller's request for the same id is in flight: re-read the
+// cache it fills every constant interval. A poll of this process's
+// memory, not a retry of a dependency.
+//
+// case: clean
+func (c *dnsCache) awaitName(id string) (string, error) {
+	for i := 0; i < 20; i++ {
+		time.Sleep(250 * time.Millisecond)
+		if name, err := c.lookup(id); err == nil {
+			return name, nil
+		}
+	}
+	return "", errors.New("never filled")
 }
