@@ -625,27 +625,3 @@ func pureStdPkg(path string) bool {
 	}
 	return true
 }
-
-// overElements reports whether s ranges over a channel, slice, array, map
-// or string: each round takes the next element, so a round after a
-// failure is not the failed one again.
-func (c *checker) overElements(s ast.Stmt) bool {
-	r, ok := s.(*ast.RangeStmt)
-	if !ok {
-		return false
-	}
-	t := c.info.TypeOf(r.X)
-	if t == nil {
-		return false
-	}
-	if p, ok := t.Underlying().(*types.Pointer); ok {
-		t = p.Elem() // a pointer to an array
-	}
-	switch u := t.Underlying().(type) {
-	case *types.Chan, *types.Slice, *types.Array, *types.Map:
-		return true
-	case *types.Basic:
-		return u.Info()&types.IsString != 0
-	}
-	return false
-}
