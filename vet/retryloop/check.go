@@ -548,12 +548,11 @@ func (c *checker) isLocalOp(call *ast.CallExpr) bool {
 		return false
 	}
 	fn := c.callee(call)
-	return localPkgs[funcPath(fn)] || c.localHelper(fn, 0)
+	return localPkgs[funcPath(fn)] || c.localHelper(fn, 0) || c.memoryRead(fn)
 }
 
 // localHelper reports whether fn is a function of this package that acts
-// on this machine only: it calls the file system or a syscall, or reads
-// memory under a lock (a cache lookup between RLock and RUnlock), and
+// on this machine only: it calls the file system or a syscall, and
 // otherwise only the standard library's pure packages and other such
 // helpers (createLockfile over os.OpenFile); goroutines it starts are not
 // its attempt.
@@ -579,7 +578,7 @@ func (c *checker) localHelper(fn *types.Func, depth int) bool {
 			switch {
 			case callee == nil:
 				ok = false
-			case localPkgs[path], path == "sync", path == "sync/atomic":
+			case localPkgs[path]:
 				local = true
 			case callee.Pkg() == c.pass.Pkg:
 				if c.localHelper(callee, depth+1) {

@@ -118,3 +118,42 @@ func (c *checker) overElements(s ast.Stmt) bool {
 	}
 	return false
 }
+
+// memoryRead reports whether fn is a function of this package that only
+// reads memory under a lock (a cache lookup between RLock and RUnlock):
+// it calls sync or sync/atomic and otherwise only the standard library's
+// pure packages — none of its own package's functions — and sends or
+// receives on no channel and starts no goroutine, so nothing it does can
+// reach another process (a request handed to a connection's goroutine
+// would).
+func (c *checker) memoryRead(fn *types.Func) bool {
+	d := c.decls[fn]
+	if d == nil {
+		return false
+	}
+	locked, ok := false, true
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt, *ast.SendStmt, *ast.SelectStmt, *ast.FuncLit:
+			ok = false
+		case *ast.UnaryExpr:
+			ok = ok && n.Op != token.ARROW
+		case *ast.CallExpr:
+			if tv, isType := c.info.Types[n.Fun]; isType && tv.IsType() {
+				return true
+			}
+			if _, builtin := c.info.Uses[calleeIdent(n.Fun)].(*types.Builtin); builtin {
+				return true
+			}
+			path := funcPath(c.callee(n))
+			switch {
+			case path == "sync" || path == "sync/atomic":
+				locked = true
+			case c.callee(n) == nil || c.callee(n).Pkg() == c.pass.Pkg || !pureStdPkg(path):
+				ok = false
+			}
+		}
+		return ok
+	})
+	return ok && locked
+}

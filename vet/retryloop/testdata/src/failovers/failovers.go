@@ -163,3 +163,37 @@ func (c *dnsCache) awaitName(id string) (string, error) {
 	}
 	return "", errors.New("never filled")
 }
+
+type conn struct {
+	mu  sync.Mutex
+	out chan string
+	in  chan string
+}
+
+// request hands m to the connection's writer goroutine and waits for the
+// reply its reader hands back: a remote request, though it calls nothing
+// but sync and channels.
+func (c *conn) request(m string) (string, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.out <- m
+	if r := <-c.in; r != "" {
+		return r, nil
+	}
+	return "", errors.New("no responders")
+}
+
+// A publish retried on a constant pause: the request reaches the server.
+//
+// case: flag nojitter
+func (c *conn) publish(m string) (string, error) {
+	var err error
+	for r := 0; r < 3; r++ {
+		var resp string
+		if resp, err = c.request(m); err == nil {
+			return resp, nil
+		}
+		time.Sleep(250 * time.Millisecond) // want `nojitter: this wait in a retry loop`
+	}
+	return "", err
+}
