@@ -47,17 +47,11 @@ func leavesAfter(call *ast.CallExpr, body *ast.BlockStmt) bool {
 		if found {
 			return false
 		}
-		var list []ast.Stmt
-		switch n := n.(type) {
-		case *ast.FuncLit:
+		if _, ok := n.(*ast.FuncLit); ok {
 			return false
-		case *ast.BlockStmt:
-			list = n.List
-		case *ast.CaseClause:
-			list = n.Body
-		case *ast.CommClause:
-			list = n.Body
-		default:
+		}
+		list, ok := stmtList(n)
+		if !ok {
 			return true
 		}
 		for i, s := range list {

@@ -88,15 +88,8 @@ func (c *checker) waitsBefore(stack []ast.Node, decl *ast.BlockStmt, fn *types.F
 		if _, ok := stack[i].(*ast.FuncLit); ok {
 			break
 		}
-		var list []ast.Stmt
-		switch b := stack[i-1].(type) {
-		case *ast.BlockStmt:
-			list = b.List
-		case *ast.CaseClause:
-			list = b.Body
-		case *ast.CommClause:
-			list = b.Body
-		default:
+		list, ok := stmtList(stack[i-1])
+		if !ok {
 			continue
 		}
 		for _, s := range list {
@@ -125,4 +118,18 @@ func (c *checker) waitsIn(s ast.Node, decl *ast.BlockStmt, fn *types.Func) []loo
 		return true
 	})
 	return out
+}
+
+// stmtList returns the statements a block, a case clause or a select
+// clause holds; ok is false for any other node.
+func stmtList(n ast.Node) ([]ast.Stmt, bool) {
+	switch b := n.(type) {
+	case *ast.BlockStmt:
+		return b.List, true
+	case *ast.CaseClause:
+		return b.Body, true
+	case *ast.CommClause:
+		return b.Body, true
+	}
+	return nil, false
 }
