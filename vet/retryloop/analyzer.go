@@ -214,6 +214,9 @@ type checker struct {
 	// (see heldStatus), built when first needed after that.
 	summarized bool
 	statusVars map[types.Object]bool
+	// litWaiting are the function literals litWait is reading: a
+	// literal that calls its own variable is not read again inside.
+	litWaiting map[*ast.FuncLit]bool
 }
 
 func run(pass *analysis.Pass) (any, error) {

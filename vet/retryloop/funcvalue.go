@@ -222,6 +222,18 @@ func (c *checker) litWait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Fun
 	if !ok || len(g.lits) == 0 || len(g.targets) > 0 || len(g.made) > 0 {
 		return waitInfo{}, false
 	}
+	for _, lit := range g.lits {
+		if c.litWaiting[lit] {
+			return waitInfo{}, false // a literal calling itself
+		}
+	}
+	if c.litWaiting == nil {
+		c.litWaiting = map[*ast.FuncLit]bool{}
+	}
+	for _, lit := range g.lits {
+		c.litWaiting[lit] = true
+		defer delete(c.litWaiting, lit)
+	}
 	w := waitInfo{dur: purity{kind: pNone}, helper: id.Name}
 	for _, lit := range g.lits {
 		var calls []*ast.CallExpr
