@@ -18,6 +18,9 @@ type result struct {
 	labelled
 	got  map[string]string // check -> first message
 	fail string            // why it could not be scored
+	// crash is set when the analyzer crashed while vetting the module (a
+	// package of it or a dependency): scored, but maybe without facts
+	crash string
 }
 
 // scoreAll vets every module the cases name, once per module, and finds
@@ -62,8 +65,9 @@ func scoreAll(cases []labelled, vettool, work string, log io.Writer) ([]result, 
 		if len(problems) > 0 {
 			fmt.Fprintf(log, "%s: go vet said:\n\t%s\n", mod, strings.Join(problems[:min(len(problems), 5)], "\n\t"))
 		}
+		crash := crashLine(problems)
 		for _, c := range cs {
-			r := result{labelled: c, got: map[string]string{}}
+			r := result{labelled: c, got: map[string]string{}, crash: crash}
 			if why, ok := skipped[filepath.Join(dir, filepath.FromSlash(c.pkg))]; ok {
 				r.fail = why
 				fmt.Fprintf(log, "%s %s %s %s: not scored, %s\n", c.split, c.module, c.pkg, c.fn, why)
@@ -141,6 +145,10 @@ func printTable(w io.Writer, split string, rs []result, verbose bool) {
 	fmt.Fprintf(w, "\n%s: %d functions from %d modules scored", split, n, len(mods))
 	if failed > 0 {
 		fmt.Fprintf(w, ", %d not scored", failed)
+	}
+	if crashed := crashedModules(rs, split); len(crashed) > 0 {
+		fmt.Fprintf(w, "\nWARNING: the analyzer crashed while vetting %d of them (a package or a dependency; their scores may lack facts): %s",
+			len(crashed), strings.Join(crashed, ", "))
 	}
 	fmt.Fprintf(w, "\n\n| check | TP | FP | FN | TN | precision | recall |\n|---|---:|---:|---:|---:|---:|---:|\n")
 	for _, c := range retryloop.Checks {
@@ -239,4 +247,30 @@ func goLines(dir string) (int, error) {
 		return nil
 	})
 	return n, err
+}
+
+// crashLine returns the first line of go vet's output that says the
+// analyzer crashed (a Go runtime fatal error or panic), or "".
+func crashLine(problems []string) string {
+	for _, p := range problems {
+		for _, l := range strings.Split(p, "\n") {
+			if t := strings.TrimSpace(l); strings.HasPrefix(t, "fatal error:") || strings.HasPrefix(t, "panic:") {
+				return t
+			}
+		}
+	}
+	return ""
+}
+
+// crashedModules returns, sorted, the modules of split whose vetting
+// crashed.
+func crashedModules(rs []result, split string) []string {
+	var out []string
+	for _, r := range rs {
+		if r.split == split && r.crash != "" && !slices.Contains(out, r.module) {
+			out = append(out, r.module)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
