@@ -558,11 +558,15 @@ func (c *checker) isLocalOp(call *ast.CallExpr) bool {
 // its attempt.
 func (c *checker) localHelper(fn *types.Func, depth int) bool {
 	d := c.decls[fn]
-	if d == nil || depth > 3 {
-		return false
-	}
+	return d != nil && depth <= 3 && c.localBody(d.Body, depth)
+}
+
+// localBody reports whether body acts on this machine only, as
+// localHelper asks of a function's; a method of the universe's error
+// (err.Error()) is in-process too.
+func (c *checker) localBody(body *ast.BlockStmt, depth int) bool {
 	local, ok := false, true
-	ast.Inspect(d.Body, func(n ast.Node) bool {
+	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.GoStmt, *ast.FuncLit:
 			return false
@@ -578,6 +582,8 @@ func (c *checker) localHelper(fn *types.Func, depth int) bool {
 			switch {
 			case callee == nil:
 				ok = false
+			case callee.Pkg() == nil:
+				// err.Error()
 			case localPkgs[path]:
 				local = true
 			case callee.Pkg() == c.pass.Pkg:

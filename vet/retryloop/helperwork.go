@@ -86,32 +86,7 @@ func hasFuncParam(fn *types.Func) bool {
 // lock file retried on EBUSY): nothing shared to synchronise on.
 func (c *checker) localWork(work ast.Expr) bool {
 	lit, ok := ast.Unparen(work).(*ast.FuncLit)
-	if !ok || c.remoteIn(lit) != nil {
-		return false
-	}
-	local, ok := false, true
-	ast.Inspect(lit.Body, func(n ast.Node) bool {
-		call, isCall := n.(*ast.CallExpr)
-		if !isCall || !ok {
-			return ok
-		}
-		if tv, isType := c.info.Types[call.Fun]; isType && tv.IsType() {
-			return true
-		}
-		if _, builtin := c.info.Uses[calleeIdent(call.Fun)].(*types.Builtin); builtin {
-			return true
-		}
-		switch callee := c.callee(call); {
-		case c.isLocalOp(call):
-			local = true
-		case callee != nil && callee.Pkg() == nil:
-			// err.Error()
-		case callee == nil || !pureStdPkg(funcPath(callee)):
-			ok = false
-		}
-		return ok
-	})
-	return ok && local
+	return ok && c.remoteIn(lit) == nil && c.localBody(lit.Body, 0)
 }
 
 // pollWork is one more than the index of fn's func parameter that a call
