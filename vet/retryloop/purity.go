@@ -410,16 +410,12 @@ func (c *checker) resultPurity(callee *types.Func, depth int) purity {
 		c.purities[callee] = purity{} // a recursive function: unknown
 		r = purity{kind: pNone}
 		n := 0
-		var skip []ast.Node
+		skip := retryAfterBranches(d.Body) // the server's wait, not the result's
 		off := c.offByDefault(d.Body)
 		ast.Inspect(d.Body, func(n2 ast.Node) bool {
 			switch n2 := n2.(type) {
 			case *ast.FuncLit:
 				return false
-			case *ast.IfStmt:
-				if mentionsRetryAfter(n2.Init) || mentionsRetryAfter(n2.Cond) {
-					skip = append(skip, n2.Body)
-				}
 			case *ast.ReturnStmt:
 				if within(off, n2) {
 					// taken only when a setting is changed (if
