@@ -283,7 +283,10 @@ func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) 
 	if f == nil && isIfaceMethod(callee) {
 		f, _ = c.ifaceFact(call, callee, body)
 	}
-	if f == nil || !f.Waits || f.Remote != remoteNone {
+	if f == nil {
+		return c.clockWait(call, callee, body, fn)
+	}
+	if !f.Waits || f.Remote != remoteNone {
 		return waitInfo{}, false
 	}
 	w := waitInfo{deaf: f.Deaf, helper: callee.Name(), inner: true}

@@ -159,6 +159,9 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 		if set, st, ok := c.statusLookup(e); ok && c.hasStatus(st) {
 			return ev.lookup(set, st, o)
 		}
+		if r, ok := ev.memberEval(e, o); ok {
+			return r
+		}
 		fn := c.callee(e)
 		if ev.notCancel && o.failure() && c.isCtxErrTest(e) {
 			return triF

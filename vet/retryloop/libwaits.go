@@ -180,3 +180,37 @@ func (c *checker) rican7Retry(call *ast.CallExpr) (sched int, waits bool) {
 	}
 	return sched, waits
 }
+
+// clockWait reports a call of an injected clock's Sleep(d) or After(d)
+// (an interface method of that name and shape: jmhodges/clock,
+// benbjohnson/clock, k8s.io/utils/clock and the like) as the wait the real
+// clock behind it makes: time.Sleep's, deaf; time.After's, deaf when
+// received from on its own.
+func (c *checker) clockWait(call *ast.CallExpr, callee *types.Func, body *ast.BlockStmt, fn *types.Func) (waitInfo, bool) {
+	if !isIfaceMethod(callee) || len(call.Args) != 1 || !clockShape(callee) {
+		return waitInfo{}, false
+	}
+	w := waitInfo{dur: c.purity(call.Args[0], body, fn, 0), helper: types.ExprString(call.Fun)}
+	w.deaf = callee.Name() == "Sleep" || c.bareReceive(call)
+	return w, true
+}
+
+// clockShape reports whether fn is Sleep(time.Duration) with no results or
+// After(time.Duration) <-chan time.Time.
+func clockShape(fn *types.Func) bool {
+	sig := fn.Type().(*types.Signature)
+	if sig.Params().Len() != 1 || !isNamed(sig.Params().At(0).Type(), "time", "Duration") {
+		return false
+	}
+	switch fn.Name() {
+	case "Sleep":
+		return sig.Results().Len() == 0
+	case "After":
+		if sig.Results().Len() != 1 {
+			return false
+		}
+		ch, ok := sig.Results().At(0).Type().(*types.Chan)
+		return ok && ch.Dir() != types.SendOnly && isNamed(ch.Elem(), "time", "Time")
+	}
+	return false
+}

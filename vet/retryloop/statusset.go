@@ -25,6 +25,8 @@ func (c *checker) statusSetOf(e ast.Expr, body *ast.BlockStmt, depth int) (map[i
 	switch x := ast.Unparen(e).(type) {
 	case *ast.CompositeLit:
 		return c.setLit(x)
+	case *ast.CallExpr:
+		return c.appendSet(x, body, depth)
 	case *ast.Ident:
 		v, ok := c.info.Uses[x].(*types.Var)
 		if !ok || c.params[v] {
@@ -65,6 +67,29 @@ func (c *checker) statusSetOf(e ast.Expr, body *ast.BlockStmt, depth int) (map[i
 		}
 	}
 	return out, found
+}
+
+// appendSet reads append(set, 404, 410): the set's statuses (another
+// variable's, or the variable's own other assignments, which its
+// statusSetOf already unites) and the constants appended.
+func (c *checker) appendSet(call *ast.CallExpr, body *ast.BlockStmt, depth int) (map[int64]bool, bool) {
+	if b, ok := c.info.Uses[identOf(call.Fun)].(*types.Builtin); !ok || b.Name() != "append" || len(call.Args) == 0 || call.Ellipsis.IsValid() {
+		return nil, false
+	}
+	out := map[int64]bool{}
+	for _, a := range call.Args[1:] {
+		k, ok := c.constIntOf(a)
+		if !ok {
+			return nil, false
+		}
+		out[k] = true
+	}
+	if base, ok := c.statusSetOf(call.Args[0], body, depth+1); ok {
+		for k, in := range base {
+			out[k] = out[k] || in
+		}
+	}
+	return out, true
 }
 
 // setLit reads a map or slice literal of statuses: a map's keys whose
