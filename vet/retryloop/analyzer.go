@@ -512,6 +512,10 @@ func (c *checker) body(b *ast.BlockStmt, fc funcCtx) {
 			return false
 		case *ast.LabeledStmt:
 			labels[n.Stmt] = n.Label
+		case *ast.BlockStmt:
+			for _, g := range gotoLoops(n) {
+				c.loop(g.loop, g.label, fc)
+			}
 		case *ast.ForStmt:
 			c.loop(n, labels[n], fc)
 		case *ast.RangeStmt:

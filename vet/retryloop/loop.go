@@ -274,6 +274,10 @@ func (w *loopWalker) branch(s *ast.BranchStmt, st state, breakIsLoop, contIsLoop
 		if (s.Label == nil && breakIsLoop) || s.Label != nil {
 			w.exits = append(w.exits, st)
 		}
+	case token.GOTO:
+		if w.isLoopLabel(s.Label) {
+			w.goRound(st, s.Pos()) // a goto loop's jump back (see gotoLoops)
+		}
 	case token.FALLTHROUGH:
 		return st, true
 	}
