@@ -203,9 +203,11 @@ func isDoer(fn *types.Func) bool {
 // returnsResponse reports whether fn returns an *http.Response.
 func returnsResponse(fn *types.Func) bool {
 	sig, ok := fn.Type().(*types.Signature)
-	if !ok {
-		return false
-	}
+	return ok && resultsResponse(sig)
+}
+
+// resultsResponse reports whether a signature returns an *http.Response.
+func resultsResponse(sig *types.Signature) bool {
 	for i := range sig.Results().Len() {
 		if isNamed(sig.Results().At(i).Type(), "net/http", "Response") {
 			return true

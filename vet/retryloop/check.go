@@ -48,6 +48,9 @@ func isNilNode(n ast.Node) bool {
 func (c *checker) callName(call *ast.CallExpr) string {
 	fn := c.callee(call)
 	if fn == nil {
+		if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
+			return id.Name // a local variable given a literal
+		}
 		return "a remote call"
 	}
 	if r := recvNamed(fn); r != nil {
@@ -129,7 +132,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	if sc.remote == remoteNone && !v.anyFailure {
 		w, v = c.refocus(s, label, fc, sc, w, v)
 	}
-	if sc.remote == remoteNone && c.isLocalOp(w.attemptCall) {
+	if sc.remote == remoteNone && c.isLocalOp(w.attemptCall, fc.decl) {
 		// os.RemoveAll retried on EBUSY: nothing shared to synchronise
 		// on, no storm to spread.
 		return
@@ -236,7 +239,11 @@ func (c *checker) scanCall(n *ast.CallExpr, fc funcCtx, sc *loopScan) {
 	if c.readsRetryAfter(n) {
 		sc.readsRA = true
 	}
-	if k := c.remoteKind(n); k != remoteNone && (sc.remote == remoteNone || (k == remoteHTTP && sc.remote != remoteHTTP)) {
+	k := c.remoteKind(n)
+	if k == remoteNone && c.callee(n) == nil {
+		k = c.litRemote(n, fc.decl)
+	}
+	if k != remoteNone && (sc.remote == remoteNone || (k == remoteHTTP && sc.remote != remoteHTTP)) {
 		sc.remote, sc.remoteCall = k, n
 	}
 	if w, ok := c.wait(n, fc.decl, fc.durFn()); ok {
@@ -542,12 +549,23 @@ func (c *checker) isListener(call *ast.CallExpr) bool {
 var localPkgs = map[string]bool{"os": true, "syscall": true, "io/fs": true, "path/filepath": true, "golang.org/x/sys/unix": true}
 
 // isLocalOp reports whether a loop's attempt is a call that acts on this
-// machine only (the file system, a syscall).
-func (c *checker) isLocalOp(call *ast.CallExpr) bool {
+// machine only (the file system, a syscall), or a call of a local variable
+// given only literals that do.
+func (c *checker) isLocalOp(call *ast.CallExpr, body *ast.BlockStmt) bool {
 	if call == nil {
 		return false
 	}
 	fn := c.callee(call)
+	if fn == nil {
+		// a local variable given literals that act on this machine only
+		_, lits := c.localLits(call, body)
+		for _, lit := range lits {
+			if !c.localBody(lit.Body, 1) {
+				return false
+			}
+		}
+		return len(lits) > 0
+	}
 	return localPkgs[funcPath(fn)] || c.localHelper(fn, 0) || c.memoryRead(fn)
 }
 

@@ -211,17 +211,11 @@ func (c *checker) madeLitPurity(m madeLit, call *ast.CallExpr, body *ast.BlockSt
 // durations read where the literal stands. A deaf one is reported in the
 // literal, where it stands, not again at each call.
 func (c *checker) litWait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) (waitInfo, bool) {
-	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
-	if !ok {
+	id, lits := c.localLits(call, body)
+	if lits == nil {
 		return waitInfo{}, false
 	}
-	if v, ok := c.info.Uses[id].(*types.Var); !ok || v.IsField() {
-		return waitInfo{}, false
-	}
-	g, ok := c.funcTargets(call, body)
-	if !ok || len(g.lits) == 0 || len(g.targets) > 0 || len(g.made) > 0 {
-		return waitInfo{}, false
-	}
+	g := funcGiven{lits: lits}
 	for _, lit := range g.lits {
 		if c.litWaiting[lit] {
 			return waitInfo{}, false // a literal calling itself
@@ -264,4 +258,45 @@ func (c *checker) litWait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Fun
 		}
 	}
 	return w, true
+}
+
+// localLits returns the local variable call calls and the function
+// literals it is given, when it is given nothing else.
+func (c *checker) localLits(call *ast.CallExpr, body *ast.BlockStmt) (*ast.Ident, []*ast.FuncLit) {
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	if !ok {
+		return nil, nil
+	}
+	if v, ok := c.info.Uses[id].(*types.Var); !ok || v.IsField() {
+		return nil, nil
+	}
+	g, ok := c.funcTargets(call, body)
+	if !ok || len(g.lits) == 0 || len(g.targets) > 0 || len(g.made) > 0 {
+		return nil, nil
+	}
+	return id, g.lits
+}
+
+// litRemote reports the kind of remote call a call of a local variable
+// given only function literals makes (workFn := func() (*Key, error) {
+// return client.GetKey(ctx, req) }; … workFn()): the call is the attempt.
+// A literal that makes an HTTP request but returns no response turns its
+// status into an error, as a model SDK does.
+func (c *checker) litRemote(call *ast.CallExpr, body *ast.BlockStmt) int {
+	_, lits := c.localLits(call, body)
+	kind := remoteNone
+	for _, lit := range lits {
+		r := c.remoteIn(lit.Body)
+		if r == nil {
+			continue
+		}
+		k := r.kind
+		if sig, ok := c.info.TypeOf(lit).(*types.Signature); ok && k == remoteHTTP && !resultsResponse(sig) {
+			k = remoteSDK
+		}
+		if kind == remoteNone || k == remoteHTTP {
+			kind = k
+		}
+	}
+	return kind
 }

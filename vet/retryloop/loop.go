@@ -337,11 +337,18 @@ func (w *loopWalker) switchStmt(s *ast.SwitchStmt, st state, contIsLoop bool) (s
 		}
 		return cs
 	}
+	earlier := 0 // the cases before this one: it is reached when none held
 	for _, cl := range s.Body.List {
 		cc := cl.(*ast.CaseClause)
 		cs := none()
 		if cc.List != nil {
-			cs = st.with(cond{isCase: true, tag: s.Tag, values: cc.List})
+			cs = st
+			for _, a := range all[:earlier] {
+				a.neg = true
+				cs = cs.with(a)
+			}
+			cs = cs.with(cond{isCase: true, tag: s.Tag, values: cc.List})
+			earlier++
 		}
 		if o, f := w.stmts(cc.Body, cs, false, contIsLoop); f {
 			outs = append(outs, o)
