@@ -129,7 +129,11 @@ func isContext(t types.Type) bool { return isNamed(t, "context", "Context") }
 // client, a model SDK's client method, a gRPC method; or a helper known
 // (by summary or fact) to make one.
 func (c *checker) remoteKind(call *ast.CallExpr) int {
-	fn := c.callee(call)
+	return c.funcRemote(c.callee(call))
+}
+
+// funcRemote is remoteKind for a call of fn.
+func (c *checker) funcRemote(fn *types.Func) int {
 	if fn == nil {
 		return remoteNone
 	}

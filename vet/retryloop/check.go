@@ -241,7 +241,7 @@ func (c *checker) scanCall(n *ast.CallExpr, fc funcCtx, sc *loopScan) {
 	}
 	k := c.remoteKind(n)
 	if k == remoteNone && c.callee(n) == nil {
-		k = c.litRemote(n, fc.decl)
+		k = c.valueRemote(n, fc.decl)
 	}
 	if k != remoteNone && (sc.remote == remoteNone || (k == remoteHTTP && sc.remote != remoteHTTP)) {
 		sc.remote, sc.remoteCall = k, n

@@ -263,29 +263,53 @@ func (c *checker) litWait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Fun
 // localLits returns the local variable call calls and the function
 // literals it is given, when it is given nothing else.
 func (c *checker) localLits(call *ast.CallExpr, body *ast.BlockStmt) (*ast.Ident, []*ast.FuncLit) {
-	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
-	if !ok {
+	g, ok := c.localValues(call, body)
+	if !ok || len(g.lits) == 0 || len(g.targets) > 0 {
 		return nil, nil
 	}
-	if v, ok := c.info.Uses[id].(*types.Var); !ok || v.IsField() {
-		return nil, nil
-	}
-	g, ok := c.funcTargets(call, body)
-	if !ok || len(g.lits) == 0 || len(g.targets) > 0 || len(g.made) > 0 {
-		return nil, nil
-	}
-	return id, g.lits
+	return ast.Unparen(call.Fun).(*ast.Ident), g.lits
 }
 
-// litRemote reports the kind of remote call a call of a local variable
-// given only function literals makes (workFn := func() (*Key, error) {
-// return client.GetKey(ctx, req) }; … workFn()): the call is the attempt.
-// A literal that makes an HTTP request but returns no response turns its
-// status into an error, as a model SDK does.
-func (c *checker) litRemote(call *ast.CallExpr, body *ast.BlockStmt) int {
-	_, lits := c.localLits(call, body)
+// localValues returns what the local variable call calls is given: function
+// literals, and functions or method values of the package's or others'.
+func (c *checker) localValues(call *ast.CallExpr, body *ast.BlockStmt) (funcGiven, bool) {
+	id, ok := ast.Unparen(call.Fun).(*ast.Ident)
+	if !ok {
+		return funcGiven{}, false
+	}
+	if v, ok := c.info.Uses[id].(*types.Var); !ok || v.IsField() {
+		return funcGiven{}, false
+	}
+	g, ok := c.funcTargets(call, body)
+	if !ok || len(g.lits)+len(g.targets) == 0 || len(g.made) > 0 {
+		return funcGiven{}, false
+	}
+	return g, true
+}
+
+// valueRemote reports the kind of remote call a call of a local variable
+// makes, when the variable is given only function literals or functions
+// (workFn := func() (*Key, error) { return client.GetKey(ctx, req) }, or
+// call := c.Call; … workFn()): the call is the attempt. A literal that
+// makes an HTTP request but returns no response turns its status into an
+// error, as a model SDK does.
+func (c *checker) valueRemote(call *ast.CallExpr, body *ast.BlockStmt) int {
+	g, ok := c.localValues(call, body)
+	if !ok {
+		return remoteNone
+	}
 	kind := remoteNone
-	for _, lit := range lits {
+	pick := func(k int) {
+		if kind == remoteNone || k == remoteHTTP {
+			kind = k
+		}
+	}
+	for _, fn := range g.targets {
+		if k := c.funcRemote(fn); k != remoteNone {
+			pick(k)
+		}
+	}
+	for _, lit := range g.lits {
 		r := c.remoteIn(lit.Body)
 		if r == nil {
 			continue
@@ -294,9 +318,7 @@ func (c *checker) litRemote(call *ast.CallExpr, body *ast.BlockStmt) int {
 		if sig, ok := c.info.TypeOf(lit).(*types.Signature); ok && k == remoteHTTP && !resultsResponse(sig) {
 			k = remoteSDK
 		}
-		if kind == remoteNone || k == remoteHTTP {
-			kind = k
-		}
+		pick(k)
 	}
 	return kind
 }

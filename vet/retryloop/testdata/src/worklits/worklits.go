@@ -96,3 +96,27 @@ func move(from, to string) error {
 	}
 	return err
 }
+
+// fetch calls the client's method through a variable, again on a
+// transport error or a 5xx, a constant second apart, deaf to ctx,
+// Retry-After unread.
+//
+// case: flag nojitter deafwait retryafter
+func fetch(ctx context.Context, hc *http.Client, url string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	send := hc.Do
+	for try := 0; try < 3; try++ {
+		resp, err := send(req)
+		if err == nil && resp.StatusCode < 500 {
+			return resp, nil
+		}
+		if err == nil {
+			resp.Body.Close()
+		}
+		time.Sleep(time.Second) // want `nojitter: this wait in a retry loop` `deafwait: time.Sleep ignores ctx` `retryafter: retry loop retries 503`
+	}
+	return nil, errTooMany
+}
