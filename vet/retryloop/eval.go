@@ -313,6 +313,13 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 		t := c.info.TypeOf(y)
 		switch {
 		case isError(t):
+			if src := ev.srcOf(y); src >= srcCheck {
+				r := ev.checkFails(src, o)
+				if op == token.EQL {
+					r = r.not()
+				}
+				return r
+			}
 			if ev.srcOf(y) != srcOutcome {
 				return ev.irrelevant(types.ExprString(y) + "!=nil")
 			}

@@ -79,6 +79,9 @@ type inliner struct {
 	env   map[*types.Var]binding
 	body  *ast.BlockStmt
 	depth int
+	// errResult evaluates a status check (see statusCheck): its result
+	// is an error, read as whether it is not nil.
+	errResult bool
 }
 
 // inline evaluates the idx-th result (a bool) of a call of a classifier of
@@ -123,6 +126,10 @@ func (ev *evaluator) argBinding(a ast.Expr, o outcome) binding {
 	t := c.info.TypeOf(a)
 	switch {
 	case isError(t):
+		if src := ev.srcOf(a); src >= srcCheck {
+			// a status check's error: nil where the check passed
+			return binding{kind: bErr, val: [...]int64{0, 2, 1}[ev.checkFails(src, o)]}
+		}
 		if ev.srcOf(a) != srcOutcome {
 			return binding{}
 		}
@@ -204,7 +211,10 @@ func (in *inliner) stmt(s ast.Stmt, path vset, idx int, got *vset) (vset, bool) 
 	switch s := s.(type) {
 	case *ast.ReturnStmt:
 		r := one(triU)
-		if idx < len(s.Results) && len(s.Results) > 1 || idx == 0 && len(s.Results) == 1 {
+		switch {
+		case in.errResult && idx < len(s.Results):
+			r = in.errCond(s.Results[idx])
+		case idx < len(s.Results) && len(s.Results) > 1 || idx == 0 && len(s.Results) == 1:
 			r = in.cond(s.Results[idx])
 		}
 		*got |= lift(path, r, and3)

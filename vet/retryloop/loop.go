@@ -51,6 +51,9 @@ type loopWalker struct {
 	// innerConts collects the states at the continues of the inner loop
 	// being walked.
 	innerConts *[]state
+	// checks are the status checks whose errors paths hold (see
+	// statusCheck).
+	checks []*ast.CallExpr
 }
 
 // note records the state at which s is reached, for each of the loop's
@@ -453,6 +456,9 @@ func (w *loopWalker) simple(s ast.Stmt, st state) state {
 		if isCall && src == srcOutcome && (w.attempt == token.NoPos || as.Pos() < w.attempt) {
 			w.attempt = as.Pos()
 			w.attemptCall, _ = ast.Unparen(rhs).(*ast.CallExpr)
+		}
+		if isCall && src == srcOutcome && w.statusCheck(call, as) {
+			src = w.checkSrc(call)
 		}
 		st = st.setSrc(o, src)
 	}
