@@ -188,7 +188,11 @@ func TestRecoveryPoints(t *testing.T) {
 		_ = f.pool.QueryRow(r.Context(), "SELECT count(*) FROM "+f.table+"_charges WHERE key = $1", c.Key).Scan(&n)
 		fmt.Fprintf(w, "charges %d, phases %v", n, phases)
 	})
-	m, err := idempotency.NewMiddleware(h, idempotency.Config{Store: f.store, Lease: 300 * time.Millisecond})
+	// The lease is both how long the retry waits for the crashed run's
+	// claim to lapse and how long the retry has to run and store its
+	// answer (the store's deadline never passes the lease): long enough
+	// for a busy machine, where 300 ms was not.
+	m, err := idempotency.NewMiddleware(h, idempotency.Config{Store: f.store, Lease: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
