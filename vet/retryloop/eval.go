@@ -310,34 +310,7 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 		x, y = y, x
 	}
 	if isNil(c.info, x) {
-		t := c.info.TypeOf(y)
-		switch {
-		case isError(t):
-			if src := ev.srcOf(y); src >= srcCheck {
-				r := ev.checkFails(src, o)
-				if op == token.EQL {
-					r = r.not()
-				}
-				return r
-			}
-			if ev.srcOf(y) != srcOutcome {
-				return ev.irrelevant(types.ExprString(y) + "!=nil")
-			}
-			isNil := !o.err
-			if op == token.NEQ {
-				isNil = !isNil
-			}
-			return boolTri(isNil)
-		case isNamed(t, "net/http", "Response") && ev.k == remoteHTTP:
-			isNil := o.err
-			if op == token.NEQ {
-				isNil = !isNil
-			}
-			return boolTri(isNil)
-		case !o.err && ev.companionOfOutcome(y):
-			return boolTri(op == token.NEQ) // a call that succeeded handed back its value
-		}
-		return ev.irrelevant(types.ExprString(x) + op.String() + types.ExprString(y))
+		return ev.nilCompare(op, x, y, o)
 	}
 	if c.hasStatus(x) || c.hasStatus(y) {
 		if !o.hasStatus || (o.err && ev.k == remoteHTTP) {

@@ -1,0 +1,42 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// nilCompare evaluates x op y on outcome o, where x is nil: an error's
+// nil test by where the error came from, a response's by whether the
+// call failed.
+func (ev *evaluator) nilCompare(op token.Token, x, y ast.Expr, o outcome) tri {
+	c := ev.w.c
+	t := c.info.TypeOf(y)
+	switch {
+	case isError(t):
+		if src := ev.srcOf(y); src >= srcCheck {
+			r := ev.checkFails(src, o)
+			if op == token.EQL {
+				r = r.not()
+			}
+			return r
+		}
+		if ev.srcOf(y) != srcOutcome {
+			return ev.irrelevant(types.ExprString(y) + "!=nil")
+		}
+		isNil := !o.err
+		if op == token.NEQ {
+			isNil = !isNil
+		}
+		return boolTri(isNil)
+	case isNamed(t, "net/http", "Response") && ev.k == remoteHTTP:
+		isNil := o.err
+		if op == token.NEQ {
+			isNil = !isNil
+		}
+		return boolTri(isNil)
+	case !o.err && ev.companionOfOutcome(y):
+		return boolTri(op == token.NEQ) // a call that succeeded handed back its value
+	}
+	return ev.irrelevant(types.ExprString(x) + op.String() + types.ExprString(y))
+}
