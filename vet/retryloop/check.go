@@ -49,7 +49,7 @@ func (c *checker) callName(call *ast.CallExpr) string {
 	fn := c.callee(call)
 	if fn == nil {
 		if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok {
-			return id.Name // a local variable given a literal
+			return id.Name // a local variable given a literal or a method value
 		}
 		return "a remote call"
 	}
