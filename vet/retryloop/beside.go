@@ -24,32 +24,23 @@ func (ev *evaluator) besideVerdict(v *types.Var, o outcome) (tri, bool) {
 		return triU, false
 	}
 	seen, all := false, false
-	agree := true
-	ast.Inspect(body, func(m ast.Node) bool {
-		switch m := m.(type) {
-		case *ast.FuncLit:
+	agree := ownReturns(body, func(m *ast.ReturnStmt) bool {
+		if len(m.Results) != n {
 			return false
-		case *ast.ReturnStmt:
-			if len(m.Results) != n {
-				agree = false
-				return false
-			}
-			errNil := isNil(c.info, m.Results[n-1])
-			errSet := !errNil && !c.mayBeNil(m.Results[n-1], m, body)
-			if (o.err && errNil) || (!o.err && errSet) {
-				return false // this return is not taken on o
-			}
-			b, known := c.constBool(m.Results[idx])
-			switch {
-			case !known:
-				agree = false
-			case !seen:
-				seen, all = true, b
-			case b != all:
-				agree = false
-			}
 		}
-		return true
+		errNil := isNil(c.info, m.Results[n-1])
+		errSet := !errNil && !c.mayBeNil(m.Results[n-1], m, body)
+		if (o.err && errNil) || (!o.err && errSet) {
+			return true // this return is not taken on o
+		}
+		b, known := c.constBool(m.Results[idx])
+		switch {
+		case !known:
+			return false
+		case !seen:
+			seen, all = true, b
+		}
+		return b == all
 	})
 	if !seen || !agree {
 		return triU, true

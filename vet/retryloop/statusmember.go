@@ -95,14 +95,11 @@ func (c *checker) matchesElem(cond ast.Expr, elem, subject *types.Var) bool {
 
 // varOf returns the variable an identifier names, or nil.
 func (c *checker) varOf(e ast.Expr) *types.Var {
-	id, ok := ast.Unparen(e).(*ast.Ident)
-	if !ok {
+	id := identOf(e)
+	if id == nil {
 		return nil
 	}
-	if v, ok := c.info.Uses[id].(*types.Var); ok {
-		return v
-	}
-	v, _ := c.info.Defs[id].(*types.Var)
+	v, _ := c.objOf(id).(*types.Var)
 	return v
 }
 
