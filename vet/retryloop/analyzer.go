@@ -204,6 +204,9 @@ type checker struct {
 	// fieldMutated are the fields the package changes other than by a
 	// plain assignment: f++, f += d, a tuple assignment, &x.f.
 	fieldMutated map[*types.Var]bool
+	// flagFields are the duration fields a command-line flag sets
+	// (flag.DurationVar(&conf.retryDelay, …)).
+	flagFields map[*types.Var]bool
 	// pkgAssigned are the package variables the package assigns anywhere.
 	pkgAssigned map[*types.Var]bool
 	// litArgs bind a function literal's parameters while its result is
@@ -241,6 +244,7 @@ func run(pass *analysis.Pass) (any, error) {
 		gates:    map[*ast.BlockStmt][]*types.Var{},
 
 		fieldMutated: map[*types.Var]bool{},
+		flagFields:   map[*types.Var]bool{},
 		pkgAssigned:  map[*types.Var]bool{},
 		litArgs:      map[*types.Var]litArg{},
 

@@ -241,7 +241,9 @@ func (c *checker) scanCall(n *ast.CallExpr, fc funcCtx, sc *loopScan) {
 	}
 	k := c.remoteKind(n)
 	if k == remoteNone && c.callee(n) == nil {
-		k = c.valueRemote(n, fc.decl)
+		if k = c.valueRemote(n, fc.decl); k == remoteNone {
+			k = c.responseParam(n)
+		}
 	}
 	if k != remoteNone && (sc.remote == remoteNone || (k == remoteHTTP && sc.remote != remoteHTTP)) {
 		sc.remote, sc.remoteCall = k, n
@@ -297,13 +299,7 @@ func (c *checker) reportNoJitter(waits []loopCall) {
 		if lw.w.helper != "" {
 			what = lw.w.helper
 		}
-		how := ""
-		switch {
-		case lw.w.dur.byDefault:
-			how = " by default (as its configuration's defaults set it)"
-		case lw.w.dur.caller:
-			how = " whatever its caller passes (a duration parameter scaled by counters, never randomised)"
-		}
+		how := lw.w.dur.pureHow()
 		f := finding{check: CheckNoJitter, pos: lw.call.Pos(), end: lw.call.End(),
 			msg: fmt.Sprintf("%s in a retry loop has a constant or purely exponential duration%s: clients that failed together retry together; randomise it (full jitter) or use recoil", what, how)}
 		if lw.w.helper == "" {

@@ -208,9 +208,30 @@ func (c *checker) findFieldMutations(f *ast.File) {
 			if n.Op == token.AND {
 				mark(n.X)
 			}
+		case *ast.CallExpr:
+			c.markFlagField(n)
 		}
 		return true
 	})
+}
+
+// markFlagField records the field a duration flag sets: the first
+// argument of flag's or pflag's DurationVar (or DurationVarP), &conf.delay.
+func (c *checker) markFlagField(call *ast.CallExpr) {
+	fn := c.callee(call)
+	if fn == nil || len(call.Args) == 0 || (fn.Name() != "DurationVar" && fn.Name() != "DurationVarP") {
+		return
+	}
+	if p := funcPath(fn); p != "flag" && p != "github.com/spf13/pflag" {
+		return
+	}
+	if u, ok := ast.Unparen(call.Args[0]).(*ast.UnaryExpr); ok && u.Op == token.AND {
+		if sel, ok := ast.Unparen(u.X).(*ast.SelectorExpr); ok {
+			if v, ok := c.info.Uses[sel.Sel].(*types.Var); ok && v.IsField() {
+				c.flagFields[v] = true
+			}
+		}
+	}
 }
 
 // serverWait reports whether e names the server's wait: a field or

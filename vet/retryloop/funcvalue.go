@@ -53,6 +53,9 @@ type funcGiven struct {
 	lits    []*ast.FuncLit
 	made    []madeLit
 	isField bool
+	// override is set when a setter or option also gives the field a
+	// parameter: the user's replacement for the default given.
+	override bool
 }
 
 // funcTargets returns what the func-typed field or local variable called
@@ -101,6 +104,12 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (g funcGi
 			}
 		case *ast.Ident:
 			obj = c.info.Uses[x]
+			if v, ok := obj.(*types.Var); ok && g.isField && c.params[v] {
+				// WithSleep(s) { r.sleep = s }: the user's override of
+				// the default a constructor sets.
+				g.override = true
+				continue
+			}
 		case *ast.SelectorExpr:
 			obj = c.info.Uses[x.Sel]
 			if v, ok := obj.(*types.Var); ok && !g.isField && v.IsField() && len(c.fieldValues[v]) == 0 {
@@ -118,6 +127,9 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (g funcGi
 			return g, false
 		}
 		g.targets = append(g.targets, t)
+	}
+	if g.override && len(g.targets)+len(g.lits)+len(g.made) == 0 {
+		return g, false // nothing but what the user passes
 	}
 	return g, true
 }
@@ -321,4 +333,18 @@ func (c *checker) valueRemote(call *ast.CallExpr, body *ast.BlockStmt) int {
 		pick(k)
 	}
 	return kind
+}
+
+// responseParam reports a call of a func parameter that answers with an
+// HTTP response and an error (execute(f func() (*http.Response, error))):
+// whatever the caller hands in, the call is an HTTP request by its shape.
+func (c *checker) responseParam(call *ast.CallExpr) int {
+	if !c.isParam(call.Fun) {
+		return remoteNone
+	}
+	sig, ok := c.info.TypeOf(call.Fun).Underlying().(*types.Signature)
+	if !ok || !resultsResponse(sig) || sig.Results().Len() != 2 || !isError(sig.Results().At(1).Type()) {
+		return remoteNone
+	}
+	return remoteHTTP
 }

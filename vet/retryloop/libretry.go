@@ -186,14 +186,14 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 		return libCall{sched: sched, work: call.Args[0], sleeps: waits,
 			remedy: "use strategy.BackoffWithJitter"}, true
 	case path == kRetryPath && (name == "RetryOnConflict" || name == "OnError"):
-		return libCall{sched: c.waitBackoff(call.Args[0], decl, 0), work: last,
+		return libCall{sched: c.backoffArg(call.Args[0], decl), work: last,
 			remedy: "give the wait.Backoff a Jitter (retry.DefaultRetry's is 0.1)"}, true
 	case path == kWaitPath && (name == "ExponentialBackoff" || name == "ExponentialBackoffWithContext"):
 		b := call.Args[0]
 		if name == "ExponentialBackoffWithContext" && len(call.Args) == 3 {
 			b = call.Args[1]
 		}
-		return libCall{sched: c.waitBackoff(b, decl, 0), work: last, polls: true,
+		return libCall{sched: c.backoffArg(b, decl), work: last, polls: true,
 			remedy: "give the wait.Backoff a Jitter"}, true
 	}
 	if lc, ok := c.cenkaltiCall(call, callee, decl); ok {

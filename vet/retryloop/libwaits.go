@@ -60,6 +60,26 @@ func (c *checker) rican7Wait(call *ast.CallExpr, body *ast.BlockStmt) (waitInfo,
 	return w, true
 }
 
+// backoffArg is the schedule of the wait.Backoff a call hands a library:
+// a parameter of a function is what its callers in the package pass
+// (removeTaintInBackground(k, taintRemovalBackoff, remove)), unknown when
+// nothing in the package calls it (the user's choice) or a caller passes
+// what cannot be seen.
+func (c *checker) backoffArg(e ast.Expr, body *ast.BlockStmt) int {
+	fn, i, sites := c.paramSites(e)
+	if fn == nil {
+		return c.waitBackoff(e, body, 0)
+	}
+	var args []source
+	for _, s := range sites {
+		if s.call.Ellipsis.IsValid() || i >= len(s.call.Args) {
+			return schedUnknown
+		}
+		args = append(args, source{s.call.Args[i], s.body})
+	}
+	return joinSources(args, func(s source) int { return c.waitBackoff(s.e, s.body, 0) })
+}
+
 // waitBackoff is the schedule of an apimachinery wait.Backoff: a literal
 // (or a variable given only literals, none of whose fields the function
 // sets apart) is pure when its Jitter is absent or a constant zero and

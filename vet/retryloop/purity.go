@@ -22,6 +22,9 @@ type purity struct {
 	// caller is set when it is pure whatever the caller passes: an
 	// exported function's duration parameter, only scaled by counters.
 	caller bool
+	// zeroRand is set when its only randomness is a float in [0, 1)
+	// converted to an integer (time.Duration(rand.Float64())): always 0.
+	zeroRand bool
 }
 
 const (
@@ -51,7 +54,7 @@ func (p purity) and(q purity) purity {
 	case p.kind == pParam || q.kind == pParam:
 		return purity{kind: pParam, params: p.params | q.params, byDefault: d}
 	}
-	return purity{kind: pPure, byDefault: d, caller: cl}
+	return purity{kind: pPure, byDefault: d, caller: cl, zeroRand: p.zeroRand || q.zeroRand}
 }
 
 // single returns the index of the one parameter p is made of.
@@ -351,6 +354,10 @@ func calleeIdent(e ast.Expr) *ast.Ident {
 
 func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func, depth int) purity {
 	if tv, ok := c.info.Types[call.Fun]; ok && tv.IsType() && len(call.Args) == 1 {
+		if c.unitFloatToInt(tv.Type, call.Args[0]) {
+			// time.Duration(rand.Float64()) is always 0: no jitter at all.
+			return purity{kind: pPure, zeroRand: true}
+		}
 		return c.purity(call.Args[0], body, fn, depth+1)
 	}
 	if b, ok := c.info.Uses[calleeIdent(call.Fun)].(*types.Builtin); ok {
@@ -462,6 +469,11 @@ func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 			// A setting only the user gives (RetryParams.Period): one
 			// value, fixed when the client is made, the same on every
 			// retry; scaled by counters it is pure whatever it is.
+			return purity{kind: pPure, caller: true}
+		}
+		if c.flagFields[v] {
+			// flag.DurationVar(&conf.retryDelay, …): one value, the
+			// user's, the same on every retry
 			return purity{kind: pPure, caller: true}
 		}
 		return purity{}
