@@ -105,10 +105,25 @@ func (c *checker) noteStatusVars(as *ast.AssignStmt, other map[types.Object]bool
 			continue
 		}
 		call, isCall := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
-		if i == 0 && len(as.Rhs) == 1 && len(as.Lhs) > 1 && isCall && c.statusCall(call) {
+		switch {
+		case i == 0 && len(as.Rhs) == 1 && len(as.Lhs) > 1 && isCall && c.statusCall(call):
 			c.statusVars[o] = true
-		} else {
+		case len(as.Rhs) == len(as.Lhs) && c.statusField(as.Rhs[i]):
+			// code := resp.StatusCode: the status, under another name
+			c.statusVars[o] = true
+		default:
 			other[o] = true
 		}
 	}
+}
+
+// statusField reports whether e reads a response's status field or
+// method (resp.StatusCode, apiErr.StatusCode()), not a variable holding
+// one.
+func (c *checker) statusField(e ast.Expr) bool {
+	switch ast.Unparen(e).(type) {
+	case *ast.SelectorExpr, *ast.CallExpr:
+		return c.isStatus(e)
+	}
+	return false
 }
