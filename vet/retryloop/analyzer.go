@@ -516,8 +516,9 @@ func (c *checker) body(b *ast.BlockStmt, fc funcCtx) {
 			return false
 		case *ast.LabeledStmt:
 			labels[n.Stmt] = n.Label
-		case *ast.BlockStmt:
-			for _, g := range gotoLoops(n) {
+		case *ast.BlockStmt, *ast.CaseClause, *ast.CommClause:
+			list, _ := stmtList(n)
+			for _, g := range gotoLoops(list) {
 				c.loop(g.loop, g.label, fc)
 			}
 		case *ast.ForStmt:

@@ -26,22 +26,23 @@ type gotoLoop struct {
 	label *ast.Ident
 }
 
-// gotoLoops returns the goto loops of a block.
-func gotoLoops(b *ast.BlockStmt) []gotoLoop {
+// gotoLoops returns the goto loops of a statement list: a block's, or a
+// case clause's, whose end leaves the switch as a block's end leaves it.
+func gotoLoops(list []ast.Stmt) []gotoLoop {
 	var out []gotoLoop
-	for i, s := range b.List {
+	for i, s := range list {
 		ls, ok := s.(*ast.LabeledStmt)
-		if !ok || !jumpsBack(b.List[i:], ls.Label.Name) {
+		if !ok || !jumpsBack(list[i:], ls.Label.Name) {
 			continue
 		}
 		switch ls.Stmt.(type) {
 		case *ast.ForStmt, *ast.RangeStmt:
 			continue // a labelled loop: a goto to it starts it anew
 		}
-		list := append([]ast.Stmt{ls.Stmt}, b.List[i+1:]...)
-		end := b.List[len(b.List)-1].End()
-		list = append(list, &ast.BranchStmt{TokPos: end, Tok: token.BREAK})
-		fs := &ast.ForStmt{For: ls.Pos(), Body: &ast.BlockStmt{Lbrace: ls.Pos(), List: list, Rbrace: end}}
+		body := append([]ast.Stmt{ls.Stmt}, list[i+1:]...)
+		end := list[len(list)-1].End()
+		body = append(body, &ast.BranchStmt{TokPos: end, Tok: token.BREAK})
+		fs := &ast.ForStmt{For: ls.Pos(), Body: &ast.BlockStmt{Lbrace: ls.Pos(), List: body, Rbrace: end}}
 		out = append(out, gotoLoop{loop: fs, label: ls.Label})
 	}
 	return out

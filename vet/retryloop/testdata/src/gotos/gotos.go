@@ -86,3 +86,28 @@ again:
 		return nil, req.Context().Err()
 	}
 }
+
+// upload, for a PUT, goes back on a 503 while attempts remain, the label
+// and the goto inside the case clause, after a constant wait with
+// Retry-After unread.
+//
+// case: flag nojitter retryafter
+func upload(hc *http.Client, req *http.Request, attempts int) (*http.Response, error) {
+	switch req.Method {
+	case http.MethodPut:
+	again:
+		resp, err := hc.Do(req)
+		if err == nil && resp.StatusCode == http.StatusServiceUnavailable && attempts > 0 {
+			resp.Body.Close()
+			attempts--
+			select {
+			case <-time.After(time.Second): // want `nojitter: this wait in a retry loop` `retryafter: retry loop retries 503`
+			case <-req.Context().Done():
+				return nil, req.Context().Err()
+			}
+			goto again
+		}
+		return resp, err
+	}
+	return hc.Do(req)
+}
