@@ -64,7 +64,104 @@ func (ev *evaluator) sentinelOnSuccess(op token.Token, x, y ast.Expr, o outcome)
 	if !ok || !isError(c.info.TypeOf(id)) || ev.srcOf(id) != srcOutcome || errVar(c.info, id) || !errVar(c.info, y) {
 		return triU, false
 	}
+	if c.notYetSentinel(ev.w.attemptCall, y) {
+		// The helper answers errNoReadyEndpoints itself after its call
+		// succeeded: "not yet", which a success may say or not.
+		return ev.irrelevant("sentinel " + types.ExprString(y)), true
+	}
 	return boolTri(op == token.NEQ), true
+}
+
+// notYetSentinel reports whether call is of a function of this package
+// that reads no HTTP status and itself returns an error variable (the one
+// v names, or any if v is nil) on a path where no error was seen: outside
+// every `if err != nil` (a readiness check's final return
+// errNoReadyEndpoints after its list call succeeded). Its error then says
+// "not yet" as well as "failed", and a success may carry it.
+func (c *checker) notYetSentinel(call *ast.CallExpr, v ast.Expr) bool {
+	if call == nil {
+		return false
+	}
+	d := c.decls[c.callee(call)]
+	if d == nil || c.readsStatus(d.Body) {
+		return false
+	}
+	var want types.Object
+	if v != nil {
+		want = c.info.Uses[calleeIdent(v)]
+	}
+	after := c.checkedCallEnd(d.Body)
+	if after == token.NoPos {
+		return false
+	}
+	found := false
+	var ifs []*ast.IfStmt
+	var visit func(n ast.Node) bool
+	visit = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.IfStmt:
+			if n.Init != nil {
+				ast.Inspect(n.Init, visit)
+			}
+			ifs = append(ifs, n)
+			ast.Inspect(n.Body, visit)
+			ifs = ifs[:len(ifs)-1]
+			if n.Else != nil {
+				ast.Inspect(n.Else, visit)
+			}
+			return false
+		case *ast.ReturnStmt:
+			for _, x := range n.Results {
+				if n.Pos() > after && c.isSentinel(x) && (want == nil || c.info.Uses[calleeIdent(x)] == want) && !c.underErrTest(ifs) {
+					found = true
+				}
+			}
+		}
+		return !found
+	}
+	ast.Inspect(d.Body, visit)
+	return found
+}
+
+// checkedCallEnd is the end of a body's first call whose error is tested
+// at once (eps, err := list(ctx); if err != nil { return err }), or NoPos.
+func (c *checker) checkedCallEnd(body *ast.BlockStmt) token.Pos {
+	for i, st := range body.List {
+		is, ok := st.(*ast.IfStmt)
+		if !ok || !c.underErrTest([]*ast.IfStmt{is}) {
+			continue
+		}
+		prev := is.Init
+		if prev == nil && i > 0 {
+			prev = body.List[i-1]
+		}
+		if as, ok := prev.(*ast.AssignStmt); ok && len(as.Rhs) == 1 {
+			if _, isCall := ast.Unparen(as.Rhs[0]).(*ast.CallExpr); isCall {
+				return is.End()
+			}
+		}
+	}
+	return token.NoPos
+}
+
+// underErrTest reports whether one of ifs tests an error for non-nil
+// (if err != nil, if err != nil && retryable(err)).
+func (c *checker) underErrTest(ifs []*ast.IfStmt) bool {
+	for _, is := range ifs {
+		found := false
+		ast.Inspect(is.Cond, func(n ast.Node) bool {
+			if be, ok := n.(*ast.BinaryExpr); ok && be.Op == token.NEQ && isNil(c.info, be.Y) && isError(c.info.TypeOf(be.X)) {
+				found = true
+			}
+			return !found
+		})
+		if found {
+			return true
+		}
+	}
+	return false
 }
 
 // errVar reports whether e names a package-level error variable (io.EOF,
