@@ -87,51 +87,74 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (g funcGi
 			return g, false
 		}
 	}
-	for _, fv := range vals {
-		var obj types.Object
-		switch x := ast.Unparen(fv.expr).(type) {
-		case *ast.CallExpr:
-			// The literal the constructor returns, its parameters the call's.
-			if m, ok := c.madeBy(x, fv.body); ok {
-				g.made = append(g.made, m...)
-				continue
-			}
-			// A picker of the package: safe(d) returns the caller's d
-			// when set, else a default of its own.
-			if ts, ok := c.pickedFuncs(x); ok {
-				g.targets = append(g.targets, ts...)
-				continue
-			}
-		case *ast.Ident:
-			obj = c.info.Uses[x]
-			if v, ok := obj.(*types.Var); ok && g.isField && c.params[v] {
-				// WithSleep(s) { r.sleep = s }: the user's override of
-				// the default a constructor sets.
-				g.override = true
-				continue
-			}
-		case *ast.SelectorExpr:
-			obj = c.info.Uses[x.Sel]
-			if v, ok := obj.(*types.Var); ok && !g.isField && v.IsField() && len(c.fieldValues[v]) == 0 {
-				// after = r.After: a func field the package never sets
-				// is the user's override, absent by default.
-				continue
-			}
-		case *ast.FuncLit:
-			// c.backoff = func(n uint8) time.Duration { return time.Second * time.Duration(n) }
-			g.lits = append(g.lits, x)
-			continue
-		}
-		t, isFunc := obj.(*types.Func)
-		if !isFunc {
+	for i := 0; i < len(vals) && i < 32; i++ {
+		more, ok := c.addGiven(&g, vals[i])
+		if !ok {
 			return g, false
 		}
-		g.targets = append(g.targets, t)
+		vals = append(vals, more...)
 	}
 	if g.override && len(g.targets)+len(g.lits)+len(g.made) == 0 {
 		return g, false // nothing but what the user passes
 	}
 	return g, true
+}
+
+// addGiven adds to g what one value given to the field or variable is;
+// more are the values a constructor's local variable given to a field
+// stands for. ok is false for a value that is none of those.
+func (c *checker) addGiven(g *funcGiven, fv fieldValue) (more []fieldValue, ok bool) {
+	var obj types.Object
+	switch x := ast.Unparen(fv.expr).(type) {
+	case *ast.CallExpr:
+		// The literal the constructor returns, its parameters the call's.
+		if m, ok := c.madeBy(x, fv.body); ok {
+			g.made = append(g.made, m...)
+			return nil, true
+		}
+		// A picker of the package: safe(d) returns the caller's d
+		// when set, else a default of its own.
+		if ts, ok := c.pickedFuncs(x); ok {
+			g.targets = append(g.targets, ts...)
+			return nil, true
+		}
+	case *ast.Ident:
+		obj = c.info.Uses[x]
+		if v, ok := obj.(*types.Var); ok && g.isField && c.params[v] {
+			// WithSleep(s) { r.sleep = s }: the user's override of
+			// the default a constructor sets.
+			g.override = true
+			return nil, true
+		}
+		if v, ok := obj.(*types.Var); ok && g.isField && !v.IsField() && !isPkgVar(v) && fv.body != nil {
+			// backoff := cfg.Backoff; if backoff == nil { backoff =
+			// defaultBackoff }; …{backoff: backoff}: what the
+			// constructor's variable is given
+			for _, y := range c.assignsOf(fv.body)[v] {
+				more = append(more, fieldValue{y, fv.body})
+			}
+			return more, true
+		}
+	case *ast.SelectorExpr:
+		obj = c.info.Uses[x.Sel]
+		if v, ok := obj.(*types.Var); ok && v.IsField() && len(c.fieldValues[v]) == 0 {
+			// after = r.After, or backoff := cfg.Backoff: a func
+			// field the package never sets is the user's override,
+			// absent by default.
+			g.override = g.override || g.isField
+			return nil, true
+		}
+	case *ast.FuncLit:
+		// c.backoff = func(n uint8) time.Duration { return time.Second * time.Duration(n) }
+		g.lits = append(g.lits, x)
+		return nil, true
+	}
+	t, isFunc := obj.(*types.Func)
+	if !isFunc {
+		return nil, false
+	}
+	g.targets = append(g.targets, t)
+	return nil, true
 }
 
 // litPurity says what a function literal returns (its first result), over

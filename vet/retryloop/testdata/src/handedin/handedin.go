@@ -197,3 +197,71 @@ func (e *executor) runOn500(f func() (*http.Response, error)) (*http.Response, e
 	}
 	return nil, errors.New("out of tries")
 }
+
+// Options are what the user may set; a nil Backoff takes the default.
+type Options struct {
+	Backoff func(attempt int) time.Duration
+}
+
+type poster struct {
+	hc      *http.Client
+	backoff func(attempt int) time.Duration
+	jitter  func(attempt int) time.Duration
+}
+
+func defaultBackoff(a int) time.Duration { return 200 * time.Millisecond << a }
+
+func jitteredDelay(a int) time.Duration {
+	return time.Duration(rand.Int63n(int64(200 * time.Millisecond << a)))
+}
+
+func newPoster(o Options) *poster {
+	backoff := o.Backoff
+	if backoff == nil {
+		backoff = defaultBackoff
+	}
+	jitter := o.Backoff
+	if jitter == nil {
+		jitter = jitteredDelay
+	}
+	return &poster{hc: http.DefaultClient, backoff: backoff, jitter: jitter}
+}
+
+// post goes round on a 502 after the backoff the constructor defaults to
+// when the user gives none: doubling, with no randomness.
+//
+// case: flag nojitter
+func (p *poster) post(req *http.Request) (*http.Response, error) {
+	for a := range 4 {
+		resp, err := p.hc.Do(req)
+		if err != nil || resp.StatusCode != http.StatusBadGateway {
+			return resp, err
+		}
+		resp.Body.Close()
+		select {
+		case <-time.After(p.backoff(a)): // want `nojitter: this wait in a retry loop has a constant or purely exponential duration by default`
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+	}
+	return nil, errors.New("bad gateway")
+}
+
+// postJittered is post with the jittered default.
+//
+// case: clean
+func (p *poster) postJittered(req *http.Request) (*http.Response, error) {
+	for a := range 4 {
+		resp, err := p.hc.Do(req)
+		if err != nil || resp.StatusCode != http.StatusBadGateway {
+			return resp, err
+		}
+		resp.Body.Close()
+		select {
+		case <-time.After(p.jitter(a)):
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+	}
+	return nil, errors.New("bad gateway")
+}
