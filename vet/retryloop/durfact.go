@@ -236,9 +236,22 @@ func (c *checker) markFlagField(call *ast.CallExpr) {
 
 // serverWait reports whether e names the server's wait: a field or
 // variable called RetryAfter (retryAfter, retry_after), which a
-// rate-limited response's error carries. It is the server's, not the
-// client's backoff, and says nothing of the client's jitter.
+// rate-limited response's error carries, or the time until such a
+// variable's instant (time.Until(retryAfter)). It is the server's, not
+// the client's backoff, and says nothing of the client's jitter.
 func (c *checker) serverWait(e ast.Expr) bool {
+	if call, ok := ast.Unparen(e).(*ast.CallExpr); ok {
+		// time.Until(retryAfter), retryAfter.Sub(now): the time the
+		// server named, as a wait
+		fn := c.callee(call)
+		if isFunc(fn, "time", "Until") && len(call.Args) == 1 {
+			return c.serverWait(call.Args[0])
+		}
+		if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && fn != nil && fn.Name() == "Sub" && funcPath(fn) == "time" {
+			return c.serverWait(sel.X)
+		}
+		return false
+	}
 	id := calleeIdent(e)
 	if id == nil {
 		return false

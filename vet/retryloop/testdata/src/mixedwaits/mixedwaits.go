@@ -167,3 +167,46 @@ func fetchPaced(ctx context.Context, hc *http.Client, url string) (*http.Respons
 	}
 	return nil, io.ErrUnexpectedEOF
 }
+
+// untilParsed reads Retry-After as an instant.
+func untilParsed(h string) time.Time {
+	secs, err := strconv.Atoi(h)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.Now().Add(time.Duration(secs) * time.Second)
+}
+
+// readTile waits until the instant the server named when it named one,
+// and otherwise 1 s, 5 s, 25 s: a schedule of powers with no randomness.
+//
+// case: flag nojitter
+func readTile(ctx context.Context, hc *http.Client, req *http.Request) ([]byte, error) {
+	var retryAfter time.Time
+	for j := range 5 {
+		if j > 0 {
+			pause := time.Duration(1<<(2*(j-1))) * time.Second
+			if !retryAfter.IsZero() {
+				pause = time.Until(retryAfter)
+				retryAfter = time.Time{}
+			}
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(pause): // want `nojitter: this wait in a retry loop has a constant or purely exponential duration`
+			}
+		}
+		resp, err := hc.Do(req.WithContext(ctx))
+		if err != nil {
+			continue
+		}
+		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500 {
+			retryAfter = untilParsed(resp.Header.Get("Retry-After"))
+			resp.Body.Close()
+			continue
+		}
+		defer resp.Body.Close()
+		return io.ReadAll(resp.Body)
+	}
+	return nil, context.DeadlineExceeded
+}
