@@ -152,12 +152,12 @@ func label(doc string) ([]string, bool) {
 func TestPrecisionRecall(t *testing.T) {
 	got, cases := measure(t)
 	want := map[string]counts{
-		retryloop.CheckUnclassified: {TP: 31, FP: 0, FN: 2, TN: 311},
-		retryloop.CheckNoJitter:     {TP: 143, FP: 2, FN: 0, TN: 199},
-		retryloop.CheckDeafWait:     {TP: 47, FP: 0, FN: 0, TN: 297},
-		retryloop.CheckUnbounded:    {TP: 15, FP: 0, FN: 0, TN: 329},
-		retryloop.CheckRetryAfter:   {TP: 51, FP: 0, FN: 1, TN: 292},
-		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 338},
+		retryloop.CheckUnclassified: {TP: 31, FP: 0, FN: 2, TN: 312},
+		retryloop.CheckNoJitter:     {TP: 143, FP: 2, FN: 0, TN: 200},
+		retryloop.CheckDeafWait:     {TP: 47, FP: 0, FN: 0, TN: 298},
+		retryloop.CheckUnbounded:    {TP: 15, FP: 0, FN: 0, TN: 330},
+		retryloop.CheckRetryAfter:   {TP: 51, FP: 0, FN: 1, TN: 293},
+		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 339},
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d labelled cases\n| check | TP | FP | FN | TN | precision | recall |\n|---|---|---|---|---|---|---|\n", cases)

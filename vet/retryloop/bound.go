@@ -122,6 +122,9 @@ func (c *checker) bounded(s ast.Stmt, w *loopWalker) bool {
 		}
 	}
 	counters := c.loopCounters(s)
+	if fs, ok := s.(*ast.ForStmt); ok && fs.Cond != nil && w.decided(cond{expr: fs.Cond}, counters) {
+		return true // for policy.ShouldRetry(opts, pctx): decided out of sight
+	}
 	for _, e := range w.exits {
 		for _, cd := range flat(e.conds) {
 			if w.isBound(cd, e) || w.classifierBound(cd, e) || w.decided(cd, counters) {

@@ -83,7 +83,7 @@ func (w *loopWalker) isDecider(call *ast.CallExpr, counters map[*types.Var]bool)
 	}
 	for _, a := range call.Args {
 		if id := identOf(a); id != nil {
-			if v, ok := c.info.Uses[id].(*types.Var); ok && counters[v] {
+			if v, ok := c.info.Uses[id].(*types.Var); ok && (counters[v] || c.carriesCounter(v, w.body, counters)) {
 				return true
 			}
 		}
@@ -207,4 +207,30 @@ func (c *checker) detachedExpr(e ast.Expr) bool {
 // isPkgVar reports whether v is a package-level variable.
 func isPkgVar(v *types.Var) bool {
 	return v.Pkg() != nil && v.Parent() == v.Pkg().Scope()
+}
+
+// carriesCounter reports whether body gives v a composite literal (or its
+// address) that holds one of the loop's counters: a policy's context
+// rebuilt each round (pctx = &RetryPolicyContext{RetriesAttempted: n}).
+func (c *checker) carriesCounter(v *types.Var, body *ast.BlockStmt, counters map[*types.Var]bool) bool {
+	for _, x := range c.assignsOf(body)[v] {
+		if u, ok := ast.Unparen(x).(*ast.UnaryExpr); ok {
+			x = u.X
+		}
+		lit, ok := ast.Unparen(x).(*ast.CompositeLit)
+		if !ok {
+			continue
+		}
+		for _, el := range lit.Elts {
+			if kv, ok := el.(*ast.KeyValueExpr); ok {
+				el = kv.Value
+			}
+			if id := identOf(el); id != nil {
+				if cv, ok := c.info.Uses[id].(*types.Var); ok && counters[cv] {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }

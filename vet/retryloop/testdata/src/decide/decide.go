@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"time"
+
+	"example.com/retrypolicy"
 )
 
 // Policy says whether to try again after the n-th failure, and after how
@@ -111,4 +113,27 @@ func classifiedForever(op func() error, retryable func(error) bool) error {
 		}
 		time.Sleep(time.Duration(rand.Int64N(int64(time.Second))))
 	}
+}
+
+// withRuntime goes on while the SDK's runtime says so, handing it a
+// context rebuilt each round with the attempts made: the way out is
+// decided out of sight, and counts.
+//
+// case: clean
+func withRuntime(c *http.Client, url string, o *retrypolicy.Options) (*http.Response, error) {
+	n := 0
+	pctx := &retrypolicy.Context{Attempts: n}
+	var last error
+	for retrypolicy.ShouldRetry(o, pctx) {
+		time.Sleep(retrypolicy.Delay(pctx))
+		resp, err := c.Get(url)
+		if err != nil {
+			last = err
+			n++
+			pctx = &retrypolicy.Context{Attempts: n, Err: err}
+			continue
+		}
+		return resp, nil
+	}
+	return nil, last
 }
