@@ -15,7 +15,7 @@ import (
 // deafWaits reports the waits in b that cannot hear a context in scope.
 func (c *checker) deafWaits(b *ast.BlockStmt, fc funcCtx) {
 	stmtOf := map[*ast.CallExpr]*ast.ExprStmt{}
-	nilCtx := c.nilCtxRanges(b)
+	nilCtx := append(c.nilCtxRanges(b), c.doneCtxRanges(b)...)
 	ast.Inspect(b, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
@@ -35,7 +35,7 @@ func (c *checker) deafWaits(b *ast.BlockStmt, fc funcCtx) {
 			}
 			ctx := c.ctxName(n.Pos())
 			if ctx == "" || inRanges(nilCtx, n.Pos()) {
-				return true // nothing to hear, or a context with nothing to cancel
+				return true // nothing to hear, a context with nothing to cancel, or one already done
 			}
 			f := finding{check: CheckDeafWait, pos: n.Pos(), end: n.End()}
 			switch {
@@ -161,6 +161,28 @@ func (c *checker) nilCtxRanges(b *ast.BlockStmt) [][2]token.Pos {
 		return true
 	})
 	return append(rs, c.afterCtxExits(b)...)
+}
+
+// doneCtxRanges returns the parts of b reached only once a context is
+// done: the body of a select's case <-ctx.Done() and of an if
+// ctx.Err() != nil. A wait there (a pause before tearing down) has
+// nothing left to hear.
+func (c *checker) doneCtxRanges(b *ast.BlockStmt) [][2]token.Pos {
+	var out [][2]token.Pos
+	ast.Inspect(b, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CommClause:
+			if n.Comm != nil && c.receivesDone(n.Comm) && len(n.Body) > 0 {
+				out = append(out, [2]token.Pos{n.Body[0].Pos(), n.End()})
+			}
+		case *ast.IfStmt:
+			if c.ctxErrCheck(n.Cond) {
+				out = append(out, [2]token.Pos{n.Body.Pos(), n.Body.End()})
+			}
+		}
+		return true
+	})
+	return out
 }
 
 // afterCtxExits returns the rest of each statement list after an if that
