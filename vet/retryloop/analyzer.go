@@ -119,10 +119,10 @@ type FuncFact struct {
 	// or Poll call, not a retry library's options: the schedule is fixed
 	// inside it, and reported there.
 	OwnLoop bool
-	// StatusResult is true for a function that makes an HTTP call and
-	// returns, as its first result, the integer status of the answer it
-	// got (a constant when none came).
-	StatusResult bool
+	// StatusResult is one more than the index of the result, an integer,
+	// that a function making an HTTP call returns as the status of the
+	// answer it got (a constant when none came), or 0.
+	StatusResult int
 	// Bounds is true for a method with no parameters whose bool result
 	// counts, reads the clock or hears a context (b.Ongoing()).
 	Bounds bool
@@ -146,8 +146,11 @@ func (f *FuncFact) String() string {
 	if f.Bounds {
 		s += " bounds"
 	}
-	if f.StatusResult {
+	switch {
+	case f.StatusResult == 1:
 		s += " statusresult"
+	case f.StatusResult > 1:
+		s += fmt.Sprintf(" statusresult=%d", f.StatusResult)
 	}
 	if f.VerdictArgs != 0 {
 		s += fmt.Sprintf(" verdict=%#x/%#x args=%#x", f.Verdict, f.VerdictF, f.VerdictArgs)

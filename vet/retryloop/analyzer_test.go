@@ -152,12 +152,12 @@ func label(doc string) ([]string, bool) {
 func TestPrecisionRecall(t *testing.T) {
 	got, cases := measure(t)
 	want := map[string]counts{
-		retryloop.CheckUnclassified: {TP: 31, FP: 0, FN: 2, TN: 315},
-		retryloop.CheckNoJitter:     {TP: 144, FP: 2, FN: 0, TN: 202},
-		retryloop.CheckDeafWait:     {TP: 48, FP: 0, FN: 0, TN: 300},
-		retryloop.CheckUnbounded:    {TP: 15, FP: 0, FN: 0, TN: 333},
-		retryloop.CheckRetryAfter:   {TP: 51, FP: 0, FN: 1, TN: 296},
-		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 342},
+		retryloop.CheckUnclassified: {TP: 31, FP: 0, FN: 2, TN: 316},
+		retryloop.CheckNoJitter:     {TP: 144, FP: 2, FN: 0, TN: 203},
+		retryloop.CheckDeafWait:     {TP: 48, FP: 0, FN: 0, TN: 301},
+		retryloop.CheckUnbounded:    {TP: 15, FP: 0, FN: 0, TN: 334},
+		retryloop.CheckRetryAfter:   {TP: 51, FP: 0, FN: 1, TN: 297},
+		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 343},
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d labelled cases\n| check | TP | FP | FN | TN | precision | recall |\n|---|---|---|---|---|---|---|\n", cases)

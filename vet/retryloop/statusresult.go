@@ -21,10 +21,15 @@ func (c *checker) summarizeStatusResult(fn *types.Func, d *ast.FuncDecl, s *Func
 	if s.Remote != remoteHTTP || d.Body == nil || res.Len() == 0 {
 		return
 	}
-	if b, ok := res.At(0).Type().Underlying().(*types.Basic); !ok || b.Info()&types.IsInteger == 0 {
-		return
+	for i := range res.Len() {
+		if b, ok := res.At(i).Type().Underlying().(*types.Basic); !ok || b.Info()&types.IsInteger == 0 {
+			continue
+		}
+		if everyReturn(c.info, d.Body, i, res.Len(), c.isStatus) {
+			s.StatusResult = i + 1
+		}
+		return // the first integer result is the status, or none is
 	}
-	s.StatusResult = everyReturn(c.info, d.Body, 0, res.Len(), c.isStatus)
 }
 
 // everyReturn reports whether every return of body (of n results) gives,
@@ -60,8 +65,16 @@ func everyReturn(info *types.Info, body *ast.BlockStmt, i, n int, ok func(ast.Ex
 // the call stands for its first result (status, err := c.send(…)), it is
 // a status.
 func (c *checker) statusCall(call *ast.CallExpr) bool {
-	f := c.fact(c.callee(call))
-	return f != nil && f.StatusResult
+	return c.statusAt(call) == 1
+}
+
+// statusAt is one more than the index of call's result that is a status
+// (its fact's StatusResult), or 0.
+func (c *checker) statusAt(call *ast.CallExpr) int {
+	if f := c.fact(c.callee(call)); f != nil {
+		return f.StatusResult
+	}
+	return 0
 }
 
 // heldStatus reports whether v is given, anywhere in the package, only
@@ -106,7 +119,7 @@ func (c *checker) noteStatusVars(as *ast.AssignStmt, other map[types.Object]bool
 		}
 		call, isCall := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
 		switch {
-		case i == 0 && len(as.Rhs) == 1 && len(as.Lhs) > 1 && isCall && c.statusCall(call):
+		case len(as.Rhs) == 1 && len(as.Lhs) > 1 && isCall && c.statusAt(call) == i+1:
 			c.statusVars[o] = true
 		case len(as.Rhs) == len(as.Lhs) && c.statusField(as.Rhs[i]):
 			// code := resp.StatusCode: the status, under another name

@@ -303,3 +303,60 @@ func (p *pusher) shipWhileSlow(batch []byte) error {
 	}
 	return err
 }
+
+type token struct{ value string }
+
+// grantOnce asks for a token once and hands back the answer's status
+// second, beside the Retry-After it named.
+func (p *pusher) grantOnce(ctx context.Context) (token, int, string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "https://auth.example/token", nil)
+	if err != nil {
+		return token{}, 0, "", err
+	}
+	resp, err := p.hc.Do(req)
+	if err != nil {
+		return token{}, 0, "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return token{}, resp.StatusCode, resp.Header.Get("Retry-After"), errors.New(resp.Status)
+	}
+	return token{value: "t"}, resp.StatusCode, "", nil
+}
+
+// transientStatus says which answers are worth asking again.
+func transientStatus(s int) bool {
+	return s == http.StatusTooManyRequests || s >= http.StatusInternalServerError
+}
+
+// grant goes round on a transient status, read from the helper's second
+// result, or when no answer came, after a jittered wait; a rejected
+// credential returns at once.
+//
+// case: clean
+func (p *pusher) grant(ctx context.Context) (token, error) {
+	var last error
+	for a := range 3 {
+		t, status, retryAfter, err := p.grantOnce(ctx)
+		if err == nil {
+			return t, nil
+		}
+		last = err
+		wait := time.Duration(rand.Int64N(int64(time.Second << a)))
+		switch {
+		case status != 0 && transientStatus(status):
+			if d, perr := time.ParseDuration(retryAfter + "s"); perr == nil {
+				wait = d
+			}
+		case status == 0:
+		default:
+			return token{}, err
+		}
+		select {
+		case <-ctx.Done():
+			return token{}, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+	return token{}, last
+}
