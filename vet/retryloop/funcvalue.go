@@ -137,10 +137,10 @@ func (c *checker) addGiven(g *funcGiven, fv fieldValue) (more []fieldValue, ok b
 		}
 	case *ast.SelectorExpr:
 		obj = c.info.Uses[x.Sel]
-		if v, ok := obj.(*types.Var); ok && v.IsField() && len(c.fieldValues[v]) == 0 {
+		if v, ok := obj.(*types.Var); ok && v.IsField() && c.onlyNilGiven(v) {
 			// after = r.After, or backoff := cfg.Backoff: a func
-			// field the package never sets is the user's override,
-			// absent by default.
+			// field the package never sets (or only clears) is the
+			// user's override, absent by default.
 			g.override = g.override || g.isField
 			return nil, true
 		}
@@ -370,4 +370,15 @@ func (c *checker) responseParam(call *ast.CallExpr) int {
 		return remoteNone
 	}
 	return remoteHTTP
+}
+
+// onlyNilGiven reports whether the package gives field v nothing but nil
+// (c.Backoff = nil when it sanitises a copy), or nothing at all.
+func (c *checker) onlyNilGiven(v *types.Var) bool {
+	for _, fv := range c.fieldValues[v] {
+		if !isNil(c.info, fv.expr) {
+			return false
+		}
+	}
+	return true
 }

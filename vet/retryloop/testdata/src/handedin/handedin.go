@@ -209,6 +209,10 @@ type poster struct {
 	jitter  func(attempt int) time.Duration
 }
 
+// forget drops the user's backoff from a copy of the options: nil is not
+// a default of the package's own.
+func (o *Options) forget() { o.Backoff = nil }
+
 func defaultBackoff(a int) time.Duration { return 200 * time.Millisecond << a }
 
 func jitteredDelay(a int) time.Duration {
