@@ -12,10 +12,11 @@ import (
 // it (if status > 0 && status != 429 && status/100 != 5 { break }) picks.
 
 // summarizeStatusResult sets s.StatusResult for a function that makes an
-// HTTP call and returns, as its first result, an integer that is the
-// response's status on every return that is not a constant. Only the
-// first result is read: that is what a call stands for where it is
-// compared or assigned first (status, err := c.send(…)).
+// HTTP call and returns, as its first integer result, the response's
+// status on every return that is not a constant (status, err :=
+// c.send(…), or g, status, retryAfter, err := c.grantOnce(…)). Where the
+// call stands for one value, that value is a status only if it is the
+// first result.
 func (c *checker) summarizeStatusResult(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
 	res := fn.Type().(*types.Signature).Results()
 	if s.Remote != remoteHTTP || d.Body == nil || res.Len() == 0 {
