@@ -220,6 +220,8 @@ type checker struct {
 	// (see heldStatus), built when first needed after that.
 	summarized bool
 	statusVars map[types.Object]bool
+	// notYet caches notYetSentinel's answers.
+	notYet map[notYetKey]bool
 	// litWaiting are the function literals litWait is reading: a
 	// literal that calls its own variable is not read again inside.
 	litWaiting map[*ast.FuncLit]bool
@@ -248,6 +250,7 @@ func run(pass *analysis.Pass) (any, error) {
 
 		fieldMutated: map[*types.Var]bool{},
 		flagFields:   map[*types.Var]bool{},
+		notYet:       map[notYetKey]bool{},
 		pkgAssigned:  map[*types.Var]bool{},
 		litArgs:      map[*types.Var]litArg{},
 

@@ -78,17 +78,37 @@ func (ev *evaluator) sentinelOnSuccess(op token.Token, x, y ast.Expr, o outcome)
 // every `if err != nil` (a readiness check's final return
 // errNoReadyEndpoints after its list call succeeded). Its error then says
 // "not yet" as well as "failed", and a success may carry it.
+//
+// The walk reads the helper once per error variable asked about; the
+// loop's walk asks on every outcome.
 func (c *checker) notYetSentinel(call *ast.CallExpr, v ast.Expr) bool {
 	if call == nil {
 		return false
 	}
-	d := c.decls[c.callee(call)]
-	if d == nil || c.readsStatus(d.Body) {
-		return false
-	}
+	fn := c.callee(call)
 	var want types.Object
 	if v != nil {
 		want = c.info.Uses[calleeIdent(v)]
+	}
+	key := notYetKey{fn, want}
+	r, done := c.notYet[key]
+	if !done {
+		r = c.returnsNotYet(c.decls[fn], want)
+		c.notYet[key] = r
+	}
+	return r
+}
+
+// notYetKey is a helper and the error variable asked about (nil: any).
+type notYetKey struct {
+	fn   *types.Func
+	want types.Object
+}
+
+// returnsNotYet is notYetSentinel's reading of the helper's body.
+func (c *checker) returnsNotYet(d *ast.FuncDecl, want types.Object) bool {
+	if d == nil || c.readsStatus(d.Body) {
+		return false
 	}
 	after := c.checkedCallEnd(d.Body)
 	if after == token.NoPos {
