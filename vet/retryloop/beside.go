@@ -16,8 +16,18 @@ import (
 func (ev *evaluator) besideVerdict(v *types.Var, o outcome) (tri, bool) {
 	c := ev.w.c
 	call, idx, n := c.tupleSource(v, ev.w.body)
-	if call == nil || call != ev.w.attemptCall || o.hasStatus {
+	if call == nil {
+		// retry, err := s.makeRequest(ctx) once before the loop and
+		// again in it: the loop's own assignment is the attempt.
+		call, idx, n = c.attemptTuple(v, ev.w.attemptCall, ev.w.attemptAssign)
+	}
+	if call == nil || call != ev.w.attemptCall {
 		return triU, false
+	}
+	if o.hasStatus {
+		// retry, err := s.makeRequest(ctx), the helper making the HTTP
+		// call itself: its verdict on a status is read through its body.
+		return ev.inlineAttempt(call, idx, o)
 	}
 	body := c.calledBody(call, ev.w.body)
 	if body == nil {
@@ -77,6 +87,21 @@ func (c *checker) tupleSource(v *types.Var, body *ast.BlockStmt) (*ast.CallExpr,
 		return nil, 0, 0
 	}
 	return found, idx, n
+}
+
+// attemptTuple returns attempt, and the index of v among the results it
+// is assigned to and their number, when as, a tuple assignment whose last
+// value is an error, assigns v attempt's results; nil otherwise.
+func (c *checker) attemptTuple(v *types.Var, attempt *ast.CallExpr, as *ast.AssignStmt) (*ast.CallExpr, int, int) {
+	if attempt == nil || as == nil || len(as.Rhs) != 1 || ast.Unparen(as.Rhs[0]) != attempt || len(as.Lhs) < 2 || !isError(c.info.TypeOf(as.Lhs[len(as.Lhs)-1])) {
+		return nil, 0, 0
+	}
+	for i, l := range as.Lhs {
+		if id, ok := l.(*ast.Ident); ok && c.objOf(id) == v {
+			return attempt, i, len(as.Lhs)
+		}
+	}
+	return nil, 0, 0
 }
 
 // calledBody returns the body of the function a call runs: a function of

@@ -27,9 +27,10 @@ type loopWalker struct {
 	// statement that takes the outcome of the loop's attempt. A path that
 	// goes round before it has made no attempt and says nothing of how
 	// the loop treats one.
-	goPos       []token.Pos
-	attempt     token.Pos
-	attemptCall *ast.CallExpr
+	goPos         []token.Pos
+	attempt       token.Pos
+	attemptCall   *ast.CallExpr
+	attemptAssign *ast.AssignStmt
 	// remoteCall is the loop's remote call, if it has one; focus, a
 	// later call whose failure the walk asks about (see refocus).
 	remoteCall, focus *ast.CallExpr
@@ -456,6 +457,7 @@ func (w *loopWalker) simple(s ast.Stmt, st state) state {
 		if isCall && src == srcOutcome && (w.attempt == token.NoPos || as.Pos() < w.attempt) {
 			w.attempt = as.Pos()
 			w.attemptCall, _ = ast.Unparen(rhs).(*ast.CallExpr)
+			w.attemptAssign = as
 		}
 		if isCall && src == srcOutcome && w.statusCheck(call, as) {
 			src = w.checkSrc(call)
