@@ -537,7 +537,14 @@ func (c *checker) verdictOfClassifier(v *types.Var, body *ast.BlockStmt) bool {
 // = true }).
 func (c *checker) relaysVerdict(as *ast.AssignStmt, rhs ast.Expr, stack []ast.Node) bool {
 	if call, ok := ast.Unparen(rhs).(*ast.CallExpr); ok {
-		return c.classifies(call) || (len(as.Rhs) == 1 && c.withError(as.Lhs))
+		if c.classifies(call) || (len(as.Rhs) == 1 && c.withError(as.Lhs)) {
+			return true
+		}
+		// case TMPFAIL, EBUSY: retry = backOff(i, max, d): a helper
+		// that waits and says whether attempts remain, reached only
+		// where a classification chose to retry
+		f := c.fact(c.callee(call))
+		return f != nil && f.Waits && c.underClassifier(as, stack)
 	}
 	tv, ok := c.info.Types[rhs]
 	if !ok || tv.Value == nil || tv.Value.Kind() != constant.Bool {
@@ -546,21 +553,54 @@ func (c *checker) relaysVerdict(as *ast.AssignStmt, rhs ast.Expr, stack []ast.No
 	if !constant.BoolVal(tv.Value) {
 		return true
 	}
+	return c.underClassifier(as, stack)
+}
+
+// underClassifier reports whether as is in the body of an if, among those
+// stack holds, whose condition calls a classifier (if isTemp(err) {, if
+// err != nil && isConnError(err) {) or whose init takes a classifier's
+// result or asserts an error's type (if resp, ok := err.(*MCResponse); ok {).
+func (c *checker) underClassifier(as *ast.AssignStmt, stack []ast.Node) bool {
 	for i := len(stack) - 1; i >= 0; i-- {
 		is, ok := stack[i].(*ast.IfStmt)
 		if !ok || as.Pos() < is.Body.Pos() || as.End() > is.Body.End() {
 			continue
 		}
-		if call, ok := ast.Unparen(is.Cond).(*ast.CallExpr); ok && c.classifies(call) {
+		if c.callsClassifier(is.Cond) {
 			return true
 		}
 		if init, ok := is.Init.(*ast.AssignStmt); ok && len(init.Rhs) == 1 {
-			if call, ok := ast.Unparen(init.Rhs[0]).(*ast.CallExpr); ok && c.classifies(call) {
-				return true
+			switch x := ast.Unparen(init.Rhs[0]).(type) {
+			case *ast.CallExpr:
+				if c.classifies(x) {
+					return true
+				}
+			case *ast.TypeAssertExpr:
+				if isError(c.info.TypeOf(x.X)) {
+					return true
+				}
 			}
 		}
 	}
 	return false
+}
+
+// callsClassifier reports whether e, outside function literals, calls
+// something that classifies an error or a response.
+func (c *checker) callsClassifier(e ast.Expr) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CallExpr:
+			if c.classifies(n) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // withError reports whether an assignment's left side takes an error

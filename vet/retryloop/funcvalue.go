@@ -53,6 +53,8 @@ type funcGiven struct {
 	lits    []*ast.FuncLit
 	made    []madeLit
 	isField bool
+	// field is the func field resolved, if it is one.
+	field *types.Var
 	// override is set when a setter or option also gives the field a
 	// parameter: the user's replacement for the default given.
 	override bool
@@ -74,7 +76,7 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (g funcGi
 	}
 	var vals []fieldValue
 	if v.IsField() {
-		g.isField = true
+		g.isField, g.field = true, v
 		vals = c.fieldValues[v]
 	} else {
 		if c.params[v] {
@@ -137,6 +139,12 @@ func (c *checker) addGiven(g *funcGiven, fv fieldValue) (more []fieldValue, ok b
 		}
 	case *ast.SelectorExpr:
 		obj = c.info.Uses[x.Sel]
+		if v, ok := obj.(*types.Var); ok && v == g.field && g.field != nil {
+			// New() { return &Client{Backoff: DefaultClient.Backoff} }:
+			// the field copied from another value of its own type holds
+			// what the field's other values give it.
+			return nil, true
+		}
 		if v, ok := obj.(*types.Var); ok && v.IsField() && c.onlyNilGiven(v) {
 			// after = r.After, or backoff := cfg.Backoff: a func
 			// field the package never sets (or only clears) is the
