@@ -187,7 +187,7 @@ type checker struct {
 	pkgVars  map[*types.Var]ast.Expr
 	summary  map[*types.Func]*FuncFact
 	assigns  map[*ast.BlockStmt]map[types.Object][]ast.Expr
-	purities map[*types.Func]purity
+	purities map[resultKey]purity
 	findings []finding
 	seen     map[string]bool
 	bare     map[*ast.CallExpr]bool
@@ -240,7 +240,7 @@ func run(pass *analysis.Pass) (any, error) {
 		pkgVars:  map[*types.Var]ast.Expr{},
 		summary:  map[*types.Func]*FuncFact{},
 		assigns:  map[*ast.BlockStmt]map[types.Object][]ast.Expr{},
-		purities: map[*types.Func]purity{},
+		purities: map[resultKey]purity{},
 		seen:     map[string]bool{},
 		bare:     map[*ast.CallExpr]bool{},
 		detached: map[*types.Var]bool{},

@@ -3,7 +3,6 @@ package retryloop
 import (
 	"fmt"
 	"go/ast"
-	"go/constant"
 	"go/token"
 	"go/types"
 	"sort"
@@ -254,7 +253,9 @@ func (c *checker) classifies(call *ast.CallExpr) bool {
 			return true
 		}
 	}
-	return false
+	// resp.needsRetry(attempts): a method of the package's own answer
+	// type, one that keeps the status it came with
+	return ownAnswerMethod(c.callee(call), c.pass.Pkg)
 }
 
 // errorText reports whether e reads an error's text (err.Error()): a
@@ -488,130 +489,6 @@ func (w *loopWalker) reaches(states []state, k int, o outcome) tri {
 		}
 	}
 	return best
-}
-
-// verdictOfClassifier reports whether every assignment to the boolean v
-// in body takes a result of a call that classifies an error or a response
-// (ok := shouldRetry(resp, err); d, retry := r.Retry(code, err)).
-func (c *checker) verdictOfClassifier(v *types.Var, body *ast.BlockStmt) bool {
-	if body == nil {
-		return false
-	}
-	if b, ok := v.Type().Underlying().(*types.Basic); !ok || b.Kind() != types.Bool {
-		return false
-	}
-	n, all := 0, true
-	var stack []ast.Node
-	ast.Inspect(body, func(m ast.Node) bool {
-		if m == nil {
-			stack = stack[:len(stack)-1]
-			return true
-		}
-		as, ok := m.(*ast.AssignStmt)
-		if ok && all {
-			for i, l := range as.Lhs {
-				id, ok := l.(*ast.Ident)
-				if !ok || (c.info.Defs[id] != v && c.info.Uses[id] != v) {
-					continue
-				}
-				n++
-				rhs := rhsOf(as, i)
-				if !c.relaysVerdict(as, rhs, stack) {
-					all = false
-				}
-			}
-		}
-		if !all {
-			return false
-		}
-		stack = append(stack, m)
-		return true
-	})
-	return n > 0 && all
-}
-
-// relaysVerdict reports whether an assignment to a boolean passes on a
-// classification: a classifier's result, a constant false (the default:
-// no retry), or a constant true set only under an if whose condition or
-// init is a classifier's (if r, w := h.ShouldRetry(resp, err); r { retry
-// = true }).
-func (c *checker) relaysVerdict(as *ast.AssignStmt, rhs ast.Expr, stack []ast.Node) bool {
-	if call, ok := ast.Unparen(rhs).(*ast.CallExpr); ok {
-		if c.classifies(call) || (len(as.Rhs) == 1 && c.withError(as.Lhs)) {
-			return true
-		}
-		// case TMPFAIL, EBUSY: retry = backOff(i, max, d): a helper
-		// that waits and says whether attempts remain, reached only
-		// where a classification chose to retry
-		f := c.fact(c.callee(call))
-		return f != nil && f.Waits && c.underClassifier(as, stack)
-	}
-	tv, ok := c.info.Types[rhs]
-	if !ok || tv.Value == nil || tv.Value.Kind() != constant.Bool {
-		return false
-	}
-	if !constant.BoolVal(tv.Value) {
-		return true
-	}
-	return c.underClassifier(as, stack)
-}
-
-// underClassifier reports whether as is in the body of an if, among those
-// stack holds, whose condition calls a classifier (if isTemp(err) {, if
-// err != nil && isConnError(err) {) or whose init takes a classifier's
-// result or asserts an error's type (if resp, ok := err.(*MCResponse); ok {).
-func (c *checker) underClassifier(as *ast.AssignStmt, stack []ast.Node) bool {
-	for i := len(stack) - 1; i >= 0; i-- {
-		is, ok := stack[i].(*ast.IfStmt)
-		if !ok || as.Pos() < is.Body.Pos() || as.End() > is.Body.End() {
-			continue
-		}
-		if c.callsClassifier(is.Cond) {
-			return true
-		}
-		if init, ok := is.Init.(*ast.AssignStmt); ok && len(init.Rhs) == 1 {
-			switch x := ast.Unparen(init.Rhs[0]).(type) {
-			case *ast.CallExpr:
-				if c.classifies(x) {
-					return true
-				}
-			case *ast.TypeAssertExpr:
-				if isError(c.info.TypeOf(x.X)) {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
-
-// callsClassifier reports whether e, outside function literals, calls
-// something that classifies an error or a response.
-func (c *checker) callsClassifier(e ast.Expr) bool {
-	found := false
-	ast.Inspect(e, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.CallExpr:
-			if c.classifies(n) {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
-}
-
-// withError reports whether an assignment's left side takes an error
-// too: retry, err := attempt() — the attempt says whether to retry.
-func (c *checker) withError(lhs []ast.Expr) bool {
-	for _, l := range lhs {
-		if isError(c.info.TypeOf(l)) {
-			return true
-		}
-	}
-	return false
 }
 
 // classifiesErrorsOnly reports whether the only outcome a classifying call

@@ -91,6 +91,15 @@ func (ev *evaluator) inline(call *ast.CallExpr, idx int, o outcome) (tri, bool) 
 	if !ok {
 		return triU, false
 	}
+	if sel, isSel := ast.Unparen(call.Fun).(*ast.SelectorExpr); isSel && ev.k != remoteNone && ev.fromAttempt(sel.X) {
+		// resp.needsRetry(n), resp the attempt's own answer: the
+		// receiver holds the outcome
+		if fn := ev.w.c.callee(call); ownAnswerMethod(fn, ev.w.c.pass.Pkg) {
+			if r := fn.Type().(*types.Signature).Recv(); r != nil {
+				env[r] = binding{kind: bResp}
+			}
+		}
+	}
 	in := &inliner{c: ev.w.c, o: o, k: ev.k, env: env, body: d.Body}
 	return in.run(idx), true
 }

@@ -250,6 +250,10 @@ func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, d
 			}
 		}
 	}
+	if call, idx := c.laterResult(v, body); call != nil {
+		// retry, backoff := resp.needsRetry(n): that result's returns
+		return c.resultPurityAt(c.callee(call), idx)
+	}
 	exprs := c.assignsOf(body)[v]
 	if len(exprs) == 0 {
 		if isIntegerNotDuration(v.Type()) {
@@ -401,50 +405,6 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 		return c.bindParams(c.importedResult(call, callee, body), call, body, fn, depth)
 	}
 	return c.bindParams(c.resultPurity(callee, depth), call, body, fn, depth)
-}
-
-// resultPurity says what a function of this package returns (its first
-// result) is made of, over its return statements; a return under an if
-// that reads Retry-After is the server's wait, not the function's, and is
-// left out.
-func (c *checker) resultPurity(callee *types.Func, depth int) purity {
-	d, ok := c.decls[callee]
-	if !ok {
-		return purity{}
-	}
-	r, done := c.purities[callee]
-	if !done {
-		c.purities[callee] = purity{} // a recursive function: unknown
-		r = purity{kind: pNone}
-		n := 0
-		skip := retryAfterBranches(d.Body) // the server's wait, not the result's
-		off := c.offByDefault(d.Body)
-		ast.Inspect(d.Body, func(n2 ast.Node) bool {
-			switch n2 := n2.(type) {
-			case *ast.FuncLit:
-				return false
-			case *ast.ReturnStmt:
-				if within(off, n2) {
-					// taken only when a setting is changed (if
-					// w.BackoffMin > 0 { return w.BackoffMin })
-					r.byDefault = true
-					return true
-				}
-				if len(n2.Results) > 0 && !within(skip, n2) {
-					n++
-					// Memoised, so computed afresh: not cut short by how
-					// deep the first caller happened to be.
-					r = r.and(c.purity(n2.Results[0], d.Body, callee, 0))
-				}
-			}
-			return true
-		})
-		if n == 0 || r.kind == pNone {
-			r = purity{}
-		}
-		c.purities[callee] = r
-	}
-	return r
 }
 
 func within(ns []ast.Node, n ast.Node) bool {
