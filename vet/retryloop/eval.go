@@ -103,6 +103,8 @@ func (ev *evaluator) cond(c cond, o outcome) tri {
 		}
 	case c.opaque == opaqueClassify:
 		r = triU
+	case c.opaque == opaqueFailed:
+		r = boolTri(o.failure())
 	case c.opaque != opaqueNone:
 		r = ev.irrelevant(c.key)
 	case c.isCase:

@@ -404,6 +404,8 @@ func (w *loopWalker) clauses(list []ast.Stmt, st state, kind int, contIsLoop boo
 			w.note(cl.Comm, st)
 			if cl.Comm != nil && (w.c.mentionsContext(cl.Comm) || w.c.receivesSignal(cl.Comm) || w.c.receivesDeadline(cl.Comm, w.loop, w.body)) {
 				k = opaqueCtx
+			} else if cl.Comm != nil && w.c.receivesGoError(cl.Comm, w.loop) {
+				k = opaqueFailed
 			}
 		}
 		cs := st.with(cond{opaque: k, key: fmt.Sprintf("clause@%d", cl.Pos())})

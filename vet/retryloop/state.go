@@ -43,6 +43,9 @@ const (
 	opaqueClassify
 	opaqueCtx
 	opaqueOther
+	// opaqueFailed is a select case that receives the error the round's
+	// goroutine reports (see receivesGoError): taken on a failure only.
+	opaqueFailed
 )
 
 // where an error variable's value came from
