@@ -496,7 +496,7 @@ func (w *loopWalker) failureWaits(sc loopScan) []loopCall {
 			switch {
 			case o.success() && r != triF:
 				onSuccess = true
-			case o.failure() && r == triT:
+			case o.failure() && r != triF:
 				onFailure = true
 			}
 		}

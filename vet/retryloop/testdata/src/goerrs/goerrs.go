@@ -7,6 +7,7 @@ import (
 	"context"
 	"log"
 	"math/rand"
+	"strings"
 	"time"
 )
 
@@ -87,6 +88,56 @@ func (s *streamer) Drain(ctx context.Context) { // want Drain:`remote=0 waits=tr
 			}
 		case <-ctx.Done():
 			return
+		}
+	}
+}
+
+// consumer long-polls a queue over its own client.
+type consumer struct {
+	poll func(out chan<- []string, errs chan<- error)
+}
+
+// Consume long-polls until quit: an empty queue's error goes round at
+// once, any other error after a constant pause, reached on no success.
+//
+// case: flag nojitter
+func (c *consumer) Consume(quit <-chan struct{}, handle func(string)) { // want Consume:`remote=0 waits=true deaf=true jitter=1`
+	for {
+		out, errs := make(chan []string), make(chan error)
+		go func() { c.poll(out, errs) }()
+		select {
+		case <-quit:
+			return
+		case msgs := <-out:
+			for _, m := range msgs {
+				handle(m)
+			}
+		case err := <-errs:
+			if !strings.Contains(err.Error(), "MessageNotExist") {
+				time.Sleep(3 * time.Second) // want `nojitter: this wait in a retry loop has a constant or purely exponential duration`
+			}
+		}
+	}
+}
+
+// ConsumeJittered is Consume with full jitter over the pause.
+//
+// case: clean
+func (c *consumer) ConsumeJittered(quit <-chan struct{}, handle func(string)) { // want ConsumeJittered:`remote=0 waits=true deaf=true jitter=2`
+	for {
+		out, errs := make(chan []string), make(chan error)
+		go func() { c.poll(out, errs) }()
+		select {
+		case <-quit:
+			return
+		case msgs := <-out:
+			for _, m := range msgs {
+				handle(m)
+			}
+		case err := <-errs:
+			if !strings.Contains(err.Error(), "MessageNotExist") {
+				time.Sleep(time.Duration(rand.Int63n(int64(3 * time.Second))))
+			}
 		}
 	}
 }
