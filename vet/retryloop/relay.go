@@ -78,50 +78,23 @@ func (c *checker) relaysVerdict(as *ast.AssignStmt, rhs ast.Expr, stack []ast.No
 }
 
 // underClassifier reports whether as is in the body of an if, among those
-// stack holds, whose condition calls a classifier (if isTemp(err) {, if
-// err != nil && isConnError(err) {) or whose init takes a classifier's
-// result or asserts an error's type (if resp, ok := err.(*MCResponse); ok {).
+// stack holds, whose condition or init inspects an error or a response
+// (if isTemp(err) {, if err != nil && isConnError(err) {, if resp, ok :=
+// err.(*MCResponse); ok {).
 func (c *checker) underClassifier(as *ast.AssignStmt, stack []ast.Node) bool {
 	for i := len(stack) - 1; i >= 0; i-- {
 		is, ok := stack[i].(*ast.IfStmt)
 		if !ok || as.Pos() < is.Body.Pos() || as.End() > is.Body.End() {
 			continue
 		}
-		if c.callsClassifier(is.Cond) {
+		if c.inspectsError(is.Cond) {
 			return true
 		}
-		if init, ok := is.Init.(*ast.AssignStmt); ok && len(init.Rhs) == 1 {
-			switch x := ast.Unparen(init.Rhs[0]).(type) {
-			case *ast.CallExpr:
-				if c.classifies(x) {
-					return true
-				}
-			case *ast.TypeAssertExpr:
-				if isError(c.info.TypeOf(x.X)) {
-					return true
-				}
-			}
+		if init, ok := is.Init.(*ast.AssignStmt); ok && len(init.Rhs) == 1 && c.inspectsError(init.Rhs[0]) {
+			return true
 		}
 	}
 	return false
-}
-
-// callsClassifier reports whether e, outside function literals, calls
-// something that classifies an error or a response.
-func (c *checker) callsClassifier(e ast.Expr) bool {
-	found := false
-	ast.Inspect(e, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.CallExpr:
-			if c.classifies(n) {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
 }
 
 // withError reports whether an assignment's left side takes an error
