@@ -31,7 +31,11 @@ func (c *checker) receivesGoError(comm ast.Stmt, loop ast.Node) bool {
 	if x == nil || loop == nil {
 		return false
 	}
-	ch, ok := c.info.TypeOf(x).Underlying().(*types.Chan)
+	t := c.info.TypeOf(x)
+	if t == nil {
+		return false
+	}
+	ch, ok := t.Underlying().(*types.Chan)
 	if !ok || !isError(ch.Elem()) {
 		return false
 	}
