@@ -74,27 +74,11 @@ func (c *checker) laterResult(v *types.Var, body *ast.BlockStmt) (*ast.CallExpr,
 	if body == nil {
 		return nil, 0
 	}
-	var found *ast.CallExpr
-	idx, count := 0, 0
-	ast.Inspect(body, func(m ast.Node) bool {
-		as, ok := m.(*ast.AssignStmt)
-		if !ok {
-			return true
-		}
-		for i, l := range as.Lhs {
-			if id, ok := l.(*ast.Ident); ok && c.objOf(id) == v {
-				count++
-				if call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr); ok && len(as.Rhs) == 1 && i > 0 {
-					found, idx = call, i
-				}
-			}
-		}
-		return true
-	})
-	if count != 1 || found == nil || c.decls[c.callee(found)] == nil {
+	call, idx, ok := c.classifierCall(v, body)
+	if !ok || idx == 0 || c.decls[c.callee(call)] == nil {
 		return nil, 0
 	}
-	return found, idx
+	return call, idx
 }
 
 // serverBranches is retryAfterBranches, with the ifs that test a kept
