@@ -190,8 +190,11 @@ func countDown(ctx context.Context, cfg Config, n int, span time.Duration) (time
 	return pace, windows, nil
 }
 
-// endAfterOpen ends ctx with errCounted span after gate opens; the
-// channel it returns is closed once it no longer will.
+// endAfterOpen ends ctx with errCounted span after gate opens, or later
+// once the gate has sent paceAttempts: a lone caller on a machine so busy
+// that one attempt's round trip takes longer than span still sends enough
+// to measure (calibrationLimit bounds the run). The channel it returns is
+// closed once it no longer will.
 func endAfterOpen(ctx context.Context, cancel context.CancelCauseFunc, gate *startGate, span time.Duration) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
@@ -205,6 +208,11 @@ func endAfterOpen(ctx context.Context, cancel context.CancelCauseFunc, gate *sta
 		defer t.Stop()
 		select {
 		case <-t.C:
+		case <-ctx.Done():
+			return
+		}
+		select {
+		case <-gate.counted:
 			cancel(errCounted)
 		case <-ctx.Done():
 		}

@@ -29,7 +29,15 @@ type startGate struct {
 	// and the last at the instants first and last.
 	sent        int64
 	first, last time.Time
+	// counted is closed once paceAttempts have been sent: enough to
+	// measure a pace from, however slowly a busy machine sends them.
+	counted chan struct{}
 }
+
+// paceAttempts is how many attempts a calibration run sends at least
+// before it may end (see endAfterOpen): two make one interval, the third
+// one more.
+const paceAttempts = 3
 
 // pace returns the time between the first attempt sent after the gate
 // opened and the last, over the attempts in between; zero if fewer than
@@ -44,7 +52,7 @@ func (g *startGate) pace() time.Duration {
 }
 
 func newStartGate(base http.RoundTripper, callers int) *startGate {
-	return &startGate{base: base, left: callers, open: make(chan struct{})}
+	return &startGate{base: base, left: callers, open: make(chan struct{}), counted: make(chan struct{})}
 }
 
 // RoundTrip waits, while the gate is shut, for it to open or the request's
@@ -73,6 +81,9 @@ func (g *startGate) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	g.sent++
 	g.last = now
+	if g.sent == paceAttempts {
+		close(g.counted)
+	}
 	g.mu.Unlock()
 	return g.base.RoundTrip(req)
 }
