@@ -225,6 +225,8 @@ type checker struct {
 	// litWaiting are the function literals litWait is reading: a
 	// literal that calls its own variable is not read again inside.
 	litWaiting map[*ast.FuncLit]bool
+	// nilErr caches neverFails' answers.
+	nilErr map[*types.Func]bool
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -253,6 +255,7 @@ func run(pass *analysis.Pass) (any, error) {
 		notYet:       map[notYetKey]bool{},
 		pkgAssigned:  map[*types.Var]bool{},
 		litArgs:      map[*types.Var]litArg{},
+		nilErr:       map[*types.Func]bool{},
 
 		fieldValues:   map[*types.Var][]fieldValue{},
 		fieldPurities: map[*types.Var]purity{},

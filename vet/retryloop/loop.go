@@ -452,6 +452,10 @@ func (w *loopWalker) simple(s ast.Stmt, st state) state {
 		rhs := rhsOf(as, i)
 		src := w.errSrc(rhs, st)
 		call, isCall := ast.Unparen(rhs).(*ast.CallExpr)
+		if isCall && w.c.neverFails(w.c.callee(call)) {
+			st = st.setSrc(o, srcNil)
+			continue
+		}
 		if isCall && src == srcOutcome && w.remoteCall != nil && as.End() < w.remoteCall.Pos() && w.c.remoteKind(call) == remoteNone ||
 			isCall && src == srcOutcome && w.focus != nil && as.End() < w.focus.Pos() {
 			src = srcLocal

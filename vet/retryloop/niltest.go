@@ -14,6 +14,9 @@ func (ev *evaluator) nilCompare(op token.Token, x, y ast.Expr, o outcome) tri {
 	t := c.info.TypeOf(y)
 	switch {
 	case isError(t):
+		if ev.srcOf(y) == srcNil {
+			return boolTri(op == token.EQL)
+		}
 		if src := ev.srcOf(y); src >= srcCheck {
 			r := ev.checkFails(src, o)
 			if op == token.EQL {

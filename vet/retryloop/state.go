@@ -56,6 +56,9 @@ const (
 	// (err = rr.Prepare(); … resp, err = s.Do(req)): not an outcome of
 	// the call the loop is about, so it may go either way.
 	srcLocal
+	// srcNil is the error of a call that never fails (see neverFails):
+	// nil on every outcome.
+	srcNil
 )
 
 type state struct {

@@ -1,0 +1,56 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/types"
+	"slices"
+)
+
+// neverFails reports whether fn, declared in this package, returns a
+// literal nil as its last result, an error, from every return statement,
+// beside a value that is not nil: a constructor that only builds a value
+// in memory (NewListener(url) (*listener, error)). A loop that goes round
+// when it fails goes round on a path never taken. A function that returns
+// nothing but nils (return nil, nil) is a placeholder for a call not
+// written yet, not one known never to fail.
+func (c *checker) neverFails(fn *types.Func) bool {
+	if fn == nil {
+		return false
+	}
+	if v, ok := c.nilErr[fn]; ok {
+		return v
+	}
+	d := c.decls[fn]
+	res := fn.Signature().Results()
+	never := d != nil && d.Body != nil && res.Len() > 1 && isError(res.At(res.Len()-1).Type())
+	returns := 0
+	if never {
+		ast.Inspect(d.Body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.FuncLit:
+				return false
+			case *ast.ReturnStmt:
+				returns++
+				if len(n.Results) != res.Len() || !c.isNilIdent(n.Results[len(n.Results)-1]) {
+					never = false // a bare return of named results, a call's tuple, an error
+				} else if !slices.ContainsFunc(n.Results[:len(n.Results)-1], func(e ast.Expr) bool { return !c.isNilIdent(e) }) {
+					never = false // return nil, nil
+				}
+			}
+			return never
+		})
+	}
+	never = never && returns > 0
+	c.nilErr[fn] = never
+	return never
+}
+
+// isNilIdent reports whether e is the predeclared nil.
+func (c *checker) isNilIdent(e ast.Expr) bool {
+	id, ok := ast.Unparen(e).(*ast.Ident)
+	if !ok {
+		return false
+	}
+	_, isNil := c.info.Uses[id].(*types.Nil)
+	return isNil
+}
