@@ -376,6 +376,31 @@ func (c *checker) ctxName(pos token.Pos) string {
 	if name := c.varInScope(pos, func(v *types.Var) bool { return c.params[v] && isNamed(v.Type(), "net/http", "Request") }); name != "" {
 		return name + ".Context()"
 	}
+	// So does a pipeline's request that wraps one: azcore's
+	// policy.Request gives it as req.Raw(), echo's Context as c.Request().
+	if name := c.varInScope(pos, func(v *types.Var) bool { return c.params[v] && requestMethod(v.Type()) != "" }); name != "" {
+		_, o := c.pass.Pkg.Scope().Innermost(pos).LookupParent(name, pos)
+		return name + "." + requestMethod(o.Type()) + "().Context()"
+	}
+	return ""
+}
+
+// requestMethod returns the name of t's method that takes nothing and
+// returns the *http.Request t wraps, or "".
+func requestMethod(t types.Type) string {
+	if isNamed(t, "net/http", "Request") {
+		return ""
+	}
+	ms := types.NewMethodSet(t)
+	for i := range ms.Len() {
+		sig, ok := ms.At(i).Type().(*types.Signature)
+		if !ok || sig.Params().Len() != 0 || sig.Results().Len() != 1 {
+			continue
+		}
+		if isNamed(sig.Results().At(0).Type(), "net/http", "Request") {
+			return ms.At(i).Obj().Name()
+		}
+	}
 	return ""
 }
 
@@ -407,10 +432,14 @@ func (c *checker) varInScope(pos token.Pos, ok func(*types.Var) bool) string {
 
 // findDetached fills c.detached: context variables every assignment of
 // which starts from context.Background() or context.TODO() — a context the
-// function made for itself (a dial timeout), not its caller's.
+// function made for itself (a dial timeout), not its caller's — and that
+// the function never watches. One it asks ctx.Done() or ctx.Err() of ends
+// its work when cancelled (a watch goroutine's stop, the whole request's
+// deadline): a sleep that cannot hear it outlasts that end.
 func (c *checker) findDetached(f *ast.File) {
 	rooted := map[*types.Var]int{} // assignments from Background/TODO
 	all := map[*types.Var]int{}
+	watched := map[*types.Var]bool{}
 	note := func(lhs ast.Expr, rhs ast.Expr) {
 		id, ok := lhs.(*ast.Ident)
 		if !ok {
@@ -450,16 +479,38 @@ func (c *checker) findDetached(f *ast.File) {
 				}
 				note(name, r)
 			}
+		case *ast.CallExpr:
+			if v := c.watchedCtx(n); v != nil {
+				watched[v] = true
+			}
 		}
 		return true
 	})
 	for v, n := range all {
 		// A parameter came from the caller before any assignment:
 		// ctx, cancel = context.WithTimeout(ctx, d) still derives from it.
-		if rooted[v] == n && !c.params[v] {
+		if rooted[v] == n && !c.params[v] && !watched[v] {
 			c.detached[v] = true
 		}
 	}
+}
+
+// watchedCtx returns the context variable call asks Done() or Err() of,
+// or nil.
+func (c *checker) watchedCtx(call *ast.CallExpr) *types.Var {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok || (sel.Sel.Name != "Done" && sel.Sel.Name != "Err") {
+		return nil
+	}
+	id, ok := ast.Unparen(sel.X).(*ast.Ident)
+	if !ok {
+		return nil
+	}
+	v, _ := c.info.Uses[id].(*types.Var)
+	if v == nil || !isContext(v.Type()) {
+		return nil
+	}
+	return v
 }
 
 // fromBackground reports whether e is context.Background() or
