@@ -528,7 +528,12 @@ func (c *checker) isListener(call *ast.CallExpr) bool {
 }
 
 // localPkgs are the packages whose calls act on this machine only.
-var localPkgs = map[string]bool{"os": true, "syscall": true, "io/fs": true, "path/filepath": true, "golang.org/x/sys/unix": true}
+var localPkgs = map[string]bool{
+	"os": true, "syscall": true, "io/fs": true, "path/filepath": true, "golang.org/x/sys/unix": true,
+	// fsnotify watches this machine's file system (inotify, kqueue):
+	// gopls and sentinel-golang retry its Add while a checkout settles.
+	"github.com/fsnotify/fsnotify": true,
+}
 
 // isLocalOp reports whether a loop's attempt is a call that acts on this
 // machine only (the file system, a syscall), or a call of a local variable
