@@ -31,9 +31,9 @@ func (c *checker) neverFails(fn *types.Func) bool {
 				return false
 			case *ast.ReturnStmt:
 				returns++
-				if len(n.Results) != res.Len() || !c.isNilIdent(n.Results[len(n.Results)-1]) {
+				if len(n.Results) != res.Len() || !isNil(c.info, n.Results[len(n.Results)-1]) {
 					never = false // a bare return of named results, a call's tuple, an error
-				} else if !slices.ContainsFunc(n.Results[:len(n.Results)-1], func(e ast.Expr) bool { return !c.isNilIdent(e) }) {
+				} else if !slices.ContainsFunc(n.Results[:len(n.Results)-1], func(e ast.Expr) bool { return !isNil(c.info, e) }) {
 					never = false // return nil, nil
 				}
 			}
@@ -43,14 +43,4 @@ func (c *checker) neverFails(fn *types.Func) bool {
 	never = never && returns > 0
 	c.nilErr[fn] = never
 	return never
-}
-
-// isNilIdent reports whether e is the predeclared nil.
-func (c *checker) isNilIdent(e ast.Expr) bool {
-	id, ok := ast.Unparen(e).(*ast.Ident)
-	if !ok {
-		return false
-	}
-	_, isNil := c.info.Uses[id].(*types.Nil)
-	return isNil
 }
