@@ -379,8 +379,13 @@ func (c *checker) ctxName(pos token.Pos) string {
 	// So does a pipeline's request that wraps one: azcore's
 	// policy.Request gives it as req.Raw(), echo's Context as c.Request().
 	if name := c.varInScope(pos, func(v *types.Var) bool { return c.params[v] && requestMethod(v.Type()) != "" }); name != "" {
-		_, o := c.pass.Pkg.Scope().Innermost(pos).LookupParent(name, pos)
-		return name + "." + requestMethod(o.Type()) + "().Context()"
+		// The name may be shadowed at pos by a variable of another type
+		// (varInScope looks scope by scope): then there is no such call.
+		if _, o := c.pass.Pkg.Scope().Innermost(pos).LookupParent(name, pos); o != nil {
+			if m := requestMethod(o.Type()); m != "" {
+				return name + "." + m + "().Context()"
+			}
+		}
 	}
 	return ""
 }

@@ -57,3 +57,19 @@ func (p *policy) resend(n *Note, send func([]byte) error) error {
 	}
 	return err
 }
+
+// retryShadowed names a string req inside the loop: the wrapped request
+// is out of reach by that name, and no call on it can be written there.
+//
+// case: clean
+func (p *policy) retryShadowed(req *Request, send func(string) error) error {
+	var err error
+	for try := 0; try <= p.tries; try++ {
+		req := "attempt"
+		if err = send(req); err == nil {
+			return nil
+		}
+		time.Sleep(time.Duration(rand.Int63n(int64(time.Second << try))))
+	}
+	return err
+}
