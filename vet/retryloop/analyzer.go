@@ -45,7 +45,7 @@ stacked on each other (stacked). A "//recoil:ignore <check> <reason>"
 comment on the line of a finding or the line above silences it.`,
 	URL:       "https://github.com/recoil-go/recoil/blob/main/docs/vet.md",
 	Run:       run,
-	FactTypes: []analysis.Fact{new(FuncFact)},
+	FactTypes: []analysis.Fact{new(FuncFact), new(StatusFact)},
 }
 
 // testFiles is the -testfiles flag: check _test.go files too. Off by
@@ -227,6 +227,9 @@ type checker struct {
 	litWaiting map[*ast.FuncLit]bool
 	// nilErr caches neverFails' answers.
 	nilErr map[*types.Func]bool
+	// sentinels are the package's error variables that stand for one
+	// HTTP status (see findStatusSentinels).
+	sentinels map[*types.Var]int
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -256,6 +259,7 @@ func run(pass *analysis.Pass) (any, error) {
 		pkgAssigned:  map[*types.Var]bool{},
 		litArgs:      map[*types.Var]litArg{},
 		nilErr:       map[*types.Func]bool{},
+		sentinels:    map[*types.Var]int{},
 
 		fieldValues:   map[*types.Var][]fieldValue{},
 		fieldPurities: map[*types.Var]purity{},
@@ -287,6 +291,7 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
+	c.findStatusSentinels()
 	c.summarize()
 	c.summarized = true
 	if inModCache(pass) {

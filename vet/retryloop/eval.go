@@ -173,6 +173,11 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 			}
 			return triF
 		}
+		if isFunc(fn, "errors", "Is") && len(e.Args) == 2 {
+			if r, ok := ev.sentinelTest(e.Args[0], e.Args[1], o); ok {
+				return r // errors.Is(err, errTooManyRequests): a 429
+			}
+		}
 		if c.classifies(e) {
 			if o.success() && c.classifiesErrorsOnly(e) {
 				return triF // isRetryable(nil), errors.Is(nil, …): no error, nothing to retry
@@ -314,6 +319,12 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 	}
 	if isNil(c.info, x) {
 		return ev.nilCompare(op, x, y, o)
+	}
+	if r, ok := ev.sentinelTest(x, y, o); ok && (op == token.EQL || op == token.NEQ) {
+		if op == token.NEQ {
+			r = r.not()
+		}
+		return r
 	}
 	if c.hasStatus(x) || c.hasStatus(y) {
 		if !o.hasStatus || (o.err && ev.k == remoteHTTP) {

@@ -107,13 +107,18 @@ func (ev *evaluator) inline(call *ast.CallExpr, idx int, o outcome) (tri, bool) 
 // bindCall binds the parameters of the classifier call calls to what its
 // arguments hold.
 func (c *checker) bindCall(call *ast.CallExpr, idx int, bind func(ast.Expr) binding) (map[*types.Var]binding, *ast.FuncDecl, bool) {
+	return c.bindCallOf(call, idx, isBool, bind)
+}
+
+// bindCallOf is bindCall for a result at idx of the type want accepts.
+func (c *checker) bindCallOf(call *ast.CallExpr, idx int, want func(types.Type) bool, bind func(ast.Expr) binding) (map[*types.Var]binding, *ast.FuncDecl, bool) {
 	fn := c.callee(call)
 	d := c.decls[fn]
 	if d == nil || call.Ellipsis.IsValid() {
 		return nil, nil, false
 	}
 	sig := fn.Type().(*types.Signature)
-	if idx >= sig.Results().Len() || !isBool(sig.Results().At(idx).Type()) || sig.Variadic() || sig.Params().Len() != len(call.Args) {
+	if idx >= sig.Results().Len() || !want(sig.Results().At(idx).Type()) || sig.Variadic() || sig.Params().Len() != len(call.Args) {
 		return nil, nil, false
 	}
 	env := map[*types.Var]binding{}

@@ -53,6 +53,10 @@ func (in *inliner) compare(op token.Token, x, y ast.Expr) vset {
 		case ok && b.kind == bResp:
 			r = boolSet(!in.o.hasStatus) // a client's own response comes with its status
 		default:
+			if nr, ok := in.nestedErr(y); ok {
+				r = nr // err := checkResponse(resp); err != nil
+				break
+			}
 			return in.opaque(y)
 		}
 		if op == token.NEQ {
@@ -247,4 +251,38 @@ func (c *checker) isSentinel(e ast.Expr) bool {
 	}
 	call, ok := ast.Unparen(init).(*ast.CallExpr)
 	return ok && (isFunc(c.callee(call), "errors", "New") || isFunc(c.callee(call), "fmt", "Errorf"))
+}
+
+// nestedErr evaluates whether an error variable of the callee assigned
+// once, from a call of another function of this package handed the
+// outcome (err := c.checkResponse(resp)), is not nil, by reading that
+// function's returns. ok is false for anything else.
+func (in *inliner) nestedErr(e ast.Expr) (vset, bool) {
+	id := identOf(e)
+	if id == nil || in.depth > 4 || !in.mentionsOutcome(e) {
+		return 0, false
+	}
+	v, ok := in.c.info.Uses[id].(*types.Var)
+	if !ok || !isError(v.Type()) {
+		return 0, false
+	}
+	as, i := in.soleAssign(v)
+	if as == nil || len(as.Rhs) != 1 {
+		return 0, false
+	}
+	call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+	if !ok {
+		return 0, false
+	}
+	env, d, ok := in.c.bindCallOf(call, i, isError, in.argBinding)
+	if !ok {
+		return 0, false
+	}
+	sub := &inliner{c: in.c, o: in.o, k: in.k, env: env, body: d.Body, depth: in.depth + 1, errResult: true}
+	var got vset
+	sub.stmts(d.Body.List, one(triT), i, &got)
+	if got == 0 || got.has(triU) {
+		return 0, false
+	}
+	return got, true
 }

@@ -31,6 +31,13 @@ func (ev *evaluator) nilCompare(op token.Token, x, y ast.Expr, o outcome) tri {
 			// check answers errNoReadyEndpoints on a success: "not yet"
 			return ev.irrelevant("not yet " + types.ExprString(y))
 		}
+		if r, ok := ev.attemptFails(y, o); ok {
+			// a helper that makes the call and turns the status into an error
+			if op == token.EQL {
+				r = r.not()
+			}
+			return r
+		}
 		isNil := !o.err
 		if op == token.NEQ {
 			isNil = !isNil

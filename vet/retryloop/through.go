@@ -293,3 +293,49 @@ func (ev *evaluator) importedVerdict(call *ast.CallExpr, o outcome) (tri, bool) 
 	}
 	return triU, true
 }
+
+// attemptFails evaluates, on a status outcome, whether the error an
+// attempt helper of this package returns beside the answer is not nil
+// (resp, err := c.doRequest(ctx, …), where doRequest makes the HTTP call
+// and turns some statuses into errors): its body is read with the call's
+// response and error bound to the outcome. ok is false if the helper is
+// out of sight, makes no such call, or may go either way.
+func (ev *evaluator) attemptFails(y ast.Expr, o outcome) (tri, bool) {
+	c := ev.w.c
+	v, _ := c.info.Uses[identOf(y)].(*types.Var)
+	if v == nil || !o.hasStatus || ev.k != remoteHTTP {
+		return triU, false
+	}
+	var call *ast.CallExpr
+	idx := -1
+	ast.Inspect(ev.w.body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || len(as.Rhs) != 1 {
+			return true
+		}
+		for i, l := range as.Lhs {
+			if id := identOf(l); id != nil && (c.info.Uses[id] == v || c.info.Defs[id] == v) {
+				if x, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr); ok && (x == ev.w.remoteCall || x == ev.w.attemptCall) {
+					call, idx = x, i
+				}
+			}
+		}
+		return true
+	})
+	if call == nil {
+		return triU, false
+	}
+	if ev.w.testsSentinelFor(v, o.status) {
+		return triT, true // the loop asks for the error its package makes of this status
+	}
+	if c.decls[c.callee(call)] == nil {
+		return triU, false // net/http's own call: a status comes with a nil error
+	}
+	env, d, ok := c.bindCallOf(call, idx, isError, func(ast.Expr) binding { return binding{} })
+	if !ok || !c.bindInnerCall(d.Body, env, outcome{hasStatus: true, status: o.status}) {
+		return triU, false
+	}
+	in := &inliner{c: c, o: o, k: remoteHTTP, env: env, body: d.Body, errResult: true}
+	r := in.run(idx)
+	return r, r != triU
+}

@@ -161,9 +161,10 @@ func (s *signer) sendForbidden(url string) (*http.Response, error) {
 }
 
 // A token exchange that reads the answer's status: a 4xx is returned, and
-// only a 5xx or a failed connection goes round.
+// only a 5xx or a failed connection goes round — a 503 among them, whose
+// Retry-After nothing reads (call makes every status from 300 an error).
 //
-// case: flag nojitter
+// case: flag nojitter retryafter
 func (s *signer) exchange(url string) (*http.Response, error) {
 	var resp *http.Response
 	var err error
@@ -174,15 +175,16 @@ func (s *signer) exchange(url string) (*http.Response, error) {
 		if resp != nil && resp.StatusCode >= 400 && resp.StatusCode <= 499 {
 			return nil, err
 		}
-		time.Sleep(time.Duration(1<<retry) * time.Second) // want `nojitter: this wait in a retry loop`
+		time.Sleep(time.Duration(1<<retry) * time.Second) // want `nojitter: this wait in a retry loop` `retryafter: retry loop retries 503 without reading Retry-After`
 	}
 	return resp, err
 }
 
 // The same exchange that never reads the status: every error, a 400
-// made an error by call included, goes round.
+// made an error by call included, goes round, and so do a 429 and a 503
+// without their Retry-After.
 //
-// case: flag unclassified nojitter
+// case: flag unclassified nojitter retryafter
 func (s *signer) exchangeBlind(url string) (*http.Response, error) {
 	var resp *http.Response
 	var err error
@@ -190,7 +192,7 @@ func (s *signer) exchangeBlind(url string) (*http.Response, error) {
 		if resp, err = s.call(url); err == nil {
 			break
 		}
-		time.Sleep(time.Duration(1<<retry) * time.Second) // want `nojitter: this wait in a retry loop`
+		time.Sleep(time.Duration(1<<retry) * time.Second) // want `nojitter: this wait in a retry loop` `retryafter: retry loop retries 429 and 503 without reading Retry-After`
 	}
 	return resp, err
 }
