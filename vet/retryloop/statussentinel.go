@@ -63,13 +63,19 @@ func (c *checker) sentinelReturns(n ast.Node, status int, seen map[*types.Var]in
 				c.sentinelReturns(m.Else, status, seen)
 			}
 			return false
-		case *ast.CaseClause:
-			inner := status
-			if k, ok := c.statusCase(m); ok {
-				inner = k
+		case *ast.SwitchStmt:
+			if m.Init != nil {
+				c.sentinelReturns(m.Init, status, seen)
 			}
-			for _, s := range m.Body {
-				c.sentinelReturns(s, inner, seen)
+			for _, st := range m.Body.List {
+				cc := st.(*ast.CaseClause)
+				inner := status
+				if k, ok := c.statusCase(m, cc); ok {
+					inner = k
+				}
+				for _, s := range cc.Body {
+					c.sentinelReturns(s, inner, seen)
+				}
 			}
 			return false
 		case *ast.ReturnStmt:
@@ -120,42 +126,20 @@ func (c *checker) statusEquals(e ast.Expr) (int, bool) {
 	return 0, false
 }
 
-// statusCase reports the status a switch case on a status holds it to:
-// switch resp.StatusCode { case http.StatusTooManyRequests: … }.
-func (c *checker) statusCase(cc *ast.CaseClause) (int, bool) {
+// statusCase reports the status a case of a switch holds the status to:
+// switch resp.StatusCode { case http.StatusTooManyRequests: … }, or a
+// tagless switch's case resp.StatusCode == 429.
+func (c *checker) statusCase(sw *ast.SwitchStmt, cc *ast.CaseClause) (int, bool) {
 	if len(cc.List) != 1 {
 		return 0, false
 	}
-	sw := c.enclosingSwitch(cc)
-	if sw == nil || sw.Tag == nil || !c.isStatus(ast.Unparen(sw.Tag)) {
-		if sw != nil && sw.Tag == nil {
-			return c.statusEquals(cc.List[0])
-		}
+	if sw.Tag == nil {
+		return c.statusEquals(cc.List[0])
+	}
+	if !c.isStatus(ast.Unparen(sw.Tag)) {
 		return 0, false
 	}
 	return c.constStatus(cc.List[0])
-}
-
-// enclosingSwitch finds the switch statement holding a case clause.
-func (c *checker) enclosingSwitch(cc *ast.CaseClause) *ast.SwitchStmt {
-	for _, f := range c.pass.Files {
-		if f.Pos() > cc.Pos() || cc.End() > f.End() {
-			continue
-		}
-		var sw *ast.SwitchStmt
-		ast.Inspect(f, func(n ast.Node) bool {
-			if s, ok := n.(*ast.SwitchStmt); ok && s.Body != nil {
-				for _, st := range s.Body.List {
-					if st == cc {
-						sw = s
-					}
-				}
-			}
-			return sw == nil
-		})
-		return sw
-	}
-	return nil
 }
 
 // constStatus returns an HTTP status constant's value.
