@@ -230,6 +230,12 @@ type checker struct {
 	// sentinels are the package's error variables that stand for one
 	// HTTP status (see findStatusSentinels).
 	sentinels map[*types.Var]int
+	// handed caches handedFunc's answers by parameter; declsRead is set
+	// once every declaration is in decls, and findingSites while the
+	// call sites handedFunc reads are collected.
+	handed       map[*types.Var]*types.Func
+	declsRead    bool
+	findingSites bool
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -260,6 +266,7 @@ func run(pass *analysis.Pass) (any, error) {
 		litArgs:      map[*types.Var]litArg{},
 		nilErr:       map[*types.Func]bool{},
 		sentinels:    map[*types.Var]int{},
+		handed:       map[*types.Var]*types.Func{},
 
 		fieldValues:   map[*types.Var][]fieldValue{},
 		fieldPurities: map[*types.Var]purity{},
@@ -291,6 +298,7 @@ func run(pass *analysis.Pass) (any, error) {
 			}
 		}
 	}
+	c.declsRead = true
 	c.findStatusSentinels()
 	c.summarize()
 	c.summarized = true

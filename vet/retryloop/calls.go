@@ -50,8 +50,10 @@ func isSDKOption(path string) bool {
 // callee returns the function or method a call calls (an interface
 // method's abstract *types.Func included), or nil.
 func (c *checker) callee(call *ast.CallExpr) *types.Func {
-	fn, _ := typeutil.Callee(c.info, call).(*types.Func)
-	return fn
+	if fn, _ := typeutil.Callee(c.info, call).(*types.Func); fn != nil {
+		return fn
+	}
+	return c.handedFunc(call)
 }
 
 func funcPath(fn *types.Func) string {
@@ -182,10 +184,12 @@ func (c *checker) funcRemote(fn *types.Func) int {
 		}
 	}
 	if f := c.fact(fn); f != nil {
-		if f.Remote == remoteHTTP && !returnsResponse(fn) {
+		if f.Remote == remoteHTTP && !returnsResponse(fn) && (f.StatusResult == 0 || c.decls[fn] == nil) {
 			// A helper that turns the response into an error (or a
 			// value): a non-2xx status comes back as its error, as from
-			// a model SDK.
+			// a model SDK. One of this package's that returns the
+			// status itself (code, body, err := get(u)) is read through
+			// instead: its error on each status is what its body says.
 			return remoteSDK
 		}
 		return f.Remote

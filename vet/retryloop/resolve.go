@@ -285,6 +285,8 @@ func (c *checker) durationParams(fn *types.Func, params uint64) bool {
 // in its non-test files.
 func (c *checker) findSites() {
 	c.sites = map[*types.Func][]callSite{}
+	c.findingSites = true
+	defer func() { c.findingSites = false }()
 	for _, f := range c.pass.Files {
 		if strings.HasSuffix(c.pass.Fset.File(f.Pos()).Name(), "_test.go") {
 			continue
