@@ -405,7 +405,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 		case *ast.FuncLit:
 			return sync[n] // a callback's are not either, unless called at once
 		case *ast.BasicLit:
-			if n.Kind == token.STRING && strings.Contains(strings.ToLower(n.Value), "retry-after") {
+			if serverWaitLit(n) {
 				s.RetryAfter = true
 			}
 		case *ast.CallExpr:

@@ -136,7 +136,7 @@ func (c *checker) litReadsRetryAfter(lit *ast.FuncLit) bool {
 	ast.Inspect(lit, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.BasicLit:
-			if n.Kind == token.STRING && strings.Contains(strings.ToLower(n.Value), "retry-after") {
+			if serverWaitLit(n) {
 				found = true
 			}
 		case *ast.CallExpr:

@@ -168,6 +168,9 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		}
 		c.add(f)
 	}
+	if deviceFlowPoll(sc.body) {
+		return // the server's "not yet", at the server's interval
+	}
 	c.reportNoJitter(sc.waits)
 	if sc.remote == remoteNone {
 		return
@@ -217,7 +220,7 @@ func (c *checker) scanLoop(s ast.Stmt, fc funcCtx) loopScan {
 					return false
 				}
 			case *ast.BasicLit:
-				if n.Kind == token.STRING && strings.Contains(strings.ToLower(n.Value), "retry-after") {
+				if serverWaitLit(n) {
 					sc.readsRA = true
 				}
 			case *ast.CallExpr:

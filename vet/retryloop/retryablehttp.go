@@ -3,7 +3,6 @@ package retryloop
 import (
 	"go/ast"
 	"go/types"
-	"strings"
 )
 
 // retryablePath is hashicorp's go-retryablehttp.
@@ -159,7 +158,7 @@ func (c *checker) leafReadsRetryAfter(n ast.Node) bool {
 	ast.Inspect(b, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.BasicLit:
-			if strings.Contains(strings.ToLower(n.Value), "retry-after") {
+			if serverWaitLit(n) {
 				reads = true
 			}
 		case *ast.CallExpr:

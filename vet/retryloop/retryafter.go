@@ -2,6 +2,9 @@ package retryloop
 
 import (
 	"fmt"
+	"go/ast"
+	"go/token"
+	"strconv"
 	"strings"
 )
 
@@ -47,4 +50,35 @@ func (c *checker) pollRetryAfter(w *loopWalker, sc loopScan, fw []loopCall) {
 func (c *checker) addRetryAfter(lw loopCall, which []string) {
 	c.add(finding{check: CheckRetryAfter, pos: lw.call.Pos(), end: lw.call.End(),
 		msg: fmt.Sprintf("retry loop retries %s without reading Retry-After: the server said when to come back; read it (recoilhttp.ServerWait) or use recoilhttp.Transport", strings.Join(which, " and "))})
+}
+
+// serverWaitLit reports whether a literal names a header in which the
+// server says when to come back: Retry-After (and retry-after-ms), or a
+// rate limit's reset (X-RateLimit-Reset, RateLimit-Reset,
+// x-ratelimit-reset-requests): a loop that reads one waits what the server
+// said.
+func serverWaitLit(n *ast.BasicLit) bool {
+	if n.Kind != token.STRING {
+		return false
+	}
+	v := strings.ToLower(n.Value)
+	return strings.Contains(v, "retry-after") || strings.Contains(v, "ratelimit-reset") || strings.Contains(v, "rate-limit-reset")
+}
+
+// deviceFlowPoll reports whether a loop is OAuth's device authorization
+// poll (RFC 8628): it asks whether the answer's error is
+// "authorization_pending" or "slow_down", the server's "not yet" and "less
+// often" on a 400. It goes round on an answer, not a failure, at the
+// interval the server gave: not a retry loop.
+func deviceFlowPoll(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+			if v, err := strconv.Unquote(lit.Value); err == nil && (v == "authorization_pending" || v == "slow_down") {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
