@@ -121,6 +121,9 @@ func (c *checker) bounded(s ast.Stmt, w *loopWalker) bool {
 			return true
 		}
 	}
+	if c.succeedsOnCancel(w.attemptCall) {
+		return true // err := m.watch(ctx); if err == nil { break }: cancelling ends it
+	}
 	counters := c.loopCounters(s)
 	if fs, ok := s.(*ast.ForStmt); ok && fs.Cond != nil && w.decided(cond{expr: fs.Cond}, counters) {
 		return true // for policy.ShouldRetry(opts, pctx): decided out of sight
@@ -133,6 +136,58 @@ func (c *checker) bounded(s ast.Stmt, w *loopWalker) bool {
 		}
 	}
 	return false
+}
+
+// succeedsOnCancel reports whether call is a call of a function of this
+// package, handed a context, that returns a nil error when that context
+// is done (case <-ctx.Done(): return nil): a loop that leaves on the
+// call's success ends when the caller cancels.
+func (c *checker) succeedsOnCancel(call *ast.CallExpr) bool {
+	if call == nil {
+		return false
+	}
+	fn := c.callee(call)
+	d := c.decls[fn]
+	if d == nil || !lastResultIsError(fn) {
+		return false
+	}
+	sig := fn.Type().(*types.Signature)
+	var ctxParam *types.Var
+	for i := range sig.Params().Len() {
+		if p := sig.Params().At(i); isContext(p.Type()) && i < len(call.Args) && isContext(c.info.TypeOf(call.Args[i])) {
+			ctxParam = p
+		}
+	}
+	if ctxParam == nil {
+		return false
+	}
+	found := false
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		cc, ok := n.(*ast.CommClause)
+		if !ok || found {
+			return !found
+		}
+		if ch := received(cc.Comm); ch == nil || !c.doneOf(ch, ctxParam) {
+			return true
+		}
+		for _, st := range cc.Body {
+			if r, ok := st.(*ast.ReturnStmt); ok && len(r.Results) > 0 && isNil(c.info, r.Results[len(r.Results)-1]) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// doneOf reports whether ch is p.Done().
+func (c *checker) doneOf(ch ast.Expr, p *types.Var) bool {
+	call, ok := ast.Unparen(ch).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	return ok && sel.Sel.Name == "Done" && c.info.Uses[identOf(sel.X)] == p
 }
 
 // isShutdown reports whether name says its owner is closed or stopping
@@ -158,8 +213,31 @@ func (c *checker) receivesSignal(comm ast.Stmt) bool {
 	if !ok {
 		return false
 	}
-	st, ok := ch.Elem().Underlying().(*types.Struct)
-	return ok && st.NumFields() == 0
+	if st, ok := ch.Elem().Underlying().(*types.Struct); ok && st.NumFields() == 0 {
+		return true
+	}
+	// case <-c.SystemShutdown: a channel of any element whose name says
+	// its owner is stopping
+	var name string
+	switch x := ast.Unparen(x).(type) {
+	case *ast.Ident:
+		name = x.Name
+	case *ast.SelectorExpr:
+		name = x.Sel.Name
+	}
+	return stopChanName(name)
+}
+
+// stopChanName reports whether a channel's name says it is closed or sent
+// on when its owner stops (SystemShutdown, quitCh, stopC, closing).
+func stopChanName(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"shutdown", "quit", "stop", "closing", "terminat"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // setOnCancel reports whether body assigns v in a select case that hears
