@@ -510,12 +510,19 @@ func (w *loopWalker) failureWaits(sc loopScan) []loopCall {
 	return out
 }
 
-// accepts reports whether a loop accepts connections from a listener.
+// accepts reports whether a loop accepts connections from a listener, or
+// reads the packets that come to its own socket (a UDP server's
+// ReadFromUDP): a server's loop, with no dependency behind it.
 func (c *checker) accepts(s ast.Stmt) bool {
 	found := false
 	ast.Inspect(s, func(n ast.Node) bool {
 		if call, ok := n.(*ast.CallExpr); ok {
-			if fn := c.callee(call); fn != nil && strings.HasPrefix(fn.Name(), "Accept") && (funcPath(fn) == "net" || c.isListener(call)) {
+			fn := c.callee(call)
+			switch {
+			case fn == nil:
+			case strings.HasPrefix(fn.Name(), "Accept") && (funcPath(fn) == "net" || c.isListener(call)):
+				found = true
+			case funcPath(fn) == "net" && (strings.HasPrefix(fn.Name(), "ReadFrom") || strings.HasPrefix(fn.Name(), "ReadMsg")):
 				found = true
 			}
 		}
