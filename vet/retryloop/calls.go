@@ -125,7 +125,28 @@ func isNamed(t types.Type, pkg, name string) bool {
 	return o.Pkg() != nil && o.Pkg().Path() == pkg && o.Name() == name
 }
 
-func isContext(t types.Type) bool { return isNamed(t, "context", "Context") }
+func isContext(t types.Type) bool {
+	if isNamed(t, "context", "Context") {
+		return true
+	}
+	// A package's own context interface that embeds context.Context
+	// (type Context interface { context.Context; … }): its Done and Err
+	// are the caller's cancellation.
+	n, ok := types.Unalias(t).(*types.Named)
+	if !ok {
+		return false
+	}
+	it, ok := n.Underlying().(*types.Interface)
+	if !ok {
+		return false
+	}
+	for i := range it.NumEmbeddeds() {
+		if isNamed(it.EmbeddedType(i), "context", "Context") {
+			return true
+		}
+	}
+	return false
+}
 
 // remoteKind classifies a call as a call to a remote endpoint: net/http's
 // client, a model SDK's client method, a gRPC method; or a helper known
