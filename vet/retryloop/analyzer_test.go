@@ -152,12 +152,12 @@ func label(doc string) ([]string, bool) {
 func TestPrecisionRecall(t *testing.T) {
 	got, cases := measure(t)
 	want := map[string]counts{
-		retryloop.CheckUnclassified: {TP: 33, FP: 0, FN: 2, TN: 362},
-		retryloop.CheckNoJitter:     {TP: 157, FP: 2, FN: 0, TN: 238},
-		retryloop.CheckDeafWait:     {TP: 56, FP: 0, FN: 0, TN: 341},
-		retryloop.CheckUnbounded:    {TP: 19, FP: 0, FN: 0, TN: 378},
-		retryloop.CheckRetryAfter:   {TP: 60, FP: 0, FN: 1, TN: 336},
-		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 391},
+		retryloop.CheckUnclassified: {TP: 33, FP: 0, FN: 2, TN: 363},
+		retryloop.CheckNoJitter:     {TP: 158, FP: 2, FN: 0, TN: 238},
+		retryloop.CheckDeafWait:     {TP: 57, FP: 0, FN: 0, TN: 341},
+		retryloop.CheckUnbounded:    {TP: 19, FP: 0, FN: 0, TN: 379},
+		retryloop.CheckRetryAfter:   {TP: 60, FP: 0, FN: 1, TN: 337},
+		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 392},
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d labelled cases\n| check | TP | FP | FN | TN | precision | recall |\n|---|---|---|---|---|---|---|\n", cases)

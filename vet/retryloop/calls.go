@@ -129,20 +129,28 @@ func isContext(t types.Type) bool {
 	if isNamed(t, "context", "Context") {
 		return true
 	}
-	// A package's own context interface that embeds context.Context
-	// (type Context interface { context.Context; … }): its Done and Err
-	// are the caller's cancellation.
+	// A package's own context that embeds context.Context (type Context
+	// interface { context.Context; … }, or a struct with the field):
+	// its Done and Err are the embedded context's.
+	if p, ok := t.(*types.Pointer); ok {
+		t = p.Elem()
+	}
 	n, ok := types.Unalias(t).(*types.Named)
 	if !ok {
 		return false
 	}
-	it, ok := n.Underlying().(*types.Interface)
-	if !ok {
-		return false
-	}
-	for i := range it.NumEmbeddeds() {
-		if isNamed(it.EmbeddedType(i), "context", "Context") {
-			return true
+	switch u := n.Underlying().(type) {
+	case *types.Interface:
+		for i := range u.NumEmbeddeds() {
+			if isNamed(u.EmbeddedType(i), "context", "Context") {
+				return true
+			}
+		}
+	case *types.Struct:
+		for i := range u.NumFields() {
+			if f := u.Field(i); f.Embedded() && isNamed(f.Type(), "context", "Context") {
+				return true
+			}
 		}
 	}
 	return false

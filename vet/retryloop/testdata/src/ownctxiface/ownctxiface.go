@@ -51,3 +51,25 @@ func waitReadyPoller(p Poller, hc *http.Client, url string) (*http.Response, err
 	}
 	return nil, errors.New("not ready")
 }
+
+// session is a subscription's state, with the context it runs under
+// embedded.
+type session struct {
+	context.Context
+	url string
+}
+
+// A connection retried a constant second apart while the session, whose
+// embedded context is the subscription's, goes unheard.
+//
+// case: flag nojitter deafwait
+func (s *session) connect(hc *http.Client) (*http.Response, error) {
+	for attempt := 0; attempt < 10; attempt++ {
+		resp, err := hc.Get(s.url)
+		if err == nil {
+			return resp, nil
+		}
+		time.Sleep(time.Second) // want `deafwait: time.Sleep ignores s` `nojitter: this wait in a retry loop`
+	}
+	return nil, errors.New("no connection")
+}
