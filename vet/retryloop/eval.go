@@ -173,7 +173,7 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 			}
 			return triF
 		}
-		if isFunc(fn, "errors", "Is") && len(e.Args) == 2 {
+		if isErrorsIs(fn) && len(e.Args) == 2 {
 			if r, ok := ev.sentinelTest(e.Args[0], e.Args[1], o); ok {
 				return r // errors.Is(err, errTooManyRequests): a 429
 			}

@@ -238,8 +238,9 @@ func (in *inliner) statusOf(e ast.Expr) (int64, bool) {
 }
 
 // isSentinel reports whether e is a package variable made by errors.New
-// or fmt.Errorf: an error of the package's own, never the one a response's
-// status was turned into.
+// or fmt.Errorf (or github.com/pkg/errors' or x/xerrors' New and Errorf):
+// an error of the package's own, never the one a response's status was
+// turned into.
 func (c *checker) isSentinel(e ast.Expr) bool {
 	v, ok := c.info.Uses[calleeIdent(e)].(*types.Var)
 	if !ok || !isPkgVar(v) {
@@ -250,7 +251,12 @@ func (c *checker) isSentinel(e ast.Expr) bool {
 		return false
 	}
 	call, ok := ast.Unparen(init).(*ast.CallExpr)
-	return ok && (isFunc(c.callee(call), "errors", "New") || isFunc(c.callee(call), "fmt", "Errorf"))
+	if !ok {
+		return false
+	}
+	fn := c.callee(call)
+	return isFunc(fn, "errors", "New") || isFunc(fn, "fmt", "Errorf") ||
+		isFunc(fn, "github.com/pkg/errors", "New", "Errorf") || isFunc(fn, "golang.org/x/xerrors", "New", "Errorf")
 }
 
 // nestedErr evaluates whether an error variable of the callee assigned

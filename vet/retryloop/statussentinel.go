@@ -6,6 +6,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
+	"net/http"
 )
 
 // StatusFact marks a package's error variable that the package returns
@@ -26,14 +27,17 @@ func (f *StatusFact) String() string { return fmt.Sprintf("status=%d", f.Status)
 // constant (if resp.StatusCode == 429 { return errTooManyRequests }, or a
 // switch case) to that status, and exports the exported ones' facts. A
 // sentinel returned for two statuses, or also where no status was tested
-// for it, stands for none.
+// for it, stands for none; so does one for a status below 500 other than
+// 429 (errNotFound, errConflict: a loop that waits them out is a poll).
 func (c *checker) findStatusSentinels() {
 	seen := map[*types.Var]int{} // -1: returned where no one status says so
 	for _, d := range c.decls {
 		c.sentinelReturns(d.Body, 0, seen)
 	}
 	for v, st := range seen {
-		if st <= 0 {
+		if st != http.StatusTooManyRequests && st < 500 {
+			// a 404's errNotFound retried is a wait for something to
+			// appear, a poll; only a status a retry may get past counts
 			continue
 		}
 		c.sentinels[v] = st
@@ -202,7 +206,7 @@ func (w *loopWalker) testsSentinelFor(v *types.Var, status int) bool {
 		var x, y ast.Expr
 		switch n := n.(type) {
 		case *ast.CallExpr:
-			if isFunc(c.callee(n), "errors", "Is") && len(n.Args) == 2 {
+			if isErrorsIs(c.callee(n)) && len(n.Args) == 2 {
 				x, y = n.Args[0], n.Args[1]
 			}
 		case *ast.BinaryExpr:
@@ -221,4 +225,10 @@ func (w *loopWalker) testsSentinelFor(v *types.Var, status int) bool {
 		return !found
 	})
 	return found
+}
+
+// isErrorsIs reports whether fn is errors.Is, or the same function of
+// github.com/pkg/errors or golang.org/x/xerrors.
+func isErrorsIs(fn *types.Func) bool {
+	return isFunc(fn, "errors", "Is") || isFunc(fn, "github.com/pkg/errors", "Is") || isFunc(fn, "golang.org/x/xerrors", "Is")
 }
