@@ -6,7 +6,7 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
-	"net/http"
+	"slices"
 )
 
 // StatusFact marks a package's error variable that the package returns
@@ -27,17 +27,14 @@ func (f *StatusFact) String() string { return fmt.Sprintf("status=%d", f.Status)
 // constant (if resp.StatusCode == 429 { return errTooManyRequests }, or a
 // switch case) to that status, and exports the exported ones' facts. A
 // sentinel returned for two statuses, or also where no status was tested
-// for it, stands for none; so does one for a status below 500 other than
-// 429 (errNotFound, errConflict: a loop that waits them out is a poll).
+// for it, stands for none.
 func (c *checker) findStatusSentinels() {
 	seen := map[*types.Var]int{} // -1: returned where no one status says so
 	for _, d := range c.decls {
 		c.sentinelReturns(d.Body, 0, seen)
 	}
 	for v, st := range seen {
-		if st != http.StatusTooManyRequests && st < 500 {
-			// a 404's errNotFound retried is a wait for something to
-			// appear, a poll; only a status a retry may get past counts
+		if st <= 0 {
 			continue
 		}
 		c.sentinels[v] = st
@@ -189,7 +186,12 @@ func (ev *evaluator) sentinelTest(x, y ast.Expr, o outcome) (tri, bool) {
 			continue
 		}
 		if st := c.sentinelStatus(p[1]); st != 0 {
-			return boolTri(o.hasStatus && o.status == st), true
+			if o.status == st && slices.Contains(permanent, st) {
+				// errNotFound waited out: maybe a poll for something
+				// to appear, maybe a retry of what will not change
+				return triU, true
+			}
+			return boolTri(o.status == st), true
 		}
 	}
 	return triF, false
@@ -200,6 +202,9 @@ func (ev *evaluator) sentinelTest(x, y ast.Expr, o outcome) (tri, bool) {
 // errTooManyRequests), err == sentinel.ErrRateLimited): the attempt that
 // assigns v makes that error of that status, so on it v is not nil.
 func (w *loopWalker) testsSentinelFor(v *types.Var, status int) bool {
+	if slices.Contains(permanent, status) {
+		return false // see sentinelTest
+	}
 	c := w.c
 	found := false
 	ast.Inspect(w.body, func(n ast.Node) bool {
