@@ -40,7 +40,7 @@ func (c *checker) handedFunc(call *ast.CallExpr) *types.Func {
 // handedBy is handedFunc's answer for parameter p, named by id.
 func (c *checker) handedBy(id *ast.Ident, p *types.Var) *types.Func {
 	owner, i, sites := c.paramSites(id)
-	if owner == nil || owner.Exported() || len(sites) == 0 || c.assignsParam(owner, p) {
+	if owner == nil || owner.Exported() || len(sites) == 0 || len(c.assignsOf(c.decls[owner].Body)[p]) > 0 {
 		return nil
 	}
 	var picked *types.Func
@@ -62,24 +62,4 @@ func (c *checker) handedBy(id *ast.Ident, p *types.Var) *types.Func {
 		picked = fn
 	}
 	return picked
-}
-
-// assignsParam reports whether fn's body assigns its parameter p.
-func (c *checker) assignsParam(fn *types.Func, p *types.Var) bool {
-	d := c.decls[fn]
-	if d == nil {
-		return true
-	}
-	found := false
-	ast.Inspect(d.Body, func(n ast.Node) bool {
-		if as, ok := n.(*ast.AssignStmt); ok {
-			for _, l := range as.Lhs {
-				if id := identOf(l); id != nil && c.info.Uses[id] == p {
-					found = true
-				}
-			}
-		}
-		return !found
-	})
-	return found
 }
