@@ -458,7 +458,7 @@ func (c *checker) summarizeWaits(s *FuncFact, body *ast.BlockStmt, waits []*ast.
 	if len(jit) == 0 {
 		return
 	}
-	all := purity{kind: pPure}
+	all := purity{kind: pNone} // the server's waits alone say nothing of jitter
 	for _, p := range jit {
 		all = all.and(p)
 	}

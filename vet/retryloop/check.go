@@ -137,6 +137,9 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		// on, no storm to spread.
 		return
 	}
+	if v.anyFailure && w.attemptCall != nil && c.neverSucceeds(c.callee(w.attemptCall)) {
+		v.leavesOnSuccess = true // a session run until it fails: no success goes round
+	}
 	if !v.anyFailure || !v.leavesOnSuccess {
 		// It goes round on every success: polling, pagination, a watch,
 		// a reconnect loop. A wait it reaches only on failure is still a
@@ -152,6 +155,9 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 			}
 			c.reportNoJitter(fw)
 			c.pollRetryAfter(w, sc, fw)
+			if c.failsForever(s, w, v, fw) {
+				c.reportUnbounded(s, fc)
+			}
 		}
 		return
 	}
@@ -161,12 +167,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		return
 	}
 	if !c.bounded(s, w) {
-		f := finding{check: CheckUnbounded, pos: s.Pos(), end: s.Pos() + 3,
-			msg: "retry loop has no bound on attempts or total time: count attempts, or stop when ctx is done or a deadline passes"}
-		if fix, ok := c.boundFix(s, fc, fc.own); ok {
-			f.fixes = []analysis.SuggestedFix{fix}
-		}
-		c.add(f)
+		c.reportUnbounded(s, fc)
 	}
 	if deviceFlowPoll(sc.body) {
 		return // the server's "not yet", at the server's interval

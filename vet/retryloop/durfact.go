@@ -240,7 +240,21 @@ func (c *checker) markFlagField(call *ast.CallExpr) {
 // variable's instant (time.Until(retryAfter)). It is the server's, not
 // the client's backoff, and says nothing of the client's jitter.
 func (c *checker) serverWait(e ast.Expr) bool {
+	if b, ok := ast.Unparen(e).(*ast.BinaryExpr); ok && (b.Op == token.MUL || b.Op == token.QUO) {
+		// time.Duration(retryAfterMs) * time.Millisecond: the same wait
+		// in other units
+		if tv, ok := c.info.Types[b.Y]; ok && tv.Value != nil {
+			return c.serverWait(b.X)
+		}
+		if tv, ok := c.info.Types[b.X]; ok && tv.Value != nil && b.Op == token.MUL {
+			return c.serverWait(b.Y)
+		}
+		return false
+	}
 	if call, ok := ast.Unparen(e).(*ast.CallExpr); ok {
+		if tv, ok := c.info.Types[call.Fun]; ok && tv.IsType() && len(call.Args) == 1 {
+			return c.serverWait(call.Args[0]) // time.Duration(retryAfter)
+		}
 		// time.Until(retryAfter), retryAfter.Sub(now): the time the
 		// server named, as a wait
 		fn := c.callee(call)

@@ -2,6 +2,7 @@ package retryloop
 
 import (
 	"go/ast"
+	"go/constant"
 	"go/types"
 	"strings"
 )
@@ -51,7 +52,7 @@ func (c *checker) resultPurityAt(callee *types.Func, idx int) purity {
 				r.byDefault = true
 				return true
 			}
-			if len(n2.Results) > idx && (idx == 0 || len(n2.Results) > 1) && !within(skip, n2) {
+			if len(n2.Results) > idx && (idx == 0 || len(n2.Results) > 1) && !within(skip, n2) && !zeroConst(c.info, n2.Results[idx]) {
 				n++
 				// Memoised, so computed afresh: not cut short by how
 				// deep the first caller happened to be.
@@ -110,4 +111,11 @@ func (c *checker) retryAfterField(n ast.Node) bool {
 		return !found
 	})
 	return found
+}
+
+// zeroConst reports whether e is the constant zero: a helper's "no wait"
+// (return 0, false), which says nothing of how its waits are made.
+func zeroConst(info *types.Info, e ast.Expr) bool {
+	tv, ok := info.Types[e]
+	return ok && tv.Value != nil && tv.Value.Kind() == constant.Int && constant.Sign(tv.Value) == 0
 }

@@ -246,9 +246,12 @@ retry:
 	return nil, errors.New("gave up")
 }
 
-// case: clean
+// A reconnect loop that goes round after every session, and after every
+// failure with nothing to end it: no count, clock, context or stop.
+//
+// case: flag unbounded
 func reconnectForever(addr string, serve func(*http.Response)) {
-	for {
+	for { // want `unbounded: retry loop has no bound`
 		resp, err := http.Get(addr)
 		if err != nil {
 			time.Sleep(jitter(5))
