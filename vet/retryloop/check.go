@@ -511,9 +511,10 @@ func (w *loopWalker) failureWaits(sc loopScan) []loopCall {
 	return out
 }
 
-// accepts reports whether a loop accepts connections from a listener, or
+// accepts reports whether a loop accepts connections from a listener,
 // reads the packets that come to its own socket (a UDP server's
-// ReadFromUDP): a server's loop, with no dependency behind it.
+// ReadFromUDP) or serves HTTP (http.ListenAndServe): a server's loop, with
+// no dependency behind it.
 func (c *checker) accepts(s ast.Stmt) bool {
 	found := false
 	ast.Inspect(s, func(n ast.Node) bool {
@@ -523,8 +524,9 @@ func (c *checker) accepts(s ast.Stmt) bool {
 			case fn == nil:
 			case strings.HasPrefix(fn.Name(), "Accept") && (funcPath(fn) == "net" || c.isListener(call)):
 				found = true
-			case funcPath(fn) == "net" && (strings.HasPrefix(fn.Name(), "ReadFrom") || strings.HasPrefix(fn.Name(), "ReadMsg")):
-				found = true
+			case funcPath(fn) == "net" && (strings.HasPrefix(fn.Name(), "ReadFrom") || strings.HasPrefix(fn.Name(), "ReadMsg")),
+				funcPath(fn) == "net/http" && (strings.HasPrefix(fn.Name(), "ListenAndServe") || strings.HasPrefix(fn.Name(), "Serve")):
+				found = true // a server restarted: its port is this machine's
 			}
 		}
 		return !found

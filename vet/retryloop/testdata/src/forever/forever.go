@@ -312,3 +312,16 @@ func postLimitedFixed() error {
 		time.Sleep(d) // want `nojitter: this wait in a retry loop`
 	}
 }
+
+// A webhook server restarted 5 s after it fails, forever: its port is this
+// machine's, no dependency to spread out for.
+//
+// case: clean
+func serveForever(addr string) {
+	for {
+		if err := http.ListenAndServe(addr, nil); err != nil {
+			log.Print(err)
+			time.Sleep(5 * time.Second)
+		}
+	}
+}
