@@ -112,7 +112,7 @@ func isIntegerish(t types.Type) bool {
 // bounded reports whether a retry loop stops on its own: a range, a
 // counting or clock condition, or an exit on a count, the clock or the
 // context.
-func (c *checker) bounded(s ast.Stmt, w *loopWalker) bool {
+func (c *checker) bounded(s ast.Stmt, w *loopWalker, k int) bool {
 	switch s := s.(type) {
 	case *ast.RangeStmt:
 		return true
@@ -129,6 +129,9 @@ func (c *checker) bounded(s ast.Stmt, w *loopWalker) bool {
 		return true // for policy.ShouldRetry(opts, pctx): decided out of sight
 	}
 	for _, e := range w.exits {
+		if w.successOnly(e, k) {
+			continue // after the attempt succeeded: it ends no run of failures
+		}
 		for _, cd := range flat(e.conds) {
 			if w.isBound(cd, e) || w.classifierBound(cd, e) || w.decided(cd, counters) {
 				return true
@@ -136,6 +139,21 @@ func (c *checker) bounded(s ast.Stmt, w *loopWalker) bool {
 		}
 	}
 	return false
+}
+
+// successOnly reports whether no failure of the attempt reaches the way
+// out e: a handler's error that ends the loop once connected (if err :=
+// rc.onConnect(); err != nil { log.Fatal(err) }) bounds no failures.
+func (w *loopWalker) successOnly(e state, k int) bool {
+	if w.attemptCall == nil {
+		return false
+	}
+	for _, o := range outcomes(k) {
+		if o.failure() && w.reaches([]state{e}, k, o) != triF {
+			return false
+		}
+	}
+	return true
 }
 
 // succeedsOnCancel reports whether call is a call of a function of this

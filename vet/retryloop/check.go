@@ -155,7 +155,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 			}
 			c.reportNoJitter(fw)
 			c.pollRetryAfter(w, sc, fw)
-			if c.failsForever(s, w, v, fw) {
+			if c.failsForever(s, w, v, fw, sc.remote) {
 				c.reportUnbounded(s, fc)
 			}
 		}
@@ -166,7 +166,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		// credentials refreshed meanwhile, not a retry of a failure.
 		return
 	}
-	if !c.bounded(s, w) {
+	if !c.bounded(s, w, sc.remote) {
 		c.reportUnbounded(s, fc)
 	}
 	if deviceFlowPoll(sc.body) {

@@ -16,12 +16,12 @@ import (
 // waits its full interval after a failure as after a success (a
 // heartbeat, a refresh) has no failure-only wait and is left alone; so is
 // a loop that leaves when its owner closes (`if c.closed { return }`).
-func (c *checker) failsForever(s ast.Stmt, w *loopWalker, v verdict, fw []loopCall) bool {
+func (c *checker) failsForever(s ast.Stmt, w *loopWalker, v verdict, fw []loopCall, k int) bool {
 	fs, ok := s.(*ast.ForStmt)
 	if !ok || fs.Cond != nil || !v.anyFailure || len(fw) == 0 {
 		return false
 	}
-	if c.bounded(s, w) {
+	if c.bounded(s, w, k) {
 		return false
 	}
 	for _, e := range w.exits {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"sync/atomic"
 	"time"
@@ -323,5 +324,46 @@ func serveForever(addr string) {
 			log.Print(err)
 			time.Sleep(5 * time.Second)
 		}
+	}
+}
+
+type wsConn struct {
+	url       string
+	conn      net.Conn
+	onConnect func() error
+}
+
+// A dial retried until it connects; the handler's error, reached only
+// once connected, ends no run of failed dials.
+//
+// case: flag unbounded
+func (c *wsConn) dial() {
+	for { // want `unbounded: retry loop has no bound`
+		conn, err := net.Dial("tcp", c.url)
+		if err == nil {
+			c.conn = conn
+			if err := c.onConnect(); err != nil {
+				log.Fatal(err)
+			}
+			return
+		}
+		time.Sleep(rand.N(time.Second))
+	}
+}
+
+// The same dial, given up after ten failures.
+//
+// case: clean
+func (c *wsConn) dialTen() {
+	for range 10 {
+		conn, err := net.Dial("tcp", c.url)
+		if err == nil {
+			c.conn = conn
+			if err := c.onConnect(); err != nil {
+				log.Fatal(err)
+			}
+			return
+		}
+		time.Sleep(rand.N(time.Second))
 	}
 }
