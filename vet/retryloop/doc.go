@@ -13,7 +13,9 @@
 //	              together
 //	deafwait      time.Sleep (or a bare <-time.After) where a context is in
 //	              scope: the caller's cancellation and deadline go unheard
-//	unbounded     a retry loop with no bound on attempts or on total time
+//	unbounded     a retry loop with no bound on attempts or on total time,
+//	              or a long poll or reconnect loop whose failures go round
+//	              after a wait of their own with nothing to end them
 //	retryafter    a loop that retries 429 or 503 without reading the
 //	              Retry-After header, in the loop or a helper it calls
 //	stacked       an openai-go or anthropic-sdk-go client that keeps its own
