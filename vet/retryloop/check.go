@@ -169,7 +169,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	if !c.bounded(s, w, sc.remote) {
 		c.reportUnbounded(s, fc)
 	}
-	if deviceFlowPoll(sc.body) {
+	if c.deviceFlowPoll(sc.body) {
 		return // the server's "not yet", at the server's interval
 	}
 	c.reportNoJitter(sc.waits)

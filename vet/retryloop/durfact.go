@@ -288,7 +288,17 @@ func (c *checker) userDuration(e ast.Expr) bool {
 	if sl, ok := t.(*types.Slice); ok {
 		t = sl.Elem() // a schedule: New(backoff []time.Duration, …)
 	}
-	return isNamed(t, "time", "Duration")
+	return isSetting(t)
+}
+
+// isSetting reports whether t is the type of a wait's setting: a
+// time.Duration, or a float of seconds (a backoff factor, 0.5).
+func isSetting(t types.Type) bool {
+	if isNamed(t, "time", "Duration") {
+		return true
+	}
+	b, ok := t.(*types.Basic)
+	return ok && b.Info()&types.IsFloat != 0
 }
 
 // userParam reports whether e is a parameter of an exported function or

@@ -425,10 +425,11 @@ func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 		if isIntegerNotDuration(v.Type()) {
 			return purity{kind: pPure} // a counter (b.attempts++)
 		}
-		if isNamed(v.Type(), "time", "Duration") && v.Exported() && v.Pkg() == c.pass.Pkg && !c.fieldMutated[v] {
-			// A setting only the user gives (RetryParams.Period): one
-			// value, fixed when the client is made, the same on every
-			// retry; scaled by counters it is pure whatever it is.
+		if isSetting(v.Type()) && v.Exported() && v.Pkg() == c.pass.Pkg && !c.fieldMutated[v] {
+			// A setting only the user gives (RetryParams.Period, a
+			// BackoffFactor of seconds): one value, fixed when the
+			// client is made, the same on every retry; scaled by
+			// counters it is pure whatever it is.
 			return purity{kind: pPure, caller: true}
 		}
 		if c.flagFields[v] {

@@ -3,6 +3,7 @@ package retryloop
 import (
 	"fmt"
 	"go/ast"
+	"go/constant"
 	"go/token"
 	"strconv"
 	"strings"
@@ -70,13 +71,23 @@ func serverWaitLit(n *ast.BasicLit) bool {
 // "authorization_pending" or "slow_down", the server's "not yet" and "less
 // often" on a 400. It goes round on an answer, not a failure, at the
 // interval the server gave: not a retry loop.
-func deviceFlowPoll(body *ast.BlockStmt) bool {
+func (c *checker) deviceFlowPoll(body *ast.BlockStmt) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
-		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-			if v, err := strconv.Unquote(lit.Value); err == nil && (v == "authorization_pending" || v == "slow_down") {
-				found = true
+		var v string
+		switch n := n.(type) {
+		case *ast.BasicLit:
+			if n.Kind == token.STRING {
+				v, _ = strconv.Unquote(n.Value)
 			}
+		case *ast.Ident:
+			// const authorizationPending = "authorization_pending"
+			if tv, ok := c.info.Types[n]; ok && tv.Value != nil && tv.Value.Kind() == constant.String {
+				v = constant.StringVal(tv.Value)
+			}
+		}
+		if v == "authorization_pending" || v == "slow_down" {
+			found = true
 		}
 		return !found
 	})
