@@ -17,8 +17,7 @@ import (
 // heartbeat, a refresh) has no failure-only wait and is left alone; so is
 // a loop that leaves when its owner closes (`if c.closed { return }`).
 func (c *checker) failsForever(s ast.Stmt, w *loopWalker, v verdict, fw []loopCall, k int) bool {
-	fs, ok := s.(*ast.ForStmt)
-	if !ok || fs.Cond != nil || !v.anyFailure || len(fw) == 0 {
+	if !bareFor(s) || !v.anyFailure || len(fw) == 0 {
 		return false
 	}
 	if c.bounded(s, w, k) {
@@ -141,12 +140,20 @@ func (c *checker) reportUnbounded(s ast.Stmt, fc funcCtx) {
 	c.add(f)
 }
 
+// bareFor reports whether s is a for loop with no condition: for { … }.
+func bareFor(s ast.Stmt) bool {
+	fs, ok := s.(*ast.ForStmt)
+	return ok && fs.Cond == nil
+}
+
 // waitingAttempt reports whether call, which waits inside itself (a
 // connect that waits for the server's handshake), is an attempt rather
 // than a wait: it is handed no context, so the error it returns cannot be
 // a cancellation's, only its own failure. One handed an error (a helper
 // that waits out a rate limit and hands other errors back) is judging a
-// failure, not attempting.
+// failure, not attempting. Its caller asks this only in a bare for { … }
+// (a reconnect loop): a loop over brokers or mirrors (for b := next(); b
+// != nil; b = next()) is failover, and its call's pause the broker's.
 func (c *checker) waitingAttempt(call *ast.CallExpr, w waitInfo) bool {
 	if !w.inner {
 		return false
