@@ -504,7 +504,9 @@ func (c *checker) file(f *ast.File) {
 		}
 		fn, _ := c.info.Defs[fd.Name].(*types.Func)
 		c.body(fd.Body, funcCtx{fn: fn, ftype: fd.Type, decl: fd.Body, own: fd.Body})
-		c.reportNoJitter(c.recursiveWaits(fd, fn))
+		rw := c.recursiveWaits(fd, fn)
+		c.resolveByCallers(rw, fn) // a wait handed down by the callers (tryHTTPRequest(n, wait, …))
+		c.reportNoJitter(rw)
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.FuncLit:

@@ -250,6 +250,9 @@ func (c *checker) callersPurityDepth(fn *types.Func, p purity, depth int) purity
 	out := purity{kind: pNone}
 	for _, s := range sites {
 		q := c.bindParams(p, s.call, s.body, s.fn, 0)
+		if q.kind == pParam && s.fn == fn && q.params&^p.params == 0 {
+			continue // a retry by recursion hands its own wait down again
+		}
 		if q.kind == pParam && s.fn != fn {
 			q = c.callersPurityDepth(s.fn, q, depth+1)
 		}
