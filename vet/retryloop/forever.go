@@ -165,27 +165,3 @@ func (c *checker) waitingAttempt(call *ast.CallExpr, w waitInfo) bool {
 	}
 	return !c.mentionsContext(call.Fun)
 }
-
-// laterStep reports whether as, which assigns call's error, comes after
-// the loop's attempt and hands call none of what the attempt gave back:
-// a step of its own (resolving a policy before the next try), whose error
-// says nothing of the attempt's outcome.
-func (w *loopWalker) laterStep(as *ast.AssignStmt, call *ast.CallExpr) bool {
-	if w.attemptAssign == nil || as == w.attemptAssign || as.Pos() < w.attemptAssign.End() {
-		return false
-	}
-	results := map[types.Object]bool{}
-	for _, l := range w.attemptAssign.Lhs {
-		if id, ok := l.(*ast.Ident); ok && w.c.objOf(id) != nil {
-			results[w.c.objOf(id)] = true
-		}
-	}
-	handed := false
-	ast.Inspect(call, func(n ast.Node) bool {
-		if id, ok := n.(*ast.Ident); ok && results[w.c.info.Uses[id]] {
-			handed = true
-		}
-		return !handed
-	})
-	return !handed
-}

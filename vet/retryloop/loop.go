@@ -460,9 +460,6 @@ func (w *loopWalker) simple(s ast.Stmt, st state) state {
 			isCall && src == srcOutcome && w.focus != nil && as.End() < w.focus.Pos() {
 			src = srcLocal
 		}
-		if isCall && src == srcOutcome && w.focus == nil && w.laterStep(as, call) {
-			src = srcLocal // err = c.ResolvePolicy(ctx, name) after the attempt: another call's error
-		}
 		if isCall && src == srcOutcome && (w.attempt == token.NoPos || as.Pos() < w.attempt) {
 			w.attempt = as.Pos()
 			w.attemptCall, _ = ast.Unparen(rhs).(*ast.CallExpr)

@@ -10,7 +10,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -367,73 +366,4 @@ func (c *wsConn) dialTen() {
 		}
 		time.Sleep(rand.N(time.Second))
 	}
-}
-
-// jobAPI starts and resolves a storage array's sync jobs.
-type jobAPI interface {
-	Start(policy string) error
-	Report(policy string) (string, error)
-	Resolve(policy string) error
-}
-
-type syncer struct{ api jobAPI }
-
-// A start retried on an error its text marks retryable, resolving the
-// policy after each constant pause: the resolve's error is its own, not
-// the start's, and the loop still goes round on the start's failure.
-//
-// case: flag nojitter
-func (s *syncer) syncWithResolve() error {
-	for i := 0; i < 20; i++ {
-		err := s.api.Start("p")
-		if err == nil {
-			return nil
-		}
-		if strings.Contains(err.Error(), "is in an error state") {
-			report, err := s.api.Report("p")
-			if err != nil {
-				return err
-			}
-			if !strings.Contains(report, "quota") {
-				return errors.New("not retryable: " + report)
-			}
-			time.Sleep(15 * time.Second) // want `nojitter: this wait in a retry loop`
-			err = s.api.Resolve("p")
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		return err
-	}
-	return errors.New("sync did not start")
-}
-
-// The same retry with a random pause.
-//
-// case: clean
-func (s *syncer) syncWithResolveJittered() error {
-	for i := 0; i < 20; i++ {
-		err := s.api.Start("p")
-		if err == nil {
-			return nil
-		}
-		if strings.Contains(err.Error(), "is in an error state") {
-			report, err := s.api.Report("p")
-			if err != nil {
-				return err
-			}
-			if !strings.Contains(report, "quota") {
-				return errors.New("not retryable: " + report)
-			}
-			time.Sleep(rand.N(15 * time.Second))
-			err = s.api.Resolve("p")
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		return err
-	}
-	return errors.New("sync did not start")
 }
