@@ -115,9 +115,28 @@ func (c *checker) returnsNotYet(d *ast.FuncDecl, want types.Object) bool {
 		return false
 	}
 	found := false
+	returnsUnderIfs(d.Body, func(r *ast.ReturnStmt, ifs []*ast.IfStmt) bool {
+		for _, x := range r.Results {
+			if r.Pos() > after && c.isSentinel(x) && (want == nil || c.info.Uses[calleeIdent(x)] == want) && !c.underErrTest(ifs) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// returnsUnderIfs calls f on each return statement in body (function
+// literals aside), with the ifs whose then-branch holds it, innermost
+// last, until f returns false.
+func returnsUnderIfs(body ast.Node, f func(*ast.ReturnStmt, []*ast.IfStmt) bool) {
+	more := true
 	var ifs []*ast.IfStmt
 	var visit func(n ast.Node) bool
 	visit = func(n ast.Node) bool {
+		if !more {
+			return false
+		}
 		switch n := n.(type) {
 		case *ast.FuncLit:
 			return false
@@ -133,16 +152,11 @@ func (c *checker) returnsNotYet(d *ast.FuncDecl, want types.Object) bool {
 			}
 			return false
 		case *ast.ReturnStmt:
-			for _, x := range n.Results {
-				if n.Pos() > after && c.isSentinel(x) && (want == nil || c.info.Uses[calleeIdent(x)] == want) && !c.underErrTest(ifs) {
-					found = true
-				}
-			}
+			more = f(n, ifs)
 		}
-		return !found
+		return more
 	}
-	ast.Inspect(d.Body, visit)
-	return found
+	ast.Inspect(body, visit)
 }
 
 // checkedCallEnd is the end of a body's first call whose error is tested

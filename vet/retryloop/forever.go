@@ -75,42 +75,18 @@ func (c *checker) neverSucceeds(fn *types.Func) bool {
 	}
 	n := fn.Signature().Results().Len()
 	returns, never := 0, true
-	var guards []ast.Expr // conditions of the ifs around the statement walked
-	var walk func(ast.Node) bool
-	walk = func(node ast.Node) bool {
-		if !never {
-			return false
-		}
-		switch node := node.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.IfStmt:
-			if node.Init != nil {
-				ast.Inspect(node.Init, walk)
-			}
-			guards = append(guards, node.Cond)
-			ast.Inspect(node.Body, walk)
-			guards = guards[:len(guards)-1]
-			if node.Else != nil {
-				ast.Inspect(node.Else, walk)
-			}
-			return false
-		case *ast.ReturnStmt:
-			returns++
-			if len(node.Results) != n || !c.nonNilErr(node.Results[n-1], guards) {
-				never = false
-			}
-		}
-		return true
-	}
-	ast.Inspect(d.Body, walk)
+	returnsUnderIfs(d.Body, func(r *ast.ReturnStmt, ifs []*ast.IfStmt) bool {
+		returns++
+		never = len(r.Results) == n && c.nonNilErr(r.Results[n-1], ifs)
+		return never
+	})
 	return never && returns > 0
 }
 
 // nonNilErr reports whether e, returned under guards, is a non-nil error:
 // a call of errors.New or fmt.Errorf, or a variable that the innermost
 // guard tests `!= nil`.
-func (c *checker) nonNilErr(e ast.Expr, guards []ast.Expr) bool {
+func (c *checker) nonNilErr(e ast.Expr, guards []*ast.IfStmt) bool {
 	switch e := ast.Unparen(e).(type) {
 	case *ast.CallExpr:
 		fn := c.callee(e)
@@ -119,7 +95,7 @@ func (c *checker) nonNilErr(e ast.Expr, guards []ast.Expr) bool {
 		if len(guards) == 0 {
 			return false
 		}
-		b, ok := ast.Unparen(guards[len(guards)-1]).(*ast.BinaryExpr)
+		b, ok := ast.Unparen(guards[len(guards)-1].Cond).(*ast.BinaryExpr)
 		if !ok || b.Op != token.NEQ || !isNil(c.info, b.Y) {
 			return false
 		}
