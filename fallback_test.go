@@ -162,7 +162,7 @@ func TestFallbackChain(t *testing.T) {
 		{name: "the budget refuses the move", fallback: targets("a", "b"), policy: func(p *recoil.Policy) { p.Budget = refuseRetries{Admit: true} },
 			script: map[string][]error{"a": {statusErr(404, "")}}, route: "a", is: recoil.ErrBudget},
 		{name: "overloaded on the last target is retried there", fallback: targets("a", "b"),
-			script: map[string][]error{"a": {statusErr(503, "")}, "b": {statusErr(503, ""), nil}}, route: "a b b", left: "a: overloaded", reports: "a:1 (overloaded) b:2", waitedMin: time.Millisecond},
+			script: map[string][]error{"a": {statusErr(503, "")}, "b": {statusErr(503, ""), nil}}, route: "a b b", left: "a: overloaded", reports: "a:1 (overloaded) b:2", waitedMin: time.Nanosecond}, // a jittered wait: any, not none
 		{name: "an open breaker passes the target over", fallback: func() *recoil.Fallback {
 			f := targets("a", "b")
 			f.Targets[0].Breaker = openBreaker()
