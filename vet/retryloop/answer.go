@@ -72,6 +72,43 @@ func (ev *evaluator) sentinelOnSuccess(op token.Token, x, y ast.Expr, o outcome)
 	return boolTri(op == token.NEQ), true
 }
 
+// grpcCodeOnSuccess answers `status.Code(err) == codes.Unavailable` (or
+// `code == …` after `code := status.Code(err)`) on a success: the attempt's
+// error is nil there, and grpc's status.Code of nil is codes.OK, so a
+// comparison with any other code is false (and != is true). A retry of a
+// func value's gRPC call (`if err = rpc(client); status.Code(err) ==
+// codes.Unavailable { wait; continue }`) then leaves on success.
+func (ev *evaluator) grpcCodeOnSuccess(op token.Token, x, y ast.Expr, o outcome) (tri, bool) {
+	if !o.success() || (op != token.EQL && op != token.NEQ) {
+		return triU, false
+	}
+	c := ev.w.c
+	code := func(e ast.Expr) (ast.Expr, bool) { // status.Code(err) of the outcome's err
+		call, ok := ast.Unparen(ev.once(e)).(*ast.CallExpr)
+		if !ok || len(call.Args) != 1 || !isFunc(c.callee(call), "google.golang.org/grpc/status", "Code") {
+			return nil, false
+		}
+		return call.Args[0], true
+	}
+	arg, ok := code(x)
+	other := y
+	if !ok {
+		arg, ok = code(y)
+		other = x
+	}
+	if !ok || ev.srcOf(arg) != srcOutcome {
+		return triU, false
+	}
+	tv, ok := c.info.Types[other]
+	if !ok || tv.Value == nil {
+		return triU, false
+	}
+	if v, exact := constant.Uint64Val(tv.Value); !exact || v == 0 {
+		return triU, false // codes.OK: a test for success itself
+	}
+	return boolTri(op == token.NEQ), true
+}
+
 // notYetSentinel reports whether call is of a function of this package
 // that reads no HTTP status and itself returns an error variable (the one
 // v names, or any if v is nil) on a path where no error was seen: outside

@@ -473,11 +473,15 @@ func (c *checker) varInScope(pos token.Pos, ok func(*types.Var) bool) string {
 // function made for itself (a dial timeout), not its caller's — and that
 // the function never watches. One it asks ctx.Done() or ctx.Err() of ends
 // its work when cancelled (a watch goroutine's stop, the whole request's
-// deadline): a sleep that cannot hear it outlasts that end.
+// deadline): a sleep that cannot hear it outlasts that end. So does one
+// whose cancel func a goroutine of the function calls (`go func() {
+// <-stop; cancel() }()`: a stop channel turned into the context's end).
 func (c *checker) findDetached(f *ast.File) {
 	rooted := map[*types.Var]int{} // assignments from Background/TODO
 	all := map[*types.Var]int{}
 	watched := map[*types.Var]bool{}
+	cancelOf := map[*types.Var]*types.Var{} // cancel func → its context
+	var goCancels []*types.Var              // cancel funcs called in a goroutine
 	note := func(lhs ast.Expr, rhs ast.Expr) {
 		id, ok := lhs.(*ast.Ident)
 		if !ok {
@@ -507,6 +511,11 @@ func (c *checker) findDetached(f *ast.File) {
 				}
 				note(l, r)
 			}
+			if ctx, cancel := c.cancelPair(n); ctx != nil {
+				cancelOf[cancel] = ctx
+			}
+		case *ast.GoStmt:
+			goCancels = append(goCancels, c.calledVars(n.Call)...)
 		case *ast.ValueSpec:
 			for i, name := range n.Names {
 				var r ast.Expr
@@ -524,6 +533,11 @@ func (c *checker) findDetached(f *ast.File) {
 		}
 		return true
 	})
+	for _, cancel := range goCancels {
+		if ctx := cancelOf[cancel]; ctx != nil {
+			watched[ctx] = true
+		}
+	}
 	for v, n := range all {
 		// A parameter came from the caller before any assignment:
 		// ctx, cancel = context.WithTimeout(ctx, d) still derives from it.
@@ -531,6 +545,38 @@ func (c *checker) findDetached(f *ast.File) {
 			c.detached[v] = true
 		}
 	}
+}
+
+// cancelPair returns the variables of `ctx, cancel := context.WithX(…)`,
+// or nils.
+func (c *checker) cancelPair(as *ast.AssignStmt) (ctx, cancel *types.Var) {
+	if len(as.Lhs) != 2 || len(as.Rhs) != 1 {
+		return nil, nil
+	}
+	call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+	if !ok || funcPath(c.callee(call)) != "context" {
+		return nil, nil
+	}
+	ctx, cancel = c.varOf(as.Lhs[0]), c.varOf(as.Lhs[1])
+	if ctx == nil || cancel == nil || !isContext(ctx.Type()) {
+		return nil, nil
+	}
+	return ctx, cancel
+}
+
+// calledVars returns the func variables called (`cancel()`) in a go
+// statement's call: the function literal's body, or the call itself.
+func (c *checker) calledVars(call *ast.CallExpr) []*types.Var {
+	var vs []*types.Var
+	ast.Inspect(call, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok {
+			if v := c.varOf(ast.Unparen(call.Fun)); v != nil {
+				vs = append(vs, v)
+			}
+		}
+		return true
+	})
+	return vs
 }
 
 // watchedCtx returns the context variable call asks Done() or Err() of,

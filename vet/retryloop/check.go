@@ -149,6 +149,9 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		// next one taken: nothing is tried again).
 		if !c.accepts(s) && !c.overElements(s) && !c.consumes(w.attemptCall, s) {
 			fw := w.failureWaits(sc)
+			if rw := c.reopenedStreamWaits(s, sc); len(rw) > 0 {
+				fw, v.anyFailure = rw, true // a stream's end is its failure
+			}
 			if sc.remote != remoteNone || w.attemptCall != nil {
 				// a reset backoff paces a call whose failure it counts
 				fw = append(fw, c.resetBackoffWaits(sc, fw)...)

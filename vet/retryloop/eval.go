@@ -355,6 +355,9 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 	if r, ok := ev.sentinelOnSuccess(op, x, y, o); ok {
 		return r
 	}
+	if r, ok := ev.grpcCodeOnSuccess(op, x, y, o); ok {
+		return r
+	}
 	if isError(c.info.TypeOf(x)) || isError(c.info.TypeOf(y)) || c.inspectsError(ev.once(x)) || c.inspectsError(ev.once(y)) {
 		// err == ErrSomething, status.Code(err) != codes.Unavailable, or
 		// code == codes.Unavailable after code := status.Code(err): a

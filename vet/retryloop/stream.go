@@ -1,0 +1,73 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/types"
+)
+
+// reopenedStreamWaits returns the waits of a loop that re-opens a stream
+// each time the last one ends: its body ranges over a channel that a call
+// hands back (`rch = client.Watch(ctx, key)`, made in the loop or before it
+// and made again in it, or `range sub.Channel()` in place), and waits
+// outside that range. A watch's or subscription's channel closes when the
+// stream fails (a compacted revision, a lost connection) or is cancelled —
+// it has no healthy end — so the wait before the next one paces a retry
+// of the stream, and is judged like a failure's.
+func (c *checker) reopenedStreamWaits(s ast.Stmt, sc loopScan) []loopCall {
+	var inner *ast.RangeStmt
+	for _, st := range sc.body.List {
+		if r, ok := st.(*ast.RangeStmt); ok && c.streamRange(r, sc.body) {
+			inner = r
+			break
+		}
+	}
+	if inner == nil {
+		return nil
+	}
+	var out []loopCall
+	for _, lw := range sc.waits {
+		if lw.call.Pos() >= inner.Body.Pos() && lw.call.End() <= inner.Body.End() {
+			continue // a pause between the stream's own events
+		}
+		out = append(out, lw)
+	}
+	return out
+}
+
+// streamRange reports whether r ranges over a channel a call hands back:
+// the call in place, or a variable that body assigns from one.
+func (c *checker) streamRange(r *ast.RangeStmt, body *ast.BlockStmt) bool {
+	if _, ok := c.info.TypeOf(r.X).Underlying().(*types.Chan); !ok {
+		return false
+	}
+	if call, ok := ast.Unparen(r.X).(*ast.CallExpr); ok {
+		return c.streamCall(call)
+	}
+	v := c.varOf(r.X)
+	if v == nil {
+		return false
+	}
+	for _, x := range c.assignsOf(body)[v] {
+		if call, ok := ast.Unparen(x).(*ast.CallExpr); ok && c.streamCall(call) {
+			return true
+		}
+	}
+	return false
+}
+
+// streamCall reports whether call opens a stream: a function or method
+// from another package that hands back a channel. time.After and
+// time.Tick, signal channels and a context's Done are clocks and signals,
+// not streams; make is a channel of the function's own.
+func (c *checker) streamCall(call *ast.CallExpr) bool {
+	fn := c.callee(call)
+	if fn == nil || fn.Pkg() == nil || fn.Pkg() == c.pass.Pkg || fn.Name() == "Done" {
+		return false
+	}
+	switch fn.Pkg().Path() {
+	case "time", "os/signal", "context":
+		return false
+	}
+	_, ok := c.info.TypeOf(call).Underlying().(*types.Chan)
+	return ok
+}
