@@ -486,34 +486,6 @@ func isLocalHost(lit string) bool {
 	return false
 }
 
-// failureWaits are the waits a loop reaches on some failure of its call
-// and on no success: the waits of a watch loop's error path.
-func (w *loopWalker) failureWaits(sc loopScan) []loopCall {
-	var out []loopCall
-	w.notCancel = true
-	defer func() { w.notCancel = false }()
-	for _, lw := range sc.waits {
-		states := w.at[lw.call]
-		if len(states) == 0 {
-			continue
-		}
-		onFailure, onSuccess := false, false
-		for _, o := range outcomes(sc.remote) {
-			r := w.reaches(states, sc.remote, o)
-			switch {
-			case o.success() && r != triF:
-				onSuccess = true
-			case o.failure() && r != triF:
-				onFailure = true
-			}
-		}
-		if onFailure && !onSuccess && !leavesAfter(lw.call, sc.body) {
-			out = append(out, lw)
-		}
-	}
-	return out
-}
-
 // accepts reports whether a loop accepts connections from a listener,
 // reads the packets that come to its own socket (a UDP server's
 // ReadFromUDP) or serves HTTP (http.ListenAndServe): a server's loop, with

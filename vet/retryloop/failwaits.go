@@ -5,6 +5,34 @@ import (
 	"go/types"
 )
 
+// failureWaits are the waits a loop reaches on some failure of its call
+// and on no success: the waits of a watch loop's error path.
+func (w *loopWalker) failureWaits(sc loopScan) []loopCall {
+	var out []loopCall
+	w.notCancel = true
+	defer func() { w.notCancel = false }()
+	for _, lw := range sc.waits {
+		states := w.at[lw.call]
+		if len(states) == 0 {
+			continue
+		}
+		onFailure, onSuccess := false, false
+		for _, o := range outcomes(sc.remote) {
+			r := w.reaches(states, sc.remote, o)
+			switch {
+			case o.success() && r != triF:
+				onSuccess = true
+			case o.failure() && r != triF:
+				onFailure = true
+			}
+		}
+		if onFailure && !onSuccess && !leavesAfter(lw.call, sc.body) {
+			out = append(out, lw)
+		}
+	}
+	return out
+}
+
 // reopenedStreamWaits returns the waits of a loop that re-opens a stream
 // each time the last one ends: its body ranges over a channel that a call
 // hands back (`rch = client.Watch(ctx, key)`, made in the loop or before it
