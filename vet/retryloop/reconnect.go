@@ -208,7 +208,7 @@ func (c *checker) redials(body *ast.BlockStmt) bool {
 
 // isDial reports whether call opens a connection and is no HTTP request
 // or model SDK call: its callee's name has connect (not disconnect) or
-// begins with dial, and its last result is an error.
+// begins with dial or redial, and its last result is an error.
 func (c *checker) isDial(call *ast.CallExpr) bool {
 	fn := c.callee(call)
 	if fn == nil || !lastResultIsError(fn) {
@@ -218,7 +218,7 @@ func (c *checker) isDial(call *ast.CallExpr) bool {
 		return false // an HTTP request named connect: its statuses can be read
 	}
 	name := strings.ToLower(fn.Name())
-	return (strings.Contains(name, "connect") && !strings.Contains(name, "disconnect")) || strings.HasPrefix(name, "dial")
+	return (strings.Contains(name, "connect") && !strings.Contains(name, "disconnect")) || strings.HasPrefix(name, "dial") || strings.HasPrefix(name, "redial")
 }
 
 // remoteStmtCall is the HTTP, model SDK or gRPC call an assignment or
