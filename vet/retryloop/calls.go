@@ -289,6 +289,9 @@ type waitInfo struct {
 	// its fact): a wait that is part of the attempt when the loop has a
 	// wait of its own.
 	inner bool
+	// ownRetry is set for a call of a function whose waits pace a retry
+	// loop of its own (FuncFact.OwnRetry): their jitter is judged there.
+	ownRetry bool
 }
 
 // wait reports whether call waits and how. body is the enclosing function
@@ -328,7 +331,7 @@ func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) 
 	if !f.Waits || f.Remote != remoteNone {
 		return waitInfo{}, false
 	}
-	w := waitInfo{deaf: f.Deaf, helper: callee.Name(), inner: true}
+	w := waitInfo{deaf: f.Deaf, helper: callee.Name(), inner: true, ownRetry: f.OwnRetry}
 	switch {
 	case f.Jitter == jitterNone:
 		w.dur = purity{kind: pPure, byDefault: f.ByDefault}

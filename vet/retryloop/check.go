@@ -300,7 +300,7 @@ func (c *checker) reportNoJitter(waits []loopCall) {
 		}
 	}
 	for _, lw := range waits {
-		if lw.w.dur.kind != pPure || (lw.w.inner && ownJitter) {
+		if lw.w.dur.kind != pPure || (lw.w.inner && ownJitter) || lw.w.ownRetry {
 			continue
 		}
 		what := "this wait"

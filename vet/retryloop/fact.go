@@ -1,0 +1,112 @@
+package retryloop
+
+import "fmt"
+
+// FuncFact is what the analyzer learns about a function that other
+// packages' loops may call: whether it calls a remote endpoint, whether it
+// waits (and how), and whether it reads Retry-After.
+type FuncFact struct {
+	// Remote is the kind of remote call the function makes: 0 none,
+	// 1 net/http, 2 a model SDK, 3 gRPC.
+	Remote int
+	// Waits is true if the function waits (time.Sleep, time.After, a
+	// timer, or a helper that does).
+	Waits bool
+	// Deaf is true if it waits with time.Sleep or a bare <-time.After and
+	// has no context to hear.
+	Deaf bool
+	// Jitter describes its waits' durations: 0 unknown, 1 constant or
+	// purely exponential, 2 randomised.
+	Jitter int
+	// DurParam, if not zero, is one more than the index of the parameter
+	// that is the wait's duration (the caller's argument decides).
+	DurParam int
+	// DurParams, if not zero, are the parameters (a bit each, by index)
+	// the wait's duration is made of, when it is more than one (a base
+	// and a cap): the caller's arguments decide.
+	DurParams uint64
+	// RetryAfter is true if it reads the Retry-After header.
+	RetryAfter bool
+	// ByDefault is true if Jitter says none only as configured by default.
+	ByDefault bool
+	// Result describes, for a function whose first result is a
+	// time.Duration, what that duration is made of, as Jitter does a
+	// wait's: 0 unknown, 1 constant or purely exponential, 2 randomised.
+	Result int
+	// ResultParams, if not zero, says the result is made of these
+	// parameters (a bit each, by index): the caller's arguments decide.
+	ResultParams uint64
+	// ResultByDefault is true if Result says none only as configured by
+	// default.
+	ResultByDefault bool
+	// Gates names the receiver's fields (comma-separated) that, when set,
+	// take a branch the default leaves out (if b.Jitter > 0 { … }): a
+	// caller that sets one gets a result Result does not describe.
+	Gates string
+	// Verdict describes a classifier whose first result is a bool and
+	// whose parameters are a response, a status code or an error
+	// (shouldRetry(resp, err), retryableStatus(code)): Verdict has a bit
+	// for each net/http outcome (a transport error, then each probe
+	// status) on which it answers true for certain, VerdictF one for each
+	// on which it answers false for certain; the others are unknown.
+	Verdict, VerdictF uint64
+	// VerdictArgs says what each parameter holds (two bits each, by
+	// index: 1 the response, 2 the status code, 3 the error); zero if the
+	// function is no such classifier.
+	VerdictArgs uint64
+	// LibWork, if not zero, is one more than the index of the func
+	// parameter the function hands to a retry library whose waits have
+	// no jitter (go-retry, retry-go, client-go's retry), or retries in a
+	// loop of its own with such waits: a caller's function is retried on
+	// that schedule.
+	LibWork int
+	// OwnLoop is true when LibWork's schedule is the function's own loop
+	// or Poll call, not a retry library's options: the schedule is fixed
+	// inside it, and reported there.
+	OwnLoop bool
+	// StatusResult is one more than the index of the result, an integer,
+	// that a function making an HTTP call returns as the status of the
+	// answer it got (a constant when none came), or 0.
+	StatusResult int
+	// Bounds is true for a method with no parameters whose bool result
+	// counts, reads the clock or hears a context (b.Ongoing()).
+	Bounds bool
+	// OwnRetry is true when every wait of the function paces a retry
+	// loop of its own (see ownRetryWaits), or is a call of such a
+	// function: to a caller's loop it is an attempt that may block, and
+	// its waits' jitter is judged in that loop, not the caller's.
+	OwnRetry bool
+}
+
+// AFact marks FuncFact as an analysis fact.
+func (*FuncFact) AFact() {}
+
+func (f *FuncFact) String() string {
+	s := fmt.Sprintf("remote=%d waits=%v deaf=%v jitter=%d durparam=%d retryafter=%v bydefault=%v",
+		f.Remote, f.Waits, f.Deaf, f.Jitter, f.DurParam, f.RetryAfter, f.ByDefault)
+	if f.DurParams != 0 {
+		s += fmt.Sprintf(" durparams=%d", f.DurParams)
+	}
+	if f.Result != 0 || f.ResultParams != 0 {
+		s += fmt.Sprintf(" result=%d resultparams=%d resultbydefault=%v gates=%q", f.Result, f.ResultParams, f.ResultByDefault, f.Gates)
+	}
+	if f.LibWork != 0 {
+		s += fmt.Sprintf(" libwork=%d", f.LibWork)
+	}
+	if f.Bounds {
+		s += " bounds"
+	}
+	if f.OwnRetry {
+		s += " ownretry"
+	}
+	switch {
+	case f.StatusResult == 1:
+		s += " statusresult"
+	case f.StatusResult > 1:
+		s += fmt.Sprintf(" statusresult=%d", f.StatusResult)
+	}
+	if f.VerdictArgs != 0 {
+		s += fmt.Sprintf(" verdict=%#x/%#x args=%#x", f.Verdict, f.VerdictF, f.VerdictArgs)
+	}
+	return s
+}
