@@ -30,7 +30,9 @@ func (c *checker) deafWaits(b *ast.BlockStmt, fc funcCtx) {
 			}
 		case *ast.CallExpr:
 			w, ok := c.wait(n, fc.decl, fc.durFn())
-			if !ok || !w.deaf {
+			if !ok || !w.deaf || w.ownRetry {
+				// A helper retrying on its own is an attempt: its
+				// sleeps are judged in its loop, not at each caller.
 				return true
 			}
 			ctx := c.ctxName(n.Pos())

@@ -3,6 +3,7 @@
 package ownretry
 
 import (
+	"context"
 	"errors"
 	"net"
 	"time"
@@ -83,4 +84,36 @@ func (p *pool) publishTries(msg []byte) error {
 // NewPool makes a pool with its pause.
 func NewPool(addr string, d time.Duration) *pool {
 	return &pool{addr: addr, sleepOnError: d}
+}
+
+// A read pump that reconnects when a read fails: the reconnect's sleeps
+// are its own loop's (reported there), not a deaf wait of the pump's.
+//
+// case: clean
+func (p *pool) readPump(ctx context.Context, buf []byte) error {
+	for ctx.Err() == nil {
+		if p.conn == nil {
+			return errors.New("no connection")
+		}
+		if _, err := p.conn.Read(buf); err != nil {
+			p.reconnect()
+		}
+	}
+	return ctx.Err()
+}
+
+// The same pump pausing once after a failed read: that pause is the
+// pump's own, constant, and cannot hear ctx.
+//
+// case: flag deafwait nojitter
+func (p *pool) readPumpPausing(ctx context.Context, buf []byte) error {
+	for ctx.Err() == nil {
+		if p.conn == nil {
+			return errors.New("no connection")
+		}
+		if _, err := p.conn.Read(buf); err != nil {
+			p.pauseOnError() // want `deafwait: pauseOnError waits with time.Sleep and cannot hear ctx` `nojitter: pauseOnError in a retry loop`
+		}
+	}
+	return ctx.Err()
 }
