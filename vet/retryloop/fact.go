@@ -74,7 +74,8 @@ type FuncFact struct {
 	// OwnRetry is true when every wait of the function paces a retry
 	// loop of its own (see ownRetryWaits), or is a call of such a
 	// function: to a caller's loop it is an attempt that may block, and
-	// its waits' jitter is judged in that loop, not the caller's.
+	// its waits' jitter and deafness are judged in that loop, not the
+	// caller's.
 	OwnRetry bool
 }
 

@@ -12,10 +12,9 @@ import (
 // library (a connect that answers ok). Such a wait paces the function's
 // own retry, and is judged there, in that loop; to a caller's loop the
 // function is an attempt that may block (a pool handing back a channel
-// after reconnecting it), not a pause of the caller's, so its jitter is
-// not the caller's to report. (Its deafness still is: a caller's context
-// cannot cut it short.) A loop of sleeps alone (a wait
-// taken in steps that watch a flag) is still a wait.
+// after reconnecting it), not a pause of the caller's, so neither its
+// jitter nor its deafness is the caller's to report. A loop of sleeps
+// alone (a wait taken in steps that watch a flag) is still a wait.
 func (c *checker) ownRetryWaits(body *ast.BlockStmt, fn *types.Func, waits []*ast.CallExpr) map[*ast.CallExpr]bool {
 	isWait := map[*ast.CallExpr]bool{}
 	for _, w := range waits {
