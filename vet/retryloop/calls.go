@@ -290,7 +290,8 @@ type waitInfo struct {
 	// wait of its own.
 	inner bool
 	// ownRetry is set for a call of a function whose waits pace a retry
-	// loop of its own (FuncFact.OwnRetry): their jitter is judged there.
+	// loop of its own (FuncFact.OwnRetry): their jitter and deafness are
+	// judged there.
 	ownRetry bool
 }
 

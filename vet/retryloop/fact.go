@@ -82,6 +82,8 @@ type FuncFact struct {
 // AFact marks FuncFact as an analysis fact.
 func (*FuncFact) AFact() {}
 
+// String prints the fact as the analyzer's tests match it: the fields
+// every fact has, then those set only for some.
 func (f *FuncFact) String() string {
 	s := fmt.Sprintf("remote=%d waits=%v deaf=%v jitter=%d durparam=%d retryafter=%v bydefault=%v",
 		f.Remote, f.Waits, f.Deaf, f.Jitter, f.DurParam, f.RetryAfter, f.ByDefault)
