@@ -149,7 +149,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		// next one taken: nothing is tried again).
 		if !c.accepts(s) && !c.overElements(s) && !c.consumes(w.attemptCall, s) {
 			fw := w.failureWaits(sc)
-			if rw := c.reopenedStreamWaits(s, sc); len(rw) > 0 {
+			if rw := c.reopenedStreamWaits(sc); len(rw) > 0 {
 				fw, v.anyFailure = rw, true // a stream's end is its failure
 			}
 			if sc.remote != remoteNone || w.attemptCall != nil {

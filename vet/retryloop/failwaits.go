@@ -41,7 +41,7 @@ func (w *loopWalker) failureWaits(sc loopScan) []loopCall {
 // stream fails (a compacted revision, a lost connection) or is cancelled —
 // it has no healthy end — so the wait before the next one paces a retry
 // of the stream, and is judged like a failure's.
-func (c *checker) reopenedStreamWaits(s ast.Stmt, sc loopScan) []loopCall {
+func (c *checker) reopenedStreamWaits(sc loopScan) []loopCall {
 	var inner *ast.RangeStmt
 	for _, st := range sc.body.List {
 		if r, ok := st.(*ast.RangeStmt); ok && c.streamRange(r, sc.body) {
@@ -65,7 +65,7 @@ func (c *checker) reopenedStreamWaits(s ast.Stmt, sc loopScan) []loopCall {
 // streamRange reports whether r ranges over a channel a call hands back:
 // the call in place, or a variable that body assigns from one.
 func (c *checker) streamRange(r *ast.RangeStmt, body *ast.BlockStmt) bool {
-	if _, ok := c.info.TypeOf(r.X).Underlying().(*types.Chan); !ok {
+	if !isChan(c.info.TypeOf(r.X)) {
 		return false
 	}
 	if call, ok := ast.Unparen(r.X).(*ast.CallExpr); ok {
@@ -96,6 +96,15 @@ func (c *checker) streamCall(call *ast.CallExpr) bool {
 	case "time", "os/signal", "context":
 		return false
 	}
-	_, ok := c.info.TypeOf(call).Underlying().(*types.Chan)
+	return isChan(c.info.TypeOf(call))
+}
+
+// isChan reports whether t is a channel type (nil, for an expression the
+// type checker could not type, is not).
+func isChan(t types.Type) bool {
+	if t == nil {
+		return false
+	}
+	_, ok := t.Underlying().(*types.Chan)
 	return ok
 }
