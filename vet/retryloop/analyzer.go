@@ -330,7 +330,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 		s.LibWork = c.retryHelperWork(fn, d)
 		s.OwnLoop = s.LibWork != 0
 	}
-	c.summarizeWaits(s, fn, d.Body, waits, found)
+	c.summarizeWaits(s, d.Body, waits, found)
 	c.summarizeResult(fn, d, s)
 	c.summarizeVerdict(fn, d, s)
 	c.summarizeStatusResult(fn, d, s)
@@ -341,9 +341,9 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 // summarizeWaits records in s how the function waits, from the waits found
 // in body: whether it does (a timeout on an answer is no pause), whether
 // deaf to a context, and how its durations are made.
-func (c *checker) summarizeWaits(s *FuncFact, fn *types.Func, body *ast.BlockStmt, waits []*ast.CallExpr, found []waitInfo) {
+func (c *checker) summarizeWaits(s *FuncFact, body *ast.BlockStmt, waits []*ast.CallExpr, found []waitInfo) {
 	timeouts := c.timeoutWaits(body, waits)
-	own := c.ownRetryWaits(body, fn, waits)
+	own := c.ownRetryWaits(body, waits)
 	ownOnly := true
 	defer func() { s.OwnRetry = s.Waits && ownOnly }()
 	var jit []purity

@@ -15,7 +15,10 @@ import (
 // after reconnecting it), not a pause of the caller's, so neither its
 // jitter nor its deafness is the caller's to report. A loop of sleeps
 // alone (a wait taken in steps that watch a flag) is still a wait.
-func (c *checker) ownRetryWaits(body *ast.BlockStmt, fn *types.Func, waits []*ast.CallExpr) map[*ast.CallExpr]bool {
+func (c *checker) ownRetryWaits(body *ast.BlockStmt, waits []*ast.CallExpr) map[*ast.CallExpr]bool {
+	if len(waits) == 0 {
+		return nil
+	}
 	isWait := map[*ast.CallExpr]bool{}
 	for _, w := range waits {
 		isWait[w] = true
@@ -33,7 +36,7 @@ func (c *checker) ownRetryWaits(body *ast.BlockStmt, fn *types.Func, waits []*as
 			loops = loops[:len(loops)-1]
 			return false
 		case *ast.CallExpr:
-			if isWait[n] && len(loops) > 0 && c.attemptsIn(loops[len(loops)-1], isWait, body, fn) {
+			if isWait[n] && len(loops) > 0 && c.attemptsIn(loops[len(loops)-1], isWait) {
 				out[n] = true
 			}
 		}
@@ -56,7 +59,7 @@ func loopBody(n ast.Node) *ast.BlockStmt {
 
 // attemptsIn reports whether loop's body makes a call that can fail and
 // is no wait (see ownRetryWaits).
-func (c *checker) attemptsIn(loop ast.Node, isWait map[*ast.CallExpr]bool, body *ast.BlockStmt, fn *types.Func) bool {
+func (c *checker) attemptsIn(loop ast.Node, isWait map[*ast.CallExpr]bool) bool {
 	found := false
 	ast.Inspect(loopBody(loop), func(n ast.Node) bool {
 		switch n := n.(type) {
@@ -64,10 +67,7 @@ func (c *checker) attemptsIn(loop ast.Node, isWait map[*ast.CallExpr]bool, body 
 			return false
 		case *ast.CallExpr:
 			if isWait[n] {
-				return false
-			}
-			if _, waits := c.wait(n, body, fn); waits {
-				return false
+				return false // every wait of the body is in isWait already
 			}
 			callee := c.callee(n)
 			if callee == nil || c.mentionsContext(n.Fun) {
