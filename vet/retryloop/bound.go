@@ -47,6 +47,10 @@ func (c *checker) boundExprDepth(e ast.Expr, w *loopWalker, st state, depth int)
 			switch n.Op {
 			case token.LSS, token.LEQ, token.GTR, token.GEQ, token.EQL, token.NEQ:
 				tx, ty := c.info.TypeOf(n.X), c.info.TypeOf(n.Y)
+				if w != nil && (c.countedElem(n.X, w.body) || c.countedElem(n.Y, w.body)) {
+					found = true // tries[resp.StatusCode] >= limit: a count per status
+					return false
+				}
 				if c.hasStatus(n.X) || c.hasStatus(n.Y) {
 					return true
 				}

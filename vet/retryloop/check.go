@@ -438,8 +438,9 @@ func (c *checker) readsStatus(body *ast.BlockStmt) bool {
 
 // pollsOwnServer reports whether a loop waits for a server this process
 // just started, or one on this host: the function starts a process or a
-// listener before the loop, or the loop names localhost. A readiness poll
-// of one's own server is not a retry storm.
+// listener before the loop, or waits for a Server it holds to be ready,
+// or the loop names localhost or connects in-process. A readiness poll of
+// one's own server is not a retry storm.
 func (c *checker) pollsOwnServer(s ast.Stmt, fc funcCtx) bool {
 	found := false
 	look := func(n ast.Node) bool {
@@ -456,10 +457,15 @@ func (c *checker) pollsOwnServer(s ast.Stmt, fc funcCtx) bool {
 			if isFunc(fn, "net", "Listen", "ListenTCP", "ListenUDP", "ListenPacket") {
 				found = true // binding a local port, before or in the loop
 			}
+			if fn != nil && strings.Contains(fn.Name(), "InProcess") {
+				found = true // nats.InProcessServer(s): a connection that never leaves the process
+			}
 			if n.Pos() >= s.Pos() {
 				return true
 			}
 			switch {
+			case fn != nil && strings.Contains(fn.Name(), "Ready") && recvNamed(fn) != nil && recvNamed(fn).Obj().Name() == "Server":
+				found = true // s.ReadyForConnections(…): a server this process holds, waited for
 			case isFunc(fn, "net/http/httptest", "NewServer", "NewTLSServer"):
 				found = true
 			case funcPath(fn) == "os/exec" && recvNamed(fn) != nil && (fn.Name() == "Start" || fn.Name() == "Run"):

@@ -326,7 +326,18 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 		}
 		return r
 	}
+	if c.countedElem(x, ev.w.body) || c.countedElem(y, ev.w.body) {
+		// tries[resp.StatusCode] >= limit: a count kept per status, not
+		// the status itself
+		return ev.irrelevant(types.ExprString(x) + op.String() + types.ExprString(y))
+	}
 	if c.hasStatus(x) || c.hasStatus(y) {
+		if o.err && !o.hasStatus && ev.k != remoteHTTP && ev.k != remoteSDK && (c.errorField(x) || c.errorField(y)) {
+			// apiErr.Code == 503 on an error of a driver's own (NATS,
+			// a database): a code the analyzer has no outcomes for, read
+			// as a classification
+			return triU
+		}
 		if !o.hasStatus || (o.err && ev.k == remoteHTTP) {
 			return triF
 		}

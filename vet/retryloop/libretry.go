@@ -84,6 +84,9 @@ func (c *checker) sources(e ast.Expr, body *ast.BlockStmt, depth int) []source {
 		}
 		return out
 	case *ast.CallExpr:
+		if tv, ok := c.info.Types[x.Fun]; ok && tv.IsType() && types.IsInterface(tv.Type) && len(x.Args) == 1 {
+			return c.sources(x.Args[0], body, depth+1) // backoff.BackOff(exp): the value converted
+		}
 		d := c.decls[c.callee(x)]
 		if d == nil {
 			break

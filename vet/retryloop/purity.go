@@ -177,6 +177,9 @@ func (c *checker) purity(e ast.Expr, body *ast.BlockStmt, fn *types.Func, depth 
 		}
 		return c.purity(e.X, body, fn, depth+1).and(c.purity(e.Y, body, fn, depth+1))
 	case *ast.IndexExpr:
+		if c.counterElems(e.X, body) {
+			return purity{kind: pPure} // tries[resp.StatusCode], counted with ++
+		}
 		return c.purity(e.X, body, fn, depth+1)
 	case *ast.CompositeLit:
 		p := purity{kind: pPure}
@@ -386,6 +389,9 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 	path := funcPath(callee)
 	if randPkgs[path] {
 		return purity{kind: pRand}
+	}
+	if path == "strconv" && (callee.Name() == "Atoi" || strings.HasPrefix(callee.Name(), "Parse")) {
+		return purity{kind: pPure} // interval, _ := strconv.Atoi(q.Get("interval_ms")): a setting, the same each time
 	}
 	if path == "math" || (path == "time" && recvNamed(callee) != nil && recvNamed(callee).Obj().Name() == "Duration") {
 		p := purity{kind: pPure}

@@ -18,14 +18,29 @@ import (
 func (c *checker) memberCall(call *ast.CallExpr, body *ast.BlockStmt) (status ast.Expr, set map[int64]bool, ok bool) {
 	fn := c.callee(call)
 	d := c.decls[fn]
-	if d == nil || len(call.Args) < 2 {
+	if d == nil || len(call.Args) == 0 {
 		return nil, nil, false
 	}
 	sig := fn.Type().(*types.Signature)
-	if sig.Params().Len() != 2 || sig.Results().Len() != 1 || !isBool(sig.Results().At(0).Type()) {
+	if sig.Results().Len() != 1 || !isBool(sig.Results().At(0).Type()) {
 		return nil, nil, false
 	}
-	if !c.membershipBody(d.Body, sig.Params().At(0), sig.Params().At(1)) {
+	if sig.Recv() != nil && sig.Params().Len() == 1 && len(call.Args) == 1 && !sig.Variadic() {
+		// t.retries(resp.StatusCode), ranging over the receiver's own
+		// codes: the statuses every composite literal of the type gives
+		// that field.
+		codes := c.membershipRange(d.Body, sig.Params().At(0), func(x ast.Expr) bool { return c.receiverField(x, sig.Recv()) })
+		if codes == nil {
+			return nil, nil, false
+		}
+		set, ok = c.statusSetOf(codes, nil, 0)
+		return call.Args[0], set, ok
+	}
+	if sig.Params().Len() != 2 || len(call.Args) < 2 {
+		return nil, nil, false
+	}
+	codesParam := sig.Params().At(1)
+	if c.membershipRange(d.Body, sig.Params().At(0), func(x ast.Expr) bool { return c.varOf(x) == codesParam }) == nil {
 		return nil, nil, false
 	}
 	switch {
@@ -48,15 +63,16 @@ func (c *checker) memberCall(call *ast.CallExpr, body *ast.BlockStmt) (status as
 	return call.Args[0], set, ok
 }
 
-// membershipBody reports whether a helper's body ranges over codes and
-// returns true when an element equals subject's status (subject.StatusCode,
-// or subject itself when it is an integer).
-func (c *checker) membershipBody(body *ast.BlockStmt, subject, codes *types.Var) bool {
-	found := false
+// membershipRange returns what a helper's body ranges over when it is
+// codes (by isCodes) and the body returns true when an element equals
+// subject's status (subject.StatusCode, or subject itself when it is an
+// integer); nil when it has no such loop.
+func (c *checker) membershipRange(body *ast.BlockStmt, subject *types.Var, isCodes func(ast.Expr) bool) ast.Expr {
+	var found ast.Expr
 	ast.Inspect(body, func(n ast.Node) bool {
 		r, isRange := n.(*ast.RangeStmt)
-		if found || !isRange || c.varOf(r.X) != codes {
-			return !found
+		if found != nil || !isRange || !isCodes(r.X) {
+			return found == nil
 		}
 		elem := c.varOf(r.Value)
 		if elem == nil {
@@ -65,12 +81,23 @@ func (c *checker) membershipBody(body *ast.BlockStmt, subject, codes *types.Var)
 		for _, s := range r.Body.List {
 			ifs, isIf := s.(*ast.IfStmt)
 			if isIf && ifs.Init == nil && c.matchesElem(ifs.Cond, elem, subject) && returnsTrue(ifs.Body) {
-				found = true
+				found = r.X
 			}
 		}
-		return !found
+		return found == nil
 	})
 	return found
+}
+
+// receiverField reports whether x is a field of recv (t.codes in a method
+// of t).
+func (c *checker) receiverField(x ast.Expr, recv *types.Var) bool {
+	sel, ok := ast.Unparen(x).(*ast.SelectorExpr)
+	if !ok || c.varOf(sel.X) != recv {
+		return false
+	}
+	v, isVar := c.info.Uses[sel.Sel].(*types.Var)
+	return isVar && v.IsField()
 }
 
 // matchesElem reports whether cond is elem == the subject's status.
