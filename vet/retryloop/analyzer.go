@@ -93,7 +93,10 @@ type checker struct {
 	detached map[*types.Var]bool
 	params   map[*types.Var]bool // every function's and literal's parameters
 	// fieldValues are the values the package gives each struct field.
-	fieldValues   map[*types.Var][]fieldValue
+	fieldValues map[*types.Var][]fieldValue
+	// fieldKeys are the keys the package stores in each map field
+	// (rc.Codes[code] = …).
+	fieldKeys     map[*types.Var][]fieldValue
 	fieldPurities map[*types.Var]purity
 	// sites are the calls of the package's functions, by callee (built
 	// when first needed).
@@ -168,6 +171,7 @@ func run(pass *analysis.Pass) (any, error) {
 		handed:       map[*types.Var]*types.Func{},
 
 		fieldValues:   map[*types.Var][]fieldValue{},
+		fieldKeys:     map[*types.Var][]fieldValue{},
 		fieldPurities: map[*types.Var]purity{},
 	}
 	for _, f := range pass.Files {

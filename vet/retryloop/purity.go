@@ -528,7 +528,8 @@ type fieldValue struct {
 }
 
 // findFieldValues fills c.fieldValues from f: keyed and positional
-// composite literals, and assignments to a selector.
+// composite literals, and assignments to a selector; and c.fieldKeys, from
+// assignments to a map field's element.
 func (c *checker) findFieldValues(f *ast.File) {
 	if strings.HasSuffix(c.pass.Fset.File(f.Pos()).Name(), "_test.go") {
 		return // what a test sets is not the package's default
@@ -562,6 +563,7 @@ func (c *checker) findFieldValues(f *ast.File) {
 				if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok {
 					add(c.info.Uses[sel.Sel], n.Rhs[i])
 				}
+				c.addFieldKey(f, l, n.Rhs[i])
 			}
 		}
 		return true

@@ -22,6 +22,8 @@ func (c *checker) statusSetOf(e ast.Expr, body *ast.BlockStmt, depth int) (map[i
 		return nil, false
 	}
 	var from []fieldValue
+	var stored map[int64]bool // a map field's keys stored by the package
+	found := false
 	switch x := ast.Unparen(e).(type) {
 	case *ast.CompositeLit:
 		return c.setLit(x)
@@ -54,10 +56,14 @@ func (c *checker) statusSetOf(e ast.Expr, body *ast.BlockStmt, depth int) (map[i
 			return nil, false
 		}
 		from = c.fieldValues[v]
+		stored, found = c.fieldKeySet(v)
 	default:
 		return nil, false
 	}
-	out, found := map[int64]bool{}, false
+	out := map[int64]bool{}
+	for k := range stored {
+		out[k] = true
+	}
 	for _, fv := range from {
 		if s, ok := c.statusSetOf(fv.expr, fv.body, depth+1); ok {
 			found = true
