@@ -332,8 +332,11 @@ func (c *checker) reportUnclassified(s ast.Stmt, sc loopScan, v verdict) {
 			allNon2xx = false
 		}
 	}
+	reauth := c.resetsCredentials(sc.body)
 	for _, st := range permanent {
-		if v.retried[st] == triT {
+		if v.retried[st] == triT && !(reauth && (st == 401 || st == 403)) {
+			// a 401 or 403 re-sent after the credentials are reset or
+			// refreshed may well change: a re-authentication
 			perm = append(perm, fmt.Sprint(st))
 		}
 	}
