@@ -1,6 +1,7 @@
 package settings
 
 import (
+	"math/rand"
 	"net"
 	"net/url"
 	"strconv"
@@ -25,4 +26,23 @@ func discover(u *url.URL) []string {
 		}
 		return addrs
 	}
+}
+
+// discoverSpread parses the same interval and waits a random part of it:
+// the nodes spread out.
+//
+// case: clean
+func discoverSpread(u *url.URL) []string {
+	interval, err := strconv.Atoi(u.Query().Get("interval_ms"))
+	if err != nil {
+		interval = 1000
+	}
+	for try := 0; try < 10; try++ {
+		addrs, err := net.LookupHost(u.Hostname())
+		if err == nil {
+			return addrs
+		}
+		time.Sleep(time.Duration(rand.Int63n(int64(interval)+1)) * time.Millisecond)
+	}
+	return nil
 }
