@@ -339,6 +339,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 	c.summarizeVerdict(fn, d, s)
 	c.summarizeStatusResult(fn, d, s)
 	c.summarizeBound(fn, d, s)
+	s.Exits = c.endsInExit(d.Body)
 	return s
 }
 

@@ -119,7 +119,9 @@ func isIntegerish(t types.Type) bool {
 func (c *checker) bounded(s ast.Stmt, w *loopWalker, k int) bool {
 	switch s := s.(type) {
 	case *ast.RangeStmt:
-		return true
+		if !c.clockRange(s) {
+			return true
+		}
 	case *ast.ForStmt:
 		if s.Cond != nil && c.boundExpr(s.Cond, w, state{}) {
 			return true

@@ -550,6 +550,15 @@ func (c *checker) isLocalOp(call *ast.CallExpr, body *ast.BlockStmt) bool {
 		}
 		return len(lits) > 0
 	}
+	if isIfaceMethod(fn) {
+		// sched.queue.Size() behind an interface: local when every
+		// implementation the package gives it is
+		ts, ok := c.implTargets(call, fn, body)
+		for _, t := range ts {
+			ok = ok && (c.localHelper(t, 0) || c.memoryRead(t))
+		}
+		return ok && len(ts) > 0
+	}
 	return localPkgs[funcPath(fn)] || c.localHelper(fn, 0) || c.memoryRead(fn)
 }
 

@@ -105,7 +105,9 @@ func (c *checker) overElements(s ast.Stmt) bool {
 		t = p.Elem() // a pointer to an array
 	}
 	switch u := t.Underlying().(type) {
-	case *types.Chan, *types.Slice, *types.Array, *types.Map:
+	case *types.Chan:
+		return !c.clockRange(s) // for range timer.C: a clock's ticks, not elements
+	case *types.Slice, *types.Array, *types.Map:
 		return true
 	case *types.Basic:
 		return u.Info()&types.IsString != 0

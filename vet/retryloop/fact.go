@@ -77,6 +77,10 @@ type FuncFact struct {
 	// its waits' jitter and deafness are judged in that loop, not the
 	// caller's.
 	OwnRetry bool
+	// Exits is true for a function that never returns: its body ends in
+	// a call that ends the process (os.Exit, log.Fatal, panic, or a
+	// function that Exits), as an exit helper's does.
+	Exits bool
 }
 
 // AFact marks FuncFact as an analysis fact.
@@ -101,6 +105,9 @@ func (f *FuncFact) String() string {
 	}
 	if f.OwnRetry {
 		s += " ownretry"
+	}
+	if f.Exits {
+		s += " exits"
 	}
 	switch {
 	case f.StatusResult == 1:

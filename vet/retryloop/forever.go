@@ -17,7 +17,7 @@ import (
 // heartbeat, a refresh) has no failure-only wait and is left alone; so is
 // a loop that leaves when its owner closes (`if c.closed { return }`).
 func (c *checker) failsForever(s ast.Stmt, w *loopWalker, v verdict, fw []loopCall, k int) bool {
-	if !bareFor(s) || !v.anyFailure || len(fw) == 0 {
+	if !(bareFor(s) || c.clockRange(s)) || !v.anyFailure || len(fw) == 0 {
 		return false
 	}
 	if c.bounded(s, w, k) {
@@ -120,6 +120,18 @@ func (c *checker) reportUnbounded(s ast.Stmt, fc funcCtx) {
 func bareFor(s ast.Stmt) bool {
 	fs, ok := s.(*ast.ForStmt)
 	return ok && fs.Cond == nil
+}
+
+// clockRange reports whether s ranges over a timer's or ticker's channel
+// (for range timer.C): stopping either never closes it, so the loop ends
+// only by a way out of its body, as a bare for does.
+func (c *checker) clockRange(s ast.Stmt) bool {
+	r, ok := s.(*ast.RangeStmt)
+	if !ok {
+		return false
+	}
+	ch, ok := c.info.TypeOf(r.X).Underlying().(*types.Chan)
+	return ok && isNamed(ch.Elem(), "time", "Time")
 }
 
 // waitingAttempt reports whether call, which waits inside itself (a

@@ -426,7 +426,50 @@ func (c *checker) noReturn(call *ast.CallExpr) bool {
 		return true
 	}
 	fn := c.callee(call)
+	if fn == nil {
+		return c.exitVar(call)
+	}
+	if f := c.fact(fn); f != nil && f.Exits {
+		return true // exit.Fatal(…): a helper that ends the process
+	}
 	return isFunc(fn, "os", "Exit") || (funcPath(fn) == "log" && (strings.HasPrefix(fn.Name(), "Fatal") || strings.HasPrefix(fn.Name(), "Panic")))
+}
+
+// endsInExit reports whether a function body's last statement is a call
+// that never returns.
+func (c *checker) endsInExit(body *ast.BlockStmt) bool {
+	if body == nil || len(body.List) == 0 {
+		return false
+	}
+	es, ok := body.List[len(body.List)-1].(*ast.ExprStmt)
+	if !ok {
+		return false
+	}
+	call, ok := ast.Unparen(es.X).(*ast.CallExpr)
+	return ok && c.noReturn(call)
+}
+
+// exitVar reports whether call calls a package variable given only
+// os.Exit (var osExit = os.Exit, kept to be swapped in tests).
+func (c *checker) exitVar(call *ast.CallExpr) bool {
+	id := identOf(call.Fun)
+	if id == nil {
+		return false
+	}
+	v, ok := c.info.Uses[id].(*types.Var)
+	if !ok || !isPkgVar(v) || c.pkgAssigned[v] {
+		return false
+	}
+	init, ok := c.pkgVars[v]
+	if !ok {
+		return false
+	}
+	sel, ok := ast.Unparen(init).(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	fn, _ := c.info.Uses[sel.Sel].(*types.Func)
+	return isFunc(fn, "os", "Exit")
 }
 
 // simple records where error variables assigned by s came from.

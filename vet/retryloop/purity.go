@@ -613,36 +613,3 @@ func isCallExpr(e ast.Expr) bool {
 	_, ok := ast.Unparen(e).(*ast.CallExpr)
 	return ok
 }
-
-// foreignSetting reports whether sel selects field v, an exported
-// time.Duration (or *time.Duration) of another package's configuration
-// struct (a type named …Config, …Options, …Settings or …Params) that this
-// package never assigns: a setting the user gives, one value for every
-// retry.
-func (c *checker) foreignSetting(sel *ast.SelectorExpr, v *types.Var) bool {
-	if v.Pkg() == nil || v.Pkg() == c.pass.Pkg || !v.Exported() || c.fieldMutated[v] {
-		return false
-	}
-	t := v.Type()
-	if p, ok := t.(*types.Pointer); ok {
-		t = p.Elem()
-	}
-	if !isNamed(t, "time", "Duration") {
-		return false
-	}
-	x := c.info.TypeOf(sel.X)
-	if p, ok := x.(*types.Pointer); ok {
-		x = p.Elem()
-	}
-	n, ok := types.Unalias(x).(*types.Named)
-	if !ok {
-		return false
-	}
-	name := n.Obj().Name()
-	for _, suffix := range []string{"Config", "Options", "Settings", "Params"} {
-		if strings.HasSuffix(name, suffix) {
-			return true
-		}
-	}
-	return false
-}
