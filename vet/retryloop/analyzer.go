@@ -412,9 +412,10 @@ func (c *checker) file(f *ast.File) {
 		}
 		fn, _ := c.info.Defs[fd.Name].(*types.Func)
 		c.body(fd.Body, funcCtx{fn: fn, ftype: fd.Type, decl: fd.Body, own: fd.Body})
-		rw := c.recursiveWaits(fd, fn)
+		rw, selfCalls := c.recursion(fd, fn)
 		c.resolveByCallers(rw, fn) // a wait handed down by the callers (tryHTTPRequest(n, wait, …))
 		c.reportNoJitter(rw)
+		c.reportRecursionUnbounded(fd, fn, selfCalls)
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.FuncLit:

@@ -256,7 +256,7 @@ func (c *checker) receivesSignal(comm ast.Stmt) bool {
 // on when its owner stops (SystemShutdown, quitCh, stopC, closing).
 func stopChanName(name string) bool {
 	n := strings.ToLower(name)
-	for _, w := range []string{"shutdown", "quit", "stop", "closing", "terminat"} {
+	for _, w := range []string{"shutdown", "quit", "stop", "closing", "terminat", "exit"} {
 		if strings.Contains(n, w) {
 			return true
 		}

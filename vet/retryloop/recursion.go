@@ -10,15 +10,16 @@ import (
 // time.Sleep(backoff); return client.tryRefreshMetadata(…) }). Its waits
 // are a retry loop's: they are checked for jitter as a loop's are.
 
-// recursiveWaits returns the waits that precede, on the way to it, a call
-// of fd's function to itself made on an error path: in a block enclosing
+// recursion returns the waits that precede, on the way to it, a call of
+// fd's function to itself made on an error path — in a block enclosing
 // the call, before it, with an error tested on the way or handed to the
-// function literal the call is in.
-func (c *checker) recursiveWaits(fd *ast.FuncDecl, fn *types.Func) []loopCall {
+// function literal the call is in — and the self-calls they precede.
+func (c *checker) recursion(fd *ast.FuncDecl, fn *types.Func) ([]loopCall, []*ast.CallExpr) {
 	if fn == nil {
-		return nil
+		return nil, nil
 	}
 	var out []loopCall
+	var calls []*ast.CallExpr
 	seen := map[*ast.CallExpr]bool{}
 	var stack []ast.Node
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
@@ -34,7 +35,11 @@ func (c *checker) recursiveWaits(fd *ast.FuncDecl, fn *types.Func) []loopCall {
 		if !ok || c.callee(call) != fn || !c.onErrorPath(stack) {
 			return true
 		}
-		for _, w := range c.waitsBefore(stack, fd.Body, fn) {
+		ws := c.waitsBefore(stack, fd.Body, fn)
+		if len(ws) > 0 {
+			calls = append(calls, call)
+		}
+		for _, w := range ws {
 			if !seen[w.call] {
 				seen[w.call] = true
 				out = append(out, w)
@@ -42,7 +47,7 @@ func (c *checker) recursiveWaits(fd *ast.FuncDecl, fn *types.Func) []loopCall {
 		}
 		return true
 	})
-	return out
+	return out, calls
 }
 
 // onErrorPath reports whether the innermost function (literal) around the

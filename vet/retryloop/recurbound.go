@@ -1,0 +1,90 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/types"
+)
+
+// reportRecursionUnbounded reports a retry by recursion that nothing
+// bounds: the function waits and calls itself again on an error with the
+// very arguments it was given (Connect(cfg, retry)), so no count runs
+// down; it has no context to hear and reads no clock; and no condition
+// in it tests a stop (closed, stopping, quit). While the failure lasts it
+// goes round forever, and each round is a stack frame more.
+func (c *checker) reportRecursionUnbounded(fd *ast.FuncDecl, fn *types.Func, calls []*ast.CallExpr) {
+	if len(calls) == 0 || fn == nil || c.mayEnd(fd) {
+		return
+	}
+	sig := fn.Type().(*types.Signature)
+	for i := range sig.Params().Len() {
+		if isContext(sig.Params().At(i).Type()) {
+			return
+		}
+	}
+	for _, call := range calls {
+		if !c.sameArgs(call, sig) || c.paramsChanged(fd, sig) {
+			continue
+		}
+		c.add(finding{check: CheckUnbounded, pos: call.Pos(), end: call.End(),
+			msg: "retry by recursion has no bound on attempts or total time (it calls itself again with the same arguments): count attempts, or stop when ctx is done or a deadline passes"})
+		return
+	}
+}
+
+// sameArgs reports whether call hands each of sig's parameters back in its
+// own place.
+func (c *checker) sameArgs(call *ast.CallExpr, sig *types.Signature) bool {
+	if len(call.Args) != sig.Params().Len() {
+		return false
+	}
+	for i, a := range call.Args {
+		if c.varOf(a) != sig.Params().At(i) {
+			return false
+		}
+	}
+	return true
+}
+
+// mayEnd reports whether fd reads the clock or tests, anywhere, something
+// whose name says its owner is stopping: a way out recursion may take.
+func (c *checker) mayEnd(fd *ast.FuncDecl) bool {
+	found := false
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if isFunc(c.callee(n), "time", "Now", "Since", "Until") {
+				found = true
+			}
+		case *ast.Ident:
+			if isShutdown(n.Name) || stopChanName(n.Name) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// paramsChanged reports whether fd's body assigns, increments or
+// decrements any of its parameters (retries--: a count that runs down).
+func (c *checker) paramsChanged(fd *ast.FuncDecl, sig *types.Signature) bool {
+	params := map[*types.Var]bool{}
+	for i := range sig.Params().Len() {
+		params[sig.Params().At(i)] = true
+	}
+	changed := false
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			for _, l := range n.Lhs {
+				changed = changed || params[c.varOf(l)]
+			}
+		case *ast.IncDecStmt:
+			changed = changed || params[c.varOf(n.X)]
+		case *ast.UnaryExpr:
+			changed = changed || params[c.varOf(n.X)] // &n: changed out of sight
+		}
+		return !changed
+	})
+	return changed
+}
