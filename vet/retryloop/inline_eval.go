@@ -237,16 +237,23 @@ func (in *inliner) statusOf(e ast.Expr) (int64, bool) {
 	return 0, false
 }
 
+// pkgVarInit returns the package variable e names and the value its
+// declaration gives it; ok is false for anything else.
+func (c *checker) pkgVarInit(e ast.Expr) (*types.Var, ast.Expr, bool) {
+	v, ok := c.info.Uses[calleeIdent(e)].(*types.Var)
+	if !ok || !isPkgVar(v) {
+		return nil, nil, false
+	}
+	init, ok := c.pkgVars[v]
+	return v, init, ok
+}
+
 // isSentinel reports whether e is a package variable made by errors.New
 // or fmt.Errorf (or github.com/pkg/errors' or x/xerrors' New and Errorf):
 // an error of the package's own, never the one a response's status was
 // turned into.
 func (c *checker) isSentinel(e ast.Expr) bool {
-	v, ok := c.info.Uses[calleeIdent(e)].(*types.Var)
-	if !ok || !isPkgVar(v) {
-		return false
-	}
-	init, ok := c.pkgVars[v]
+	_, init, ok := c.pkgVarInit(e)
 	if !ok {
 		return false
 	}

@@ -452,16 +452,8 @@ func (c *checker) endsInExit(body *ast.BlockStmt) bool {
 // exitVar reports whether call calls a package variable given only
 // os.Exit (var osExit = os.Exit, kept to be swapped in tests).
 func (c *checker) exitVar(call *ast.CallExpr) bool {
-	id := identOf(call.Fun)
-	if id == nil {
-		return false
-	}
-	v, ok := c.info.Uses[id].(*types.Var)
-	if !ok || !isPkgVar(v) || c.pkgAssigned[v] {
-		return false
-	}
-	init, ok := c.pkgVars[v]
-	if !ok {
+	v, init, ok := c.pkgVarInit(call.Fun)
+	if !ok || c.pkgAssigned[v] {
 		return false
 	}
 	sel, ok := ast.Unparen(init).(*ast.SelectorExpr)
