@@ -460,7 +460,7 @@ func (c *checker) pollsOwnServer(s ast.Stmt, fc funcCtx) bool {
 			if isFunc(fn, "net", "Listen", "ListenTCP", "ListenUDP", "ListenPacket") {
 				found = true // binding a local port, before or in the loop
 			}
-			if fn != nil && strings.Contains(fn.Name(), "InProcess") {
+			if fn != nil && strings.HasPrefix(fn.Name(), "InProcess") {
 				found = true // nats.InProcessServer(s): a connection that never leaves the process
 			}
 			if n.Pos() >= s.Pos() {

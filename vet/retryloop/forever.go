@@ -130,7 +130,11 @@ func (c *checker) clockRange(s ast.Stmt) bool {
 	if !ok {
 		return false
 	}
-	ch, ok := c.info.TypeOf(r.X).Underlying().(*types.Chan)
+	t := c.info.TypeOf(r.X)
+	if t == nil {
+		return false
+	}
+	ch, ok := t.Underlying().(*types.Chan)
 	return ok && isNamed(ch.Elem(), "time", "Time")
 }
 
