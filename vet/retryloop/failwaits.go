@@ -11,6 +11,7 @@ func (w *loopWalker) failureWaits(sc loopScan) []loopCall {
 	var out []loopCall
 	w.notCancel = true
 	defer func() { w.notCancel = false }()
+	paced := map[string]bool{} // the durations a success waits
 	for _, lw := range sc.waits {
 		states := w.at[lw.call]
 		if len(states) == 0 {
@@ -26,11 +27,23 @@ func (w *loopWalker) failureWaits(sc loopScan) []loopCall {
 				onFailure = true
 			}
 		}
+		if onSuccess && len(lw.call.Args) == 1 {
+			paced[types.ExprString(lw.call.Args[0])] = true
+		}
 		if onFailure && !onSuccess && !leavesAfter(lw.call, sc.body) {
 			out = append(out, lw)
 		}
 	}
-	return out
+	// A poll that waits its own interval after a failure as after an
+	// answer (time.Sleep(r.interval) on both ways) paces its failures
+	// like its successes: no retry schedule of its own.
+	kept := out[:0]
+	for _, lw := range out {
+		if len(lw.call.Args) != 1 || !paced[types.ExprString(lw.call.Args[0])] {
+			kept = append(kept, lw)
+		}
+	}
+	return kept
 }
 
 // reopenedStreamWaits returns the waits of a loop that re-opens a stream
