@@ -152,12 +152,12 @@ func label(doc string) ([]string, bool) {
 func TestPrecisionRecall(t *testing.T) {
 	got, cases := measure(t)
 	want := map[string]counts{
-		retryloop.CheckUnclassified: {TP: 38, FP: 0, FN: 2, TN: 429},
-		retryloop.CheckNoJitter:     {TP: 190, FP: 2, FN: 0, TN: 277},
-		retryloop.CheckDeafWait:     {TP: 63, FP: 0, FN: 0, TN: 406},
-		retryloop.CheckUnbounded:    {TP: 36, FP: 0, FN: 0, TN: 433},
-		retryloop.CheckRetryAfter:   {TP: 69, FP: 0, FN: 1, TN: 399},
-		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 463},
+		retryloop.CheckUnclassified: {TP: 38, FP: 0, FN: 2, TN: 430},
+		retryloop.CheckNoJitter:     {TP: 191, FP: 2, FN: 0, TN: 277},
+		retryloop.CheckDeafWait:     {TP: 63, FP: 0, FN: 0, TN: 407},
+		retryloop.CheckUnbounded:    {TP: 36, FP: 0, FN: 0, TN: 434},
+		retryloop.CheckRetryAfter:   {TP: 69, FP: 0, FN: 1, TN: 400},
+		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 464},
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d labelled cases\n| check | TP | FP | FN | TN | precision | recall |\n|---|---|---|---|---|---|---|\n", cases)

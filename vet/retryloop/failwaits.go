@@ -27,16 +27,17 @@ func (w *loopWalker) failureWaits(sc loopScan) []loopCall {
 				onFailure = true
 			}
 		}
-		if onSuccess && len(lw.call.Args) == 1 {
+		if onSuccess && len(lw.call.Args) == 1 && topLevel(lw.call, sc.body) {
 			paced[types.ExprString(lw.call.Args[0])] = true
 		}
 		if onFailure && !onSuccess && !leavesAfter(lw.call, sc.body) {
 			out = append(out, lw)
 		}
 	}
-	// A poll that waits its own interval after a failure as after an
-	// answer (time.Sleep(r.interval) on both ways) paces its failures
-	// like its successes: no retry schedule of its own.
+	// A poll that waits its own interval after a failure as after every
+	// answer (time.Sleep(r.interval) on both ways, the answer's as a
+	// statement of the loop's own body, not one case of it) paces its
+	// failures like its successes: no retry schedule of its own.
 	kept := out[:0]
 	for _, lw := range out {
 		if len(lw.call.Args) != 1 || !paced[types.ExprString(lw.call.Args[0])] {
@@ -120,4 +121,15 @@ func isChan(t types.Type) bool {
 	}
 	_, ok := t.Underlying().(*types.Chan)
 	return ok
+}
+
+// topLevel reports whether call is a statement of body itself (time.Sleep(d)
+// at the end of a poll's round), not one nested in a branch.
+func topLevel(call *ast.CallExpr, body *ast.BlockStmt) bool {
+	for _, st := range body.List {
+		if es, ok := st.(*ast.ExprStmt); ok && ast.Unparen(es.X) == call {
+			return true
+		}
+	}
+	return false
 }

@@ -53,4 +53,24 @@ func (p *poller) pollRetrying() {
 	}
 }
 
+// pollMoved waits the same backoff after a failed call as after an
+// answer that says to look elsewhere: both are retries, neither the
+// poll's own pace (it has none but the backoff).
+//
+// case: flag nojitter
+func (p *poller) pollMoved() {
+	for !p.closed {
+		reply, err := p.client.SayHello(context.Background(), &pb.HelloRequest{Name: "config"})
+		if err != nil {
+			time.Sleep(p.interval) // want `nojitter: this wait in a retry loop`
+			continue
+		}
+		if reply.Message == "moved" {
+			time.Sleep(p.interval)
+			continue
+		}
+		p.apply(reply)
+	}
+}
+
 var _ = newPoller
