@@ -93,11 +93,7 @@ func inIfHead(s *ast.IfStmt, call *ast.CallExpr) bool {
 // or string: each round takes the next element, so a round after a
 // failure is not the failed one again.
 func (c *checker) overElements(s ast.Stmt) bool {
-	r, ok := s.(*ast.RangeStmt)
-	if !ok {
-		return false
-	}
-	t := c.info.TypeOf(r.X)
+	t := c.rangedType(s)
 	if t == nil {
 		return false
 	}

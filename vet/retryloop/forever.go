@@ -126,16 +126,22 @@ func bareFor(s ast.Stmt) bool {
 // (for range timer.C): stopping either never closes it, so the loop ends
 // only by a way out of its body, as a bare for does.
 func (c *checker) clockRange(s ast.Stmt) bool {
-	r, ok := s.(*ast.RangeStmt)
-	if !ok {
-		return false
-	}
-	t := c.info.TypeOf(r.X)
+	t := c.rangedType(s)
 	if t == nil {
 		return false
 	}
 	ch, ok := t.Underlying().(*types.Chan)
 	return ok && isNamed(ch.Elem(), "time", "Time")
+}
+
+// rangedType is the type of what a range statement ranges over; nil for
+// any other statement, or when the type is unknown.
+func (c *checker) rangedType(s ast.Stmt) types.Type {
+	r, ok := s.(*ast.RangeStmt)
+	if !ok {
+		return nil
+	}
+	return c.info.TypeOf(r.X)
 }
 
 // waitingAttempt reports whether call, which waits inside itself (a
