@@ -96,7 +96,10 @@ type checker struct {
 	fieldValues map[*types.Var][]fieldValue
 	// fieldKeys are the keys the package stores in each map field
 	// (rc.Codes[code] = …).
-	fieldKeys     map[*types.Var][]fieldValue
+	fieldKeys map[*types.Var][]fieldValue
+	// counted caches counterElems, by variable and body: the evaluator
+	// asks it of every comparison on every outcome.
+	counted       map[countedKey]bool
 	fieldPurities map[*types.Var]purity
 	// sites are the calls of the package's functions, by callee (built
 	// when first needed).
@@ -172,6 +175,7 @@ func run(pass *analysis.Pass) (any, error) {
 
 		fieldValues:   map[*types.Var][]fieldValue{},
 		fieldKeys:     map[*types.Var][]fieldValue{},
+		counted:       map[countedKey]bool{},
 		fieldPurities: map[*types.Var]purity{},
 	}
 	for _, f := range pass.Files {

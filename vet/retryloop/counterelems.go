@@ -16,6 +16,23 @@ func (c *checker) counterElems(x ast.Expr, body *ast.BlockStmt) bool {
 	if v == nil || body == nil || isPkgVar(v) || c.params[v] {
 		return false
 	}
+	k := countedKey{v, body}
+	if r, seen := c.counted[k]; seen {
+		return r
+	}
+	r := c.countsOnly(v, body)
+	c.counted[k] = r
+	return r
+}
+
+// countedKey is a variable and the body its writes are read in.
+type countedKey struct {
+	v    *types.Var
+	body *ast.BlockStmt
+}
+
+// countsOnly is counterElems for the local variable v of body.
+func (c *checker) countsOnly(v *types.Var, body *ast.BlockStmt) bool {
 	var elem types.Type
 	switch t := v.Type().Underlying().(type) {
 	case *types.Map:
