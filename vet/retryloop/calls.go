@@ -519,7 +519,14 @@ func (c *checker) findDetached(f *ast.File) {
 				cancelOf[cancel] = ctx
 			}
 		case *ast.GoStmt:
-			goCancels = append(goCancels, c.calledVars(n.Call)...)
+			for _, v := range c.calledVars(n.Call) {
+				// a cancel the goroutine made itself (ctx, cancel :=
+				// context.WithTimeout(…) in its own body) is no one
+				// else's way to stop that context
+				if v.Pos() < n.Pos() || v.Pos() >= n.End() {
+					goCancels = append(goCancels, v)
+				}
+			}
 		case *ast.ValueSpec:
 			for i, name := range n.Names {
 				var r ast.Expr

@@ -270,10 +270,24 @@ func (c *checker) serverWait(e ast.Expr) bool {
 	if id == nil {
 		return false
 	}
-	if _, ok := c.info.Uses[id].(*types.Var); !ok {
+	v, ok := c.info.Uses[id].(*types.Var)
+	if !ok || !strings.Contains(strings.ToLower(strings.ReplaceAll(id.Name, "_", "")), "retryafter") {
 		return false
 	}
-	return strings.Contains(strings.ToLower(strings.ReplaceAll(id.Name, "_", "")), "retryafter")
+	// poller.retryAfter = 5 * time.Second in a constructor: a setting
+	// named for what it does, the client's own wait, not the server's
+	return !v.IsField() || !c.constDefault(v)
+}
+
+// constDefault reports whether the package gives field v a constant
+// somewhere (a constructor's default), which makes it a setting.
+func (c *checker) constDefault(v *types.Var) bool {
+	for _, fv := range c.fieldValues[v] {
+		if tv, ok := c.info.Types[fv.expr]; ok && tv.Value != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // userDuration reports whether e is a time.Duration parameter of an
@@ -324,4 +338,34 @@ func (c *checker) zeroField(e ast.Expr) bool {
 	}
 	v, ok := c.info.Uses[sel.Sel].(*types.Var)
 	return ok && v.IsField() && len(c.fieldValues[v]) > 0 && c.zeroByDefault(v)
+}
+
+// readsErrorText reports whether e is made from an error's text
+// (err.Error(), a match or slice of it, or a variable of body given one):
+// what the server said, as in Telegram's FLOOD_WAIT_30.
+func (c *checker) readsErrorText(e ast.Expr, body *ast.BlockStmt, depth int) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		if found || depth > 3 {
+			return false
+		}
+		switch n := n.(type) {
+		case *ast.Ident:
+			if v, ok := c.info.Uses[n].(*types.Var); ok && body != nil {
+				for _, x := range c.assignsOf(body)[v] {
+					if x != unknownExpr && c.readsErrorText(x, body, depth+1) {
+						found = true
+					}
+				}
+			}
+		case *ast.CallExpr:
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Error" && len(n.Args) == 0 {
+				if t := c.info.TypeOf(sel.X); t != nil && (isError(t) || types.Implements(t, errorIface)) {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
 }

@@ -391,6 +391,11 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 		return purity{kind: pRand}
 	}
 	if path == "strconv" && (callee.Name() == "Atoi" || strings.HasPrefix(callee.Name(), "Parse")) {
+		if len(call.Args) > 0 && c.readsErrorText(call.Args[0], body, 0) {
+			// strconv.Atoi(floodWait.FindStringSubmatch(err.Error())[1]):
+			// the seconds the server named in its error, not the client's
+			return purity{kind: pNone}
+		}
 		return purity{kind: pPure} // interval, _ := strconv.Atoi(q.Get("interval_ms")): a setting, the same each time
 	}
 	if path == "math" || (path == "time" && recvNamed(callee) != nil && recvNamed(callee).Obj().Name() == "Duration") {
