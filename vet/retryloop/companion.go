@@ -2,6 +2,7 @@ package retryloop
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 )
 
@@ -56,4 +57,84 @@ func nillable(t types.Type) bool {
 		return true
 	}
 	return false
+}
+
+// soleResult reports whether e (a variable or a field) is given, in the
+// loop, the only result of the call the loop attempts, a pointer, map,
+// slice or interface that is not an error: a helper that folds every
+// failure into nil (data := c.fetchData()), and nothing else: every
+// nil it returns is under an err != nil test, so nil is no "not yet".
+func (ev *evaluator) soleResult(e ast.Expr) bool {
+	c := ev.w.c
+	if ev.w.body == nil || !nillable(c.info.TypeOf(e)) || isError(c.info.TypeOf(e)) {
+		return false
+	}
+	want := types.ExprString(e)
+	found := false
+	ast.Inspect(ev.w.body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || found || len(as.Lhs) != 1 || len(as.Rhs) != 1 {
+			return !found
+		}
+		call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+		if !ok || (call != ev.w.attemptCall && call != ev.w.remoteCall) {
+			return true
+		}
+		if sig, ok := c.info.TypeOf(call.Fun).(*types.Signature); ok && sig.Results().Len() == 1 && types.ExprString(as.Lhs[0]) == want {
+			found = c.nilOnlyOnError(c.callee(call))
+		}
+		return !found
+	})
+	return found
+}
+
+// nilOnlyOnError reports whether fn, a function of this package, returns
+// a literal nil only where a test that an error is not nil holds, and
+// something else at least once.
+func (c *checker) nilOnlyOnError(fn *types.Func) bool {
+	d := c.decls[fn]
+	if d == nil || d.Body == nil {
+		return false
+	}
+	ok, other := true, false
+	var under func(n ast.Node, errTested bool)
+	under = func(n ast.Node, errTested bool) {
+		ast.Inspect(n, func(m ast.Node) bool {
+			switch m := m.(type) {
+			case *ast.FuncLit:
+				return false
+			case *ast.IfStmt:
+				if m.Init != nil {
+					under(m.Init, errTested)
+				}
+				under(m.Body, errTested || c.errNotNil(m.Cond))
+				if m.Else != nil {
+					under(m.Else, errTested)
+				}
+				return false
+			case *ast.ReturnStmt:
+				if len(m.Results) == 1 && isNil(c.info, m.Results[0]) {
+					ok = ok && errTested
+				} else if len(m.Results) == 1 {
+					other = true
+				}
+			}
+			return true
+		})
+	}
+	under(d.Body, false)
+	return ok && other
+}
+
+// errNotNil reports whether cond is err != nil, for an error err.
+func (c *checker) errNotNil(cond ast.Expr) bool {
+	b, ok := ast.Unparen(cond).(*ast.BinaryExpr)
+	if !ok || b.Op != token.NEQ {
+		return false
+	}
+	x, y := b.X, b.Y
+	if isNil(c.info, x) {
+		x, y = y, x
+	}
+	return isNil(c.info, y) && isError(c.info.TypeOf(x))
 }

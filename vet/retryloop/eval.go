@@ -93,13 +93,22 @@ func (ev *evaluator) cond(c cond, o outcome) tri {
 	var r tri
 	switch {
 	case c.alts != nil:
-		r = triF
-		for _, a := range c.alts {
+		all := func(conds []cond) tri {
 			x := triT
-			for _, sc := range a {
+			for _, sc := range conds {
 				x = and3(x, ev.cond(sc, o))
 			}
-			r = or3(r, x)
+			return x
+		}
+		r = triF
+		for _, a := range c.alts {
+			r = or3(r, all(a))
+		}
+		if r == triU {
+			// the ways that joined part at a test taken both ways
+			for _, j := range complementJoins(c.alts) {
+				r = or3(r, all(j))
+			}
 		}
 	case c.opaque == opaqueClassify:
 		r = triU
@@ -164,7 +173,10 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 			return r
 		}
 		fn := c.callee(e)
-		if ev.notCancel && o.failure() && c.isCtxErrTest(e) {
+		if o.failure() && c.isCtxErrTest(e) && (ev.notCancel || c.isCanceled(e.Args[1])) {
+			// errors.Is(err, context.Canceled): the caller gave up, which
+			// a dependency's failure never is (DeadlineExceeded may be
+			// the attempt's own timeout, a failure some loops retry)
 			return triF
 		}
 		if isFunc(fn, "errors", "As") && ev.k == remoteSDK {
@@ -311,7 +323,7 @@ func identOf(e ast.Expr) *ast.Ident {
 
 func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 	c := ev.w.c
-	if ev.notCancel && o.failure() && (op == token.EQL || op == token.NEQ) && (c.isCtxErr(x) || c.isCtxErr(y)) {
+	if o.failure() && (op == token.EQL || op == token.NEQ) && (ev.notCancel && (c.isCtxErr(x) || c.isCtxErr(y)) || c.isCanceled(x) || c.isCanceled(y)) {
 		return boolTri(op == token.NEQ) // err == context.Canceled: not the dependency's failure
 	}
 	if isNil(c.info, y) {
@@ -486,6 +498,19 @@ func (w *loopWalker) retries(k int, o outcome) tri {
 // reaches evaluates a set of path states against outcome o: triT if some
 // path is taken on it whatever the counters and flags say.
 func (w *loopWalker) reaches(states []state, k int, o outcome) tri {
+	r := w.reachesEach(states, k, o)
+	if r == triU {
+		// if errors.Is(err, io.EOF) { go round } else { wait; go round }:
+		// each path hangs on a test the other takes the other way
+		if joined := complementStates(states); len(joined) > 0 {
+			r = max(r, w.reachesEach(joined, k, o))
+		}
+	}
+	return r
+}
+
+// reachesEach is reaches for each path on its own.
+func (w *loopWalker) reachesEach(states []state, k int, o outcome) tri {
 	best := triF
 	for _, g := range states {
 		ev := &evaluator{w: w, k: k, st: g, assign: map[string]bool{}, free: map[string]bool{}, notCancel: w.notCancel}

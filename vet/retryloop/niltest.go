@@ -51,6 +51,10 @@ func (ev *evaluator) nilCompare(op token.Token, x, y ast.Expr, o outcome) tri {
 		return boolTri(isNil)
 	case !o.err && ev.companionOfOutcome(y):
 		return boolTri(op == token.NEQ) // a call that succeeded handed back its value
+	case ev.soleResult(y):
+		// conn.data = conn.fetchData(), nil when the fetch failed: the
+		// value is the outcome
+		return boolTri(o.err == (op == token.EQL))
 	}
 	return ev.irrelevant(types.ExprString(x) + op.String() + types.ExprString(y))
 }

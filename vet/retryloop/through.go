@@ -28,6 +28,12 @@ func (c *checker) isCtxErr(e ast.Expr) bool {
 	return ok && v.Pkg() != nil && v.Pkg().Path() == "context" && (v.Name() == "Canceled" || v.Name() == "DeadlineExceeded")
 }
 
+// isCanceled reports whether e is context.Canceled.
+func (c *checker) isCanceled(e ast.Expr) bool {
+	sel, ok := ast.Unparen(e).(*ast.SelectorExpr)
+	return ok && c.isCtxErr(e) && sel.Sel.Name == "Canceled"
+}
+
 // inlineAttempt reads the verdict an attempt helper returns beside its
 // error (again, err := post(c, req)) through its body, when the helper
 // itself makes the HTTP call: the call's response and error inside it are
