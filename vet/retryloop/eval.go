@@ -90,6 +90,9 @@ func (ev *evaluator) cond(c cond, o outcome) tri {
 		ev.st.srcs = c.srcs
 		defer func() { ev.st.srcs = saved }()
 	}
+	if c.skips {
+		return triF // a way that made no attempt holds on no outcome
+	}
 	var r tri
 	switch {
 	case c.alts != nil:

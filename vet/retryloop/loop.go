@@ -294,8 +294,9 @@ func (w *loopWalker) ifStmt(s *ast.IfStmt, st state, breakIsLoop, contIsLoop boo
 		st = w.simple(s.Init, st)
 	}
 	w.note(s.Cond, st)
+	before := w.attempt
 	t, tf := w.stmt(s.Body, st.with(cond{expr: s.Cond}), breakIsLoop, contIsLoop)
-	e, ef := st.with(cond{expr: s.Cond, neg: true}), true
+	e, ef := st.with(cond{expr: s.Cond, neg: true, skips: w.gatesAttempt(s, before)}), true
 	if s.Else != nil {
 		e, ef = w.stmt(s.Else, e, breakIsLoop, contIsLoop)
 	}
@@ -582,7 +583,7 @@ func (w *loopWalker) inner(s ast.Stmt, body *ast.BlockStmt, st state) (state, bo
 func (w *loopWalker) outcomeConds(conds []cond) []cond {
 	var out []cond
 	for _, c := range conds {
-		if c.alts != nil || c.opaque == opaqueClassify || c.opaque == opaqueCtx {
+		if c.alts != nil || c.skips || c.opaque == opaqueClassify || c.opaque == opaqueCtx {
 			out = append(out, c)
 			continue
 		}

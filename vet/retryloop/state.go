@@ -15,6 +15,10 @@ type cond struct {
 	opaque int // opaqueNone, opaqueClassify, opaqueCtx, opaqueOther
 	key    string
 	neg    bool
+	// skips marks the way past an if that makes the loop's attempt, when
+	// nothing but a wait follows it: a path that tried nothing, which says
+	// nothing of how the loop treats an outcome.
+	skips bool
 	// srcs are where the error variables came from where the condition
 	// stands: a later assignment does not change what it tested.
 	srcs map[types.Object]int
