@@ -34,7 +34,8 @@ func (w *loopWalker) gatesAttempt(s *ast.IfStmt, before token.Pos) bool {
 }
 
 // isWaitStmt reports whether st only waits: time.Sleep(d), or a select
-// whose every case receives from a timer or a done channel.
+// whose every case only receives, its value dropped (<-time.After(d),
+// <-ctx.Done()).
 func (w *loopWalker) isWaitStmt(st ast.Stmt) bool {
 	switch st := st.(type) {
 	case *ast.ExprStmt:
