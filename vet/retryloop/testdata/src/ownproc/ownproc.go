@@ -5,6 +5,7 @@ package ownproc
 
 import (
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -56,4 +57,33 @@ func connectShared(addr string) (net.Conn, error) {
 		time.Sleep(100 * time.Millisecond) // want `nojitter: this wait in a retry loop`
 	}
 	return nil, errors.New("daemon not reachable")
+}
+
+// openTunnel starts ssh to the host's agent and speaks over its output:
+// a transport to another machine, not a daemon of this one.
+func openTunnel(host string) (io.ReadCloser, error) {
+	cmd := exec.Command("ssh", host, "agent")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// connectTunnel opens the tunnel again every second while it fails, in
+// step with every other client of that host.
+//
+// case: flag nojitter
+func connectTunnel(host string) (io.ReadCloser, error) {
+	for try := 0; try < 10; try++ {
+		r, err := openTunnel(host)
+		if err == nil {
+			return r, nil
+		}
+		time.Sleep(time.Second) // want `nojitter: this wait in a retry loop`
+	}
+	return nil, errors.New("no tunnel")
 }
