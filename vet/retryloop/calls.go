@@ -114,10 +114,12 @@ func isTypeParam(t types.Type) bool {
 }
 
 func isNamed(t types.Type, pkg, name string) bool {
-	if p, ok := t.(*types.Pointer); ok {
+	// an alias is the type it names: golang.org/x/net/context's Context
+	// is context.Context
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
 		t = p.Elem()
 	}
-	n, ok := t.(*types.Named)
+	n, ok := types.Unalias(t).(*types.Named)
 	if !ok {
 		return false
 	}
