@@ -70,6 +70,12 @@ func (ev *evaluator) soleResult(e ast.Expr) bool {
 		return false
 	}
 	want := types.ExprString(e)
+	if r, ok := ev.w.soleResults[want]; ok {
+		return r
+	}
+	if ev.w.soleResults == nil {
+		ev.w.soleResults = map[string]bool{}
+	}
 	found := false
 	ast.Inspect(ev.w.body, func(n ast.Node) bool {
 		as, ok := n.(*ast.AssignStmt)
@@ -85,6 +91,7 @@ func (ev *evaluator) soleResult(e ast.Expr) bool {
 		}
 		return !found
 	})
+	ev.w.soleResults[want] = found
 	return found
 }
 

@@ -109,7 +109,7 @@ func (ev *evaluator) cond(c cond, o outcome) tri {
 		}
 		if r == triU {
 			// the ways that joined part at a test taken both ways
-			for _, j := range complementJoins(c.alts) {
+			for _, j := range c.joins {
 				r = or3(r, all(j))
 			}
 		}

@@ -55,6 +55,9 @@ type loopWalker struct {
 	// checks are the status checks whose errors paths hold (see
 	// statusCheck).
 	checks []*ast.CallExpr
+	// soleResults caches soleResult by expression: the evaluator asks it
+	// on every outcome, and it walks the function body.
+	soleResults map[string]bool
 }
 
 // note records the state at which s is reached, for each of the loop's
@@ -101,7 +104,7 @@ func (w *loopWalker) merge(base state, outs []state) state {
 		alts = append(alts, rest)
 	}
 	if len(alts) > 1 && len(alts) <= 8 {
-		conds = append(conds, cond{alts: alts})
+		conds = append(conds, cond{alts: alts, joins: complementJoins(alts)})
 	}
 	srcs := outs[0].srcs
 	for _, o := range outs[1:] {

@@ -25,6 +25,9 @@ type cond struct {
 	// alts, if set, make the condition a choice of ways that joined
 	// here: it holds if all the conditions of one of them do.
 	alts [][]cond
+	// joins are the ways of alts that part at one test taken both ways,
+	// joined (see complementJoins), made once with them.
+	joins [][]cond
 }
 
 // flat returns conds with every choice's conditions spread out.
