@@ -463,7 +463,7 @@ func (c *checker) pollsOwnServer(s ast.Stmt, fc funcCtx) bool {
 			if fn != nil && strings.HasPrefix(fn.Name(), "InProcess") {
 				found = true // nats.InProcessServer(s): a connection that never leaves the process
 			}
-			if c.startsProcess(fn, 0) {
+			if c.startsProcess(fn) {
 				found = true // startDaemon() before or in the loop: a server this process forks, then dials
 			}
 			if n.Pos() >= s.Pos() {

@@ -11,7 +11,7 @@ import (
 // function of this package that calls it and takes none of the child's
 // pipes: a process that talks over its stdin and stdout (ssh, docker
 // exec) is a transport to somewhere else, not a server of this machine.
-func (c *checker) startsProcess(fn *types.Func, depth int) bool {
+func (c *checker) startsProcess(fn *types.Func) bool {
 	if fn == nil {
 		return false
 	}
@@ -19,7 +19,7 @@ func (c *checker) startsProcess(fn *types.Func, depth int) bool {
 		return true
 	}
 	d := c.decls[fn]
-	if d == nil || d.Body == nil || depth > 0 {
+	if d == nil || d.Body == nil {
 		return false
 	}
 	starts, pipes := false, false
