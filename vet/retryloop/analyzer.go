@@ -45,7 +45,7 @@ stacked on each other (stacked). A "//recoil:ignore <check> <reason>"
 comment on the line of a finding or the line above silences it.`,
 	URL:       "https://github.com/recoil-go/recoil/blob/main/docs/vet.md",
 	Run:       run,
-	FactTypes: []analysis.Fact{new(FuncFact), new(StatusFact)},
+	FactTypes: []analysis.Fact{new(FuncFact), new(StatusFact), new(OfflineFact)},
 }
 
 // testFiles is the -testfiles flag: check _test.go files too. Off by
@@ -141,16 +141,22 @@ type checker struct {
 	handed       map[*types.Var]*types.Func
 	declsRead    bool
 	findingSites bool
+	// offline is set when the package cannot reach another machine or
+	// program (see OfflineFact).
+	offline bool
 }
 
 func run(pass *analysis.Pass) (any, error) {
-	if isStd(pass) {
+	std := isStd(pass)
+	offline := markOffline(pass, std)
+	if std {
 		// The standard library's timers and connections are not retry
 		// loops, and its functions are not anyone's wait helpers.
 		return nil, nil
 	}
 	c := &checker{
 		pass:     pass,
+		offline:  offline,
 		info:     pass.TypesInfo,
 		decls:    map[*types.Func]*ast.FuncDecl{},
 		pkgVars:  map[*types.Var]ast.Expr{},

@@ -132,9 +132,11 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	if sc.remote == remoteNone && !v.anyFailure {
 		w, v = c.refocus(s, label, fc, sc, w, v)
 	}
-	if sc.remote == remoteNone && (c.isLocalOp(w.attemptCall, fc.decl) || c.servesConn(w.attemptCall, fc)) {
+	if sc.remote == remoteNone && (c.isLocalOp(w.attemptCall, fc.decl) || c.servesConn(w.attemptCall, fc) || c.offlineWork(w.attemptCall)) {
 		// os.RemoveAll retried on EBUSY, a server's read of its client's
-		// connection: nothing shared to synchronise on, no storm to spread.
+		// connection, a storage engine's commit in a package that cannot
+		// reach the network: nothing shared to synchronise on, no storm
+		// to spread.
 		return
 	}
 	if v.anyFailure && w.attemptCall != nil && c.neverSucceeds(c.callee(w.attemptCall)) {

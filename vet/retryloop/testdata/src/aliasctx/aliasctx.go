@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package aliasctx holds, written anew, a stream reconnect whose context
 // comes from golang.org/x/net/context, an alias of the standard one.
 package aliasctx

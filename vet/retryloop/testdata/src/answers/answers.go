@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package answers holds, written anew, calls that wait for an answer with
 // a timeout — a request over a message bus, a flush given a moment to
 // finish — and the loops around them. A timeout on an answer is part of

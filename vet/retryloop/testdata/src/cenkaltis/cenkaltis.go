@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package cenkaltis holds, written anew, retries driven by
 // cenkalti/backoff whose schedule the call builds where the analyzer can
 // see it: a ConstantBackOff, or an ExponentialBackOff with no

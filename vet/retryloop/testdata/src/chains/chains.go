@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package chains holds waits whose durations pass through a constructor's
 // parameters, and a backoff's first result.
 // Written for these tests.

@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package closurewaits holds, written anew, retry loops whose wait sits in
 // a local function literal the loop calls on each failure.
 package closurewaits

@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package copyopts holds a client whose retry settings are copied from the
 // user's options over the package's defaults. Written for these tests.
 package copyopts

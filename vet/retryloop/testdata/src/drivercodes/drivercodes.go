@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package drivercodes holds, written anew, retries of a message bus's
 // object store that read the server's code out of the driver's own error
 // type: no HTTP response in sight, but a 503 all the same.

@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package goerrs holds, written anew, loops that start their attempt in
 // a goroutine each round and hear how it went on an error channel handed
 // to it, and a look-alike that only drains a long-lived worker's errors.

@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package grpccodes holds retries of a func value's gRPC call classified
 // by status.Code of its error: on a success the error is nil, its code
 // codes.OK, so the loop leaves.

@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package ignores holds //recoil:ignore comments, well and badly formed.
 package ignores
 

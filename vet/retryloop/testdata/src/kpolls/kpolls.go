@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package kpolls holds, written anew, apimachinery wait calls around a
 // condition: a poll goes round until the condition says done, and is a
 // retry where the condition answers "not yet" on a failure it tested.

@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package kretries holds, written anew, client-go retries of a conflict
 // or an error on a wait.Backoff the call gives: its Jitter decides
 // whether clients that conflicted together retry together.

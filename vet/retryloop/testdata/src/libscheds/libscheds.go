@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package libscheds holds, written anew, waits taken from backoff
 // libraries whose randomness is off unless asked for: jpillora/backoff's
 // Jitter field and go-resiliency's Retrier.SetJitter.

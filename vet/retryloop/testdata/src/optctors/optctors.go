@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package optctors holds, written anew, backoffs made by constructors that
 // take options after their durations: the durations are still the
 // caller's, one value for every retry.

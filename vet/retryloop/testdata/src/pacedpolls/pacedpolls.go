@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package pacedpolls holds, written anew, configuration polls over gRPC
 // that wait after a failure as after an answer, beside one whose failures
 // keep a schedule of their own.

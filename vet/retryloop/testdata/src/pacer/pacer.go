@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package pacer is a backoff type that other packages' loops use: what
 // its durations are made of crosses the package boundary as a fact.
 package pacer

@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package readcreate holds, written anew, loops that make two calls that
 // can fail: a read whose failure ends the loop, then a write whose
 // failure may go round.

@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package retrycfg is a client's configuration, set by its users and by a
 // session package elsewhere: nothing here assigns a field.
 package retrycfg

@@ -1,3 +1,5 @@
+// want package:"offline"
+
 package retrywrap
 
 import (

@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package servertold holds, written anew, loops whose wait the server
 // names in its error's text (a chat API's flood wait), beside one whose
 // wait a setting named "retryAfter" gives, and download workers that make

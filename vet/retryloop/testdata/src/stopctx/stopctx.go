@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package stopctx holds contexts a function makes from
 // context.Background(): one a goroutine cancels when a stop channel closes
 // is a live stop, and a sleep beside it is deaf; one only deferred or

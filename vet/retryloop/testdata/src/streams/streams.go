@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package streams holds loops that open a watch again each time the last
 // one ends. A watch's channel closes when the watch fails or is cancelled,
 // so the wait before the next one paces a retry.

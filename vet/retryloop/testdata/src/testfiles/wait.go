@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package testfiles has a deaf sleep in a test file only.
 package testfiles
 

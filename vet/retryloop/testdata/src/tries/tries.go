@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package tries is a small backoff written anew for the tests: a loop
 // goes on while Ongoing says so.
 package tries

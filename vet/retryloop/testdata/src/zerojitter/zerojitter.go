@@ -1,3 +1,5 @@
+// want package:"offline"
+
 // Package zerojitter holds, written anew, retry loops whose "jitter" is a
 // random float in [0, 1) converted to a duration: truncated to 0, it
 // randomises nothing.
