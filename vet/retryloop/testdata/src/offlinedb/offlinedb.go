@@ -52,11 +52,11 @@ func (db *DB) commit(rec []byte) error {
 	return err
 }
 
-// Do runs what the caller hands it again after a constant pause: the
+// retry runs what the caller hands it again after a constant pause: the
 // caller's operation may be anybody's.
 //
 // case: flag nojitter
-func Do(op func() error) error {
+func retry(op func() error) error {
 	var err error
 	for i := 0; i < 3; i++ {
 		if err = op(); err == nil {
