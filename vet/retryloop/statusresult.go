@@ -2,6 +2,7 @@ package retryloop
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 )
 
@@ -26,7 +27,7 @@ func (c *checker) summarizeStatusResult(fn *types.Func, d *ast.FuncDecl, s *Func
 		if b, ok := res.At(i).Type().Underlying().(*types.Basic); !ok || b.Info()&types.IsInteger == 0 {
 			continue
 		}
-		if everyReturn(c.info, d.Body, i, res.Len(), c.isStatus) {
+		if everyReturn(c.info, d.Body, i, res.Len(), c.isStatus) || c.namedStatus(d.Body, res.At(i), i, res.Len()) {
 			s.StatusResult = i + 1
 		}
 		return // the first integer result is the status, or none is
@@ -53,6 +54,62 @@ func everyReturn(info *types.Info, body *ast.BlockStmt, i, n int, ok func(ast.Ex
 			case ok(x):
 				some = true
 			default:
+				all = false
+			}
+		}
+		return all
+	})
+	return all && some
+}
+
+// namedStatus reports whether a function whose results are named and
+// returned bare (statusCode = res.StatusCode … return) gives, in the named
+// result v (result i of n), the answer's status: every assignment to v is a constant or a
+// status, one at least a status, v's address is never taken, and every
+// return is bare or gives v itself, a constant or a status there.
+func (c *checker) namedStatus(body *ast.BlockStmt, v *types.Var, i, n int) bool {
+	if v.Name() == "" || v.Name() == "_" {
+		return false
+	}
+	is := func(x ast.Expr) bool {
+		id, ok := ast.Unparen(x).(*ast.Ident)
+		return ok && c.info.Uses[id] == v
+	}
+	some, all := false, true
+	value := func(x ast.Expr) {
+		switch {
+		case c.info.Types[x].Value != nil:
+		case c.isStatus(x):
+			some = true
+		default:
+			all = false
+		}
+	}
+	ast.Inspect(body, func(nd ast.Node) bool {
+		switch s := nd.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.AssignStmt:
+			for j, l := range s.Lhs {
+				if !is(l) {
+					continue
+				}
+				if len(s.Lhs) != len(s.Rhs) || s.Tok != token.ASSIGN {
+					all = false
+				} else {
+					value(ast.Unparen(s.Rhs[j]))
+				}
+			}
+		case *ast.IncDecStmt:
+			all = all && !is(s.X)
+		case *ast.UnaryExpr:
+			all = all && !(s.Op == token.AND && is(s.X))
+		case *ast.ReturnStmt:
+			if len(s.Results) == n {
+				if r := s.Results[i]; !is(r) {
+					value(ast.Unparen(r))
+				}
+			} else if len(s.Results) != 0 {
 				all = false
 			}
 		}
