@@ -290,6 +290,7 @@ func (c *checker) summarize() {
 			c.pass.ExportObjectFact(fn, s)
 		}
 	}
+	c.exportIfaceRemotes()
 }
 
 func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {

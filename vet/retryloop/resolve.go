@@ -361,3 +361,30 @@ func (ev *evaluator) once(e ast.Expr) ast.Expr {
 	}
 	return e
 }
+
+// exportIfaceRemotes gives each method of the package's exported
+// interfaces the remote kind of the one method of this package's types
+// that implements it (stripe.RequestPerformer's PerformRequest, made
+// only by stripe.Client, an HTTP call): a helper in another package that
+// calls it through the interface calls the remote endpoint behind it.
+func (c *checker) exportIfaceRemotes() {
+	scope := c.pass.Pkg.Scope()
+	for _, name := range scope.Names() {
+		tn, ok := scope.Lookup(name).(*types.TypeName)
+		if !ok || !tn.Exported() || tn.IsAlias() {
+			continue
+		}
+		iface, ok := tn.Type().Underlying().(*types.Interface)
+		if !ok {
+			continue
+		}
+		for m := range iface.ExplicitMethods() {
+			if !m.Exported() {
+				continue
+			}
+			if t, ok := c.soleImpl(m); ok && c.summary[t] != nil && c.summary[t].Remote != remoteNone {
+				c.pass.ExportObjectFact(m, &FuncFact{Remote: c.summary[t].Remote})
+			}
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 
 // Doer is an HTTP client by its shape.
 type Doer interface {
-	Do(*http.Request) (*http.Response, error)
+	Do(*http.Request) (*http.Response, error) // want Do:`remote=1 waits=false deaf=false jitter=0 durparam=0 retryafter=false bydefault=false`
 }
 
 // Client retries through a Doer.
