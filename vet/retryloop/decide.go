@@ -68,6 +68,9 @@ func (w *loopWalker) isDecider(call *ast.CallExpr, counters map[*types.Var]bool)
 	if call == w.remoteCall || call == w.attemptCall {
 		return false
 	}
+	if a := w.attemptCall; a != nil && c.callee(a) != nil && c.callee(call) == c.callee(a) && c.sameReceiver(call, a) {
+		return false // err := c.connect(ctx) before the loop: its first try, not a policy
+	}
 	if tv, ok := c.info.Types[call.Fun]; ok && tv.IsType() {
 		return false
 	}
@@ -118,6 +121,21 @@ func (w *loopWalker) isDecider(call *ast.CallExpr, counters map[*types.Var]bool)
 		return true
 	}
 	return false
+}
+
+// sameReceiver reports whether two calls of one method are made on the
+// same variable or field path (c.connect(ctx) and c.connect(ctx)), or are
+// both calls of a function.
+func (c *checker) sameReceiver(a, b *ast.CallExpr) bool {
+	sa, okA := ast.Unparen(a.Fun).(*ast.SelectorExpr)
+	sb, okB := ast.Unparen(b.Fun).(*ast.SelectorExpr)
+	if !okA || !okB {
+		return !okA && !okB
+	}
+	if _, isPkg := c.info.Uses[identOf(sa.X)].(*types.PkgName); isPkg {
+		return true // pkg.Connect(ctx) both times
+	}
+	return types.ExprString(sa.X) == types.ExprString(sb.X)
 }
 
 // policyResults reports whether a func's results are a verdict and a wait:
