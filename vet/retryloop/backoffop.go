@@ -84,16 +84,23 @@ func (c *checker) backoffRetryAfter(call *ast.CallExpr, decl *ast.BlockStmt) {
 		return
 	}
 	lit := c.operationLit(call, decl)
-	if lit == nil || c.remoteIn(lit.Body) == nil {
+	if lit == nil {
 		return
 	}
-	c.backoffUnclassified(call, lit)
+	r := c.remoteIn(lit.Body)
+	if r == nil {
+		return
+	}
+	every := c.backoffEveryError(call, lit, r)
+	if !every {
+		c.backoffUnclassified(call, lit)
+	}
 	if c.litReadsRetryAfter(lit) {
 		return
 	}
 	var which []string
 	for _, st := range []int{429, 503} {
-		if c.returnsRetriedOn(lit.Body.List, nil, st) {
+		if (every && r.kind == remoteSDK) || c.returnsRetriedOn(lit.Body.List, nil, st) {
 			which = append(which, fmt.Sprint(st))
 		}
 	}
