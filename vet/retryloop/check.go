@@ -531,7 +531,7 @@ func (c *checker) isListener(call *ast.CallExpr) bool {
 
 // localPkgs are the packages whose calls act on this machine only.
 var localPkgs = map[string]bool{
-	"os": true, "syscall": true, "io/fs": true, "path/filepath": true, "golang.org/x/sys/unix": true,
+	"os": true, "syscall": true, "io/fs": true, "io/ioutil": true, "path/filepath": true, "golang.org/x/sys/unix": true,
 	// fsnotify watches this machine's file system (inotify, kqueue):
 	// gopls and sentinel-golang retry its Add while a checkout settles.
 	"github.com/fsnotify/fsnotify": true,

@@ -8,6 +8,7 @@ package reads
 import (
 	"errors"
 	"io"
+	"io/ioutil"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -256,6 +257,20 @@ func removeAll(dir string) error {
 	// synchronise on.
 	for i := 0; ; i++ {
 		err := os.RemoveAll(dir)
+		if err == nil || i >= 10 || !errors.Is(err, syscall.EBUSY) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// A file written through io/ioutil, retried while busy: the same local
+// operation as os.WriteFile.
+//
+// case: clean
+func writeStatus(path string, b []byte) error {
+	for i := 0; ; i++ {
+		err := ioutil.WriteFile(path, b, 0o644)
 		if err == nil || i >= 10 || !errors.Is(err, syscall.EBUSY) {
 			return err
 		}
