@@ -2,6 +2,7 @@ package retryloop
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 )
 
@@ -127,8 +128,53 @@ func isChan(t types.Type) bool {
 // at the end of a poll's round), not one nested in a branch.
 func topLevel(call *ast.CallExpr, body *ast.BlockStmt) bool {
 	for _, st := range body.List {
-		if es, ok := st.(*ast.ExprStmt); ok && ast.Unparen(es.X) == call {
-			return true
+		switch st := st.(type) {
+		case *ast.ExprStmt:
+			if ast.Unparen(st.X) == call {
+				return true
+			}
+		case *ast.SelectStmt:
+			if waitsOrLeaves(st, call) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// waitsOrLeaves reports whether a select receives from call (case
+// <-time.After(d):) and every other case of it leaves the loop (case
+// <-ctx.Done(): return): at the end of the round it waits call's time or
+// stops, as a wait that is a statement of the body does.
+func waitsOrLeaves(s *ast.SelectStmt, call *ast.CallExpr) bool {
+	found := false
+	for _, cl := range s.Body.List {
+		cc := cl.(*ast.CommClause)
+		if es, ok := cc.Comm.(*ast.ExprStmt); ok {
+			if u, ok := ast.Unparen(es.X).(*ast.UnaryExpr); ok && u.Op == token.ARROW && ast.Unparen(u.X) == call {
+				found = true
+				continue
+			}
+		}
+		if len(cc.Body) == 0 || !leavesLoop(cc.Body[len(cc.Body)-1]) {
+			return false
+		}
+	}
+	return found
+}
+
+// leavesLoop reports whether s, the last statement of a case, leaves the
+// loop: a return, a panic, or a break or goto to a label.
+func leavesLoop(s ast.Stmt) bool {
+	switch s := s.(type) {
+	case *ast.ReturnStmt:
+		return true
+	case *ast.BranchStmt:
+		return s.Label != nil && (s.Tok == token.BREAK || s.Tok == token.GOTO)
+	case *ast.ExprStmt:
+		if call, ok := s.X.(*ast.CallExpr); ok {
+			id, isIdent := ast.Unparen(call.Fun).(*ast.Ident)
+			return isIdent && id.Name == "panic"
 		}
 	}
 	return false
