@@ -146,15 +146,9 @@ type checker struct {
 	offline bool
 }
 
-func run(pass *analysis.Pass) (any, error) {
-	std := isStd(pass)
-	offline := markOffline(pass, std)
-	if std {
-		// The standard library's timers and connections are not retry
-		// loops, and its functions are not anyone's wait helpers.
-		return nil, nil
-	}
-	c := &checker{
+// newChecker makes the checker of one package's pass.
+func newChecker(pass *analysis.Pass, offline bool) *checker {
+	return &checker{
 		pass:     pass,
 		offline:  offline,
 		info:     pass.TypesInfo,
@@ -184,6 +178,17 @@ func run(pass *analysis.Pass) (any, error) {
 		counted:       map[countedKey]bool{},
 		fieldPurities: map[*types.Var]purity{},
 	}
+}
+
+func run(pass *analysis.Pass) (any, error) {
+	std := isStd(pass)
+	offline := markOffline(pass, std)
+	if std {
+		// The standard library's timers and connections are not retry
+		// loops, and its functions are not anyone's wait helpers.
+		return nil, nil
+	}
+	c := newChecker(pass, offline)
 	for _, f := range pass.Files {
 		c.findBare(f)
 		c.findParams(f)
