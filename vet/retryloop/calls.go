@@ -10,10 +10,13 @@ import (
 )
 
 const (
-	recoilPath     = "github.com/recoil-go/recoil"
-	recoilHTTPPath = "github.com/recoil-go/recoil/recoilhttp"
-	recoilGRPCPath = "github.com/recoil-go/recoil/recoilgrpc"
-	grpcPath       = "google.golang.org/grpc"
+	recoilPath = "github.com/recoil-go/recoil"
+	// openapiRuntimePath is go-openapi/runtime, whose ClientTransport
+	// carries every go-swagger generated client's calls.
+	openapiRuntimePath = "github.com/go-openapi/runtime"
+	recoilHTTPPath     = "github.com/recoil-go/recoil/recoilhttp"
+	recoilGRPCPath     = "github.com/recoil-go/recoil/recoilgrpc"
+	grpcPath           = "google.golang.org/grpc"
 )
 
 // sdkRoots are the model SDKs whose client methods are remote calls and
@@ -190,6 +193,11 @@ func (c *checker) funcRemote(fn *types.Func) int {
 		return remoteNone
 	case strings.HasPrefix(path, recoilPath):
 		return remoteNone
+	case path == openapiRuntimePath && fn.Name() == "Submit" && isIfaceMethod(fn):
+		// A go-swagger client's transport: each generated operation
+		// sends one request and hands back every non-2xx answer as a
+		// typed error, as a model SDK does.
+		return remoteSDK
 	}
 	if fn.Name() == "RoundTrip" && recvNamed(fn) != nil && lastResultIsError(fn) {
 		return remoteHTTP
