@@ -22,6 +22,9 @@ func (c *checker) backoffEveryError(call *ast.CallExpr, lit *ast.FuncLit, r *rem
 	}
 	classified := false
 	ast.Inspect(lit.Body, func(n ast.Node) bool {
+		if classified {
+			return false // Inspect still visits the siblings: keep the verdict
+		}
 		switch n := n.(type) {
 		case *ast.CallExpr:
 			fn := c.callee(n)

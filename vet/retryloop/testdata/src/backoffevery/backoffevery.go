@@ -61,3 +61,27 @@ func completeOnce(ctx context.Context, c openai.Client) (*openai.ChatCompletion,
 	err := backoff.Retry(op, backoff.WithContext(backoff.NewExponentialBackOff(), ctx))
 	return out, err
 }
+
+// completeStops hands the library nil, keeping the error, for every
+// status it reports but 429 and the 5xx: classified, though not through
+// backoff.Permanent.
+//
+// case: flag retryafter
+func completeStops(ctx context.Context, c openai.Client) (*openai.ChatCompletion, error) {
+	var out *openai.ChatCompletion
+	var stop error
+	op := func() error {
+		var err error
+		out, err = c.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "gpt"})
+		var apiErr *openai.Error
+		if errors.As(err, &apiErr) && apiErr.StatusCode < 500 && apiErr.StatusCode != 429 {
+			stop = err
+			return nil
+		}
+		return err
+	}
+	if err := backoff.Retry(op, backoff.WithContext(backoff.NewExponentialBackOff(), ctx)); err != nil { // want `retryafter: backoff.Retry retries 429 and 503`
+		return nil, err
+	}
+	return out, stop
+}
