@@ -238,7 +238,7 @@ func run(pass *analysis.Pass) (any, error) {
 // isStd reports whether pass is checking a package of the standard
 // library (its files are under GOROOT).
 func isStd(pass *analysis.Pass) bool {
-	if len(pass.Files) == 0 || strings.Contains(strings.Split(pass.Pkg.Path(), "/")[0], ".") {
+	if len(pass.Files) == 0 || !isStdPath(pass.Pkg.Path()) {
 		return false
 	}
 	root := build.Default.GOROOT

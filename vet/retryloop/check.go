@@ -636,7 +636,7 @@ func (c *checker) pureStd(b *ast.BlockStmt) bool {
 // calls reach nothing beyond this process: not the network, a database,
 // another program.
 func pureStdPkg(path string) bool {
-	if path == "" || strings.Contains(strings.Split(path, "/")[0], ".") {
+	if path == "" || !isStdPath(path) {
 		return false
 	}
 	for _, p := range []string{"net", "database", "os/exec", "plugin", "crypto/tls", "log/syslog"} {

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 )
 
 // companionOfOutcome reports whether e is a variable given, beside the
@@ -104,32 +105,16 @@ func (c *checker) nilOnlyOnError(fn *types.Func) bool {
 		return false
 	}
 	ok, other := true, false
-	var under func(n ast.Node, errTested bool)
-	under = func(n ast.Node, errTested bool) {
-		ast.Inspect(n, func(m ast.Node) bool {
-			switch m := m.(type) {
-			case *ast.FuncLit:
-				return false
-			case *ast.IfStmt:
-				if m.Init != nil {
-					under(m.Init, errTested)
-				}
-				under(m.Body, errTested || c.errNotNil(m.Cond))
-				if m.Else != nil {
-					under(m.Else, errTested)
-				}
-				return false
-			case *ast.ReturnStmt:
-				if len(m.Results) == 1 && isNil(c.info, m.Results[0]) {
-					ok = ok && errTested
-				} else if len(m.Results) == 1 {
-					other = true
-				}
-			}
-			return true
-		})
-	}
-	under(d.Body, false)
+	returnsUnderIfs(d.Body, func(r *ast.ReturnStmt, ifs []*ast.IfStmt) bool {
+		switch {
+		case len(r.Results) != 1:
+		case isNil(c.info, r.Results[0]):
+			ok = slices.ContainsFunc(ifs, func(s *ast.IfStmt) bool { return c.errNotNil(s.Cond) })
+		default:
+			other = true
+		}
+		return ok
+	})
 	return ok && other
 }
 

@@ -4,7 +4,6 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
-	"strings"
 )
 
 // A loop may leave on the word of something it cannot see into: a retry
@@ -115,7 +114,7 @@ func (w *loopWalker) isDecider(call *ast.CallExpr, counters map[*types.Var]bool)
 		if t == nil || isError(t) || types.Implements(t, errorIface) || isNamed(t, "net/http", "Response") {
 			return false // err.Temporary(): the error classifies itself
 		}
-		if p := funcPath(fn); p != "" && !strings.Contains(strings.Split(p, "/")[0], ".") {
+		if p := funcPath(fn); p != "" && isStdPath(p) {
 			return false // a standard library interface (io.Reader): no policy
 		}
 		return true
