@@ -91,7 +91,10 @@ type checker struct {
 	seen     map[string]bool
 	bare     map[*ast.CallExpr]bool
 	detached map[*types.Var]bool
-	params   map[*types.Var]bool // every function's and literal's parameters
+	// live is where a detached context's errgroup first starts a
+	// goroutine, whose failure cancels it
+	live   map[*types.Var]token.Pos
+	params map[*types.Var]bool // every function's and literal's parameters
 	// fieldValues are the values the package gives each struct field.
 	fieldValues map[*types.Var][]fieldValue
 	// fieldKeys are the keys the package stores in each map field
@@ -160,6 +163,7 @@ func newChecker(pass *analysis.Pass, offline bool) *checker {
 		seen:     map[string]bool{},
 		bare:     map[*ast.CallExpr]bool{},
 		detached: map[*types.Var]bool{},
+		live:     map[*types.Var]token.Pos{},
 		params:   map[*types.Var]bool{},
 		off:      map[*ast.BlockStmt][]ast.Node{},
 		gates:    map[*ast.BlockStmt][]*types.Var{},

@@ -17,6 +17,7 @@ const (
 	recoilHTTPPath     = "github.com/recoil-go/recoil/recoilhttp"
 	recoilGRPCPath     = "github.com/recoil-go/recoil/recoilgrpc"
 	grpcPath           = "google.golang.org/grpc"
+	errgroupPath       = "golang.org/x/sync/errgroup"
 )
 
 // sdkRoots are the model SDKs whose client methods are remote calls and
@@ -415,7 +416,7 @@ func (c *checker) findBare(f *ast.File) {
 func (c *checker) ctxInScope(pos token.Pos) bool { return c.ctxName(pos) != "" }
 
 func (c *checker) ctxName(pos token.Pos) string {
-	if name := c.varInScope(pos, func(v *types.Var) bool { return isContext(v.Type()) && !c.detached[v] }); name != "" {
+	if name := c.varInScope(pos, func(v *types.Var) bool { return isContext(v.Type()) && !c.detachedAt(v, pos) }); name != "" {
 		return name
 	}
 	// The request a handler or a client was handed carries its caller's
@@ -495,6 +496,7 @@ func (c *checker) findDetached(f *ast.File) {
 	all := map[*types.Var]int{}
 	watched := map[*types.Var]bool{}
 	cancelOf := map[*types.Var]*types.Var{} // cancel func → its context
+	groupOf := map[*types.Var]*types.Var{}  // errgroup → its context
 	var goCancels []*types.Var              // cancel funcs called in a goroutine
 	note := func(lhs ast.Expr, rhs ast.Expr) {
 		id, ok := lhs.(*ast.Ident)
@@ -516,17 +518,21 @@ func (c *checker) findDetached(f *ast.File) {
 	ast.Inspect(f, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.AssignStmt:
+			group, gctx := c.errgroupPair(n)
 			for i, l := range n.Lhs {
 				var r ast.Expr
 				if len(n.Rhs) == len(n.Lhs) {
 					r = n.Rhs[i]
-				} else if len(n.Rhs) == 1 && i == 0 {
-					r = n.Rhs[0] // ctx, cancel := context.WithTimeout(…)
+				} else if len(n.Rhs) == 1 && (i == 0 || gctx != nil) {
+					r = n.Rhs[0] // ctx, cancel := context.WithTimeout(…); g, ctx := errgroup.WithContext(…)
 				}
 				note(l, r)
 			}
 			if ctx, cancel := c.cancelPair(n); ctx != nil {
 				cancelOf[cancel] = ctx
+			}
+			if group != nil {
+				groupOf[group] = gctx
 			}
 		case *ast.GoStmt:
 			for _, v := range c.calledVars(n.Call) {
@@ -551,6 +557,13 @@ func (c *checker) findDetached(f *ast.File) {
 			if v := c.watchedCtx(n); v != nil {
 				watched[v] = true
 			}
+			// g.Go(f): from here on, f's failure cancels the group's
+			// context; before it nothing can
+			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Go" {
+				if ctx := groupOf[c.varOf(sel.X)]; ctx != nil && c.live[ctx] == token.NoPos {
+					c.live[ctx] = n.Pos()
+				}
+			}
 		}
 		return true
 	})
@@ -566,6 +579,30 @@ func (c *checker) findDetached(f *ast.File) {
 			c.detached[v] = true
 		}
 	}
+}
+
+// errgroupPair returns the variables of `g, ctx :=
+// errgroup.WithContext(…)`, or nils.
+func (c *checker) errgroupPair(as *ast.AssignStmt) (group, ctx *types.Var) {
+	if len(as.Lhs) != 2 || len(as.Rhs) != 1 {
+		return nil, nil
+	}
+	call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+	if !ok || !isFunc(c.callee(call), errgroupPath, "WithContext") {
+		return nil, nil
+	}
+	group, ctx = c.varOf(as.Lhs[0]), c.varOf(as.Lhs[1])
+	if group == nil || ctx == nil || !isContext(ctx.Type()) {
+		return nil, nil
+	}
+	return group, ctx
+}
+
+// detachedAt reports whether v is a detached context at pos: one the
+// function made for itself and never watches, and that no goroutine of
+// its errgroup can yet cancel.
+func (c *checker) detachedAt(v *types.Var, pos token.Pos) bool {
+	return c.detached[v] && (c.live[v] == token.NoPos || pos < c.live[v])
 }
 
 // cancelPair returns the variables of `ctx, cancel := context.WithX(…)`,
@@ -637,7 +674,8 @@ func (c *checker) fromBackground(e ast.Expr, self *types.Var, depth int) bool {
 	switch {
 	case isFunc(fn, "context", "Background", "TODO"):
 		return true
-	case funcPath(fn) == "context" && strings.HasPrefix(fn.Name(), "With") && len(call.Args) > 0:
+	case funcPath(fn) == "context" && strings.HasPrefix(fn.Name(), "With") && len(call.Args) > 0,
+		isFunc(fn, errgroupPath, "WithContext") && len(call.Args) > 0:
 		return c.fromBackground(call.Args[0], self, depth+1)
 	}
 	return false

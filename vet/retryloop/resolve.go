@@ -145,13 +145,25 @@ func ownReturns(body *ast.BlockStmt, f func(*ast.ReturnStmt) bool) bool {
 // soleImpl returns the method m of the one named type of this package that
 // implements m's interface, an interface of this package.
 func (c *checker) soleImpl(m *types.Func) (*types.Func, bool) {
+	impls, ok := c.pkgImpls(m)
+	if !ok || len(impls) != 1 {
+		return nil, false
+	}
+	return impls[0], true
+}
+
+// pkgImpls returns the method m of every named type of this package that
+// implements m's interface, an interface of this package; ok is false if
+// one of them is not declared here (a method promoted from another
+// package's embedded type).
+func (c *checker) pkgImpls(m *types.Func) ([]*types.Func, bool) {
 	recv := m.Type().(*types.Signature).Recv().Type()
 	named, ok := recv.(*types.Named)
 	if !ok || named.Obj().Pkg() != c.pass.Pkg {
 		return nil, false
 	}
 	iface := named.Underlying().(*types.Interface)
-	var found *types.Func
+	var found []*types.Func
 	scope := c.pass.Pkg.Scope()
 	for _, name := range scope.Names() {
 		tn, ok := scope.Lookup(name).(*types.TypeName)
@@ -162,17 +174,14 @@ func (c *checker) soleImpl(m *types.Func) (*types.Func, bool) {
 		if !types.Implements(t, iface) && !types.Implements(types.NewPointer(t), iface) {
 			continue
 		}
-		if found != nil {
-			return nil, false
-		}
 		obj, _, _ := types.LookupFieldOrMethod(t, true, c.pass.Pkg, m.Name())
 		f, isFunc := obj.(*types.Func)
 		if !isFunc || c.decls[f] == nil {
 			return nil, false
 		}
-		found = f
+		found = append(found, f)
 	}
-	return found, found != nil
+	return found, true
 }
 
 // ifacePurity says what an interface method call returns, from the
