@@ -160,6 +160,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 			}
 			c.reportNoJitter(fw)
 			c.pollRetryAfter(w, sc, fw)
+			c.pollUnclassified(s, w, sc, fw)
 			if c.failsForever(s, w, v, fw, sc.remote) {
 				c.reportUnbounded(s, fc)
 			}

@@ -77,6 +77,12 @@ type FuncFact struct {
 	// its waits' jitter and deafness are judged in that loop, not the
 	// caller's.
 	OwnRetry bool
+	// FoldsStatus is true for a function that makes an HTTP call and
+	// returns an error made under a test of the answer's status (if
+	// resp.StatusCode != 200 { return fmt.Errorf(…) }), or hands back
+	// the error of a call that does: its error carries the non-2xx
+	// answers, a 401 as much as a 503.
+	FoldsStatus bool
 	// Exits is true for a function that never returns: its body ends in
 	// a call that ends the process (os.Exit, log.Fatal, panic, or a
 	// function that Exits), as an exit helper's does.
@@ -108,6 +114,9 @@ func (f *FuncFact) String() string {
 	}
 	if f.Exits {
 		s += " exits"
+	}
+	if f.FoldsStatus {
+		s += " folds"
 	}
 	switch {
 	case f.StatusResult == 1:

@@ -25,17 +25,20 @@ func (c *checker) reportRetryAfter(sc loopScan, v verdict) {
 }
 
 // pollRetryAfter reports a poll over HTTP (it goes round on a success:
-// authorization_pending) whose wait reached only on a failure is reached
-// on a 429 or a 503 while nothing reads Retry-After: that wait is a
-// retry's, and the server may have said how long.
+// authorization_pending), or around a call that folds the answer's status
+// into its error, whose wait reached only on a failure is reached on a 429
+// or a 503 while nothing reads Retry-After: that wait is a retry's, and
+// the server may have said how long.
 func (c *checker) pollRetryAfter(w *loopWalker, sc loopScan, fw []loopCall) {
-	if sc.readsRA || sc.remote != remoteHTTP {
+	if sc.readsRA || (sc.remote != remoteHTTP && !c.foldsStatus(c.remoteCallee(sc))) {
 		return
 	}
+	k := foldedKind(c, sc)
 	for _, lw := range fw {
 		var which []string
 		for _, st := range []int{429, 503} {
-			if w.reaches(w.at[lw.call], sc.remote, outcome{hasStatus: true, status: st}) == triT {
+			// a status folded into the error comes with it
+			if w.reaches(w.at[lw.call], k, outcome{err: k == remoteSDK, hasStatus: true, status: st}) == triT {
 				which = append(which, fmt.Sprint(st))
 			}
 		}

@@ -1,0 +1,128 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/types"
+)
+
+// A long poll re-sends its request as soon as an answer comes: that is its
+// work, not a retry. A wait it takes only after a failure is a retry's,
+// though, and the failures that reach it are what it retries. When they
+// are every error of a call whose error carries the answer's status — a 401
+// and a 404 as much as a 503 — the poll is as unclassified as a retry
+// loop that does the same.
+
+// pollUnclassified judges an HTTP poll's failure waits as a retry loop's:
+// the outcomes that reach one of fw are the ones the poll retries. It
+// asks it of a poll around net/http's client (each status is read as the
+// loop reads it), a model SDK's method or a go-swagger client, and a helper
+// known to fold the status into its error (FoldsStatus). A helper whose
+// error may be only the transport's, and a gRPC stream or session re-opened
+// after any failure (a reconnect), are judged for their waits only.
+func (c *checker) pollUnclassified(s ast.Stmt, w *loopWalker, sc loopScan, fw []loopCall) {
+	if len(fw) == 0 || c.redials(sc.body) {
+		return
+	}
+	callee := c.remoteCallee(sc)
+	if !c.foldsStatus(callee) && (sc.remote != remoteHTTP || funcPath(callee) != "net/http") {
+		return
+	}
+	k := foldedKind(c, sc)
+	v := verdict{retried: map[int]tri{}}
+	for _, o := range outcomes(k) {
+		if !o.failure() {
+			continue
+		}
+		r := triF
+		for _, lw := range fw {
+			r = or3(r, w.reaches(w.at[lw.call], k, o))
+		}
+		if o.hasStatus {
+			v.retried[o.status] = r
+		} else {
+			v.errTri = r
+		}
+	}
+	c.reportUnclassified(s, sc, v)
+}
+
+// foldedKind is the kind of the loop's remote call as its outcomes come:
+// a helper that returns the response but folds a non-2xx answer into its
+// error hands back its statuses as a model SDK does.
+func foldedKind(c *checker, sc loopScan) int {
+	if fn := c.remoteCallee(sc); sc.remote == remoteHTTP && funcPath(fn) != "net/http" && c.foldsStatus(fn) {
+		return remoteSDK
+	}
+	return sc.remote
+}
+
+// remoteCallee is the function the loop's remote call calls, or nil.
+func (c *checker) remoteCallee(sc loopScan) *types.Func {
+	if sc.remoteCall == nil {
+		return nil
+	}
+	return c.callee(sc.remoteCall)
+}
+
+// foldsStatus reports whether fn's error carries the answer's status: a
+// model SDK's method, go-openapi's Submit, or a function whose fact says
+// it folds.
+func (c *checker) foldsStatus(fn *types.Func) bool {
+	if fn == nil {
+		return false
+	}
+	if p := funcPath(fn); sdkRoot(p) != "" || p == openapiRuntimePath {
+		return true
+	}
+	f := c.fact(fn)
+	return f != nil && f.FoldsStatus
+}
+
+// summarizeFolds sets s.FoldsStatus for a function that makes a remote
+// call, returns an error last, and either returns a non-nil one under an
+// if that tests the answer's status, or calls a function that folds and
+// returns some non-nil error (its own wrapping of that one, as a rule).
+func (c *checker) summarizeFolds(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
+	res := fn.Type().(*types.Signature).Results()
+	if s.Remote == remoteNone || res.Len() == 0 || !isError(res.At(res.Len()-1).Type()) {
+		return
+	}
+	callsFolding := false
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		if s.FoldsStatus {
+			return false // Inspect still visits the siblings: keep the verdict
+		}
+		switch n := n.(type) {
+		case *ast.FuncLit, *ast.GoStmt:
+			return false
+		case *ast.IfStmt:
+			s.FoldsStatus = c.hasStatus(n.Cond) && returnsError(c.info, n.Body, res.Len())
+		case *ast.CallExpr:
+			if callee := c.callee(n); callee != fn && c.foldsStatus(callee) {
+				callsFolding = true
+			}
+		}
+		return !s.FoldsStatus
+	})
+	if !s.FoldsStatus && callsFolding {
+		s.FoldsStatus = returnsError(c.info, d.Body, res.Len())
+	}
+}
+
+// returnsError reports whether body (outside function literals) has a
+// return of n results whose last is not the constant nil.
+func returnsError(info *types.Info, body *ast.BlockStmt, n int) bool {
+	found := false
+	ast.Inspect(body, func(nd ast.Node) bool {
+		switch r := nd.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if len(r.Results) == n && !isNil(info, r.Results[n-1]) {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
+}
