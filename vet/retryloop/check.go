@@ -132,11 +132,12 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	if sc.remote == remoteNone && !v.anyFailure {
 		w, v = c.refocus(s, label, fc, sc, w, v)
 	}
-	if sc.remote == remoteNone && (c.isLocalOp(w.attemptCall, fc.decl) || c.servesConn(w.attemptCall, fc) || c.offlineWork(w.attemptCall)) {
+	if sc.remote == remoteNone && (c.isLocalOp(w.attemptCall, fc.decl) || c.servesConn(w.attemptCall, fc) || c.offlineWork(w.attemptCall) ||
+		w.attemptCall != nil && c.acceptCall(w.attemptCall)) {
 		// os.RemoveAll retried on EBUSY, a server's read of its client's
 		// connection, a storage engine's commit in a package that cannot
-		// reach the network: nothing shared to synchronise on, no storm
-		// to spread.
+		// reach the network, a listener's Accept retried on a temporary
+		// error: nothing shared to synchronise on, no storm to spread.
 		return
 	}
 	if v.anyFailure && w.attemptCall != nil && c.neverSucceeds(c.callee(w.attemptCall)) {
@@ -512,7 +513,7 @@ func (c *checker) accepts(s ast.Stmt) bool {
 			fn := c.callee(call)
 			switch {
 			case fn == nil:
-			case strings.HasPrefix(fn.Name(), "Accept") && (funcPath(fn) == "net" || c.isListener(call)):
+			case c.acceptCall(call):
 				found = true
 			case funcPath(fn) == "net" && (strings.HasPrefix(fn.Name(), "ReadFrom") || strings.HasPrefix(fn.Name(), "ReadMsg")),
 				funcPath(fn) == "net/http" && (strings.HasPrefix(fn.Name(), "ListenAndServe") || strings.HasPrefix(fn.Name(), "Serve")):
@@ -522,6 +523,13 @@ func (c *checker) accepts(s ast.Stmt) bool {
 		return !found
 	})
 	return found
+}
+
+// acceptCall reports whether call accepts a connection: net's Accept…, or
+// an Accept… method of a net.Listener.
+func (c *checker) acceptCall(call *ast.CallExpr) bool {
+	fn := c.callee(call)
+	return fn != nil && strings.HasPrefix(fn.Name(), "Accept") && (funcPath(fn) == "net" || c.isListener(call))
 }
 
 // isListener reports whether a method call's receiver is a net.Listener.
