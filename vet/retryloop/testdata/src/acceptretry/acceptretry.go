@@ -19,7 +19,7 @@ type retryListener struct {
 // Accept waits out a temporary accept error and tries again.
 //
 // case: clean
-func (ln *retryListener) Accept() (net.Conn, error) {
+func (ln *retryListener) Accept() (net.Conn, error) { // want Accept:"remote=0 waits=true deaf=true jitter=1 durparam=0 retryafter=false bydefault=true ownretry"
 	for {
 		conn, err := ln.Listener.Accept()
 		var ne net.Error
