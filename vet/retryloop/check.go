@@ -159,7 +159,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 				// a reset backoff paces a call whose failure it counts
 				fw = append(fw, c.resetBackoffWaits(sc, fw)...)
 			}
-			c.reportNoJitter(fw)
+			c.reportNoJitter(append(fw, c.resignalWaits(sc)...))
 			c.pollRetryAfter(w, sc, fw)
 			c.pollUnclassified(s, w, sc, fw)
 			if c.failsForever(s, w, v, fw, sc.remote) {
