@@ -45,7 +45,7 @@ stacked on each other (stacked). A "//recoil:ignore <check> <reason>"
 comment on the line of a finding or the line above silences it.`,
 	URL:       "https://github.com/recoil-go/recoil/blob/main/docs/vet.md",
 	Run:       run,
-	FactTypes: []analysis.Fact{new(FuncFact), new(StatusFact), new(OfflineFact)},
+	FactTypes: []analysis.Fact{new(FuncFact), new(StatusFact), new(OfflineFact), new(SettingFact)},
 }
 
 // testFiles is the -testfiles flag: check _test.go files too. Off by
@@ -300,6 +300,7 @@ func (c *checker) summarize() {
 		}
 	}
 	c.exportIfaceRemotes()
+	c.exportSettings()
 }
 
 func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {

@@ -438,6 +438,9 @@ func within(ns []ast.Node, n ast.Node) bool {
 func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 	vals := c.fieldValues[v]
 	if len(vals) == 0 {
+		if p, ok := c.importedSetting(v); ok {
+			return p // TransportOption.RetryDelay, its default set where it is declared
+		}
 		if isIntegerNotDuration(v.Type()) {
 			return purity{kind: pPure} // a counter (b.attempts++)
 		}

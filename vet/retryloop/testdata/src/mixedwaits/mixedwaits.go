@@ -15,7 +15,7 @@ import (
 // Config holds the client's retry settings.
 type Config struct {
 	MaxRetries int
-	WaitTime   time.Duration
+	WaitTime   time.Duration // want WaitTime:"setting kind=1 bydefault=true caller=false"
 }
 
 // NewConfig returns the defaults.

@@ -13,8 +13,8 @@ import (
 // extra of up to Spread. Zero fields take defaults.
 type Step struct {
 	tries  int
-	Base   time.Duration
-	Cap    time.Duration
+	Base   time.Duration // want Base:"setting kind=1 bydefault=true caller=false"
+	Cap    time.Duration // want Cap:"setting kind=1 bydefault=true caller=false"
 	Spread time.Duration
 }
 

@@ -10,7 +10,7 @@ import (
 
 // Config is an agent's configuration.
 type Config struct {
-	RetryInterval time.Duration
+	RetryInterval time.Duration // want RetryInterval:"setting kind=1 bydefault=true caller=false"
 	RetryMax      int
 }
 

@@ -15,7 +15,7 @@ import (
 
 // Config is a client's configuration; NewConfig gives its defaults.
 type Config struct {
-	Backoff     time.Duration
+	Backoff     time.Duration // want Backoff:"setting kind=1 bydefault=true caller=false"
 	BackoffFunc func(retries, max int) time.Duration
 	Max         int
 }
