@@ -206,7 +206,7 @@ func (c *checker) watchedCtx(call *ast.CallExpr) *types.Var {
 // fromBackground reports whether e is context.Background() or
 // context.TODO(), or derives from one (or from self, the variable being
 // assigned: ctx, cancel = context.WithTimeout(ctx, d)) through
-// context.WithX.
+// context.WithX or errgroup.WithContext.
 func (c *checker) fromBackground(e ast.Expr, self *types.Var, depth int) bool {
 	if depth > 4 {
 		return false
