@@ -16,7 +16,7 @@ import (
 	"github.com/recoil-go/recoil/vet/retryloop"
 )
 
-// splits are the parts of the labels file, in the order their tables are
+// splits are the parts of the corpus, in the order their tables are
 // printed: train, looked at while improving the analyzer; heldout, held out
 // at first but since seen; fresh to fresh43, each labelled
 // by a labeller who never ran the analyzer, from modules in no earlier split.
@@ -29,18 +29,56 @@ type labelled struct {
 	pkg    string   // package directory inside the module, "." for the root
 	fn     string   // Name or Recv.Name
 	want   []string // the checks a reviewer reports; empty for clean
-	line   int      // in the labels file
+	line   int      // in its labels file
 }
 
-// parseLabels reads a labels file: "# " comments, blank lines, and
-// "<split> <module@version> <pkg> <function> <labels...> -- <why>".
-func parseLabels(r io.Reader) ([]labelled, error) {
+// readLabels reads the corpus at path: a labels file, or a directory
+// whose *.txt files are read in name order as one (the corpus is kept in
+// several, none past what a reviewer reads in one sitting). A function
+// labelled twice is refused across files as within one.
+func readLabels(path string) ([]labelled, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	files := []string{path}
+	if fi.IsDir() {
+		if files, err = filepath.Glob(filepath.Join(path, "*.txt")); err != nil {
+			return nil, err
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%s: no *.txt labels file in it", path)
+		}
+		slices.Sort(files)
+	}
 	var out []labelled
-	seen := map[string]int{}
+	seen := map[string]string{}
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		cs, err := parseInto(f, filepath.Base(name), seen)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
+// parseInto reads one labels file, called name in errors: "# " comments,
+// blank lines, and "<split> <module@version> <pkg> <function> <labels...>
+// -- <why>". seen holds the functions labelled so far and where, shared
+// across files.
+func parseInto(r io.Reader, name string, seen map[string]string) ([]labelled, error) {
+	var out []labelled
 	sc := bufio.NewScanner(r)
 	n := 0
 	for sc.Scan() {
 		n++
+		at := fmt.Sprintf("%s:%d", name, n)
 		text, _, _ := strings.Cut(sc.Text(), " -- ")
 		text = strings.TrimSpace(text)
 		if text == "" || strings.HasPrefix(text, "#") {
@@ -48,14 +86,14 @@ func parseLabels(r io.Reader) ([]labelled, error) {
 		}
 		f := strings.Fields(text)
 		if len(f) < 5 {
-			return nil, fmt.Errorf("line %d: want <split> <module@version> <pkg> <function> <labels>, got %q", n, text)
+			return nil, fmt.Errorf("%s: want <split> <module@version> <pkg> <function> <labels>, got %q", at, text)
 		}
 		l := labelled{split: f[0], module: f[1], pkg: f[2], fn: f[3], line: n}
 		if !slices.Contains(splits, l.split) {
-			return nil, fmt.Errorf("line %d: split %q: want one of %s", n, l.split, strings.Join(splits, ", "))
+			return nil, fmt.Errorf("%s: split %q: want one of %s", at, l.split, strings.Join(splits, ", "))
 		}
 		if !strings.Contains(l.module, "@") {
-			return nil, fmt.Errorf("line %d: %q names no version", n, l.module)
+			return nil, fmt.Errorf("%s: %q names no version", at, l.module)
 		}
 		for _, c := range f[4:] {
 			switch {
@@ -63,14 +101,14 @@ func parseLabels(r io.Reader) ([]labelled, error) {
 			case slices.Contains(retryloop.Checks, c):
 				l.want = append(l.want, c)
 			default:
-				return nil, fmt.Errorf("line %d: unknown label %q (clean, or some of %s)", n, c, strings.Join(retryloop.Checks, ", "))
+				return nil, fmt.Errorf("%s: unknown label %q (clean, or some of %s)", at, c, strings.Join(retryloop.Checks, ", "))
 			}
 		}
 		key := l.module + " " + l.pkg + " " + l.fn
 		if prev, dup := seen[key]; dup {
-			return nil, fmt.Errorf("line %d: %s is labelled already on line %d", n, key, prev)
+			return nil, fmt.Errorf("%s: %s is labelled already at %s", at, key, prev)
 		}
-		seen[key] = n
+		seen[key] = at
 		out = append(out, l)
 	}
 	return out, sc.Err()

@@ -1,11 +1,12 @@
 // Command recoil-vet-score scores recoil-vet on a corpus of real code kept
-// by reference: each line of the labels file names a function of a public
-// module at a pinned version and the checks a careful reviewer reports in
-// it. The command downloads each module (go mod download, into the module
-// cache), copies it to a scratch directory, runs go vet with recoil-vet on
-// the named packages, and counts, per check, a true positive when a
-// labelled check is reported inside the function, a false positive when an
-// unlabelled one is, and a false negative when a labelled one is not.
+// by reference: each line of the labels (corpus/labels/*.txt) names a public
+// module's function at a pinned version and the checks a careful reviewer
+// reports in it. The command downloads each module (go mod download, into
+// the module cache), copies it to a scratch directory, runs go vet with
+// recoil-vet on the named packages, and counts, per check, a true positive
+// when a labelled check is reported inside the function, a false positive
+// when an unlabelled one is, and a false negative when a labelled one is
+// not.
 //
 // From the vet module's directory:
 //
@@ -38,7 +39,7 @@ import (
 )
 
 func main() {
-	labels := flag.String("labels", "corpus/labels.txt", "the labels file")
+	labels := flag.String("labels", "corpus/labels", "the labels: a directory of *.txt files read in name order, or one file")
 	vettool := flag.String("vettool", "", "a recoil-vet binary (default: build ./cmd/recoil-vet)")
 	split := flag.String("split", "", "score only this split (train, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12, fresh13, fresh14, fresh15, fresh16, fresh17, fresh18, fresh19, fresh20, fresh21, fresh22, fresh23, fresh24, fresh25, fresh26, fresh27, fresh28, fresh29, fresh30, fresh31, fresh32, fresh33, fresh34, fresh35, fresh36, fresh37, fresh38, fresh39, fresh41, fresh42 or fresh43)")
 	work := flag.String("work", filepath.Join(os.TempDir(), "recoil-vet-corpus"), "scratch directory for the modules' copies")
@@ -69,12 +70,7 @@ func run(labelsPath, vettool, split, work, sweep, only string, verbose bool, out
 	if sweep != "" {
 		return runSweep(sweep, vettool, work, out)
 	}
-	f, err := os.Open(labelsPath)
-	if err != nil {
-		return err
-	}
-	cases, err := parseLabels(f)
-	f.Close()
+	cases, err := readLabels(labelsPath)
 	if err != nil {
 		return err
 	}
