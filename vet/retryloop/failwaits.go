@@ -150,11 +150,9 @@ func waitsOrLeaves(s *ast.SelectStmt, call *ast.CallExpr) bool {
 	found := false
 	for _, cl := range s.Body.List {
 		cc := cl.(*ast.CommClause)
-		if es, ok := cc.Comm.(*ast.ExprStmt); ok {
-			if u, ok := ast.Unparen(es.X).(*ast.UnaryExpr); ok && u.Op == token.ARROW && ast.Unparen(u.X) == call {
-				found = true
-				continue
-			}
+		if x := received(cc.Comm); x != nil && ast.Unparen(x) == call {
+			found = true
+			continue
 		}
 		if len(cc.Body) == 0 || !leavesLoop(cc.Body[len(cc.Body)-1]) {
 			return false

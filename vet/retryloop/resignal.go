@@ -2,7 +2,6 @@ package retryloop
 
 import (
 	"go/ast"
-	"go/token"
 	"go/types"
 )
 
@@ -28,7 +27,10 @@ func (c *checker) resignalWaits(sc loopScan) []loopCall {
 		case *ast.FuncLit:
 			return false
 		case *ast.CommClause:
-			ch := c.recvChan(n.Comm)
+			var ch *types.Var
+			if x := received(n.Comm); x != nil {
+				ch = c.chanVar(x)
+			}
 			if ch == nil {
 				return true
 			}
@@ -49,25 +51,6 @@ func (c *checker) resignalWaits(sc loopScan) []loopCall {
 		return true
 	})
 	return out
-}
-
-// recvChan returns the variable (a field or a local) of the channel a
-// select case receives from, or nil.
-func (c *checker) recvChan(comm ast.Stmt) *types.Var {
-	var x ast.Expr
-	switch s := comm.(type) {
-	case *ast.ExprStmt:
-		x = s.X
-	case *ast.AssignStmt:
-		if len(s.Rhs) == 1 {
-			x = s.Rhs[0]
-		}
-	}
-	u, ok := ast.Unparen(x).(*ast.UnaryExpr)
-	if !ok || u.Op != token.ARROW {
-		return nil
-	}
-	return c.chanVar(u.X)
 }
 
 // chanVar returns the variable or field a channel expression names.
