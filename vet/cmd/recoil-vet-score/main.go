@@ -41,7 +41,7 @@ import (
 func main() {
 	labels := flag.String("labels", "corpus/labels", "the labels: a directory of *.txt files read in name order, or one file")
 	vettool := flag.String("vettool", "", "a recoil-vet binary (default: build ./cmd/recoil-vet)")
-	split := flag.String("split", "", "score only this split (train, heldout, fresh, fresh2, fresh3, fresh4, fresh5, fresh6, fresh7, fresh8, fresh9, fresh10, fresh11, fresh12, fresh13, fresh14, fresh15, fresh16, fresh17, fresh18, fresh19, fresh20, fresh21, fresh22, fresh23, fresh24, fresh25, fresh26, fresh27, fresh28, fresh29, fresh30, fresh31, fresh32, fresh33, fresh34, fresh35, fresh36, fresh37, fresh38, fresh39, fresh41, fresh42, fresh43 or fresh44)")
+	split := flag.String("split", "", "score only this split ("+splitNames()+")")
 	work := flag.String("work", filepath.Join(os.TempDir(), "recoil-vet-corpus"), "scratch directory for the modules' copies")
 	verbose := flag.Bool("v", false, "name every miss and false finding")
 	sweep := flag.String("sweep", "", "a file of module@version lines: vet each whole module and print its findings")
