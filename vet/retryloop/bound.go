@@ -46,6 +46,9 @@ func (c *checker) boundExprDepth(e ast.Expr, w *loopWalker, st state, depth int)
 		case *ast.BinaryExpr:
 			switch n.Op {
 			case token.LSS, token.LEQ, token.GTR, token.GEQ, token.EQL, token.NEQ:
+				if w.roundLocal(n) {
+					return false // rec.Expiry < now: read afresh each round, it carries nothing over
+				}
 				tx, ty := c.info.TypeOf(n.X), c.info.TypeOf(n.Y)
 				if w != nil && (c.countedElem(n.X, w.body) || c.countedElem(n.Y, w.body)) {
 					found = true // tries[resp.StatusCode] >= limit: a count per status
@@ -70,6 +73,9 @@ func (c *checker) boundExprDepth(e ast.Expr, w *loopWalker, st state, depth int)
 		case *ast.CallExpr:
 			fn := c.callee(n)
 			if isFunc(fn, "time", "Since", "Until", "Now", "After", "Before") {
+				if w.roundLocal(n) {
+					return false // time.Now().After(rec.Expiry)
+				}
 				found = true
 			}
 			if fn != nil && len(n.Args) == 0 && isShutdown(fn.Name()) && isBool(c.info.TypeOf(n)) {

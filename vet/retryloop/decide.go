@@ -117,9 +117,32 @@ func (w *loopWalker) isDecider(call *ast.CallExpr, counters map[*types.Var]bool)
 		if p := funcPath(fn); p != "" && isStdPath(p) {
 			return false // a standard library interface (io.Reader): no policy
 		}
-		return true
+		return !w.sameDependency(call, sel, fn)
 	}
 	return false
+}
+
+// sameDependency reports whether an interface method call is another call
+// of the dependency the loop tries: made on the receiver the attempt is
+// made on, handed no error, with an error as its last result. A store's
+// read before its conditional write (rec, err := st.Get(k); … st.Put(k,
+// rec)) fails as the dependency fails; it decides nothing about the
+// conflicts the loop goes round on.
+func (w *loopWalker) sameDependency(call *ast.CallExpr, sel *ast.SelectorExpr, fn *types.Func) bool {
+	a := w.attemptCall
+	if a == nil || !lastResultIsError(fn) {
+		return false
+	}
+	as, ok := ast.Unparen(a.Fun).(*ast.SelectorExpr)
+	if !ok || types.ExprString(as.X) != types.ExprString(sel.X) {
+		return false
+	}
+	for _, arg := range call.Args {
+		if t := w.c.info.TypeOf(arg); t != nil && (isError(t) || types.Implements(t, errorIface)) {
+			return false // r.Next(err): a verdict on the failure
+		}
+	}
+	return true
 }
 
 // sameReceiver reports whether two calls of one method are made on the
