@@ -1,0 +1,181 @@
+package retryloop
+
+import (
+	"go/ast"
+	"go/token"
+	"go/types"
+)
+
+// A batch is retried by its failures: each round tries every item of a
+// work set, keeps the ones that failed, leaves when none did, and makes
+// the failures the next round's work set:
+//
+//	for i := 0; ; i++ {
+//		failed := map[string]op{}
+//		for k, op := range batch {
+//			if err := apply(op); err != nil {
+//				failed[k] = op
+//			}
+//		}
+//		if len(failed) == 0 {
+//			break
+//		}
+//		batch = failed
+//		time.Sleep(delays[i])
+//	}
+//
+// No single call's outcome decides the round, so the walk sees a loop
+// that goes round whatever its attempt answers; but the wait after the
+// empty-set test is reached only when some item failed, and paces the
+// items' retries like any retry's wait.
+
+// failedSetWaits returns the waits of a loop of that shape that come
+// after its empty-set test.
+func (c *checker) failedSetWaits(sc loopScan) []loopCall {
+	body := sc.body
+	if body == nil {
+		return nil
+	}
+	var work, failed types.Object
+	var test *ast.IfStmt
+	for _, st := range body.List {
+		switch st := st.(type) {
+		case *ast.RangeStmt:
+			if work == nil {
+				work, failed = c.collectsFailures(st, body)
+			}
+		case *ast.IfStmt:
+			if failed != nil && test == nil && c.emptyTest(st, failed) {
+				test = st
+			}
+		case *ast.AssignStmt:
+			if test != nil && c.assignsObj(st, work, failed) {
+				return waitsAfter(sc.waits, test.End(), body.End())
+			}
+		}
+	}
+	return nil
+}
+
+// collectsFailures reports, for a range over a variable, the variable and
+// the set declared in the loop's body that the range's error branch adds
+// the item to (failed[k] = op, failed = append(failed, op)).
+func (c *checker) collectsFailures(r *ast.RangeStmt, body *ast.BlockStmt) (work, failed types.Object) {
+	x, ok := ast.Unparen(r.X).(*ast.Ident)
+	if !ok || c.info.Uses[x] == nil {
+		return nil, nil
+	}
+	ast.Inspect(r.Body, func(n ast.Node) bool {
+		is, ok := n.(*ast.IfStmt)
+		if !ok || failed != nil || !c.testsErr(is.Cond) {
+			return failed == nil
+		}
+		for _, st := range is.Body.List {
+			if o := c.addedTo(st); o != nil && o.Pos() > body.Lbrace && o.Pos() < body.Rbrace {
+				failed = o
+			}
+		}
+		return failed == nil
+	})
+	if failed == nil {
+		return nil, nil
+	}
+	return c.info.Uses[x], failed
+}
+
+// testsErr reports whether cond is err != nil for an error err.
+func (c *checker) testsErr(cond ast.Expr) bool {
+	b, ok := ast.Unparen(cond).(*ast.BinaryExpr)
+	return ok && b.Op == token.NEQ && isError(c.info.TypeOf(b.X)) && isNil(c.info, b.Y)
+}
+
+// addedTo is the set a statement adds to: s[k] = v, or s = append(s, v).
+func (c *checker) addedTo(st ast.Stmt) types.Object {
+	as, ok := st.(*ast.AssignStmt)
+	if !ok || len(as.Lhs) != 1 || len(as.Rhs) != 1 || as.Tok != token.ASSIGN {
+		return nil
+	}
+	switch l := ast.Unparen(as.Lhs[0]).(type) {
+	case *ast.IndexExpr:
+		if id, ok := ast.Unparen(l.X).(*ast.Ident); ok {
+			return c.info.Uses[id]
+		}
+	case *ast.Ident:
+		call, ok := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+		if !ok || len(call.Args) < 2 {
+			return nil
+		}
+		if _, ok := c.info.Uses[calleeIdent(call.Fun)].(*types.Builtin); !ok || calleeIdent(call.Fun).Name != "append" {
+			return nil
+		}
+		if first, ok := ast.Unparen(call.Args[0]).(*ast.Ident); ok && c.info.Uses[first] == c.info.Uses[l] {
+			return c.info.Uses[l]
+		}
+	}
+	return nil
+}
+
+// emptyTest reports whether is leaves the loop when set is empty: if
+// len(set) == 0 { break } (or return).
+func (c *checker) emptyTest(is *ast.IfStmt, set types.Object) bool {
+	b, ok := ast.Unparen(is.Cond).(*ast.BinaryExpr)
+	if !ok || b.Op != token.EQL {
+		return false
+	}
+	call, ok := ast.Unparen(b.X).(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 || calleeIdent(call.Fun) == nil || calleeIdent(call.Fun).Name != "len" {
+		return false
+	}
+	arg, ok := ast.Unparen(call.Args[0]).(*ast.Ident)
+	if !ok || c.info.Uses[arg] != set {
+		return false
+	}
+	if lit, ok := ast.Unparen(b.Y).(*ast.BasicLit); !ok || lit.Value != "0" {
+		return false
+	}
+	leaves := false
+	for _, st := range is.Body.List {
+		switch st := st.(type) {
+		case *ast.ReturnStmt:
+			leaves = true
+		case *ast.BranchStmt:
+			leaves = leaves || st.Tok == token.BREAK
+		}
+	}
+	return leaves
+}
+
+// assignsObj reports whether st is dst = src.
+func (c *checker) assignsObj(st *ast.AssignStmt, dst, src types.Object) bool {
+	if len(st.Lhs) != 1 || len(st.Rhs) != 1 {
+		return false
+	}
+	l, okL := ast.Unparen(st.Lhs[0]).(*ast.Ident)
+	r, okR := ast.Unparen(st.Rhs[0]).(*ast.Ident)
+	return okL && okR && c.info.Uses[l] == dst && c.info.Uses[r] == src
+}
+
+// waitsAfter returns the waits placed between from and to.
+func waitsAfter(waits []loopCall, from, to token.Pos) []loopCall {
+	var out []loopCall
+	for _, lw := range waits {
+		if lw.call.Pos() > from && lw.call.Pos() < to {
+			out = append(out, lw)
+		}
+	}
+	return out
+}
+
+// mergeWaits appends to a the waits of b it does not hold.
+func mergeWaits(a, b []loopCall) []loopCall {
+	for _, lw := range b {
+		dup := false
+		for _, x := range a {
+			dup = dup || x.call == lw.call
+		}
+		if !dup {
+			a = append(a, lw)
+		}
+	}
+	return a
+}
