@@ -157,11 +157,27 @@ func (c *checker) bounded(s ast.Stmt, w *loopWalker, k int) bool {
 // out e: a handler's error that ends the loop once connected (if err :=
 // rc.onConnect(); err != nil { log.Fatal(err) }) bounds no failures.
 func (w *loopWalker) successOnly(e state, k int) bool {
-	if w.attemptCall == nil {
+	if w.attemptCall == nil || w.beforeAttempt(e) {
 		return false
 	}
 	for _, o := range outcomes(k) {
 		if o.failure() && w.reaches([]state{e}, k, o) != triF {
+			return false
+		}
+	}
+	return true
+}
+
+// beforeAttempt reports whether every test on the way out e comes before
+// the attempt: a way out at the top of the round (if err := lim.Allow();
+// err != nil { return err }) is met again in the round after a failure,
+// though no failure of this round's attempt reaches it.
+func (w *loopWalker) beforeAttempt(e state) bool {
+	if w.attempt == token.NoPos || len(e.conds) == 0 {
+		return false
+	}
+	for _, cd := range e.conds {
+		if cd.expr == nil || cd.expr.Pos() >= w.attempt {
 			return false
 		}
 	}

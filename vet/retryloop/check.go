@@ -124,7 +124,11 @@ type verdict struct {
 // loop checks one for or range statement.
 func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	sc := c.scanLoop(s, fc)
-	if sc.delegated || len(sc.waits) == 0 || c.pollsOwnServer(s, fc) {
+	if sc.delegated || c.pollsOwnServer(s, fc) {
+		return
+	}
+	if len(sc.waits) == 0 {
+		c.hotRetry(s, label, fc, sc)
 		return
 	}
 	c.resolveByCallers(sc.waits, fc.durFn())

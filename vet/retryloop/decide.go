@@ -45,7 +45,11 @@ func (w *loopWalker) decided(cd cond, counters map[*types.Var]bool) bool {
 				if !ok || c.params[v] || isPkgVar(v) {
 					return true
 				}
-				for _, call := range c.callsAssigning(v, w.body) {
+				calls, ok := c.assignedJustBefore(v, e, w.body)
+				if !ok {
+					calls = c.callsAssigning(v, w.body)
+				}
+				for _, call := range calls {
 					if w.isDecider(call, counters) {
 						found = true
 					}
@@ -273,4 +277,61 @@ func (c *checker) carriesCounter(v *types.Var, body *ast.BlockStmt, counters map
 		}
 	}
 	return false
+}
+
+// assignedJustBefore returns the calls that give v its value where the if
+// statement testing e does: the if's own init (if err := f(); err != nil),
+// or the statement just before it (_, err = f.Seek(0, 0); if err != nil).
+// Any other assignment of v is dead by then, so a policy's call elsewhere
+// in the loop (err = fetcher.NewLink()) decides nothing on this way out.
+// ok is false when neither assigns v.
+func (c *checker) assignedJustBefore(v *types.Var, e ast.Expr, body *ast.BlockStmt) (calls []*ast.CallExpr, ok bool) {
+	if e == nil || body == nil {
+		return nil, false
+	}
+	assigns := func(st ast.Stmt) bool {
+		if ls, isLabel := st.(*ast.LabeledStmt); isLabel {
+			st = ls.Stmt // retry: _, err = f.Seek(0, 0)
+		}
+		as, isAssign := st.(*ast.AssignStmt)
+		if !isAssign {
+			return false
+		}
+		hit := false
+		for _, l := range as.Lhs {
+			if id, isID := ast.Unparen(l).(*ast.Ident); isID && c.objOf(id) == types.Object(v) {
+				hit = true
+			}
+		}
+		if !hit {
+			return false
+		}
+		for _, r := range as.Rhs {
+			if call, isCall := ast.Unparen(r).(*ast.CallExpr); isCall {
+				calls = append(calls, call)
+			}
+		}
+		return true
+	}
+	ast.Inspect(body, func(n ast.Node) bool {
+		if ok {
+			return false
+		}
+		b, isBlock := n.(*ast.BlockStmt)
+		if !isBlock {
+			return true
+		}
+		for i, st := range b.List {
+			is, isIf := st.(*ast.IfStmt)
+			if !isIf || e.Pos() < is.Cond.Pos() || e.End() > is.Cond.End() {
+				continue
+			}
+			if is.Init != nil && assigns(is.Init) || i > 0 && assigns(b.List[i-1]) {
+				ok = true
+			}
+			return false
+		}
+		return true
+	})
+	return calls, ok
 }

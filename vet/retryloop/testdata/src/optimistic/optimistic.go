@@ -8,6 +8,8 @@ package optimistic
 import (
 	"errors"
 	"time"
+
+	"example.com/ratelimit"
 )
 
 // Record is a lease as the store keeps it.
@@ -102,6 +104,29 @@ func renewCounted(st Store, key string, ttl time.Duration) error {
 		rec.Expiry = time.Now().Add(ttl)
 		err = st.Put(key, rec)
 		if !errors.Is(err, ErrConflict) || tries == 5 {
+			return err
+		}
+		time.Sleep(500 * time.Millisecond) // want `nojitter: this wait in a retry loop`
+	}
+}
+
+// renewAllowed is renew's twin that asks a limiter, another object, at the
+// top of each round: its refusal is a verdict out of sight that may count,
+// met again in the round after every conflict.
+//
+// case: flag nojitter
+func renewAllowed(st Store, lim ratelimit.Limiter, key string, ttl time.Duration) error {
+	for {
+		if err := lim.Allow(); err != nil {
+			return err
+		}
+		rec, err := st.Get(key)
+		if err != nil {
+			return err
+		}
+		rec.Expiry = time.Now().Add(ttl)
+		err = st.Put(key, rec)
+		if !errors.Is(err, ErrConflict) {
 			return err
 		}
 		time.Sleep(500 * time.Millisecond) // want `nojitter: this wait in a retry loop`
