@@ -464,6 +464,11 @@ func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 	c.fieldPurities[v] = purity{} // a field defined through itself: unknown
 	p := purity{kind: pNone}
 	for _, fv := range vals {
+		if within(retryAfterBranches(fv.body), fv.expr) {
+			// if ra := resp.Header.Get("Retry-After"); ra != "" { r.backoff
+			// = … }: the server's word when it gives one, not a schedule
+			continue
+		}
 		if c.selfCopy(v, fv.expr) || c.parsedSetting(fv.expr, fv.body) {
 			// c.cfg.delay = opts.delay, cfg.Interval = d after d, err :=
 			// time.ParseDuration(flag): the user's setting over the default
