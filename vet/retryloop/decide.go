@@ -108,7 +108,10 @@ func (w *loopWalker) isDecider(call *ast.CallExpr, counters map[*types.Var]bool)
 		if !ok || sig.Results().Len() == 0 {
 			return false
 		}
-		return isError(sig.Results().At(sig.Results().Len()-1).Type()) || policyResults(sig.Results())
+		if policyResults(sig.Results()) {
+			return true
+		}
+		return isError(sig.Results().At(sig.Results().Len()-1).Type()) && !c.handedOnlyData(call)
 	case isIfaceMethod(fn):
 		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
 		if !ok {
@@ -124,6 +127,23 @@ func (w *loopWalker) isDecider(call *ast.CallExpr, counters map[*types.Var]bool)
 		return !w.sameDependency(call, sel, fn)
 	}
 	return false
+}
+
+// handedOnlyData reports whether a callback is handed arguments and none
+// of them is an error or a context: change(rec, lease) applies the
+// caller's edit to what the round read, work whose error says the edit
+// failed, not a verdict on the loop's failures (notify(err), stop()).
+func (c *checker) handedOnlyData(call *ast.CallExpr) bool {
+	if len(call.Args) == 0 {
+		return false
+	}
+	for _, a := range call.Args {
+		t := c.info.TypeOf(a)
+		if t == nil || isError(t) || types.Implements(t, errorIface) || isContext(t) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameDependency reports whether an interface method call is another call

@@ -222,3 +222,46 @@ retry:
 	}
 	return nil
 }
+
+// update applies the caller's edit to the record and writes it back,
+// going round on conflicts: the edit's error says the edit failed, it is
+// handed no failure to judge, so it bounds no conflicts.
+//
+// case: flag nojitter unbounded
+func update(st Store, key string, edit func(*Record) error) error {
+	for { // want `unbounded: retry loop has no bound`
+		rec, err := st.Get(key)
+		if err != nil {
+			return err
+		}
+		if err := edit(rec); err != nil {
+			return err
+		}
+		err = st.Put(key, rec)
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond) // want `nojitter: this wait in a retry loop`
+	}
+}
+
+// updateChecked is update's twin that asks the caller, before each
+// round, whether to go on: a verdict out of sight that may count.
+//
+// case: flag nojitter
+func updateChecked(st Store, key string, goOn func() error) error {
+	for {
+		if err := goOn(); err != nil {
+			return err
+		}
+		rec, err := st.Get(key)
+		if err != nil {
+			return err
+		}
+		err = st.Put(key, rec)
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond) // want `nojitter: this wait in a retry loop`
+	}
+}
