@@ -155,7 +155,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		// or ranges over elements (a failed message handed back, and the
 		// next one taken: nothing is tried again).
 		if !c.accepts(s) && !c.overElements(s) && !c.consumes(w.attemptCall, s) {
-			fw := mergeWaits(w.failureWaits(sc), c.failedSetWaits(sc)) // a batch retried by its failures
+			fw := mergeWaits(w.failureWaits(sc), c.failedSetWaits(s, sc)) // a batch retried by its failures
 			if rw := c.reopenedStreamWaits(sc); len(rw) > 0 {
 				fw, v.anyFailure = rw, true // a stream's end is its failure
 			}

@@ -30,37 +30,110 @@ import (
 // items' retries like any retry's wait.
 
 // failedSetWaits returns the waits of a loop of that shape that come
-// after its empty-set test.
-func (c *checker) failedSetWaits(sc loopScan) []loopCall {
+// after its empty-set test; or, when the loop's own condition asks that
+// the work set hold something (for len(errIdx) > 0 && round < 10), every
+// wait of its body outside the range that tries the items.
+func (c *checker) failedSetWaits(s ast.Stmt, sc loopScan) []loopCall {
 	body := sc.body
 	if body == nil {
 		return nil
 	}
 	var work, failed types.Object
+	var rng *ast.RangeStmt
 	var test *ast.IfStmt
+	reset := map[types.Object]bool{} // errIdxNext = nil before the range
 	for _, st := range body.List {
 		switch st := st.(type) {
 		case *ast.RangeStmt:
 			if work == nil {
-				work, failed = c.collectsFailures(st, body)
+				work, failed = c.collectsFailures(st, body, reset)
+				rng = st
 			}
 		case *ast.IfStmt:
 			if failed != nil && test == nil && c.emptyTest(st, failed) {
 				test = st
 			}
 		case *ast.AssignStmt:
-			if test != nil && c.assignsObj(st, work, failed) {
+			if work == nil {
+				for _, o := range c.emptied(st) {
+					reset[o] = true
+				}
+			}
+			if work == nil || !c.assignsObj(st, work, failed) {
+				continue
+			}
+			if test != nil {
 				return waitsAfter(sc.waits, test.End(), body.End())
+			}
+			if fs, ok := s.(*ast.ForStmt); ok && c.testsNonEmpty(fs.Cond, work) {
+				// for len(errIdx) > 0 && round < 10 { sleep; …; errIdx = next }:
+				// every round but the work itself retries what failed
+				return append(waitsAfter(sc.waits, body.Pos(), rng.Pos()), waitsAfter(sc.waits, rng.End(), body.End())...)
 			}
 		}
 	}
 	return nil
 }
 
+// emptied returns the variables st sets to an empty set: s = nil, s =
+// s[:0], s = []T{}, s = map[K]V{}, s = make(…).
+func (c *checker) emptied(st *ast.AssignStmt) []types.Object {
+	var out []types.Object
+	if len(st.Lhs) != len(st.Rhs) {
+		return nil
+	}
+	for i, l := range st.Lhs {
+		id, ok := ast.Unparen(l).(*ast.Ident)
+		if !ok {
+			continue
+		}
+		empty := false
+		switch r := ast.Unparen(st.Rhs[i]).(type) {
+		case *ast.Ident:
+			empty = isNil(c.info, r)
+		case *ast.CompositeLit:
+			empty = len(r.Elts) == 0
+		case *ast.SliceExpr:
+			lit, ok := r.High.(*ast.BasicLit)
+			empty = ok && lit.Value == "0"
+		case *ast.CallExpr:
+			b, ok := c.info.Uses[calleeIdent(r.Fun)].(*types.Builtin)
+			empty = ok && b.Name() == "make"
+		}
+		if o := c.objOf(id); empty && o != nil {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// testsNonEmpty reports whether cond asks that set hold something:
+// len(set) > 0 or len(set) != 0, alone or in a conjunction.
+func (c *checker) testsNonEmpty(cond ast.Expr, set types.Object) bool {
+	b, ok := ast.Unparen(cond).(*ast.BinaryExpr)
+	if !ok {
+		return false
+	}
+	if b.Op == token.LAND {
+		return c.testsNonEmpty(b.X, set) || c.testsNonEmpty(b.Y, set)
+	}
+	if b.Op != token.GTR && b.Op != token.NEQ {
+		return false
+	}
+	call, ok := ast.Unparen(b.X).(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 || calleeIdent(call.Fun) == nil || calleeIdent(call.Fun).Name != "len" {
+		return false
+	}
+	arg, ok := ast.Unparen(call.Args[0]).(*ast.Ident)
+	lit, isLit := ast.Unparen(b.Y).(*ast.BasicLit)
+	return ok && c.info.Uses[arg] == set && isLit && lit.Value == "0"
+}
+
 // collectsFailures reports, for a range over a variable, the variable and
-// the set declared in the loop's body that the range's error branch adds
-// the item to (failed[k] = op, failed = append(failed, op)).
-func (c *checker) collectsFailures(r *ast.RangeStmt, body *ast.BlockStmt) (work, failed types.Object) {
+// the set, declared in the loop's body or emptied there before the range,
+// that the range's error branch adds the item to (failed[k] = op, failed =
+// append(failed, op)).
+func (c *checker) collectsFailures(r *ast.RangeStmt, body *ast.BlockStmt, reset map[types.Object]bool) (work, failed types.Object) {
 	x, ok := ast.Unparen(r.X).(*ast.Ident)
 	if !ok || c.info.Uses[x] == nil {
 		return nil, nil
@@ -71,7 +144,7 @@ func (c *checker) collectsFailures(r *ast.RangeStmt, body *ast.BlockStmt) (work,
 			return failed == nil
 		}
 		for _, st := range is.Body.List {
-			if o := c.addedTo(st); o != nil && o.Pos() > body.Lbrace && o.Pos() < body.Rbrace {
+			if o := c.addedTo(st); o != nil && (reset[o] || o.Pos() > body.Lbrace && o.Pos() < body.Rbrace) {
 				failed = o
 			}
 		}

@@ -146,3 +146,70 @@ func drain(ctx context.Context, a Applier, queue <-chan []Op, report func([]Op))
 		}
 	}
 }
+
+// resubmit re-sends, for at most ten rounds, the operations whose index
+// an earlier send left in failed, a constant 200 ms apart: the loop's own
+// condition asks that something failed.
+//
+// case: flag nojitter
+func resubmit(ctx context.Context, a Applier, ops []Op, failed []int) []int {
+	var next []int
+	for round := 0; len(failed) > 0 && round < 10; round++ {
+		select {
+		case <-ctx.Done():
+			return failed
+		case <-time.After(200 * time.Millisecond): // want `nojitter: this wait in a retry loop`
+		}
+		next = nil
+		for _, i := range failed {
+			if err := a.Apply(ctx, ops[i]); err != nil {
+				next = append(next, i)
+			}
+		}
+		failed = next
+	}
+	return failed
+}
+
+// resubmitSpread is resubmit's twin waiting a random part of a second.
+//
+// case: clean
+func resubmitSpread(ctx context.Context, a Applier, ops []Op, failed []int) []int {
+	var next []int
+	for round := 0; len(failed) > 0 && round < 10; round++ {
+		select {
+		case <-ctx.Done():
+			return failed
+		case <-time.After(rand.N(time.Second)):
+		}
+		next = nil
+		for _, i := range failed {
+			if err := a.Apply(ctx, ops[i]); err != nil {
+				next = append(next, i)
+			}
+		}
+		failed = next
+	}
+	return failed
+}
+
+// work takes operations off a queue at a steady pace until it is empty,
+// handing the failures to report: each operation is tried once.
+//
+// case: clean
+func work(ctx context.Context, a Applier, queue []Op, report func(Op, error)) {
+	for len(queue) > 0 {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		next := queue[1:]
+		for _, op := range queue[:1] {
+			if err := a.Apply(ctx, op); err != nil {
+				report(op, err)
+			}
+		}
+		queue = next
+	}
+}
