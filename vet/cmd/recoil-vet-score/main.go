@@ -67,6 +67,12 @@ func run(labelsPath, vettool, split, work, sweep, only string, verbose bool, out
 		}
 		vettool = bin
 	}
+	tool, err := ownTool(vettool, work)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tool)
+	vettool = tool
 	if sweep != "" {
 		return runSweep(sweep, vettool, work, out)
 	}
