@@ -46,9 +46,6 @@ func (c *checker) boundExprDepth(e ast.Expr, w *loopWalker, st state, depth int)
 		case *ast.BinaryExpr:
 			switch n.Op {
 			case token.LSS, token.LEQ, token.GTR, token.GEQ, token.EQL, token.NEQ:
-				if w.roundLocal(n) {
-					return false // rec.Expiry < now: read afresh each round, it carries nothing over
-				}
 				tx, ty := c.info.TypeOf(n.X), c.info.TypeOf(n.Y)
 				if w != nil && (c.countedElem(n.X, w.body) || c.countedElem(n.Y, w.body)) {
 					found = true // tries[resp.StatusCode] >= limit: a count per status
@@ -59,6 +56,9 @@ func (c *checker) boundExprDepth(e ast.Expr, w *loopWalker, st state, depth int)
 				}
 				if (tx != nil && isIntegerish(tx)) || (ty != nil && isIntegerish(ty)) ||
 					isNamed(tx, "time", "Duration") || isNamed(tx, "time", "Time") {
+					if w.roundLocal(n) {
+						return false // rec.Expiry < now: read afresh each round, it carries nothing over
+					}
 					if !isNil(c.info, n.X) && !isNil(c.info, n.Y) {
 						found = true
 					}

@@ -6,7 +6,9 @@
 package optimistic
 
 import (
+	"context"
 	"errors"
+	"math/rand/v2"
 	"time"
 
 	"example.com/ratelimit"
@@ -263,5 +265,34 @@ func updateChecked(st Store, key string, goOn func() error) error {
 			return err
 		}
 		time.Sleep(100 * time.Millisecond) // want `nojitter: this wait in a retry loop`
+	}
+}
+
+// sleepCtx waits d or until ctx is done, and says which.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// putHeard writes a record, going round on conflict after a random wait
+// that hears the caller: the wait's error, tested as the round makes it,
+// is the caller's cancellation, a bound.
+//
+// case: clean
+func putHeard(ctx context.Context, st Store, key string, rec *Record) error {
+	for {
+		err := st.Put(key, rec)
+		if !errors.Is(err, ErrConflict) {
+			return err
+		}
+		if err := sleepCtx(ctx, rand.N(time.Second)); err != nil {
+			return err
+		}
 	}
 }
