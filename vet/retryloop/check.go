@@ -124,11 +124,14 @@ type verdict struct {
 // loop checks one for or range statement.
 func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	sc := c.scanLoop(s, fc)
-	if sc.delegated || c.pollsOwnServer(s, fc) {
+	if sc.delegated {
 		return
 	}
 	if len(sc.waits) == 0 {
 		c.hotRetry(s, label, fc, sc)
+		return
+	}
+	if c.pollsOwnServer(s, fc) {
 		return
 	}
 	c.resolveByCallers(sc.waits, fc.durFn())

@@ -17,9 +17,10 @@ import "go/ast"
 // hotRetry reports a loop that has no wait, re-sends an HTTP request on
 // some failure, leaves on success, and has no bound. Only an HTTP call is
 // judged: a loop of other calls with no wait is far more often a read, a
-// scan or a drain than a retry.
+// scan or a drain than a retry; and, as for a loop that waits, not one
+// that asks a server this process started or one on this host.
 func (c *checker) hotRetry(s ast.Stmt, label *ast.Ident, fc funcCtx, sc loopScan) {
-	if sc.remote != remoteHTTP {
+	if sc.remote != remoteHTTP || c.pollsOwnServer(s, fc) {
 		return
 	}
 	w, v := c.walkLoop(s, label, fc, sc, nil)
