@@ -117,11 +117,17 @@ func (c *checker) testsNonEmpty(cond ast.Expr, set types.Object) bool {
 	if b.Op == token.LAND {
 		return c.testsNonEmpty(b.X, set) || c.testsNonEmpty(b.Y, set)
 	}
-	if b.Op != token.GTR && b.Op != token.NEQ {
+	return (b.Op == token.GTR || b.Op == token.NEQ) && c.lenAgainstZero(b, set)
+}
+
+// lenAgainstZero reports whether b compares the builtin len of set with
+// the literal 0: len(set) == 0, len(set) > 0.
+func (c *checker) lenAgainstZero(b *ast.BinaryExpr, set types.Object) bool {
+	call, ok := ast.Unparen(b.X).(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 {
 		return false
 	}
-	call, ok := ast.Unparen(b.X).(*ast.CallExpr)
-	if !ok || len(call.Args) != 1 || calleeIdent(call.Fun) == nil || calleeIdent(call.Fun).Name != "len" {
+	if fn, ok := c.info.Uses[calleeIdent(call.Fun)].(*types.Builtin); !ok || fn.Name() != "len" {
 		return false
 	}
 	arg, ok := ast.Unparen(call.Args[0]).(*ast.Ident)
@@ -192,18 +198,7 @@ func (c *checker) addedTo(st ast.Stmt) types.Object {
 // len(set) == 0 { break } (or return).
 func (c *checker) emptyTest(is *ast.IfStmt, set types.Object) bool {
 	b, ok := ast.Unparen(is.Cond).(*ast.BinaryExpr)
-	if !ok || b.Op != token.EQL {
-		return false
-	}
-	call, ok := ast.Unparen(b.X).(*ast.CallExpr)
-	if !ok || len(call.Args) != 1 || calleeIdent(call.Fun) == nil || calleeIdent(call.Fun).Name != "len" {
-		return false
-	}
-	arg, ok := ast.Unparen(call.Args[0]).(*ast.Ident)
-	if !ok || c.info.Uses[arg] != set {
-		return false
-	}
-	if lit, ok := ast.Unparen(b.Y).(*ast.BasicLit); !ok || lit.Value != "0" {
+	if !ok || b.Op != token.EQL || !c.lenAgainstZero(b, set) {
 		return false
 	}
 	leaves := false
