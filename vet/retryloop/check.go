@@ -240,6 +240,9 @@ func (c *checker) scanLoop(s ast.Stmt, fc funcCtx) loopScan {
 				}
 			case *ast.CallExpr:
 				c.scanCall(n, fc, &sc)
+				if sc.remote == remoteNone {
+					sc.remote, sc.remoteCall = c.handedRemote(n)
+				}
 			case *ast.UnaryExpr:
 				if lw, ok := c.tickerWait(n, s, fc); ok {
 					sc.waits = append(sc.waits, lw)
@@ -270,6 +273,28 @@ func (c *checker) scanCall(n *ast.CallExpr, fc funcCtx, sc *loopScan) {
 	if w, ok := c.wait(n, fc.decl, fc.durFn()); ok {
 		sc.waits = append(sc.waits, loopCall{n, w})
 	}
+}
+
+// handedRemote finds a remote call in a function of this package handed
+// to call as a value (timed(c.checkIn), run(ping)): the helper calls it,
+// as it would a literal passed on, so its remote call is the loop's.
+func (c *checker) handedRemote(call *ast.CallExpr) (int, *ast.CallExpr) {
+	for _, a := range call.Args {
+		var id *ast.Ident
+		switch a := ast.Unparen(a).(type) {
+		case *ast.Ident:
+			id = a
+		case *ast.SelectorExpr:
+			id = a.Sel
+		}
+		fn, _ := c.info.Uses[id].(*types.Func)
+		if d := c.decls[fn]; d != nil && d.Body != nil {
+			if r := c.remoteIn(d.Body); r != nil {
+				return r.kind, r.call
+			}
+		}
+	}
+	return remoteNone, nil
 }
 
 // judge evaluates the loop's go-round paths against every outcome of a
