@@ -433,12 +433,14 @@ func retriesTransient(v verdict) bool {
 // whatever its status, leaves the loop, and only the transport's failure
 // is tried again. A Doer behind an interface may turn statuses into its
 // error, so it is read this way only when the loop reads the status
-// itself (if resp != nil && resp.StatusCode < 500 { return }).
+// itself (if resp != nil && resp.StatusCode < 500 { return }), or when it
+// is a helper of this package whose one HTTP call the verdict was read
+// through (its error on each status is what its body says).
 func (c *checker) transportOnly(sc loopScan, v verdict) bool {
 	if sc.remote != remoteHTTP || sc.remoteCall == nil {
 		return false
 	}
-	if funcPath(c.callee(sc.remoteCall)) != "net/http" && !c.readsStatus(sc.body) {
+	if fn := c.callee(sc.remoteCall); funcPath(fn) != "net/http" && !c.readsStatus(sc.body) && !c.sendsInSight(fn) {
 		return false
 	}
 	for _, st := range probeStatuses {

@@ -82,6 +82,12 @@ type inliner struct {
 	// errResult evaluates a status check (see statusCheck): its result
 	// is an error, read as whether it is not nil.
 	errResult bool
+	// made is where the callee makes the HTTP call bound to the outcome,
+	// if it does; a return before it, outside any loop, is on a path that
+	// never made the call (a request that could not be built or dumped)
+	// and says nothing of the outcome. loops counts the loops walked.
+	made  token.Pos
+	loops int
 }
 
 // inline evaluates the idx-th result (a bool) of a call of a classifier of
@@ -224,6 +230,9 @@ func (in *inliner) stmts(list []ast.Stmt, path vset, idx int, got *vset) (vset, 
 func (in *inliner) stmt(s ast.Stmt, path vset, idx int, got *vset) (vset, bool) {
 	switch s := s.(type) {
 	case *ast.ReturnStmt:
+		if in.made.IsValid() && in.loops == 0 && s.End() <= in.made {
+			return path, false // before the call: not its outcome
+		}
 		r := one(triU)
 		switch {
 		case in.errResult && idx < len(s.Results):
@@ -251,9 +260,13 @@ func (in *inliner) stmt(s ast.Stmt, path vset, idx int, got *vset) (vset, bool) 
 		}
 		return path, true
 	case *ast.ForStmt:
+		in.loops++
 		in.stmt(s.Body, lift(path, vFree, and3), idx, got)
+		in.loops--
 	case *ast.RangeStmt:
+		in.loops++
 		in.stmt(s.Body, lift(path, vFree, and3), idx, got)
+		in.loops--
 	case *ast.ExprStmt:
 		if call, ok := s.X.(*ast.CallExpr); ok && in.c.noReturn(call) {
 			return path, false

@@ -50,16 +50,18 @@ func (ev *evaluator) inlineAttempt(call *ast.CallExpr, idx int, o outcome) (tri,
 		return triU, false
 	}
 	inner := outcome{hasStatus: o.hasStatus, status: o.status, err: !o.hasStatus}
-	if !c.bindInnerCall(d.Body, env, inner) {
+	made := c.bindInnerCall(d.Body, env, inner)
+	if !made.IsValid() {
 		return triU, false
 	}
-	in := &inliner{c: c, o: inner, k: remoteHTTP, env: env, body: d.Body}
+	in := &inliner{c: c, o: inner, k: remoteHTTP, env: env, body: d.Body, made: made}
 	return in.run(idx), true
 }
 
 // bindInnerCall binds, in env, the response and error variables of the
-// one HTTP call in body (resp, err := c.Do(req)) to the inner outcome.
-func (c *checker) bindInnerCall(body *ast.BlockStmt, env map[*types.Var]binding, o outcome) bool {
+// one HTTP call in body (resp, err := c.Do(req)) to the inner outcome, and
+// returns where that call is made; NoPos if it bound nothing.
+func (c *checker) bindInnerCall(body *ast.BlockStmt, env map[*types.Var]binding, o outcome) token.Pos {
 	var found *ast.AssignStmt
 	n := 0
 	ast.Inspect(body, func(m ast.Node) bool {
@@ -77,7 +79,7 @@ func (c *checker) bindInnerCall(body *ast.BlockStmt, env map[*types.Var]binding,
 		return true
 	})
 	if n != 1 {
-		return false
+		return token.NoPos
 	}
 	bound := false
 	for _, l := range found.Lhs {
@@ -99,7 +101,17 @@ func (c *checker) bindInnerCall(body *ast.BlockStmt, env map[*types.Var]binding,
 			bound = true
 		}
 	}
-	return bound
+	if !bound {
+		return token.NoPos
+	}
+	return found.Pos()
+}
+
+// sendsInSight reports whether fn is a function of this package that makes
+// one HTTP call whose answer and error the evaluator binds to an outcome.
+func (c *checker) sendsInSight(fn *types.Func) bool {
+	d := c.decls[fn]
+	return d != nil && d.Body != nil && c.bindInnerCall(d.Body, map[*types.Var]binding{}, outcome{}).IsValid()
 }
 
 // pickedFuncs returns the named functions a call of a function of this
@@ -338,10 +350,14 @@ func (ev *evaluator) attemptFails(y ast.Expr, o outcome) (tri, bool) {
 		return triU, false // net/http's own call: a status comes with a nil error
 	}
 	env, d, ok := c.bindCallOf(call, idx, isError, func(ast.Expr) binding { return binding{} })
-	if !ok || !c.bindInnerCall(d.Body, env, outcome{hasStatus: true, status: o.status}) {
+	if !ok {
 		return triU, false
 	}
-	in := &inliner{c: c, o: o, k: remoteHTTP, env: env, body: d.Body, errResult: true}
+	made := c.bindInnerCall(d.Body, env, outcome{hasStatus: true, status: o.status})
+	if !made.IsValid() {
+		return triU, false
+	}
+	in := &inliner{c: c, o: o, k: remoteHTTP, env: env, body: d.Body, errResult: true, made: made}
 	r := in.run(idx)
 	return r, r != triU
 }
