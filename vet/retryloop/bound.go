@@ -320,10 +320,44 @@ func (c *checker) setOnCancel(v *types.Var, body *ast.BlockStmt) bool {
 // result is a bool that, on every return, counts, reads the clock or hears
 // a context (return b.ctx.Err() == nil && b.tries < b.max): a loop that
 // goes on while it says so is bounded by it.
+//
+// So it is for a pause (it waits, and calls nothing remote) whose one
+// result is a bool and that answers false in a select case that hears a
+// context or a done signal (case <-r.ctx.Done(): return false): a loop
+// that stops when the pause says no ends when the owner is cancelled.
 func (c *checker) summarizeBound(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
 	sig := fn.Type().(*types.Signature)
+	if s.Waits && s.Remote == remoteNone && sig.Results().Len() == 1 && isBool(sig.Results().At(0).Type()) && d.Body != nil && c.falseOnCancel(d.Body) {
+		s.Bounds = true
+		return
+	}
 	if sig.Recv() == nil || sig.Params().Len() != 0 || sig.Results().Len() != 1 || !isBool(sig.Results().At(0).Type()) || d.Body == nil {
 		return
 	}
 	s.Bounds = everyReturn(c.info, d.Body, 0, 1, func(e ast.Expr) bool { return c.boundExpr(e, nil, state{}) })
+}
+
+// falseOnCancel reports whether body returns false in a select case that
+// receives from a context's Done or a done signal.
+func (c *checker) falseOnCancel(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.CommClause:
+			if n.Comm == nil || !(c.mentionsContext(n.Comm) || c.receivesSignal(n.Comm)) {
+				return true
+			}
+			for _, st := range n.Body {
+				if r, ok := st.(*ast.ReturnStmt); ok && len(r.Results) == 1 {
+					if v, ok := c.constBool(r.Results[0]); ok && !v {
+						found = true
+					}
+				}
+			}
+		}
+		return !found
+	})
+	return found
 }
