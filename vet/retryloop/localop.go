@@ -18,6 +18,39 @@ var localPkgs = map[string]bool{
 	"github.com/fsnotify/fsnotify": true,
 }
 
+// isLocalCall reports whether fn acts on this machine only: a call into
+// one of localPkgs, or a read of client-go's informer cache.
+func isLocalCall(fn *types.Func) bool {
+	return localPkgs[funcPath(fn)] || informerRead(fn)
+}
+
+// informerRead reports whether fn reads client-go's informer cache: a
+// Store's or an Indexer's lookups, an informer's GetStore or GetIndexer, a
+// generated lister's methods. That is memory this process keeps in step
+// with the API server, not a call to it: a loop that looks a pod up again
+// until the informer has seen it waits for its own cache.
+func informerRead(fn *types.Func) bool {
+	r := recvNamed(fn)
+	if r == nil {
+		return false
+	}
+	path := funcPath(fn)
+	if strings.HasPrefix(path, "k8s.io/client-go/listers/") {
+		return true
+	}
+	if path != "k8s.io/client-go/tools/cache" {
+		return false
+	}
+	switch r.Obj().Name() {
+	case "Store", "Indexer", "ThreadSafeStore", "SharedInformer", "SharedIndexInformer", "GenericLister", "GenericNamespaceLister":
+		switch fn.Name() {
+		case "List", "ListKeys", "Get", "GetByKey", "ByIndex", "Index", "IndexKeys", "ListIndexFuncValues", "GetStore", "GetIndexer", "HasSynced", "ByNamespace":
+			return true
+		}
+	}
+	return false
+}
+
 // isLocalOp reports whether a loop's attempt is a call that acts on this
 // machine only (the file system, a syscall), or a call of a local variable
 // given only literals that do.
@@ -45,7 +78,7 @@ func (c *checker) isLocalOp(call *ast.CallExpr, body *ast.BlockStmt) bool {
 		}
 		return ok && len(ts) > 0
 	}
-	return localPkgs[funcPath(fn)] || c.localHelper(fn, 0) || c.memoryRead(fn)
+	return isLocalCall(fn) || c.localHelper(fn, 0) || c.memoryRead(fn)
 }
 
 // localHelper reports whether fn is a function of this package that acts
@@ -81,7 +114,7 @@ func (c *checker) localBody(body *ast.BlockStmt, depth int) bool {
 				ok = false
 			case callee.Pkg() == nil:
 				// err.Error()
-			case localPkgs[path]:
+			case isLocalCall(callee):
 				local = true
 			case callee.Pkg() == c.pass.Pkg && isIfaceMethod(callee):
 				// fs.openFile behind the package's own interface: local
@@ -129,7 +162,7 @@ func (c *checker) pureStd(b *ast.BlockStmt) bool {
 	ok := true
 	ast.Inspect(b, func(n ast.Node) bool {
 		if call, isCall := n.(*ast.CallExpr); isCall {
-			if callee := c.callee(call); callee != nil && callee.Pkg() != c.pass.Pkg && !pureStdPkg(funcPath(callee)) && !localPkgs[funcPath(callee)] {
+			if callee := c.callee(call); callee != nil && callee.Pkg() != c.pass.Pkg && !pureStdPkg(funcPath(callee)) && !isLocalCall(callee) {
 				ok = false
 			}
 		}
