@@ -243,22 +243,21 @@ func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, d
 		}
 		return purity{}
 	}
-	if fn != nil {
-		if sig, ok := fn.Type().(*types.Signature); ok {
-			for i := range sig.Params().Len() {
-				if sig.Params().At(i) == v {
-					if isIntegerNotDuration(v.Type()) {
-						return purity{kind: pPure}
-					}
-					if i >= 64 {
-						return purity{}
-					}
-					return purity{kind: pParam, params: 1 << i}
-				}
-			}
+	p := purity{kind: pNone}
+	if i, ok := paramIndex(fn, v); ok {
+		if isIntegerNotDuration(v.Type()) {
+			return purity{kind: pPure}
 		}
-	}
-	if call, idx := c.laterResult(v, body); call != nil {
+		if i >= 64 {
+			return purity{}
+		}
+		p = purity{kind: pParam, params: 1 << i}
+		if len(c.assignsOf(body)[v]) == 0 {
+			return p
+		}
+		// sleep = sleep + jitter/2 before the wait: what the function
+		// assigns it counts beside what the caller hands in
+	} else if call, idx := c.laterResult(v, body); call != nil {
 		// retry, backoff := resp.needsRetry(n): that result's returns
 		return c.resultPurityAt(c.callee(call), idx)
 	}
@@ -269,7 +268,6 @@ func (c *checker) varPurity(v *types.Var, body *ast.BlockStmt, fn *types.Func, d
 		}
 		return purity{}
 	}
-	p := purity{kind: pNone}
 	off := c.offByDefault(body)
 	server, skipped := retryAfterBranches(body), false
 	for _, x := range exprs {
@@ -625,4 +623,21 @@ func (c *checker) selfCopy(v *types.Var, e ast.Expr) bool {
 func isCallExpr(e ast.Expr) bool {
 	_, ok := ast.Unparen(e).(*ast.CallExpr)
 	return ok
+}
+
+// paramIndex returns the index of v among fn's parameters.
+func paramIndex(fn *types.Func, v *types.Var) (int, bool) {
+	if fn == nil {
+		return 0, false
+	}
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok {
+		return 0, false
+	}
+	for i := range sig.Params().Len() {
+		if sig.Params().At(i) == v {
+			return i, true
+		}
+	}
+	return 0, false
 }
