@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 )
 
@@ -293,25 +294,36 @@ func (c *checker) setOnCancel(v *types.Var, body *ast.BlockStmt) bool {
 	if body == nil {
 		return false
 	}
-	found := false
-	ast.Inspect(body, func(n ast.Node) bool {
-		cc, ok := n.(*ast.CommClause)
-		if !ok || found {
-			return !found
+	return c.cancelCase(body, true, func(s ast.Stmt) bool {
+		as, ok := s.(*ast.AssignStmt)
+		if !ok {
+			return false
 		}
-		if cc.Comm == nil || !(c.mentionsContext(cc.Comm) || c.receivesSignal(cc.Comm)) {
-			return true
-		}
-		for _, s := range cc.Body {
-			if as, ok := s.(*ast.AssignStmt); ok {
-				for _, l := range as.Lhs {
-					if id := identOf(l); id != nil && c.info.Uses[id] == v {
-						found = true
-					}
-				}
+		for _, l := range as.Lhs {
+			if id := identOf(l); id != nil && c.info.Uses[id] == v {
+				return true
 			}
 		}
-		return true
+		return false
+	})
+}
+
+// cancelCase reports whether a select case in body that hears a context or
+// a done signal holds a statement hit says yes to. Function literals are
+// looked into only when lits is set: a goroutine's assignment is the
+// function's doing, its return is not the function's.
+func (c *checker) cancelCase(body ast.Node, lits bool, hit func(ast.Stmt) bool) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return lits && !found
+		case *ast.CommClause:
+			if n.Comm != nil && (c.mentionsContext(n.Comm) || c.receivesSignal(n.Comm)) {
+				found = found || slices.ContainsFunc(n.Body, hit)
+			}
+		}
+		return !found
 	})
 	return found
 }
@@ -338,26 +350,14 @@ func (c *checker) summarizeBound(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
 }
 
 // falseOnCancel reports whether body returns false in a select case that
-// receives from a context's Done or a done signal.
+// hears a context's Done or a done signal.
 func (c *checker) falseOnCancel(body *ast.BlockStmt) bool {
-	found := false
-	ast.Inspect(body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FuncLit:
+	return c.cancelCase(body, false, func(s ast.Stmt) bool {
+		r, ok := s.(*ast.ReturnStmt)
+		if !ok || len(r.Results) != 1 {
 			return false
-		case *ast.CommClause:
-			if n.Comm == nil || !(c.mentionsContext(n.Comm) || c.receivesSignal(n.Comm)) {
-				return true
-			}
-			for _, st := range n.Body {
-				if r, ok := st.(*ast.ReturnStmt); ok && len(r.Results) == 1 {
-					if v, ok := c.constBool(r.Results[0]); ok && !v {
-						found = true
-					}
-				}
-			}
 		}
-		return !found
+		v, known := c.constBool(r.Results[0])
+		return known && !v
 	})
-	return found
 }
