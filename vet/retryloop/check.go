@@ -495,8 +495,9 @@ func (c *checker) pollsOwnServer(s ast.Stmt, fc funcCtx) bool {
 			}
 		case *ast.CallExpr:
 			fn := c.callee(n)
-			if isFunc(fn, "net", "Listen", "ListenTCP", "ListenUDP", "ListenPacket") {
-				found = true // binding a local port, before or in the loop
+			if isFunc(fn, "net", "Listen", "ListenTCP", "ListenUDP", "ListenPacket") &&
+				(n.Pos() >= s.Pos() && n.End() <= s.End() || c.listenReached(s, fc.decl, n)) {
+				found = true // binding a local port in the loop, or one the loop dials
 			}
 			if fn != nil && strings.HasPrefix(fn.Name(), "InProcess") {
 				found = true // nats.InProcessServer(s): a connection that never leaves the process
