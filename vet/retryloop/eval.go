@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"go/types"
 	"sort"
+	"strings"
 )
 
 // A loop's go-round paths are evaluated against the outcomes the call in
@@ -205,10 +206,27 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 				// round the classifier is (isDone, not shouldRetry).
 				return r
 			}
+			if o.success() && retryVerdictName(e) {
+				// shouldRetry(resp, err, attempt) out of sight (a func
+				// value, an interface's method): named for the verdict
+				// it gives, and no classifier asks to retry a success.
+				return triF
+			}
 			return triU
 		}
 	}
 	return ev.irrelevant(types.ExprString(e))
+}
+
+// retryVerdictName reports whether a call's name says it answers "retry
+// this": shouldRetry, isRetryable, CheckRetry, retryable.
+func retryVerdictName(call *ast.CallExpr) bool {
+	id := calleeIdent(call.Fun)
+	if id == nil {
+		return false
+	}
+	n := strings.ToLower(id.Name)
+	return strings.Contains(n, "retr") && !strings.Contains(n, "noretr") && !strings.Contains(n, "dontretr") && !strings.Contains(n, "notretr")
 }
 
 // ident evaluates a variable that stands for a test: a classifier's

@@ -57,15 +57,16 @@ func shouldRetry(resp *http.Response, err error) bool { return true }
 
 // case: flag unclassified retryafter deafwait
 func classifierThatDoesNot(c *http.Client, req *http.Request) (*http.Response, error) {
-	// Missed: shouldRetry is read, and it says "retry" on a success too;
-	// a classifier's "true" on a success is taken to say only which way
-	// round it is (isDone, not shouldRetry), so the loop looks like a poll.
-	for i := 0; i < 3; i++ {
+	// shouldRetry is read, and it says "retry" on a success too; a
+	// classifier's "true" on a success is taken to say only which way
+	// round it is, and its name says that way: a verdict to retry, which
+	// no success gets. Every failure goes round, so the loop is judged.
+	for i := 0; i < 3; i++ { // want `unclassified: retry loop around Client.Do retries on every error and on every non-2xx status`
 		resp, err := c.Do(req)
 		if !shouldRetry(resp, err) {
 			return resp, err
 		}
-		time.Sleep(time.Duration(rand.Int64N(int64(time.Second)))) // want `deafwait: time\.Sleep ignores req\.Context\(\)`
+		time.Sleep(time.Duration(rand.Int64N(int64(time.Second)))) // want `deafwait: time\.Sleep ignores req\.Context\(\)` `retryafter: retry loop retries 429 and 503 without reading Retry-After`
 	}
 	return nil, errors.New("gave up")
 }
