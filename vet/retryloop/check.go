@@ -440,7 +440,7 @@ func (c *checker) transportOnly(sc loopScan, v verdict) bool {
 	if sc.remote != remoteHTTP || sc.remoteCall == nil {
 		return false
 	}
-	if fn := c.callee(sc.remoteCall); funcPath(fn) != "net/http" && !c.readsStatus(sc.body) && !c.sendsInSight(fn) {
+	if fn := c.callee(sc.remoteCall); funcPath(fn) != "net/http" && !c.plainDoer(sc.remoteCall, fn, sc.body) && !c.readsStatus(sc.body) && !c.sendsInSight(fn) {
 		return false
 	}
 	for _, st := range probeStatuses {

@@ -126,3 +126,32 @@ func returnsError(info *types.Info, body *ast.BlockStmt, n int) bool {
 	})
 	return found
 }
+
+// plainDoer reports whether call is made through an interface with
+// http.Client.Do's shape (an injected HTTP client) and no implementation
+// in sight folds a status into the error: by the shape's contract, as
+// with net/http, its error is the transport's. An implementation that is
+// a func type (DoerFunc) is the package's way of stacking decorators, one
+// of which may fold the status: not plain.
+func (c *checker) plainDoer(call *ast.CallExpr, fn *types.Func, body *ast.BlockStmt) bool {
+	if fn == nil || !isDoer(fn) {
+		return false
+	}
+	targets, _ := c.implTargets(call, fn, body)
+	for _, t := range targets {
+		if c.foldsStatus(t) || funcTypeRecv(t) {
+			return false
+		}
+	}
+	return true
+}
+
+// funcTypeRecv reports whether fn is a method of a named func type.
+func funcTypeRecv(fn *types.Func) bool {
+	r := recvNamed(fn)
+	if r == nil {
+		return false
+	}
+	_, ok := r.Underlying().(*types.Signature)
+	return ok
+}
