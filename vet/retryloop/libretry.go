@@ -358,10 +358,47 @@ func (c *checker) goRetryUncapped(e ast.Expr, body *ast.BlockStmt, depth int) bo
 // WithCappedDuration, WithMaxDuration) add no randomness.
 func (c *checker) goRetryBackoff(e ast.Expr, body *ast.BlockStmt, fn *types.Func, depth int) int {
 	srcs := c.sources(e, body, depth)
+	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
+		// b = retry.WithMaxRetries(5, b), go-retry's own idiom: the
+		// wrapper keeps what b already was, its other values.
+		if v, ok := c.info.Uses[id].(*types.Var); ok {
+			kept := srcs[:0:0]
+			for _, s := range srcs {
+				if !c.goRetryRewraps(s.e, v) {
+					kept = append(kept, s)
+				}
+			}
+			srcs = kept
+		}
+	}
 	if len(srcs) == 0 || depth > 8 {
 		return schedUnknown
 	}
 	return joinSources(srcs, func(s source) int { return c.goRetryMade(s, fn, depth) })
+}
+
+// goRetryRewraps reports whether e wraps v itself in go-retry's wrappers
+// that add no wait of their own (WithMaxRetries, WithCappedDuration,
+// WithMaxDuration), one inside another.
+func (c *checker) goRetryRewraps(e ast.Expr, v *types.Var) bool {
+	for range 8 {
+		call, ok := ast.Unparen(e).(*ast.CallExpr)
+		if !ok || len(call.Args) == 0 {
+			id, isID := ast.Unparen(e).(*ast.Ident)
+			return isID && c.info.Uses[id] == v
+		}
+		f := c.callee(call)
+		if f == nil || !isModule(funcPath(f), goRetryPath) {
+			return false
+		}
+		switch f.Name() {
+		case "WithMaxRetries", "WithCappedDuration", "WithMaxDuration":
+			e = call.Args[len(call.Args)-1]
+		default:
+			return false
+		}
+	}
+	return false
 }
 
 func (c *checker) goRetryMade(s source, fn *types.Func, depth int) int {
