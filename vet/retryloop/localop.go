@@ -16,6 +16,8 @@ var localPkgs = map[string]bool{
 	// fsnotify watches this machine's file system (inotify, kqueue):
 	// gopls and sentinel-golang retry its Add while a checkout settles.
 	"github.com/fsnotify/fsnotify": true,
+	// and under the import path of its first releases
+	"gopkg.in/fsnotify.v1": true, "gopkg.in/fsnotify/fsnotify.v1": true,
 }
 
 // isLocalCall reports whether fn acts on this machine only: a call into
@@ -122,6 +124,9 @@ func (c *checker) localBody(body *ast.BlockStmt, depth int) bool {
 				// os.OpenFile one, and an in-memory stand-in beside it)
 				l, known := c.implsLocal(callee, depth+1)
 				local, ok = local || l, known
+			case callee.Pkg() == c.pass.Pkg && c.decls[callee] != nil && c.decls[callee].Body == body:
+				// a recursive call (wait for the parent directory first):
+				// what the rest of this body does
 			case callee.Pkg() == c.pass.Pkg:
 				if c.localHelper(callee, depth+1) {
 					local = true
