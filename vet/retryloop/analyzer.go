@@ -296,7 +296,7 @@ func (c *checker) summarize() {
 	for _, fn := range fns {
 		// Only an exported function can be another package's helper.
 		if s := c.summary[fn]; *s != (FuncFact{}) && fn.Exported() {
-			c.pass.ExportObjectFact(fn, s)
+			c.exportFact(fn, s)
 		}
 	}
 	c.exportIfaceRemotes()

@@ -1,6 +1,11 @@
 package retryloop
 
-import "fmt"
+import (
+	"fmt"
+	"go/types"
+
+	"golang.org/x/tools/go/analysis"
+)
 
 // FuncFact is what the analyzer learns about a function that other
 // packages' loops may call: whether it calls a remote endpoint, whether it
@@ -128,4 +133,15 @@ func (f *FuncFact) String() string {
 		s += fmt.Sprintf(" verdict=%#x/%#x args=%#x", f.Verdict, f.VerdictF, f.VerdictArgs)
 	}
 	return s
+}
+
+// exportFact exports fact for obj when obj belongs to the package under
+// analysis: a field of a struct type defined from another package's (type
+// Options other.Options), a method of an interface defined that way, or
+// another package's variable is not this package's to describe, and the
+// analysis framework refuses (panics on) a fact for it.
+func (c *checker) exportFact(obj types.Object, fact analysis.Fact) {
+	if obj.Pkg() == c.pass.Pkg {
+		c.pass.ExportObjectFact(obj, fact)
+	}
 }

@@ -392,7 +392,7 @@ func (c *checker) exportIfaceRemotes() {
 				continue
 			}
 			if t, ok := c.soleImpl(m); ok && c.summary[t] != nil && c.summary[t].Remote != remoteNone {
-				c.pass.ExportObjectFact(m, &FuncFact{Remote: c.summary[t].Remote})
+				c.exportFact(m, &FuncFact{Remote: c.summary[t].Remote})
 			}
 		}
 	}

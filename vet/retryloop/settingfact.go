@@ -49,7 +49,7 @@ func (c *checker) exportSettings() {
 				continue
 			}
 			if p := c.fieldPurity(f, 0); p.kind == pPure || p.kind == pRand {
-				c.pass.ExportObjectFact(f, &SettingFact{Kind: p.kind, ByDefault: p.byDefault, Caller: p.caller})
+				c.exportFact(f, &SettingFact{Kind: p.kind, ByDefault: p.byDefault, Caller: p.caller})
 			}
 		}
 	}

@@ -39,7 +39,7 @@ func (c *checker) findStatusSentinels() {
 		}
 		c.sentinels[v] = st
 		if v.Exported() {
-			c.pass.ExportObjectFact(v, &StatusFact{Status: st})
+			c.exportFact(v, &StatusFact{Status: st})
 		}
 	}
 }
