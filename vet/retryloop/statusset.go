@@ -349,6 +349,9 @@ func (ev *evaluator) commaOk(x ast.Expr, o outcome, depth int) tri {
 	if !ok {
 		return ev.expr(x, o, depth+1)
 	}
+	if isError(c.info.TypeOf(ta.X)) && !o.err && ev.fromAttempt(ta.X) {
+		return triF // no error came back: nil asserts to no type
+	}
 	if !isError(c.info.TypeOf(ta.X)) || !statusBearing(c.info.TypeOf(ta.Type)) || !ev.fromAttempt(ta.X) {
 		return ev.irrelevant(types.ExprString(x))
 	}
