@@ -219,14 +219,18 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 }
 
 // retryVerdictName reports whether a call's name says it answers "retry
-// this": shouldRetry, isRetryable, CheckRetry, retryable.
+// this": shouldRetry, isRetryable, CheckRetry, retriable; not retrieved,
+// noRetry or dontRetry.
 func retryVerdictName(call *ast.CallExpr) bool {
 	id := calleeIdent(call.Fun)
 	if id == nil {
 		return false
 	}
 	n := strings.ToLower(id.Name)
-	return strings.Contains(n, "retr") && !strings.Contains(n, "noretr") && !strings.Contains(n, "dontretr") && !strings.Contains(n, "notretr")
+	if !strings.Contains(n, "retry") && !(strings.Contains(n, "retri") && !strings.Contains(n, "retriev")) {
+		return false
+	}
+	return !strings.Contains(n, "noretr") && !strings.Contains(n, "dontretr") && !strings.Contains(n, "notretr")
 }
 
 // ident evaluates a variable that stands for a test: a classifier's

@@ -107,3 +107,21 @@ func untilDone(hc *http.Client, req *http.Request, done func(*http.Response, err
 		}
 	}
 }
+
+// untilRetrieved is untilDone's twin whose predicate is named for what it
+// found, not for a retry: whether a success goes round is not known.
+//
+// case: clean
+func untilRetrieved(hc *http.Client, req *http.Request, retrieved func(*http.Response, error) bool) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		resp, err := hc.Do(req)
+		if attempt == 4 || retrieved(resp, err) {
+			return resp, err
+		}
+		select {
+		case <-time.After(doubling(attempt)):
+		case <-req.Context().Done():
+			return nil, req.Context().Err()
+		}
+	}
+}
