@@ -72,7 +72,9 @@ func (c *checker) listenReached(s ast.Stmt, body *ast.BlockStmt, listen *ast.Cal
 	if len(objs) == 0 && len(texts) == 0 {
 		return true // nothing to tell its address by: the bind counts as before
 	}
-	mentions := func(e ast.Node) bool {
+	// mentions reports whether e names the listener or its address
+	// variable, or, with texts, the address expression itself.
+	mentions := func(e ast.Node, texts []string) bool {
 		found := false
 		ast.Inspect(e, func(n ast.Node) bool {
 			switch n := n.(type) {
@@ -85,17 +87,7 @@ func (c *checker) listenReached(s ast.Stmt, body *ast.BlockStmt, listen *ast.Cal
 		})
 		return found
 	}
-	mentionsObj := func(e ast.Node) bool {
-		found := false
-		ast.Inspect(e, func(n ast.Node) bool {
-			if id, ok := n.(*ast.Ident); ok && objs[c.objOf(id)] {
-				found = true
-			}
-			return !found
-		})
-		return found
-	}
-	if mentions(s) {
+	if mentions(s, texts) {
 		return true
 	}
 	seen := map[types.Object]bool{}
@@ -111,7 +103,7 @@ func (c *checker) listenReached(s ast.Stmt, body *ast.BlockStmt, listen *ast.Cal
 		}
 		seen[v] = true
 		for _, rhs := range c.assignedIn(v, body) {
-			if rhs.Pos() < s.Pos() && (isString(v.Type()) && mentions(rhs) || mentionsObj(rhs)) {
+			if rhs.Pos() < s.Pos() && mentions(rhs, nil) || isString(v.Type()) && mentions(rhs, texts) {
 				reached = true
 			}
 		}
