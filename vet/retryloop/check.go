@@ -226,6 +226,9 @@ func (c *checker) scanLoop(s ast.Stmt, fc funcCtx) loopScan {
 		ast.Inspect(n, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.GoStmt:
+				if lw, ok := c.sleeperWait(n, sc.body, fc); ok {
+					sc.waits = append(sc.waits, lw)
+				}
 				return false
 			case *ast.FuncLit:
 				if !sync[n] {

@@ -16,6 +16,7 @@ import (
 func (c *checker) deafWaits(b *ast.BlockStmt, fc funcCtx) {
 	stmtOf := map[*ast.CallExpr]*ast.ExprStmt{}
 	nilCtx := append(c.nilCtxRanges(b), c.doneCtxRanges(b)...)
+	sleepers := c.sleepersIn(fc.decl)
 	ast.Inspect(b, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.FuncLit:
@@ -24,13 +25,15 @@ func (c *checker) deafWaits(b *ast.BlockStmt, fc funcCtx) {
 			if _, lit := n.Call.Fun.(*ast.FuncLit); !lit {
 				return false // go helper(): the caller does not wait
 			}
+
 		case *ast.ExprStmt:
 			if call, ok := n.X.(*ast.CallExpr); ok {
 				stmtOf[call] = n
 			}
 		case *ast.CallExpr:
 			w, ok := c.wait(n, fc.decl, fc.durFn())
-			if !ok || !w.deaf || w.ownRetry {
+			sl, isSleeper := sleepers[n]
+			if !ok || !w.deaf || w.ownRetry || sl.heard {
 				// A helper retrying on its own is an attempt: its
 				// sleeps are judged in its loop, not at each caller.
 				return true
@@ -43,6 +46,8 @@ func (c *checker) deafWaits(b *ast.BlockStmt, fc funcCtx) {
 			switch {
 			case w.helper != "":
 				f.msg = fmt.Sprintf("%s waits with time.Sleep and cannot hear %s: the caller's cancellation and deadline go unheard; pass %s and select on %s.Done()", w.helper, ctx, ctx, ctx)
+			case isSleeper:
+				f.msg = fmt.Sprintf("the receive from %s waits out this goroutine's time.Sleep and ignores %s: the caller's cancellation and deadline go unheard; receive it in a select beside %s.Done()", sl.ch.Name(), ctx, ctx)
 			case w.sleep:
 				f.msg = fmt.Sprintf("time.Sleep ignores %s: the caller's cancellation and deadline go unheard; select on %s.Done() and time.After, or use recoil", ctx, ctx)
 				if es := stmtOf[n]; es != nil {

@@ -68,6 +68,12 @@ func (w *loopWalker) note(s ast.Node, st state) {
 	}
 	ast.Inspect(s, func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.GoStmt:
+			if sl, ok := w.c.sleeperGo(n); ok && w.waits[sl.sleep] {
+				// a sleeper's wait is the loop's, reached where it starts
+				w.at[sl.sleep] = append(w.at[sl.sleep], st)
+			}
+			return false
 		case *ast.FuncLit:
 			return false
 		case *ast.CallExpr:
@@ -258,6 +264,8 @@ func (w *loopWalker) stmt(s ast.Stmt, st state, breakIsLoop, contIsLoop bool) (s
 	case *ast.AssignStmt, *ast.DeclStmt:
 		w.note(s, st)
 		return w.simple(s, st), true
+	case *ast.GoStmt:
+		w.note(s, st)
 	}
 	return st, true
 }
