@@ -135,6 +135,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		return
 	}
 	c.resolveByCallers(sc.waits, fc.durFn())
+	sc.remote = typedKind(c, sc)
 	w, v := c.walkLoop(s, label, fc, sc, nil)
 	if sc.remote == remoteNone && !v.anyFailure {
 		w, v = c.refocus(s, label, fc, sc, w, v)

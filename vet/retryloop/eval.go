@@ -120,6 +120,8 @@ func (ev *evaluator) cond(c cond, o outcome) tri {
 		r = boolTri(o.failure())
 	case c.opaque != opaqueNone:
 		r = ev.irrelevant(c.key)
+	case c.typeCase:
+		r = ev.errorTypeCase(c.tag, c.values, o)
 	case c.isCase:
 		r = triF
 		for _, v := range c.values {

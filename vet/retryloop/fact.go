@@ -88,6 +88,11 @@ type FuncFact struct {
 	// the error of a call that does: its error carries the non-2xx
 	// answers, a 401 as much as a 503.
 	FoldsStatus bool
+	// StatusError is true for a function that folds (FoldsStatus) by
+	// returning nothing but an error of a type that carries the status
+	// (return nil, &HTTPError{StatusCode: code}): a failed answer reaches
+	// the caller as a model SDK's does, an error to switch on or unwrap.
+	StatusError bool
 	// Exits is true for a function that never returns: its body ends in
 	// a call that ends the process (os.Exit, log.Fatal, panic, or a
 	// function that Exits), as an exit helper's does.
@@ -122,6 +127,9 @@ func (f *FuncFact) String() string {
 	}
 	if f.FoldsStatus {
 		s += " folds"
+	}
+	if f.StatusError {
+		s += " statuserror"
 	}
 	switch {
 	case f.StatusResult == 1:

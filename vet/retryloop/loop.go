@@ -334,16 +334,24 @@ func (w *loopWalker) switchStmt(s *ast.SwitchStmt, st state, contIsLoop bool) (s
 	if s.Init != nil {
 		st = w.simple(s.Init, st)
 	}
+	return w.cases(s.Body, st, func(values []ast.Expr) cond {
+		return cond{isCase: true, tag: s.Tag, values: values}
+	}, contIsLoop)
+}
+
+// cases walks a switch's case clauses, each with the condition mk makes of
+// its values and the negation of the earlier ones'.
+func (w *loopWalker) cases(body *ast.BlockStmt, st state, mk func([]ast.Expr) cond, contIsLoop bool) (state, bool) {
 	var outs []state
 	var all []cond
 	hasDefault := false
-	for _, cl := range s.Body.List {
+	for _, cl := range body.List {
 		cc := cl.(*ast.CaseClause)
 		if cc.List == nil {
 			hasDefault = true
 			continue
 		}
-		all = append(all, cond{isCase: true, tag: s.Tag, values: cc.List})
+		all = append(all, mk(cc.List))
 	}
 	none := func() state {
 		cs := st
@@ -354,7 +362,7 @@ func (w *loopWalker) switchStmt(s *ast.SwitchStmt, st state, contIsLoop bool) (s
 		return cs
 	}
 	earlier := 0 // the cases before this one: it is reached when none held
-	for _, cl := range s.Body.List {
+	for _, cl := range body.List {
 		cc := cl.(*ast.CaseClause)
 		cs := none()
 		if cc.List != nil {
@@ -363,7 +371,7 @@ func (w *loopWalker) switchStmt(s *ast.SwitchStmt, st state, contIsLoop bool) (s
 				a.neg = true
 				cs = cs.with(a)
 			}
-			cs = cs.with(cond{isCase: true, tag: s.Tag, values: cc.List})
+			cs = cs.with(mk(cc.List))
 			earlier++
 		}
 		if o, f := w.stmts(cc.Body, cs, false, contIsLoop); f {
@@ -377,28 +385,6 @@ func (w *loopWalker) switchStmt(s *ast.SwitchStmt, st state, contIsLoop bool) (s
 		return st, false
 	}
 	return w.merge(st, outs), true
-}
-
-// typeSwitch walks a type switch's cases as opaque choices: a
-// classification when it switches on an error's type.
-func (w *loopWalker) typeSwitch(s *ast.TypeSwitchStmt, st state, contIsLoop bool) (state, bool) {
-	if s.Init != nil {
-		st = w.simple(s.Init, st)
-	}
-	kind := opaqueOther
-	var x ast.Expr
-	switch a := s.Assign.(type) {
-	case *ast.AssignStmt:
-		if len(a.Rhs) == 1 {
-			x = a.Rhs[0]
-		}
-	case *ast.ExprStmt:
-		x = a.X
-	}
-	if ta, ok := x.(*ast.TypeAssertExpr); ok && isError(w.c.info.TypeOf(ta.X)) {
-		kind = opaqueClassify
-	}
-	return w.clauses(s.Body.List, st, kind, contIsLoop)
 }
 
 // clauses walks the clauses of a type switch or a select, each an opaque

@@ -80,8 +80,10 @@ func (c *checker) foldsStatus(fn *types.Func) bool {
 
 // summarizeFolds sets s.FoldsStatus for a function that makes a remote
 // call, returns an error last, and either returns a non-nil one under an
-// if that tests the answer's status, or calls a function that folds and
-// returns some non-nil error (its own wrapping of that one, as a rule).
+// if that tests the answer's status, or returns one of a type that carries
+// a status (&HTTPError{StatusCode: code}, however the code was read), or
+// calls a function that folds and returns some non-nil error (its own
+// wrapping of that one, as a rule).
 func (c *checker) summarizeFolds(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
 	res := fn.Type().(*types.Signature).Results()
 	if s.Remote == remoteNone || res.Len() == 0 || !isError(res.At(res.Len()-1).Type()) {
@@ -89,24 +91,57 @@ func (c *checker) summarizeFolds(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
 	}
 	callsFolding := false
 	ast.Inspect(d.Body, func(n ast.Node) bool {
-		if s.FoldsStatus {
-			return false // Inspect still visits the siblings: keep the verdict
-		}
 		switch n := n.(type) {
 		case *ast.FuncLit, *ast.GoStmt:
 			return false
 		case *ast.IfStmt:
-			s.FoldsStatus = c.hasStatus(n.Cond) && returnsError(c.info, n.Body, res.Len())
+			if c.hasStatus(n.Cond) && returnsError(c.info, n.Body, res.Len()) {
+				s.FoldsStatus = true
+			}
+		case *ast.ReturnStmt:
+			// return nil, &HTTPError{StatusCode: code}: an error of a
+			// type that carries the status, however the status was read
+			if c.statusErrorReturn(n, res.Len()) {
+				s.FoldsStatus, s.StatusError = true, true
+			}
 		case *ast.CallExpr:
 			if callee := c.callee(n); callee != fn && c.foldsStatus(callee) {
 				callsFolding = true
 			}
 		}
-		return !s.FoldsStatus
+		return !s.StatusError
 	})
 	if !s.FoldsStatus && callsFolding {
 		s.FoldsStatus = returnsError(c.info, d.Body, res.Len())
 	}
+}
+
+// statusErrorReturn reports whether r, a return of n results, gives an
+// error of a type that carries a status and nil for every other result.
+func (c *checker) statusErrorReturn(r *ast.ReturnStmt, n int) bool {
+	if len(r.Results) != n || !statusBearing(c.info.TypeOf(r.Results[n-1])) {
+		return false
+	}
+	for _, x := range r.Results[:n-1] {
+		if !isNil(c.info, x) {
+			return false
+		}
+	}
+	return true
+}
+
+// typedKind is the kind of a retry loop's remote call as its outcomes
+// come: a helper whose failed answers come back as nothing but an error
+// carrying the status (StatusError) hands them back as a model SDK does.
+// (A helper that hands back the response beside its error is read
+// through where the loop tests them.)
+func typedKind(c *checker, sc loopScan) int {
+	if fn := c.remoteCallee(sc); sc.remote == remoteHTTP && funcPath(fn) != "net/http" {
+		if f := c.fact(fn); f != nil && f.StatusError {
+			return remoteSDK
+		}
+	}
+	return sc.remote
 }
 
 // returnsError reports whether body (outside function literals) has a

@@ -12,9 +12,12 @@ type cond struct {
 	tag    ast.Expr   // switch case: tag compared with values
 	values []ast.Expr // switch case values, or a tagless case's expressions
 	isCase bool
-	opaque int // opaqueNone, opaqueClassify, opaqueCtx, opaqueOther
-	key    string
-	neg    bool
+	// typeCase marks a case of a type switch on tag, an error (values
+	// are the case's types).
+	typeCase bool
+	opaque   int // opaqueNone, opaqueClassify, opaqueCtx, opaqueOther
+	key      string
+	neg      bool
 	// skips marks the way past an if that makes the loop's attempt, when
 	// nothing but a wait follows it: a path that tried nothing, which says
 	// nothing of how the loop treats an outcome.
