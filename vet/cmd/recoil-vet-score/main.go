@@ -195,15 +195,34 @@ func dropLocalReplaces(dir string) error {
 	if err != nil {
 		return nil
 	}
-	re := regexp.MustCompile(`(?m)^\s*(?:replace\s+)?([^\s(]+)(?:\s+v\S+)?\s+=>\s+\.\.?/`)
-	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
-		cmd := exec.Command("go", "mod", "edit", "-dropreplace="+m[1])
+	for _, old := range localReplaces(string(b)) {
+		cmd := exec.Command("go", "mod", "edit", "-dropreplace="+old)
 		cmd.Dir, cmd.Env = dir, goEnv()
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go mod edit -dropreplace=%s: %v\n%s", m[1], err, out)
+			return fmt.Errorf("go mod edit -dropreplace=%s: %v\n%s", old, err, out)
 		}
 	}
 	return nil
+}
+
+// localReplaceRE matches a replace directive, in a block or on its own
+// line, whose new path is a directory (./x or ../x).
+var localReplaceRE = regexp.MustCompile(`(?m)^\s*(?:replace\s+)?([^\s(]+)(?:\s+(v\S+))?\s+=>\s+\.\.?/`)
+
+// localReplaces returns, in go mod edit -dropreplace's form, the old side
+// of each of gomod's replace directives that point at a directory: path,
+// or path@version for one that names a version (-dropreplace=path leaves
+// that one in place).
+func localReplaces(gomod string) []string {
+	var out []string
+	for _, m := range localReplaceRE.FindAllStringSubmatch(gomod, -1) {
+		if m[2] != "" {
+			out = append(out, m[1]+"@"+m[2])
+		} else {
+			out = append(out, m[1])
+		}
+	}
+	return out
 }
 
 var jsonFieldRE = regexp.MustCompile(`"(\w+)":\s*"((?:[^"\\]|\\.)*)"`)
