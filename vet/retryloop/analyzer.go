@@ -352,7 +352,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 		return true
 	})
 	if s.LibWork == 0 {
-		s.LibWork = c.retryHelperWork(fn, d)
+		s.LibWork, s.LibPolicy = c.retryHelperWork(fn, d)
 		s.OwnLoop = s.LibWork != 0
 	}
 	c.summarizeWaits(s, d.Body, waits, found)

@@ -69,6 +69,11 @@ type FuncFact struct {
 	// or Poll call, not a retry library's options: the schedule is fixed
 	// inside it, and reported there.
 	OwnLoop bool
+	// LibPolicy, if not zero, is one more than the index of the parameter,
+	// of an interface type, whose method gives LibWork's waits (a BackOff
+	// policy's Next()): the schedule is the one the caller hands in, judged
+	// at each call by the method of the policy it passes.
+	LibPolicy int
 	// StatusResult is one more than the index of the result, an integer,
 	// that a function making an HTTP call returns as the status of the
 	// answer it got (a constant when none came), or 0.
@@ -115,6 +120,9 @@ func (f *FuncFact) String() string {
 	}
 	if f.LibWork != 0 {
 		s += fmt.Sprintf(" libwork=%d", f.LibWork)
+		if f.LibPolicy != 0 {
+			s += fmt.Sprintf(" policy=%d", f.LibPolicy)
+		}
 	}
 	if f.Bounds {
 		s += " bounds"

@@ -15,12 +15,15 @@ import (
 // A poll helper, whose condition goes round on a success that says "not
 // yet" and leaves on a failure, is no such helper; nor is one that makes
 // a remote call of its own (its loop is the retry, and is judged so).
-func (c *checker) retryHelperWork(fn *types.Func, d *ast.FuncDecl) int {
+//
+// A helper whose waits are what a policy parameter's method says
+// (interval, ok := backOff.Next()) retries on the caller's schedule: its
+// second result is one more than that parameter's index.
+func (c *checker) retryHelperWork(fn *types.Func, d *ast.FuncDecl) (work, policy int) {
 	if fn == nil || !hasFuncParam(fn) {
-		return 0
+		return 0, 0
 	}
 	fc := funcCtx{fn: fn, ftype: d.Type, decl: d.Body, own: d.Body}
-	work := 0
 	ast.Inspect(d.Body, func(n ast.Node) bool {
 		if work != 0 {
 			return false
@@ -29,45 +32,52 @@ func (c *checker) retryHelperWork(fn *types.Func, d *ast.FuncDecl) int {
 		case *ast.GoStmt, *ast.FuncLit:
 			return false
 		case *ast.ForStmt, *ast.RangeStmt:
-			work = c.loopRetriesParam(n.(ast.Stmt), fc)
+			work, policy = c.loopRetriesParam(n.(ast.Stmt), fc)
 		}
 		return true
 	})
-	return work
+	return work, policy
 }
 
 // loopRetriesParam is one more than the index of the func parameter one
-// loop retries with pure waits only, or 0.
-func (c *checker) loopRetriesParam(s ast.Stmt, fc funcCtx) int {
+// loop retries with pure waits only, or 0; and, when the waits are a
+// policy parameter's, one more than its index.
+func (c *checker) loopRetriesParam(s ast.Stmt, fc funcCtx) (work, policy int) {
 	sc := c.scanLoop(s, fc)
 	if sc.delegated || sc.remote != remoteNone || len(sc.waits) == 0 {
-		return 0
+		return 0, 0
 	}
 	c.resolveByCallers(sc.waits, fc.fn)
+	params := fc.fn.Type().(*types.Signature).Params()
 	for _, lw := range sc.waits {
 		// a duration parameter only scaled by counters is the same for
 		// every round, whatever the caller passes
 		if lw.w.dur.kind != pPure && lw.w.dur.kind != pParam {
-			return 0
+			return 0, 0
+		}
+		if i, ok := lw.w.dur.single(); ok && lw.w.dur.kind == pParam && i < params.Len() && types.IsInterface(params.At(i).Type()) {
+			if policy != 0 && policy != i+1 {
+				return 0, 0
+			}
+			policy = i + 1
 		}
 	}
 	w, v := c.walkLoop(s, nil, fc, sc, nil)
 	if !v.anyFailure || !v.leavesOnSuccess || w.attemptCall == nil {
-		return 0
+		return 0, 0
 	}
 	id, ok := ast.Unparen(w.attemptCall.Fun).(*ast.Ident)
 	if !ok {
-		return 0
+		return 0, 0
 	}
-	params := fc.fn.Type().(*types.Signature).Params()
 	for i := range params.Len() {
 		if p := params.At(i); c.info.Uses[id] == p {
 			if _, isFunc := p.Type().Underlying().(*types.Signature); isFunc {
-				return i + 1
+				return i + 1, policy
 			}
 		}
 	}
-	return 0
+	return 0, 0
 }
 
 // hasFuncParam reports whether one of fn's parameters is a function.

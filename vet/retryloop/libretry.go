@@ -207,8 +207,12 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 		if c.localWork(work) {
 			return libCall{}, false
 		}
-		return libCall{sched: schedPure, work: work, forwarded: callee.Pkg() == c.pass.Pkg && (c.isParam(work) || f.OwnLoop),
-			remedy: "jitter the waits " + callee.Name() + " makes between attempts"}, true
+		sched, remedy := schedPure, "jitter the waits "+callee.Name()+" makes between attempts"
+		if f.LibPolicy > 0 {
+			sched, remedy = c.policySched(call, callee, f.LibPolicy-1), "hand "+callee.Name()+" a policy that randomises its waits"
+		}
+		return libCall{sched: sched, work: work, forwarded: callee.Pkg() == c.pass.Pkg && (c.isParam(work) || f.OwnLoop),
+			remedy: remedy}, true
 	}
 	return libCall{}, false
 }

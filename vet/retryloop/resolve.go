@@ -187,6 +187,9 @@ func (c *checker) pkgImpls(m *types.Func) ([]*types.Func, bool) {
 // ifacePurity says what an interface method call returns, from the
 // concrete methods behind it; pure only by default.
 func (c *checker) ifacePurity(call *ast.CallExpr, m *types.Func, body *ast.BlockStmt, fn *types.Func, depth int) purity {
+	if i, ok := c.policyParam(call, m, fn); ok {
+		return purity{kind: pParam, params: 1 << i} // the policy the caller hands in
+	}
 	targets, ok := c.implTargets(call, m, body)
 	if !ok || len(targets) == 0 {
 		return purity{}
