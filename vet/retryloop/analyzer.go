@@ -147,6 +147,9 @@ type checker struct {
 	// offline is set when the package cannot reach another machine or
 	// program (see OfflineFact).
 	offline bool
+	// sleepers caches sleepersIn's answers by declaration body: every
+	// body checked in a declaration asks for the same one.
+	sleepers map[*ast.BlockStmt]map[*ast.CallExpr]sleeperAt
 }
 
 // newChecker makes the checker of one package's pass.
@@ -176,6 +179,7 @@ func newChecker(pass *analysis.Pass, offline bool) *checker {
 		nilErr:       map[*types.Func]bool{},
 		sentinels:    map[*types.Var]int{},
 		handed:       map[*types.Var]*types.Func{},
+		sleepers:     map[*ast.BlockStmt]map[*ast.CallExpr]sleeperAt{},
 
 		fieldValues:   map[*types.Var][]fieldValue{},
 		fieldKeys:     map[*types.Var][]fieldValue{},

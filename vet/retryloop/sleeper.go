@@ -127,7 +127,11 @@ func (c *checker) sleeperWait(g *ast.GoStmt, loopBody *ast.BlockStmt, fc funcCtx
 // goroutine: a return there would leave the receiver waiting for a
 // signal that never comes.
 func (c *checker) sleepersIn(body *ast.BlockStmt) map[*ast.CallExpr]sleeperAt {
+	if out, ok := c.sleepers[body]; ok {
+		return out
+	}
 	out := map[*ast.CallExpr]sleeperAt{}
+	c.sleepers[body] = out
 	ast.Inspect(body, func(n ast.Node) bool {
 		if g, ok := n.(*ast.GoStmt); ok {
 			if s, ok := c.sleeperGo(g); ok {
