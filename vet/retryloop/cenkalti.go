@@ -60,8 +60,10 @@ func (c *checker) cenkaltiCall(call *ast.CallExpr, callee *types.Func, decl *ast
 		sched = schedUnknown // a poll of something not ready yet
 	}
 	return libCall{sched: sched, work: op,
-		deafCtx: cenkaltiMajor(path) < 5 && c.madeWithoutContext(b, decl, 0) && !c.stopsOnCancel(op, decl),
-		remedy:  "use an ExponentialBackOff with a RandomizationFactor (NewExponentialBackOff's is 0.5)"}, true
+		deafCtx:    cenkaltiMajor(path) < 5 && c.madeWithoutContext(b, decl, 0) && !c.stopsOnCancel(op, decl),
+		forever:    c.cenkaltiForever(path, b, op, decl),
+		foreverHow: "with a BackOff that never answers Stop (a constant one, or MaxElapsedTime 0) and nothing else to end it: wrap it in backoff.WithMaxRetries, give it a MaxElapsedTime, or wrap it in backoff.WithContext with a context that can end",
+		remedy:     "use an ExponentialBackOff with a RandomizationFactor (NewExponentialBackOff's is 0.5)"}, true
 }
 
 // madeWithoutContext reports whether every way the function makes a
@@ -298,24 +300,11 @@ func (c *checker) factorSched(e ast.Expr) int {
 // randomizationSet reports whether body sets v.RandomizationFactor, and
 // the schedule the last such assignment gives.
 func (c *checker) randomizationSet(v *types.Var, body *ast.BlockStmt) (int, bool) {
-	sched, set := schedUnknown, false
-	ast.Inspect(body, func(n ast.Node) bool {
-		as, ok := n.(*ast.AssignStmt)
-		if !ok || len(as.Lhs) != len(as.Rhs) {
-			return true
-		}
-		for i, l := range as.Lhs {
-			sel, ok := ast.Unparen(l).(*ast.SelectorExpr)
-			if !ok || sel.Sel.Name != "RandomizationFactor" {
-				continue
-			}
-			if id, ok := ast.Unparen(sel.X).(*ast.Ident); ok && c.info.Uses[id] == v {
-				sched, set = c.factorSched(as.Rhs[i]), true
-			}
-		}
-		return true
-	})
-	return sched, set
+	x, set := c.lastFieldSet(v, body, "RandomizationFactor")
+	if !set {
+		return schedUnknown, false
+	}
+	return c.factorSched(x), true
 }
 
 // nextBackOffPurity is what b.NextBackOff() is made of when the analyzer

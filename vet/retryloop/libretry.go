@@ -142,8 +142,11 @@ type libCall struct {
 	hears     bool
 	retGo     bool
 	// forever: only success ends it (retry-go with Attempts(0) and no
-	// context, go-retry on context.Background with no cap)
-	forever bool
+	// context, go-retry on context.Background with no cap, cenkalti's
+	// Retry with a BackOff that never stops); foreverHow says why, where
+	// the default words do not fit
+	forever    bool
+	foreverHow string
 	// sleeps: the library waits with time.Sleep (Rican7's strategies)
 	sleeps bool
 	// deafCtx: cenkalti/backoff before v5 waits on a context of its own,
@@ -248,6 +251,9 @@ func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *type
 		how := "(Attempts(0) or UntilSucceeded) with no context to stop it: bound the attempts, or pass retry.Context with a deadline"
 		if !lc.retGo {
 			how = "on context.Background with no WithMaxRetries or WithMaxDuration: bound the backoff, or pass a context with a deadline"
+		}
+		if lc.foreverHow != "" {
+			how = lc.foreverHow
 		}
 		c.add(finding{check: CheckUnbounded, pos: call.Pos(), end: call.End(),
 			msg: fmt.Sprintf("%s retries until it succeeds %s", c.callName(call), how)})

@@ -36,9 +36,10 @@ func publishDefault(q *queue, msg string) error {
 	return backoff.Retry(func() error { return q.publish(msg) }, backoff.NewExponentialBackOff())
 }
 
-// A literal that leaves RandomizationFactor out doubles exactly.
+// A literal that leaves RandomizationFactor out doubles exactly; one that
+// leaves MaxElapsedTime out never stops either.
 //
-// case: flag nojitter
+// case: flag nojitter unbounded
 func publishLiteral(q *queue, msg string) error {
 	b := &backoff.ExponentialBackOff{InitialInterval: 100 * time.Millisecond}
 	op := func() error {
@@ -47,7 +48,7 @@ func publishLiteral(q *queue, msg string) error {
 		}
 		return nil
 	}
-	return backoff.RetryNotify(op, b, nil) // want `nojitter: backoff.RetryNotify waits a constant or purely exponential schedule`
+	return backoff.RetryNotify(op, b, nil) // want `nojitter: backoff.RetryNotify waits a constant or purely exponential schedule` `unbounded: backoff.RetryNotify retries until it succeeds`
 }
 
 // The default made, then its factor set to zero.

@@ -15,19 +15,27 @@ type BackOff interface {
 
 const Stop time.Duration = -1
 
+// ExponentialBackOff doubles its interval; it answers Stop once
+// MaxElapsedTime has passed, never when that is 0.
 type ExponentialBackOff struct {
 	InitialInterval     time.Duration
 	RandomizationFactor float64
+	MaxElapsedTime      time.Duration
 	current             time.Duration
+	start               time.Time
 }
 
 func NewExponentialBackOff() *ExponentialBackOff {
-	return &ExponentialBackOff{InitialInterval: 500 * time.Millisecond, RandomizationFactor: 0.5, current: 500 * time.Millisecond}
+	return &ExponentialBackOff{InitialInterval: 500 * time.Millisecond, RandomizationFactor: 0.5,
+		MaxElapsedTime: 15 * time.Minute, current: 500 * time.Millisecond, start: time.Now()}
 }
 
 func (b *ExponentialBackOff) NextBackOff() time.Duration {
 	if b.current == 0 {
 		b.current = b.InitialInterval
+	}
+	if b.MaxElapsedTime != 0 && time.Since(b.start) > b.MaxElapsedTime {
+		return Stop
 	}
 	d := b.current
 	if b.RandomizationFactor > 0 {
@@ -45,6 +53,13 @@ func NewConstantBackOff(d time.Duration) *ConstantBackOff { return &ConstantBack
 func (b *ConstantBackOff) NextBackOff() time.Duration { return b.Interval }
 
 func (b *ConstantBackOff) Reset() {}
+
+// ZeroBackOff goes round at once, for ever.
+type ZeroBackOff struct{}
+
+func (b *ZeroBackOff) NextBackOff() time.Duration { return 0 }
+
+func (b *ZeroBackOff) Reset() {}
 
 type maxRetries struct {
 	BackOff
