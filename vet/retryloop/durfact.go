@@ -166,8 +166,8 @@ func (c *checker) setsGate(callee *types.Func, names []string) bool {
 			return true
 		}
 		for _, fv := range c.fieldValues[v] {
-			if !c.isZero(fv.expr) {
-				return true
+			if !c.isZero(fv.expr) && !c.selfCopy(v, fv.expr) {
+				return true // a copy (Min: b.Min) gives no value of its own
 			}
 		}
 	}

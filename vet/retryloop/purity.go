@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 	"strings"
 )
 
@@ -435,7 +436,9 @@ func within(ns []ast.Node, n ast.Node) bool {
 // unknown if any is out of sight.
 func (c *checker) fieldPurity(v *types.Var, depth int) purity {
 	vals := c.fieldValues[v]
-	if len(vals) == 0 {
+	if !slices.ContainsFunc(vals, func(fv fieldValue) bool { return !c.selfCopy(v, fv.expr) }) {
+		// No value but copies of the field from another value of the
+		// type (a Clone's Min: b.Min) gives no value of its own.
 		if p, ok := c.importedSetting(v); ok {
 			return p // TransportOption.RetryDelay, its default set where it is declared
 		}
