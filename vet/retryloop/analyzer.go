@@ -448,6 +448,7 @@ func (c *checker) file(f *ast.File) {
 				c.body(n.Body, funcCtx{ftype: n.Type, decl: fd.Body, own: n.Body, outer: fn})
 			case *ast.CallExpr:
 				c.backoffRetryAfter(n, fd.Body)
+				c.retryGoRetryAfter(n, fd.Body)
 				c.libraryRetry(n, fd.Body, fn)
 				c.pollRetry(n, fd.Body, fn)
 				c.sleepHandedOn(n)

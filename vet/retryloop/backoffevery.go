@@ -6,17 +6,19 @@ import (
 	"go/token"
 )
 
-// backoffEveryError reports a cenkalti/backoff retry whose operation
+// backoffEveryError reports a cenkalti/backoff retry (or an avast/retry-go
+// one with no RetryIf) whose operation
 // hands the library every error of a call that folds the answer's status
 // into its error — a model SDK's method, a helper that turns any non-2xx
 // answer into an error — untouched: it returns an error,
-// and nothing in it makes one backoff.Permanent, tests one (errors.Is or
+// and nothing in it makes one backoff.Permanent (retry.Unrecoverable), tests one (errors.Is or
 // As, a comparison with an error variable, a type assertion, a
 // classifier such as status.Code) or reads a status. Every failure, a 400
 // or a 401 as much as a 503, is sent again on the library's schedule. (A
 // gRPC method retried this way is left alone, as it was before: a
 // reconnect on the library's jittered, ctx-bound backoff.)
-func (c *checker) backoffEveryError(call *ast.CallExpr, lit *ast.FuncLit, r *remoteAt) bool {
+// marker names how the library is told to stop ("backoff.Permanent").
+func (c *checker) backoffEveryError(call *ast.CallExpr, lit *ast.FuncLit, r *remoteAt, marker string) bool {
 	if r.kind != remoteSDK || c.readsStatus(lit.Body) || !returnsSomeError(c, lit) {
 		return false
 	}
@@ -29,7 +31,8 @@ func (c *checker) backoffEveryError(call *ast.CallExpr, lit *ast.FuncLit, r *rem
 		case *ast.CallExpr:
 			fn := c.callee(n)
 			switch {
-			case fn != nil && isCenkalti(funcPath(fn)) && fn.Name() == "Permanent":
+			case fn != nil && isCenkalti(funcPath(fn)) && fn.Name() == "Permanent",
+				fn != nil && isModule(funcPath(fn), retryGoPath) && fn.Name() == "Unrecoverable":
 				classified = true
 			case isFunc(fn, "errors", "Is"), isFunc(fn, "errors", "As"), c.classifies(n):
 				classified = true
@@ -45,7 +48,7 @@ func (c *checker) backoffEveryError(call *ast.CallExpr, lit *ast.FuncLit, r *rem
 		return false
 	}
 	c.add(finding{check: CheckUnclassified, pos: call.Pos(), end: call.End(),
-		msg: fmt.Sprintf("%s retries every error of %s, statuses that will not change (400, 401, 403, 404) among them: return those as backoff.Permanent, retry only 429, 503 and the transient 5xx, or use recoil", c.callName(call), c.callName(r.call))})
+		msg: fmt.Sprintf("%s retries every error of %s, statuses that will not change (400, 401, 403, 404) among them: return those as %s, retry only 429, 503 and the transient 5xx, or use recoil", c.callName(call), c.callName(r.call), marker)})
 	return true
 }
 

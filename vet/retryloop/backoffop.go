@@ -91,7 +91,7 @@ func (c *checker) backoffRetryAfter(call *ast.CallExpr, decl *ast.BlockStmt) {
 	if r == nil {
 		return
 	}
-	every := c.backoffEveryError(call, lit, r)
+	every := c.backoffEveryError(call, lit, r, "backoff.Permanent")
 	if !every {
 		c.backoffUnclassified(call, lit)
 	}

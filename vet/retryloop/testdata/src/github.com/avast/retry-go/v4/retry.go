@@ -85,3 +85,11 @@ func Do(f func() error, opts ...Option) error {
 
 // UntilSucceeded retries until f succeeds.
 func UntilSucceeded() Option { return func(c *Config) { c.attempts = 0 } }
+
+// LastErrorOnly makes Do return the last error alone.
+func LastErrorOnly(b bool) Option { return func(c *Config) {} }
+
+type unrecoverable struct{ error }
+
+// Unrecoverable wraps err so that Do stops.
+func Unrecoverable(err error) error { return unrecoverable{err} }
