@@ -110,7 +110,7 @@ func (c *checker) backoffLit(e ast.Expr) int {
 		return schedUnknown
 	}
 	lit, ok := e.(*ast.CompositeLit)
-	if !ok || !isNamed(c.info.TypeOf(lit), kWaitPath, "Backoff") {
+	if !ok || !isWaitBackoff(c.info.TypeOf(lit)) {
 		return schedUnknown
 	}
 	waits, again, sched := false, false, schedPure
