@@ -31,6 +31,9 @@ func (c *checker) deafWaits(b *ast.BlockStmt, fc funcCtx) {
 				stmtOf[call] = n
 			}
 		case *ast.CallExpr:
+			if f := c.callee(n); f != nil && funcPath(f) == kRetryPath && (f.Name() == "RetryOnConflict" || f.Name() == "OnError") {
+				return true // judged by the backoff it is given (libraryRetry)
+			}
 			w, ok := c.wait(n, fc.decl, fc.durFn())
 			sl, isSleeper := sleepers[n]
 			if !ok || !w.deaf || w.ownRetry || sl.heard {

@@ -147,8 +147,12 @@ type libCall struct {
 	// the default words do not fit
 	forever    bool
 	foreverHow string
-	// sleeps: the library waits with time.Sleep (Rican7's strategies)
-	sleeps bool
+	// sleeps: the library waits with time.Sleep (Rican7's strategies,
+	// client-go's retry through wait.ExponentialBackoff); sleepsWhere
+	// says where, and sleepsFix what hears the context instead
+	sleeps      bool
+	sleepsWhere string
+	sleepsFix   string
 	// deafCtx: cenkalti/backoff before v5 waits on a context of its own,
 	// its BackOff given none with WithContext, and the work does not stop
 	// on a cancelled one
@@ -190,10 +194,14 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 	case path == rican7Path && name == "Retry":
 		sched, waits := c.rican7Retry(call)
 		return libCall{sched: sched, work: call.Args[0], sleeps: waits,
+			sleepsWhere: "in its strategies", sleepsFix: "wait in a select on %s.Done() instead",
 			remedy: "use strategy.BackoffWithJitter"}, true
 	case path == kRetryPath && (name == "RetryOnConflict" || name == "OnError"):
 		return libCall{sched: c.backoffArg(call.Args[0], decl), work: last,
-			remedy: "give the wait.Backoff a Jitter (retry.DefaultRetry's is 0.1)"}, true
+			sleeps:      c.backoffMayWait(call.Args[0], decl),
+			sleepsWhere: "between attempts (wait.ExponentialBackoff)",
+			sleepsFix:   "retry with wait.ExponentialBackoffWithContext(%s, …), which hears it",
+			remedy:      "give the wait.Backoff a Jitter (retry.DefaultRetry's is 0.1)"}, true
 	case path == kWaitPath && (name == "ExponentialBackoff" || name == "ExponentialBackoffWithContext"):
 		b := call.Args[0]
 		if name == "ExponentialBackoffWithContext" && len(call.Args) == 3 {
@@ -245,7 +253,7 @@ func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *type
 	}
 	if ctx := c.ctxName(call.Pos()); lc.sleeps && ctx != "" {
 		c.add(finding{check: CheckDeafWait, pos: call.Pos(), end: call.End(),
-			msg: fmt.Sprintf("%s waits with time.Sleep in its strategies and cannot hear %s: the caller's cancellation and deadline go unheard; wait in a select on %s.Done() instead", c.callName(call), ctx, ctx)})
+			msg: fmt.Sprintf("%s waits with time.Sleep %s and cannot hear %s: the caller's cancellation and deadline go unheard; "+lc.sleepsFix, c.callName(call), lc.sleepsWhere, ctx, ctx)})
 	}
 	if lc.forever {
 		how := "(Attempts(0) or UntilSucceeded) with no context to stop it: bound the attempts, or pass retry.Context with a deadline"

@@ -113,7 +113,10 @@ func (c *checker) backoffLit(e ast.Expr) int {
 	if !ok || !isWaitBackoff(c.info.TypeOf(lit)) {
 		return schedUnknown
 	}
-	waits, again, sched := false, false, schedPure
+	if !c.backoffLitWaits(lit) {
+		return schedUnknown // no wait, or no second try
+	}
+	sched := schedPure
 	for _, el := range lit.Elts {
 		kv, ok := el.(*ast.KeyValueExpr)
 		if !ok {
@@ -133,14 +136,7 @@ func (c *checker) backoffLit(e ast.Expr) int {
 			if constant.Sign(tv.Value) > 0 {
 				sched = schedJitter
 			}
-		case "Duration":
-			waits = !known || constant.Sign(tv.Value) != 0
-		case "Steps":
-			again = !known || constant.Compare(tv.Value, token.GTR, constant.MakeInt64(1))
 		}
-	}
-	if !waits || !again {
-		return schedUnknown // no wait, or no second try
 	}
 	return sched
 }
@@ -233,4 +229,46 @@ func clockShape(fn *types.Func) bool {
 		return ok && ch.Dir() != types.SendOnly && isNamed(ch.Elem(), "time", "Time")
 	}
 	return false
+}
+
+// backoffMayWait reports whether a wait.Backoff argument may wait between
+// tries: all but one made only of literals with no Duration (or a
+// constant zero) or Steps of at most 1.
+func (c *checker) backoffMayWait(e ast.Expr, body *ast.BlockStmt) bool {
+	srcs := c.sources(e, body, 0)
+	if len(srcs) == 0 {
+		return true
+	}
+	for _, s := range srcs {
+		lit, ok := s.e.(*ast.CompositeLit)
+		if !ok || !isWaitBackoff(c.info.TypeOf(lit)) || c.backoffLitWaits(lit) {
+			return true
+		}
+	}
+	return false
+}
+
+// backoffLitWaits reports whether a wait.Backoff literal waits before a
+// second try: a Duration and Steps above 1, or either not a constant.
+func (c *checker) backoffLitWaits(lit *ast.CompositeLit) bool {
+	waits, again := false, false
+	for _, el := range lit.Elts {
+		kv, ok := el.(*ast.KeyValueExpr)
+		if !ok {
+			return true
+		}
+		k, _ := kv.Key.(*ast.Ident)
+		if k == nil {
+			return true
+		}
+		tv, known := c.info.Types[kv.Value]
+		known = known && tv.Value != nil
+		switch k.Name {
+		case "Duration":
+			waits = !known || constant.Sign(tv.Value) != 0
+		case "Steps":
+			again = !known || constant.Compare(tv.Value, token.GTR, constant.MakeInt64(1))
+		}
+	}
+	return waits && again
 }

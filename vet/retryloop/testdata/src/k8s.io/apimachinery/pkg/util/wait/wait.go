@@ -38,6 +38,9 @@ func ExponentialBackoff(backoff Backoff, condition ConditionFunc) error {
 		if ok, err := condition(); err != nil || ok {
 			return err
 		}
+		if backoff.Steps == 1 {
+			break // the last try: no wait after it
+		}
 		time.Sleep(backoff.Step())
 	}
 	return context.DeadlineExceeded
