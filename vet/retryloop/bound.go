@@ -85,6 +85,15 @@ func (c *checker) boundExprDepth(e ast.Expr, w *loopWalker, st state, depth int)
 			if f := c.fact(fn); f != nil && f.Bounds {
 				found = true // for b.Ongoing() { … }: it counts, or hears a context
 			}
+			if f := c.fact(fn); f != nil && f.BoundParam > 0 && f.BoundParam <= len(n.Args) && !n.Ellipsis.IsValid() {
+				// ok := c.backoff(attempts); if !ok { return }: the
+				// helper compares the count it is handed
+				if id, ok := ast.Unparen(n.Args[f.BoundParam-1]).(*ast.Ident); ok {
+					if v, ok := c.info.Uses[id].(*types.Var); ok && !isPkgVar(v) {
+						found = true
+					}
+				}
+			}
 		case *ast.SelectorExpr:
 			if isShutdown(n.Sel.Name) && isBool(c.info.TypeOf(n)) {
 				found = true
@@ -343,10 +352,79 @@ func (c *checker) summarizeBound(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
 		s.Bounds = true
 		return
 	}
+	if sig.Results().Len() == 1 && isBool(sig.Results().At(0).Type()) && d.Body != nil {
+		s.BoundParam = c.boundParam(sig, d.Body)
+	}
 	if sig.Recv() == nil || sig.Params().Len() != 0 || sig.Results().Len() != 1 || !isBool(sig.Results().At(0).Type()) || d.Body == nil {
 		return
 	}
 	s.Bounds = everyReturn(c.info, d.Body, 0, 1, func(e ast.Expr) bool { return c.boundExpr(e, nil, state{}) })
+}
+
+// boundParam is one more than the index of the first integer parameter
+// that body compares in an if whose body returns false, or 0.
+func (c *checker) boundParam(sig *types.Signature, body *ast.BlockStmt) int {
+	for i := range sig.Params().Len() {
+		p := sig.Params().At(i)
+		if !isIntegerNotDuration(p.Type()) {
+			continue
+		}
+		found := false
+		ast.Inspect(body, func(n ast.Node) bool {
+			ifs, ok := n.(*ast.IfStmt)
+			if found || !ok {
+				return !found
+			}
+			if c.comparesVar(ifs.Cond, p) && c.returnsFalse(ifs.Body) {
+				found = true
+			}
+			return !found
+		})
+		if found {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// comparesVar reports whether e orders v against something (v >= max).
+func (c *checker) comparesVar(e ast.Expr, v *types.Var) bool {
+	found := false
+	ast.Inspect(e, func(n ast.Node) bool {
+		b, ok := n.(*ast.BinaryExpr)
+		if !ok {
+			return !found
+		}
+		switch b.Op {
+		case token.LSS, token.LEQ, token.GTR, token.GEQ, token.EQL:
+			for _, x := range []ast.Expr{b.X, b.Y} {
+				if id, ok := ast.Unparen(x).(*ast.Ident); ok && c.info.Uses[id] == v {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// returnsFalse reports whether body returns the constant false.
+func (c *checker) returnsFalse(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if len(n.Results) == 1 {
+				if v, known := c.constBool(n.Results[0]); known && !v {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // falseOnCancel reports whether body returns false in a select case that

@@ -81,6 +81,11 @@ type FuncFact struct {
 	// Bounds is true for a method with no parameters whose bool result
 	// counts, reads the clock or hears a context (b.Ongoing()).
 	Bounds bool
+	// BoundParam is one more than the index of an integer parameter of a
+	// function answering a bool that answers false under a comparison of
+	// that parameter (if attempts >= c.MaxRetries { return false }), or
+	// 0: a loop that hands it its count and stops on false is bounded.
+	BoundParam int
 	// OwnRetry is true when every wait of the function paces a retry
 	// loop of its own (see ownRetryWaits), or is a call of such a
 	// function: to a caller's loop it is an attempt that may block, and
@@ -126,6 +131,9 @@ func (f *FuncFact) String() string {
 	}
 	if f.Bounds {
 		s += " bounds"
+	}
+	if f.BoundParam != 0 {
+		s += fmt.Sprintf(" boundparam=%d", f.BoundParam)
 	}
 	if f.OwnRetry {
 		s += " ownretry"
