@@ -134,7 +134,7 @@ func topLevel(call *ast.CallExpr, body *ast.BlockStmt) bool {
 				return true
 			}
 		case *ast.SelectStmt:
-			if waitsOrLeaves(st, call) {
+			if waitsOrLeaves(st, call) || defaultRound(st, call) {
 				return true
 			}
 		case *ast.GoStmt:
@@ -146,6 +146,24 @@ func topLevel(call *ast.CallExpr, body *ast.BlockStmt) bool {
 		}
 	}
 	return false
+}
+
+// defaultRound reports whether a select's default clause is the round
+// (select { case <-ctx.Done(): return …; default: …; time.Sleep(d) }):
+// every other case leaves the loop, and call is a statement of the
+// default's own body.
+func defaultRound(s *ast.SelectStmt, call *ast.CallExpr) bool {
+	var def *ast.CommClause
+	for _, cl := range s.Body.List {
+		cc := cl.(*ast.CommClause)
+		switch {
+		case cc.Comm == nil:
+			def = cc
+		case len(cc.Body) == 0 || !leavesLoop(cc.Body[len(cc.Body)-1]):
+			return false
+		}
+	}
+	return def != nil && topLevel(call, &ast.BlockStmt{List: def.Body})
 }
 
 // waitsOrLeaves reports whether a select receives from call (case
