@@ -35,19 +35,22 @@ func (c *checker) cenkaltiForever(path string, b, op ast.Expr, decl *ast.BlockSt
 }
 
 // marksPermanent reports whether body, or a function of this package it
-// calls (two calls deep), makes a cenkalti marker (backoff.Permanent).
+// calls (two calls deep), marks an error Permanent (backoff.Permanent(err),
+// &backoff.PermanentError{…}); goroutines it starts are not followed.
 func (c *checker) marksPermanent(body *ast.BlockStmt, depth int) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
+		case *ast.GoStmt:
+			return false
 		case *ast.CallExpr:
-			if c.marksBackoff(n) {
+			if f := c.callee(n); f != nil && isCenkalti(funcPath(f)) && f.Name() == "Permanent" {
 				found = true
-			} else if fd := c.decls[c.callee(n)]; fd != nil && fd.Body != nil && depth < 2 {
+			} else if fd := c.decls[f]; fd != nil && fd.Body != nil && depth < 2 {
 				found = c.marksPermanent(fd.Body, depth+1)
 			}
-		case *ast.UnaryExpr:
-			found = c.marksBackoff(n)
+		case *ast.CompositeLit:
+			found = cenkaltiType(c.info.TypeOf(n)) == "PermanentError"
 		}
 		return !found
 	})

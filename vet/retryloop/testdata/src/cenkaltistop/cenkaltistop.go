@@ -139,3 +139,22 @@ func retryHanded(op func() error) error {
 	b := &backoff.ExponentialBackOff{InitialInterval: time.Second, RandomizationFactor: 0.5}
 	return backoff.Retry(op, b)
 }
+
+// watchOnce dials and hands a later failure to rewatch in a goroutine:
+// another Retry, no Permanent marker.
+func (w *watcher) watchOnce(addr string) error {
+	if err := w.dial(addr); err != nil {
+		return err
+	}
+	go rewatch(w, addr)
+	return nil
+}
+
+// The operation's helper starts a retry of its own in a goroutine; it
+// marks nothing Permanent, so nothing ends this one.
+//
+// case: flag unbounded
+func watchLoop(w *watcher, addr string) {
+	b := &backoff.ExponentialBackOff{InitialInterval: time.Second, RandomizationFactor: 0.5}
+	_ = backoff.Retry(func() error { return w.watchOnce(addr) }, b) // want `unbounded: backoff.Retry retries until it succeeds`
+}
