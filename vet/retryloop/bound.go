@@ -79,21 +79,7 @@ func (c *checker) boundExprDepth(e ast.Expr, w *loopWalker, st state, depth int)
 				}
 				found = true
 			}
-			if fn != nil && len(n.Args) == 0 && isShutdown(fn.Name()) && isBool(c.info.TypeOf(n)) {
-				found = true // if p.closed() { return }: the owner's shutdown ends it
-			}
-			if f := c.fact(fn); f != nil && f.Bounds {
-				found = true // for b.Ongoing() { … }: it counts, or hears a context
-			}
-			if f := c.fact(fn); f != nil && f.BoundParam > 0 && f.BoundParam <= len(n.Args) && !n.Ellipsis.IsValid() {
-				// ok := c.backoff(attempts); if !ok { return }: the
-				// helper compares the count it is handed
-				if id, ok := ast.Unparen(n.Args[f.BoundParam-1]).(*ast.Ident); ok {
-					if v, ok := c.info.Uses[id].(*types.Var); ok && !isPkgVar(v) {
-						found = true
-					}
-				}
-			}
+			found = found || c.boundCall(n, fn)
 		case *ast.SelectorExpr:
 			if isShutdown(n.Sel.Name) && isBool(c.info.TypeOf(n)) {
 				found = true
@@ -122,6 +108,32 @@ func (c *checker) boundExprDepth(e ast.Expr, w *loopWalker, st state, depth int)
 		return true
 	})
 	return found
+}
+
+// boundCall reports whether a call in a condition bounds the loop by what
+// the function is: a shutdown question (p.closed()), a method whose fact
+// says it counts or hears a context (b.Ongoing()), or a verdict helper
+// handed the loop's count that it compares (c.backoff(attempts)).
+func (c *checker) boundCall(n *ast.CallExpr, fn *types.Func) bool {
+	if fn != nil && len(n.Args) == 0 && isShutdown(fn.Name()) && isBool(c.info.TypeOf(n)) {
+		return true // if p.closed() { return }: the owner's shutdown ends it
+	}
+	f := c.fact(fn)
+	if f == nil {
+		return false
+	}
+	if f.Bounds {
+		return true // for b.Ongoing() { … }: it counts, or hears a context
+	}
+	if f.BoundParam > 0 && f.BoundParam <= len(n.Args) && !n.Ellipsis.IsValid() {
+		// ok := c.backoff(attempts); if !ok { return }: the helper
+		// compares the count it is handed
+		if id, ok := ast.Unparen(n.Args[f.BoundParam-1]).(*ast.Ident); ok {
+			v, ok := c.info.Uses[id].(*types.Var)
+			return ok && !isPkgVar(v)
+		}
+	}
+	return false
 }
 
 func isIntegerish(t types.Type) bool {
