@@ -271,14 +271,12 @@ func (c *checker) cenkaltiLit(lit *ast.CompositeLit) int {
 	case "ConstantBackOff":
 		return schedPure
 	case "ExponentialBackOff":
-		for _, el := range lit.Elts {
-			kv, ok := el.(*ast.KeyValueExpr)
-			if !ok {
-				return schedUnknown
-			}
-			if k, _ := kv.Key.(*ast.Ident); k != nil && k.Name == "RandomizationFactor" {
-				return c.factorSched(kv.Value)
-			}
+		v, keyed := litKey(lit, "RandomizationFactor")
+		switch {
+		case !keyed:
+			return schedUnknown
+		case v != nil:
+			return c.factorSched(v)
 		}
 		return schedPure
 	}

@@ -97,16 +97,8 @@ func (c *checker) madeNeverStopping(s source) bool {
 		case "ConstantBackOff", "ZeroBackOff":
 			return true
 		case "ExponentialBackOff":
-			for _, el := range x.Elts {
-				kv, ok := el.(*ast.KeyValueExpr)
-				if !ok {
-					return false
-				}
-				if k, _ := kv.Key.(*ast.Ident); k != nil && k.Name == "MaxElapsedTime" {
-					return isConstZero(c.info, kv.Value)
-				}
-			}
-			return true
+			v, keyed := litKey(x, "MaxElapsedTime")
+			return keyed && (v == nil || isConstZero(c.info, v))
 		}
 	case *ast.CallExpr:
 		f := c.callee(x)
@@ -161,6 +153,21 @@ func cenkaltiType(t types.Type) string {
 		return ""
 	}
 	return n.Obj().Name()
+}
+
+// litKey returns the value a keyed struct literal gives field name (nil
+// when it leaves it out); keyed is false for a positional literal.
+func litKey(lit *ast.CompositeLit, name string) (v ast.Expr, keyed bool) {
+	for _, el := range lit.Elts {
+		kv, ok := el.(*ast.KeyValueExpr)
+		if !ok {
+			return nil, false
+		}
+		if k, _ := kv.Key.(*ast.Ident); k != nil && k.Name == name {
+			return kv.Value, true
+		}
+	}
+	return nil, true
 }
 
 // isConstZero reports whether e is a constant 0.
