@@ -17,7 +17,8 @@ import (
 // v5 goes round until its operation succeeds: the BackOff, made in sight,
 // never stops and no WithMaxRetries or WithContext wraps it, and the
 // operation, in sight with the package's helpers it calls, never marks an
-// error Permanent (the way a closed client or a hopeless answer ends it).
+// error Permanent (the way a closed client or a hopeless answer ends it)
+// nor tests a context.
 func (c *checker) cenkaltiForever(path string, b, op ast.Expr, decl *ast.BlockStmt) bool {
 	if cenkaltiMajor(path) >= 5 || !c.neverStops(b, decl, 0) {
 		return false
@@ -27,11 +28,25 @@ func (c *checker) cenkaltiForever(path string, b, op ast.Expr, decl *ast.BlockSt
 		return false
 	}
 	for _, body := range bodies {
-		if c.marksPermanent(body, 0) {
+		if c.marksPermanent(body, 0) || c.testsCtxIn(body) {
 			return false
 		}
 	}
 	return true
+}
+
+// testsCtxIn reports whether an if in body tests a context or its error
+// (if ctx.Err() != nil { return nil }): a cancelled caller may end the
+// retries that way.
+func (c *checker) testsCtxIn(body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if ifs, ok := n.(*ast.IfStmt); ok && c.testsCtx(ifs.Cond) {
+			found = true
+		}
+		return !found
+	})
+	return found
 }
 
 // marksPermanent reports whether body, or a function of this package it

@@ -158,3 +158,18 @@ func watchLoop(w *watcher, addr string) {
 	b := &backoff.ExponentialBackOff{InitialInterval: time.Second, RandomizationFactor: 0.5}
 	_ = backoff.Retry(func() error { return w.watchOnce(addr) }, b) // want `unbounded: backoff.Retry retries until it succeeds`
 }
+
+// The operation answers success once the caller is gone: the caller's
+// cancellation ends the retries, though the wait before that attempt
+// does not hear it.
+//
+// case: flag deafwait
+func watchUntilCancelled(ctx context.Context, w *watcher, id string) {
+	b := &backoff.ExponentialBackOff{InitialInterval: time.Second, RandomizationFactor: 0.5}
+	_ = backoff.Retry(func() error { // want `deafwait: backoff.Retry waits on a context of its own`
+		if ctx.Err() != nil {
+			return nil
+		}
+		return w.watch(ctx, id)
+	}, b)
+}
