@@ -232,8 +232,8 @@ func clockShape(fn *types.Func) bool {
 }
 
 // backoffMayWait reports whether a wait.Backoff argument may wait between
-// tries: all but one made only of literals with no Duration (or a
-// constant zero) or Steps of at most 1.
+// tries: true unless every way it is made is a literal with no Duration
+// (or a constant zero) or with Steps of at most 1.
 func (c *checker) backoffMayWait(e ast.Expr, body *ast.BlockStmt) bool {
 	srcs := c.sources(e, body, 0)
 	if len(srcs) == 0 {
