@@ -105,8 +105,10 @@ func (c *checker) growsAndResets(v *types.Var, body *ast.BlockStmt) bool {
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.IfStmt:
-			if c.mentionsVar(n.Cond, v) {
-				// if backoff > max { backoff = max }: a cap, not a reset
+			if c.mentionsVar(n.Cond, v) || c.settingsOnly(n.Cond, body) {
+				// if backoff > max { backoff = max }: a cap, not a reset;
+				// if conf.PollInterval > 0 { wait = conf.PollInterval }:
+				// a setting's override, taken whatever the round's answer
 				for _, s := range n.Body.List {
 					caps[s] = true
 				}
@@ -144,6 +146,52 @@ func (c *checker) growsAndResets(v *types.Var, body *ast.BlockStmt) bool {
 		return true
 	})
 	return grows && resets
+}
+
+// settingsOnly reports whether a condition tests nothing of the round:
+// only constants and values the loop (body) neither declares nor assigns,
+// and their fields (conf.PollInterval > 0) — no call, no local state.
+func (c *checker) settingsOnly(e ast.Expr, body *ast.BlockStmt) bool {
+	only, named := true, false
+	ast.Inspect(e, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.CallExpr:
+			if tv, ok := c.info.Types[n]; !ok || tv.Value == nil {
+				only = false // a call answers something of now
+			}
+		case *ast.SelectorExpr:
+			if v, ok := c.info.Uses[n.Sel].(*types.Var); ok && v.IsField() {
+				named = true
+				only = only && c.loopSetting(n.X, body)
+				return false
+			}
+		case *ast.Ident:
+			if _, ok := c.info.Uses[n].(*types.Var); ok {
+				named = true
+				only = only && c.loopSetting(n, body)
+			}
+		}
+		return only
+	})
+	return only && named
+}
+
+// loopSetting reports whether e is a variable the loop neither declares
+// nor assigns, or a field of one (conf.Retry.Max).
+func (c *checker) loopSetting(e ast.Expr, body *ast.BlockStmt) bool {
+	switch x := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		v, ok := c.info.Uses[x].(*types.Var)
+		if !ok || (v.Pos() >= body.Pos() && v.Pos() < body.End()) {
+			return false
+		}
+		return len(c.assignedIn(v, body)) == 0
+	case *ast.SelectorExpr:
+		if v, ok := c.info.Uses[x.Sel].(*types.Var); ok && v.IsField() {
+			return c.loopSetting(x.X, body)
+		}
+	}
+	return false
 }
 
 // isConstant reports whether e is a constant or a package variable's or
