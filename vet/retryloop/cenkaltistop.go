@@ -2,7 +2,6 @@ package retryloop
 
 import (
 	"go/ast"
-	"go/constant"
 	"go/types"
 )
 
@@ -80,7 +79,7 @@ func (c *checker) neverStops(e ast.Expr, body *ast.BlockStmt, depth int) bool {
 	}
 	if id, ok := ast.Unparen(e).(*ast.Ident); ok && body != nil {
 		if v, ok := c.info.Uses[id].(*types.Var); ok {
-			if x, set := c.lastFieldSet(v, body, "MaxElapsedTime"); set && !isConstZero(c.info, x) {
+			if x, set := c.lastFieldSet(v, body, "MaxElapsedTime"); set && !c.isZero(x) {
 				return false
 			} else if set {
 				return c.allExponential(e, body, depth)
@@ -113,7 +112,7 @@ func (c *checker) madeNeverStopping(s source) bool {
 			return true
 		case "ExponentialBackOff":
 			v, keyed := litKey(x, "MaxElapsedTime")
-			return keyed && (v == nil || isConstZero(c.info, v))
+			return keyed && (v == nil || c.isZero(v))
 		}
 	case *ast.CallExpr:
 		f := c.callee(x)
@@ -126,7 +125,7 @@ func (c *checker) madeNeverStopping(s source) bool {
 		case "NewExponentialBackOff": // v4's options: WithMaxElapsedTime(0)
 			for _, a := range x.Args {
 				if opt, ok := ast.Unparen(a).(*ast.CallExpr); ok && len(opt.Args) == 1 {
-					if g := c.callee(opt); g != nil && g.Name() == "WithMaxElapsedTime" && isConstZero(c.info, opt.Args[0]) {
+					if g := c.callee(opt); g != nil && g.Name() == "WithMaxElapsedTime" && c.isZero(opt.Args[0]) {
 						return true
 					}
 				}
@@ -183,12 +182,6 @@ func litKey(lit *ast.CompositeLit, name string) (v ast.Expr, keyed bool) {
 		}
 	}
 	return nil, true
-}
-
-// isConstZero reports whether e is a constant 0.
-func isConstZero(info *types.Info, e ast.Expr) bool {
-	tv, ok := info.Types[e]
-	return ok && tv.Value != nil && constant.Sign(tv.Value) == 0
 }
 
 // lastFieldSet reports whether body assigns v.field, and the value the

@@ -171,9 +171,9 @@ func (c *checker) answersTrueOn(list []ast.Stmt, state, st int) bool {
 				in := state
 				for _, e := range cc.List {
 					switch {
-					case c.isStatusConst(e, st):
+					case c.statusIs(e, st):
 						in = statusNamed
-					case in == statusFree && c.anyStatusConst(e):
+					case in == statusFree && c.hasStatusConst(e):
 						in = statusOther
 					}
 				}
@@ -196,21 +196,11 @@ func (c *checker) testsAnyStatus(n ast.Node) bool {
 	found := false
 	ast.Inspect(n, func(n ast.Node) bool {
 		if b, ok := n.(*ast.BinaryExpr); ok && b.Op == token.EQL {
-			found = found || c.anyStatusConst(b.X) || c.anyStatusConst(b.Y)
+			found = found || c.hasStatusConst(b.X) || c.hasStatusConst(b.Y)
 		}
 		return !found
 	})
 	return found
-}
-
-// anyStatusConst reports whether e is an integer constant in 400–599.
-func (c *checker) anyStatusConst(e ast.Expr) bool {
-	tv := c.info.Types[e]
-	if tv.Value == nil || tv.Value.Kind() != constant.Int {
-		return false
-	}
-	v, ok := constant.Int64Val(tv.Value)
-	return ok && v >= 400 && v <= 599
 }
 
 // comparesWith reports whether n holds an equality with the constant st.
@@ -218,21 +208,11 @@ func comparesWith(c *checker, n ast.Node, st int) bool {
 	found := false
 	ast.Inspect(n, func(n ast.Node) bool {
 		if b, ok := n.(*ast.BinaryExpr); ok && b.Op == token.EQL {
-			found = found || c.isStatusConst(b.X, st) || c.isStatusConst(b.Y, st)
+			found = found || c.statusIs(b.X, st) || c.statusIs(b.Y, st)
 		}
 		return !found
 	})
 	return found
-}
-
-// isStatusConst reports whether e is the integer constant st.
-func (c *checker) isStatusConst(e ast.Expr, st int) bool {
-	tv := c.info.Types[e]
-	if tv.Value == nil || tv.Value.Kind() != constant.Int {
-		return false
-	}
-	v, ok := constant.Int64Val(tv.Value)
-	return ok && v == int64(st)
 }
 
 // callsNamed reports whether body calls the function name of the
@@ -248,4 +228,16 @@ func (c *checker) callsNamed(body *ast.BlockStmt, path, name string) bool {
 		return !found
 	})
 	return found
+}
+
+// statusIs reports whether e is the status constant st (constStatus).
+func (c *checker) statusIs(e ast.Expr, st int) bool {
+	v, ok := c.constStatus(e)
+	return ok && v == st
+}
+
+// hasStatusConst reports whether e is a 4xx or 5xx status constant.
+func (c *checker) hasStatusConst(e ast.Expr) bool {
+	v, ok := c.constStatus(e)
+	return ok && v >= 400
 }
