@@ -88,6 +88,11 @@ type inliner struct {
 	// and says nothing of the outcome. loops counts the loops walked.
 	made  token.Pos
 	loops int
+	// rets is every value a return reached on a live path gives,
+	// whatever the path: a classifier whose every return says true
+	// (retryableError's "make all errors retryable") answers true on
+	// paths its tests cannot tell apart.
+	rets vset
 }
 
 // inline evaluates the idx-th result (a bool) of a call of a classifier of
@@ -207,8 +212,11 @@ func (c *checker) statusVar(a ast.Expr, body *ast.BlockStmt) bool {
 func (in *inliner) run(idx int) tri {
 	var got vset
 	in.stmts(in.body.List, one(triT), idx, &got)
-	if got == 0 {
+	switch {
+	case got == 0:
 		return triU
+	case in.rets == one(triT) || in.rets == one(triF):
+		return in.rets.max()
 	}
 	return got.max()
 }
@@ -241,6 +249,9 @@ func (in *inliner) stmt(s ast.Stmt, path vset, idx int, got *vset) (vset, bool) 
 			r = in.cond(s.Results[idx])
 		}
 		*got |= lift(path, r, and3)
+		if !path.dead() {
+			in.rets |= r
+		}
 		return path, false
 	case *ast.BlockStmt:
 		return in.stmts(s.List, path, idx, got)
