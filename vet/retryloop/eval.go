@@ -161,6 +161,9 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 		case token.LOR:
 			return or3(ev.expr(e.X, o, depth+1), ev.expr(e.Y, o, depth+1))
 		case token.EQL, token.NEQ, token.LSS, token.LEQ, token.GTR, token.GEQ:
+			if r, ok := ev.w.firstRound(e); ok {
+				return r // 0 == attempt in the loop's condition: false at every go-round
+			}
 			return ev.compare(e.Op, e.X, e.Y, o)
 		}
 	case *ast.Ident:
