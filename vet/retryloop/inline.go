@@ -457,6 +457,9 @@ func (in *inliner) callCond(call *ast.CallExpr) vset {
 		if b, ok := in.bindingOf(call.Args[0]); ok && b.kind == bErr && b.val == 0 {
 			return one(triF)
 		}
+		if isFunc(fn, "errors", "Is") && len(call.Args) == 2 && in.cancelTest(call.Args[0], call.Args[1]) {
+			return one(triF)
+		}
 	}
 	if !in.mentionsOutcome(call) {
 		return vFree

@@ -65,6 +65,11 @@ func (in *inliner) compare(op token.Token, x, y ast.Expr) vset {
 		return r
 	}
 	if isError(info.TypeOf(x)) || isError(info.TypeOf(y)) {
+		if in.cancelTest(x, y) {
+			// err == context.Canceled: the caller gave up, which a
+			// dependency's failure never is
+			return boolSet(op == token.NEQ)
+		}
 		for _, pair := range [][2]ast.Expr{{x, y}, {y, x}} {
 			if b, ok := in.bindingOf(pair[0]); ok && b.kind == bErr && b.val == 0 && !in.mentionsOutcome(pair[1]) {
 				return boolSet(op == token.NEQ) // a nil error is none of the package's errors
@@ -83,6 +88,16 @@ func (in *inliner) compare(op token.Token, x, y ast.Expr) vset {
 		return one(triU)
 	}
 	return vFree
+}
+
+// cancelTest reports whether x and y, on a failed outcome, compare the
+// outcome's error with context.Canceled.
+func (in *inliner) cancelTest(x, y ast.Expr) bool {
+	if !in.o.failure() {
+		return false
+	}
+	c := in.c
+	return c.isCanceled(x) && in.mentionsOutcome(y) || c.isCanceled(y) && in.mentionsOutcome(x)
 }
 
 func compareInts(op token.Token, a, b int64) bool {

@@ -135,3 +135,72 @@ func fetchBundleSorted(ctx context.Context, c *http.Client, url string) ([]byte,
 	}
 	return nil, err
 }
+
+// unlessCanceled says "retry" to every error but the caller's own
+// cancellation, which no dependency's failure is.
+func unlessCanceled(err error) bool {
+	var w wrapped
+	if errors.As(err, &w) {
+		err = w.err
+	}
+	switch err {
+	case context.Canceled:
+		return false
+	case io.ErrUnexpectedEOF:
+		return true
+	}
+	return true
+}
+
+// syncMirror retries every failure of the dependency, a 403 as much as a
+// 503, stopping only when its own caller gives up.
+//
+// case: flag unclassified retryafter
+func syncMirror(ctx context.Context, c *http.Client, url string) ([]byte, error) {
+	var err error
+	for attempt := range 4 { // want `unclassified: retry loop around get retries on every error`
+		var b []byte
+		if b, err = get(ctx, c, url); err == nil {
+			return b, nil
+		}
+		if !unlessCanceled(err) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(rand.N(time.Second << attempt)): // want `retryafter: retry loop retries 429 and 503 without reading Retry-After`
+		}
+	}
+	return nil, err
+}
+
+// syncMirrorErrorsIs is syncMirror with the cancellation told apart by
+// errors.Is and the 4xx but 429 by their status.
+//
+// case: clean
+func syncMirrorErrorsIs(ctx context.Context, c *http.Client, url string) ([]byte, error) {
+	var err error
+	for attempt := range 4 {
+		var b []byte
+		if b, err = get(ctx, c, url); err == nil {
+			return b, nil
+		}
+		var se *StatusError
+		if errors.Is(err, context.Canceled) || errors.As(err, &se) && se.Code < 500 && se.Code != http.StatusTooManyRequests {
+			return nil, err
+		}
+		wait := rand.N(time.Second << attempt)
+		if se != nil {
+			if s, err := strconv.Atoi(se.Header.Get("Retry-After")); err == nil && s > 0 {
+				wait = time.Duration(s) * time.Second
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+	return nil, err
+}
