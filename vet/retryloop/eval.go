@@ -408,6 +408,9 @@ func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 	if r, ok := ev.sentinelOnSuccess(op, x, y, o); ok {
 		return r
 	}
+	if _, k, ok := c.textCompare(x, y); ok && o.success() && c.returnsNotYetText(ev.w.attemptCall, k) {
+		return ev.irrelevant("not yet " + k) // err.Error() == lbNotReady: a success may say it
+	}
 	if r, ok := ev.grpcCodeOnSuccess(op, x, y, o); ok {
 		return r
 	}

@@ -47,6 +47,8 @@ type loopWalker struct {
 	cond     ast.Expr
 	loopBody *ast.BlockStmt
 	depth    int
+	// notYetText caches notYetTextLoop: 0 not asked, 1 yes, 2 no.
+	notYetText int
 	// loop is the loop statement walked.
 	loop ast.Stmt
 	// innerConts collects the states at the continues of the inner loop

@@ -27,7 +27,7 @@ func (ev *evaluator) nilCompare(op token.Token, x, y ast.Expr, o outcome) tri {
 		if ev.srcOf(y) != srcOutcome {
 			return ev.irrelevant(types.ExprString(y) + "!=nil")
 		}
-		if !o.err && c.notYetSentinel(ev.w.attemptCall, nil) {
+		if !o.err && (c.notYetSentinel(ev.w.attemptCall, nil) || ev.w.notYetTextLoop()) {
 			// check answers errNoReadyEndpoints on a success: "not yet"
 			return ev.irrelevant("not yet " + types.ExprString(y))
 		}
