@@ -518,8 +518,8 @@ func (w *loopWalker) errSrc(e ast.Expr, st state) int {
 		if lw, ok := w.c.wait(e, w.body, w.fn); ok && !(bareFor(w.loop) && w.c.waitingAttempt(e, lw)) {
 			return srcBound
 		}
-		if w.c.mentionsContext(e.Fun) {
-			return srcBound // ctx.Err(), context.Cause(ctx)
+		if w.c.ctxRecv(e.Fun) {
+			return srcBound // ctx.Err(), r.Context().Err()
 		}
 		if fn := w.c.callee(e); isFunc(fn, "fmt", "Errorf") || isFunc(fn, "context", "Cause") {
 			if fn.Name() == "Cause" {
@@ -533,6 +533,27 @@ func (w *loopWalker) errSrc(e ast.Expr, st state) int {
 		}
 	}
 	return srcOutcome
+}
+
+// ctxRecv reports whether fun, a call's function, is a method of a
+// context reached along its chain of receivers (ctx.Err, r.Context().Err),
+// not of a value a call handed a context made (rdb.Get(ctx, k).Result).
+func (c *checker) ctxRecv(fun ast.Expr) bool {
+	for {
+		if isContext(c.info.TypeOf(fun)) {
+			return true
+		}
+		switch x := ast.Unparen(fun).(type) {
+		case *ast.SelectorExpr:
+			fun = x.X
+		case *ast.CallExpr:
+			fun = x.Fun
+		case *ast.IndexExpr:
+			fun = x.X
+		default:
+			return c.mentionsContext(x)
+		}
+	}
 }
 
 // mentionsContext reports whether e involves a context.Context value.
