@@ -150,10 +150,13 @@ type checker struct {
 	// sleepers caches sleepersIn's answers by declaration body: every
 	// body checked in a declaration asks for the same one.
 	sleepers map[*ast.BlockStmt]map[*ast.CallExpr]sleeperAt
+	// bodyResults maps a function's body to its result list (resultsOf).
+	bodyResults map[*ast.BlockStmt]*ast.FieldList
 }
 
 // newChecker makes the checker of one package's pass.
 func newChecker(pass *analysis.Pass, offline bool) *checker {
+	typeZeros(pass.TypesInfo)
 	return &checker{
 		pass:     pass,
 		offline:  offline,

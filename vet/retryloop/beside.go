@@ -149,6 +149,9 @@ func (c *checker) mayBeNil(e ast.Expr, ret *ast.ReturnStmt, body *ast.BlockStmt)
 }
 
 func isNil(info *types.Info, e ast.Expr) bool {
+	if e == zeroNil {
+		return true // a named error's zero value at a naked return
+	}
 	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
 		if _, ok := info.Uses[id].(*types.Nil); ok {
 			return true

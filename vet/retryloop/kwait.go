@@ -165,6 +165,9 @@ func (c *checker) rounds(body *ast.BlockStmt, round func(*ast.ReturnStmt, []ast.
 		}
 		stack = append(stack, n)
 		if r, ok := n.(*ast.ReturnStmt); ok {
+			if vals, naked := c.nakedResults(body, r); naked {
+				r = &ast.ReturnStmt{Return: r.Return, Results: vals}
+			}
 			switch w, k := round(r, stack); k {
 			case roundFailure:
 				if !failure {
