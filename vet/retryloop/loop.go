@@ -535,39 +535,6 @@ func (w *loopWalker) errSrc(e ast.Expr, st state) int {
 	return srcOutcome
 }
 
-// ctxRecv reports whether fun, a call's function, is a method of a
-// context reached along its chain of receivers (ctx.Err, r.Context().Err),
-// not of a value a call handed a context made (rdb.Get(ctx, k).Result).
-func (c *checker) ctxRecv(fun ast.Expr) bool {
-	for {
-		if isContext(c.info.TypeOf(fun)) {
-			return true
-		}
-		switch x := ast.Unparen(fun).(type) {
-		case *ast.SelectorExpr:
-			fun = x.X
-		case *ast.CallExpr:
-			fun = x.Fun
-		case *ast.IndexExpr:
-			fun = x.X
-		default:
-			return c.mentionsContext(x)
-		}
-	}
-}
-
-// mentionsContext reports whether e involves a context.Context value.
-func (c *checker) mentionsContext(e ast.Node) bool {
-	found := false
-	ast.Inspect(e, func(n ast.Node) bool {
-		if x, ok := n.(ast.Expr); ok && isContext(c.info.TypeOf(x)) {
-			found = true
-		}
-		return !found
-	})
-	return found
-}
-
 // inner walks a loop inside the loop. When it makes the loop's attempt
 // (for _, url := range mirrors { resp, err := c.Do(…) … }), what follows
 // it is reached the way its body's last round ended: each outcome of the
