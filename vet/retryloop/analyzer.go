@@ -369,6 +369,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 	c.summarizeFolds(fn, d, s)
 	c.summarizeBound(fn, d, s)
 	s.Exits = c.endsInExit(d.Body)
+	s.DeafOption = c.returnsSleeper(fn, d)
 	return s
 }
 

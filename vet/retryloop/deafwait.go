@@ -34,6 +34,12 @@ func (c *checker) deafWaits(b *ast.BlockStmt, fc funcCtx) {
 			if f := c.callee(n); f != nil && funcPath(f) == kRetryPath && (f.Name() == "RetryOnConflict" || f.Name() == "OnError") {
 				return true // judged by the backoff it is given (libraryRetry)
 			}
+			if opt, ok := c.deafOption(n); ok && !c.isRican7Retry(n) {
+				if ctx := c.ctxName(n.Pos()); ctx != "" && !inRanges(nilCtx, n.Pos()) {
+					c.add(finding{check: CheckDeafWait, pos: n.Pos(), end: n.End(), msg: c.deafOptionMsg(n, opt, ctx)})
+					return true
+				}
+			}
 			w, ok := c.wait(n, fc.decl, fc.durFn())
 			sl, isSleeper := sleepers[n]
 			if !ok || !w.deaf || w.ownRetry || sl.heard {

@@ -107,6 +107,11 @@ type FuncFact struct {
 	// a call that ends the process (os.Exit, log.Fatal, panic, or a
 	// function that Exits), as an exit helper's does.
 	Exits bool
+	// DeafOption is true for a function that returns a func literal
+	// which waits with time.Sleep (retry.FibBackoff(d), an option a
+	// retry helper calls before each attempt): the call handing it on
+	// waits that way, deaf to any context.
+	DeafOption bool
 }
 
 // AFact marks FuncFact as an analysis fact.
@@ -140,6 +145,9 @@ func (f *FuncFact) String() string {
 	}
 	if f.Exits {
 		s += " exits"
+	}
+	if f.DeafOption {
+		s += " deafoption"
 	}
 	if f.FoldsStatus {
 		s += " folds"
