@@ -1,6 +1,9 @@
 package retryloop
 
-import "go/ast"
+import (
+	"go/ast"
+	"go/types"
+)
 
 // ctxRecv reports whether fun, a call's function, is a method of a
 // context reached along its chain of receivers (ctx.Err, r.Context().Err),
@@ -33,4 +36,16 @@ func (c *checker) mentionsContext(e ast.Node) bool {
 		return !found
 	})
 	return found
+}
+
+// handsWork reports whether call hands a function value on
+// (retryRateLimited(ctx, get)): a call that waits and runs work it is
+// given returns the work's error, the attempt's, not a pause's.
+func (c *checker) handsWork(call *ast.CallExpr) bool {
+	for _, a := range call.Args {
+		if _, ok := typeUnder(c.info.TypeOf(a)).(*types.Signature); ok && !isNil(c.info, a) {
+			return true
+		}
+	}
+	return false
 }

@@ -85,6 +85,12 @@ func (c *checker) funcTargets(call *ast.CallExpr, body *ast.BlockStmt) (g funcGi
 		for _, x := range c.assignsOf(body)[v] {
 			vals = append(vals, fieldValue{x, body})
 		}
+		if init, ok := c.pkgVars[v]; ok && isPkgVar(v) && !c.pkgAssigned[v] {
+			// var sleep = func(ctx, d) error { … }: a package's function
+			// kept in a variable (for its tests to replace), never set
+			// again in the package
+			vals = append(vals, fieldValue{init, nil})
+		}
 		if len(vals) == 0 {
 			return g, false
 		}
@@ -165,6 +171,30 @@ func (c *checker) addGiven(g *funcGiven, fv fieldValue) (more []fieldValue, ok b
 	return nil, true
 }
 
+// bindLitParams binds lit's parameters to call's arguments (litArgs) and
+// returns what undoes it. ok is false for a literal already bound, one
+// calling itself; a call whose arguments do not match the parameters one
+// for one binds nothing.
+func (c *checker) bindLitParams(lit *ast.FuncLit, call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) (unbind func(), ok bool) {
+	sig, isSig := c.info.TypeOf(lit).(*types.Signature)
+	if !isSig || call.Ellipsis.IsValid() || sig.Params().Len() != len(call.Args) || sig.Variadic() {
+		return func() {}, true
+	}
+	for i := range sig.Params().Len() {
+		if _, bound := c.litArgs[sig.Params().At(i)]; bound {
+			return nil, false
+		}
+	}
+	for i := range sig.Params().Len() {
+		c.litArgs[sig.Params().At(i)] = litArg{call.Args[i], body, fn}
+	}
+	return func() {
+		for i := range sig.Params().Len() {
+			delete(c.litArgs, sig.Params().At(i))
+		}
+	}, true
+}
+
 // litPurity says what a function literal returns (its first result), over
 // its return statements; its integer parameters are counters.
 func (c *checker) litPurity(lit *ast.FuncLit, call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func, depth int) purity {
@@ -172,16 +202,11 @@ func (c *checker) litPurity(lit *ast.FuncLit, call *ast.CallExpr, body *ast.Bloc
 		return purity{}
 	}
 	// Its parameters are the call's arguments while its returns are read.
-	if sig, ok := c.info.TypeOf(lit).(*types.Signature); ok && !call.Ellipsis.IsValid() && sig.Params().Len() == len(call.Args) && !sig.Variadic() {
-		for i := range sig.Params().Len() {
-			pv := sig.Params().At(i)
-			if _, bound := c.litArgs[pv]; bound {
-				return purity{} // a literal calling itself
-			}
-			c.litArgs[pv] = litArg{call.Args[i], body, fn}
-			defer delete(c.litArgs, pv)
-		}
+	unbind, ok := c.bindLitParams(lit, call, body, fn)
+	if !ok {
+		return purity{} // a literal calling itself
 	}
+	defer unbind()
 	p, n := purity{kind: pNone}, 0
 	ast.Inspect(lit.Body, func(m ast.Node) bool {
 		switch m := m.(type) {
@@ -273,6 +298,11 @@ func (c *checker) litWait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Fun
 	}
 	w := waitInfo{dur: purity{kind: pNone}, helper: id.Name}
 	for _, lit := range g.lits {
+		// Its parameters are the call's arguments while its waits are
+		// read (sleep(ctx, backoff(n)) waits backoff(n)).
+		if unbind, ok := c.bindLitParams(lit, call, body, fn); ok {
+			defer unbind()
+		}
 		var calls []*ast.CallExpr
 		var found []waitInfo
 		ast.Inspect(lit.Body, func(n ast.Node) bool {

@@ -515,7 +515,7 @@ func (w *loopWalker) errSrc(e ast.Expr, st state) int {
 			return st.srcs[o]
 		}
 	case *ast.CallExpr:
-		if lw, ok := w.c.wait(e, w.body, w.fn); ok && !(bareFor(w.loop) && w.c.waitingAttempt(e, lw)) {
+		if lw, ok := w.c.wait(e, w.body, w.fn); ok && !lw.ownRetry && !w.c.handsWork(e) && !(bareFor(w.loop) && w.c.waitingAttempt(e, lw)) {
 			return srcBound
 		}
 		if w.c.ctxRecv(e.Fun) {
