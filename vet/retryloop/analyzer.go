@@ -453,6 +453,7 @@ func (c *checker) file(f *ast.File) {
 			case *ast.CallExpr:
 				c.backoffRetryAfter(n, fd.Body)
 				c.retryGoRetryAfter(n, fd.Body)
+				c.kRetryEveryError(n, fd.Body)
 				c.ggcrRetryBackoff(n, fd.Body)
 				c.libraryRetry(n, fd.Body, fn)
 				c.pollRetry(n, fd.Body, fn)
