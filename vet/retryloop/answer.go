@@ -144,7 +144,16 @@ type notYetKey struct {
 
 // returnsNotYet is notYetSentinel's reading of the helper's body.
 func (c *checker) returnsNotYet(d *ast.FuncDecl, want types.Object) bool {
-	if d == nil || c.readsStatus(d.Body) {
+	return c.returnsAfterCheck(d, func(x ast.Expr) bool {
+		return c.isSentinel(x) && (want == nil || c.info.Uses[calleeIdent(x)] == want)
+	})
+}
+
+// returnsAfterCheck reports whether d, a helper that reads no HTTP status,
+// returns a result for which is holds, after its first checked call and outside
+// every test of an error: an error it says on a path where none was seen.
+func (c *checker) returnsAfterCheck(d *ast.FuncDecl, is func(ast.Expr) bool) bool {
+	if d == nil || d.Body == nil || c.readsStatus(d.Body) {
 		return false
 	}
 	after := c.checkedCallEnd(d.Body)
@@ -154,7 +163,7 @@ func (c *checker) returnsNotYet(d *ast.FuncDecl, want types.Object) bool {
 	found := false
 	returnsUnderIfs(d.Body, func(r *ast.ReturnStmt, ifs []*ast.IfStmt) bool {
 		for _, x := range r.Results {
-			if r.Pos() > after && c.isSentinel(x) && (want == nil || c.info.Uses[calleeIdent(x)] == want) && !c.underErrTest(ifs) {
+			if r.Pos() > after && is(x) && !c.underErrTest(ifs) {
 				found = true
 			}
 		}

@@ -60,24 +60,7 @@ func (c *checker) returnsNotYetText(call *ast.CallExpr, k string) bool {
 	if call == nil {
 		return false
 	}
-	d := c.decls[c.callee(call)]
-	if d == nil || d.Body == nil || c.readsStatus(d.Body) {
-		return false
-	}
-	after := c.checkedCallEnd(d.Body)
-	if after == token.NoPos {
-		return false
-	}
-	found := false
-	returnsUnderIfs(d.Body, func(r *ast.ReturnStmt, ifs []*ast.IfStmt) bool {
-		for _, x := range r.Results {
-			if r.Pos() > after && c.madeOfText(x, k) && !c.underErrTest(ifs) {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
+	return c.returnsAfterCheck(c.decls[c.callee(call)], func(x ast.Expr) bool { return c.madeOfText(x, k) })
 }
 
 // madeOfText reports whether e makes an error whose message is k.
