@@ -379,8 +379,8 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 func (c *checker) summarizeWaits(s *FuncFact, body *ast.BlockStmt, waits []*ast.CallExpr, found []waitInfo) {
 	timeouts := c.timeoutWaits(body, waits)
 	own := c.ownRetryWaits(body, waits)
-	ownOnly := true
-	defer func() { s.OwnRetry = s.Waits && ownOnly }()
+	ownOnly, bgOnly := true, true
+	defer func() { s.OwnRetry = s.Waits && ownOnly; s.BgDeaf = s.Deaf && bgOnly }()
 	var jit []purity
 	for i, w := range found {
 		if timeouts[waits[i]] {
@@ -389,7 +389,7 @@ func (c *checker) summarizeWaits(s *FuncFact, body *ast.BlockStmt, waits []*ast.
 		s.Waits = true
 		ownOnly = ownOnly && (own[waits[i]] || w.ownRetry)
 		if w.deaf && !c.ctxInScope(waits[i].Pos()) {
-			s.Deaf = true
+			s.Deaf, bgOnly = true, bgOnly && w.bg
 		}
 		jit = append(jit, w.dur)
 	}

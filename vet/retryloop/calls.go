@@ -304,6 +304,9 @@ type waitInfo struct {
 	// loop of its own (FuncFact.OwnRetry): their jitter and deafness are
 	// judged there.
 	ownRetry bool
+	// bg is set for a helper call deaf only because it, or a helper it
+	// calls, is handed context.Background() to wait on.
+	bg bool
 }
 
 // wait reports whether call waits and how. body is the enclosing function
@@ -343,7 +346,9 @@ func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) 
 	if !f.Waits || f.Remote != remoteNone {
 		return waitInfo{}, false
 	}
-	w := waitInfo{deaf: f.Deaf, helper: callee.Name(), inner: true, ownRetry: f.OwnRetry}
+	// apimachinery's polls on a Background context are pollRetry's
+	bg := !f.Deaf && funcPath(callee) != kWaitPath && c.bgCtxArg(call, callee)
+	w := waitInfo{deaf: f.Deaf || bg, bg: f.BgDeaf || bg, helper: callee.Name(), inner: true, ownRetry: f.OwnRetry}
 	switch {
 	case f.Jitter == jitterNone:
 		w.dur = purity{kind: pPure, byDefault: f.ByDefault}

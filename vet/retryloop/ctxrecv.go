@@ -49,3 +49,19 @@ func (c *checker) handsWork(call *ast.CallExpr) bool {
 	}
 	return false
 }
+
+// bgCtxArg reports whether call hands callee context.Background() or
+// context.TODO() made in place as one of its context parameters: a
+// context nothing can cancel.
+func (c *checker) bgCtxArg(call *ast.CallExpr, callee *types.Func) bool {
+	params := callee.Type().(*types.Signature).Params()
+	for i, a := range call.Args {
+		if i >= params.Len() || !isContext(params.At(i).Type()) {
+			continue
+		}
+		if inner, ok := ast.Unparen(a).(*ast.CallExpr); ok && isFunc(c.callee(inner), "context", "Background", "TODO") {
+			return true
+		}
+	}
+	return false
+}

@@ -53,6 +53,8 @@ func (c *checker) deafWaits(b *ast.BlockStmt, fc funcCtx) {
 			}
 			f := finding{check: CheckDeafWait, pos: n.Pos(), end: n.End()}
 			switch {
+			case w.helper != "" && w.bg:
+				f.msg = fmt.Sprintf("%s waits on a context of its own (context.Background) and cannot hear %s: the caller's cancellation and deadline go unheard; call the variant that takes %s", w.helper, ctx, ctx)
 			case w.helper != "":
 				f.msg = fmt.Sprintf("%s waits with time.Sleep and cannot hear %s: the caller's cancellation and deadline go unheard; pass %s and select on %s.Done()", w.helper, ctx, ctx, ctx)
 			case isSleeper:

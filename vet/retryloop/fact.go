@@ -112,6 +112,11 @@ type FuncFact struct {
 	// retry helper calls before each attempt): the call handing it on
 	// waits that way, deaf to any context.
 	DeafOption bool
+	// BgDeaf is true when every deaf wait of the function is a helper's
+	// handed context.Background() or context.TODO() (Retry calling
+	// WithContext(context.Background(), …)): it hears a context of its
+	// own, which no caller's reaches.
+	BgDeaf bool
 }
 
 // AFact marks FuncFact as an analysis fact.
@@ -148,6 +153,9 @@ func (f *FuncFact) String() string {
 	}
 	if f.DeafOption {
 		s += " deafoption"
+	}
+	if f.BgDeaf {
+		s += " bgdeaf"
 	}
 	if f.FoldsStatus {
 		s += " folds"
