@@ -346,8 +346,12 @@ func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) 
 	if !f.Waits || f.Remote != remoteNone {
 		return waitInfo{}, false
 	}
-	// apimachinery's polls on a Background context are pollRetry's
-	bg := !f.Deaf && funcPath(callee) != kWaitPath && c.bgCtxArg(call, callee)
+	// A helper handed context.Background() where no context is in scope
+	// (Retry running WithContext(context.Background(), …)) waits deaf to
+	// its own callers'; where one is, the caller chose to detach the call
+	// (a heartbeat's exec), and the helper's wait is as it hears it.
+	// apimachinery's polls on a Background context are pollRetry's.
+	bg := !f.Deaf && funcPath(callee) != kWaitPath && !c.ctxInScope(call.Pos()) && c.bgCtxArg(call, callee)
 	w := waitInfo{deaf: f.Deaf || bg, bg: f.BgDeaf || bg, helper: callee.Name(), inner: true, ownRetry: f.OwnRetry}
 	switch {
 	case f.Jitter == jitterNone:
