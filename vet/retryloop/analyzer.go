@@ -455,6 +455,7 @@ func (c *checker) file(f *ast.File) {
 				c.retryGoRetryAfter(n, fd.Body)
 				c.kRetryEveryError(n, fd.Body)
 				c.ggcrRetryBackoff(n, fd.Body)
+				c.cloudEventsRetries(n)
 				c.libraryRetry(n, fd.Body, fn)
 				c.pollRetry(n, fd.Body, fn)
 				c.sleepHandedOn(n)
