@@ -59,12 +59,18 @@ func (c *checker) alwaysTrue(lit *ast.FuncLit) bool {
 }
 
 // foldsAnswers reports whether a remote call's failed answers come back as
-// its error: a model SDK's method, or a helper whose fact says it turns a
-// non-2xx status into its error.
+// its error: a model SDK's method, or a helper of this package whose fact
+// says it turns a non-2xx status into its error. Another module's helper
+// (crane.Copy) may classify and retry inside, out of the retriable's
+// sight.
 func (c *checker) foldsAnswers(r *remoteAt) bool {
-	if r.kind == remoteSDK {
+	fn := c.callee(r.call)
+	if fn == nil || r.kind != remoteHTTP && r.kind != remoteSDK {
+		return false
+	}
+	if sdkRoot(funcPath(fn)) != "" {
 		return true
 	}
-	f := c.fact(c.callee(r.call))
-	return r.kind == remoteHTTP && f != nil && (f.FoldsStatus || f.StatusError)
+	f := c.fact(fn)
+	return fn.Pkg() == c.pass.Pkg && f != nil && (f.FoldsStatus || f.StatusError)
 }

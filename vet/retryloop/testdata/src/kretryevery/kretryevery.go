@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 
+	"example.com/mirror"
 	"k8s.io/client-go/util/retry"
 )
 
@@ -46,5 +47,15 @@ func drainProxy(c *http.Client, admin string) error {
 func drainProxySorted(c *http.Client, admin string) error {
 	return retry.OnError(retry.DefaultBackoff, func(err error) bool { return !errors.Is(err, errDrained) }, func() error {
 		return drain(c, admin)
+	})
+}
+
+// copyImage retries another module's copy helper on every error: the
+// helper may classify, and retry, inside, out of the retriable's sight.
+//
+// case: clean
+func copyImage(src string) error {
+	return retry.OnError(retry.DefaultBackoff, func(error) bool { return true }, func() error {
+		return mirror.Copy(src)
 	})
 }
