@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -67,7 +68,8 @@ type Config struct {
 	// Zero or less means 1: a lone process keeps the whole.
 	Replicas int
 	// ProbeInterval is how often, while Redis is unreachable, one goroutine
-	// pings it to find it back; zero or less means DefaultProbeInterval.
+	// pings it to find it back, each wait lengthened by a random part of up
+	// to half of it; zero or less means DefaultProbeInterval.
 	ProbeInterval time.Duration
 	// LeaseShare is the share of a limit or budget one lease takes, in
 	// (0, 1]; zero means DefaultLeaseShare. Larger leases mean fewer round
@@ -265,11 +267,13 @@ func (c *Client) fail() {
 	go c.probe()
 }
 
-// probe pings Redis every ProbeInterval until it answers within Timeout,
-// then marks it up and exits; Close stops it.
+// probe pings Redis every ProbeInterval to 1.5 ProbeInterval (jittered, so
+// that the clients of a fleet that lost Redis together do not ping it in
+// step when it comes back) until it answers within Timeout, then marks it
+// up and exits; Close stops it.
 func (c *Client) probe() {
 	defer c.wg.Done()
-	t := time.NewTicker(c.cfg.ProbeInterval)
+	t := time.NewTimer(probeWait(c.cfg.ProbeInterval))
 	defer t.Stop()
 	for {
 		select {
@@ -277,6 +281,7 @@ func (c *Client) probe() {
 			return
 		case <-t.C:
 		}
+		t.Reset(probeWait(c.cfg.ProbeInterval))
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
 		err := c.rdb.Ping(ctx).Err()
 		cancel()
@@ -291,6 +296,15 @@ func (c *Client) probe() {
 		c.mu.Unlock()
 		return
 	}
+}
+
+// probeWait is one wait of the probe: interval plus a random part of up to
+// half of it.
+func probeWait(interval time.Duration) time.Duration {
+	if h := interval / 2; h > 0 {
+		return interval + rand.N(h)
+	}
+	return interval
 }
 
 // key is the Redis key for a named object's part. The hash tag, which keeps
