@@ -156,7 +156,6 @@ type checker struct {
 
 // newChecker makes the checker of one package's pass.
 func newChecker(pass *analysis.Pass, offline bool) *checker {
-	typeZeros(pass.TypesInfo)
 	return &checker{
 		pass:     pass,
 		offline:  offline,

@@ -58,11 +58,11 @@ func (c *checker) countedFrom(fs *ast.ForStmt) (*types.Var, int64, bool) {
 	}
 	switch p := fs.Post.(type) {
 	case *ast.IncDecStmt:
-		if p.Tok != token.INC || !isIdentOf(c, p.X, v) {
+		if p.Tok != token.INC || c.varOf(p.X) != v {
 			return nil, 0, false
 		}
 	case *ast.AssignStmt:
-		if p.Tok != token.ADD_ASSIGN || len(p.Lhs) != 1 || !isIdentOf(c, p.Lhs[0], v) {
+		if p.Tok != token.ADD_ASSIGN || len(p.Lhs) != 1 || c.varOf(p.Lhs[0]) != v {
 			return nil, 0, false
 		}
 		if k, isConst := c.constIntOf(p.Rhs[0]); !isConst || k <= 0 {
@@ -85,19 +85,14 @@ func (c *checker) setsVar(n ast.Node, v *types.Var) bool {
 		switch n := n.(type) {
 		case *ast.AssignStmt:
 			for _, l := range n.Lhs {
-				set = set || isIdentOf(c, l, v)
+				set = set || c.varOf(l) == v
 			}
 		case *ast.IncDecStmt:
-			set = set || isIdentOf(c, n.X, v)
+			set = set || c.varOf(n.X) == v
 		case *ast.UnaryExpr:
-			set = set || n.Op == token.AND && isIdentOf(c, n.X, v)
+			set = set || n.Op == token.AND && c.varOf(n.X) == v
 		}
 		return !set
 	})
 	return set
-}
-
-func isIdentOf(c *checker, e ast.Expr, v *types.Var) bool {
-	id, ok := ast.Unparen(e).(*ast.Ident)
-	return ok && c.objOf(id) == v
 }

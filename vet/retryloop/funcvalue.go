@@ -420,3 +420,15 @@ func (c *checker) onlyNilGiven(v *types.Var) bool {
 	}
 	return true
 }
+
+// handsWork reports whether call hands a function value on
+// (retryRateLimited(ctx, get)): a call that waits and runs work it is
+// given returns the work's error, the attempt's, not a pause's.
+func (c *checker) handsWork(call *ast.CallExpr) bool {
+	for _, a := range call.Args {
+		if _, ok := typeUnder(c.info.TypeOf(a)).(*types.Signature); ok && !isNil(c.info, a) {
+			return true
+		}
+	}
+	return false
+}

@@ -128,6 +128,9 @@ func (c *checker) constBool(e ast.Expr) (v, ok bool) {
 	if e == nil {
 		return false, false
 	}
+	if e == zeroFalse {
+		return false, true // a named bool's zero value at a naked return
+	}
 	tv := c.info.Types[e]
 	if tv.Value == nil || tv.Value.Kind() != constant.Bool {
 		return false, false

@@ -2,7 +2,6 @@ package retryloop
 
 import (
 	"go/ast"
-	"go/constant"
 	"go/types"
 )
 
@@ -12,17 +11,11 @@ import (
 // the results hold there, their zero values when nothing set them before.
 
 // zeroFalse and zeroNil stand for a named bool's and a named error's zero
-// values at a naked return: newChecker gives zeroFalse its constant value,
-// and isNil knows zeroNil.
+// values at a naked return: constBool knows zeroFalse, and isNil zeroNil.
 var (
 	zeroFalse ast.Expr = &ast.Ident{Name: "false"}
 	zeroNil   ast.Expr = &ast.Ident{Name: "nil"}
 )
-
-// typeZeros records zeroFalse's type and value in info.
-func typeZeros(info *types.Info) {
-	info.Types[zeroFalse] = types.TypeAndValue{Type: types.Typ[types.Bool], Value: constant.MakeBool(false)}
-}
 
 // resultsOf returns the result list of the function whose body is body.
 func (c *checker) resultsOf(body *ast.BlockStmt) *ast.FieldList {
@@ -96,7 +89,7 @@ func (c *checker) valueAt(body *ast.BlockStmt, v *types.Var, r *ast.ReturnStmt, 
 		blocks = append(blocks, n)
 		if as, ok := n.(*ast.AssignStmt); ok && as.End() <= r.Pos() {
 			for _, l := range as.Lhs {
-				if isIdentOf(c, l, v) {
+				if c.varOf(l) == v {
 					last, lastBlock = as, blocks[max(len(blocks)-2, 0)]
 				}
 			}
@@ -110,7 +103,7 @@ func (c *checker) valueAt(body *ast.BlockStmt, v *types.Var, r *ast.ReturnStmt, 
 		return unknownExpr
 	}
 	for i, l := range last.Lhs {
-		if isIdentOf(c, l, v) {
+		if c.varOf(l) == v {
 			return last.Rhs[i]
 		}
 	}
