@@ -451,6 +451,8 @@ func (c *checker) file(f *ast.File) {
 				c.body(n.Body, funcCtx{ftype: n.Type, decl: fd.Body, own: n.Body, outer: fn})
 			case *ast.CallExpr:
 				c.backoffRetryAfter(n, fd.Body)
+				c.pkgzRepeaterOp(n, fd.Body)
+				c.pkgzMiddleware(n, fd.Body)
 				c.retryGoRetryAfter(n, fd.Body)
 				c.kRetryEveryError(n, fd.Body)
 				c.ggcrRetryBackoff(n, fd.Body)

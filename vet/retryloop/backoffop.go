@@ -83,17 +83,26 @@ func (c *checker) backoffRetryAfter(call *ast.CallExpr, decl *ast.BlockStmt) {
 	if fn == nil || !isCenkalti(funcPath(fn)) || !strings.HasPrefix(fn.Name(), "Retry") || recvNamed(fn) != nil {
 		return
 	}
-	lit := c.operationLit(call, decl)
-	if lit == nil {
-		return
+	if lit := c.operationLit(call, decl); lit != nil {
+		c.judgeOperation(call, lit, "backoff.Permanent", backoffRemedy(funcPath(fn)))
 	}
+}
+
+// judgeOperation reports, for a library call that retries every error its
+// operation lit returns but those marked stop (a cenkalti backoff.Permanent,
+// one of go-pkgz repeater's critical errors), an operation that makes a
+// remote call and goes round on every error of a model SDK, or on a status
+// that will not change (unclassified), or on 429 or 503 without reading
+// Retry-After (retryafter, whose remedy says how the library can wait what
+// the server said).
+func (c *checker) judgeOperation(call *ast.CallExpr, lit *ast.FuncLit, stop, remedy string) {
 	r := c.remoteIn(lit.Body)
 	if r == nil {
 		return
 	}
-	every := c.backoffEveryError(call, lit, r, "backoff.Permanent")
+	every := c.backoffEveryError(call, lit, r, stop)
 	if !every {
-		c.backoffUnclassified(call, lit)
+		c.backoffUnclassified(call, lit, stop)
 	}
 	if c.litReadsRetryAfter(lit) {
 		return
@@ -108,7 +117,7 @@ func (c *checker) backoffRetryAfter(call *ast.CallExpr, decl *ast.BlockStmt) {
 		return
 	}
 	c.add(finding{check: CheckRetryAfter, pos: call.Pos(), end: call.End(),
-		msg: fmt.Sprintf("%s retries %s without reading Retry-After: the server said when to come back; %s, or use recoilhttp.Transport", c.callName(call), strings.Join(which, " and "), backoffRemedy(funcPath(fn)))})
+		msg: fmt.Sprintf("%s retries %s without reading Retry-After: the server said when to come back; %s, or use recoilhttp.Transport", c.callName(call), strings.Join(which, " and "), remedy)})
 }
 
 // operationLit is the function literal a backoff.Retry call is given as
@@ -344,11 +353,12 @@ func (c *checker) statusCompare(e *ast.BinaryExpr, st int) (bool, bool) {
 	return false, false
 }
 
-// backoffUnclassified reports a cenkalti/backoff retry whose operation
-// hands the library, as an ordinary error, a status that will not change
-// (400, 401, 403, 404, 413, 422): the library sends the same request
-// again on its schedule.
-func (c *checker) backoffUnclassified(call *ast.CallExpr, lit *ast.FuncLit) {
+// backoffUnclassified reports a library retry (cenkalti/backoff's, go-pkgz
+// repeater's) whose operation hands the library, as an ordinary error, a
+// status that will not change (400, 401, 403, 404, 413, 422): the library
+// sends the same request again on its schedule; stop names what would end
+// it instead.
+func (c *checker) backoffUnclassified(call *ast.CallExpr, lit *ast.FuncLit, stop string) {
 	var which []string
 	for _, st := range permanent {
 		if c.returnsRetriedOn(lit.Body.List, nil, st) {
@@ -359,5 +369,5 @@ func (c *checker) backoffUnclassified(call *ast.CallExpr, lit *ast.FuncLit) {
 		return
 	}
 	c.add(finding{check: CheckUnclassified, pos: call.Pos(), end: call.End(),
-		msg: fmt.Sprintf("%s retries %s, statuses that will not change: return them as backoff.Permanent, retry only 429, 503 and the transient 5xx, or use recoilhttp.Transport", c.callName(call), strings.Join(which, ", "))})
+		msg: fmt.Sprintf("%s retries %s, statuses that will not change: return them as %s, retry only 429, 503 and the transient 5xx, or use recoilhttp.Transport", c.callName(call), strings.Join(which, ", "), stop)})
 }

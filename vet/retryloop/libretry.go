@@ -179,6 +179,9 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 	if lc, ok := c.retrierCall(call, callee, decl); ok {
 		return lc, true
 	}
+	if lc, ok := c.pkgzRepeaterCall(call, callee, decl); ok {
+		return lc, true
+	}
 	path, name, last := funcPath(callee), callee.Name(), call.Args[len(call.Args)-1]
 	switch {
 	case recvNamed(callee) != nil:
