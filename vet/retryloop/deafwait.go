@@ -42,9 +42,11 @@ func (c *checker) deafWaits(b *ast.BlockStmt, fc funcCtx) {
 			}
 			w, ok := c.wait(n, fc.decl, fc.durFn())
 			sl, isSleeper := sleepers[n]
-			if !ok || !w.deaf || w.ownRetry || sl.heard {
+			if !ok || !w.deaf || (w.ownRetry && !c.kWaitCall(n)) || sl.heard {
 				// A helper retrying on its own is an attempt: its
-				// sleeps are judged in its loop, not at each caller.
+				// sleeps are judged in its loop, not at each caller —
+				// but apimachinery's, whose loop is no code of the
+				// caller's module, at the call that chose it.
 				return true
 			}
 			ctx := c.ctxName(n.Pos())
@@ -55,6 +57,8 @@ func (c *checker) deafWaits(b *ast.BlockStmt, fc funcCtx) {
 			switch {
 			case w.helper != "" && w.bg:
 				f.msg = fmt.Sprintf("%s waits on a context of its own (context.Background) and cannot hear %s: the caller's cancellation and deadline go unheard; call the variant that takes %s", w.helper, ctx, ctx)
+			case w.helper != "" && c.kWaitCall(n):
+				f.msg = fmt.Sprintf("wait.%s waits with time.Sleep and cannot hear %s: the caller's cancellation and deadline go unheard; use its WithContext variant, handed %s", w.helper, ctx, ctx)
 			case w.helper != "":
 				f.msg = fmt.Sprintf("%s waits with time.Sleep and cannot hear %s: the caller's cancellation and deadline go unheard; pass %s and select on %s.Done()", w.helper, ctx, ctx, ctx)
 			case isSleeper:

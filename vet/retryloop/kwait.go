@@ -195,7 +195,7 @@ func (c *checker) pollRound(r *ast.ReturnStmt, stack []ast.Node) (string, int) {
 	switch {
 	case known && v:
 		return "", roundNone
-	case !known && c.errVerdict(r.Results[0]) < 0 && !c.successPath(stack):
+	case !known && (c.errVerdict(r.Results[0]) < 0 || c.okPairPart(r.Results[0], stack)) && !c.successPath(stack):
 		return types.ExprString(r.Results[0]) + " is false", roundFailure
 	}
 	if why, ok := c.failurePath(stack); ok {

@@ -40,8 +40,11 @@ func (c *checker) resultsOf(body *ast.BlockStmt) *ast.FieldList {
 
 // nakedResults returns what a naked return r in body gives, result by
 // result: the value of the named result's last assignment before r when
-// that assignment's block holds r (done = true; return), its zero value
-// when nothing before r assigns it, or unknownExpr. ok is false when r is
+// that assignment's block holds r (done = true; return) — the variable
+// itself when the body's own list takes it from a call's tuple (done, err
+// = sync(ctx); return) — its zero value when nothing before r assigns it
+// (an assignment in a select case on ctx.Done() aside: the caller is gone
+// there, which is no answer of the function's own), or unknownExpr. ok is false when r is
 // not naked or the results are not all named bools and errors.
 func (c *checker) nakedResults(body *ast.BlockStmt, r *ast.ReturnStmt) ([]ast.Expr, bool) {
 	res := c.resultsOf(body)
@@ -86,6 +89,9 @@ func (c *checker) valueAt(body *ast.BlockStmt, v *types.Var, r *ast.ReturnStmt, 
 		if _, ok := n.(*ast.FuncLit); ok {
 			return false
 		}
+		if cc, ok := n.(*ast.CommClause); ok && c.receivesDone(cc.Comm) {
+			return false // set only when the caller is gone: no answer of its own
+		}
 		blocks = append(blocks, n)
 		if as, ok := n.(*ast.AssignStmt); ok && as.End() <= r.Pos() {
 			for _, l := range as.Lhs {
@@ -99,12 +105,16 @@ func (c *checker) valueAt(body *ast.BlockStmt, v *types.Var, r *ast.ReturnStmt, 
 	switch {
 	case last == nil:
 		return zero
-	case len(last.Lhs) != len(last.Rhs) || !within([]ast.Node{lastBlock}, r):
+	case !within([]ast.Node{lastBlock}, r):
 		return unknownExpr
 	}
 	for i, l := range last.Lhs {
-		if c.varOf(l) == v {
+		switch {
+		case c.varOf(l) != v:
+		case len(last.Lhs) == len(last.Rhs):
 			return last.Rhs[i]
+		case len(last.Rhs) == 1 && lastBlock == body:
+			return l // a part of a call's tuple, which okPairPart reads
 		}
 	}
 	return unknownExpr

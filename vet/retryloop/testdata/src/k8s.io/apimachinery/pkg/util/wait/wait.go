@@ -32,10 +32,21 @@ func (b *Backoff) Step() time.Duration {
 // ConditionFunc says whether it is done.
 type ConditionFunc func() (bool, error)
 
+// runCondition runs a condition, a panic in it becoming an error, as
+// apimachinery's own does.
+func runCondition(condition ConditionFunc) (ok bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = context.Canceled
+		}
+	}()
+	return condition()
+}
+
 // ExponentialBackoff repeats condition until done, sleeping between.
 func ExponentialBackoff(backoff Backoff, condition ConditionFunc) error {
 	for backoff.Steps > 0 {
-		if ok, err := condition(); err != nil || ok {
+		if ok, err := runCondition(condition); err != nil || ok {
 			return err
 		}
 		if backoff.Steps == 1 {
