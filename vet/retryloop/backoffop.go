@@ -275,12 +275,12 @@ func (c *checker) retriedReturn(r *ast.ReturnStmt, conds []pathCond, st int) boo
 }
 
 // marksBackoff reports whether e is backoff.Permanent(…), backoff.RetryAfter(…)
-// or a *backoff.PermanentError.
+// or a *backoff.PermanentError, or retry-go's retry.Unrecoverable(…).
 func (c *checker) marksBackoff(e ast.Expr) bool {
 	switch e := e.(type) {
 	case *ast.CallExpr:
 		fn := c.callee(e)
-		return fn != nil && isCenkalti(funcPath(fn))
+		return fn != nil && (isCenkalti(funcPath(fn)) || isModule(funcPath(fn), retryGoPath) && fn.Name() == "Unrecoverable")
 	case *ast.UnaryExpr:
 		if p, ok := types.Unalias(c.info.TypeOf(e)).(*types.Pointer); ok {
 			if n, ok := types.Unalias(p.Elem()).(*types.Named); ok && n.Obj().Pkg() != nil {

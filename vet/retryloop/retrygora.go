@@ -22,7 +22,9 @@ import (
 // go round — a literal answering true under a test of that status, or
 // none at all — and where neither the work nor a DelayType of its own
 // reads Retry-After. With no RetryIf, a work that hands every such error
-// back untouched is unclassified too, as with cenkalti/backoff.
+// back untouched is unclassified too, as with cenkalti/backoff. A work
+// that makes an HTTP call itself and turns statuses into errors by its
+// own tests is, with no RetryIf, judged as cenkalti's operations are.
 func (c *checker) retryGoRetryAfter(call *ast.CallExpr, decl *ast.BlockStmt) {
 	fn := c.callee(call)
 	if fn == nil || !isModule(funcPath(fn), retryGoPath) || (fn.Name() != "Do" && fn.Name() != "DoWithData") || call.Ellipsis.IsValid() {
@@ -33,7 +35,7 @@ func (c *checker) retryGoRetryAfter(call *ast.CallExpr, decl *ast.BlockStmt) {
 		return
 	}
 	r := c.remoteIn(lit.Body)
-	if r == nil || !c.statusInError(r) {
+	if r == nil || (!c.statusInError(r) && r.kind != remoteHTTP) {
 		return
 	}
 	var retryIf ast.Expr
@@ -54,6 +56,15 @@ func (c *checker) retryGoRetryAfter(call *ast.CallExpr, decl *ast.BlockStmt) {
 				return // a delay of the caller's: it may read the header
 			}
 		}
+	}
+	if !c.statusInError(r) {
+		// an HTTP call in the work, whose statuses its own tests turn
+		// into errors: judged as cenkalti's operations are, when no
+		// RetryIf picks among them
+		if retryIf == nil {
+			c.judgeOperation(call, lit, "retry.Unrecoverable", "give it a DelayType that waits what the answer's Retry-After says")
+		}
+		return
 	}
 	if retryIf == nil {
 		c.backoffEveryError(call, lit, r, "retry.Unrecoverable (or give Do a RetryIf)")

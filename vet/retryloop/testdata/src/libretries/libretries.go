@@ -94,11 +94,12 @@ func lockWith(ctx context.Context, b retry.Backoff, try func(context.Context) er
 	})
 }
 
-// retry-go told to double its delay and nothing else: no RandomDelay.
+// retry-go told to double its delay and nothing else: no RandomDelay;
+// every 5xx goes round, a 503 too, on that schedule and not the server's.
 //
-// case: flag nojitter
+// case: flag nojitter retryafter
 func fetchDoubling(ctx context.Context, hc *http.Client, req *http.Request) error {
-	return retrygo.Do(func() error { // want `nojitter: retry.Do waits a constant or purely exponential schedule`
+	return retrygo.Do(func() error { // want `nojitter: retry.Do waits a constant or purely exponential schedule` `retryafter: retry.Do retries 503 without reading Retry-After`
 		resp, err := hc.Do(req)
 		if err != nil {
 			return err
