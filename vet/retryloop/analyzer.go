@@ -453,6 +453,7 @@ func (c *checker) file(f *ast.File) {
 				c.backoffRetryAfter(n, fd.Body)
 				c.pkgzRepeaterOp(n, fd.Body)
 				c.pkgzMiddleware(n, fd.Body)
+				c.pesterClient(n, fd.Body)
 				c.retryGoRetryAfter(n, fd.Body)
 				c.kRetryEveryError(n, fd.Body)
 				c.ggcrRetryBackoff(n, fd.Body)
