@@ -149,27 +149,51 @@ func (c *checker) returnsNotYet(d *ast.FuncDecl, want types.Object) bool {
 	})
 }
 
-// returnsAfterCheck reports whether d, a helper that reads no HTTP status,
-// returns a result for which is holds, after its first checked call and outside
-// every test of an error: an error it says on a path where none was seen.
+// returnsAfterCheck reports whether d returns a result for which is
+// holds, after its first checked call and outside every test of an error
+// or of an HTTP status: an error it says on a path where none was seen
+// (a tunnel not running yet, after the listing's 200 was read).
 func (c *checker) returnsAfterCheck(d *ast.FuncDecl, is func(ast.Expr) bool) bool {
-	if d == nil || d.Body == nil || c.readsStatus(d.Body) {
+	if d == nil || d.Body == nil {
 		return false
 	}
 	after := c.checkedCallEnd(d.Body)
 	if after == token.NoPos {
 		return false
 	}
+	tested := c.statusBranches(d.Body)
 	found := false
 	returnsUnderIfs(d.Body, func(r *ast.ReturnStmt, ifs []*ast.IfStmt) bool {
 		for _, x := range r.Results {
-			if r.Pos() > after && is(x) && !c.underErrTest(ifs) {
+			if r.Pos() > after && is(x) && !c.underErrTest(ifs) && !inRanges(tested, r.Pos()) {
 				found = true
 			}
 		}
 		return !found
 	})
 	return found
+}
+
+// statusBranches are the branches of body's ifs and switches that test an
+// HTTP status: what is returned there answers a status, not "not yet".
+func (c *checker) statusBranches(body *ast.BlockStmt) [][2]token.Pos {
+	var out [][2]token.Pos
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.IfStmt:
+			if c.readsStatus(n.Cond) {
+				out = append(out, [2]token.Pos{n.Body.Pos(), n.End()})
+			}
+		case *ast.SwitchStmt:
+			if (n.Tag != nil && c.hasStatus(n.Tag)) || c.readsStatus(n.Body) {
+				out = append(out, [2]token.Pos{n.Body.Pos(), n.End()})
+			}
+		}
+		return true
+	})
+	return out
 }
 
 // returnsUnderIfs calls f on each return statement in body (function

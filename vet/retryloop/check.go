@@ -469,8 +469,9 @@ func reauthOnly(v verdict) bool {
 	return true
 }
 
-// readsStatus reports whether body tests an HTTP status anywhere.
-func (c *checker) readsStatus(body *ast.BlockStmt) bool {
+// readsStatus reports whether body (a block, or a condition) tests an
+// HTTP status anywhere.
+func (c *checker) readsStatus(body ast.Node) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
 		if b, ok := n.(*ast.BinaryExpr); ok && (c.hasStatus(b.X) || c.hasStatus(b.Y)) {
