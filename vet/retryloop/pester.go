@@ -91,15 +91,8 @@ func (c *checker) pesterConfig(v *types.Var, decl *ast.BlockStmt) (sched int, to
 // funcObj is the function a function value names (pester.DefaultBackoff),
 // or nil.
 func (c *checker) funcObj(e ast.Expr) *types.Func {
-	switch x := ast.Unparen(e).(type) {
-	case *ast.Ident:
-		f, _ := c.info.Uses[x].(*types.Func)
-		return f
-	case *ast.SelectorExpr:
-		f, _ := c.info.Uses[x.Sel].(*types.Func)
-		return f
-	}
-	return nil
+	f, _ := c.info.Uses[calleeIdent(e)].(*types.Func)
+	return f
 }
 
 // assignedTo is the local variable call's value is given to (c :=
