@@ -43,9 +43,10 @@ func (c *checker) resultsOf(body *ast.BlockStmt) *ast.FieldList {
 // that assignment's block holds r (done = true; return) — the variable
 // itself when the body's own list takes it from a call's tuple (done, err
 // = sync(ctx); return) — its zero value when nothing before r assigns it
-// (an assignment in a select case on ctx.Done() aside: the caller is gone
-// there, which is no answer of the function's own), or unknownExpr. ok is false when r is
-// not naked or the results are not all named bools and errors.
+// (an assignment in a select case on ctx.Done() that does not hold r
+// aside: the caller is gone there, which is no answer of the function's
+// own), or unknownExpr. ok is false when r is not naked or the results
+// are not all named bools and errors.
 func (c *checker) nakedResults(body *ast.BlockStmt, r *ast.ReturnStmt) ([]ast.Expr, bool) {
 	res := c.resultsOf(body)
 	if len(r.Results) != 0 || res == nil || res.NumFields() == 0 {
@@ -89,7 +90,7 @@ func (c *checker) valueAt(body *ast.BlockStmt, v *types.Var, r *ast.ReturnStmt, 
 		if _, ok := n.(*ast.FuncLit); ok {
 			return false
 		}
-		if cc, ok := n.(*ast.CommClause); ok && c.receivesDone(cc.Comm) {
+		if cc, ok := n.(*ast.CommClause); ok && c.receivesDone(cc.Comm) && !within([]ast.Node{cc}, r) {
 			return false // set only when the caller is gone: no answer of its own
 		}
 		blocks = append(blocks, n)
