@@ -55,8 +55,8 @@ func (c *checker) pesterClient(call *ast.CallExpr, decl *ast.BlockStmt) {
 }
 
 // pesterConfig reads what the function sets on the Client v: the
-// schedule of its Backoff (pure unless one of the jittered strategies; ok
-// false when it is not one of the package's), whether a 429 goes round,
+// schedule of its Backoff (pure unless one of the jittered strategies,
+// unknown when it is not one of the package's), whether a 429 goes round,
 // and ok false when MaxRetries allows a single attempt.
 func (c *checker) pesterConfig(v *types.Var, decl *ast.BlockStmt) (sched int, told429, ok bool) {
 	sched = schedPure
