@@ -356,3 +356,9 @@ func mentionsAbsence(e ast.Expr) bool {
 	})
 	return found
 }
+
+// kWaitCall reports whether call is one of apimachinery's wait helpers.
+func (c *checker) kWaitCall(call *ast.CallExpr) bool {
+	f := c.callee(call)
+	return f != nil && funcPath(f) == kWaitPath
+}

@@ -57,9 +57,13 @@ func (c *checker) okPair(fn *types.Func) bool {
 		case *ast.FuncLit:
 			return false
 		case *ast.ReturnStmt:
-			v, known := c.constBool(firstOf(n.Results))
+			if len(n.Results) != 2 {
+				all = false
+				break
+			}
+			v, known := c.constBool(n.Results[0])
 			switch {
-			case len(n.Results) != 2 || !known:
+			case !known:
 				all = false
 			case !v && !isNil(c.info, n.Results[1]):
 				failures++
@@ -70,18 +74,4 @@ func (c *checker) okPair(fn *types.Func) bool {
 		return all
 	})
 	return all && failures > 0
-}
-
-// firstOf is a list's first expression, or nil.
-func firstOf(list []ast.Expr) ast.Expr {
-	if len(list) == 0 {
-		return nil
-	}
-	return list[0]
-}
-
-// kWaitCall reports whether call is one of apimachinery's wait helpers.
-func (c *checker) kWaitCall(call *ast.CallExpr) bool {
-	f := c.callee(call)
-	return f != nil && funcPath(f) == kWaitPath
 }

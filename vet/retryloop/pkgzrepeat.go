@@ -3,7 +3,6 @@ package retryloop
 import (
 	"fmt"
 	"go/ast"
-	"go/constant"
 	"go/types"
 	"slices"
 	"strings"
@@ -117,12 +116,14 @@ func (c *checker) pkgzStrategy(e ast.Expr) int {
 	if !isNamed(t, pkgzStrategyPath, "Backoff") {
 		return schedPure
 	}
-	switch jitter, _ := litKey(lit, "Jitter"); {
-	case jitter == nil:
+	jitter, _ := litKey(lit, "Jitter")
+	if jitter == nil {
 		return schedPure
-	case c.info.Types[jitter].Value == nil || c.info.Types[jitter].Value.Kind() != constant.Bool:
+	}
+	switch v, known := c.constBool(jitter); {
+	case !known:
 		return schedUnknown
-	case constant.BoolVal(c.info.Types[jitter].Value):
+	case v:
 		return schedJitter
 	}
 	return schedPure
