@@ -345,6 +345,9 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 			if c.readsRetryAfter(n) {
 				s.RetryAfter = true
 			}
+			if i, stop := c.everyWork(n, d.Body, fn); i > 0 {
+				s.EveryWork, s.EveryStop = i, stop
+			}
 			if i := c.libWork(n, d.Body, fn); i > 0 {
 				s.LibWork = i
 			} else if i := c.pollWork(n, d.Body, fn); i > 0 {
@@ -451,6 +454,7 @@ func (c *checker) file(f *ast.File) {
 				c.body(n.Body, funcCtx{ftype: n.Type, decl: fd.Body, own: n.Body, outer: fn})
 			case *ast.CallExpr:
 				c.backoffRetryAfter(n, fd.Body)
+				c.helperOperation(n, fd.Body)
 				c.pkgzRepeaterOp(n, fd.Body)
 				c.pkgzMiddleware(n, fd.Body)
 				c.pesterClient(n, fd.Body)

@@ -88,6 +88,20 @@ func (c *checker) backoffRetryAfter(call *ast.CallExpr, decl *ast.BlockStmt) {
 	}
 }
 
+// helperOperation judges, as backoffRetryAfter does cenkalti's own, the
+// literal a caller hands a function that passes it on to a retry library
+// retrying every error but a marked one (its fact's EveryWork): a
+// package's generic Do around backoff.Retry.
+func (c *checker) helperOperation(call *ast.CallExpr, decl *ast.BlockStmt) {
+	f := c.fact(c.callee(call))
+	if f == nil || f.EveryWork == 0 || f.EveryWork > len(call.Args) || call.Ellipsis.IsValid() {
+		return
+	}
+	if lit := c.funcLitOf(call.Args[f.EveryWork-1], decl); lit != nil {
+		c.judgeOperation(call, lit, f.EveryStop, "make "+c.callName(call)+" wait what the answer's Retry-After says")
+	}
+}
+
 // judgeOperation reports, for a library call that retries every error its
 // operation lit returns but those marked stop (a cenkalti backoff.Permanent,
 // one of go-pkgz repeater's critical errors), an operation that makes a
@@ -129,18 +143,24 @@ func (c *checker) operationLit(call *ast.CallExpr, decl *ast.BlockStmt) *ast.Fun
 		if !ok || sig.Results().Len() == 0 || !isError(sig.Results().At(sig.Results().Len()-1).Type()) {
 			continue
 		}
-		switch a := ast.Unparen(a).(type) {
-		case *ast.FuncLit:
-			return a
-		case *ast.Ident:
-			if v, ok := c.info.Uses[a].(*types.Var); ok && decl != nil {
-				if xs := c.assignedIn(v, decl); len(xs) == 1 {
-					lit, _ := ast.Unparen(xs[0]).(*ast.FuncLit)
-					return lit
-				}
+		return c.funcLitOf(a, decl)
+	}
+	return nil
+}
+
+// funcLitOf is the function literal e is: written in place, or assigned
+// once to a local variable in decl; or nil.
+func (c *checker) funcLitOf(e ast.Expr, decl *ast.BlockStmt) *ast.FuncLit {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.FuncLit:
+		return e
+	case *ast.Ident:
+		if v, ok := c.info.Uses[e].(*types.Var); ok && decl != nil {
+			if xs := c.assignedIn(v, decl); len(xs) == 1 {
+				lit, _ := ast.Unparen(xs[0]).(*ast.FuncLit)
+				return lit
 			}
 		}
-		return nil
 	}
 	return nil
 }

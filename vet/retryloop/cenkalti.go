@@ -59,7 +59,7 @@ func (c *checker) cenkaltiCall(call *ast.CallExpr, callee *types.Func, decl *ast
 	if sched == schedPure && !c.failureReturn(op, decl) {
 		sched = schedUnknown // a poll of something not ready yet
 	}
-	return libCall{sched: sched, work: op,
+	return libCall{sched: sched, work: op, stop: "backoff.Permanent",
 		deafCtx:    cenkaltiMajor(path) < 5 && c.madeWithoutContext(b, decl, 0) && !c.stopsOnCancel(op, decl),
 		forever:    c.cenkaltiForever(path, b, op, decl),
 		foreverHow: "with a BackOff that never answers Stop (a constant one, or MaxElapsedTime 0) and nothing else to end it: wrap it in backoff.WithMaxRetries, give it a MaxElapsedTime, or wrap it in backoff.WithContext with a context that can end",
@@ -202,15 +202,19 @@ func (c *checker) errorRound(r *ast.ReturnStmt, stack []ast.Node) (string, int) 
 }
 
 // isOutcome reports whether e is a call's error as it came back: a local
-// variable, or a call other than errors.New and fmt.Errorf.
+// variable, or a call other than errors.New and fmt.Errorf — one of a
+// func value's too (return handler()).
 func (c *checker) isOutcome(e ast.Expr) bool {
 	switch x := e.(type) {
 	case *ast.Ident:
 		v, ok := c.info.Uses[x].(*types.Var)
 		return ok && !isPkgVar(v)
 	case *ast.CallExpr:
-		f := c.callee(x)
-		return f != nil && !isFunc(f, "errors", "New") && !isFunc(f, "fmt", "Errorf")
+		if f := c.callee(x); f != nil {
+			return !isFunc(f, "errors", "New") && !isFunc(f, "fmt", "Errorf")
+		}
+		_, isFunc := c.info.TypeOf(x.Fun).Underlying().(*types.Signature)
+		return isFunc
 	}
 	return false
 }

@@ -74,6 +74,13 @@ type FuncFact struct {
 	// policy's Next()): the schedule is the one the caller hands in, judged
 	// at each call by the method of the policy it passes.
 	LibPolicy int
+	// EveryWork, if not zero, is one more than the index of the func
+	// parameter the function hands, on any schedule, to a retry library
+	// that retries every error the work returns but one marked so
+	// (EveryStop names the mark: backoff.Permanent): a caller's work is
+	// judged as the library's own operations are.
+	EveryWork int
+	EveryStop string
 	// StatusResult is one more than the index of the result, an integer,
 	// that a function making an HTTP call returns as the status of the
 	// answer it got (a constant when none came), or 0.
@@ -138,6 +145,9 @@ func (f *FuncFact) String() string {
 		if f.LibPolicy != 0 {
 			s += fmt.Sprintf(" policy=%d", f.LibPolicy)
 		}
+	}
+	if f.EveryWork != 0 {
+		s += fmt.Sprintf(" every=%d", f.EveryWork)
 	}
 	if f.Bounds {
 		s += " bounds"

