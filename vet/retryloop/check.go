@@ -110,6 +110,7 @@ type loopScan struct {
 	remoteCall *ast.CallExpr
 	waits      []loopCall
 	readsRA    bool
+	raReads    []ast.Node // where it reads Retry-After
 	delegated  bool
 }
 
@@ -241,6 +242,7 @@ func (c *checker) scanLoop(s ast.Stmt, fc funcCtx) loopScan {
 			case *ast.BasicLit:
 				if serverWaitLit(n) {
 					sc.readsRA = true
+					sc.raReads = append(sc.raReads, n)
 				}
 			case *ast.CallExpr:
 				c.scanCall(n, fc, &sc)
@@ -264,6 +266,7 @@ func (c *checker) scanCall(n *ast.CallExpr, fc funcCtx, sc *loopScan) {
 	}
 	if c.readsRetryAfter(n) {
 		sc.readsRA = true
+		sc.raReads = append(sc.raReads, n)
 	}
 	k := c.remoteKind(n)
 	if k == remoteNone && c.callee(n) == nil {

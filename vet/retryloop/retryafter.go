@@ -12,16 +12,131 @@ import (
 // reportRetryAfter reports a retry loop that goes round on a 429 or a 503
 // and reads no Retry-After anywhere it can see.
 func (c *checker) reportRetryAfter(sc loopScan, v verdict) {
-	if sc.readsRA || (v.retried[429] != triT && v.retried[503] != triT) {
-		return
-	}
 	var which []string
 	for _, st := range []int{429, 503} {
-		if v.retried[st] == triT {
+		if v.retried[st] == triT && (!sc.readsRA || c.readsOnlyOff(sc, st)) {
 			which = append(which, fmt.Sprint(st))
 		}
 	}
+	if len(which) == 0 {
+		return
+	}
+	if sc.readsRA {
+		// case resp.StatusCode == 429: wait = retryAfter(resp); case
+		// resp.StatusCode >= 500: wait = 1 << attempt. Reported at the
+		// first wait in a branch taken on the status not read, else at
+		// the first one it can reach.
+		w, found := sc.waits[0], false
+		st, _ := strconv.Atoi(which[0])
+		for _, lw := range sc.waits {
+			off, on := c.statusBranch(sc.body, lw.call, st)
+			if !off && (on || !found) {
+				w, found = lw, true
+				if on {
+					break
+				}
+			}
+		}
+		c.add(finding{check: CheckRetryAfter, pos: w.call.Pos(), end: w.call.End(),
+			msg: fmt.Sprintf("retry loop retries %s without reading Retry-After, which it reads only on another status: the server said when to come back; read it there too (recoilhttp.ServerWait) or use recoilhttp.Transport", strings.Join(which, " and "))})
+		return
+	}
 	c.addRetryAfter(sc.waits[0], which)
+}
+
+// readsOnlyOff reports whether every place a loop reads Retry-After is
+// under a test of the status that does not hold on st (the header read
+// in a case for 429 alone, never on the 503 that also goes round).
+func (c *checker) readsOnlyOff(sc loopScan, st int) bool {
+	if len(sc.raReads) == 0 {
+		return false
+	}
+	for _, r := range sc.raReads {
+		if !c.offStatus(sc.body, r, st) {
+			return false
+		}
+	}
+	return true
+}
+
+// offStatus reports whether n, inside body, lies in a branch of an if or
+// a switch whose test of the status is false on st.
+func (c *checker) offStatus(body *ast.BlockStmt, n ast.Node, st int) bool {
+	off, _ := c.statusBranch(body, n, st)
+	return off
+}
+
+// statusBranch reads the ifs and switch cases on the way to n, inside
+// body: off when one's test of the status is false on st, on when one's
+// is true on it.
+func (c *checker) statusBranch(body *ast.BlockStmt, n ast.Node, st int) (off, on bool) {
+	var stack []ast.Node
+	ast.Inspect(body, func(x ast.Node) bool {
+		if x == nil {
+			stack = stack[:len(stack)-1]
+			return false
+		}
+		if x == n {
+			off, on = c.stackBranch(stack, n, st)
+		}
+		if x.Pos() > n.Pos() || x.End() < n.End() || x == n {
+			return false // n is not inside x
+		}
+		stack = append(stack, x)
+		return true
+	})
+	return off, on
+}
+
+// stackBranch is statusBranch on the nodes from body down to n.
+func (c *checker) stackBranch(stack []ast.Node, n ast.Node, st int) (off, on bool) {
+	for i, x := range stack {
+		var inner ast.Node = n
+		if i+1 < len(stack) {
+			inner = stack[i+1]
+		}
+		switch x := x.(type) {
+		case *ast.IfStmt:
+			holds, ok := c.statusCond(x.Cond, st)
+			switch {
+			case !ok || inner != x.Body && inner != x.Else:
+			case (inner == x.Body) != holds:
+				off = true
+			default:
+				on = true
+			}
+		case *ast.CaseClause:
+			if i < 2 || len(x.List) == 0 {
+				continue
+			}
+			if sw, ok := stack[i-2].(*ast.SwitchStmt); ok {
+				holds, sure := c.caseHolds(sw, x, st)
+				off = off || !holds
+				on = on || sure
+			}
+		}
+	}
+	return off, on
+}
+
+// caseHolds reports whether a switch's case may be taken on status st:
+// false only when each of its expressions is a test of the status (or a
+// status the switch's tag is compared with) that is false on st; sure when
+// one of them is true on it.
+func (c *checker) caseHolds(sw *ast.SwitchStmt, cc *ast.CaseClause, st int) (holds, sure bool) {
+	for _, e := range cc.List {
+		if sw.Tag != nil {
+			e = &ast.BinaryExpr{X: sw.Tag, Op: token.EQL, Y: e}
+		}
+		h, ok := c.statusCond(e, st)
+		if !ok || h {
+			holds = true
+		}
+		if ok && h {
+			sure = true
+		}
+	}
+	return holds, sure
 }
 
 // pollRetryAfter reports a poll over HTTP (it goes round on a success:

@@ -38,7 +38,12 @@ func (c *client) pause(ctx context.Context, d time.Duration) {
 // A 5xx waits the configured constant; a 429 waits the server's
 // Retry-After when it is sent.
 //
-// case: flag nojitter
+// A 503 goes round on the client's schedule while Retry-After is read only
+// on a 429: the 503's own Retry-After goes unread, retryafter by the
+// definition (first labelled without it, before the analyzer read where
+// the header is read).
+//
+// case: flag nojitter retryafter
 func (c *client) call(req *http.Request) (*http.Response, error) {
 	for try := 1; ; try++ {
 		resp, err := c.hc.Do(req)
@@ -67,13 +72,18 @@ func (c *client) call(req *http.Request) (*http.Response, error) {
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		c.pause(req.Context(), wait) // want `nojitter: pause in a retry loop has a constant or purely exponential duration by default`
+		c.pause(req.Context(), wait) // want `nojitter: pause in a retry loop has a constant or purely exponential duration by default` `retryafter: retry loop retries 503 without reading Retry-After, which it reads only on another status`
 	}
 }
 
 // The same loop with its own wait spread by full jitter.
 //
-// case: clean
+// A 503 goes round on the client's schedule while Retry-After is read only
+// on a 429: the 503's own Retry-After goes unread, retryafter by the
+// definition (first labelled without it, before the analyzer read where
+// the header is read).
+//
+// case: flag retryafter
 func (c *client) callSpread(req *http.Request) (*http.Response, error) {
 	for try := 1; ; try++ {
 		resp, err := c.hc.Do(req)
@@ -98,7 +108,7 @@ func (c *client) callSpread(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		}
 		resp.Body.Close()
-		c.pause(req.Context(), wait)
+		c.pause(req.Context(), wait) // want `retryafter: retry loop retries 503 without reading Retry-After, which it reads only on another status`
 	}
 }
 
@@ -113,7 +123,12 @@ func retryAfter(v string) time.Duration {
 // The server's wait read by a helper on a 429, a fixed two seconds on a
 // 503.
 //
-// case: flag nojitter
+// A 503 goes round on the client's schedule while Retry-After is read only
+// on a 429: the 503's own Retry-After goes unread, retryafter by the
+// definition (first labelled without it, before the analyzer read where
+// the header is read).
+//
+// case: flag nojitter retryafter
 func fetch(ctx context.Context, hc *http.Client, url string) (*http.Response, error) {
 	for try := 0; try < 4; try++ {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -134,7 +149,7 @@ func fetch(ctx context.Context, hc *http.Client, url string) (*http.Response, er
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case <-time.After(wait): // want `nojitter: this wait in a retry loop`
+		case <-time.After(wait): // want `nojitter: this wait in a retry loop` `retryafter: retry loop retries 503 without reading Retry-After, which it reads only on another status`
 		}
 	}
 	return nil, io.ErrUnexpectedEOF
