@@ -494,6 +494,12 @@ func (w *loopWalker) simple(s ast.Stmt, st state) state {
 			st = st.setSrc(o, srcNil)
 			continue
 		}
+		if isCall && len(as.Lhs) > 1 && i == len(as.Lhs)-1 && w.c.refusalErr(w.c.callee(call)) {
+			// retry, after, err := c.shouldRetry(n, err): its error says
+			// "do not retry", not that the attempt failed
+			st = st.setSrc(o, srcLocal)
+			continue
+		}
 		if isCall && src == srcOutcome && w.remoteCall != nil && as.End() < w.remoteCall.Pos() && w.c.remoteKind(call) == remoteNone ||
 			isCall && src == srcOutcome && w.focus != nil && as.End() < w.focus.Pos() {
 			src = srcLocal

@@ -44,3 +44,45 @@ func (c *checker) neverFails(fn *types.Func) bool {
 	c.nilErr[fn] = never
 	return never
 }
+
+// refusalErr reports whether fn, declared in this package, is a retry
+// decider whose last result, an error, is its refusal: it answers a bool
+// first and an error last, returns a literal nil error wherever it
+// answers a constant true (return true, wait, nil) and, somewhere, false
+// beside an error that is not nil (return false, 0, err). A loop that
+// leaves on that error leaves when the decider says no, not whenever the
+// attempt failed.
+func (c *checker) refusalErr(fn *types.Func) bool {
+	d := c.decls[fn]
+	if fn == nil || d == nil || d.Body == nil {
+		return false
+	}
+	res := fn.Signature().Results()
+	if res.Len() < 2 || !isBool(res.At(0).Type()) || !isError(res.At(res.Len()-1).Type()) {
+		return false
+	}
+	ok, refuses := true, false
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.ReturnStmt:
+			if len(n.Results) != res.Len() {
+				ok = false
+				return false
+			}
+			b, known := c.constBool(n.Results[0])
+			last := n.Results[len(n.Results)-1]
+			switch {
+			case !known:
+				ok = false
+			case b && !isNil(c.info, last):
+				ok = false
+			case !b && !isNil(c.info, last):
+				refuses = true
+			}
+		}
+		return ok
+	})
+	return ok && refuses
+}

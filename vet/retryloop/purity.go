@@ -163,9 +163,11 @@ func (c *checker) purity(e ast.Expr, body *ast.BlockStmt, fn *types.Func, depth 
 	case *ast.BasicLit:
 		return purity{kind: pPure}
 	case *ast.ParenExpr:
-		return c.purity(e.X, body, fn, depth+1)
+		// the expression's own structure is finite: only the hops through
+		// variables and calls, which may come back round, count in depth
+		return c.purity(e.X, body, fn, depth)
 	case *ast.UnaryExpr:
-		return c.purity(e.X, body, fn, depth+1)
+		return c.purity(e.X, body, fn, depth)
 	case *ast.StarExpr:
 		// time.Sleep(*pt), pt a parameter the caller hands &sleepTime:
 		// what the variable pointed to holds
@@ -176,7 +178,7 @@ func (c *checker) purity(e ast.Expr, body *ast.BlockStmt, fn *types.Func, depth 
 			// sets it: nothing by default
 			return purity{kind: pNone, byDefault: true}
 		}
-		return c.purity(e.X, body, fn, depth+1).and(c.purity(e.Y, body, fn, depth+1))
+		return c.purity(e.X, body, fn, depth).and(c.purity(e.Y, body, fn, depth))
 	case *ast.IndexExpr:
 		if c.counterElems(e.X, body) {
 			return purity{kind: pPure} // tries[resp.StatusCode], counted with ++
@@ -369,7 +371,7 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 			// time.Duration(rand.Float64()) is always 0: no jitter at all.
 			return purity{kind: pPure, zeroRand: true}
 		}
-		return c.purity(call.Args[0], body, fn, depth+1)
+		return c.purity(call.Args[0], body, fn, depth) // a conversion: structure, not a hop
 	}
 	if b, ok := c.info.Uses[calleeIdent(call.Fun)].(*types.Builtin); ok {
 		if b.Name() == "min" || b.Name() == "max" {

@@ -3,6 +3,7 @@ package anthropic
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/anthropics/anthropic-sdk-go/option"
 )
@@ -19,7 +20,10 @@ func (MessageService) New(ctx context.Context, p MessageNewParams, opts ...optio
 	return nil, nil
 }
 
-type Error struct{ StatusCode int }
+type Error struct {
+	StatusCode int
+	Response   *http.Response
+}
 
 func (e *Error) Error() string { return "anthropic error" }
 
