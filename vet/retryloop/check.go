@@ -169,8 +169,10 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 				fw = append(fw, c.resetBackoffWaits(sc, fw)...)
 			}
 			c.reportNoJitter(append(fw, c.resignalWaits(sc)...))
-			c.pollRetryAfter(w, sc, fw)
-			c.pollUnclassified(s, w, sc, fw)
+			if !c.redials(sc.body) {
+				c.pollRetryAfter(w, sc, fw)
+				c.pollUnclassified(s, w, sc, fw)
+			}
 			if c.failsForever(s, w, v, fw, sc.remote) {
 				c.reportUnbounded(s, fc)
 			}
@@ -192,9 +194,12 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	if sc.remote == remoteNone {
 		return
 	}
-	if !c.redials(sc.body) {
-		c.reportUnclassified(s, sc, v)
+	if c.redials(sc.body) {
+		// a connection opened again: what its way there answered is not
+		// the loop's to classify, nor its wait the server's to set
+		return
 	}
+	c.reportUnclassified(s, sc, v)
 	c.reportRetryAfter(sc, v)
 }
 

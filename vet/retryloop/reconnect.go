@@ -256,17 +256,46 @@ func (c *checker) redials(body *ast.BlockStmt) bool {
 
 // isDial reports whether call opens a connection and is no HTTP request
 // or model SDK call: its callee's name has connect (not disconnect) or
-// begins with dial or redial, and its last result is an error.
+// begins with dial or redial, and its last result is an error. A function
+// of the package's own named so that asks an HTTP endpoint first and then
+// dials (connectAndRun: the gateway's URL, then the websocket) opens a
+// connection too: its HTTP call is the way to the connection.
 func (c *checker) isDial(call *ast.CallExpr) bool {
 	fn := c.callee(call)
 	if fn == nil || !lastResultIsError(fn) {
 		return false
 	}
-	if k := c.remoteKind(call); k == remoteHTTP || k == remoteSDK {
+	if k := c.remoteKind(call); (k == remoteHTTP || k == remoteSDK) && !c.dialsWithin(fn) {
 		return false // an HTTP request named connect: its statuses can be read
 	}
-	name := strings.ToLower(fn.Name())
+	return dialName(fn.Name())
+}
+
+// dialName reports whether a function's name says it connects.
+func dialName(name string) bool {
+	name = strings.ToLower(name)
 	return (strings.Contains(name, "connect") && !strings.Contains(name, "disconnect")) || strings.HasPrefix(name, "dial") || strings.HasPrefix(name, "redial")
+}
+
+// dialsWithin reports whether fn, declared in this package, calls in its
+// own body a function named for dialling that is no HTTP request
+// (websocket.Dialer.DialContext, net.Dial).
+func (c *checker) dialsWithin(fn *types.Func) bool {
+	d := c.decls[fn]
+	if d == nil || d.Body == nil {
+		return false
+	}
+	found := false
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && !found {
+			if f := c.callee(call); f != nil && f != fn && lastResultIsError(f) && dialName(f.Name()) && c.remoteKind(call) == remoteNone {
+				found = true
+			}
+		}
+		_, lit := n.(*ast.FuncLit)
+		return !found && !lit
+	})
+	return found
 }
 
 // remoteStmtCall is the HTTP, model SDK or gRPC call an assignment or
