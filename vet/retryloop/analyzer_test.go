@@ -152,12 +152,12 @@ func label(doc string) ([]string, bool) {
 func TestPrecisionRecall(t *testing.T) {
 	got, cases := measure(t)
 	want := map[string]counts{
-		retryloop.CheckUnclassified: {TP: 64, FP: 0, FN: 1, TN: 645},
-		retryloop.CheckNoJitter:     {TP: 293, FP: 2, FN: 0, TN: 415},
-		retryloop.CheckDeafWait:     {TP: 86, FP: 0, FN: 0, TN: 624},
-		retryloop.CheckUnbounded:    {TP: 57, FP: 0, FN: 0, TN: 653},
-		retryloop.CheckRetryAfter:   {TP: 119, FP: 0, FN: 0, TN: 591},
-		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 704},
+		retryloop.CheckUnclassified: {TP: 64, FP: 0, FN: 1, TN: 646},
+		retryloop.CheckNoJitter:     {TP: 294, FP: 2, FN: 0, TN: 415},
+		retryloop.CheckDeafWait:     {TP: 86, FP: 0, FN: 0, TN: 625},
+		retryloop.CheckUnbounded:    {TP: 57, FP: 0, FN: 0, TN: 654},
+		retryloop.CheckRetryAfter:   {TP: 119, FP: 0, FN: 0, TN: 592},
+		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 705},
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d labelled cases\n| check | TP | FP | FN | TN | precision | recall |\n|---|---|---|---|---|---|---|\n", cases)

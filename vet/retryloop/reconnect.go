@@ -259,13 +259,16 @@ func (c *checker) redials(body *ast.BlockStmt) bool {
 // begins with dial or redial, and its last result is an error. A function
 // of the package's own named so that asks an HTTP endpoint first and then
 // dials (connectAndRun: the gateway's URL, then the websocket) opens a
-// connection too: its HTTP call is the way to the connection.
+// connection too: its HTTP call is the way to the connection; and so does
+// one named dial… that speaks HTTP (websocket.Dial: its handshake).
 func (c *checker) isDial(call *ast.CallExpr) bool {
 	fn := c.callee(call)
 	if fn == nil || !lastResultIsError(fn) {
 		return false
 	}
-	if k := c.remoteKind(call); (k == remoteHTTP || k == remoteSDK) && !c.dialsWithin(fn) {
+	name := strings.ToLower(fn.Name())
+	dial := strings.HasPrefix(name, "dial") || strings.HasPrefix(name, "redial")
+	if k := c.remoteKind(call); (k == remoteHTTP || k == remoteSDK) && !dial && !c.dialsWithin(fn) {
 		return false // an HTTP request named connect: its statuses can be read
 	}
 	return dialName(fn.Name())

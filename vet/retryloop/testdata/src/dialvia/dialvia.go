@@ -11,6 +11,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"example.com/wsdial"
 )
 
 type client struct {
@@ -107,4 +109,26 @@ func (c *client) register(ctx context.Context) error {
 		}
 	}
 	return fmt.Errorf("register: gave up")
+}
+
+// A peer probed by dialling its websocket, the wait doubling from 250 ms
+// with no randomness: a library's dial, whose handshake is an HTTP
+// request, is a connection opened again, not a request to classify.
+//
+// case: flag nojitter
+func probe(ctx context.Context, addr string) (*wsdial.Conn, error) {
+	d := 250 * time.Millisecond
+	for i := 0; i < 5; i++ {
+		c, _, err := wsdial.Dial(ctx, "ws://"+addr, &wsdial.DialOptions{HTTPClient: &http.Client{Timeout: d}})
+		if err == nil {
+			return c, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(d): // want `nojitter: this wait in a retry loop`
+		}
+		d *= 2
+	}
+	return nil, fmt.Errorf("probe %s: gave up", addr)
 }
