@@ -228,10 +228,13 @@ func (c *checker) scanLoop(s ast.Stmt, fc funcCtx) loopScan {
 		}
 	}
 	scan = append(scan, sc.body)
+	polled := map[ast.Expr]bool{} // received in a select with a default: never waited on
 	for _, n := range scan {
 		sync := syncLits(n)
 		ast.Inspect(n, func(n ast.Node) bool {
 			switch n := n.(type) {
+			case *ast.SelectStmt:
+				nonBlockingRecvs(n, polled)
 			case *ast.GoStmt:
 				if lw, ok := c.sleeperWait(n, sc.body, fc); ok {
 					sc.waits = append(sc.waits, lw)
@@ -255,6 +258,9 @@ func (c *checker) scanLoop(s ast.Stmt, fc funcCtx) loopScan {
 					sc.remote, sc.remoteCall = c.handedRemote(n)
 				}
 			case *ast.UnaryExpr:
+				if polled[n] {
+					break // case <-ticker.C: … default: a look, not a wait
+				}
 				if lw, ok := c.tickerWait(n, s, fc); ok {
 					sc.waits = append(sc.waits, lw)
 				}

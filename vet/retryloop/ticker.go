@@ -68,3 +68,37 @@ func (c *checker) madeBefore(x ast.Expr, loop ast.Stmt, body *ast.BlockStmt, nam
 	}
 	return made
 }
+
+// nonBlockingRecvs adds to polled the receives of a select that has a
+// default case: it takes a value that is ready and otherwise goes on at
+// once (case <-ticker.C: refresh the token; default:), so none of them
+// waits.
+func nonBlockingRecvs(sel *ast.SelectStmt, polled map[ast.Expr]bool) {
+	hasDefault := false
+	for _, cl := range sel.Body.List {
+		if cc, ok := cl.(*ast.CommClause); ok && cc.Comm == nil {
+			hasDefault = true
+		}
+	}
+	if !hasDefault {
+		return
+	}
+	for _, cl := range sel.Body.List {
+		cc, ok := cl.(*ast.CommClause)
+		if !ok || cc.Comm == nil {
+			continue
+		}
+		var x ast.Expr
+		switch st := cc.Comm.(type) {
+		case *ast.ExprStmt:
+			x = st.X
+		case *ast.AssignStmt:
+			if len(st.Rhs) == 1 {
+				x = st.Rhs[0]
+			}
+		}
+		if u, ok := ast.Unparen(x).(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+			polled[u] = true
+		}
+	}
+}
