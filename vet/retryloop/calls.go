@@ -132,12 +132,23 @@ func isNamed(t types.Type, pkg, name string) bool {
 }
 
 func isContext(t types.Type) bool {
+	return ctxLike(t, 0)
+}
+
+// ctxLike is isContext to a depth of embedding: context.Context itself;
+// a package's own context that embeds it (type Context interface {
+// context.Context; … }, or a struct with the field), whose Done and Err
+// are the embedded context's; a struct that keeps one in a field and
+// forwards its Done and Err to it (a KContext with a Context field and
+// methods of its own); or a struct that embeds any of these (an
+// AppContext embedding *KContext).
+func ctxLike(t types.Type, depth int) bool {
 	if isNamed(t, "context", "Context") {
 		return true
 	}
-	// A package's own context that embeds context.Context (type Context
-	// interface { context.Context; … }, or a struct with the field):
-	// its Done and Err are the embedded context's.
+	if depth > 3 {
+		return false
+	}
 	if p, ok := t.(*types.Pointer); ok {
 		t = p.Elem()
 	}
@@ -153,13 +164,24 @@ func isContext(t types.Type) bool {
 			}
 		}
 	case *types.Struct:
+		kept := false
 		for i := range u.NumFields() {
-			if f := u.Field(i); f.Embedded() && isNamed(f.Type(), "context", "Context") {
+			f := u.Field(i)
+			if f.Embedded() && ctxLike(f.Type(), depth+1) {
 				return true
 			}
+			kept = kept || isNamed(f.Type(), "context", "Context")
 		}
+		return kept && hasMethod(n, "Done") && hasMethod(n, "Err")
 	}
 	return false
+}
+
+// hasMethod reports whether n or *n has a method of that name.
+func hasMethod(n *types.Named, name string) bool {
+	obj, _, _ := types.LookupFieldOrMethod(types.NewPointer(n), true, n.Obj().Pkg(), name)
+	_, ok := obj.(*types.Func)
+	return ok
 }
 
 // remoteKind classifies a call as a call to a remote endpoint: net/http's

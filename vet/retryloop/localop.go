@@ -2,6 +2,7 @@ package retryloop
 
 import (
 	"go/ast"
+	"go/constant"
 	"go/types"
 	"strings"
 )
@@ -80,7 +81,22 @@ func (c *checker) isLocalOp(call *ast.CallExpr, body *ast.BlockStmt) bool {
 		}
 		return ok && len(ts) > 0
 	}
-	return isLocalCall(fn) || c.localHelper(fn, 0) || c.memoryRead(fn)
+	return isLocalCall(fn) || c.localHelper(fn, 0) || c.memoryRead(fn) || c.unixDial(call, fn)
+}
+
+// unixDial reports whether call dials a unix socket (net.Dial("unix",
+// path), a Dialer's DialContext(ctx, "unixpacket", path)): a daemon on
+// this machine, no dependency shared with other clients.
+func (c *checker) unixDial(call *ast.CallExpr, fn *types.Func) bool {
+	if funcPath(fn) != "net" || !strings.HasPrefix(fn.Name(), "Dial") {
+		return false
+	}
+	for _, a := range call.Args {
+		if tv, ok := c.info.Types[a]; ok && tv.Value != nil && tv.Value.Kind() == constant.String {
+			return strings.HasPrefix(constant.StringVal(tv.Value), "unix")
+		}
+	}
+	return false
 }
 
 // localHelper reports whether fn is a function of this package that acts
