@@ -360,6 +360,14 @@ func (c *checker) receivesDone(s ast.Stmt) bool {
 // received returns the channel a select case's statement receives from,
 // nil if it is not a receive.
 func received(s ast.Stmt) ast.Expr {
+	if u := recvOp(s); u != nil {
+		return u.X
+	}
+	return nil
+}
+
+// recvOp is the receive a statement makes (<-ch, v := <-ch), or nil.
+func recvOp(s ast.Stmt) *ast.UnaryExpr {
 	var x ast.Expr
 	switch s := s.(type) {
 	case *ast.ExprStmt:
@@ -370,7 +378,7 @@ func received(s ast.Stmt) ast.Expr {
 		}
 	}
 	if u, ok := ast.Unparen(x).(*ast.UnaryExpr); ok && u.Op == token.ARROW {
-		return u.X
+		return u
 	}
 	return nil
 }

@@ -88,16 +88,7 @@ func nonBlockingRecvs(sel *ast.SelectStmt, polled map[ast.Expr]bool) {
 		if !ok || cc.Comm == nil {
 			continue
 		}
-		var x ast.Expr
-		switch st := cc.Comm.(type) {
-		case *ast.ExprStmt:
-			x = st.X
-		case *ast.AssignStmt:
-			if len(st.Rhs) == 1 {
-				x = st.Rhs[0]
-			}
-		}
-		if u, ok := ast.Unparen(x).(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+		if u := recvOp(cc.Comm); u != nil {
 			polled[u] = true
 		}
 	}
