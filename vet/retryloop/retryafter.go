@@ -10,7 +10,9 @@ import (
 )
 
 // reportRetryAfter reports a retry loop that goes round on a 429 or a 503
-// and reads no Retry-After anywhere it can see.
+// and reads no Retry-After anywhere it can see, or reads it only in a
+// branch that status never takes (case 429: reads it; case >= 500: the
+// 503 waits the client's own schedule).
 func (c *checker) reportRetryAfter(sc loopScan, v verdict) {
 	var which []string
 	for _, st := range []int{429, 503} {
