@@ -93,7 +93,11 @@ func (c *checker) backoffRetryAfter(call *ast.CallExpr, decl *ast.BlockStmt) {
 // retrying every error but a marked one (its fact's EveryWork): a
 // package's generic Do around backoff.Retry.
 func (c *checker) helperOperation(call *ast.CallExpr, decl *ast.BlockStmt) {
-	f := c.fact(c.callee(call))
+	callee := c.callee(call)
+	if callee == nil || isCenkalti(funcPath(callee)) {
+		return // the library's own Retry functions: backoffRetryAfter reads them
+	}
+	f := c.fact(callee)
 	if f == nil || f.EveryWork == 0 || f.EveryWork > len(call.Args) || call.Ellipsis.IsValid() {
 		return
 	}

@@ -213,7 +213,11 @@ func (c *checker) isOutcome(e ast.Expr) bool {
 		if f := c.callee(x); f != nil {
 			return !isFunc(f, "errors", "New") && !isFunc(f, "fmt", "Errorf")
 		}
-		_, isFunc := c.info.TypeOf(x.Fun).Underlying().(*types.Signature)
+		t := c.info.TypeOf(x.Fun)
+		if t == nil {
+			return false
+		}
+		_, isFunc := t.Underlying().(*types.Signature)
 		return isFunc
 	}
 	return false
