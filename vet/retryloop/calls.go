@@ -466,7 +466,31 @@ func (c *checker) ctxName(pos token.Pos) string {
 			}
 		}
 	}
+	// And a web framework's handler context that keeps the request in a
+	// field, its own or one it embeds: gin's c.Request.
+	if name := c.varInScope(pos, func(v *types.Var) bool { return c.params[v] && requestField(v.Type()) }); name != "" {
+		if _, o := c.pass.Pkg.Scope().Innermost(pos).LookupParent(name, pos); o != nil && requestField(o.Type()) {
+			return name + ".Request.Context()"
+		}
+	}
 	return ""
+}
+
+// requestField reports whether t, a struct or a pointer to one, has a
+// field Request of type *http.Request, its own or promoted from one it
+// embeds (gin's Context; an application's context embedding it).
+func requestField(t types.Type) bool {
+	if isNamed(t, "net/http", "Request") {
+		return false
+	}
+	if _, ok := t.Underlying().(*types.Pointer); !ok {
+		if _, ok := t.Underlying().(*types.Struct); !ok {
+			return false
+		}
+	}
+	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, "Request")
+	f, ok := obj.(*types.Var)
+	return ok && f.IsField() && isNamed(f.Type(), "net/http", "Request")
 }
 
 // requestMethod returns the name of t's method that takes nothing and
