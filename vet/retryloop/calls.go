@@ -466,31 +466,49 @@ func (c *checker) ctxName(pos token.Pos) string {
 			}
 		}
 	}
-	// And a web framework's handler context that keeps the request in a
-	// field, its own or one it embeds: gin's c.Request.
-	if name := c.varInScope(pos, func(v *types.Var) bool { return c.params[v] && requestField(v.Type()) }); name != "" {
-		if _, o := c.pass.Pkg.Scope().Innermost(pos).LookupParent(name, pos); o != nil && requestField(o.Type()) {
-			return name + ".Request.Context()"
+	// And a value that keeps the request in a field, its own or one it
+	// embeds: gin's handler context (c.Request), a gateway's request
+	// (req.Forwarded), an application's context embedding gin's.
+	if name := c.varInScope(pos, func(v *types.Var) bool { return c.params[v] && requestField(v.Type(), 0) != "" }); name != "" {
+		if _, o := c.pass.Pkg.Scope().Innermost(pos).LookupParent(name, pos); o != nil {
+			if f := requestField(o.Type(), 0); f != "" {
+				return name + "." + f + ".Context()"
+			}
 		}
 	}
 	return ""
 }
 
-// requestField reports whether t, a struct or a pointer to one, has a
-// field Request of type *http.Request, its own or promoted from one it
-// embeds (gin's Context; an application's context embedding it).
-func requestField(t types.Type) bool {
-	if isNamed(t, "net/http", "Request") {
-		return false
+// requestField returns the name of t's field that holds an *http.Request
+// (or an http.Request), t a struct or a pointer to one: its own field, or
+// one promoted from a struct it embeds, to a depth of embedding; a field
+// named Request first. It returns "" for none, and for *http.Request
+// itself.
+func requestField(t types.Type, depth int) string {
+	if isNamed(t, "net/http", "Request") || depth > 3 {
+		return ""
 	}
-	if _, ok := t.Underlying().(*types.Pointer); !ok {
-		if _, ok := t.Underlying().(*types.Struct); !ok {
-			return false
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
+		t = p.Elem()
+	}
+	st, ok := t.Underlying().(*types.Struct)
+	if !ok {
+		return ""
+	}
+	found := ""
+	for i := range st.NumFields() {
+		f := st.Field(i)
+		switch {
+		case !f.Exported():
+		case isNamed(f.Type(), "net/http", "Request"):
+			if found == "" || f.Name() == "Request" {
+				found = f.Name()
+			}
+		case f.Embedded() && found == "":
+			found = requestField(f.Type(), depth+1)
 		}
 	}
-	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, "Request")
-	f, ok := obj.(*types.Var)
-	return ok && f.IsField() && isNamed(f.Type(), "net/http", "Request")
+	return found
 }
 
 // requestMethod returns the name of t's method that takes nothing and

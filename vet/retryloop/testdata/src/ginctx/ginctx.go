@@ -1,6 +1,7 @@
 // Package ginctx holds, written anew, handlers of a web framework whose
 // context keeps the request in a field (as gin's does), or embeds one
-// that does: the request's context is the caller's, in scope.
+// that does, and a gateway's request that keeps the client's in a field
+// of another name: the request's context is the caller's, in scope.
 package ginctx
 
 import (
@@ -138,6 +139,65 @@ func runLocal(url string, run func(*Job) error) error {
 			return nil
 		}
 		time.Sleep(rand.N(time.Second))
+	}
+	return err
+}
+
+// Proxied is a gateway's request: the client's request, forwarded.
+type Proxied struct {
+	Forwarded *http.Request
+	Target    string
+}
+
+// Wrapped embeds the request it sends, as a retrying client's does.
+type Wrapped struct {
+	*http.Request
+	Body []byte
+}
+
+// The upstream asked again after a jittered wait that does not hear the
+// client who sent the request, gone or not.
+//
+// case: flag deafwait
+func forward(p *Proxied, send func(string) error) error {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = send(p.Target); err == nil {
+			return nil
+		}
+		time.Sleep(rand.N(time.Second)) // want `deafwait: time.Sleep ignores p.Forwarded.Context\(\)`
+	}
+	return err
+}
+
+// A wrapped request sent again after a wait that hears its context.
+//
+// case: clean
+func sendWrapped(r *Wrapped, send func(*http.Request) error) error {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = send(r.Request); err == nil {
+			return nil
+		}
+		select {
+		case <-r.Context().Done():
+			return r.Context().Err()
+		case <-time.After(rand.N(time.Second)):
+		}
+	}
+	return err
+}
+
+// The same request sent again after a sleep that does not.
+//
+// case: flag deafwait
+func sendWrappedDeaf(r *Wrapped, send func(*http.Request) error) error {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		if err = send(r.Request); err == nil {
+			return nil
+		}
+		time.Sleep(rand.N(time.Second)) // want `deafwait: time.Sleep ignores r.Request.Context\(\)`
 	}
 	return err
 }
