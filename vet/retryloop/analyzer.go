@@ -448,6 +448,7 @@ func (c *checker) file(f *ast.File) {
 		c.resolveByCallers(rw, fn) // a wait handed down by the callers (tryHTTPRequest(n, wait, …))
 		c.reportNoJitter(rw)
 		c.reportRecursionUnbounded(fd, fn, selfCalls)
+		c.recursionRetryAfter(fd, fn, selfCalls)
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.FuncLit:
