@@ -2,6 +2,7 @@ package retryloop
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 )
 
@@ -66,25 +67,56 @@ func (c *checker) mayEnd(fd *ast.FuncDecl) bool {
 }
 
 // paramsChanged reports whether fd's body assigns, increments or
-// decrements any of its parameters (retries--: a count that runs down).
+// decrements any of its parameters (retries--: a count that runs down),
+// or increments or decrements a count kept in one of them or in its
+// receiver (*opts.RetryCount -= 1, c.backoffLeft--): the same arguments
+// carry a count that runs down.
 func (c *checker) paramsChanged(fd *ast.FuncDecl, sig *types.Signature) bool {
 	params := map[*types.Var]bool{}
 	for i := range sig.Params().Len() {
 		params[sig.Params().At(i)] = true
+	}
+	if sig.Recv() != nil {
+		params[sig.Recv()] = true
+	}
+	kept := func(e ast.Expr) bool {
+		root := countRoot(e)
+		return root != nil && root != ast.Unparen(e) && params[c.varOf(root)]
 	}
 	changed := false
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.AssignStmt:
 			for _, l := range n.Lhs {
-				changed = changed || params[c.varOf(l)]
+				changed = changed || params[c.varOf(l)] && c.varOf(l) != sig.Recv() ||
+					(n.Tok == token.ADD_ASSIGN || n.Tok == token.SUB_ASSIGN) && kept(l)
 			}
 		case *ast.IncDecStmt:
-			changed = changed || params[c.varOf(n.X)]
+			changed = changed || params[c.varOf(n.X)] || kept(n.X)
 		case *ast.UnaryExpr:
 			changed = changed || params[c.varOf(n.X)] // &n: changed out of sight
 		}
 		return !changed
 	})
 	return changed
+}
+
+// countRoot returns the variable an expression's selectors, derefs and
+// indexes start from (c in *c.opts.Left, opts in opts.Tries[i]), or nil:
+// rootIdent's reading, through pointers and indexes too.
+func countRoot(e ast.Expr) *ast.Ident {
+	for {
+		switch x := ast.Unparen(e).(type) {
+		case *ast.Ident:
+			return x
+		case *ast.SelectorExpr:
+			e = x.X
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.IndexExpr:
+			e = x.X
+		default:
+			return nil
+		}
+	}
 }

@@ -154,3 +154,69 @@ func (a *API) listPages(page int, seen []int) ([]int, error) {
 	}
 	return nil, fmt.Errorf("list: status %d", resp.StatusCode)
 }
+
+// Provider is an SDK's client: a budget of throttled retries kept on it.
+type Provider struct {
+	HTTP        *http.Client
+	BackoffLeft *int
+	Backoff     time.Duration
+}
+
+// Opts are one request's options: its own budget of gateway retries.
+type Opts struct {
+	RetryCount *int
+}
+
+// A 429 sent again after the client's constant backoff while its budget
+// lasts, the budget run down on the client; a 502 while the request's
+// own lasts. Bounded by both, but the server's Retry-After never read.
+//
+// case: flag nojitter retryafter
+func (p *Provider) request(method, url string, opts *Opts) (*http.Response, error) {
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	switch resp.StatusCode {
+	case http.StatusTooManyRequests:
+		if *p.BackoffLeft > 0 {
+			*p.BackoffLeft -= 1
+			resp.Body.Close()
+			time.Sleep(60 * time.Second) // want `nojitter: this wait in a retry loop` `retryafter: retry loop retries 429 without reading Retry-After`
+			return p.request(method, url, opts)
+		}
+	case http.StatusBadGateway:
+		if *opts.RetryCount > 0 {
+			*opts.RetryCount--
+			resp.Body.Close()
+			time.Sleep(rand.N(time.Second))
+			return p.request(method, url, opts)
+		}
+	}
+	return resp, nil
+}
+
+// The same 429 sent again with nothing run down: while the server says
+// no, the client asks again every minute, a stack frame more each time.
+//
+// case: flag nojitter retryafter unbounded
+func (p *Provider) requestForever(method, url string) (*http.Response, error) {
+	req, err := http.NewRequest(method, url, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.HTTP.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusTooManyRequests {
+		resp.Body.Close()
+		time.Sleep(60 * time.Second) // want `nojitter: this wait in a retry loop` `retryafter: retry loop retries 429 without reading Retry-After`
+		return p.requestForever(method, url) // want `unbounded: retry by recursion has no bound`
+	}
+	return resp, nil
+}
