@@ -215,7 +215,7 @@ func (p *Provider) requestForever(method, url string) (*http.Response, error) {
 	}
 	if resp.StatusCode == http.StatusTooManyRequests {
 		resp.Body.Close()
-		time.Sleep(60 * time.Second) // want `nojitter: this wait in a retry loop` `retryafter: retry loop retries 429 without reading Retry-After`
+		time.Sleep(60 * time.Second)         // want `nojitter: this wait in a retry loop` `retryafter: retry loop retries 429 without reading Retry-After`
 		return p.requestForever(method, url) // want `unbounded: retry by recursion has no bound`
 	}
 	return resp, nil
