@@ -368,6 +368,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 	c.summarizeResult(fn, d, s)
 	c.summarizeVerdict(fn, d, s)
 	c.summarizeStatusResult(fn, d, s)
+	s.ChecksStatus = c.checksStatusBody(fn, d)
 	c.summarizeFolds(fn, d, s)
 	c.summarizeBound(fn, d, s)
 	s.Exits = c.endsInExit(d.Body)

@@ -119,15 +119,16 @@ func (c *checker) judgeOperation(call *ast.CallExpr, lit *ast.FuncLit, stop, rem
 		return
 	}
 	every := c.backoffEveryError(call, lit, r, stop)
+	fold := c.foldedErr(lit, r)
 	if !every {
-		c.backoffUnclassified(call, lit, stop)
+		c.backoffUnclassified(call, lit, stop, fold)
 	}
 	if c.litReadsRetryAfter(lit) {
 		return
 	}
 	var which []string
 	for _, st := range []int{429, 503} {
-		if (every && r.kind == remoteSDK) || c.returnsRetriedOn(lit.Body.List, nil, st) {
+		if (every && r.kind == remoteSDK) || c.returnsRetriedOn(lit.Body.List, nil, st, fold) {
 			which = append(which, fmt.Sprint(st))
 		}
 	}
@@ -197,25 +198,27 @@ type pathCond struct {
 }
 
 // returnsRetriedOn reports whether list, reached under conds, returns on
-// status st an error the library retries, on a way that tests the status.
-func (c *checker) returnsRetriedOn(list []ast.Stmt, conds []pathCond, st int) bool {
+// status st an error the library retries, on a way that tests the status
+// or, when fold is the error of a call that folds the status into it,
+// on a way taken when fold is not nil.
+func (c *checker) returnsRetriedOn(list []ast.Stmt, conds []pathCond, st int, fold types.Object) bool {
 	for _, s := range list {
 		switch s := s.(type) {
 		case *ast.ReturnStmt:
-			return c.retriedReturn(s, conds, st)
+			return c.retriedReturn(s, conds, st, fold)
 		case *ast.IfStmt:
 			in := append(append([]pathCond{}, conds...), pathCond{expr: s.Cond})
-			if c.returnsRetriedOn(s.Body.List, in, st) {
+			if c.returnsRetriedOn(s.Body.List, in, st, fold) {
 				return true
 			}
 			out := append(append([]pathCond{}, conds...), pathCond{expr: s.Cond, neg: true})
 			switch e := s.Else.(type) {
 			case *ast.BlockStmt:
-				if c.returnsRetriedOn(e.List, out, st) {
+				if c.returnsRetriedOn(e.List, out, st, fold) {
 					return true
 				}
 			case *ast.IfStmt: // else if
-				if c.returnsRetriedOn([]ast.Stmt{e}, out, st) {
+				if c.returnsRetriedOn([]ast.Stmt{e}, out, st, fold) {
 					return true
 				}
 			}
@@ -223,7 +226,7 @@ func (c *checker) returnsRetriedOn(list []ast.Stmt, conds []pathCond, st int) bo
 				conds = out
 			}
 		case *ast.SwitchStmt:
-			if c.switchRetries(s, conds, st) {
+			if c.switchRetries(s, conds, st, fold) {
 				return true
 			}
 		}
@@ -232,7 +235,7 @@ func (c *checker) returnsRetriedOn(list []ast.Stmt, conds []pathCond, st int) bo
 }
 
 // switchRetries walks a switch's cases, each under its tag's comparison.
-func (c *checker) switchRetries(s *ast.SwitchStmt, conds []pathCond, st int) bool {
+func (c *checker) switchRetries(s *ast.SwitchStmt, conds []pathCond, st int, fold types.Object) bool {
 	for _, cl := range s.Body.List {
 		cc := cl.(*ast.CaseClause)
 		in := append([]pathCond{}, conds...)
@@ -249,7 +252,7 @@ func (c *checker) switchRetries(s *ast.SwitchStmt, conds []pathCond, st int) boo
 		if len(cc.List) > 1 {
 			in = append(in, pathCond{expr: c.anyOf(s.Tag, cc.List)})
 		}
-		if c.returnsRetriedOn(cc.Body, in, st) {
+		if c.returnsRetriedOn(cc.Body, in, st, fold) {
 			return true
 		}
 	}
@@ -274,9 +277,10 @@ func (c *checker) anyOf(tag ast.Expr, list []ast.Expr) ast.Expr {
 
 // retriedReturn reports whether a return under conds hands the library an
 // error it retries on status st: no condition fails at st, one that tests
-// the status holds, and the error is not marked permanent or the
-// server's wait.
-func (c *checker) retriedReturn(r *ast.ReturnStmt, conds []pathCond, st int) bool {
+// the status holds (or fold, the folded call's error, is tested not nil:
+// every failed status comes with it), and the error is not marked
+// permanent or the server's wait.
+func (c *checker) retriedReturn(r *ast.ReturnStmt, conds []pathCond, st int, fold types.Object) bool {
 	if len(r.Results) == 0 {
 		return false
 	}
@@ -286,6 +290,13 @@ func (c *checker) retriedReturn(r *ast.ReturnStmt, conds []pathCond, st int) boo
 	}
 	picked := false
 	for _, pc := range conds {
+		if set, ok := c.nilTestOf(pc.expr, fold); ok {
+			if set == pc.neg {
+				return false
+			}
+			picked = true
+			continue
+		}
 		v, ok := c.statusCond(pc.expr, st)
 		if !ok {
 			continue
@@ -293,6 +304,11 @@ func (c *checker) retriedReturn(r *ast.ReturnStmt, conds []pathCond, st int) boo
 		if v == pc.neg {
 			return false
 		}
+		picked = true
+	}
+	// return err, the folded call's error itself: set on every failed
+	// status
+	if id := identOf(e); !picked && fold != nil && id != nil && c.info.ObjectOf(id) == fold {
 		picked = true
 	}
 	return picked
@@ -382,10 +398,10 @@ func (c *checker) statusCompare(e *ast.BinaryExpr, st int) (bool, bool) {
 // status that will not change (400, 401, 403, 404, 413, 422): the library
 // sends the same request again on its schedule; stop names what would end
 // it instead.
-func (c *checker) backoffUnclassified(call *ast.CallExpr, lit *ast.FuncLit, stop string) {
+func (c *checker) backoffUnclassified(call *ast.CallExpr, lit *ast.FuncLit, stop string, fold types.Object) {
 	var which []string
 	for _, st := range permanent {
-		if c.returnsRetriedOn(lit.Body.List, nil, st) {
+		if c.returnsRetriedOn(lit.Body.List, nil, st, fold) {
 			which = append(which, fmt.Sprint(st))
 		}
 	}

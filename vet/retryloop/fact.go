@@ -105,6 +105,12 @@ type FuncFact struct {
 	// the error of a call that does: its error carries the non-2xx
 	// answers, a 401 as much as a 503.
 	FoldsStatus bool
+	// ChecksStatus is true for a function handed an *http.Response that
+	// returns an error made under a test of its status (CheckResponse(r):
+	// switch r.StatusCode { case 200, 201: return nil }; return
+	// fmt.Errorf(…)): a function making an HTTP call that hands it the
+	// answer and returns its error folds the status (FoldsStatus).
+	ChecksStatus bool
 	// StatusError is true for a function that folds (FoldsStatus) by
 	// returning nothing but an error of a type that carries the status
 	// (return nil, &HTTPError{StatusCode: code}): a failed answer reaches
@@ -172,6 +178,9 @@ func (f *FuncFact) String() string {
 	}
 	if f.StatusError {
 		s += " statuserror"
+	}
+	if f.ChecksStatus {
+		s += " checks"
 	}
 	switch {
 	case f.StatusResult == 1:

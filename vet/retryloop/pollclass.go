@@ -105,7 +105,7 @@ func (c *checker) summarizeFolds(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
 				s.FoldsStatus, s.StatusError = true, true
 			}
 		case *ast.CallExpr:
-			if callee := c.callee(n); callee != fn && c.foldsStatus(callee) {
+			if callee := c.callee(n); callee != fn && (c.foldsStatus(callee) || c.checksStatus(callee) && handsResponse(c.info, n)) {
 				callsFolding = true
 			}
 		}
