@@ -450,6 +450,7 @@ func (c *checker) file(f *ast.File) {
 		c.reportNoJitter(rw)
 		c.reportRecursionUnbounded(fd, fn, selfCalls)
 		c.recursionRetryAfter(fd, fn, selfCalls)
+		c.recursionEveryError(fd, fn)
 		ast.Inspect(fd.Body, func(n ast.Node) bool {
 			switch n := n.(type) {
 			case *ast.FuncLit:

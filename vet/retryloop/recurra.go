@@ -85,3 +85,99 @@ func (c *checker) readsRetryAfterIn(body *ast.BlockStmt) bool {
 	})
 	return found
 }
+
+// recursionEveryError reports a function that, when a call folding the
+// answer's status into its error fails, calls itself again on that error
+// alone: if err != nil { if retries < max { retries++; check(…, retries)
+// }; return }. Every failed status goes round, a 401 or 404 as much as a
+// 503 (unclassified), and a 429 or 503 without its Retry-After
+// (retryafter) unless the function reads one.
+func (c *checker) recursionEveryError(fd *ast.FuncDecl, fn *types.Func) {
+	if fn == nil {
+		return
+	}
+	var stack []ast.Node
+	done := false
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		if done {
+			return false
+		}
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		switch n.(type) {
+		case *ast.GoStmt, *ast.FuncLit:
+			return false
+		}
+		stack = append(stack, n)
+		call, ok := n.(*ast.CallExpr)
+		if !ok || c.callee(call) != fn {
+			return true
+		}
+		if remote := c.everyErrorPath(stack, fd.Body); remote != nil {
+			c.add(finding{check: CheckUnclassified, pos: call.Pos(), end: call.End(),
+				msg: fmt.Sprintf("retry by recursion re-sends on every error of %s, statuses that will not change (400, 401, 403, 404) among them: classify the failure (errors.Is/As, retry 429, 503 and 5xx) or use recoil", c.callName(remote))})
+			if !c.readsRetryAfterIn(fd.Body) {
+				c.add(finding{check: CheckRetryAfter, pos: call.Pos(), end: call.End(),
+					msg: "retry by recursion re-sends 429 and 503 without reading Retry-After: the server said when to come back; read it (recoilhttp.ServerWait) or use recoilhttp.Transport"})
+			}
+			done = true
+		}
+		return true
+	})
+}
+
+// everyErrorPath returns the remote call whose error the node at the top
+// of stack is reached on, when the way there is an if testing that
+// error not nil and nothing on it tests the error further (no errors.Is,
+// no type assertion, no comparison); the call folds the status into its
+// error and its result is assigned in body before that if. Else nil.
+func (c *checker) everyErrorPath(stack []ast.Node, body *ast.BlockStmt) *ast.CallExpr {
+	var errIf *ast.IfStmt
+	for i := len(stack) - 2; i >= 0; i-- {
+		ifs, ok := stack[i].(*ast.IfStmt)
+		if !ok || stack[i+1] != ifs.Body {
+			continue
+		}
+		if c.errNotNil(ifs.Cond) {
+			errIf = ifs
+			break
+		}
+		if c.testsError(ifs.Cond) || c.hasStatus(ifs.Cond) {
+			return nil // a classification on the way
+		}
+	}
+	if errIf == nil || c.resetsCredentials(errIf.Body) {
+		return nil // none, or a re-authentication before the one more try
+	}
+	b := ast.Unparen(errIf.Cond).(*ast.BinaryExpr)
+	errID := identOf(b.X)
+	if errID == nil {
+		errID = identOf(b.Y)
+	}
+	if errID == nil {
+		return nil
+	}
+	errObj := c.info.ObjectOf(errID)
+	var remote *ast.CallExpr
+	ast.Inspect(body, func(n ast.Node) bool {
+		as, ok := n.(*ast.AssignStmt)
+		if !ok || as.Pos() > errIf.Pos() || len(as.Rhs) != 1 || len(as.Lhs) == 0 {
+			return remote == nil
+		}
+		id := identOf(as.Lhs[len(as.Lhs)-1])
+		call, isCall := ast.Unparen(as.Rhs[0]).(*ast.CallExpr)
+		if id == nil || !isCall || c.info.ObjectOf(id) != errObj {
+			return true
+		}
+		callee := c.callee(call)
+		if c.remoteKind(call) == remoteSDK || callee != nil && funcPath(callee) != "net/http" && c.foldsStatus(callee) {
+			remote = call
+		} else {
+			remote = nil // a later assignment from a call that does not fold
+		}
+		return true
+	})
+	return remote
+}
