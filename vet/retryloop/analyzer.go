@@ -369,6 +369,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 	c.summarizeVerdict(fn, d, s)
 	c.summarizeStatusResult(fn, d, s)
 	s.ChecksStatus = c.checksStatusBody(fn, d)
+	s.PollCond = c.ownPollCond(fn, d)
 	c.summarizeFolds(fn, d, s)
 	c.summarizeBound(fn, d, s)
 	s.Exits = c.endsInExit(d.Body)
@@ -467,6 +468,7 @@ func (c *checker) file(f *ast.File) {
 				c.cloudEventsRetries(n)
 				c.libraryRetry(n, fd.Body, fn)
 				c.pollRetry(n, fd.Body, fn)
+				c.ownPollRetry(n, fd.Body)
 				c.sleepHandedOn(n)
 				c.retryableRetryAfter(n)
 			}

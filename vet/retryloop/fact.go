@@ -105,6 +105,12 @@ type FuncFact struct {
 	// the error of a call that does: its error carries the non-2xx
 	// answers, a 401 as much as a 503.
 	FoldsStatus bool
+	// PollCond is one more than the index of the function's parameter of
+	// type func(…) (bool, error) that a loop of its own asks each round,
+	// waiting a constant or purely exponential time (a WaitFor(timeout,
+	// predicate) of the package's), or 0: a caller's condition that goes
+	// round on a failure retries on that schedule.
+	PollCond int
 	// ChecksStatus is true for a function handed an *http.Response that
 	// returns an error made under a test of its status (CheckResponse(r):
 	// switch r.StatusCode { case 200, 201: return nil }; return
@@ -181,6 +187,9 @@ func (f *FuncFact) String() string {
 	}
 	if f.ChecksStatus {
 		s += " checks"
+	}
+	if f.PollCond != 0 {
+		s += fmt.Sprintf(" pollcond=%d", f.PollCond)
 	}
 	switch {
 	case f.StatusResult == 1:
