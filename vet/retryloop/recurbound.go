@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"strings"
 )
 
 // reportRecursionUnbounded reports a retry by recursion that nothing
@@ -27,7 +28,7 @@ func (c *checker) reportRecursionUnbounded(fd *ast.FuncDecl, fn *types.Func, cal
 			continue
 		}
 		c.add(finding{check: CheckUnbounded, pos: call.Pos(), end: call.End(),
-			msg: "retry by recursion has no bound on attempts or total time (it calls itself again with the same arguments): count attempts, or stop when ctx is done or a deadline passes"})
+			msg: "retry by recursion has no bound on attempts or total time (it calls itself again with the same arguments, a count among them never compared): count attempts, or stop when ctx is done or a deadline passes"})
 		return
 	}
 }
@@ -83,16 +84,23 @@ func (c *checker) paramsChanged(fd *ast.FuncDecl, sig *types.Signature) bool {
 		root := countRoot(e)
 		return root != nil && root != ast.Unparen(e) && params[c.varOf(root)]
 	}
+	fn, _ := c.info.Defs[fd.Name].(*types.Func)
+	// a parameter changed but never compared nor handed on (attempt++,
+	// only logged and passed back) bounds nothing
+	counts := func(e ast.Expr) bool {
+		v := c.varOf(e)
+		return params[v] && v != sig.Recv() && c.boundUse(fd.Body, v, fn)
+	}
 	changed := false
 	ast.Inspect(fd.Body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.AssignStmt:
 			for _, l := range n.Lhs {
-				changed = changed || params[c.varOf(l)] && c.varOf(l) != sig.Recv() ||
+				changed = changed || counts(l) ||
 					(n.Tok == token.ADD_ASSIGN || n.Tok == token.SUB_ASSIGN) && kept(l)
 			}
 		case *ast.IncDecStmt:
-			changed = changed || params[c.varOf(n.X)] || kept(n.X)
+			changed = changed || counts(n.X) || kept(n.X)
 		case *ast.UnaryExpr:
 			changed = changed || params[c.varOf(n.X)] // &n: changed out of sight
 		}
@@ -119,4 +127,48 @@ func countRoot(e ast.Expr) *ast.Ident {
 			return nil
 		}
 	}
+}
+
+// boundUse reports whether body compares v (attempt*sleep > timeout) or
+// hands it to a call other than fn itself and a log line's: a use that
+// may end the recursion.
+func (c *checker) boundUse(body *ast.BlockStmt, v *types.Var, fn *types.Func) bool {
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.BinaryExpr:
+			switch n.Op {
+			case token.LSS, token.GTR, token.LEQ, token.GEQ, token.EQL, token.NEQ:
+				found = found || c.usesVar(n, v)
+			}
+		case *ast.CallExpr:
+			callee := c.callee(n)
+			if callee == nil || callee != fn && !logCall(callee) {
+				for _, a := range n.Args {
+					found = found || c.usesVar(a, v)
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// logCall reports whether fn writes a log line or formats a string: the
+// fmt, log and log/slog packages' functions, and a logger's methods
+// named for a level (Printf, Debugf, Infow, Error…).
+func logCall(fn *types.Func) bool {
+	switch funcPath(fn) {
+	case "fmt", "log", "log/slog":
+		return true
+	}
+	if recvNamed(fn) == nil {
+		return false
+	}
+	for _, p := range []string{"Print", "Debug", "Info", "Warn", "Error", "Trace", "Log"} {
+		if strings.HasPrefix(fn.Name(), p) {
+			return true
+		}
+	}
+	return false
 }

@@ -7,6 +7,7 @@ package recurstatus
 import (
 	"errors"
 	"fmt"
+	"log"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -217,6 +218,26 @@ func (p *Provider) requestForever(method, url string) (*http.Response, error) {
 		resp.Body.Close()
 		time.Sleep(60 * time.Second)         // want `nojitter: this wait in a retry loop` `retryafter: retry loop retries 429 without reading Retry-After`
 		return p.requestForever(method, url) // want `unbounded: retry by recursion has no bound`
+	}
+	return resp, nil
+}
+
+// A busy backend read again by recursion with its attempt counted, but
+// the count only logged: nothing compares it, so a backend that stays
+// busy is asked forever, a stack frame more each time.
+//
+// case: flag nojitter retryafter unbounded
+func (a *API) readStatus(id, attempt, sleep int) (*http.Response, error) {
+	resp, err := a.client.Get(fmt.Sprintf("%s/instances/%d/status", a.base, id))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode == http.StatusServiceUnavailable {
+		resp.Body.Close()
+		log.Printf("busy, attempt %d", attempt)
+		attempt++
+		time.Sleep(time.Duration(sleep) * time.Second) // want `nojitter: this wait in a retry loop` `retryafter: retry loop retries 503 without reading Retry-After`
+		return a.readStatus(id, attempt, sleep)        // want `unbounded: retry by recursion has no bound`
 	}
 	return resp, nil
 }
