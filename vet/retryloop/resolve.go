@@ -394,8 +394,17 @@ func (c *checker) exportIfaceRemotes() {
 			if !m.Exported() {
 				continue
 			}
-			if t, ok := c.soleImpl(m); ok && c.summary[t] != nil && c.summary[t].Remote != remoteNone {
-				c.exportFact(m, &FuncFact{Remote: c.summary[t].Remote})
+			t, ok := c.soleImpl(m)
+			if !ok || c.summary[t] == nil {
+				continue
+			}
+			switch s := c.summary[t]; {
+			case s.Remote != remoteNone:
+				c.exportFact(m, &FuncFact{Remote: s.Remote})
+			case s.Waits:
+				// a retry's WaitNext(ctx) behind the package's Retry
+				// interface: how its one implementation waits
+				c.exportFact(m, &FuncFact{Waits: true, Deaf: s.Deaf, Jitter: s.Jitter, DurParam: s.DurParam, DurParams: s.DurParams, ByDefault: s.ByDefault, BgDeaf: s.BgDeaf})
 			}
 		}
 	}
