@@ -107,3 +107,27 @@ func (c *checker) nilTestOf(e ast.Expr, fold types.Object) (set, ok bool) {
 	}
 	return b.Op == token.NEQ, true
 }
+
+// localStatusTest reports whether cond calls a function literal of the
+// function's own, handed an *http.Response, that tests its status
+// (hasError := func(r *http.Response) bool { return r.StatusCode !=
+// 200 }; if hasError(out) { … }).
+func (c *checker) localStatusTest(cond ast.Expr, body *ast.BlockStmt) bool {
+	found := false
+	ast.Inspect(cond, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || found || !handsResponse(c.info, call) {
+			return !found
+		}
+		if lit := c.funcLitOf(call.Fun, body); lit != nil {
+			ast.Inspect(lit.Body, func(m ast.Node) bool {
+				if x, ok := m.(ast.Expr); ok && c.isStatus(x) {
+					found = true
+				}
+				return !found
+			})
+		}
+		return !found
+	})
+	return found
+}

@@ -35,7 +35,7 @@ func (c *checker) pollUnclassified(s ast.Stmt, w *loopWalker, sc loopScan, fw []
 		}
 		r := triF
 		for _, lw := range fw {
-			r = or3(r, w.reaches(w.at[lw.call], k, o))
+			r = or3(r, w.waitReached(lw, k, o))
 		}
 		if o.hasStatus {
 			v.retried[o.status] = r
@@ -95,7 +95,7 @@ func (c *checker) summarizeFolds(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
 		case *ast.FuncLit, *ast.GoStmt:
 			return false
 		case *ast.IfStmt:
-			if c.hasStatus(n.Cond) && returnsError(c.info, n.Body, res.Len()) {
+			if (c.hasStatus(n.Cond) || c.localStatusTest(n.Cond, d.Body)) && returnsError(c.info, n.Body, res.Len()) {
 				s.FoldsStatus = true
 			}
 		case *ast.ReturnStmt:

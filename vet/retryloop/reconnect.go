@@ -22,7 +22,16 @@ func (c *checker) resetBackoffWaits(sc loopScan, skip []loopCall) []loopCall {
 		seen[lw.call] = true
 	}
 	for _, lw := range sc.waits {
-		if seen[lw.call] || lw.w.dur.kind != pPure {
+		if seen[lw.call] {
+			continue
+		}
+		if c.resetRetrier(lw.call, sc.body) {
+			// for r := retry.Begin(); r.Continue(ctx); { …; r.Reset() }:
+			// a success starts the schedule over, each failure waits on
+			out = append(out, lw)
+			continue
+		}
+		if lw.w.dur.kind != pPure {
 			continue
 		}
 		for _, v := range c.durationVars(lw.call, sc.body) {
@@ -33,6 +42,36 @@ func (c *checker) resetBackoffWaits(sc loopScan, skip []loopCall) []loopCall {
 		}
 	}
 	return out
+}
+
+// resetRetrier reports whether call is a method call on a local variable
+// (r.Continue(ctx), b.Wait()) that body resets (r.Reset()): the waits of
+// a retrier the loop starts over after each success.
+func (c *checker) resetRetrier(call *ast.CallExpr, body *ast.BlockStmt) bool {
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	id := identOf(sel.X)
+	if id == nil {
+		return false
+	}
+	v, ok := c.info.Uses[id].(*types.Var)
+	if !ok || v.IsField() || isPkgVar(v) {
+		return false
+	}
+	found := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if r, ok := n.(*ast.CallExpr); ok && len(r.Args) == 0 {
+			if rs, ok := ast.Unparen(r.Fun).(*ast.SelectorExpr); ok && rs.Sel.Name == "Reset" {
+				if rid := identOf(rs.X); rid != nil && c.info.Uses[rid] == v {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // durationVars are the local variables a wait's arguments name, and those
@@ -352,4 +391,14 @@ func (c *checker) leavesOnError(st ast.Stmt, rest []ast.Stmt, top bool) bool {
 		return last.Tok == token.GOTO || (last.Tok == token.BREAK && (last.Label != nil || top))
 	}
 	return false
+}
+
+// waitReached is whether the walk reaches lw's wait on outcome o; a wait
+// in the loop's header (for r := retry.Begin(); r.Continue(ctx); {…}),
+// which the walk of the body never meets, is reached on every way round.
+func (w *loopWalker) waitReached(lw loopCall, k int, o outcome) tri {
+	if states := w.at[lw.call]; len(states) > 0 {
+		return w.reaches(states, k, o)
+	}
+	return w.retries(k, o)
 }

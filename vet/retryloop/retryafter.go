@@ -155,7 +155,7 @@ func (c *checker) pollRetryAfter(w *loopWalker, sc loopScan, fw []loopCall) {
 		var which []string
 		for _, st := range []int{429, 503} {
 			// a status folded into the error comes with it
-			if w.reaches(w.at[lw.call], k, outcome{err: k == remoteSDK, hasStatus: true, status: st}) == triT {
+			if w.waitReached(lw, k, outcome{err: k == remoteSDK, hasStatus: true, status: st}) == triT {
 				which = append(which, fmt.Sprint(st))
 			}
 		}
