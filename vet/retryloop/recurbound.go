@@ -81,7 +81,7 @@ func (c *checker) paramsChanged(fd *ast.FuncDecl, sig *types.Signature) bool {
 		params[sig.Recv()] = true
 	}
 	kept := func(e ast.Expr) bool {
-		root := countRoot(e)
+		root := rootIdent(e)
 		return root != nil && root != ast.Unparen(e) && params[c.varOf(root)]
 	}
 	fn, _ := c.info.Defs[fd.Name].(*types.Func)
@@ -107,26 +107,6 @@ func (c *checker) paramsChanged(fd *ast.FuncDecl, sig *types.Signature) bool {
 		return !changed
 	})
 	return changed
-}
-
-// countRoot returns the variable an expression's selectors, derefs and
-// indexes start from (c in *c.opts.Left, opts in opts.Tries[i]), or nil:
-// rootIdent's reading, through pointers and indexes too.
-func countRoot(e ast.Expr) *ast.Ident {
-	for {
-		switch x := ast.Unparen(e).(type) {
-		case *ast.Ident:
-			return x
-		case *ast.SelectorExpr:
-			e = x.X
-		case *ast.StarExpr:
-			e = x.X
-		case *ast.IndexExpr:
-			e = x.X
-		default:
-			return nil
-		}
-	}
 }
 
 // boundUse reports whether body compares v (attempt*sleep > timeout) or

@@ -18,23 +18,9 @@ func (c *checker) recursionRetryAfter(fd *ast.FuncDecl, fn *types.Func, calls []
 	if len(calls) == 0 || c.readsRetryAfterIn(fd.Body) {
 		return
 	}
-	var stack []ast.Node
-	done := false
-	ast.Inspect(fd.Body, func(n ast.Node) bool {
-		if done {
+	c.selfCallPaths(fd.Body, fn, false, func(stack []ast.Node, call *ast.CallExpr) bool {
+		if !slices.Contains(calls, call) {
 			return false
-		}
-		if n == nil {
-			stack = stack[:len(stack)-1]
-			return true
-		}
-		if _, isGo := n.(*ast.GoStmt); isGo {
-			return false
-		}
-		stack = append(stack, n)
-		call, ok := n.(*ast.CallExpr)
-		if !ok || !slices.Contains(calls, call) {
-			return true
 		}
 		var which []string
 		for _, st := range []int{429, 503} {
@@ -44,9 +30,9 @@ func (c *checker) recursionRetryAfter(fd *ast.FuncDecl, fn *types.Func, calls []
 		}
 		if ws := c.waitsBefore(stack, fd.Body, fn); len(which) > 0 && len(ws) > 0 {
 			c.addRetryAfter(ws[0], which)
-			done = true
+			return true
 		}
-		return true
+		return false
 	})
 }
 
@@ -96,33 +82,16 @@ func (c *checker) recursionEveryError(fd *ast.FuncDecl, fn *types.Func) {
 	if fn == nil {
 		return
 	}
-	var stack []ast.Node
-	done := false
-	ast.Inspect(fd.Body, func(n ast.Node) bool {
-		if done {
+	c.selfCallPaths(fd.Body, fn, true, func(stack []ast.Node, call *ast.CallExpr) bool {
+		remote := c.everyErrorPath(stack, fd.Body)
+		if remote == nil {
 			return false
 		}
-		if n == nil {
-			stack = stack[:len(stack)-1]
-			return true
-		}
-		switch n.(type) {
-		case *ast.GoStmt, *ast.FuncLit:
-			return false
-		}
-		stack = append(stack, n)
-		call, ok := n.(*ast.CallExpr)
-		if !ok || c.callee(call) != fn {
-			return true
-		}
-		if remote := c.everyErrorPath(stack, fd.Body); remote != nil {
-			c.add(finding{check: CheckUnclassified, pos: call.Pos(), end: call.End(),
-				msg: fmt.Sprintf("retry by recursion re-sends on every error of %s, statuses that will not change (400, 401, 403, 404) among them: classify the failure (errors.Is/As, retry 429, 503 and 5xx) or use recoil", c.callName(remote))})
-			if !c.readsRetryAfterIn(fd.Body) {
-				c.add(finding{check: CheckRetryAfter, pos: call.Pos(), end: call.End(),
-					msg: "retry by recursion re-sends 429 and 503 without reading Retry-After: the server said when to come back; read it (recoilhttp.ServerWait) or use recoilhttp.Transport"})
-			}
-			done = true
+		c.add(finding{check: CheckUnclassified, pos: call.Pos(), end: call.End(),
+			msg: fmt.Sprintf("retry by recursion re-sends on every error of %s, statuses that will not change (400, 401, 403, 404) among them: classify the failure (errors.Is/As, retry 429, 503 and 5xx) or use recoil", c.callName(remote))})
+		if !c.readsRetryAfterIn(fd.Body) {
+			c.add(finding{check: CheckRetryAfter, pos: call.Pos(), end: call.End(),
+				msg: "retry by recursion re-sends 429 and 503 without reading Retry-After: the server said when to come back; read it (recoilhttp.ServerWait) or use recoilhttp.Transport"})
 		}
 		return true
 	})
@@ -180,4 +149,34 @@ func (c *checker) everyErrorPath(stack []ast.Node, body *ast.BlockStmt) *ast.Cal
 		return true
 	})
 	return remote
+}
+
+// selfCallPaths walks body down to each call of fn, goroutines left out
+// (and function literals too when skipLits), handing visit the nodes on
+// the way to the call, the call last; it stops once visit says done.
+func (c *checker) selfCallPaths(body *ast.BlockStmt, fn *types.Func, skipLits bool, visit func(stack []ast.Node, call *ast.CallExpr) (done bool)) {
+	var stack []ast.Node
+	done := false
+	ast.Inspect(body, func(n ast.Node) bool {
+		if done {
+			return false
+		}
+		if n == nil {
+			stack = stack[:len(stack)-1]
+			return true
+		}
+		switch n.(type) {
+		case *ast.GoStmt:
+			return false
+		case *ast.FuncLit:
+			if skipLits {
+				return false
+			}
+		}
+		stack = append(stack, n)
+		if call, ok := n.(*ast.CallExpr); ok && c.callee(call) == fn {
+			done = visit(stack, call)
+		}
+		return true
+	})
 }

@@ -144,14 +144,19 @@ func carriesBound(t types.Type) bool {
 	return isIntegerish(t) || isBool(t) || isNamed(t, "time", "Time") || isNamed(t, "time", "Duration")
 }
 
-// rootIdent is the identifier a selector chain starts from (c in
-// c.opts.Timeout); nil when it starts from a call or anything else.
+// rootIdent is the identifier a selector chain starts from, through
+// derefs and indexes (c in c.opts.Timeout, in *c.opts.Left, opts in
+// opts.Tries[i]); nil when it starts from a call or anything else.
 func rootIdent(e ast.Expr) *ast.Ident {
 	for {
 		switch x := ast.Unparen(e).(type) {
 		case *ast.Ident:
 			return x
 		case *ast.SelectorExpr:
+			e = x.X
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.IndexExpr:
 			e = x.X
 		default:
 			return nil
