@@ -173,21 +173,7 @@ func (c *checker) funcLitOf(e ast.Expr, decl *ast.BlockStmt) *ast.FuncLit {
 // litReadsRetryAfter reports whether a function literal names the
 // Retry-After header or calls what reads it.
 func (c *checker) litReadsRetryAfter(lit *ast.FuncLit) bool {
-	found := false
-	ast.Inspect(lit, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.BasicLit:
-			if serverWaitLit(n) {
-				found = true
-			}
-		case *ast.CallExpr:
-			if c.readsRetryAfter(n) {
-				found = true
-			}
-		}
-		return !found
-	})
-	return found
+	return c.readsRetryAfterIn(lit.Body)
 }
 
 // pathCond is a condition on the way to a statement, and whether it holds
