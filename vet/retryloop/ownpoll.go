@@ -44,7 +44,7 @@ func (c *checker) ownPollCond(fn *types.Func, d *ast.FuncDecl) int {
 		default:
 			return !found
 		}
-		if c.usesVar(body, p) && c.pureWaitIn(body, d.Body, fn) {
+		if c.mentionsVar(body, p) && c.pureWaitIn(body, d.Body, fn) {
 			found = true
 		}
 		return !found
@@ -63,18 +63,6 @@ func condSig(t types.Type) bool {
 	}
 	b, ok := sig.Results().At(0).Type().Underlying().(*types.Basic)
 	return ok && b.Kind() == types.Bool
-}
-
-// usesVar reports whether n refers to v anywhere, literals included.
-func (c *checker) usesVar(n ast.Node, v *types.Var) bool {
-	found := false
-	ast.Inspect(n, func(x ast.Node) bool {
-		if id, ok := x.(*ast.Ident); ok && c.info.Uses[id] == v {
-			found = true
-		}
-		return !found
-	})
-	return found
 }
 
 // pureWaitIn reports whether body, outside literals and goroutines,

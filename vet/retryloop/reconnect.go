@@ -251,10 +251,10 @@ func (c *checker) isConstant(e ast.Expr) bool {
 	return false
 }
 
-// mentionsVar reports whether e names v.
-func (c *checker) mentionsVar(e ast.Expr, v *types.Var) bool {
+// mentionsVar reports whether n names v anywhere, literals included.
+func (c *checker) mentionsVar(n ast.Node, v *types.Var) bool {
 	found := false
-	ast.Inspect(e, func(n ast.Node) bool {
+	ast.Inspect(n, func(n ast.Node) bool {
 		if id, ok := n.(*ast.Ident); ok && c.info.Uses[id] == v {
 			found = true
 		}

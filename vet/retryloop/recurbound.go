@@ -119,13 +119,13 @@ func (c *checker) boundUse(body *ast.BlockStmt, v *types.Var, fn *types.Func) bo
 		case *ast.BinaryExpr:
 			switch n.Op {
 			case token.LSS, token.GTR, token.LEQ, token.GEQ, token.EQL, token.NEQ:
-				found = found || c.usesVar(n, v)
+				found = found || c.mentionsVar(n, v)
 			}
 		case *ast.CallExpr:
 			callee := c.callee(n)
 			if callee == nil || callee != fn && !logCall(callee) {
 				for _, a := range n.Args {
-					found = found || c.usesVar(a, v)
+					found = found || c.mentionsVar(a, v)
 				}
 			}
 		}

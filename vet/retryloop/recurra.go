@@ -24,7 +24,7 @@ func (c *checker) recursionRetryAfter(fd *ast.FuncDecl, fn *types.Func, calls []
 		}
 		var which []string
 		for _, st := range []int{429, 503} {
-			if slices.Contains(c.pathStatuses(stack), st) {
+			if off, on := c.stackBranch(stack[:len(stack)-1], call, st); on && !off {
 				which = append(which, fmt.Sprint(st))
 			}
 		}
@@ -34,26 +34,6 @@ func (c *checker) recursionRetryAfter(fd *ast.FuncDecl, fn *types.Func, calls []
 		}
 		return false
 	})
-}
-
-// pathStatuses returns the failed statuses the branches on the way to
-// the node at the top of stack hold on, up to the innermost function
-// (literal): a status switch's cases, an if's test of the status.
-func (c *checker) pathStatuses(stack []ast.Node) []int {
-	var out []int
-	for i := len(stack) - 1; i >= 0; i-- {
-		switch n := stack[i].(type) {
-		case *ast.FuncLit:
-			return out
-		case *ast.CaseClause:
-			out = append(out, c.caseStatuses(stack, i)...)
-		case *ast.IfStmt:
-			if i+1 < len(stack) && stack[i+1] == n.Body {
-				out = append(out, c.failedStatuses(n.Cond)...)
-			}
-		}
-	}
-	return out
 }
 
 // readsRetryAfterIn reports whether body names a header in which the

@@ -2,7 +2,6 @@ package retryloop
 
 import (
 	"go/ast"
-	"go/token"
 	"go/types"
 )
 
@@ -68,11 +67,14 @@ func (c *checker) onErrorPath(stack []ast.Node) bool {
 			if i+1 < len(stack) && (stack[i+1] == n.Body || stack[i+1] == n.Else) && c.testsError(n.Cond) {
 				return true
 			}
-			if i+1 < len(stack) && stack[i+1] == n.Body && len(c.failedStatuses(n.Cond)) > 0 {
+			if i+1 < len(stack) && stack[i+1] == n.Body && failedHolds(func(st int) (bool, bool) { return c.statusCond(n.Cond, st) }) {
 				return true
 			}
 		case *ast.CaseClause:
-			if len(c.caseStatuses(stack, i)) > 0 {
+			if sw, ok := parentSwitch(stack, i); ok && failedHolds(func(st int) (bool, bool) {
+				_, sure := c.caseHolds(sw, n, st)
+				return sure, true
+			}) {
 				return true
 			}
 		}
@@ -80,75 +82,25 @@ func (c *checker) onErrorPath(stack []ast.Node) bool {
 	return false
 }
 
-// caseStatuses returns the failed statuses (400 and up) a case clause at
-// stack[i] names, when its switch's tag is an HTTP status (switch
-// resp.StatusCode { case 400: … case 503: … }); nil for any other clause.
-func (c *checker) caseStatuses(stack []ast.Node, i int) []int {
-	cc := stack[i].(*ast.CaseClause)
+// failedHolds reports whether a test of the status, asked by holds, is
+// sure to hold on some failed status (400 and up): a branch a failed
+// answer takes (case 503:, if resp.StatusCode >= 500 { … }).
+func failedHolds(holds func(st int) (v, ok bool)) bool {
+	for _, st := range probeStatuses {
+		if v, ok := holds(st); st >= 400 && ok && v {
+			return true
+		}
+	}
+	return false
+}
+
+// parentSwitch returns the switch whose case clause is stack[i].
+func parentSwitch(stack []ast.Node, i int) (*ast.SwitchStmt, bool) {
 	if i < 2 {
-		return nil
+		return nil, false
 	}
 	sw, ok := stack[i-2].(*ast.SwitchStmt)
-	if !ok || sw.Tag == nil || !c.isStatus(sw.Tag) {
-		return nil
-	}
-	var out []int
-	for _, e := range cc.List {
-		if v, ok := c.constStatus(e); ok && v >= 400 {
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// failedStatuses returns the failed statuses an if's test of an HTTP
-// status holds on: resp.StatusCode == 503 names 503, a test against 400 or
-// more (>= 500, != 200, > 399) names 429 and 503 when it holds on them.
-func (c *checker) failedStatuses(cond ast.Expr) []int {
-	var out []int
-	ast.Inspect(cond, func(n ast.Node) bool {
-		b, ok := n.(*ast.BinaryExpr)
-		if !ok {
-			return true
-		}
-		x, y, op := b.X, b.Y, b.Op
-		if _, k := c.constStatus(x); k {
-			x, y, op = y, x, mirror(op)
-		}
-		v, isConst := c.constStatus(y)
-		if !isConst || !c.isStatus(x) {
-			return true
-		}
-		switch op {
-		case token.EQL:
-			if v >= 400 {
-				out = append(out, v)
-			}
-		case token.NEQ, token.GEQ, token.GTR:
-			for _, st := range []int{429, 503} {
-				if op == token.NEQ && v < 300 || op == token.GEQ && st >= v || op == token.GTR && st > v {
-					out = append(out, st)
-				}
-			}
-		}
-		return false
-	})
-	return out
-}
-
-// mirror returns the comparison that holds with its operands swapped.
-func mirror(op token.Token) token.Token {
-	switch op {
-	case token.LSS:
-		return token.GTR
-	case token.GTR:
-		return token.LSS
-	case token.LEQ:
-		return token.GEQ
-	case token.GEQ:
-		return token.LEQ
-	}
-	return op
+	return sw, ok
 }
 
 // testsError reports whether e involves an error value.
