@@ -361,7 +361,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 		return true
 	})
 	if s.LibWork == 0 {
-		s.LibWork, s.LibPolicy = c.retryHelperWork(fn, d)
+		s.LibWork, s.LibPolicy, s.LibField = c.retryHelperWork(fn, d)
 		s.OwnLoop = s.LibWork != 0
 	}
 	c.summarizeWaits(s, d.Body, waits, found)
@@ -374,6 +374,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 	c.summarizeBound(fn, d, s)
 	s.Exits = c.endsInExit(d.Body)
 	s.DeafOption = c.returnsSleeper(fn, d)
+	c.summarizeHeld(fn, d, s)
 	return s
 }
 
@@ -416,6 +417,8 @@ func (c *checker) summarizeWaits(s *FuncFact, body *ast.BlockStmt, waits []*ast.
 		} else {
 			s.DurParams = all.params
 		}
+	case pField:
+		s.DurField = all.field
 	}
 }
 

@@ -384,6 +384,8 @@ func (c *checker) wait(call *ast.CallExpr, body *ast.BlockStmt, fn *types.Func) 
 		w.dur = c.purity(call.Args[f.DurParam-1], body, fn, 0)
 	case f.DurParams != 0:
 		w.dur = c.bindParams(purity{kind: pParam, params: f.DurParams}, call, body, fn, 0)
+	case f.DurField != "":
+		w.dur = c.heldPurity(call, f.DurField, body, fn)
 	}
 	return w, true
 }

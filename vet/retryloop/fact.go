@@ -74,6 +74,27 @@ type FuncFact struct {
 	// policy's Next()): the schedule is the one the caller hands in, judged
 	// at each call by the method of the policy it passes.
 	LibPolicy int
+	// LibField, if not empty, names (Type.field) the field of the
+	// method's receiver, a policy of an interface type, whose method
+	// gives LibWork's waits (r.policy.Next() in a Retry's Do): the
+	// schedule is the one the receiver's constructor was handed (see
+	// FieldParams), judged at each call by tracing the receiver to it.
+	LibField string
+	// DurField, if not empty, names (Type.field) the field of the
+	// method's receiver, a policy of an interface type, whose method gives
+	// the wait's duration (WaitNext waiting r.policy.Next()).
+	DurField string
+	// FieldParams records, for a constructor returning a struct literal
+	// (&retry{max: max, policy: b}), the fields of an interface type it
+	// sets from its parameters, as Type.field=index pairs separated by
+	// commas: a method waiting what such a field says (DurField) waits
+	// what the constructor's caller handed in.
+	FieldParams string
+	// Builds describes, for a function whose first result is an interface
+	// with a method returning a time.Duration (a Backoff policy), what the
+	// concrete values it returns answer there, as Jitter does a wait's: 0
+	// unknown, 1 constant or purely exponential, 2 randomised.
+	Builds int
 	// EveryWork, if not zero, is one more than the index of the func
 	// parameter the function hands, on any schedule, to a retry library
 	// that retries every error the work returns but one marked so
@@ -157,6 +178,18 @@ func (f *FuncFact) String() string {
 		if f.LibPolicy != 0 {
 			s += fmt.Sprintf(" policy=%d", f.LibPolicy)
 		}
+		if f.LibField != "" {
+			s += " libfield=" + f.LibField
+		}
+	}
+	if f.DurField != "" {
+		s += " durfield=" + f.DurField
+	}
+	if f.FieldParams != "" {
+		s += " fieldparams=" + f.FieldParams
+	}
+	if f.Builds != 0 {
+		s += fmt.Sprintf(" builds=%d", f.Builds)
 	}
 	if f.EveryWork != 0 {
 		s += fmt.Sprintf(" every=%d", f.EveryWork)

@@ -18,10 +18,13 @@ import (
 //
 // A helper whose waits are what a policy parameter's method says
 // (interval, ok := backOff.Next()) retries on the caller's schedule: its
-// second result is one more than that parameter's index.
-func (c *checker) retryHelperWork(fn *types.Func, d *ast.FuncDecl) (work, policy int) {
+// second result is one more than that parameter's index. One whose waits
+// are what a policy kept in its receiver's field says (a Retry's Do
+// asking r.policy.Next()) retries on the receiver's constructor's
+// caller's schedule: its third result names that field.
+func (c *checker) retryHelperWork(fn *types.Func, d *ast.FuncDecl) (work, policy int, field string) {
 	if fn == nil || !hasFuncParam(fn) {
-		return 0, 0
+		return 0, 0, ""
 	}
 	fc := funcCtx{fn: fn, ftype: d.Type, decl: d.Body, own: d.Body}
 	ast.Inspect(d.Body, func(n ast.Node) bool {
@@ -32,52 +35,62 @@ func (c *checker) retryHelperWork(fn *types.Func, d *ast.FuncDecl) (work, policy
 		case *ast.GoStmt, *ast.FuncLit:
 			return false
 		case *ast.ForStmt, *ast.RangeStmt:
-			work, policy = c.loopRetriesParam(n.(ast.Stmt), fc)
+			work, policy, field = c.loopRetriesParam(n.(ast.Stmt), fc)
 		}
 		return true
 	})
-	return work, policy
+	return work, policy, field
 }
 
 // loopRetriesParam is one more than the index of the func parameter one
 // loop retries with pure waits only, or 0; and, when the waits are a
-// policy parameter's, one more than its index.
-func (c *checker) loopRetriesParam(s ast.Stmt, fc funcCtx) (work, policy int) {
+// policy parameter's, one more than its index, or a policy field's, its
+// name.
+func (c *checker) loopRetriesParam(s ast.Stmt, fc funcCtx) (work, policy int, field string) {
 	sc := c.scanLoop(s, fc)
 	if sc.delegated || sc.remote != remoteNone || len(sc.waits) == 0 {
-		return 0, 0
+		return 0, 0, ""
 	}
 	c.resolveByCallers(sc.waits, fc.fn)
 	params := fc.fn.Type().(*types.Signature).Params()
 	for _, lw := range sc.waits {
 		// a duration parameter only scaled by counters is the same for
 		// every round, whatever the caller passes
-		if lw.w.dur.kind != pPure && lw.w.dur.kind != pParam {
-			return 0, 0
+		switch d := lw.w.dur; {
+		case d.kind == pField:
+			if field != "" && field != d.field {
+				return 0, 0, ""
+			}
+			field = d.field
+		case d.kind != pPure && d.kind != pParam:
+			return 0, 0, ""
 		}
 		if i, ok := lw.w.dur.single(); ok && lw.w.dur.kind == pParam && i < params.Len() && types.IsInterface(params.At(i).Type()) {
 			if policy != 0 && policy != i+1 {
-				return 0, 0
+				return 0, 0, ""
 			}
 			policy = i + 1
 		}
 	}
+	if policy != 0 && field != "" {
+		return 0, 0, "" // two policies: which paces the rounds is not one answer
+	}
 	w, v := c.walkLoop(s, nil, fc, sc, nil)
 	if !v.anyFailure || !v.leavesOnSuccess || w.attemptCall == nil {
-		return 0, 0
+		return 0, 0, ""
 	}
 	id, ok := ast.Unparen(w.attemptCall.Fun).(*ast.Ident)
 	if !ok {
-		return 0, 0
+		return 0, 0, ""
 	}
 	for i := range params.Len() {
 		if p := params.At(i); c.info.Uses[id] == p {
 			if _, isFunc := p.Type().Underlying().(*types.Signature); isFunc {
-				return i + 1, policy
+				return i + 1, policy, field
 			}
 		}
 	}
-	return 0, 0
+	return 0, 0, ""
 }
 
 // hasFuncParam reports whether one of fn's parameters is a function.

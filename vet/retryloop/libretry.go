@@ -225,8 +225,11 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 			return libCall{}, false
 		}
 		sched, remedy := schedPure, "jitter the waits "+callee.Name()+" makes between attempts"
-		if f.LibPolicy > 0 {
+		switch {
+		case f.LibPolicy > 0:
 			sched, remedy = c.policySched(call, callee, f.LibPolicy-1), "hand "+callee.Name()+" a policy that randomises its waits"
+		case f.LibField != "":
+			sched, remedy = c.heldSched(call, f.LibField, decl, fn), "build it with a policy that randomises its waits"
 		}
 		return libCall{sched: sched, work: work, forwarded: callee.Pkg() == c.pass.Pkg && (c.isParam(work) || f.OwnLoop),
 			remedy: remedy}, true

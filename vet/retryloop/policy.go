@@ -46,6 +46,15 @@ func (c *checker) policySched(call *ast.CallExpr, callee *types.Func, i int) int
 	if !ok || t == nil || types.IsInterface(t) {
 		return schedUnknown
 	}
+	return c.typeSched(t, iface)
+}
+
+// typeSched is the schedule a value of the concrete type t gives as a
+// policy of the interface iface: its methods of iface's that return a
+// time.Duration all return a pure duration (schedPure) or all a random
+// one (schedJitter). Methods that disagree, or one with no summary,
+// leave it unknown.
+func (c *checker) typeSched(t types.Type, iface *types.Interface) int {
 	sched := schedUnknown
 	for m := range iface.Methods() {
 		if !returnsDuration(m) {

@@ -26,6 +26,9 @@ type purity struct {
 	// zeroRand is set when its only randomness is a float in [0, 1)
 	// converted to an integer (time.Duration(rand.Float64())): always 0.
 	zeroRand bool
+	// field names (Type.field) the receiver's policy field a pField
+	// duration is asked of.
+	field string
 }
 
 const (
@@ -36,6 +39,9 @@ const (
 	// pNone is a value that is absent by default (a call through a func
 	// field nothing in the package sets): it adds nothing.
 	pNone
+	// pField is what a policy kept in a field of the receiver says
+	// (r.policy.Next()): the receiver's constructor's caller decides.
+	pField
 )
 
 func (p purity) and(q purity) purity {
@@ -52,6 +58,8 @@ func (p purity) and(q purity) purity {
 		return purity{kind: pRand}
 	case p.kind == pUnknown || q.kind == pUnknown:
 		return purity{kind: pUnknown}
+	case p.kind == pField || q.kind == pField:
+		return p.andField(q)
 	case p.kind == pParam || q.kind == pParam:
 		return purity{kind: pParam, params: p.params | q.params, byDefault: d}
 	}

@@ -190,6 +190,9 @@ func (c *checker) ifacePurity(call *ast.CallExpr, m *types.Func, body *ast.Block
 	if i, ok := c.policyParam(call, m, fn); ok {
 		return purity{kind: pParam, params: 1 << i} // the policy the caller hands in
 	}
+	if f, ok := c.policyField(call, m, fn); ok {
+		return purity{kind: pField, field: f} // the policy the receiver's constructor was handed
+	}
 	targets, ok := c.implTargets(call, m, body)
 	if !ok || len(targets) == 0 {
 		return purity{}
@@ -404,7 +407,8 @@ func (c *checker) exportIfaceRemotes() {
 			case s.Waits:
 				// a retry's WaitNext(ctx) behind the package's Retry
 				// interface: how its one implementation waits
-				c.exportFact(m, &FuncFact{Waits: true, Deaf: s.Deaf, Jitter: s.Jitter, DurParam: s.DurParam, DurParams: s.DurParams, ByDefault: s.ByDefault, BgDeaf: s.BgDeaf})
+				c.exportFact(m, &FuncFact{Waits: true, Deaf: s.Deaf, Jitter: s.Jitter, DurParam: s.DurParam, DurParams: s.DurParams, DurField: s.DurField,
+					ByDefault: s.ByDefault, BgDeaf: s.BgDeaf, LibWork: s.LibWork, LibPolicy: s.LibPolicy, LibField: s.LibField, OwnLoop: s.OwnLoop})
 			}
 		}
 	}
