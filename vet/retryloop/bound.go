@@ -158,6 +158,9 @@ func (c *checker) bounded(s ast.Stmt, w *loopWalker, k int) bool {
 	if c.succeedsOnCancel(w.attemptCall) {
 		return true // err := m.watch(ctx); if err == nil { break }: cancelling ends it
 	}
+	if c.deadlineBound(s, w, k) {
+		return true // the request carries a deadline set before the loop, and its failure leaves
+	}
 	counters := c.loopCounters(s)
 	if fs, ok := s.(*ast.ForStmt); ok && fs.Cond != nil && w.decided(cond{expr: fs.Cond}, counters) {
 		return true // for policy.ShouldRetry(opts, pctx): decided out of sight
