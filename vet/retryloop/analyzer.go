@@ -95,6 +95,9 @@ type checker struct {
 	// goroutine, whose failure cancels it
 	live   map[*types.Var]token.Pos
 	params map[*types.Var]bool // every function's and literal's parameters
+	// ctxBlind, while set, makes hearing a context no bound: ctxOnly asks
+	// what else ends a loop.
+	ctxBlind bool
 	// fieldValues are the values the package gives each struct field.
 	fieldValues map[*types.Var][]fieldValue
 	// fieldKeys are the keys the package stores in each map field
@@ -375,6 +378,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 	s.Exits = c.endsInExit(d.Body)
 	s.DeafOption = c.returnsSleeper(fn, d)
 	c.summarizeHeld(fn, d, s)
+	s.CtxOnly = c.ctxOnly(fn, d)
 	return s
 }
 
@@ -490,6 +494,7 @@ func (c *checker) file(f *ast.File) {
 // function literals inside it are checked with the literal's body).
 func (c *checker) body(b *ast.BlockStmt, fc funcCtx) {
 	c.deafWaits(b, fc)
+	c.bgUnbounded(b)
 	labels := map[ast.Stmt]*ast.Ident{}
 	ast.Inspect(b, func(n ast.Node) bool {
 		switch n := n.(type) {

@@ -11,7 +11,7 @@ import (
 // isBound reports whether a condition bounds the loop: it counts, reads
 // the clock, or hears the context.
 func (w *loopWalker) isBound(c cond, st state) bool {
-	if c.opaque == opaqueCtx {
+	if c.opaque == opaqueCtx && !w.c.ctxBlind {
 		return true
 	}
 	var exprs []ast.Expr
@@ -66,7 +66,7 @@ func (c *checker) boundExprDepth(e ast.Expr, w *loopWalker, st state, depth int)
 				}
 				if isError(tx) && isNil(c.info, n.Y) && w != nil {
 					ev := &evaluator{w: w, st: st}
-					if ev.srcOf(n.X) == srcBound {
+					if ev.srcOf(n.X) == srcBound && !c.ctxBlind {
 						found = true
 					}
 				}
@@ -93,15 +93,15 @@ func (c *checker) boundExprDepth(e ast.Expr, w *loopWalker, st state, depth int)
 						found = true
 					}
 				}
-				if c.setOnCancel(v, w.body) {
+				if c.setOnCancel(v, w.body) && !c.ctxBlind {
 					found = true // case <-ctx.Done(): done = true
 				}
 			}
-			if isContext(c.info.TypeOf(n)) {
+			if isContext(c.info.TypeOf(n)) && !c.ctxBlind {
 				found = true
 			}
 		case ast.Expr:
-			if isContext(c.info.TypeOf(n)) {
+			if isContext(c.info.TypeOf(n)) && !c.ctxBlind {
 				found = true
 			}
 		}
@@ -155,7 +155,7 @@ func (c *checker) bounded(s ast.Stmt, w *loopWalker, k int) bool {
 			return true
 		}
 	}
-	if c.succeedsOnCancel(w.attemptCall) {
+	if !c.ctxBlind && c.succeedsOnCancel(w.attemptCall) {
 		return true // err := m.watch(ctx); if err == nil { break }: cancelling ends it
 	}
 	if c.deadlineBound(s, w, k) {

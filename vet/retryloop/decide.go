@@ -93,7 +93,7 @@ func (w *loopWalker) isDecider(call *ast.CallExpr, counters map[*types.Var]bool)
 				return true
 			}
 		}
-		if isContext(c.info.TypeOf(a)) && !c.detachedExpr(a) {
+		if isContext(c.info.TypeOf(a)) && !c.detachedExpr(a) && !c.ctxBlind {
 			return true
 		}
 	}

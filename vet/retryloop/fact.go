@@ -95,6 +95,11 @@ type FuncFact struct {
 	// concrete values it returns answer there, as Jitter does a wait's: 0
 	// unknown, 1 constant or purely exponential, 2 randomised.
 	Builds int
+	// CtxOnly, if not zero, is one more than the index of the function's
+	// one context parameter when a loop of its that goes round on a
+	// failure has no bound but hearing that context: a caller that hands
+	// it context.Background() leaves it unbounded.
+	CtxOnly int
 	// EveryWork, if not zero, is one more than the index of the func
 	// parameter the function hands, on any schedule, to a retry library
 	// that retries every error the work returns but one marked so
@@ -181,6 +186,9 @@ func (f *FuncFact) String() string {
 		if f.LibField != "" {
 			s += " libfield=" + f.LibField
 		}
+	}
+	if f.CtxOnly != 0 {
+		s += fmt.Sprintf(" ctxonly=%d", f.CtxOnly)
 	}
 	if f.DurField != "" {
 		s += " durfield=" + f.DurField
