@@ -23,12 +23,20 @@ func (c *checker) reportRetryAfter(sc loopScan, v verdict) {
 	if len(which) == 0 {
 		return
 	}
+	// reported at the first wait, or, in a loop that sends again at once,
+	// at the call it sends again
+	at := loopCall{call: sc.remoteCall}
+	if len(sc.waits) > 0 {
+		at = sc.waits[0]
+	} else if at.call == nil {
+		return
+	}
 	if sc.readsRA {
 		// case resp.StatusCode == 429: wait = retryAfter(resp); case
 		// resp.StatusCode >= 500: wait = 1 << attempt. Reported at the
 		// first wait in a branch taken on the status not read, else at
 		// the first one it can reach.
-		w, found := sc.waits[0], false
+		w, found := at, false
 		st, _ := strconv.Atoi(which[0])
 		for _, lw := range sc.waits {
 			off, on := c.statusBranch(sc.body, lw.call, st)
@@ -43,7 +51,7 @@ func (c *checker) reportRetryAfter(sc loopScan, v verdict) {
 			msg: fmt.Sprintf("retry loop retries %s without reading Retry-After, which it reads only on another status: the server said when to come back; read it there too (recoilhttp.ServerWait) or use recoilhttp.Transport", strings.Join(which, " and "))})
 		return
 	}
-	c.addRetryAfter(sc.waits[0], which)
+	c.addRetryAfter(at, which)
 }
 
 // readsOnlyOff reports whether every place a loop reads Retry-After is
