@@ -94,6 +94,23 @@ func recvNamed(fn *types.Func) *types.Named {
 	return n
 }
 
+// paramIndex returns the index of v among fn's parameters.
+func paramIndex(fn *types.Func, v *types.Var) (int, bool) {
+	if fn == nil {
+		return 0, false
+	}
+	sig, ok := fn.Type().(*types.Signature)
+	if !ok {
+		return 0, false
+	}
+	for i := range sig.Params().Len() {
+		if sig.Params().At(i) == v {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
 func lastResultIsError(fn *types.Func) bool {
 	sig, ok := fn.Type().(*types.Signature)
 	if !ok || sig.Results().Len() == 0 {

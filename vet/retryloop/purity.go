@@ -637,20 +637,3 @@ func isCallExpr(e ast.Expr) bool {
 	_, ok := ast.Unparen(e).(*ast.CallExpr)
 	return ok
 }
-
-// paramIndex returns the index of v among fn's parameters.
-func paramIndex(fn *types.Func, v *types.Var) (int, bool) {
-	if fn == nil {
-		return 0, false
-	}
-	sig, ok := fn.Type().(*types.Signature)
-	if !ok {
-		return 0, false
-	}
-	for i := range sig.Params().Len() {
-		if sig.Params().At(i) == v {
-			return i, true
-		}
-	}
-	return 0, false
-}
