@@ -303,6 +303,11 @@ func (c *checker) summarize() {
 		}
 	}
 	for _, fn := range fns {
+		// No other summary reads CtxOnly: it walks the loops again, so
+		// once, after the rest have settled, not on every round.
+		c.summary[fn].CtxOnly = c.ctxOnly(fn, c.decls[fn])
+	}
+	for _, fn := range fns {
 		// Only an exported function can be another package's helper.
 		if s := c.summary[fn]; *s != (FuncFact{}) && fn.Exported() {
 			c.exportFact(fn, s)
@@ -378,7 +383,7 @@ func (c *checker) summarizeFunc(fn *types.Func, d *ast.FuncDecl) *FuncFact {
 	s.Exits = c.endsInExit(d.Body)
 	s.DeafOption = c.returnsSleeper(fn, d)
 	c.summarizeHeld(fn, d, s)
-	s.CtxOnly = c.ctxOnly(fn, d)
+	s.CtxOnly = c.summary[fn].CtxOnly // set once the other facts settle (summarize)
 	return s
 }
 

@@ -86,12 +86,17 @@ func recvNamed(fn *types.Func) *types.Named {
 	if !ok || sig.Recv() == nil {
 		return nil
 	}
-	t := sig.Recv().Type()
+	n, _ := derefNamed(sig.Recv().Type())
+	return n
+}
+
+// derefNamed is the named type t is, or points to.
+func derefNamed(t types.Type) (*types.Named, bool) {
 	if p, ok := t.(*types.Pointer); ok {
 		t = p.Elem()
 	}
-	n, _ := t.(*types.Named)
-	return n
+	n, ok := t.(*types.Named)
+	return n, ok
 }
 
 // paramIndex returns the index of v among fn's parameters.

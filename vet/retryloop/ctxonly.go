@@ -56,7 +56,7 @@ func soleCtxParam(fn *types.Func) (int, bool) {
 func (c *checker) makesDeadline(body *ast.BlockStmt) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
-		if call, ok := n.(*ast.CallExpr); ok && isFunc(c.callee(call), "context", "WithTimeout", "WithDeadline", "WithTimeoutCause", "WithDeadlineCause") {
+		if call, ok := n.(*ast.CallExpr); ok && isDeadlineCtx(c.callee(call)) {
 			found = true
 		}
 		return !found
@@ -119,8 +119,8 @@ func (c *checker) bgUnbounded(body *ast.BlockStmt) {
 }
 
 // bgCtx names the uncancellable context e is (context.Background(),
-// context.TODO()), made in place or given alone to a local variable; ""
-// for any other.
+// context.TODO()), made in place or, with body given, given alone to a
+// local variable of it; "" for any other.
 func (c *checker) bgCtx(e ast.Expr, body *ast.BlockStmt) string {
 	if v, ok := c.info.Uses[identOf(e)].(*types.Var); ok && !c.params[v] && !isPkgVar(v) {
 		xs := c.assignsOf(body)[v]

@@ -47,7 +47,7 @@ func (c *checker) bgCtxArg(call *ast.CallExpr, callee *types.Func) bool {
 		if i >= params.Len() || !isContext(params.At(i).Type()) {
 			continue
 		}
-		if inner, ok := ast.Unparen(a).(*ast.CallExpr); ok && isFunc(c.callee(inner), "context", "Background", "TODO") {
+		if c.bgCtx(a, nil) != "" {
 			return true
 		}
 	}

@@ -73,5 +73,11 @@ func (c *checker) deadlineBefore(ctx ast.Expr, s ast.Stmt, body *ast.BlockStmt) 
 	if !ok {
 		return false
 	}
-	return isFunc(c.callee(call), "context", "WithTimeout", "WithDeadline", "WithTimeoutCause", "WithDeadlineCause")
+	return isDeadlineCtx(c.callee(call))
+}
+
+// isDeadlineCtx reports whether fn makes a context with a deadline:
+// context.WithTimeout, WithDeadline or their Cause forms.
+func isDeadlineCtx(fn *types.Func) bool {
+	return isFunc(fn, "context", "WithTimeout", "WithDeadline", "WithTimeoutCause", "WithDeadlineCause")
 }

@@ -163,15 +163,6 @@ func isPolicy(t types.Type) bool {
 	return false
 }
 
-// derefNamed is the named type t is, or points to.
-func derefNamed(t types.Type) (*types.Named, bool) {
-	if p, ok := t.(*types.Pointer); ok {
-		t = p.Elem()
-	}
-	n, ok := t.(*types.Named)
-	return n, ok
-}
-
 // heldPurity says what a call waits of a method whose wait is the policy
 // kept in its receiver's field (DurField): the same field again on the
 // method's own receiver (a Retry's Do asking r.WaitNext), else the policy
