@@ -114,7 +114,7 @@ func checkDoNoHarm(t *testing.T, runs []sweepRun) {
 		// sampling noise of each.
 		noise := 3 * math.Sqrt(sr.fail*(1-sr.fail)*(1/float64(r.Calls)+1/float64(none.Calls)))
 		if answered < answeredOf(none)-noise {
-			t.Errorf("failure %g, %s: answered %.1f %% of finished calls, no retries %.1f %%", sr.fail, p.name, 100*answered, 100*answeredOf(none))
+			t.Errorf("failure %g, %s: answered %.1f %% of finished calls, no retries %.1f %% (stops %v, no response %v)", sr.fail, p.name, 100*answered, 100*answeredOf(none), r.Stops, r.TransportErrors)
 		}
 	}
 }
@@ -129,7 +129,7 @@ func answeredOf(r *Result) float64 {
 	return float64(r.OK) / float64(r.OK+r.Failed)
 }
 
-// doNoHarmOnLoopback runs the sweep on real sockets, three runs at a time,
+// doNoHarmOnLoopback runs the sweep on real sockets, two runs at a time,
 // each against a gateway of its own, and logs docs/gateway.md's table.
 func doNoHarmOnLoopback(t *testing.T) {
 	rates := []float64{0, 0.05, 0.10, 0.20, 0.30, 0.50, 0.70, 0.90, 1}
@@ -145,24 +145,18 @@ func doNoHarmOnLoopback(t *testing.T) {
 				defer wg.Done()
 				sem <- struct{}{}
 				defer func() { <-sem }()
-				g, err := gateway.New(gateway.Config{FailureRate: fail, FailureStatus: http.StatusServiceUnavailable, Seed: 1})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				url, stop, err := g.Start()
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				defer stop()
-				r, err := Run(context.Background(), Config{
-					URL: url + "/v1/messages", Body: []byte(`{"model":"m"}`), Rate: 100,
-					Duration: 8 * time.Second, MaxRequests: MaxLogicalRequests, Policy: doNoHarmPolicy(t, i), Seed: 1,
-				})
-				if err != nil {
-					t.Error(err)
-					return
+				var r *Result
+				for try := 1; try <= loopbackTries; try++ {
+					var err error
+					if r, err = loopbackRun(t, fail, i); err != nil {
+						t.Error(err)
+						return
+					}
+					why := disturbed(r, fail)
+					if why == "" {
+						break
+					}
+					t.Logf("failure %g, %s, try %d of %d: %s (stops %v)", fail, doNoHarmPolicies[i].name, try, loopbackTries, why, r.Stops)
 				}
 				mu.Lock()
 				runs[fail][i] = sweepRun{i, fail, r}
@@ -192,4 +186,49 @@ func doNoHarmOnLoopback(t *testing.T) {
 	for _, f := range rates {
 		checkDoNoHarm(t, runs[f])
 	}
+}
+
+// loopbackTries is how many times a loopback run is made when the machine
+// disturbed it (see disturbed). The gateway's failures and the driver's
+// draws are seeded, so a policy that breaks the contract breaks it on every
+// try; a machine that stalls for a moment rarely does so three times over.
+const loopbackTries = 3
+
+// loopbackRun is one policy's run at one failure rate, against a gateway
+// of its own on a real loopback socket.
+func loopbackRun(t *testing.T, fail float64, i int) (*Result, error) {
+	g, err := gateway.New(gateway.Config{FailureRate: fail, FailureStatus: http.StatusServiceUnavailable, Seed: 1})
+	if err != nil {
+		return nil, err
+	}
+	url, stop, err := g.Start()
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	return Run(context.Background(), Config{
+		URL: url + "/v1/messages", Body: []byte(`{"model":"m"}`), Rate: 100,
+		Duration: 8 * time.Second, MaxRequests: MaxLogicalRequests, Policy: doNoHarmPolicy(t, i), Seed: 1,
+	})
+}
+
+// disturbed says how the machine, rather than the gateway, shaped a run:
+// attempts that got no response (the gateway only ever answers, with a
+// 200 or its 503), or a breaker that opened at a failure rate its default
+// trips leave alone (up to 50 %, where about one window in 2,000 trips by
+// chance). "" for a run the gateway alone shaped. A run still disturbed
+// after loopbackTries is judged like any other, and a failure names what
+// it met.
+func disturbed(r *Result, fail float64) string {
+	var lost int64
+	for _, n := range r.TransportErrors {
+		lost += n
+	}
+	switch {
+	case lost > 0:
+		return fmt.Sprintf("%d attempts got no response (%v; first: %s)", lost, r.TransportErrors, r.FirstTransportError)
+	case fail <= 0.5 && r.Stops["circuit open"] > 0:
+		return fmt.Sprintf("the breaker refused %d calls at a %g %% failure rate", r.Stops["circuit open"], 100*fail)
+	}
+	return ""
 }
