@@ -524,6 +524,9 @@ func (w *loopWalker) errSrc(e ast.Expr, st state) int {
 			return st.srcs[o]
 		}
 	case *ast.CallExpr:
+		if e == w.focus {
+			return srcOutcome // the call refocus asks about, even one that waits inside
+		}
 		if lw, ok := w.c.wait(e, w.body, w.fn); ok && !lw.ownRetry && !w.c.handsWork(e) && !(bareFor(w.loop) && w.c.waitingAttempt(e, lw)) {
 			return srcBound
 		}

@@ -53,7 +53,8 @@ func (c *checker) refocus(s ast.Stmt, label *ast.Ident, fc funcCtx, sc loopScan,
 }
 
 // fallibleCalls returns, in order, the calls in body (outside function
-// literals) whose error result is assigned to a variable, waits aside.
+// literals) whose error result is assigned to a variable, waits aside
+// unless they also fail (failsAndWaits).
 func (c *checker) fallibleCalls(body *ast.BlockStmt, fc funcCtx) []*ast.CallExpr {
 	var out []*ast.CallExpr
 	ast.Inspect(body, func(n ast.Node) bool {
@@ -68,13 +69,21 @@ func (c *checker) fallibleCalls(body *ast.BlockStmt, fc funcCtx) []*ast.CallExpr
 			if !ok || !c.assignsError(n.Lhs) {
 				return true
 			}
-			if _, waits := c.wait(call, fc.decl, fc.durFn()); !waits {
+			if _, waits := c.wait(call, fc.decl, fc.durFn()); !waits || c.failsAndWaits(call) {
 				out = append(out, call)
 			}
 		}
 		return true
 	})
 	return out
+}
+
+// failsAndWaits reports whether call is to a function outside package
+// time that waits and returns an error: a client method with retries of
+// its own inside (a JetStream key-value Create), as fallible as any call.
+func (c *checker) failsAndWaits(call *ast.CallExpr) bool {
+	fn := c.callee(call)
+	return fn != nil && fn.Pkg() != nil && fn.Pkg().Path() != "time" && lastResultIsError(fn)
 }
 
 // assignsError reports whether one of lhs is an error variable.

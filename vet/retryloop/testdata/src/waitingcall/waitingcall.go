@@ -1,0 +1,113 @@
+// Package waitingcall holds, written anew, retry loops whose second call
+// is a client method that waits inside (a bus request re-published after
+// a pause): its failure, not the first call's, is what goes round.
+package waitingcall
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"example.com/jskv"
+)
+
+type broker struct{ js *jskv.Conn }
+
+// retryOnTimeout waits cooldown and says to go again when err is a
+// timeout and attempts remain.
+func retryOnTimeout(err error, attempts *int, cooldown time.Duration) bool {
+	if errors.Is(err, jskv.ErrTimeout) && *attempts > 0 {
+		*attempts--
+		time.Sleep(cooldown)
+		return true
+	}
+	return false
+}
+
+// The epoch is claimed by creating its key: a key that exists is read
+// back, a timed-out create goes round after a constant second.
+//
+// case: flag nojitter
+func (b *broker) claimEpoch(fresh string) (string, error) {
+	attempts := 5
+again:
+	kv, err := b.js.Bucket(context.Background(), "epoch")
+	if err != nil {
+		return "", err
+	}
+	err = kv.Create(context.Background(), "epoch", fresh)
+	if err != nil && strings.Contains(err.Error(), "key exists") {
+		return kv.Get(context.Background(), "epoch")
+	} else if err != nil {
+		if retryOnTimeout(err, &attempts, time.Second) { // want `nojitter: retryOnTimeout in a retry loop has a constant or purely exponential duration`
+			goto again
+		}
+		return "", err
+	}
+	return fresh, nil
+}
+
+// The same claim as a for loop, the pause a random time.
+//
+// case: clean
+func (b *broker) claimEpochJittered(fresh string) (string, error) {
+	for attempts := 5; ; {
+		kv, err := b.js.Bucket(context.Background(), "epoch")
+		if err != nil {
+			return "", err
+		}
+		err = kv.Create(context.Background(), "epoch", fresh)
+		if err == nil {
+			return fresh, nil
+		}
+		if !retryOnTimeout(err, &attempts, rand.N(time.Second)) {
+			return "", err
+		}
+	}
+}
+
+// The same claim as a for loop, the pause constant.
+//
+// case: flag nojitter
+func (b *broker) claimEpochFor(fresh string) (string, error) {
+	for attempts := 5; ; {
+		kv, err := b.js.Bucket(context.Background(), "epoch")
+		if err != nil {
+			return "", err
+		}
+		err = kv.Create(context.Background(), "epoch", fresh)
+		if err == nil {
+			return fresh, nil
+		}
+		if !retryOnTimeout(err, &attempts, 500*time.Millisecond) { // want `nojitter: retryOnTimeout in a retry loop has a constant or purely exponential duration`
+			return "", err
+		}
+	}
+}
+
+// A read-back that waits for the key to appear, a poll at the caller's
+// pace: no failure goes round.
+//
+// case: clean
+func (b *broker) awaitEpoch(ctx context.Context) (string, error) {
+	for {
+		kv, err := b.js.Bucket(ctx, "epoch")
+		if err != nil {
+			return "", err
+		}
+		v, err := kv.Get(ctx, "epoch")
+		if err != nil {
+			return "", err
+		}
+		if v != "" {
+			return v, nil
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(rand.N(time.Second)):
+		}
+	}
+}
