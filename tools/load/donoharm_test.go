@@ -232,3 +232,25 @@ func disturbed(r *Result, fail float64) string {
 	}
 	return ""
 }
+
+// TestDisturbed: what makes a loopback run again, and what does not.
+func TestDisturbed(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		r    Result
+		fail float64
+		want string // a word the reason holds; "" for none
+	}{
+		{"the gateway's own", Result{Stops: map[string]int{"attempts exhausted": 3}}, 0.5, ""},
+		{"attempts lost", Result{TransportErrors: map[string]int64{"timeout": 2}, FirstTransportError: "i/o timeout"}, 0.3, "no response"},
+		{"breaker at 50 %", Result{Stops: map[string]int{"circuit open": 40}}, 0.5, "breaker"},
+		{"breaker at 70 %", Result{Stops: map[string]int{"circuit open": 40}}, 0.7, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := disturbed(&tt.r, tt.fail)
+			if (got == "") != (tt.want == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("disturbed = %q, want one that says %q", got, tt.want)
+			}
+		})
+	}
+}
