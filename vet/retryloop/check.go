@@ -163,6 +163,8 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 			fw := mergeWaits(w.failureWaits(sc), c.failedSetWaits(s, sc)) // a batch retried by its failures
 			if rw := c.reopenedStreamWaits(sc); len(rw) > 0 {
 				fw, v.anyFailure = rw, true // a stream's end is its failure
+			} else if ew := c.sessionEndWaits(sc, w.attemptCall); len(ew) > 0 {
+				fw = mergeWaits(fw, ew) // a connection's close is its failure
 			}
 			if sc.remote != remoteNone || w.attemptCall != nil {
 				// a reset backoff paces a call whose failure it counts
