@@ -455,12 +455,14 @@ func retriesTransient(v verdict) bool {
 // error, so it is read this way only when the loop reads the status
 // itself (if resp != nil && resp.StatusCode < 500 { return }), or when it
 // is a helper of this package whose one HTTP call the verdict was read
-// through (its error on each status is what its body says).
+// through (its error on each status is what its body says). A call whose
+// error carries the status (a model SDK's, a helper that folds it) and
+// that goes round only on an error with none has picked the same way.
 func (c *checker) transportOnly(sc loopScan, v verdict) bool {
-	if sc.remote != remoteHTTP || sc.remoteCall == nil {
+	if (sc.remote != remoteHTTP && sc.remote != remoteSDK) || sc.remoteCall == nil {
 		return false
 	}
-	if fn := c.callee(sc.remoteCall); funcPath(fn) != "net/http" && !c.plainDoer(sc.remoteCall, fn, sc.body) && !c.readsStatus(sc.body) && !c.sendsInSight(fn) {
+	if fn := c.callee(sc.remoteCall); sc.remote == remoteHTTP && funcPath(fn) != "net/http" && !c.plainDoer(sc.remoteCall, fn, sc.body) && !c.readsStatus(sc.body) && !c.sendsInSight(fn) {
 		return false
 	}
 	for _, st := range probeStatuses {

@@ -478,6 +478,9 @@ func (c *checker) evalInt(e ast.Expr, o outcome, body *ast.BlockStmt, depth int)
 			return int64(o.status), true
 		}
 	case *ast.Ident:
+		if c.heldStatus(c.info.Uses[e]) {
+			return int64(o.status), true // coin, status, err = getInfo(id)
+		}
 		if v, ok := c.info.Uses[e].(*types.Var); ok {
 			if xs := c.assignsOf(body)[v]; len(xs) == 1 {
 				return c.evalInt(xs[0], o, body, depth+1)

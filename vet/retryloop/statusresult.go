@@ -20,7 +20,7 @@ import (
 // first result.
 func (c *checker) summarizeStatusResult(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
 	res := fn.Type().(*types.Signature).Results()
-	if s.Remote != remoteHTTP || d.Body == nil || res.Len() == 0 {
+	if (s.Remote != remoteHTTP && s.Remote != remoteSDK) || d.Body == nil || res.Len() == 0 {
 		return
 	}
 	for i := range res.Len() {
@@ -94,9 +94,19 @@ func (c *checker) namedStatus(body *ast.BlockStmt, v *types.Var, i, n int) bool 
 				if !is(l) {
 					continue
 				}
-				if len(s.Lhs) != len(s.Rhs) || s.Tok != token.ASSIGN {
+				switch {
+				case s.Tok != token.ASSIGN:
 					all = false
-				} else {
+				case len(s.Lhs) != len(s.Rhs):
+					// body, status, err = utils.GetRequest(url): the
+					// status result of a helper that hands one back
+					call, ok := ast.Unparen(s.Rhs[0]).(*ast.CallExpr)
+					if ok && len(s.Rhs) == 1 && c.statusAt(call) == j+1 {
+						some = true
+					} else {
+						all = false
+					}
+				default:
 					value(ast.Unparen(s.Rhs[j]))
 				}
 			}
