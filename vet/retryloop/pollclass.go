@@ -2,6 +2,7 @@ package retryloop
 
 import (
 	"go/ast"
+	"go/token"
 	"go/types"
 )
 
@@ -95,7 +96,7 @@ func (c *checker) summarizeFolds(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
 		case *ast.FuncLit, *ast.GoStmt:
 			return false
 		case *ast.IfStmt:
-			if (c.hasStatus(n.Cond) || c.localStatusTest(n.Cond, d.Body)) && returnsError(c.info, n.Body, res.Len()) {
+			if (c.hasStatus(n.Cond) || c.localStatusTest(n.Cond, d.Body)) && returnsNamedError(c.info, n.Body, res) {
 				s.FoldsStatus = true
 			}
 		case *ast.ReturnStmt:
@@ -112,7 +113,7 @@ func (c *checker) summarizeFolds(fn *types.Func, d *ast.FuncDecl, s *FuncFact) {
 		return !s.StatusError
 	})
 	if !s.FoldsStatus && callsFolding {
-		s.FoldsStatus = returnsError(c.info, d.Body, res.Len())
+		s.FoldsStatus = returnsNamedError(c.info, d.Body, res)
 	}
 }
 
@@ -160,6 +161,60 @@ func returnsError(info *types.Info, body *ast.BlockStmt, n int) bool {
 		return !found
 	})
 	return found
+}
+
+// returnsNamedError is returnsError for a function whose results are res,
+// a bare return counted too where the named error result is not nil: under
+// `if err != nil`, or after the block it ends set it (err =
+// errors.New("non-200 status"); return).
+func returnsNamedError(info *types.Info, body *ast.BlockStmt, res *types.Tuple) bool {
+	if returnsError(info, body, res.Len()) {
+		return true
+	}
+	named := res.At(res.Len() - 1)
+	if named.Name() == "" || named.Name() == "_" {
+		return false
+	}
+	is := func(e ast.Expr) bool {
+		id, ok := ast.Unparen(e).(*ast.Ident)
+		return ok && info.Uses[id] == named
+	}
+	found := false
+	ast.Inspect(body, func(nd ast.Node) bool {
+		switch b := nd.(type) {
+		case *ast.FuncLit:
+			return false
+		case *ast.IfStmt:
+			if c, ok := ast.Unparen(b.Cond).(*ast.BinaryExpr); ok && c.Op == token.NEQ && is(c.X) && isNil(info, c.Y) && endsBare(b.Body.List) {
+				found = true
+			}
+		case *ast.BlockStmt:
+			set := false
+			for _, st := range b.List {
+				if as, ok := st.(*ast.AssignStmt); ok && len(as.Lhs) == len(as.Rhs) {
+					for i, l := range as.Lhs {
+						if is(l) {
+							set = !isNil(info, as.Rhs[i])
+						}
+					}
+				}
+				if r, ok := st.(*ast.ReturnStmt); ok && len(r.Results) == 0 && set {
+					found = true
+				}
+			}
+		}
+		return !found
+	})
+	return found
+}
+
+// endsBare reports whether list ends with a bare return.
+func endsBare(list []ast.Stmt) bool {
+	if len(list) == 0 {
+		return false
+	}
+	r, ok := list[len(list)-1].(*ast.ReturnStmt)
+	return ok && len(r.Results) == 0
 }
 
 // plainDoer reports whether call is made through an interface with

@@ -23,3 +23,15 @@ func GetRequest(url string) ([]byte, int, error) {
 	b, err := io.ReadAll(resp.Body)
 	return b, resp.StatusCode, err
 }
+
+// GetAny gets url and returns its body and its status, whatever it is;
+// its error is only a failure that got no answer.
+func GetAny(url string) ([]byte, int, error) {
+	resp, err := http.Get(url)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return b, resp.StatusCode, err
+}
