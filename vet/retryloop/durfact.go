@@ -344,6 +344,29 @@ func (c *checker) zeroField(e ast.Expr) bool {
 // (err.Error(), a match or slice of it, or a variable of body given one):
 // what the server said, as in Telegram's FLOOD_WAIT_30.
 func (c *checker) readsErrorText(e ast.Expr, body *ast.BlockStmt, depth int) bool {
+	return c.madeFrom(e, body, depth, func(call *ast.CallExpr) bool {
+		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "Error" || len(call.Args) != 0 {
+			return false
+		}
+		t := c.info.TypeOf(sel.X)
+		return t != nil && (isError(t) || types.Implements(t, errorIface))
+	})
+}
+
+// readsServerText reports whether e is made from an error's text or from
+// a response header (resp.Header.Get("Retry-After")): the server's words,
+// not a setting of the client's.
+func (c *checker) readsServerText(e ast.Expr, body *ast.BlockStmt) bool {
+	return c.readsErrorText(e, body, 0) || c.madeFrom(e, body, 0, func(call *ast.CallExpr) bool {
+		sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+		return ok && isNamed(c.info.TypeOf(sel.X), "net/http", "Header")
+	})
+}
+
+// madeFrom reports whether e holds a call that is accepts, or a variable of
+// body given one (up to three assignments deep).
+func (c *checker) madeFrom(e ast.Expr, body *ast.BlockStmt, depth int, is func(*ast.CallExpr) bool) bool {
 	found := false
 	ast.Inspect(e, func(n ast.Node) bool {
 		if found || depth > 3 {
@@ -353,17 +376,13 @@ func (c *checker) readsErrorText(e ast.Expr, body *ast.BlockStmt, depth int) boo
 		case *ast.Ident:
 			if v, ok := c.info.Uses[n].(*types.Var); ok && body != nil {
 				for _, x := range c.assignsOf(body)[v] {
-					if x != unknownExpr && c.readsErrorText(x, body, depth+1) {
+					if x != unknownExpr && c.madeFrom(x, body, depth+1, is) {
 						found = true
 					}
 				}
 			}
 		case *ast.CallExpr:
-			if sel, ok := ast.Unparen(n.Fun).(*ast.SelectorExpr); ok && sel.Sel.Name == "Error" && len(n.Args) == 0 {
-				if t := c.info.TypeOf(sel.X); t != nil && (isError(t) || types.Implements(t, errorIface)) {
-					found = true
-				}
-			}
+			found = is(n)
 		}
 		return !found
 	})

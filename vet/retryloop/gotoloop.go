@@ -65,3 +65,63 @@ func jumpsBack(list []ast.Stmt, label string) bool {
 	}
 	return found
 }
+
+// A round may jump forward to a label of its own (goto reconnect, where
+// the wait before the next dial is): the paths that jump there join the
+// one that falls into it, and the walk goes on from the label with them.
+
+// stmts walks a statement list. A path that ends (a return, a goto ahead)
+// leaves the rest unwalked up to a label that gotos jumped to, where the
+// walk picks up with the paths that jumped.
+func (w *loopWalker) stmts(list []ast.Stmt, st state, breakIsLoop, contIsLoop bool) (state, bool) {
+	live := true
+	for _, s := range list {
+		if ls, ok := s.(*ast.LabeledStmt); ok && len(w.ahead[ls.Label.Name]) > 0 {
+			paths := w.ahead[ls.Label.Name]
+			delete(w.ahead, ls.Label.Name)
+			if live {
+				paths = append([]state{st}, paths...)
+			}
+			st, live = w.merge(w.start, paths), true
+		}
+		if !live {
+			continue
+		}
+		st, live = w.stmt(s, st, breakIsLoop, contIsLoop)
+	}
+	return st, live
+}
+
+// forward keeps the state of a goto to a label later in the round's own
+// body, for stmts to join where the label is; a goto anywhere else ends
+// the path.
+func (w *loopWalker) forward(g *ast.BranchStmt, st state) {
+	if g.Label == nil || !w.aheadIn(g) {
+		return
+	}
+	if w.ahead == nil {
+		w.ahead = map[string][]state{}
+	}
+	w.ahead[g.Label.Name] = append(w.ahead[g.Label.Name], st)
+}
+
+// aheadIn reports whether g's label labels a statement of the round's
+// body itself, after g.
+func (w *loopWalker) aheadIn(g *ast.BranchStmt) bool {
+	var body *ast.BlockStmt
+	switch l := w.loop.(type) {
+	case *ast.ForStmt:
+		body = l.Body
+	case *ast.RangeStmt:
+		body = l.Body
+	}
+	if body == nil {
+		return false
+	}
+	for _, s := range body.List {
+		if ls, ok := s.(*ast.LabeledStmt); ok && ls.Label.Name == g.Label.Name {
+			return ls.Pos() > g.Pos()
+		}
+	}
+	return false
+}

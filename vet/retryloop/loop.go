@@ -60,6 +60,10 @@ type loopWalker struct {
 	// soleResults caches soleResult by expression: the evaluator asks it
 	// on every outcome, and it walks the function body.
 	soleResults map[string]bool
+	// start is the state a round starts in; ahead holds the states of
+	// the gotos to each label later in the round (see forward).
+	start state
+	ahead map[string][]state
 }
 
 // note records the state at which s is reached, for each of the loop's
@@ -221,17 +225,6 @@ func condFalse(info *types.Info, e ast.Expr, flags map[types.Object]bool) bool {
 	return false
 }
 
-func (w *loopWalker) stmts(list []ast.Stmt, st state, breakIsLoop, contIsLoop bool) (state, bool) {
-	for _, s := range list {
-		var falls bool
-		st, falls = w.stmt(s, st, breakIsLoop, contIsLoop)
-		if !falls {
-			return st, false
-		}
-	}
-	return st, true
-}
-
 func (w *loopWalker) isLoopLabel(l *ast.Ident) bool {
 	return l != nil && w.label != nil && l.Name == w.label.Name
 }
@@ -297,6 +290,8 @@ func (w *loopWalker) branch(s *ast.BranchStmt, st state, breakIsLoop, contIsLoop
 	case token.GOTO:
 		if w.isLoopLabel(s.Label) {
 			w.goRound(st, s.Pos()) // a goto loop's jump back (see gotoLoops)
+		} else {
+			w.forward(s, st)
 		}
 	case token.FALLTHROUGH:
 		return st, true

@@ -399,13 +399,16 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 	if randPkgs[path] {
 		return purity{kind: pRand}
 	}
-	if path == "strconv" && (callee.Name() == "Atoi" || strings.HasPrefix(callee.Name(), "Parse")) {
-		if len(call.Args) > 0 && c.readsErrorText(call.Args[0], body, 0) {
-			// strconv.Atoi(floodWait.FindStringSubmatch(err.Error())[1]):
-			// the seconds the server named in its error, not the client's
+	if path == "strconv" && (callee.Name() == "Atoi" || strings.HasPrefix(callee.Name(), "Parse")) || isFunc(callee, "time", "ParseDuration") {
+		if len(call.Args) > 0 && c.readsServerText(call.Args[0], body) {
+			// strconv.Atoi(floodWait.FindStringSubmatch(err.Error())[1]),
+			// time.ParseDuration(resp.Header.Get("Retry-After") + "s"):
+			// the seconds the server named, not the client's
 			return purity{kind: pNone}
 		}
-		return purity{kind: pPure} // interval, _ := strconv.Atoi(q.Get("interval_ms")): a setting, the same each time
+		// interval, _ := strconv.Atoi(q.Get("interval_ms")), d, _ :=
+		// time.ParseDuration(cfg["reconnect"]): a setting, the same each time
+		return purity{kind: pPure}
 	}
 	if path == "math" || (path == "time" && recvNamed(callee) != nil && recvNamed(callee).Obj().Name() == "Duration") {
 		p := purity{kind: pPure}

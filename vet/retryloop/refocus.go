@@ -29,6 +29,7 @@ func (c *checker) walkLoop(s ast.Stmt, label *ast.Ident, fc funcCtx, sc loopScan
 		start = start.with(cond{expr: fs.Cond})
 		w.cond, w.loopBody = fs.Cond, fs.Body
 	}
+	w.start = start
 	if end, falls := w.stmt(sc.body, start, true, true); falls {
 		w.goRound(end, sc.body.End())
 	}

@@ -44,26 +44,118 @@ func (c *checker) sessionEndWaits(sc loopScan, attempt *ast.CallExpr) []loopCall
 	return out
 }
 
-// sessionEndRecv returns where body first blocks on a receive from a
-// channel attempt hands back, outside select statements, function
-// literals and inner loops; token.NoPos if it never does.
+// sessionEndRecv returns where body first blocks on a receive of a close
+// signal (attemptChan, closedByWorker), outside function literals and
+// inner loops — bare, or in a select with no default whose every other
+// case leaves the function (case <-disconnected: case <-stop: return);
+// token.NoPos if it never does.
 func (c *checker) sessionEndRecv(body *ast.BlockStmt, attempt *ast.CallExpr) token.Pos {
 	at := token.NoPos
+	signal := func(ch ast.Expr) bool {
+		return c.attemptChan(ch, body, attempt) || c.closedByWorker(ch, body)
+	}
 	ast.Inspect(body, func(n ast.Node) bool {
 		if at != token.NoPos {
 			return false
 		}
 		switch n := n.(type) {
-		case *ast.FuncLit, *ast.SelectStmt, *ast.ForStmt, *ast.RangeStmt:
+		case *ast.FuncLit, *ast.ForStmt, *ast.RangeStmt:
+			return false
+		case *ast.SelectStmt:
+			if p := selectEnd(n, signal); p != token.NoPos {
+				at = p
+			}
 			return false
 		case *ast.UnaryExpr:
-			if n.Op == token.ARROW && c.attemptChan(n.X, body, attempt) {
+			if n.Op == token.ARROW && signal(n.X) {
 				at = n.End()
 			}
 		}
 		return true
 	})
 	return at
+}
+
+// selectEnd returns the end of a select with no default that receives a
+// close signal in one case while every other case returns: the select
+// ends when the signal comes (or the function does). token.NoPos for any
+// other select.
+func selectEnd(sel *ast.SelectStmt, signal func(ast.Expr) bool) token.Pos {
+	found := false
+	for _, cl := range sel.Body.List {
+		cc := cl.(*ast.CommClause)
+		if cc.Comm == nil {
+			return token.NoPos // a default: it does not block
+		}
+		if ch := recvChan(cc.Comm); ch != nil && signal(ch) {
+			found = true
+			continue
+		}
+		if len(cc.Body) == 0 {
+			return token.NoPos
+		}
+		if _, ok := cc.Body[len(cc.Body)-1].(*ast.ReturnStmt); !ok {
+			return token.NoPos
+		}
+	}
+	if !found {
+		return token.NoPos
+	}
+	return sel.End()
+}
+
+// recvChan is the channel a select case receives from, or nil.
+func recvChan(comm ast.Stmt) ast.Expr {
+	var x ast.Expr
+	switch s := comm.(type) {
+	case *ast.ExprStmt:
+		x = s.X
+	case *ast.AssignStmt:
+		if len(s.Rhs) == 1 {
+			x = s.Rhs[0]
+		}
+	}
+	if u, ok := ast.Unparen(x).(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+		return u.X
+	}
+	return nil
+}
+
+// closedByWorker reports whether ch is a variable the loop's body makes
+// (disconnected = make(chan struct{})) and a goroutine it starts closes,
+// nothing sending on it: a worker's way of saying the connection it
+// serves has ended.
+func (c *checker) closedByWorker(ch ast.Expr, body *ast.BlockStmt) bool {
+	v := c.varOf(ch)
+	if v == nil || !isChan(v.Type()) {
+		return false
+	}
+	made := false
+	for _, x := range c.assignsOf(body)[v] {
+		if call, ok := ast.Unparen(x).(*ast.CallExpr); ok && isBuiltin(c.info, call, "make") {
+			made = true
+		}
+	}
+	if !made {
+		return false
+	}
+	closed, sent := false, false
+	ast.Inspect(body, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.GoStmt:
+			ast.Inspect(n, func(m ast.Node) bool {
+				if call, ok := m.(*ast.CallExpr); ok && isBuiltin(c.info, call, "close") && len(call.Args) == 1 && c.varOf(call.Args[0]) == v {
+					closed = true
+				}
+				return true
+			})
+			return false
+		case *ast.SendStmt:
+			sent = sent || c.varOf(n.Chan) == v
+		}
+		return true
+	})
+	return closed && !sent
 }
 
 // attemptChan reports whether ch is a channel of close signals that
