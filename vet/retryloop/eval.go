@@ -248,6 +248,11 @@ func (ev *evaluator) ident(e *ast.Ident, o outcome, depth int) (r tri, ok bool) 
 	if !isVar {
 		return triF, false
 	}
+	if ev.beforeAttempt(v) {
+		// ok, err := c.redirect(ctx) before the attempt the walk asks
+		// about: what it said is no part of that attempt's outcome
+		return ev.irrelevant(types.ExprString(e)), true
+	}
 	if r, ok := ev.besideVerdict(v, o); ok {
 		return r, true
 	}
@@ -278,6 +283,21 @@ func (ev *evaluator) ident(e *ast.Ident, o outcome, depth int) (r tri, ok bool) 
 		return ev.commaOk(x, o, depth), true
 	}
 	return triF, false
+}
+
+// beforeAttempt reports whether v is given only a result of a call in the
+// loop made before the attempt the walk asks about (refocus's focus).
+func (ev *evaluator) beforeAttempt(v *types.Var) bool {
+	w := ev.w
+	if w.focus == nil || !w.attempt.IsValid() {
+		return false
+	}
+	xs := w.c.assignsOf(w.body)[v]
+	if len(xs) != 1 || xs[0] == unknownExpr {
+		return false
+	}
+	call, ok := ast.Unparen(xs[0]).(*ast.CallExpr)
+	return ok && call != w.attemptCall && call.End() < w.attempt && within([]ast.Node{w.loop}, call)
 }
 
 // classifies reports whether a call inspects an error or a response: it

@@ -43,7 +43,9 @@ func (c *checker) refocus(s ast.Stmt, label *ast.Ident, fc funcCtx, sc loopScan,
 		if i >= maxFocus {
 			break
 		}
-		if call == w.attemptCall || (w.attemptCall != nil && call.Pos() < w.attemptCall.Pos()) {
+		if (call == w.attemptCall && i == 0) || (w.attemptCall != nil && call.Pos() < w.attemptCall.Pos()) {
+			// the attempt is asked about again only with earlier calls to
+			// free (a redirect that retries on its own, before the commit)
 			continue
 		}
 		if w2, v2 := c.walkLoop(s, label, fc, sc, call); v2.anyFailure {
