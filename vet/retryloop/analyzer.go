@@ -145,8 +145,10 @@ type checker struct {
 	// and returns under a test of a response's status, each with the
 	// statuses that test holds it to (see findStatusSentinels).
 	kinds map[*types.TypeName][]int
-	// ctxMethods caches ctxMethod's answers by type.
+	// ctxMethods caches ctxMethod's answers by type; heardCtx,
+	// heardField's by declaration.
 	ctxMethods map[types.Type]string
+	heardCtx   map[*ast.FuncDecl]string
 	// handed caches handedFunc's answers by parameter; declsRead is set
 	// once every declaration is in decls, and findingSites while the
 	// call sites handedFunc reads are collected.
@@ -191,6 +193,7 @@ func newChecker(pass *analysis.Pass, offline bool) *checker {
 		sentinels:    map[*types.Var]int{},
 		kinds:        map[*types.TypeName][]int{},
 		ctxMethods:   map[types.Type]string{},
+		heardCtx:     map[*ast.FuncDecl]string{},
 		handed:       map[*types.Var]*types.Func{},
 		sleepers:     map[*ast.BlockStmt]map[*ast.CallExpr]sleeperAt{},
 

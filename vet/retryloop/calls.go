@@ -515,7 +515,8 @@ func (c *checker) ctxName(pos token.Pos) string {
 			}
 		}
 	}
-	return ""
+	// And a field of the receiver's that the function listens to itself.
+	return c.heardField(pos)
 }
 
 // requestField returns the name of t's field that holds an *http.Request
