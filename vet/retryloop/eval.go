@@ -189,6 +189,11 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 			return triF
 		}
 		if isFunc(fn, "errors", "As") && ev.k == remoteSDK {
+			if len(e.Args) == 2 && transportTarget(c.info.TypeOf(e.Args[1])) {
+				// errors.As(err, &netErr): only an error that got no
+				// answer is a net.Error, never a status folded into one
+				return boolTri(o.err && !o.hasStatus)
+			}
 			if o.err && o.hasStatus {
 				return triT
 			}
@@ -283,6 +288,17 @@ func (ev *evaluator) ident(e *ast.Ident, o outcome, depth int) (r tri, ok bool) 
 		return ev.commaOk(x, o, depth), true
 	}
 	return triF, false
+}
+
+// transportTarget reports whether t, the type of errors.As's target, points
+// to a transport's error: net.Error, *net.OpError, *net.DNSError or
+// *url.Error.
+func transportTarget(t types.Type) bool {
+	p, ok := t.(*types.Pointer)
+	if !ok {
+		return false
+	}
+	return isNamed(p.Elem(), "net", "Error") || isNamed(p.Elem(), "net", "OpError") || isNamed(p.Elem(), "net", "DNSError") || isNamed(p.Elem(), "net/url", "Error")
 }
 
 // beforeAttempt reports whether v is given only a result of a call in the

@@ -430,7 +430,21 @@ func (c *checker) noReturn(call *ast.CallExpr) bool {
 	if f := c.fact(fn); f != nil && f.Exits {
 		return true // exit.Fatal(…): a helper that ends the process
 	}
-	return isFunc(fn, "os", "Exit") || (funcPath(fn) == "log" && (strings.HasPrefix(fn.Name(), "Fatal") || strings.HasPrefix(fn.Name(), "Panic")))
+	return isFunc(fn, "os", "Exit") || fatalLog(fn)
+}
+
+// fatalLog reports whether fn is a logger's call that ends the process or
+// panics: log's, glog's and klog's Fatal and Exit families, logrus's Fatal
+// and Panic ones.
+func fatalLog(fn *types.Func) bool {
+	name := fn.Name()
+	switch funcPath(fn) {
+	case "log", "github.com/sirupsen/logrus":
+		return strings.HasPrefix(name, "Fatal") || strings.HasPrefix(name, "Panic")
+	case "github.com/golang/glog", "k8s.io/klog", "k8s.io/klog/v2":
+		return strings.HasPrefix(name, "Fatal") || strings.HasPrefix(name, "Exit")
+	}
+	return false
 }
 
 // endsInExit reports whether a function body's last statement is a call
