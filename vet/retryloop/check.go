@@ -160,24 +160,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		// or ranges over elements (a failed message handed back, and the
 		// next one taken: nothing is tried again).
 		if !c.accepts(s) && !c.overElements(s) && !c.consumes(w.attemptCall, s) {
-			fw := mergeWaits(w.failureWaits(sc), c.failedSetWaits(s, sc)) // a batch retried by its failures
-			if rw := c.reopenedStreamWaits(sc); len(rw) > 0 {
-				fw, v.anyFailure = rw, true // a stream's end is its failure
-			} else if ew := c.sessionEndWaits(sc, w.attemptCall); len(ew) > 0 {
-				fw = mergeWaits(fw, ew) // a connection's close is its failure
-			}
-			if sc.remote != remoteNone || w.attemptCall != nil {
-				// a reset backoff paces a call whose failure it counts
-				fw = append(fw, c.resetBackoffWaits(sc, fw)...)
-			}
-			c.reportNoJitter(append(fw, c.resignalWaits(sc)...))
-			if !c.redials(sc.body) {
-				c.pollRetryAfter(w, sc, fw)
-				c.pollUnclassified(s, w, sc, fw)
-			}
-			if c.failsForever(s, w, v, fw, sc.remote) {
-				c.reportUnbounded(s, fc)
-			}
+			c.pollFailures(s, fc, sc, w, v)
 		}
 		return
 	}
@@ -203,6 +186,30 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	}
 	c.reportUnclassified(s, sc, v)
 	c.reportRetryAfter(sc, v)
+}
+
+// pollFailures judges the waits of a loop that goes round on every
+// success (a poll, a watch, a reconnect loop) that its failures reach: a
+// retry's waits, and what the poll retries through them.
+func (c *checker) pollFailures(s ast.Stmt, fc funcCtx, sc loopScan, w *loopWalker, v verdict) {
+	fw := mergeWaits(w.failureWaits(sc), c.failedSetWaits(s, sc)) // a batch retried by its failures
+	if rw := c.reopenedStreamWaits(sc); len(rw) > 0 {
+		fw, v.anyFailure = rw, true // a stream's end is its failure
+	} else if ew := c.sessionEndWaits(sc, w.attemptCall); len(ew) > 0 {
+		fw = mergeWaits(fw, ew) // a connection's close is its failure
+	}
+	if sc.remote != remoteNone || w.attemptCall != nil {
+		// a reset backoff paces a call whose failure it counts
+		fw = append(fw, c.resetBackoffWaits(sc, fw)...)
+	}
+	c.reportNoJitter(append(fw, c.resignalWaits(sc)...))
+	if !c.redials(sc.body) {
+		c.pollRetryAfter(w, sc, fw)
+		c.pollUnclassified(s, w, sc, fw)
+	}
+	if c.failsForever(s, w, v, fw, sc.remote) {
+		c.reportUnbounded(s, fc)
+	}
 }
 
 // scanLoop collects what the loop's header and body hold. A function

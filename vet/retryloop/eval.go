@@ -189,15 +189,7 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 			return triF
 		}
 		if isFunc(fn, "errors", "As") && ev.k == remoteSDK {
-			if len(e.Args) == 2 && transportTarget(c.info.TypeOf(e.Args[1])) {
-				// errors.As(err, &netErr): only an error that got no
-				// answer is a net.Error, never a status folded into one
-				return boolTri(o.err && !o.hasStatus)
-			}
-			if o.err && o.hasStatus {
-				return triT
-			}
-			return triF
+			return ev.asFolded(e, o)
 		}
 		if isErrorsIs(fn) && len(e.Args) == 2 {
 			if r, ok := ev.sentinelTest(e.Args[0], e.Args[1], o); ok {
@@ -288,32 +280,6 @@ func (ev *evaluator) ident(e *ast.Ident, o outcome, depth int) (r tri, ok bool) 
 		return ev.commaOk(x, o, depth), true
 	}
 	return triF, false
-}
-
-// transportTarget reports whether t, the type of errors.As's target, points
-// to a transport's error: net.Error, *net.OpError, *net.DNSError or
-// *url.Error.
-func transportTarget(t types.Type) bool {
-	p, ok := t.(*types.Pointer)
-	if !ok {
-		return false
-	}
-	return isNamed(p.Elem(), "net", "Error") || isNamed(p.Elem(), "net", "OpError") || isNamed(p.Elem(), "net", "DNSError") || isNamed(p.Elem(), "net/url", "Error")
-}
-
-// beforeAttempt reports whether v is given only a result of a call in the
-// loop made before the attempt the walk asks about (refocus's focus).
-func (ev *evaluator) beforeAttempt(v *types.Var) bool {
-	w := ev.w
-	if w.focus == nil || !w.attempt.IsValid() {
-		return false
-	}
-	xs := w.c.assignsOf(w.body)[v]
-	if len(xs) != 1 || xs[0] == unknownExpr {
-		return false
-	}
-	call, ok := ast.Unparen(xs[0]).(*ast.CallExpr)
-	return ok && call != w.attemptCall && call.End() < w.attempt && within([]ast.Node{w.loop}, call)
 }
 
 // classifies reports whether a call inspects an error or a response: it

@@ -58,3 +58,26 @@ func (ev *evaluator) nilCompare(op token.Token, x, y ast.Expr, o outcome) tri {
 	}
 	return ev.irrelevant(types.ExprString(x) + op.String() + types.ExprString(y))
 }
+
+// asFolded evaluates errors.As(err, &target) on outcome o of a call that
+// folds the status into its error: the error of a failed status is the
+// API's error the target stands for — unless the target is a transport's
+// error (errors.As(err, &netErr)), which only a failure that got no
+// answer is, never a status folded into one.
+func (ev *evaluator) asFolded(e *ast.CallExpr, o outcome) tri {
+	if len(e.Args) == 2 && transportTarget(ev.w.c.info.TypeOf(e.Args[1])) {
+		return boolTri(o.err && !o.hasStatus)
+	}
+	return boolTri(o.err && o.hasStatus)
+}
+
+// transportTarget reports whether t, the type of errors.As's target, points
+// to a transport's error: net.Error, *net.OpError, *net.DNSError or
+// *url.Error.
+func transportTarget(t types.Type) bool {
+	p, ok := t.(*types.Pointer)
+	if !ok {
+		return false
+	}
+	return isNamed(p.Elem(), "net", "Error") || isNamed(p.Elem(), "net", "OpError") || isNamed(p.Elem(), "net", "DNSError") || isNamed(p.Elem(), "net/url", "Error")
+}

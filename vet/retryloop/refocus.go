@@ -100,3 +100,18 @@ func (c *checker) assignsError(lhs []ast.Expr) bool {
 	}
 	return false
 }
+
+// beforeAttempt reports whether v is given only a result of a call in the
+// loop made before the attempt the walk asks about (refocus's focus).
+func (ev *evaluator) beforeAttempt(v *types.Var) bool {
+	w := ev.w
+	if w.focus == nil || !w.attempt.IsValid() {
+		return false
+	}
+	xs := w.c.assignsOf(w.body)[v]
+	if len(xs) != 1 || xs[0] == unknownExpr {
+		return false
+	}
+	call, ok := ast.Unparen(xs[0]).(*ast.CallExpr)
+	return ok && call != w.attemptCall && call.End() < w.attempt && within([]ast.Node{w.loop}, call)
+}

@@ -87,7 +87,7 @@ func selectEnd(sel *ast.SelectStmt, signal func(ast.Expr) bool) token.Pos {
 		if cc.Comm == nil {
 			return token.NoPos // a default: it does not block
 		}
-		if ch := recvChan(cc.Comm); ch != nil && signal(ch) {
+		if ch := received(cc.Comm); ch != nil && signal(ch) {
 			found = true
 			continue
 		}
@@ -102,23 +102,6 @@ func selectEnd(sel *ast.SelectStmt, signal func(ast.Expr) bool) token.Pos {
 		return token.NoPos
 	}
 	return sel.End()
-}
-
-// recvChan is the channel a select case receives from, or nil.
-func recvChan(comm ast.Stmt) ast.Expr {
-	var x ast.Expr
-	switch s := comm.(type) {
-	case *ast.ExprStmt:
-		x = s.X
-	case *ast.AssignStmt:
-		if len(s.Rhs) == 1 {
-			x = s.Rhs[0]
-		}
-	}
-	if u, ok := ast.Unparen(x).(*ast.UnaryExpr); ok && u.Op == token.ARROW {
-		return u.X
-	}
-	return nil
 }
 
 // closedByWorker reports whether ch is a variable the loop's body makes
