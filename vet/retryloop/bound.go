@@ -152,7 +152,9 @@ func (c *checker) bounded(s ast.Stmt, w *loopWalker, k int) bool {
 		}
 	case *ast.ForStmt:
 		if s.Cond != nil && c.boundExpr(s.Cond, w, state{}) {
-			return true
+			if w.uncounted = c.uncountedRound(s, w, k); !w.uncounted {
+				return true
+			}
 		}
 	}
 	if !c.ctxBlind && c.succeedsOnCancel(w.attemptCall) {
@@ -170,6 +172,9 @@ func (c *checker) bounded(s ast.Stmt, w *loopWalker, k int) bool {
 			continue // after the attempt succeeded: it ends no run of failures
 		}
 		for _, cd := range flat(e.conds) {
+			if w.uncounted && cd.expr == w.cond {
+				continue // the condition every round starts with: a count some rounds skip
+			}
 			if w.isBound(cd, e) || w.classifierBound(cd, e) || w.decided(cd, counters) {
 				return true
 			}

@@ -170,7 +170,11 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 		return
 	}
 	if !c.bounded(s, w, sc.remote) {
-		c.reportUnbounded(s, fc)
+		if w.uncounted {
+			c.reportUncounted(s, fc)
+		} else {
+			c.reportUnbounded(s, fc)
+		}
 	}
 	if c.deviceFlowPoll(sc.body) {
 		return // the server's "not yet", at the server's interval

@@ -111,8 +111,17 @@ func (c *checker) nonNilErr(e ast.Expr, guards []*ast.IfStmt) bool {
 // reportUnbounded reports loop s as having no bound, with the fix that
 // stops it when the function's context is done, where one is in scope.
 func (c *checker) reportUnbounded(s ast.Stmt, fc funcCtx) {
-	f := finding{check: CheckUnbounded, pos: s.Pos(), end: s.Pos() + 3,
-		msg: "retry loop has no bound on attempts or total time: count attempts, or stop when ctx is done or a deadline passes"}
+	c.reportUnboundedMsg(s, fc, "retry loop has no bound on attempts or total time: count attempts, or stop when ctx is done or a deadline passes")
+}
+
+// reportUncounted reports a loop whose counter some failures go round
+// without (see uncountedRound).
+func (c *checker) reportUncounted(s ast.Stmt, fc funcCtx) {
+	c.reportUnboundedMsg(s, fc, "retry loop counts its attempts on some ways round only: a failure that goes round without the count is retried for ever; count every attempt, or stop when ctx is done or a deadline passes")
+}
+
+func (c *checker) reportUnboundedMsg(s ast.Stmt, fc funcCtx, msg string) {
+	f := finding{check: CheckUnbounded, pos: s.Pos(), end: s.Pos() + 3, msg: msg}
 	if fix, ok := c.boundFix(s, fc, fc.own); ok {
 		f.fixes = []analysis.SuggestedFix{fix}
 	}

@@ -49,8 +49,10 @@ type loopWalker struct {
 	depth    int
 	// notYetText caches notYetTextLoop: 0 not asked, 1 yes, 2 no.
 	notYetText int
-	// loop is the loop statement walked.
-	loop ast.Stmt
+	// loop is the loop statement walked; uncounted is set when its
+	// condition's counter bounds only some ways round (uncountedRound).
+	loop      ast.Stmt
+	uncounted bool
 	// innerConts collects the states at the continues of the inner loop
 	// being walked.
 	innerConts *[]state
