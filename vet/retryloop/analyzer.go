@@ -149,6 +149,9 @@ type checker struct {
 	// heardField's by declaration.
 	ctxMethods map[types.Type]string
 	heardCtx   map[*ast.FuncDecl]string
+	// bodies are the package's function declarations with bodies, in
+	// position order (see declAt).
+	bodies []*ast.FuncDecl
 	// handed caches handedFunc's answers by parameter; declsRead is set
 	// once every declaration is in decls, and findingSites while the
 	// call sites handedFunc reads are collected.

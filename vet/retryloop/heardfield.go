@@ -1,9 +1,11 @@
 package retryloop
 
 import (
+	"cmp"
 	"go/ast"
 	"go/token"
 	"go/types"
+	"slices"
 )
 
 // A long-lived value often keeps the context that ends its work in a
@@ -57,17 +59,30 @@ func (c *checker) heardField(pos token.Pos) string {
 	return name
 }
 
-// declAt returns the function declaration whose body holds pos, or nil.
+// declAt returns the function declaration whose body holds pos, or nil,
+// by a binary search of the package's declarations in position order.
 func (c *checker) declAt(pos token.Pos) *ast.FuncDecl {
-	for _, f := range c.pass.Files {
-		if pos < f.Pos() || f.End() <= pos {
-			continue
-		}
-		for _, d := range f.Decls {
-			if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil && fd.Body.Pos() <= pos && pos < fd.Body.End() {
-				return fd
+	if c.bodies == nil {
+		for _, f := range c.pass.Files {
+			for _, d := range f.Decls {
+				if fd, ok := d.(*ast.FuncDecl); ok && fd.Body != nil {
+					c.bodies = append(c.bodies, fd)
+				}
 			}
 		}
+		slices.SortFunc(c.bodies, func(a, b *ast.FuncDecl) int { return cmp.Compare(a.Body.Pos(), b.Body.Pos()) })
+	}
+	i, _ := slices.BinarySearchFunc(c.bodies, pos, func(fd *ast.FuncDecl, p token.Pos) int {
+		if fd.Body.End() <= p {
+			return -1
+		}
+		if fd.Body.Pos() > p {
+			return 1
+		}
+		return 0
+	})
+	if i < len(c.bodies) && c.bodies[i].Body.Pos() <= pos && pos < c.bodies[i].Body.End() {
+		return c.bodies[i]
 	}
 	return nil
 }
