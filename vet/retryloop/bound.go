@@ -267,9 +267,12 @@ func (c *checker) doneOf(ch ast.Expr, p *types.Var) bool {
 }
 
 // isShutdown reports whether name says its owner is closed or stopping
-// (closed, isClosed, Stopped, shuttingDown, done).
+// (closed, isClosed, isClose, Stopped, shuttingDown, done).
 func isShutdown(name string) bool {
 	n := strings.ToLower(strings.TrimPrefix(strings.TrimPrefix(name, "is"), "Is"))
+	if n == "close" {
+		return n != strings.ToLower(name) // isClose, not Close: a question, not the method that closes
+	}
 	for _, w := range []string{"closed", "closing", "stopped", "stopping", "shutdown", "shuttingdown", "done", "terminated", "quit"} {
 		if n == w {
 			return true
