@@ -241,6 +241,10 @@ func (c *checker) watchedCtx(call *ast.CallExpr) *types.Var {
 	return v
 }
 
+// xnetContextPath is the old golang.org/x/net/context, whose functions
+// hand on to package context's.
+const xnetContextPath = "golang.org/x/net/context"
+
 // fromBackground reports whether e is context.Background() or
 // context.TODO(), or derives from one (or from self, the variable being
 // assigned: ctx, cancel = context.WithTimeout(ctx, d)) through
@@ -257,10 +261,11 @@ func (c *checker) fromBackground(e ast.Expr, self *types.Var, depth int) bool {
 		return false
 	}
 	fn := c.callee(call)
+	ctxPkg := funcPath(fn) == "context" || funcPath(fn) == xnetContextPath // x/net/context's are the same functions
 	switch {
-	case isFunc(fn, "context", "Background", "TODO"):
+	case ctxPkg && (fn.Name() == "Background" || fn.Name() == "TODO"):
 		return true
-	case funcPath(fn) == "context" && strings.HasPrefix(fn.Name(), "With") && len(call.Args) > 0,
+	case ctxPkg && strings.HasPrefix(fn.Name(), "With") && len(call.Args) > 0,
 		isFunc(fn, errgroupPath, "WithContext") && len(call.Args) > 0:
 		return c.fromBackground(call.Args[0], self, depth+1)
 	case fn != nil && valueWrapper(fn) && len(call.Args) > 0:

@@ -28,3 +28,19 @@ func (s *service) reconnect(ctx context.Context) {
 		time.Sleep(time.Second) // want `nojitter: this wait in a retry loop` `deafwait: time.Sleep ignores ctx`
 	}
 }
+
+// Each try under a timeout of its own, made from Background: a sleep deaf
+// to it misses nothing, no caller's cancellation being in it.
+//
+// case: flag nojitter
+func (s *service) openEach() {
+	for try := 0; try < s.tries; try++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := s.open(ctx)
+		cancel()
+		if err == nil {
+			return
+		}
+		time.Sleep(time.Second) // want `nojitter: this wait in a retry loop`
+	}
+}
