@@ -405,7 +405,7 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 			// the seconds the server named in its error, not the client's
 			return purity{kind: pNone}
 		}
-		if len(call.Args) > 0 && c.readsServerText(call.Args[0], body) {
+		if len(call.Args) > 0 && isFunc(callee, "time", "ParseDuration") && c.readsServerText(call.Args[0], body) {
 			// time.ParseDuration(resp.Header.Get("Retry-After") + "s"),
 			// plus a second for rounding: the server's wait, whatever
 			// the client adds to it
