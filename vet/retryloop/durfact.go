@@ -340,6 +340,27 @@ func (c *checker) zeroField(e ast.Expr) bool {
 	return ok && v.IsField() && len(c.fieldValues[v]) > 0 && c.zeroByDefault(v)
 }
 
+// parsedPurity says what a duration parsed from text is (strconv.Atoi and
+// its kin, time.ParseDuration), ok false for any other call: a setting,
+// the same each time (interval, _ := strconv.Atoi(q.Get("interval_ms")),
+// d, _ := time.ParseDuration(cfg["reconnect"])), unless the text is the
+// server's — its error's (Telegram's FLOOD_WAIT_30: adds nothing to the
+// client's schedule) or, for time.ParseDuration, a response header's
+// (Retry-After, with a second added for rounding: the server's wait).
+func (c *checker) parsedPurity(call *ast.CallExpr, callee *types.Func, body *ast.BlockStmt) (purity, bool) {
+	duration := isFunc(callee, "time", "ParseDuration")
+	if !duration && (funcPath(callee) != "strconv" || callee.Name() != "Atoi" && !strings.HasPrefix(callee.Name(), "Parse")) {
+		return purity{}, false
+	}
+	switch {
+	case len(call.Args) > 0 && c.readsErrorText(call.Args[0], body, 0):
+		return purity{kind: pNone}, true
+	case len(call.Args) > 0 && duration && c.readsServerText(call.Args[0], body):
+		return purity{}, true
+	}
+	return purity{kind: pPure}, true
+}
+
 // readsErrorText reports whether e is made from an error's text
 // (err.Error(), a match or slice of it, or a variable of body given one):
 // what the server said, as in Telegram's FLOOD_WAIT_30.

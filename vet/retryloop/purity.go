@@ -399,21 +399,8 @@ func (c *checker) callPurity(call *ast.CallExpr, body *ast.BlockStmt, fn *types.
 	if randPkgs[path] {
 		return purity{kind: pRand}
 	}
-	if path == "strconv" && (callee.Name() == "Atoi" || strings.HasPrefix(callee.Name(), "Parse")) || isFunc(callee, "time", "ParseDuration") {
-		if len(call.Args) > 0 && c.readsErrorText(call.Args[0], body, 0) {
-			// strconv.Atoi(floodWait.FindStringSubmatch(err.Error())[1]):
-			// the seconds the server named in its error, not the client's
-			return purity{kind: pNone}
-		}
-		if len(call.Args) > 0 && isFunc(callee, "time", "ParseDuration") && c.readsServerText(call.Args[0], body) {
-			// time.ParseDuration(resp.Header.Get("Retry-After") + "s"),
-			// plus a second for rounding: the server's wait, whatever
-			// the client adds to it
-			return purity{}
-		}
-		// interval, _ := strconv.Atoi(q.Get("interval_ms")), d, _ :=
-		// time.ParseDuration(cfg["reconnect"]): a setting, the same each time
-		return purity{kind: pPure}
+	if p, ok := c.parsedPurity(call, callee, body); ok {
+		return p
 	}
 	if path == "math" || (path == "time" && recvNamed(callee) != nil && recvNamed(callee).Obj().Name() == "Duration") {
 		p := purity{kind: pPure}
