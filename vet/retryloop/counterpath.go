@@ -30,7 +30,7 @@ import (
 // a failure of the attempt takes and that passes no step of them.
 func (c *checker) uncountedRound(fs *ast.ForStmt, w *loopWalker, k int) bool {
 	counters := c.condCounters(fs.Cond)
-	if len(counters) == 0 || fs.Post != nil && c.stepsAny(fs.Post, counters) {
+	if len(counters) == 0 || fs.Post != nil && len(c.counterSteps(fs.Post, counters)) > 0 {
 		return false
 	}
 	steps := c.counterSteps(fs.Body, counters)
@@ -74,20 +74,11 @@ func (c *checker) condCounters(cond ast.Expr) map[*types.Var]bool {
 	return out
 }
 
-// stepsAny reports whether n changes one of vars (v++, v--, v += d, v =
-// …), outside function literals.
-func (c *checker) stepsAny(n ast.Node, vars map[*types.Var]bool) bool {
-	return len(c.counterSteps(n, vars)) > 0
-}
-
-// counterSteps returns the statements of n that change one of vars.
+// counterSteps returns the statements of n that change one of vars (v++,
+// v--, v += d, v = …), outside function literals.
 func (c *checker) counterSteps(n ast.Node, vars map[*types.Var]bool) []ast.Stmt {
 	var out []ast.Stmt
-	is := func(e ast.Expr) bool {
-		id, ok := ast.Unparen(e).(*ast.Ident)
-		v, _ := c.objOf(id).(*types.Var)
-		return ok && vars[v]
-	}
+	is := func(e ast.Expr) bool { return vars[c.varOf(e)] }
 	ast.Inspect(n, func(m ast.Node) bool {
 		switch m := m.(type) {
 		case *ast.FuncLit:

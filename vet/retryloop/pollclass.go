@@ -175,10 +175,7 @@ func returnsNamedError(info *types.Info, body *ast.BlockStmt, res *types.Tuple) 
 	if named.Name() == "" || named.Name() == "_" {
 		return false
 	}
-	is := func(e ast.Expr) bool {
-		id, ok := ast.Unparen(e).(*ast.Ident)
-		return ok && info.Uses[id] == named
-	}
+	is := func(e ast.Expr) bool { return info.Uses[identOf(e)] == named }
 	found := false
 	ast.Inspect(body, func(nd ast.Node) bool {
 		switch b := nd.(type) {
