@@ -40,8 +40,9 @@ func (c *checker) consumes(attempt *ast.CallExpr, loop ast.Stmt) bool {
 // leavesAfter reports whether the statement holding call is followed, in
 // its own block, by a return or a goto: the path that waited there leaves
 // the loop instead of going round, so the wait is no retry's pause (a
-// failed batch handed back before the function gives up).
-func leavesAfter(call *ast.CallExpr, body *ast.BlockStmt) bool {
+// failed batch handed back before the function gives up). A goto to
+// label, the loop's own in a goto loop (see gotoLoops), goes round.
+func leavesAfter(call *ast.CallExpr, body *ast.BlockStmt, label *ast.Ident) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
 		if found {
@@ -72,7 +73,7 @@ func leavesAfter(call *ast.CallExpr, body *ast.BlockStmt) bool {
 				case *ast.ReturnStmt:
 					found = true
 				case *ast.BranchStmt:
-					found = found || a.Tok == token.GOTO
+					found = found || a.Tok == token.GOTO && (label == nil || a.Label == nil || a.Label.Name != label.Name)
 				}
 			}
 		}

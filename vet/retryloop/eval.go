@@ -182,7 +182,7 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 			return r
 		}
 		fn := c.callee(e)
-		if o.failure() && c.isCtxErrTest(e) && (ev.notCancel || c.isCanceled(e.Args[1])) {
+		if o.failure() && c.isCtxErrTest(e) && (ev.notCancel && ev.callerCancel(e.Args[1]) || c.isCanceled(e.Args[1])) {
 			// errors.Is(err, context.Canceled): the caller gave up, which
 			// a dependency's failure never is (DeadlineExceeded may be
 			// the attempt's own timeout, a failure some loops retry)
@@ -355,7 +355,7 @@ func identOf(e ast.Expr) *ast.Ident {
 
 func (ev *evaluator) compare(op token.Token, x, y ast.Expr, o outcome) tri {
 	c := ev.w.c
-	if o.failure() && (op == token.EQL || op == token.NEQ) && (ev.notCancel && (c.isCtxErr(x) || c.isCtxErr(y)) || c.isCanceled(x) || c.isCanceled(y)) {
+	if o.failure() && (op == token.EQL || op == token.NEQ) && (ev.notCancel && (ev.callerCancel(x) || ev.callerCancel(y)) || c.isCanceled(x) || c.isCanceled(y)) {
 		return boolTri(op == token.NEQ) // err == context.Canceled: not the dependency's failure
 	}
 	if isNil(c.info, y) {

@@ -31,7 +31,7 @@ func (w *loopWalker) failureWaits(sc loopScan) []loopCall {
 		if onSuccess && len(lw.call.Args) == 1 && topLevel(lw.call, sc.body) {
 			paced[types.ExprString(lw.call.Args[0])] = true
 		}
-		if onFailure && !onSuccess && !leavesAfter(lw.call, sc.body) {
+		if onFailure && !onSuccess && !leavesAfter(lw.call, sc.body, w.label) {
 			out = append(out, lw)
 		}
 	}

@@ -34,6 +34,41 @@ func (c *checker) isCanceled(e ast.Expr) bool {
 	return ok && c.isCtxErr(e) && sel.Sel.Name == "Canceled"
 }
 
+// callerCancel reports whether e is an error only the caller's giving up
+// hands back: context.Canceled, or context.DeadlineExceeded unless the
+// loop's attempt runs on a context the function made itself
+// (ownDeadline).
+func (ev *evaluator) callerCancel(e ast.Expr) bool {
+	c := ev.w.c
+	return c.isCanceled(e) || c.isCtxErr(e) && !ev.w.ownDeadline()
+}
+
+// ownDeadline reports whether the loop's attempt runs on a context made
+// from context.Background() or TODO — none at all, or its own timeout: a
+// DeadlineExceeded from it is the call's own failure (a JetStream request
+// that timed out, retried after a pause), no caller's cancellation.
+func (w *loopWalker) ownDeadline() bool {
+	call := w.attemptCall
+	if call == nil {
+		call = w.remoteCall
+	}
+	if call == nil {
+		return false
+	}
+	for _, a := range call.Args {
+		if !isNamed(w.c.info.TypeOf(a), "context", "Context") {
+			continue
+		}
+		if w.c.fromBackground(a, nil, 0) {
+			return true
+		}
+		if v := w.c.varOf(a); v != nil && w.c.detachedAt(v, call.Pos()) {
+			return true
+		}
+	}
+	return false
+}
+
 // inlineAttempt reads the verdict an attempt helper returns beside its
 // error (again, err := post(c, req)) through its body, when the helper
 // itself makes the HTTP call: the call's response and error inside it are
