@@ -152,6 +152,8 @@ type checker struct {
 	// bodies are the package's function declarations with bodies, in
 	// position order (see declAt).
 	bodies []*ast.FuncDecl
+	// bgRequests caches backgroundRequest's answers by parameter.
+	bgRequests map[*types.Var]bool
 	// handed caches handedFunc's answers by parameter; declsRead is set
 	// once every declaration is in decls, and findingSites while the
 	// call sites handedFunc reads are collected.

@@ -481,8 +481,10 @@ func (c *checker) ctxName(pos token.Pos) string {
 		return name
 	}
 	// The request a handler or a client was handed carries its caller's
-	// context: req.Context().
-	if name := c.varInScope(pos, func(v *types.Var) bool { return c.params[v] && isNamed(v.Type(), "net/http", "Request") }); name != "" {
+	// context: req.Context() — unless its callers made it with none.
+	if name := c.varInScope(pos, func(v *types.Var) bool {
+		return c.params[v] && isNamed(v.Type(), "net/http", "Request") && !c.backgroundRequest(v, pos)
+	}); name != "" {
 		return name + ".Context()"
 	}
 	// So does a pipeline's request that wraps one: azcore's

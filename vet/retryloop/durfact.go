@@ -409,3 +409,25 @@ func (c *checker) madeFrom(e ast.Expr, body *ast.BlockStmt, depth int, is func(*
 	})
 	return found
 }
+
+// elapsed reports whether e is the time since an instant: time.Since(t) or
+// time.Now().Sub(t). An interval less the time the failed attempt took
+// (time.Sleep(interval - time.Since(start))) keeps to the interval's
+// schedule: what it subtracts is the same for clients that failed
+// together, as fast as one another.
+func (c *checker) elapsed(e ast.Expr) bool {
+	call, ok := ast.Unparen(e).(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	fn := c.callee(call)
+	if isFunc(fn, "time", "Since") {
+		return true
+	}
+	sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok || fn == nil || fn.Name() != "Sub" || funcPath(fn) != "time" {
+		return false
+	}
+	now, ok := ast.Unparen(sel.X).(*ast.CallExpr)
+	return ok && isFunc(c.callee(now), "time", "Now")
+}

@@ -186,6 +186,9 @@ func (c *checker) purity(e ast.Expr, body *ast.BlockStmt, fn *types.Func, depth 
 			// sets it: nothing by default
 			return purity{kind: pNone, byDefault: true}
 		}
+		if e.Op == token.SUB && c.elapsed(e.Y) {
+			return c.purity(e.X, body, fn, depth) // the interval less what the attempt took
+		}
 		return c.purity(e.X, body, fn, depth).and(c.purity(e.Y, body, fn, depth))
 	case *ast.IndexExpr:
 		if c.counterElems(e.X, body) {
