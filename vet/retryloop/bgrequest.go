@@ -2,7 +2,6 @@ package retryloop
 
 import (
 	"go/ast"
-	"go/token"
 	"go/types"
 )
 
@@ -13,16 +12,16 @@ import (
 // nothing to hear (a Powerwall client's httpDo, whose every request is
 // built without one).
 
-// backgroundRequest reports whether v, an *http.Request parameter of the
-// function declared around pos, is handed in by callers in the package
-// only, each passing a variable every assignment of which is a plain
-// http.NewRequest. An exported function or a method nothing in the package
-// calls by name is the user's to call with any request: no.
-func (c *checker) backgroundRequest(v *types.Var, pos token.Pos) bool {
+// backgroundRequest reports whether v, an *http.Request parameter of an
+// unexported function, is handed in by callers in the package, each
+// passing a variable every assignment of which is a plain http.NewRequest.
+// An exported function is the user's to call with any request, and one
+// nothing in the package calls by name is called through a value: no.
+func (c *checker) backgroundRequest(v *types.Var) bool {
 	if r, ok := c.bgRequests[v]; ok {
 		return r
 	}
-	r := c.backgroundRequestOf(v, pos)
+	r := c.backgroundRequestOf(v)
 	if c.bgRequests == nil {
 		c.bgRequests = map[*types.Var]bool{}
 	}
@@ -30,21 +29,9 @@ func (c *checker) backgroundRequest(v *types.Var, pos token.Pos) bool {
 	return r
 }
 
-func (c *checker) backgroundRequestOf(v *types.Var, pos token.Pos) bool {
-	fd := c.declAt(pos)
-	if fd == nil {
-		return false
-	}
-	fn, _ := c.info.Defs[fd.Name].(*types.Func)
-	idx := c.paramIndex(fd.Type, v)
-	if fn == nil || idx < 0 {
-		return false
-	}
-	if c.sites == nil {
-		c.findSites()
-	}
-	sites := c.sites[fn]
-	if len(sites) == 0 {
+func (c *checker) backgroundRequestOf(v *types.Var) bool {
+	fn, idx, sites := c.paramSitesOf(v)
+	if fn == nil || fn.Exported() || len(sites) == 0 {
 		return false
 	}
 	for _, s := range sites {
@@ -53,24 +40,6 @@ func (c *checker) backgroundRequestOf(v *types.Var, pos token.Pos) bool {
 		}
 	}
 	return true
-}
-
-// paramIndex returns the index of v among ft's parameters, or -1.
-func (c *checker) paramIndex(ft *ast.FuncType, v *types.Var) int {
-	i := 0
-	for _, f := range ft.Params.List {
-		if len(f.Names) == 0 {
-			i++
-			continue
-		}
-		for _, n := range f.Names {
-			if c.info.Defs[n] == v {
-				return i
-			}
-			i++
-		}
-	}
-	return -1
 }
 
 // madeWithoutCtx reports whether e is a variable of body every assignment

@@ -483,7 +483,7 @@ func (c *checker) ctxName(pos token.Pos) string {
 	// The request a handler or a client was handed carries its caller's
 	// context: req.Context() — unless its callers made it with none.
 	if name := c.varInScope(pos, func(v *types.Var) bool {
-		return c.params[v] && isNamed(v.Type(), "net/http", "Request") && !c.backgroundRequest(v, pos)
+		return c.params[v] && isNamed(v.Type(), "net/http", "Request") && !c.backgroundRequest(v)
 	}); name != "" {
 		return name + ".Context()"
 	}

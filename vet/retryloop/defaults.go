@@ -153,6 +153,11 @@ func (c *checker) paramSites(e ast.Expr) (*types.Func, int, []callSite) {
 	if !ok || !c.params[p] {
 		return nil, 0, nil
 	}
+	return c.paramSitesOf(p)
+}
+
+// paramSitesOf is paramSites for parameter p.
+func (c *checker) paramSitesOf(p *types.Var) (*types.Func, int, []callSite) {
 	fn := c.paramOwner(p)
 	if fn == nil {
 		return nil, 0, nil

@@ -300,7 +300,7 @@ func (c *checker) classifies(call *ast.CallExpr) bool {
 	}
 	for _, a := range call.Args {
 		t := c.info.TypeOf(a)
-		if isError(t) || isNamed(t, "net/http", "Response") || c.hasStatus(a) || c.errorText(a) {
+		if isError(t) || isNamed(t, "net/http", "Response") || t != nil && statusWrapper(t) || c.hasStatus(a) || c.errorText(a) {
 			return true
 		}
 	}

@@ -3,6 +3,7 @@ package retryloop
 import (
 	"go/ast"
 	"go/types"
+	"strings"
 )
 
 // funcValuePurity says what a call through a func field or variable
@@ -404,10 +405,61 @@ func (c *checker) responseParam(call *ast.CallExpr) int {
 		return remoteNone
 	}
 	sig, ok := c.info.TypeOf(call.Fun).Underlying().(*types.Signature)
-	if !ok || !resultsResponse(sig) || sig.Results().Len() != 2 || !isError(sig.Results().At(1).Type()) {
+	if !ok || sig.Results().Len() != 2 || !isError(sig.Results().At(1).Type()) {
 		return remoteNone
 	}
-	return remoteHTTP
+	if resultsResponse(sig) || statusWrapper(sig.Results().At(0).Type()) && c.handedHTTP(call.Fun) {
+		return remoteHTTP
+	}
+	return remoteNone
+}
+
+// statusWrapper reports whether t is a pointer to a struct with an integer
+// field named StatusCode, HTTPStatus or HTTPStatusCode: an SDK's own
+// response, its answer's status kept beside the body.
+func statusWrapper(t types.Type) bool {
+	p, ok := types.Unalias(t).(*types.Pointer)
+	if !ok {
+		return false
+	}
+	st, ok := p.Elem().Underlying().(*types.Struct)
+	if !ok {
+		return false
+	}
+	for f := range st.Fields() {
+		b, ok := f.Type().Underlying().(*types.Basic)
+		switch strings.ToLower(f.Name()) {
+		case "statuscode", "httpstatus", "httpstatuscode":
+			if ok && b.Info()&types.IsInteger != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// handedHTTP reports whether some caller in the package hands parameter
+// e a function literal that makes an HTTP request (directly, or through a
+// helper of the package that answers with its own response), or a
+// function that does.
+func (c *checker) handedHTTP(e ast.Expr) bool {
+	_, i, sites := c.paramSites(e)
+	for _, s := range sites {
+		if i >= len(s.call.Args) {
+			continue
+		}
+		switch a := ast.Unparen(s.call.Args[i]).(type) {
+		case *ast.FuncLit:
+			if r := c.remoteIn(a.Body); r != nil && (r.kind == remoteHTTP || r.kind == remoteSDK) {
+				return true
+			}
+		case *ast.Ident, *ast.SelectorExpr:
+			if fn, ok := c.info.Uses[calleeIdent(a)].(*types.Func); ok && (c.funcRemote(fn) == remoteHTTP || c.funcRemote(fn) == remoteSDK) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // onlyNilGiven reports whether the package gives field v nothing but nil

@@ -569,10 +569,11 @@ func (in *inliner) mentions(n ast.Node, depth int) bool {
 }
 
 // hasStatusMember reports whether a value of type t has a StatusCode field
-// or method (its own or an embedded *http.Response's).
+// or method (its own or an embedded *http.Response's), or is an SDK's
+// response keeping the status as HTTPStatus (see statusWrapper).
 func hasStatusMember(t types.Type) bool {
 	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, "StatusCode")
-	return obj != nil
+	return obj != nil || statusWrapper(t)
 }
 
 // fromAttempt reports whether a is a variable the loop's remote call (or

@@ -621,7 +621,7 @@ func (c *checker) mentionsOutcome(e ast.Expr) bool {
 			return !found
 		}
 		t := c.info.TypeOf(x)
-		if isError(t) || isNamed(t, "net/http", "Response") || c.isStatus(x) || isContext(t) {
+		if isError(t) || isNamed(t, "net/http", "Response") || t != nil && statusWrapper(t) || c.isStatus(x) || isContext(t) {
 			found = true
 		}
 		if id, ok := x.(*ast.Ident); ok && isBool(t) {

@@ -91,3 +91,30 @@ func (c *client) metersCtx() (*http.Response, error) {
 	}
 	return c.sendCtx(req)
 }
+
+// An exported helper: its callers in the package build requests without a
+// context, but a user may hand it one made with theirs.
+//
+// case: flag nojitter deafwait
+func (c *client) Send(req *http.Request) (*http.Response, error) { // want Send:`remote=1 waits=true deaf=false jitter=1 durparam=0 retryafter=false bydefault=true ownretry`
+	first := time.Now()
+	for {
+		start := time.Now()
+		resp, err := c.hc.Do(req)
+		if _, ok := err.(net.Error); !ok {
+			return resp, err
+		}
+		if time.Since(first) >= c.limit {
+			return resp, err
+		}
+		time.Sleep(c.interval - time.Since(start)) // want `nojitter: this wait in a retry loop` `deafwait: time.Sleep ignores req.Context\(\)`
+	}
+}
+
+func (c *client) version() (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, "http://device/version", nil)
+	if err != nil {
+		return nil, err
+	}
+	return c.Send(req)
+}
