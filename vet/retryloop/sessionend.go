@@ -35,13 +35,46 @@ func (c *checker) sessionEndWaits(sc loopScan, attempt *ast.CallExpr) []loopCall
 	if recv == token.NoPos {
 		return nil
 	}
+	top := topLevelAt(sc.body, recv)
 	var out []loopCall
 	for _, lw := range sc.waits {
-		if lw.call.Pos() > recv {
+		// after the receive; or, where the round always blocks there,
+		// anywhere in the round's own statements: a failed attempt
+		// leaves the signal given, and the pause is its only pace
+		if lw.call.Pos() > recv || top && roundWait(lw.call, sc.body) {
 			out = append(out, lw)
 		}
 	}
 	return out
+}
+
+// roundWait reports whether call is a statement of body's own list, or
+// received from as one (<-time.After(d)).
+func roundWait(call *ast.CallExpr, body *ast.BlockStmt) bool {
+	for _, st := range body.List {
+		es, ok := st.(*ast.ExprStmt)
+		if !ok {
+			continue
+		}
+		x := ast.Unparen(es.X)
+		if u, ok := x.(*ast.UnaryExpr); ok && u.Op == token.ARROW {
+			x = ast.Unparen(u.X)
+		}
+		if x == call {
+			return true
+		}
+	}
+	return false
+}
+
+// topLevelAt reports whether pos ends a statement of body's own list.
+func topLevelAt(body *ast.BlockStmt, pos token.Pos) bool {
+	for _, st := range body.List {
+		if st.End() == pos {
+			return true
+		}
+	}
+	return false
 }
 
 // sessionEndRecv returns where body first blocks on a receive of a close
@@ -52,7 +85,7 @@ func (c *checker) sessionEndWaits(sc loopScan, attempt *ast.CallExpr) []loopCall
 func (c *checker) sessionEndRecv(body *ast.BlockStmt, attempt *ast.CallExpr) token.Pos {
 	at := token.NoPos
 	signal := func(ch ast.Expr) bool {
-		return c.attemptChan(ch, body, attempt) || c.closedByWorker(ch, body)
+		return c.attemptChan(ch, body, attempt) || c.closedByWorker(ch, body) || c.sessionCtx(ch, attempt)
 	}
 	ast.Inspect(body, func(n ast.Node) bool {
 		if at != token.NoPos {
@@ -182,4 +215,40 @@ func closeSignal(t types.Type) bool {
 		return st.NumFields() == 0
 	}
 	return isError(ch.Elem()) || implementsError(ch.Elem())
+}
+
+// sessionCtx reports whether ch is x.Done() on a context field the
+// attempt's function (a method of the package) sets: a connect that
+// keeps the new connection's context (c.currCtx = ctx), cancelled when
+// the connection closes.
+func (c *checker) sessionCtx(ch ast.Expr, attempt *ast.CallExpr) bool {
+	call, ok := ast.Unparen(ch).(*ast.CallExpr)
+	if !ok || len(call.Args) != 0 {
+		return false
+	}
+	done, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr)
+	if !ok || done.Sel.Name != "Done" || !isContext(c.info.TypeOf(done.X)) {
+		return false
+	}
+	field, ok := ast.Unparen(done.X).(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	v, ok := c.info.Uses[field.Sel].(*types.Var)
+	d := c.decls[c.callee(attempt)]
+	if !ok || !v.IsField() || d == nil || d.Body == nil {
+		return false
+	}
+	set := false
+	ast.Inspect(d.Body, func(n ast.Node) bool {
+		if as, ok := n.(*ast.AssignStmt); ok {
+			for _, l := range as.Lhs {
+				if sel, ok := ast.Unparen(l).(*ast.SelectorExpr); ok && c.info.Uses[sel.Sel] == v {
+					set = true
+				}
+			}
+		}
+		return !set
+	})
+	return set
 }
