@@ -182,6 +182,9 @@ func (ev *evaluator) expr(e ast.Expr, o outcome, depth int) tri {
 			return r
 		}
 		fn := c.callee(e)
+		if tokenWait(fn) {
+			return triT // an MQTT token's Wait: true once the call is done
+		}
 		if o.failure() && c.isCtxErrTest(e) && (ev.notCancel && ev.callerCancel(e.Args[1]) || c.isCanceled(e.Args[1])) {
 			// errors.Is(err, context.Canceled): the caller gave up, which
 			// a dependency's failure never is (DeadlineExceeded may be

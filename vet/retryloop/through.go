@@ -34,6 +34,17 @@ func (c *checker) isCanceled(e ast.Expr) bool {
 	return ok && c.isCtxErr(e) && sel.Sel.Name == "Canceled"
 }
 
+// pahoPath is the Eclipse Paho MQTT client's module.
+const pahoPath = "github.com/eclipse/paho.mqtt.golang"
+
+// tokenWait reports whether fn is Paho's Token.Wait: it blocks until the
+// operation is done and then says true, whatever came of it (the outcome
+// is the token's Error()), so `token.Wait() && token.Error() == nil`
+// tests the error alone. WaitTimeout, false on a timeout, is not it.
+func tokenWait(fn *types.Func) bool {
+	return fn != nil && fn.Name() == "Wait" && funcPath(fn) == pahoPath && fn.Type().(*types.Signature).Params().Len() == 0
+}
+
 // callerCancel reports whether e is an error only the caller's giving up
 // hands back: context.Canceled, or context.DeadlineExceeded unless the
 // loop's attempt runs on a context the function made itself
