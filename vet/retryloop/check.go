@@ -138,7 +138,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	c.resolveByCallers(sc.waits, fc.durFn())
 	sc.remote = typedKind(c, sc)
 	w, v := c.walkLoop(s, label, fc, sc, nil)
-	if sc.remote == remoteNone && !v.anyFailure {
+	if sc.remote == remoteNone && (!v.anyFailure || w.attemptCall == nil) {
 		w, v = c.refocus(s, label, fc, sc, w, v)
 	}
 	if sc.remote == remoteNone && (c.isLocalOp(w.attemptCall, fc.decl) || c.servesConn(w.attemptCall, fc) || c.offlineWork(w.attemptCall) ||
@@ -356,18 +356,17 @@ func (w *loopWalker) judge(k int) verdict {
 }
 
 // reportNoJitter reports the pure waits among a loop's. When the loop
-// waits a jittered time of its own, what a call it retries waits inside
-// itself (a connect's pause for the handshake) is part of the attempt,
-// not the schedule: the loop's own wait spreads the clients.
+// waits a time of its own, what a call it retries waits inside itself (a
+// connect's pause for the handshake, a request's wait for its answer) is
+// part of the attempt, not the schedule: the loop's own wait is the one
+// that spreads the clients, or fails to.
 func (c *checker) reportNoJitter(waits []loopCall) {
-	ownJitter := false
+	ownWait := false
 	for _, lw := range waits {
-		if !lw.w.inner && lw.w.dur.kind == pRand {
-			ownJitter = true
-		}
+		ownWait = ownWait || !lw.w.inner
 	}
 	for _, lw := range waits {
-		if lw.w.dur.kind != pPure || (lw.w.inner && ownJitter) || lw.w.ownRetry {
+		if lw.w.dur.kind != pPure || (lw.w.inner && ownWait) || lw.w.ownRetry {
 			continue
 		}
 		what := "this wait"
