@@ -111,3 +111,46 @@ func (b *broker) awaitEpoch(ctx context.Context) (string, error) {
 		}
 	}
 }
+
+// fetchEpoch asks the bus for the epoch, giving a fresh connection a
+// constant moment to settle first.
+func fetchEpoch(kv *jskv.Bucket, fresh bool) (string, error) {
+	if fresh {
+		time.Sleep(100 * time.Millisecond)
+	}
+	return kv.Get(context.Background(), "epoch")
+}
+
+// A reload whose one call is the package's own request that pauses inside
+// itself, the loop's own pause five seconds more on each failure: with no
+// other call to read as the attempt, the request that waits is it.
+//
+// case: flag nojitter
+func reload(kv *jskv.Bucket, retries int) (string, error) {
+	var v string
+	var err error
+	for i := 1; i <= retries; i++ {
+		v, err = fetchEpoch(kv, i == 1)
+		if err == nil {
+			break
+		}
+		time.Sleep(time.Duration(5*i) * time.Second) // want `nojitter: this wait in a retry loop`
+	}
+	return v, err
+}
+
+// The same with a random pause up to the growing one.
+//
+// case: clean
+func reloadJittered(kv *jskv.Bucket, retries int) (string, error) {
+	var v string
+	var err error
+	for i := 1; i <= retries; i++ {
+		v, err = fetchEpoch(kv, i == 1)
+		if err == nil {
+			break
+		}
+		time.Sleep(rand.N(time.Duration(5*i) * time.Second))
+	}
+	return v, err
+}
