@@ -356,14 +356,15 @@ func (w *loopWalker) judge(k int) verdict {
 }
 
 // reportNoJitter reports the pure waits among a loop's. When the loop
-// waits a time of its own, what a call it retries waits inside itself (a
-// connect's pause for the handshake, a request's wait for its answer) is
-// part of the attempt, not the schedule: the loop's own wait is the one
-// that spreads the clients, or fails to.
+// waits a time of its own that is known (jittered or pure), what a call it
+// retries waits inside itself (a connect's pause for the handshake, a
+// request's wait for its answer) is part of the attempt, not the
+// schedule: the loop's own wait is the one that spreads the clients, or
+// fails to.
 func (c *checker) reportNoJitter(waits []loopCall) {
-	ownWait := false
+	ownWait := false // a wait of the loop's own whose duration is known
 	for _, lw := range waits {
-		ownWait = ownWait || !lw.w.inner
+		ownWait = ownWait || !lw.w.inner && (lw.w.dur.kind == pPure || lw.w.dur.kind == pRand)
 	}
 	for _, lw := range waits {
 		if lw.w.dur.kind != pPure || (lw.w.inner && ownWait) || lw.w.ownRetry {
