@@ -152,12 +152,12 @@ func label(doc string) ([]string, bool) {
 func TestPrecisionRecall(t *testing.T) {
 	got, cases := measure(t)
 	want := map[string]counts{
-		retryloop.CheckUnclassified: {TP: 72, FP: 0, FN: 1, TN: 774},
-		retryloop.CheckNoJitter:     {TP: 331, FP: 2, FN: 0, TN: 514},
-		retryloop.CheckDeafWait:     {TP: 107, FP: 0, FN: 0, TN: 740},
-		retryloop.CheckUnbounded:    {TP: 70, FP: 0, FN: 0, TN: 777},
-		retryloop.CheckRetryAfter:   {TP: 140, FP: 0, FN: 0, TN: 707},
-		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 841},
+		retryloop.CheckUnclassified: {TP: 72, FP: 0, FN: 1, TN: 775},
+		retryloop.CheckNoJitter:     {TP: 331, FP: 2, FN: 0, TN: 515},
+		retryloop.CheckDeafWait:     {TP: 107, FP: 0, FN: 0, TN: 741},
+		retryloop.CheckUnbounded:    {TP: 70, FP: 0, FN: 0, TN: 778},
+		retryloop.CheckRetryAfter:   {TP: 140, FP: 0, FN: 0, TN: 708},
+		retryloop.CheckStacked:      {TP: 5, FP: 0, FN: 1, TN: 842},
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d labelled cases\n| check | TP | FP | FN | TN | precision | recall |\n|---|---|---|---|---|---|---|\n", cases)

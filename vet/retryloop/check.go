@@ -138,7 +138,7 @@ func (c *checker) loop(s ast.Stmt, label *ast.Ident, fc funcCtx) {
 	c.resolveByCallers(sc.waits, fc.durFn())
 	sc.remote = typedKind(c, sc)
 	w, v := c.walkLoop(s, label, fc, sc, nil)
-	if sc.remote == remoteNone && (!v.anyFailure || w.attemptCall == nil) {
+	if sc.remote == remoteNone && (!v.anyFailure || w.attemptCall == nil && ownPause(sc.waits)) {
 		w, v = c.refocus(s, label, fc, sc, w, v)
 	}
 	if sc.remote == remoteNone && (c.isLocalOp(w.attemptCall, fc.decl) || c.servesConn(w.attemptCall, fc) || c.offlineWork(w.attemptCall) ||
@@ -353,6 +353,20 @@ func (w *loopWalker) judge(k int) verdict {
 		}
 	}
 	return v
+}
+
+// ownPause reports whether a loop waits a time of its own: a wait that is
+// not a call which pauses inside itself. A loop whose only "wait" is such a
+// call (a broker request, tried on the next broker when it fails) has no
+// pause to judge, and reading that call as its attempt would make a
+// failover look like an endless retry.
+func ownPause(waits []loopCall) bool {
+	for _, lw := range waits {
+		if !lw.w.inner {
+			return true
+		}
+	}
+	return false
 }
 
 // reportNoJitter reports the pure waits among a loop's. When the loop

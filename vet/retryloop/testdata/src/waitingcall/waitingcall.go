@@ -154,3 +154,38 @@ func reloadJittered(kv *jskv.Bucket, retries int) (string, error) {
 	}
 	return v, err
 }
+
+// pool is a cluster's nodes, each a bucket; a failed node is dropped.
+type pool struct{ nodes []*jskv.Bucket }
+
+func (p *pool) next() *jskv.Bucket {
+	if len(p.nodes) == 0 {
+		return nil
+	}
+	return p.nodes[0]
+}
+
+func (p *pool) drop(kv *jskv.Bucket) {
+	for i, n := range p.nodes {
+		if n == kv {
+			p.nodes = append(p.nodes[:i], p.nodes[i+1:]...)
+			return
+		}
+	}
+}
+
+// A failover: each node that fails is dropped and the next one asked,
+// until none is left. The request pauses inside itself, and the loop has
+// no pause of its own: nothing to judge, and no endless retry.
+//
+// case: clean
+func (p *pool) epoch() (string, error) {
+	for kv := p.next(); kv != nil; kv = p.next() {
+		v, err := fetchEpoch(kv, true)
+		if err == nil {
+			return v, nil
+		}
+		p.drop(kv)
+	}
+	return "", errors.New("no node left")
+}
