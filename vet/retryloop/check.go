@@ -529,7 +529,8 @@ func (c *checker) readsStatus(body ast.Node) bool {
 // just started, or one on this host: the function starts a process or a
 // listener before the loop, or waits for a Server it holds to be ready,
 // or the loop names localhost or connects in-process, or the function is
-// called only after its callers start a process (calledAfterStart). A
+// called only after its callers start a process (calledAfterStart), or the
+// loop asks whether its process has exited (os.ErrProcessDone). A
 // readiness poll of one's own server is not a retry storm.
 func (c *checker) pollsOwnServer(s ast.Stmt, fc funcCtx) bool {
 	found := false
@@ -541,6 +542,10 @@ func (c *checker) pollsOwnServer(s ast.Stmt, fc funcCtx) bool {
 		case *ast.BasicLit:
 			if n.Kind == token.STRING && isLocalHost(n.Value) {
 				found = true
+			}
+		case *ast.SelectorExpr:
+			if n.Pos() >= s.Pos() && n.End() <= s.End() && isProcessDone(c.objOf(n.Sel)) {
+				found = true // the loop asks whether the process it waits for has exited: a child of this program
 			}
 		case *ast.CallExpr:
 			fn := c.callee(n)
@@ -575,6 +580,13 @@ func (c *checker) pollsOwnServer(s ast.Stmt, fc funcCtx) bool {
 	}
 	ast.Inspect(s, look)
 	return found || c.calledAfterStart(fc.fn)
+}
+
+// isProcessDone reports whether obj is os.ErrProcessDone, the error a
+// process this program started reports once it has exited.
+func isProcessDone(obj types.Object) bool {
+	v, ok := obj.(*types.Var)
+	return ok && v.Pkg() != nil && v.Pkg().Path() == "os" && v.Name() == "ErrProcessDone"
 }
 
 func isLocalHost(lit string) bool {
