@@ -19,8 +19,40 @@ func (c *checker) tickerWait(u *ast.UnaryExpr, loop ast.Stmt, fc funcCtx) (loopC
 	if made == nil {
 		return loopCall{}, false
 	}
-	w := waitInfo{dur: c.purity(made.Args[0], fc.decl, fc.durFn(), 0), helper: "the ticker"}
+	dur := c.purity(made.Args[0], fc.decl, fc.durFn(), 0)
+	for _, d := range c.tickerResets(u.X, loop) {
+		dur = dur.and(c.purity(d, fc.decl, fc.durFn(), 0))
+	}
+	w := waitInfo{dur: dur, helper: "the ticker"}
 	return loopCall{made, w}, true
+}
+
+// tickerResets returns the durations a loop gives the ticker x receives
+// from (ticker.C) with ticker.Reset(d): each later round waits d, so a
+// jittered Reset jitters the ticker however it was made.
+func (c *checker) tickerResets(x ast.Expr, loop ast.Stmt) []ast.Expr {
+	sel, ok := ast.Unparen(x).(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != "C" {
+		return nil
+	}
+	id, ok := ast.Unparen(sel.X).(*ast.Ident)
+	if !ok || c.objOf(id) == nil {
+		return nil
+	}
+	var ds []ast.Expr
+	ast.Inspect(loop, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok || len(call.Args) != 1 {
+			return true
+		}
+		if rs, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && rs.Sel.Name == "Reset" {
+			if rid, ok := ast.Unparen(rs.X).(*ast.Ident); ok && c.objOf(rid) == c.objOf(id) {
+				ds = append(ds, call.Args[0])
+			}
+		}
+		return true
+	})
+	return ds
 }
 
 // receivesDeadline reports whether a select case receives from a timer
@@ -32,7 +64,7 @@ func (c *checker) receivesDeadline(comm ast.Stmt, loop ast.Stmt, body *ast.Block
 }
 
 // madeBefore returns the call of the time package (one of names, with one
-// argument) that makes the channel x names — a variable, or its C field
+// argument; or an injected clock's maker of the same, clockMade) that makes the channel x names — a variable, or its C field
 // for a Ticker or Timer — when every assignment of it is such a call
 // made outside loop; nil otherwise.
 func (c *checker) madeBefore(x ast.Expr, loop ast.Stmt, body *ast.BlockStmt, names ...string) *ast.CallExpr {
@@ -56,7 +88,14 @@ func (c *checker) madeBefore(x ast.Expr, loop ast.Stmt, body *ast.BlockStmt, nam
 			return nil // made (or made again) in the loop: its own wait
 		}
 		callee := c.callee(call)
-		if callee == nil || recvNamed(callee) != nil || !isFunc(callee, "time", names...) {
+		if callee == nil {
+			return nil
+		}
+		if field && clockMade(callee, names) {
+			made = call // clock.Ticker(d) of an injected clock: a *Ticker whose C fires as time's would
+			continue
+		}
+		if recvNamed(callee) != nil || !isFunc(callee, "time", names...) {
 			return nil
 		}
 		// NewTicker and NewTimer give a value whose C is received from;
@@ -92,4 +131,38 @@ func nonBlockingRecvs(sel *ast.SelectStmt, polled map[ast.Expr]bool) {
 			polled[u] = true
 		}
 	}
+}
+
+// clockMade reports whether fn is an injected clock's maker of a ticker or
+// timer (benbjohnson/clock's Ticker(d) and Timer(d), or one named as the
+// time package's: NewTicker(d)): an interface method of one of names,
+// with or without its New, taking a Duration and giving a pointer to a
+// struct whose C field is a channel of time.Time.
+func clockMade(fn *types.Func, names []string) bool {
+	if !isIfaceMethod(fn) {
+		return false
+	}
+	named := false
+	for _, n := range names {
+		named = named || fn.Name() == n || "New"+fn.Name() == n
+	}
+	sig := fn.Type().(*types.Signature)
+	if !named || sig.Params().Len() != 1 || !isNamed(sig.Params().At(0).Type(), "time", "Duration") || sig.Results().Len() != 1 {
+		return false
+	}
+	ptr, ok := sig.Results().At(0).Type().(*types.Pointer)
+	if !ok {
+		return false
+	}
+	st, ok := ptr.Elem().Underlying().(*types.Struct)
+	if !ok {
+		return false
+	}
+	for i := 0; i < st.NumFields(); i++ {
+		if f := st.Field(i); f.Name() == "C" {
+			ch, ok := f.Type().(*types.Chan)
+			return ok && isNamed(ch.Elem(), "time", "Time")
+		}
+	}
+	return false
 }
