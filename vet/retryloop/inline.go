@@ -449,6 +449,9 @@ func (in *inliner) callCond(call *ast.CallExpr) vset {
 	if r, ok := in.lookupCond(call); ok {
 		return r
 	}
+	if r, ok := in.memberCond(call); ok {
+		return r
+	}
 	if r, ok := in.nested(call, 0); ok {
 		return r
 	}
@@ -607,4 +610,24 @@ func (in *inliner) lookupCond(e ast.Expr) (vset, bool) {
 	}
 	v, known := in.intOf(st)
 	return one(in.c.evalLookup(set, in.body, in.o, v, known)), true
+}
+
+// memberCond evaluates a membership helper's call (retryable(code, cfg),
+// isOneOf(code, 429, 503)) on the outcome, as lookupCond does a lookup.
+func (in *inliner) memberCond(call *ast.CallExpr) (vset, bool) {
+	st, set, ok := in.c.memberCall(call, in.body)
+	if !ok || !in.mentionsOutcome(st) {
+		return 0, false
+	}
+	if !in.o.hasStatus {
+		return one(triF), true
+	}
+	v, known := in.intOf(st)
+	if b, bound := in.bindingOf(st); bound && b.kind == bResp {
+		v, known = int64(in.o.status), true // the response itself, handed on
+	}
+	if !known {
+		return one(triU), true
+	}
+	return one(boolTri(set[v])), true
 }

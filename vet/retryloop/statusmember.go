@@ -39,28 +39,45 @@ func (c *checker) memberCall(call *ast.CallExpr, body *ast.BlockStmt) (status as
 	if sig.Params().Len() != 2 || len(call.Args) < 2 {
 		return nil, nil, false
 	}
-	codesParam := sig.Params().At(1)
-	if c.membershipRange(d.Body, sig.Params().At(0), func(x ast.Expr) bool { return c.varOf(x) == codesParam }) == nil {
-		return nil, nil, false
-	}
-	switch {
-	case call.Ellipsis.IsValid() || !sig.Variadic():
-		if len(call.Args) != 2 {
-			return nil, nil, false
+	// The status first and the codes second (isOneOf(code, 429, 503)), or
+	// the other way round (contains(codes, code)).
+	for si := range 2 {
+		codesParam := sig.Params().At(1 - si)
+		if si == 1 && (sig.Variadic() || len(call.Args) != 2) {
+			continue
 		}
-		set, ok = c.statusSetOf(call.Args[1], body, 0)
-	default:
-		set = map[int64]bool{}
-		for _, a := range call.Args[1:] {
-			k, isConst := c.constIntOf(a)
-			if !isConst {
+		codes := c.membershipRange(d.Body, sig.Params().At(si), func(x ast.Expr) bool {
+			return c.varOf(x) == codesParam || c.receiverField(x, codesParam)
+		})
+		if codes == nil {
+			continue
+		}
+		if c.varOf(codes) != codesParam {
+			// retryable(code, cfg) ranging over cfg.RetryOnStatus: the
+			// statuses the package gives that field, by default.
+			set, ok = c.statusSetOf(codes, nil, 0)
+			return call.Args[si], set, ok
+		}
+		switch {
+		case si == 1 || call.Ellipsis.IsValid() || !sig.Variadic():
+			if len(call.Args) != 2 {
 				return nil, nil, false
 			}
-			set[k] = true
+			set, ok = c.statusSetOf(call.Args[1-si], body, 0)
+		default:
+			set = map[int64]bool{}
+			for _, a := range call.Args[1:] {
+				k, isConst := c.constIntOf(a)
+				if !isConst {
+					return nil, nil, false
+				}
+				set[k] = true
+			}
+			ok = true
 		}
-		ok = true
+		return call.Args[si], set, ok
 	}
-	return call.Args[0], set, ok
+	return nil, nil, false
 }
 
 // membershipRange returns what a helper's body ranges over when it is
@@ -90,7 +107,7 @@ func (c *checker) membershipRange(body *ast.BlockStmt, subject *types.Var, isCod
 }
 
 // receiverField reports whether x is a field of recv (t.codes in a method
-// of t).
+// of t, cfg.RetryOnStatus of a parameter cfg).
 func (c *checker) receiverField(x ast.Expr, recv *types.Var) bool {
 	sel, ok := ast.Unparen(x).(*ast.SelectorExpr)
 	if !ok || c.varOf(sel.X) != recv {
