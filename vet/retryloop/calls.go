@@ -237,6 +237,13 @@ func (c *checker) funcRemote(fn *types.Func) int {
 			}
 		}
 		return remoteNone
+	case path == fasthttpPath:
+		// fasthttp's clients fill the response handed them and return an
+		// error only when no answer came, as net/http's do.
+		if isFastHTTPSend(fn) {
+			return remoteHTTP
+		}
+		return remoteNone
 	case sdkRoot(path) != "" && !isSDKOption(path):
 		if recvNamed(fn) != nil && lastResultIsError(fn) {
 			return remoteSDK
@@ -596,4 +603,21 @@ func (c *checker) varInScope(pos token.Pos, ok func(*types.Var) bool) string {
 		}
 	}
 	return ""
+}
+
+const fasthttpPath = "github.com/valyala/fasthttp"
+
+// isFastHTTPSend reports whether fn is one of fasthttp's sends: Do,
+// DoTimeout, DoDeadline or DoRedirects, of a Client, a HostClient, a
+// PipelineClient or the package, each taking the request and the response
+// it fills.
+func isFastHTTPSend(fn *types.Func) bool {
+	switch fn.Name() {
+	case "Do", "DoTimeout", "DoDeadline", "DoRedirects":
+	default:
+		return false
+	}
+	sig := fn.Type().(*types.Signature)
+	return sig.Params().Len() >= 2 && isNamed(sig.Params().At(0).Type(), fasthttpPath, "Request") &&
+		isNamed(sig.Params().At(1).Type(), fasthttpPath, "Response") && lastResultIsError(fn)
 }

@@ -267,13 +267,21 @@ func (c *checker) sentinelStatus(e ast.Expr) int {
 // sentinelTest evaluates errors.Is(err, errTooManyRequests), or err ==
 // errTooManyRequests, on an HTTP outcome, for a sentinel that stands for
 // one status: true on that status only. ok is false for anything else.
+//
+// On an outcome of a helper that reads the status into its error (an SDK's
+// outcome: body, err := get(url)), only a sentinel of this package counts,
+// the package's own helper being what turned the status into it, and only
+// on its own status: on another the helper may return nil or anything.
 func (ev *evaluator) sentinelTest(x, y ast.Expr, o outcome) (tri, bool) {
-	if ev.k != remoteHTTP || !o.hasStatus {
+	if ev.k != remoteHTTP && ev.k != remoteSDK || !o.hasStatus {
 		return triF, false // a failed connection: whatever the helper made of it
 	}
 	c := ev.w.c
 	for _, p := range [][2]ast.Expr{{x, y}, {y, x}} {
 		if !isError(c.info.TypeOf(p[0])) {
+			continue
+		}
+		if ev.k == remoteSDK && !c.ownSentinel(p[1]) {
 			continue
 		}
 		if st := c.sentinelStatus(p[1]); st != 0 {
@@ -282,10 +290,21 @@ func (ev *evaluator) sentinelTest(x, y ast.Expr, o outcome) (tri, bool) {
 				// to appear, maybe a retry of what will not change
 				return triU, true
 			}
+			if ev.k == remoteSDK && o.err && o.status != st {
+				// the helper's error on another status is whatever it
+				// made of it: maybe none at all
+				return triU, true
+			}
 			return boolTri(o.status == st), true
 		}
 	}
 	return triF, false
+}
+
+// ownSentinel reports whether e names a status sentinel of this package.
+func (c *checker) ownSentinel(e ast.Expr) bool {
+	v, ok := c.info.Uses[calleeIdent(e)].(*types.Var)
+	return ok && v.Pkg() == c.pass.Pkg && c.sentinels[v] != 0
 }
 
 // testsSentinelFor reports whether the loop tests the error variable v
