@@ -185,6 +185,12 @@ func (c *checker) libCallOf(call *ast.CallExpr, decl *ast.BlockStmt, fn *types.F
 	if lc, ok := c.pkgzRepeaterCall(call, callee, decl); ok {
 		return lc, true
 	}
+	if made := c.retryGoMade(call, callee, decl); made != nil {
+		o := c.retryGoOptions(made, decl, fn)
+		return libCall{sched: o.sched, work: made.Args[0], hears: o.hears, retGo: true,
+			forever: o.forever && !o.hears && !o.callers,
+			remedy:  "leave retry-go's default DelayType (BackOffDelay combined with RandomDelay) or combine yours with retry.RandomDelay"}, true
+	}
 	path, name, last := funcPath(callee), callee.Name(), call.Args[len(call.Args)-1]
 	switch {
 	case recvNamed(callee) != nil:

@@ -27,6 +27,13 @@ import (
 // own tests is, with no RetryIf, judged as cenkalti's operations are.
 func (c *checker) retryGoRetryAfter(call *ast.CallExpr, decl *ast.BlockStmt) {
 	fn := c.callee(call)
+	if fn != nil {
+		if made := c.retryGoMade(call, fn, decl); made != nil {
+			call = made // retry.New(opts...).Do(work): retry.Do(work, opts...)
+		} else if recvNamed(fn) != nil {
+			return
+		}
+	}
 	if fn == nil || !isModule(funcPath(fn), retryGoPath) || (fn.Name() != "Do" && fn.Name() != "DoWithData") || call.Ellipsis.IsValid() {
 		return
 	}
