@@ -13,7 +13,9 @@ import (
 // recursion returns the waits that precede, on the way to it, a call of
 // fd's function to itself made on an error path — in a block enclosing
 // the call, before it, with an error tested on the way or handed to the
-// function literal the call is in — and the self-calls they precede.
+// function literal the call is in — and the self-calls they precede; and
+// the calls that have a timer call fn again (scheduledSelf), with the
+// timer's wait.
 func (c *checker) recursion(fd *ast.FuncDecl, fn *types.Func) ([]loopCall, []*ast.CallExpr) {
 	if fn == nil {
 		return nil, nil
@@ -32,7 +34,17 @@ func (c *checker) recursion(fd *ast.FuncDecl, fn *types.Func) ([]loopCall, []*as
 		}
 		stack = append(stack, n)
 		call, ok := n.(*ast.CallExpr)
-		if !ok || c.callee(call) != fn || !c.onErrorPath(stack) {
+		if !ok || !c.onErrorPath(stack) {
+			return true
+		}
+		if c.callee(call) != fn {
+			if lc, unstoppable, ok := c.scheduledSelf(call, fn, fd.Body); ok && !seen[call] {
+				seen[call] = true // the call arms a timer that calls fn again
+				out = append(out, lc)
+				if unstoppable {
+					calls = append(calls, call)
+				}
+			}
 			return true
 		}
 		ws := c.waitsBefore(stack, fd.Body, fn)
