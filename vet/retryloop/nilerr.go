@@ -51,11 +51,12 @@ func (c *checker) neverFails(fn *types.Func) bool {
 // answers a constant true (return true, wait, nil) and, somewhere, false
 // beside an error that is not nil (return false, 0, err). A loop that
 // leaves on that error leaves when the decider says no, not whenever the
-// attempt failed.
+// attempt failed. A function that makes a remote call itself is no
+// decider: its error is that call's.
 func (c *checker) refusalErr(fn *types.Func) bool {
 	d := c.decls[fn]
-	if fn == nil || d == nil || d.Body == nil {
-		return false
+	if fn == nil || d == nil || d.Body == nil || c.funcRemote(fn) != remoteNone {
+		return false // healthy, err := c.ping(): its own call's outcome, not a verdict on another's
 	}
 	res := fn.Signature().Results()
 	if res.Len() < 2 || !isBool(res.At(0).Type()) || !isError(res.At(res.Len()-1).Type()) {
