@@ -465,7 +465,8 @@ func (c *checker) retryGoOptions(call *ast.CallExpr, decl *ast.BlockStmt, fn *ty
 }
 
 // optionSlice is the options a spread slice holds: the elements of the
-// slice literals it is made of and what append adds to them; a
+// slice literals it is made of (a package variable's initializer among
+// them, when nothing assigns it again) and what append adds to them; a
 // parameter's (the caller's options) hold none the package chose.
 func (c *checker) optionSlice(e ast.Expr, body *ast.BlockStmt, depth int, seen map[*types.Var]bool, callers *bool) ([]source, bool) {
 	if id, ok := ast.Unparen(e).(*ast.Ident); ok {
@@ -475,6 +476,11 @@ func (c *checker) optionSlice(e ast.Expr, body *ast.BlockStmt, depth int, seen m
 			return nil, true
 		} else if ok {
 			seen[v] = true
+			if init, isInit := c.pkgVars[v]; isInit && isPkgVar(v) && !c.pkgAssigned[v] {
+				// var defaultRetryOpts = []retry.Option{…}: the package's own
+				// options, never assigned again
+				return c.optionSlice(init, nil, depth+1, seen, callers)
+			}
 		}
 	}
 	srcs := c.sources(e, body, depth)
