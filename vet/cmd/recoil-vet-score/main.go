@@ -36,6 +36,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/recoil-go/recoil/vet/retryloop"
 )
 
 func main() {
@@ -303,10 +305,25 @@ func vet(dir, vettool string, pkgs []string) ([]finding, []string, map[string]st
 	}
 	var fs []finding
 	var problems []string
+	broken := map[string]string{} // a package that did not compile: its first error
+	header := ""                  // the package go vet's last "# path" line names
 	sc := bufio.NewScanner(strings.NewReader(string(b)))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
+		if h, ok := strings.CutPrefix(line, "# "); ok {
+			header, _, _ = strings.Cut(h, " ")
+			continue
+		}
+		if m := diagRE.FindStringSubmatch(line); m != nil && !slices.Contains(retryloop.Checks, m[3]) {
+			// "stubs.go:33:22: undefined: GoMapIterator": the compiler's,
+			// not the analyzer's; what imports that package is not vetted
+			if _, seen := broken[header]; header != "" && !seen {
+				broken[header] = line
+			}
+			problems = append(problems, line)
+			continue
+		}
 		if m := diagRE.FindStringSubmatch(line); m != nil {
 			var n int
 			fmt.Sscan(m[2], &n)
@@ -322,23 +339,25 @@ func vet(dir, vettool string, pkgs []string) ([]finding, []string, map[string]st
 		}
 		problems = append(problems, line)
 	}
-	return fs, problems, unvetted(string(lb), problems), nil
+	return fs, problems, unvetted(string(lb), problems, broken), nil
 }
 
 // listFormat is what vet asks go list of each package: its import path,
-// its directory, and whether it or a dependency could not be loaded.
-const listFormat = "{{.ImportPath}}\t{{.Dir}}\t{{if .Error}}{{.Error}}{{else if .DepsErrors}}{{(index .DepsErrors 0)}}{{end}}"
+// its directory, whether it or a dependency could not be loaded, and its
+// dependencies.
+const listFormat = "{{.ImportPath}}\t{{.Dir}}\t{{if .Error}}{{.Error}}{{else if .DepsErrors}}{{(index .DepsErrors 0)}}{{end}}\t{{join .Deps \" \"}}"
 
 // unvetted maps the directory of each package go vet did not check to why:
 // a package that go list could not load (it or a dependency: a module the
-// proxy does not serve, cgo), or one for which the vet tool itself exited
-// with an error (go vet prints "<import path>: <tool>: exit status N").
-// Its functions are left out of the score rather than counted as found
-// clean.
-func unvetted(listed string, problems []string) map[string]string {
+// proxy does not serve, cgo), one that did not compile or imports one that
+// did not (broken: a dependency's type error under the Go release here),
+// or one for which the vet tool itself exited with an error (go vet prints
+// "<import path>: <tool>: exit status N"). Its functions are left out of
+// the score rather than counted as found clean.
+func unvetted(listed string, problems []string, broken map[string]string) map[string]string {
 	out := map[string]string{}
 	for line := range strings.Lines(listed) {
-		f := strings.SplitN(strings.TrimRight(line, "\n"), "\t", 3)
+		f := strings.SplitN(strings.TrimRight(line, "\n"), "\t", 4)
 		if len(f) < 3 || f[1] == "" {
 			continue
 		}
@@ -346,6 +365,21 @@ func unvetted(listed string, problems []string) map[string]string {
 		if why != "" {
 			out[d] = "not loaded: " + firstLine(why)
 			continue
+		}
+		if e, ok := broken[ip]; ok {
+			out[d] = "not compiled: " + e
+			continue
+		}
+		if len(f) == 4 {
+			for dep := range strings.FieldsSeq(f[3]) {
+				if e, ok := broken[dep]; ok {
+					out[d] = "not compiled: " + dep + ": " + e
+					break
+				}
+			}
+			if out[d] != "" {
+				continue
+			}
 		}
 		for _, p := range problems {
 			if strings.HasPrefix(p, ip+": ") && strings.Contains(p, "exit status") {
