@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -49,11 +47,7 @@ func TestReadLabelsDir(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			for name, text := range tt.files {
-				if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			writeTree(t, dir, tt.files)
 			cases, err := readLabels(dir)
 			switch {
 			case tt.wantErr != "":

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -19,11 +17,7 @@ func TestFindFuncBuildConstraints(t *testing.T) {
 		"doc.go":    "// Package p is a package.\npackage p\n",
 		"a_test.go": "package p\n\nfunc C() {}\n",
 	}
-	for name, src := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, dir, files)
 	tests := []struct {
 		fn      string
 		wantErr string // "" if found

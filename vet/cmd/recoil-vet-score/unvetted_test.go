@@ -52,15 +52,7 @@ func TestVetNotCompiled(t *testing.T) {
 		"a/a.go":     "package a\n\nimport \"example.com/m/dep\"\n\nvar Y = dep.X\n",
 		"ok/ok.go":   "package ok\n\nfunc F() {}\n",
 	}
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeTree(t, dir, files)
 	// a vet tool that answers go vet's questions and finds nothing
 	tool := filepath.Join(dir, "tool")
 	script := "#!/bin/sh\ncase \"$1\" in\n-V=full) echo \"tool version devel buildID=0123456789abcdef\";;\n-flags) echo '[]';;\nesac\nexit 0\n"
