@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
-	"go/types"
 )
 
 // backoffEveryError reports a cenkalti/backoff retry (or an avast/retry-go
@@ -35,12 +34,7 @@ func (c *checker) backoffEveryError(call *ast.CallExpr, lit *ast.FuncLit, r *rem
 			case fn != nil && isCenkalti(funcPath(fn)) && fn.Name() == "Permanent",
 				fn != nil && isModule(funcPath(fn), retryGoPath) && fn.Name() == "Unrecoverable":
 				classified = true
-			case isFunc(fn, "errors", "Is"), isFunc(fn, "errors", "As"):
-				classified = true
-			case wrapsError(fn):
-				// fmt.Errorf("download: %w", err): the same error,
-				// handed on with words added, not a test of it
-			case c.classifies(n):
+			case isFunc(fn, "errors", "Is"), isFunc(fn, "errors", "As"), c.classifies(n):
 				classified = true
 			}
 		case *ast.TypeAssertExpr:
@@ -74,12 +68,4 @@ func returnsSomeError(c *checker, lit *ast.FuncLit) bool {
 		return !found
 	})
 	return found
-}
-
-// wrapsError reports whether fn wraps the error it is handed and tests
-// nothing: fmt.Errorf, errors.Join, pkg/errors' Wrap and its kin.
-func wrapsError(fn *types.Func) bool {
-	return isFunc(fn, "fmt", "Errorf") || isFunc(fn, "errors", "Join") ||
-		isFunc(fn, "github.com/pkg/errors", "Wrap", "Wrapf", "WithMessage", "WithMessagef", "WithStack") ||
-		isFunc(fn, "golang.org/x/xerrors", "Errorf")
 }

@@ -291,8 +291,8 @@ func (c *checker) classifies(call *ast.CallExpr) bool {
 	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok && isContext(c.info.TypeOf(sel.X)) {
 		return false // ctx.Err(): the caller's cancellation, not the call's outcome
 	}
-	if funcPath(c.callee(call)) == "context" {
-		return false
+	if funcPath(c.callee(call)) == "context" || wrapsError(c.callee(call)) {
+		return false // fmt.Errorf("download: %w", err): the same error with words added, no test of it
 	}
 	if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
 		if t := c.info.TypeOf(sel.X); t != nil && (isError(t) || types.Implements(t, errorIface)) {
@@ -310,6 +310,14 @@ func (c *checker) classifies(call *ast.CallExpr) bool {
 	// resp.needsRetry(attempts): a method of the package's own answer
 	// type, one that keeps the status it came with
 	return ownAnswerMethod(c.callee(call), c.pass.Pkg)
+}
+
+// wrapsError reports whether fn wraps the error it is handed and tests
+// nothing: fmt.Errorf, errors.Join, pkg/errors' Wrap and its kin.
+func wrapsError(fn *types.Func) bool {
+	return isFunc(fn, "fmt", "Errorf") || isFunc(fn, "errors", "Join") ||
+		isFunc(fn, "github.com/pkg/errors", "Wrap", "Wrapf", "WithMessage", "WithMessagef", "WithStack") ||
+		isFunc(fn, "golang.org/x/xerrors", "Errorf")
 }
 
 // errorText reports whether e reads an error's text (err.Error()): a
